@@ -1,0 +1,123 @@
+/** @jsxRuntime classic */
+/** @jsx Html.createElement */
+/** @jsxFrag Html.Fragment */
+import { Html } from '@elysiajs/html'
+import { SCOPES, isScope } from '../oauth/scopes'
+import type { AuthorizedApp } from '../oauth/consents'
+import { CsrfField, ErrorNote, Layout } from '../views/layout'
+import type { User } from './users'
+import { PASSWORD_MAX, PASSWORD_MIN } from './users'
+
+export function LoginPage(props: { csrf: string; returnTo?: string; error?: string; email?: string; signupOpen: boolean }) {
+  const signupHref = props.returnTo ? `/signup?return_to=${encodeURIComponent(props.returnTo)}` : '/signup'
+  return (
+    <Layout title="Sign in">
+      <h1>Sign in</h1>
+      <ErrorNote message={props.error} />
+      <form method="post" action="/login">
+        <CsrfField token={props.csrf} />
+        {props.returnTo ? <input type="hidden" name="return_to" value={props.returnTo} /> : ''}
+        <label for="email">Email</label>
+        <input id="email" name="email" type="email" autocomplete="username" required value={props.email ?? ''} />
+        <label for="password">Password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required />
+        <div class="actions">
+          <button type="submit">Sign in</button>
+        </div>
+      </form>
+      {props.signupOpen ? (
+        <p class="muted">
+          No account? <a href={signupHref}>Create account</a>
+        </p>
+      ) : (
+        ''
+      )}
+    </Layout>
+  )
+}
+
+export function SignupPage(props: { csrf: string; returnTo?: string; error?: string; fullName?: string; email?: string }) {
+  return (
+    <Layout title="Create account">
+      <h1>Create account</h1>
+      <ErrorNote message={props.error} />
+      <form method="post" action="/signup">
+        <CsrfField token={props.csrf} />
+        {props.returnTo ? <input type="hidden" name="return_to" value={props.returnTo} /> : ''}
+        <label for="full_name">Full name</label>
+        <input id="full_name" name="full_name" type="text" autocomplete="name" required value={props.fullName ?? ''} />
+        <label for="email">Email</label>
+        <input id="email" name="email" type="email" autocomplete="username" required value={props.email ?? ''} />
+        <label for="password">Password</label>
+        <input
+          id="password"
+          name="password"
+          type="password"
+          autocomplete="new-password"
+          required
+          minlength={String(PASSWORD_MIN)}
+          maxlength={String(PASSWORD_MAX)}
+        />
+        <div class="actions">
+          <button type="submit">Create account</button>
+        </div>
+      </form>
+      <p class="muted">
+        Have an account? <a href={props.returnTo ? `/login?return_to=${encodeURIComponent(props.returnTo)}` : '/login'}>Sign in</a>
+      </p>
+    </Layout>
+  )
+}
+
+export function scopeWords(scope: string): string {
+  return isScope(scope) ? SCOPES[scope] : scope
+}
+
+export function AccountPage(props: { user: User; avatarUrl: string; apps: AuthorizedApp[]; csrf: string }) {
+  return (
+    <Layout title="Your account" wide>
+      <div class="profile">
+        <img src={props.avatarUrl} alt="" />
+        <div>
+          <h1 safe>{props.user.fullName}</h1>
+          <p class="muted" safe>
+            {props.user.email}
+          </p>
+        </div>
+      </div>
+      <h2>Apps you authorized</h2>
+      {props.apps.length === 0 ? (
+        <p class="muted">You have not authorized any apps.</p>
+      ) : (
+        <ul class="apps">
+          {props.apps.map((app) => (
+            <li>
+              <div>
+                <strong safe>{app.name}</strong>
+                <div class="muted" safe>
+                  {app.scopes.map(scopeWords).join(' · ')}
+                </div>
+                <div class="muted">
+                  Since <time datetime={new Date(app.grantedAt).toISOString()}>{new Date(app.grantedAt).toISOString().slice(0, 10)}</time>
+                </div>
+              </div>
+              <form method="post" action="/account/revoke" class="inline">
+                <CsrfField token={props.csrf} />
+                <input type="hidden" name="client_id" value={app.clientId} />
+                <button type="submit" class="danger">
+                  Revoke access
+                </button>
+              </form>
+            </li>
+          ))}
+        </ul>
+      )}
+      <form method="post" action="/logout" class="actions">
+        <CsrfField token={props.csrf} />
+        <button type="submit" class="secondary">
+          Sign out
+        </button>
+      </form>
+    </Layout>
+  )
+}

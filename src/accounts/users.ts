@@ -1,0 +1,100 @@
+import { eq, sql } from 'drizzle-orm'
+import { changes, type Db } from '../db/client'
+import { prepared } from '../db/prepared'
+import { users } from '../db/schema'
+
+export interface User {
+  id: string
+  email: string
+  fullName: string
+  avatarUrl: string | null
+}
+
+export interface UserView {
+  id: string
+  email: string
+  full_name: string
+  avatar_url: string | null
+}
+
+export class UserInputError extends Error {}
+export class EmailTakenError extends Error {
+  constructor() {
+    super('an account with this email already exists')
+  }
+}
+
+export const PASSWORD_MIN = 8
+export const PASSWORD_MAX = 256
+
+export function normalizeEmail(raw: string): string {
+  const email = raw.trim().toLowerCase()
+  if (email.length > 254 || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new UserInputError('email address is not valid')
+  return email
+}
+
+export function checkFullName(raw: string): string {
+  const name = raw.trim()
+  if (name.length < 1 || name.length > 200) throw new UserInputError('full name must be 1 to 200 characters')
+  return name
+}
+
+export function checkPassword(password: string): string {
+  if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX)
+    throw new UserInputError(`password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`)
+  return password
+}
+
+export function checkAvatarUrl(raw: string): string {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new UserInputError('avatar URL is not an absolute URL')
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UserInputError('avatar URL must be http(s)')
+  return raw
+}
+
+export function toUserView(user: User): UserView {
+  return { id: user.id, email: user.email, full_name: user.fullName, avatar_url: user.avatarUrl }
+}
+
+function toUser(row: typeof users.$inferSelect): User {
+  return { id: row.id, email: row.email, fullName: row.fullName, avatarUrl: row.avatarUrl }
+}
+
+/** Inserts a user whose password was already hashed (hashing is async; the insert is a write job). */
+export function insertUser(
+  db: Db,
+  input: { email: string; fullName: string; avatarUrl: string | null; passwordHash: string },
+  now: number,
+): User {
+  if (findUserByEmail(db, input.email)) throw new EmailTakenError()
+  const user: User = { id: crypto.randomUUID(), email: input.email, fullName: input.fullName, avatarUrl: input.avatarUrl }
+  db.orm.insert(users).values({ ...user, passwordHash: input.passwordHash, createdAt: now }).run()
+  return user
+}
+
+export function findUserByEmail(db: Db, email: string): (User & { passwordHash: string }) | undefined {
+  const row = prepared(db, 'userByEmail', () =>
+    db.orm.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare(),
+  ).get({ email })
+  return row && { ...toUser(row), passwordHash: row.passwordHash }
+}
+
+export function findUser(db: Db, id: string): User | undefined {
+  const row = prepared(db, 'userById', () =>
+    db.orm.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare(),
+  ).get({ id })
+  return row && toUser(row)
+}
+
+export function listUsers(db: Db): User[] {
+  return db.orm.select().from(users).orderBy(users.createdAt, users.id).all().map(toUser)
+}
+
+/** Deletes the user with their sessions, consents, codes, tokens and settings (ON DELETE CASCADE). */
+export function deleteUser(db: Db, id: string): boolean {
+  return changes(db.orm.delete(users).where(eq(users.id, id)).run()) > 0
+}

@@ -1,0 +1,69 @@
+import { ClientInputError, createClient, deleteClient, listClients, rotateSecret, toView } from '../oauth/clients'
+import { UsageError, parse, printJson, printTable, withDb } from './common'
+
+export function clientCommand(args: string[]): void {
+  const [sub, ...rest] = args
+  switch (sub) {
+    case 'create': {
+      const { values } = parse(rest, {
+        name: { type: 'string' },
+        'redirect-uri': { type: 'string', multiple: true },
+        public: { type: 'boolean' },
+        'skip-consent': { type: 'boolean' },
+      })
+      if (!values.name) throw new UsageError('--name is required')
+      if (!values['redirect-uri']?.length) throw new UsageError('at least one --redirect-uri is required')
+      const isPublic = values.public ?? false
+      const { client, secret } = withDb((db) => {
+        try {
+          return createClient(
+            db,
+            { name: values.name!, redirectUris: values['redirect-uri']!, public: isPublic, skipConsent: values['skip-consent'] ?? false },
+            Date.now(),
+          )
+        } catch (error) {
+          if (error instanceof ClientInputError) throw new UsageError(error.message)
+          throw error
+        }
+      })
+      const view = toView(client)
+      printJson({ client_id: view.client_id, client_secret: secret, name: view.name, redirect_uris: view.redirect_uris, public: view.public, skip_consent: view.skip_consent })
+      return
+    }
+    case 'list': {
+      const { values } = parse(rest, { json: { type: 'boolean' } })
+      const clients = withDb((db) => listClients(db)).map(toView)
+      if (values.json) return printJson(clients)
+      if (clients.length === 0) return void process.stdout.write('no clients\n')
+      printTable(
+        clients.map((c) => ({
+          client_id: c.client_id,
+          name: c.name,
+          public: String(c.public),
+          skip_consent: String(c.skip_consent),
+          redirect_uris: c.redirect_uris.join(' '),
+        })),
+      )
+      return
+    }
+    case 'delete': {
+      const { positionals } = parse(rest, {}, 1)
+      const id = positionals[0]
+      if (!id) throw new UsageError('usage: latchkey client delete ID')
+      if (!withDb((db) => deleteClient(db, id))) throw new UsageError(`no client with id "${id}"`)
+      process.stdout.write(`deleted client ${id}\n`)
+      return
+    }
+    case 'rotate-secret': {
+      const { positionals } = parse(rest, {}, 1)
+      const id = positionals[0]
+      if (!id) throw new UsageError('usage: latchkey client rotate-secret ID')
+      const secret = withDb((db) => rotateSecret(db, id))
+      if (!secret) throw new UsageError(`no confidential client with id "${id}"`)
+      printJson({ client_id: id, client_secret: secret })
+      return
+    }
+    default:
+      throw new UsageError(`unknown client command "${sub ?? ''}" (create, list, delete, rotate-secret)`)
+  }
+}

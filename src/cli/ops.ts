@@ -1,0 +1,51 @@
+import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { loadConfig } from '../config'
+import { openDb } from '../db/client'
+import { migrate } from '../db/migrate'
+import { startServer } from '../server'
+import { UsageError, parse } from './common'
+
+export function migrateCommand(args: string[]): void {
+  parse(args, {})
+  const config = loadConfig()
+  const db = openDb(config.databaseUrl)
+  try {
+    const { applied } = migrate(db.sqlite)
+    process.stdout.write(applied.length ? `applied ${applied.join(', ')}\n` : 'database is up to date\n')
+  } finally {
+    db.sqlite.close()
+  }
+}
+
+/** A consistent online copy (VACUUM INTO), safe while the server runs. */
+export function backupCommand(args: string[]): void {
+  const { positionals } = parse(args, {}, 1)
+  const target = positionals[0]
+  if (!target) throw new UsageError('usage: latchkey backup PATH')
+  const path = resolve(target)
+  if (existsSync(path)) throw new UsageError(`"${target}" already exists; choose a new file`)
+  const config = loadConfig()
+  if (config.databaseUrl === ':memory:') throw new UsageError('DATABASE_URL is :memory:; there is nothing to back up')
+  const db = openDb(config.databaseUrl)
+  try {
+    migrate(db.sqlite)
+    db.sqlite.query('VACUUM INTO ?').run(path)
+  } finally {
+    db.sqlite.close()
+  }
+  process.stdout.write(`backed up to ${path}\n`)
+}
+
+export function serveCommand(args: string[]): void {
+  parse(args, {})
+  const running = startServer(loadConfig())
+  const shutdown = () => {
+    running.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    )
+  }
+  process.once('SIGTERM', shutdown)
+  process.once('SIGINT', shutdown)
+}

@@ -1,0 +1,88 @@
+/** Environment → typed configuration, validated once at start (SPEC "Configuration"). */
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
+
+export interface Config {
+  port: number
+  host: string
+  databaseUrl: string
+  issuer: string
+  signup: 'open' | 'closed'
+  codeTtl: number
+  accessTokenTtl: number
+  settingsMaxValueBytes: number
+  settingsMaxKeys: number
+  logLevel: LogLevel
+  /** Derived: cookies get `Secure` when the issuer is https. */
+  secureCookies: boolean
+}
+
+export class ConfigError extends Error {
+  constructor(
+    public readonly variable: string,
+    detail: string,
+  ) {
+    super(`${variable}: ${detail}`)
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
+  const value = Number(raw)
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`)
+  return value
+}
+
+function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!(allowed as readonly string[]).includes(raw))
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`)
+  return raw as T
+}
+
+function issuerFrom(env: Env, port: number): string {
+  const raw = env.ISSUER
+  if (raw === undefined || raw === '') return `http://localhost:${port}`
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ConfigError('ISSUER', `must be an absolute http(s) URL, got "${raw}"`)
+  }
+  // RFC 8414 §2: the issuer is an https URL with no query or fragment (http allowed for local use).
+  if (!['http:', 'https:'].includes(url.protocol) || url.search || url.hash || url.username)
+    throw new ConfigError('ISSUER', `must be an http(s) URL without query, fragment or credentials, got "${raw}"`)
+  return raw.replace(/\/+$/, '')
+}
+
+function databaseUrlFrom(env: Env): string {
+  const raw = env.DATABASE_URL
+  if (raw === undefined || raw === '') return './data/latchkey.sqlite'
+  if (/^postgres(ql)?:\/\//.test(raw)) throw new ConfigError('DATABASE_URL', 'PostgreSQL is not supported yet; use a SQLite path')
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) throw new ConfigError('DATABASE_URL', `must be a SQLite file path or :memory:, got "${raw}"`)
+  return raw
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535)
+  const host = env.HOST || '0.0.0.0'
+  const issuer = issuerFrom(env, port)
+  return {
+    port,
+    host,
+    databaseUrl: databaseUrlFrom(env),
+    issuer,
+    signup: oneOf(env, 'SIGNUP', 'open', ['open', 'closed'] as const),
+    codeTtl: integer(env, 'CODE_TTL', 60, 1, 3600),
+    accessTokenTtl: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 31_536_000),
+    settingsMaxValueBytes: integer(env, 'SETTINGS_MAX_VALUE_BYTES', 65_536, 1, 1_048_576),
+    settingsMaxKeys: integer(env, 'SETTINGS_MAX_KEYS', 1000, 1, 1_000_000),
+    logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
+    secureCookies: issuer.startsWith('https://'),
+  }
+}

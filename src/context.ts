@@ -1,0 +1,16 @@
+import type { Config } from './config'
+import type { Db } from './db/client'
+import type { Writer } from './db/writer'
+import type { Clock } from './lib/clock'
+import type { Logger } from './lib/log'
+import type { AccessTokens } from './oauth/tokens'
+
+/** What every feature of the app is built from; made once by `createApp`. */
+export interface AppContext {
+  db: Db
+  writer: Writer
+  config: Config
+  clock: Clock
+  log: Logger
+  tokens: AccessTokens
+}

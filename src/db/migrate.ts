@@ -1,0 +1,40 @@
+import type { Database } from 'bun:sqlite'
+import journal from '../../drizzle/meta/_journal.json'
+import init from '../../drizzle/0000_init.sql' with { type: 'text' }
+
+/**
+ * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
+ * Add each new drizzle-kit migration here; a test checks this list matches the journal.
+ */
+export const embeddedMigrations: Record<string, string> = {
+  '0000_init': init,
+}
+
+export interface MigrationResult {
+  applied: string[]
+}
+
+export function migrate(sqlite: Database): MigrationResult {
+  sqlite.run(
+    'CREATE TABLE IF NOT EXISTS latchkey_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)',
+  )
+  const done = new Set(sqlite.query<{ tag: string }, []>('SELECT tag FROM latchkey_migrations').all().map((r) => r.tag))
+  const applied: string[] = []
+  for (const entry of journal.entries) {
+    if (done.has(entry.tag)) continue
+    const sql = embeddedMigrations[entry.tag]
+    if (sql === undefined) throw new Error(`migration ${entry.tag} is in the journal but not embedded`)
+    sqlite.transaction(() => {
+      for (const statement of sql.split('--> statement-breakpoint')) {
+        if (statement.trim()) sqlite.run(statement)
+      }
+      sqlite.run('INSERT INTO latchkey_migrations (tag, hash, applied_at) VALUES (?, ?, ?)', [
+        entry.tag,
+        new Bun.CryptoHasher('sha256').update(sql).digest('hex'),
+        Date.now(),
+      ])
+    }).immediate()
+    applied.push(entry.tag)
+  }
+  return { applied }
+}

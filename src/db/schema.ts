@@ -1,0 +1,95 @@
+import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+
+// Every secret column holds a SHA-256 hash (base64url), never the value itself.
+// Times are milliseconds since the epoch.
+
+export const users = sqliteTable('users', {
+  id: text('id').primaryKey(),
+  email: text('email').notNull().unique(),
+  fullName: text('full_name').notNull(),
+  avatarUrl: text('avatar_url'),
+  passwordHash: text('password_hash').notNull(),
+  createdAt: integer('created_at').notNull(),
+})
+
+export const clients = sqliteTable('clients', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  /** null for public clients (PKCE, no secret). */
+  secretHash: text('secret_hash'),
+  /** JSON array of exact redirect URIs. */
+  redirectUris: text('redirect_uris', { mode: 'json' }).$type<string[]>().notNull(),
+  skipConsent: integer('skip_consent', { mode: 'boolean' }).notNull(),
+  createdAt: integer('created_at').notNull(),
+})
+
+export const sessions = sqliteTable(
+  'sessions',
+  {
+    idHash: text('id_hash').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('sessions_user').on(t.userId)],
+)
+
+/** What a user has allowed an application: remembered consent. */
+export const consents = sqliteTable(
+  'consents',
+  {
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    scope: text('scope').notNull(),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.clientId] }), index('consents_client').on(t.clientId)],
+)
+
+export const authCodes = sqliteTable(
+  'auth_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    redirectUri: text('redirect_uri').notNull(),
+    scope: text('scope').notNull(),
+    codeChallenge: text('code_challenge'),
+    expiresAt: integer('expires_at').notNull(),
+    usedAt: integer('used_at'),
+  },
+  (t) => [index('auth_codes_expires').on(t.expiresAt), index('auth_codes_user').on(t.userId), index('auth_codes_client').on(t.clientId)],
+)
+
+export const accessTokens = sqliteTable(
+  'access_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    scope: text('scope').notNull(),
+    /** The code this token was issued from, so a replayed code can revoke it (RFC 6749 §4.1.2). */
+    codeHash: text('code_hash'),
+    expiresAt: integer('expires_at').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [
+    index('access_tokens_user_client').on(t.userId, t.clientId),
+    index('access_tokens_client').on(t.clientId),
+    index('access_tokens_code').on(t.codeHash),
+    index('access_tokens_expires').on(t.expiresAt),
+  ],
+)
+
+export const settings = sqliteTable(
+  'settings',
+  {
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    key: text('key').notNull(),
+    /** Serialized JSON, returned with the type it was saved with. */
+    value: text('value').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.clientId, t.key] }), index('settings_client').on(t.clientId)],
+)

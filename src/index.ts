@@ -1,0 +1,85 @@
+#!/usr/bin/env bun
+import pkg from '../package.json'
+import { clientCommand } from './cli/client'
+import { UsageError } from './cli/common'
+import { backupCommand, migrateCommand, serveCommand } from './cli/ops'
+import { userCommand } from './cli/user'
+import { ConfigError } from './config'
+
+const HELP = `latchkey ${pkg.version} — a self-hosted OAuth 2.0 authorization server with a settings store
+
+Usage:
+  latchkey [serve]                     serve (default); migrates the database first
+  latchkey client create --name NAME --redirect-uri URL [--redirect-uri URL]... [--public] [--skip-consent]
+  latchkey client list [--json]
+  latchkey client delete ID
+  latchkey client rotate-secret ID
+  latchkey user create --email E --name N [--avatar-url URL] --password-stdin
+  latchkey user list [--json]
+  latchkey user delete ID
+  latchkey migrate                     apply migrations and exit
+  latchkey backup PATH                 consistent online copy of the database
+  latchkey --help | --version
+
+Global options (before the command): --port N, --host H, --database-url PATH
+Configuration (environment): PORT HOST DATABASE_URL ISSUER SIGNUP CODE_TTL ACCESS_TOKEN_TTL
+  SETTINGS_MAX_VALUE_BYTES SETTINGS_MAX_KEYS LOG_LEVEL
+`
+
+const GLOBAL_FLAGS: Record<string, string> = { '--port': 'PORT', '--host': 'HOST', '--database-url': 'DATABASE_URL' }
+
+/** Global flags are the environment variables' equivalents. */
+function applyGlobalFlags(argv: string[]): string[] {
+  const rest: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    const [flag, inline] = arg.split(/=(.*)/s, 2) as [string, string | undefined]
+    const variable = GLOBAL_FLAGS[flag]
+    if (!variable || rest.length > 0) {
+      rest.push(arg)
+      continue
+    }
+    const value = inline ?? argv[++i]
+    if (value === undefined) throw new UsageError(`${flag} needs a value`)
+    process.env[variable] = value
+  }
+  return rest
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...args] = applyGlobalFlags(argv)
+  switch (command) {
+    case undefined:
+    case 'serve':
+      return serveCommand(args)
+    case 'client':
+      return clientCommand(args)
+    case 'user':
+      return userCommand(args)
+    case 'migrate':
+      return migrateCommand(args)
+    case 'backup':
+      return backupCommand(args)
+    case '--help':
+    case '-h':
+    case 'help':
+      process.stdout.write(HELP)
+      return
+    case '--version':
+    case '-v':
+    case 'version':
+      process.stdout.write(`latchkey ${pkg.version}\n`)
+      return
+    default:
+      throw new UsageError(`unknown command "${command}"; try latchkey --help`)
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError || error instanceof ConfigError) {
+    process.stderr.write(`latchkey: ${error.message}\n`)
+    process.exit(2)
+  }
+  process.stderr.write(`latchkey: unexpected error: ${(error as Error)?.name ?? 'Error'}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,51 @@
+/**
+ * Errors are data: each RFC error code is a small class carrying its status, and one
+ * serializer (`errorResponse`) decides what leaves the server — only `error` and
+ * `error_description`, plus the headers a class names (RFC 6749 §5.2, RFC 6750 §3).
+ */
+export class ApiError extends Error {
+  constructor(
+    public readonly error: string,
+    public readonly status: number,
+    public readonly description: string,
+    public readonly headers: Record<string, string> = {},
+  ) {
+    super(description)
+  }
+}
+
+function defineError(error: string, status: number) {
+  return class extends ApiError {
+    constructor(description: string, headers?: Record<string, string>) {
+      super(error, status, description, headers)
+    }
+  }
+}
+
+export const InvalidRequest = defineError('invalid_request', 400)
+export const InvalidClient = defineError('invalid_client', 401)
+export const InvalidGrant = defineError('invalid_grant', 400)
+export const UnsupportedGrantType = defineError('unsupported_grant_type', 400)
+export const InvalidScope = defineError('invalid_scope', 400)
+export const InvalidToken = defineError('invalid_token', 401)
+export const InsufficientScope = defineError('insufficient_scope', 403)
+export const AccessDenied = defineError('access_denied', 403)
+export const NotFound = defineError('not_found', 404)
+export const MethodNotAllowed = defineError('method_not_allowed', 405)
+export const QuotaExceeded = defineError('quota_exceeded', 409)
+export const PreconditionFailed = defineError('precondition_failed', 412)
+export const ValueTooLarge = defineError('value_too_large', 413)
+export const RequestTooLarge = defineError('request_too_large', 413)
+export const ServerError = defineError('server_error', 500)
+export const ServiceUnavailable = defineError('temporarily_unavailable', 503)
+
+/** A failure that is shown to a person as an HTML page (never a redirect). */
+export class PageError extends Error {
+  constructor(
+    public readonly status: number,
+    public readonly title: string,
+    public readonly detail: string,
+  ) {
+    super(title)
+  }
+}

@@ -1,0 +1,75 @@
+import { ApiError, InvalidRequest, RequestTooLarge } from './errors'
+
+export const MAX_BODY_BYTES = 1_048_576
+
+/** `/api/*` is called from browsers of any origin with a Bearer header, never with cookies. */
+export const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'ETag, WWW-Authenticate',
+} as const
+
+export const CORS_PREFLIGHT_HEADERS = {
+  ...CORS_HEADERS,
+  'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
+  'access-control-allow-headers': 'Authorization, Content-Type, If-Match, If-None-Match',
+  'access-control-max-age': '86400',
+} as const
+
+const JSON_TYPE = 'application/json'
+
+export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': JSON_TYPE, 'cache-control': 'no-store', ...CORS_HEADERS, ...headers },
+  })
+}
+
+export function errorResponse(error: ApiError): Response {
+  return json({ error: error.error, error_description: error.description }, error.status, error.headers)
+}
+
+/** Media type without parameters, lower-cased: `application/json; charset=utf-8` → `application/json`. */
+export function mediaType(request: Request): string {
+  return (request.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase()
+}
+
+/** Reads the body as text, refusing more than 1 MiB (SPEC limit) before and while reading. */
+export async function readBodyText(request: Request): Promise<string> {
+  const declared = Number(request.headers.get('content-length') ?? '0')
+  if (declared > MAX_BODY_BYTES) throw new RequestTooLarge('request body is larger than 1 MiB')
+  const bytes = new Uint8Array(await request.arrayBuffer())
+  if (bytes.byteLength > MAX_BODY_BYTES) throw new RequestTooLarge('request body is larger than 1 MiB')
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch {
+    throw new InvalidRequest('request body is not valid UTF-8')
+  }
+}
+
+export function parseJsonText(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new InvalidRequest('request body is not valid JSON')
+  }
+}
+
+/** RFC 6749 §3.2: parameters must not be repeated; a repeated one is invalid_request. */
+export function parseFormText(text: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (Object.hasOwn(out, name)) throw new InvalidRequest(`parameter "${name}" is repeated`)
+    out[name] = value
+  }
+  return out
+}
+
+/** Reads a JSON object body: the only shape `/api/settings` accepts. */
+export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
+  const type = mediaType(request)
+  if (type !== JSON_TYPE) throw new InvalidRequest('Content-Type must be application/json')
+  const value = parseJsonText(await readBodyText(request))
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InvalidRequest('request body must be a JSON object')
+  return value as Record<string, unknown>
+}

@@ -1,0 +1,69 @@
+import type { LogLevel } from '../config'
+
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 }
+
+export type LogFields = Record<string, string | number | boolean | null | undefined>
+
+export interface Logger {
+  debug(msg: string, fields?: LogFields): void
+  info(msg: string, fields?: LogFields): void
+  warn(msg: string, fields?: LogFields): void
+  error(msg: string, fields?: LogFields): void
+  enabled(level: LogLevel): boolean
+  flush(): void
+}
+
+/**
+ * JSON lines on stdout. Lines are gathered and written once per event-loop turn, so logging
+ * every request costs one write per batch, not per request. Callers pass only safe fields:
+ * never a token, code, secret, password or query string.
+ */
+export function createLogger(level: LogLevel, write: (chunk: string) => void = (s) => process.stdout.write(s)): Logger {
+  const min = RANK[level]
+  let pending: string[] = []
+  let scheduled = false
+  const flush = () => {
+    scheduled = false
+    if (pending.length === 0) return
+    const chunk = pending.join('')
+    pending = []
+    write(chunk)
+  }
+  const emit = (lvl: LogLevel, msg: string, fields?: LogFields) => {
+    if (RANK[lvl] < min) return
+    pending.push(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }) + '\n')
+    if (!scheduled) {
+      scheduled = true
+      setImmediate(flush)
+    }
+  }
+  return {
+    debug: (m, f) => emit('debug', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+    enabled: (lvl) => RANK[lvl] >= min,
+    flush,
+  }
+}
+
+export const silentLogger: Logger = createLogger('error', () => {})
+
+/** The id the server gave each request, for the error log of a 500 and the access log. */
+export const requestIds = new WeakMap<Request, string>()
+
+const idPrefix = Math.random().toString(36).slice(2, 8)
+let idCounter = 0
+export function nextRequestId(): string {
+  idCounter = (idCounter + 1) % Number.MAX_SAFE_INTEGER
+  return `${idPrefix}-${idCounter.toString(36)}`
+}
+
+export function requestIdOf(request: Request): string {
+  let id = requestIds.get(request)
+  if (!id) {
+    id = nextRequestId()
+    requestIds.set(request, id)
+  }
+  return id
+}

@@ -1,0 +1,52 @@
+/** @jsxRuntime classic */
+/** @jsx Html.createElement */
+/** @jsxFrag Html.Fragment */
+import { Html } from '@elysiajs/html'
+import type { User } from '../../accounts/users'
+import { CsrfField, Layout } from '../../views/layout'
+import { SCOPES } from '../scopes'
+import type { AuthorizationRequest } from './request'
+
+export function ConsentPage(props: { request: AuthorizationRequest; user: User; csrf: string }) {
+  const { request, user } = props
+  const hidden: Record<string, string | undefined> = {
+    client_id: request.client.id,
+    redirect_uri: request.redirectUri,
+    scope: request.scopes.join(' '),
+    state: request.state,
+    response_type: 'code',
+    code_challenge: request.codeChallenge,
+    code_challenge_method: request.codeChallenge ? 'S256' : undefined,
+  }
+  return (
+    <Layout title="Authorize access">
+      <h1>
+        <span safe>{request.client.name}</span> wants to access your account
+      </h1>
+      <p class="muted">
+        Signed in as <strong safe>{user.fullName}</strong> (<span safe>{user.email}</span>)
+      </p>
+      <p>If you allow it, this app will be able to:</p>
+      <ul class="scopes">
+        {request.scopes.map((s) => (
+          <li data-scope={s} safe>
+            {SCOPES[s]}
+          </li>
+        ))}
+      </ul>
+      <form method="post" action="/oauth/authorize">
+        <CsrfField token={props.csrf} />
+        {Object.entries(hidden).map(([name, value]) => (value === undefined ? '' : <input type="hidden" name={name} value={value} />))}
+        <div class="actions">
+          <button type="submit" name="decision" value="allow">
+            Allow
+          </button>
+          <button type="submit" name="decision" value="deny" class="secondary">
+            Deny
+          </button>
+        </div>
+      </form>
+      <p class="muted">You can revoke access at any time from your account page.</p>
+    </Layout>
+  )
+}

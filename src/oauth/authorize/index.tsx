@@ -1,0 +1,87 @@
+/** @jsxRuntime classic */
+/** @jsx Html.createElement */
+/** @jsxFrag Html.Fragment */
+import { Html } from '@elysiajs/html'
+import { Elysia, t } from 'elysia'
+import { csrfValid } from '../../accounts/sessions'
+import { formCsrf, loginUrl, readSession } from '../../accounts/web'
+import type { AppContext } from '../../context'
+import { PageError } from '../../lib/errors'
+import { htmlPage, seeOther } from '../../views/page'
+import { issueCode } from '../codes'
+import { grantedScopes, rememberConsent } from '../consents'
+import { includesAll } from '../scopes'
+import { ConsentPage } from './consent-page'
+import {
+  type AuthorizationRequest,
+  callbackUrl,
+  formActionSource,
+  paramsFromSearch,
+  validateAuthorizationRequest,
+} from './request'
+
+// Array-valued fields are accepted here so a repeated parameter is answered by the
+// request validator (invalid_request to the client), not by a 400 page.
+const field = t.Optional(t.Union([t.String(), t.Array(t.String())]))
+const ConsentForm = t.Object({
+  csrf_token: field,
+  decision: field,
+  client_id: field,
+  redirect_uri: field,
+  scope: field,
+  state: field,
+  response_type: field,
+  code_challenge: field,
+  code_challenge_method: field,
+})
+
+export function authorizeRoutes(ctx: AppContext) {
+  /** Issues the code (remembering consent when the user just gave it) and sends the browser back. */
+  async function approve(request: AuthorizationRequest, userId: string, remember: boolean): Promise<Response> {
+    const now = ctx.clock.now()
+    const code = await ctx.writer.write(() => {
+      if (remember) rememberConsent(ctx.db, userId, request.client.id, request.scopes, now)
+      return issueCode(
+        ctx.db,
+        {
+          clientId: request.client.id,
+          userId,
+          redirectUri: request.redirectUri,
+          scope: request.scopes.join(' '),
+          codeChallenge: request.codeChallenge ?? null,
+        },
+        now,
+        ctx.config.codeTtl,
+      )
+    })
+    return seeOther(callbackUrl(ctx, request.redirectUri, { code }, request.state))
+  }
+
+  return new Elysia({ name: 'oauth-authorize' })
+    .get('/oauth/authorize', function authorize({ request }) {
+      const url = new URL(request.url)
+      const authz = validateAuthorizationRequest(ctx, paramsFromSearch(url.searchParams))
+      const session = readSession(ctx, request)
+      if (!session) return seeOther(loginUrl(url.pathname + url.search))
+      const remembered = includesAll(grantedScopes(ctx.db, session.user.id, authz.client.id), authz.scopes)
+      if (authz.client.skipConsent || remembered) return approve(authz, session.user.id, false)
+      const csrf = formCsrf(ctx, request, session)
+      return htmlPage(<ConsentPage request={authz} user={session.user} csrf={csrf.token} />, {
+        formAction: [formActionSource(authz.redirectUri)],
+      })
+    })
+    .post(
+      '/oauth/authorize',
+      async function decide({ request, body }) {
+        const session = readSession(ctx, request)
+        if (!session || !csrfValid(session.token, body.csrf_token))
+          throw new PageError(403, 'Request refused', 'This consent form has expired or did not come from this site. Start again from the application.')
+        const authz = validateAuthorizationRequest(ctx, body)
+        if (body.decision === 'allow') return approve(authz, session.user.id, true)
+        const error = body.decision === 'deny' ? 'access_denied' : 'invalid_request'
+        const description = body.decision === 'deny' ? 'the user denied access' : 'decision must be allow or deny'
+        return seeOther(callbackUrl(ctx, authz.redirectUri, { error, error_description: description }, authz.state))
+      },
+      { body: ConsentForm },
+    )
+}

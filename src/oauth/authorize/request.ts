@@ -1,0 +1,94 @@
+import type { AppContext } from '../../context'
+import { PageError } from '../../lib/errors'
+import { findClient, type Client } from '../clients'
+import { parseScope, type Scope } from '../scopes'
+
+/** A validated authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3). */
+export interface AuthorizationRequest {
+  client: Client
+  redirectUri: string
+  scopes: Scope[]
+  state?: string
+  codeChallenge?: string
+}
+
+/** An error sent back to the verified redirect_uri (RFC 6749 §4.1.2.1). */
+export class AuthorizationRedirect extends Error {
+  constructor(public readonly location: string) {
+    super('authorization redirect')
+  }
+}
+
+export type Params = Record<string, unknown>
+
+export const PARAMS = ['client_id', 'redirect_uri', 'scope', 'state', 'response_type', 'code_challenge', 'code_challenge_method'] as const
+
+/** Query parameters as a record; a repeated parameter becomes an array (and is refused). */
+export function paramsFromSearch(search: URLSearchParams): Params {
+  const out: Record<string, string | string[]> = {}
+  for (const [k, v] of search) {
+    const prev = out[k]
+    out[k] = prev === undefined ? v : ([] as string[]).concat(prev, v)
+  }
+  return out
+}
+
+/** The callback URL with the response parameters, `state` and `iss` (RFC 9207). */
+export function callbackUrl(ctx: AppContext, redirectUri: string, params: Record<string, string>, state?: string): string {
+  const url = new URL(redirectUri)
+  for (const [k, v] of Object.entries(params)) url.searchParams.append(k, v)
+  if (state !== undefined) url.searchParams.append('state', state)
+  url.searchParams.append('iss', ctx.config.issuer)
+  return url.href
+}
+
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/
+
+/**
+ * Checks in the order RFC 6749 §4.1.2.1 demands: until client and redirect_uri are verified,
+ * errors are pages (never a redirect); after that they go back to the client.
+ */
+export function validateAuthorizationRequest(ctx: AppContext, params: Params): AuthorizationRequest {
+  const single = (name: string) => {
+    const v = params[name]
+    return typeof v === 'string' ? v : undefined
+  }
+  const clientId = single('client_id')
+  const client = clientId ? findClient(ctx.db, clientId) : undefined
+  if (!client) throw new PageError(400, 'Unknown application', 'The link you followed names an application this server does not know (client_id is missing or wrong).')
+  const redirectUri = single('redirect_uri')
+  if (!redirectUri || !client.redirectUris.includes(redirectUri))
+    throw new PageError(400, 'Invalid redirect', 'The link you followed asks to return to an address this application did not register (redirect_uri).')
+
+  const state = single('state')
+  const fail = (error: string, description: string) =>
+    new AuthorizationRedirect(callbackUrl(ctx, redirectUri, { error, error_description: description }, state))
+
+  for (const name of PARAMS) {
+    if (Array.isArray(params[name])) throw fail('invalid_request', `parameter "${name}" is repeated`)
+  }
+  const responseType = single('response_type')
+  if (responseType !== undefined && responseType !== 'code')
+    throw fail('unsupported_response_type', 'only response_type=code is supported')
+  const scopes = parseScope(single('scope'))
+  if (!scopes) throw fail('invalid_scope', 'scope is missing, empty or names an unknown scope')
+
+  const codeChallenge = single('code_challenge')
+  const method = single('code_challenge_method')
+  if (method !== undefined && method !== 'S256') throw fail('invalid_request', 'code_challenge_method must be S256')
+  if (codeChallenge !== undefined && method === undefined)
+    throw fail('invalid_request', 'code_challenge_method is required (only S256 is supported)')
+  if (method !== undefined && codeChallenge === undefined) throw fail('invalid_request', 'code_challenge is missing')
+  if (codeChallenge !== undefined && !S256_CHALLENGE.test(codeChallenge))
+    throw fail('invalid_request', 'code_challenge must be 43 base64url characters (S256)')
+  if (client.public && codeChallenge === undefined)
+    throw fail('invalid_request', 'public clients must use PKCE (code_challenge with S256)')
+
+  return { client, redirectUri, scopes, state, codeChallenge }
+}
+
+/** The CSP form-action source for the callback, so the browser follows the consent redirect. */
+export function formActionSource(redirectUri: string): string {
+  const url = new URL(redirectUri)
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol
+}

@@ -1,0 +1,34 @@
+import type { AppContext } from '../context'
+import { AccessDenied, InsufficientScope, InvalidToken } from '../lib/errors'
+import type { Scope } from './scopes'
+import type { TokenGrant } from './tokens'
+
+const REALM = 'Bearer realm="latchkey"'
+
+/**
+ * RFC 6750 §3: no credentials → 401 with a bare challenge; a bad token → 401 with
+ * error="invalid_token"; a token without the scope → 403 insufficient_scope naming it.
+ * `clientId`, when the caller passed one, must be the token's own application.
+ */
+export function authenticateBearer(
+  ctx: AppContext,
+  request: Request,
+  scope?: Scope,
+  clientId?: string,
+): TokenGrant {
+  const header = request.headers.get('authorization')
+  if (!header || header.length < 8 || header.slice(0, 7).toLowerCase() !== 'bearer ')
+    throw new InvalidToken('an access token is required (Authorization: Bearer)', { 'www-authenticate': REALM })
+  const grant = ctx.tokens.validate(header.slice(7).trim())
+  if (!grant)
+    throw new InvalidToken('the access token is invalid, expired or revoked', {
+      'www-authenticate': `${REALM}, error="invalid_token"`,
+    })
+  if (scope && !grant.scopes.includes(scope))
+    throw new InsufficientScope(`the access token lacks the scope ${scope}`, {
+      'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"`,
+    })
+  if (clientId !== undefined && clientId !== grant.clientId)
+    throw new AccessDenied('client_id is not the application this access token was issued to')
+  return grant
+}

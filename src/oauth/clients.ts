@@ -1,0 +1,109 @@
+import { eq, sql } from 'drizzle-orm'
+import { changes, type Db } from '../db/client'
+import { prepared } from '../db/prepared'
+import { clients } from '../db/schema'
+import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
+
+export interface Client {
+  id: string
+  name: string
+  redirectUris: string[]
+  public: boolean
+  skipConsent: boolean
+}
+
+export interface ClientView {
+  client_id: string
+  name: string
+  redirect_uris: string[]
+  public: boolean
+  skip_consent: boolean
+}
+
+export class ClientInputError extends Error {}
+
+const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'blob:'])
+
+/** RFC 6749 §3.1.2: an absolute URI without a fragment; no script-bearing schemes. */
+export function checkRedirectUri(raw: string): string {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ClientInputError(`redirect URI "${raw}" is not an absolute URL`)
+  }
+  if (url.hash || raw.includes('#')) throw new ClientInputError(`redirect URI "${raw}" must not have a fragment`)
+  if (FORBIDDEN_SCHEMES.has(url.protocol)) throw new ClientInputError(`redirect URI "${raw}" uses a forbidden scheme`)
+  return raw
+}
+
+export function toView(client: Client): ClientView {
+  return {
+    client_id: client.id,
+    name: client.name,
+    redirect_uris: client.redirectUris,
+    public: client.public,
+    skip_consent: client.skipConsent,
+  }
+}
+
+function toClient(row: typeof clients.$inferSelect): Client {
+  return {
+    id: row.id,
+    name: row.name,
+    redirectUris: row.redirectUris,
+    public: row.secretHash === null,
+    skipConsent: row.skipConsent,
+  }
+}
+
+export function createClient(
+  db: Db,
+  input: { name: string; redirectUris: string[]; public: boolean; skipConsent: boolean },
+  now: number,
+): { client: Client; secret: string | null } {
+  const name = input.name.trim()
+  if (!name || name.length > 200) throw new ClientInputError('name must be 1 to 200 characters')
+  if (input.redirectUris.length === 0) throw new ClientInputError('at least one --redirect-uri is required')
+  const redirectUris = [...new Set(input.redirectUris.map(checkRedirectUri))]
+  const id = Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex')
+  const secret = input.public ? null : randomToken('lk_cs_')
+  db.orm
+    .insert(clients)
+    .values({ id, name, secretHash: secret && sha256(secret), redirectUris, skipConsent: input.skipConsent, createdAt: now })
+    .run()
+  return { client: { id, name, redirectUris, public: input.public, skipConsent: input.skipConsent }, secret }
+}
+
+export function listClients(db: Db): Client[] {
+  return db.orm.select().from(clients).orderBy(clients.createdAt, clients.id).all().map(toClient)
+}
+
+const byId = (db: Db) =>
+  prepared(db, 'clientById', () => db.orm.select().from(clients).where(eq(clients.id, sql.placeholder('id'))).prepare())
+
+export function findClient(db: Db, id: string): Client | undefined {
+  const row = byId(db).get({ id })
+  return row && toClient(row)
+}
+
+/** Deletes the client; its codes, tokens, consents and settings go with it (ON DELETE CASCADE). */
+export function deleteClient(db: Db, id: string): boolean {
+  return changes(db.orm.delete(clients).where(eq(clients.id, id)).run()) > 0
+}
+
+/** Issues a new secret; the old one stops working at once. Public clients have none to rotate. */
+export function rotateSecret(db: Db, id: string): string | undefined {
+  const client = findClient(db, id)
+  if (!client || client.public) return undefined
+  const secret = randomToken('lk_cs_')
+  db.orm.update(clients).set({ secretHash: sha256(secret) }).where(eq(clients.id, id)).run()
+  return secret
+}
+
+/** Returns the client when `secret` is its secret (constant-time over the hashes). */
+export function verifyClientSecret(db: Db, id: string, secret: string): Client | undefined {
+  const row = byId(db).get({ id })
+  if (!row || row.secretHash === null) return undefined
+  return constantTimeEqual(sha256(secret), row.secretHash) ? toClient(row) : undefined
+}

@@ -1,0 +1,25 @@
+import { Elysia } from 'elysia'
+import type { AppContext } from '../context'
+import { json } from '../lib/http'
+import { SUPPORTED_SCOPES } from './scopes'
+
+/** RFC 8414 §2 authorization server metadata. */
+export function metadataRoutes(ctx: AppContext) {
+  const issuer = ctx.config.issuer
+  const metadata = {
+    issuer,
+    authorization_endpoint: `${issuer}/oauth/authorize`,
+    token_endpoint: `${issuer}/api/oauth/token`,
+    userinfo_endpoint: `${issuer}/api/oauth/userinfo`,
+    scopes_supported: SUPPORTED_SCOPES,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
+  }
+  return new Elysia({ name: 'oauth-metadata' }).get('/.well-known/oauth-authorization-server', () =>
+    json(metadata, 200, { 'cache-control': 'public, max-age=300' }),
+  )
+}

@@ -1,0 +1,48 @@
+import type { AppContext } from '../../context'
+import { InvalidClient, InvalidRequest } from '../../lib/errors'
+import { findClient, verifyClientSecret, type Client } from '../clients'
+import type { TokenRequest } from './model'
+
+const BASIC_CHALLENGE = { 'www-authenticate': 'Basic realm="latchkey", charset="UTF-8"' }
+
+/** RFC 6749 §2.3.1: the Basic credentials are form-urlencoded before base64. */
+function parseBasic(header: string): { id: string; secret: string } | undefined {
+  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8')
+  const colon = decoded.indexOf(':')
+  if (colon < 0) return undefined
+  try {
+    return {
+      id: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' ')),
+      secret: decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' ')),
+    }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * client_secret_basic, client_secret_post, or none (public client with PKCE). Exactly one
+ * method per request (RFC 6749 §2.3). Failures are 401 invalid_client, with a Basic challenge
+ * when Basic was tried (§5.2).
+ */
+export function authenticateClient(ctx: AppContext, request: Request, body: TokenRequest): Client {
+  const authorization = request.headers.get('authorization')
+  if (authorization && /^basic /i.test(authorization)) {
+    if (body.client_secret !== undefined) throw new InvalidRequest('use one client authentication method, not two')
+    const basic = parseBasic(authorization)
+    const client = basic && verifyClientSecret(ctx.db, basic.id, basic.secret)
+    if (!client) throw new InvalidClient('client authentication failed', BASIC_CHALLENGE)
+    if (body.client_id !== undefined && body.client_id !== client.id)
+      throw new InvalidRequest('client_id does not match the authenticated client')
+    return client
+  }
+  if (body.client_id === undefined) throw new InvalidClient('client authentication is required')
+  if (body.client_secret !== undefined) {
+    const client = verifyClientSecret(ctx.db, body.client_id, body.client_secret)
+    if (!client) throw new InvalidClient('client authentication failed')
+    return client
+  }
+  const client = findClient(ctx.db, body.client_id)
+  if (!client || !client.public) throw new InvalidClient('client authentication failed')
+  return client
+}

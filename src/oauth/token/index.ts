@@ -1,0 +1,37 @@
+import { Elysia } from 'elysia'
+import type { AppContext } from '../../context'
+import { InvalidRequest, UnsupportedGrantType } from '../../lib/errors'
+import { json } from '../../lib/http'
+import { authenticateClient } from './client-auth'
+import * as authorizationCode from './grants/authorization_code'
+import { TokenRequest, TokenResponse } from './model'
+import { parseTokenBody } from './parse'
+
+const grants = { [authorizationCode.grantType]: authorizationCode } as const
+
+function grantFor(grantType: string) {
+  return Object.hasOwn(grants, grantType) ? grants[grantType as keyof typeof grants] : undefined
+}
+
+/** A known grant's required parameters are checked first: missing ones are invalid_request (SPEC order). */
+function checkParameters(body: TokenRequest): void {
+  const grant = grantFor(body.grant_type)
+  for (const name of grant?.parameters ?? []) {
+    if (typeof body[name] !== 'string' || body[name] === '') throw new InvalidRequest(`${name} is required`)
+  }
+}
+
+export function tokenRoutes(ctx: AppContext) {
+  return new Elysia({ name: 'oauth-token' }).post(
+    '/api/oauth/token',
+    async function token({ request, body }) {
+      checkParameters(body)
+      const client = authenticateClient(ctx, request, body)
+      const grant = grantFor(body.grant_type)
+      if (!grant) throw new UnsupportedGrantType(`grant_type "${body.grant_type}" is not supported`)
+      const response = await grant.handler(ctx, client, body)
+      return json(response, 200, { pragma: 'no-cache' })
+    },
+    { parse: parseTokenBody, body: TokenRequest, response: { 200: TokenResponse } },
+  )
+}

@@ -1,0 +1,23 @@
+import { t } from 'elysia'
+
+/** RFC 6749 §4.1.3 plus client_secret_post and PKCE; other parameters are ignored (§3.2). */
+export const TokenRequest = t.Object(
+  {
+    grant_type: t.String({ description: 'authorization_code' }),
+    code: t.Optional(t.String()),
+    redirect_uri: t.Optional(t.String()),
+    client_id: t.Optional(t.String()),
+    client_secret: t.Optional(t.String()),
+    code_verifier: t.Optional(t.String()),
+  },
+  { additionalProperties: true },
+)
+export type TokenRequest = typeof TokenRequest.static
+
+export const TokenResponse = t.Object({
+  access_token: t.String(),
+  token_type: t.Literal('Bearer'),
+  expires_in: t.Integer(),
+  scope: t.String(),
+})
+export type TokenResponse = typeof TokenResponse.static

@@ -1,0 +1,135 @@
+import type { Statement } from 'bun:sqlite'
+import { and, eq, sql } from 'drizzle-orm'
+import type { User } from '../accounts/users'
+import { changes, type Db } from '../db/client'
+import { prepared } from '../db/prepared'
+import { accessTokens, users } from '../db/schema'
+import type { Clock } from '../lib/clock'
+import { randomToken, sha256 } from '../lib/crypto'
+
+export const ACCESS_TOKEN_PREFIX = 'lk_at_'
+
+/** What a valid access token grants. */
+export interface TokenGrant {
+  clientId: string
+  scopes: readonly string[]
+  expiresAt: number
+  user: User
+}
+
+/**
+ * Access tokens: stored as SHA-256 only; validated through a small in-process cache keyed by
+ * the token so the hot path skips the hash and the join. The cache is bounded, entries expire
+ * with their token, and it is emptied on every revocation in this process and whenever another
+ * process (the CLI deleting a user or client) commits to the database (`PRAGMA data_version`),
+ * so a revoked token stops working on the very next request.
+ */
+export class AccessTokens {
+  private readonly cache = new Map<string, TokenGrant>()
+  private readonly dataVersion: Statement<{ data_version: number }>
+  private seenVersion = -1
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly ttlSeconds: number,
+    private readonly maxCached = 10_000,
+  ) {
+    this.dataVersion = db.sqlite.query('PRAGMA data_version')
+  }
+
+  /** Call inside a write job. */
+  issue(input: { clientId: string; userId: string; scope: string; codeHash: string | null }): {
+    token: string
+    expiresIn: number
+  } {
+    const token = randomToken(ACCESS_TOKEN_PREFIX)
+    const now = this.clock.now()
+    prepared(this.db, 'insertToken', () =>
+      this.db.orm
+        .insert(accessTokens)
+        .values({
+          tokenHash: sql.placeholder('tokenHash'),
+          clientId: sql.placeholder('clientId'),
+          userId: sql.placeholder('userId'),
+          scope: sql.placeholder('scope'),
+          codeHash: sql.placeholder('codeHash'),
+          expiresAt: sql.placeholder('expiresAt'),
+          createdAt: sql.placeholder('createdAt'),
+        })
+        .prepare(),
+    ).run({ ...input, tokenHash: sha256(token), expiresAt: now + this.ttlSeconds * 1000, createdAt: now })
+    return { token, expiresIn: this.ttlSeconds }
+  }
+
+  validate(token: string): TokenGrant | undefined {
+    this.followOtherWriters()
+    const now = this.clock.now()
+    const cached = this.cache.get(token)
+    if (cached) {
+      if (cached.expiresAt > now) return cached
+      this.cache.delete(token)
+      return undefined
+    }
+    if (!token.startsWith(ACCESS_TOKEN_PREFIX)) return undefined
+    const row = this.lookup(sha256(token))
+    if (!row || row.expiresAt <= now) return undefined
+    const grant: TokenGrant = {
+      clientId: row.clientId,
+      scopes: row.scope.split(' '),
+      expiresAt: row.expiresAt,
+      user: row.user,
+    }
+    if (this.cache.size >= this.maxCached) this.cache.delete(this.cache.keys().next().value!)
+    this.cache.set(token, grant)
+    return grant
+  }
+
+  /** Revokes what a user granted a client (call inside a write job). */
+  revokeGrant(userId: string, clientId: string): number {
+    this.forget()
+    return changes(this.db.orm
+      .delete(accessTokens)
+      .where(and(eq(accessTokens.userId, userId), eq(accessTokens.clientId, clientId)))
+      .run())
+  }
+
+  /** Revokes every token issued from a code (RFC 6749 §4.1.2, on replay). */
+  revokeIssuedFrom(codeHash: string): number {
+    this.forget()
+    return changes(this.db.orm.delete(accessTokens).where(eq(accessTokens.codeHash, codeHash)).run())
+  }
+
+  /** Empties the cache: after any revocation, deletion of a user or client, or a purge. */
+  forget(): void {
+    this.cache.clear()
+  }
+
+  get cachedCount(): number {
+    return this.cache.size
+  }
+
+  private followOtherWriters(): void {
+    const version = this.dataVersion.get()!.data_version
+    if (version !== this.seenVersion) {
+      this.seenVersion = version
+      this.cache.clear()
+    }
+  }
+
+  private lookup(tokenHash: string) {
+    return prepared(this.db, 'tokenByHash', () =>
+      this.db.orm
+        .select({
+          clientId: accessTokens.clientId,
+          scope: accessTokens.scope,
+          expiresAt: accessTokens.expiresAt,
+          user: { id: users.id, email: users.email, fullName: users.fullName, avatarUrl: users.avatarUrl },
+        })
+        .from(accessTokens)
+        .innerJoin(users, eq(users.id, accessTokens.userId))
+        .where(eq(accessTokens.tokenHash, sql.placeholder('tokenHash')))
+        .prepare(),
+    ).get({ tokenHash })
+  }
+}

@@ -1,0 +1,30 @@
+import { Elysia, t } from 'elysia'
+import { avatarUrlOf } from '../accounts/avatar'
+import type { AppContext } from '../context'
+import { json } from '../lib/http'
+import { authenticateBearer } from './bearer'
+
+export const UserInfo = t.Object({
+  id: t.String({ format: 'uuid' }),
+  email: t.Optional(t.String()),
+  full_name: t.Optional(t.String()),
+  avatar_url: t.Optional(t.String({ format: 'uri' })),
+})
+
+export function userinfoRoutes(ctx: AppContext) {
+  return new Elysia({ name: 'oauth-userinfo' }).get(
+    '/api/oauth/userinfo',
+    function userinfo({ request }) {
+      const { user, scopes } = authenticateBearer(ctx, request)
+      // Keys outside the granted scopes are absent, not null (SPEC).
+      const body: typeof UserInfo.static = { id: user.id }
+      if (scopes.includes('email')) body.email = user.email
+      if (scopes.includes('profile')) {
+        body.full_name = user.fullName
+        body.avatar_url = avatarUrlOf(ctx.config, user)
+      }
+      return json(body)
+    },
+    { response: { 200: UserInfo } },
+  )
+}

@@ -1,0 +1,35 @@
+/** @jsxRuntime classic */
+/** @jsx Html.createElement */
+/** @jsxFrag Html.Fragment */
+import { Html } from '@elysiajs/html'
+
+export function Layout(props: { title: string; wide?: boolean; children?: JSX.Element | JSX.Element[] }): JSX.Element {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title safe>{props.title} · Latchkey</title>
+        <link rel="stylesheet" href="/assets/app.css" />
+      </head>
+      <body>
+        <main class={props.wide ? 'wide' : undefined}>{props.children}</main>
+      </body>
+    </html>
+  )
+}
+
+/** The hidden CSRF field every form carries. */
+export function CsrfField(props: { token: string }): JSX.Element {
+  return <input type="hidden" name="csrf_token" value={props.token} />
+}
+
+export function ErrorNote(props: { message?: string }): JSX.Element {
+  return props.message ? (
+    <p class="error" role="alert" safe>
+      {props.message}
+    </p>
+  ) : (
+    ''
+  )
+}
