@@ -28,7 +28,11 @@ export function authenticateBearer(
     throw new InsufficientScope(`the access token lacks the scope ${scope}`, {
       'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"`,
     })
-  if (clientId !== undefined && clientId !== grant.clientId)
-    throw new AccessDenied('client_id is not the application this access token was issued to')
+  if (clientId !== undefined) checkClientId(grant, clientId)
   return grant
+}
+
+/** The seed lets callers name their application; it must be the token's own. */
+export function checkClientId(grant: TokenGrant, clientId: string): void {
+  if (clientId !== grant.clientId) throw new AccessDenied('client_id is not the application this access token was issued to')
 }

@@ -1,6 +1,100 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
+import { InvalidRequest, NotFound, ValueTooLarge } from '../lib/errors'
+import { CORS_HEADERS, readJsonObject } from '../lib/http'
+import { authenticateBearer, checkClientId } from '../oauth/bearer'
+import {
+  ClientIdQuery,
+  KEY_PATTERN,
+  KeyParams,
+  SettingDeleted,
+  SettingInput,
+  SettingList,
+  SettingOne,
+  SettingSaved,
+} from './model'
+import { deleteSetting, etagOf, getSetting, listSettings, saveSetting, settingJson, type Preconditions } from './service'
 
-export function settingsRoutes(_ctx: AppContext) {
+const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store', ...CORS_HEADERS }
+
+function jsonText(body: string, headers: Record<string, string> = {}, status = 200): Response {
+  return new Response(body, { status, headers: { ...JSON_HEADERS, ...headers } })
+}
+
+function checkKey(key: string): string {
+  if (!KEY_PATTERN.test(key))
+    throw new InvalidRequest('key must be 1 to 128 characters of A-Z a-z 0-9 . _ - :')
+  return key
+}
+
+function preconditionsOf(request: Request): Preconditions {
+  return {
+    ifMatch: request.headers.get('if-match') ?? undefined,
+    ifNoneMatch: request.headers.get('if-none-match') ?? undefined,
+  }
+}
+
+/** Settings: the token's client is the namespace; a `client_id` given must be that client. */
+export function settingsRoutes(ctx: AppContext) {
+  const encoder = new TextEncoder()
   return new Elysia({ name: 'settings' })
+    .get(
+      '/api/settings',
+      function listAll({ request, query }) {
+        const { user, clientId } = authenticateBearer(ctx, request, 'settings:read', query.client_id)
+        const items = listSettings(ctx.db, user.id, clientId)
+        return jsonText(`{"settings":[${items.map((s) => settingJson(s, clientId)).join(',')}]}`)
+      },
+      { query: ClientIdQuery, response: { 200: SettingList } },
+    )
+    .get(
+      '/api/settings/:key',
+      function getOne({ request, query, params }) {
+        const { user, clientId } = authenticateBearer(ctx, request, 'settings:read', query.client_id)
+        const stored = getSetting(ctx.db, user.id, clientId, checkKey(params.key))
+        if (!stored) throw new NotFound(`no setting named "${params.key}"`)
+        const etag = etagOf(stored)
+        const ifNoneMatch = request.headers.get('if-none-match')
+        if (ifNoneMatch && (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim() === etag)))
+          return new Response(null, { status: 304, headers: { etag, 'cache-control': 'no-store', ...CORS_HEADERS } })
+        return jsonText(`{"setting":${settingJson(stored, clientId)}}`, { etag })
+      },
+      { query: ClientIdQuery, params: KeyParams, response: { 200: SettingOne } },
+    )
+    .post(
+      '/api/settings',
+      async function save({ request, body }) {
+        const { user, clientId } = authenticateBearer(ctx, request, 'settings:write', body.client_id)
+        const key = checkKey(body.key)
+        const value = JSON.stringify(body.value)
+        if (encoder.encode(value).byteLength > ctx.config.settingsMaxValueBytes)
+          throw new ValueTooLarge(`value is larger than ${ctx.config.settingsMaxValueBytes} bytes of JSON`)
+        const pre = preconditionsOf(request)
+        const stored = await ctx.writer.write(() =>
+          saveSetting(
+            ctx.db,
+            { userId: user.id, clientId, key, value, now: ctx.clock.now(), maxKeys: ctx.config.settingsMaxKeys },
+            pre,
+          ),
+        )
+        return jsonText(`{"success":true,"setting":${settingJson(stored, clientId)}}`, { etag: etagOf(stored) })
+      },
+      { parse: ({ request }) => readJsonObject(request), body: SettingInput, response: { 200: SettingSaved } },
+    )
+    .delete(
+      '/api/settings/:key',
+      async function remove({ request, query, params }) {
+        const grant = authenticateBearer(ctx, request, 'settings:write')
+        // The seed makes client_id required on DELETE.
+        if (query.client_id === undefined) throw new InvalidRequest('client_id is required')
+        checkClientId(grant, query.client_id)
+        const { user, clientId } = grant
+        const key = checkKey(params.key)
+        const pre = preconditionsOf(request)
+        const deleted = await ctx.writer.write(() => deleteSetting(ctx.db, user.id, clientId, key, pre))
+        if (!deleted) throw new NotFound(`no setting named "${key}"`)
+        return jsonText('{"success":true}')
+      },
+      { query: ClientIdQuery, params: KeyParams, response: { 200: SettingDeleted } },
+    )
 }

@@ -1,0 +1,118 @@
+import { and, asc, count, eq, sql } from 'drizzle-orm'
+import { changes, type Db } from '../db/client'
+import { prepared } from '../db/prepared'
+import { settings } from '../db/schema'
+import { sha256 } from '../lib/crypto'
+import { PreconditionFailed, QuotaExceeded } from '../lib/errors'
+
+export interface StoredSetting {
+  key: string
+  /** Serialized JSON exactly as stored; spliced into responses without a parse/stringify round trip. */
+  value: string
+  updatedAt: number
+}
+
+/** A strong validator for one stored version (RFC 9110 §8.8.3). */
+export function etagOf(s: StoredSetting): string {
+  return `"${sha256(`${s.updatedAt}:${s.value}`).slice(0, 27)}"`
+}
+
+/** The JSON of one setting object, built from the stored text. */
+export function settingJson(s: StoredSetting, clientId: string): string {
+  return `{"key":${JSON.stringify(s.key)},"value":${s.value},"client_id":${JSON.stringify(clientId)},"updated_at":"${new Date(s.updatedAt).toISOString()}"}`
+}
+
+const scope = { userId: sql.placeholder('userId'), clientId: sql.placeholder('clientId') }
+
+export function listSettings(db: Db, userId: string, clientId: string): StoredSetting[] {
+  return prepared(db, 'settingsList', () =>
+    db.orm
+      .select({ key: settings.key, value: settings.value, updatedAt: settings.updatedAt })
+      .from(settings)
+      .where(and(eq(settings.userId, scope.userId), eq(settings.clientId, scope.clientId)))
+      .orderBy(asc(settings.key))
+      .prepare(),
+  ).all({ userId, clientId })
+}
+
+export function getSetting(db: Db, userId: string, clientId: string, key: string): StoredSetting | undefined {
+  return prepared(db, 'settingsGet', () =>
+    db.orm
+      .select({ key: settings.key, value: settings.value, updatedAt: settings.updatedAt })
+      .from(settings)
+      .where(and(eq(settings.userId, scope.userId), eq(settings.clientId, scope.clientId), eq(settings.key, sql.placeholder('key'))))
+      .prepare(),
+  ).get({ userId, clientId, key })
+}
+
+function countKeys(db: Db, userId: string, clientId: string): number {
+  return prepared(db, 'settingsCount', () =>
+    db.orm
+      .select({ n: count() })
+      .from(settings)
+      .where(and(eq(settings.userId, scope.userId), eq(settings.clientId, scope.clientId)))
+      .prepare(),
+  ).get({ userId, clientId })!.n
+}
+
+/** `If-Match` / `If-None-Match` as RFC 9110 §13.1.1–2 define them for a state-changing request. */
+export interface Preconditions {
+  ifMatch?: string
+  ifNoneMatch?: string
+}
+
+function listMatches(header: string, etag: string | undefined): boolean {
+  if (header.trim() === '*') return etag !== undefined
+  if (etag === undefined) return false
+  return header.split(',').some((tag) => tag.trim() === etag)
+}
+
+export function checkPreconditions(current: StoredSetting | undefined, pre: Preconditions): void {
+  const etag = current && etagOf(current)
+  if (pre.ifMatch !== undefined && !listMatches(pre.ifMatch, etag))
+    throw new PreconditionFailed('If-Match does not match the stored version')
+  if (pre.ifNoneMatch !== undefined && listMatches(pre.ifNoneMatch, etag))
+    throw new PreconditionFailed(pre.ifNoneMatch.trim() === '*' ? 'the key already exists' : 'If-None-Match matches the stored version')
+}
+
+/** Creates or replaces a setting. Call in a write job: the checks and the write are atomic. */
+export function saveSetting(
+  db: Db,
+  input: { userId: string; clientId: string; key: string; value: string; now: number; maxKeys: number },
+  pre: Preconditions,
+): StoredSetting {
+  const current = getSetting(db, input.userId, input.clientId, input.key)
+  checkPreconditions(current, pre)
+  if (!current && countKeys(db, input.userId, input.clientId) >= input.maxKeys)
+    throw new QuotaExceeded(`this application may keep at most ${input.maxKeys} settings per user`)
+  // updated_at advances on every write, even two in the same millisecond.
+  const updatedAt = current ? Math.max(input.now, current.updatedAt + 1) : input.now
+  prepared(db, 'settingsUpsert', () =>
+    db.orm
+      .insert(settings)
+      .values({ ...scope, key: sql.placeholder('key'), value: sql.placeholder('value'), updatedAt: sql.placeholder('updatedAt') })
+      .onConflictDoUpdate({
+        target: [settings.userId, settings.clientId, settings.key],
+        set: { value: sql`excluded.value`, updatedAt: sql`excluded.updated_at` },
+      })
+      .prepare(),
+  ).run({ userId: input.userId, clientId: input.clientId, key: input.key, value: input.value, updatedAt })
+  return { key: input.key, value: input.value, updatedAt }
+}
+
+/** Deletes a setting; false when there was none. Call in a write job. */
+export function deleteSetting(db: Db, userId: string, clientId: string, key: string, pre: Preconditions): boolean {
+  const current = getSetting(db, userId, clientId, key)
+  checkPreconditions(current, pre)
+  if (!current) return false
+  return (
+    changes(
+      prepared(db, 'settingsDelete', () =>
+        db.orm
+          .delete(settings)
+          .where(and(eq(settings.userId, scope.userId), eq(settings.clientId, scope.clientId), eq(settings.key, sql.placeholder('key'))))
+          .prepare(),
+      ).run({ userId, clientId, key }),
+    ) > 0
+  )
+}

@@ -1,0 +1,235 @@
+import { beforeEach, describe, expect, test } from 'bun:test'
+import { users } from '../../src/db/schema'
+import {
+  CALLBACK,
+  addClient,
+  addUser,
+  authorizeAndAllow,
+  bearer,
+  cookieHeader,
+  cookiesFrom,
+  createTestApp,
+  csrfFrom,
+  form,
+  signIn,
+  tokenThroughFlow,
+  type TestApp,
+} from '../helpers'
+
+let t: TestApp
+
+beforeEach(async () => {
+  t = createTestApp()
+  await addUser(t)
+})
+
+function expectSecurityHeaders(res: Response) {
+  expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+  expect(res.headers.get('x-frame-options')).toBe('DENY')
+  expect(res.headers.get('referrer-policy')).toBe('no-referrer')
+  expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+}
+
+async function postLogin(fields: Record<string, string | undefined>, withCsrf = true) {
+  const page = await t.handle('/login')
+  const jar = cookiesFrom(page)
+  const csrf = csrfFrom(await page.text())
+  return t.handle('/login', {
+    method: 'POST',
+    headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
+    body: form({ csrf_token: withCsrf ? csrf : undefined, ...fields }),
+  })
+}
+
+describe('/login', () => {
+  test('the page has Email, Password, "Sign in", a CSRF token and the security headers', async () => {
+    const res = await t.handle('/login')
+    expect(res.status).toBe(200)
+    expectSecurityHeaders(res)
+    const html = await res.text()
+    expect(html).toContain('<label for="email">Email</label>')
+    expect(html).toContain('<label for="password">Password</label>')
+    expect(html).toContain('>Sign in</button>')
+    expect(html).toContain('name="csrf_token"')
+  })
+
+  test('good credentials → 303 to return_to with an HttpOnly SameSite=Lax session cookie', async () => {
+    const res = await postLogin({ email: 'ANN@example.com', password: 'correct horse battery', return_to: '/oauth/authorize?x=1' })
+    expect(res.status).toBe(303)
+    expect(res.headers.get('location')).toBe('/oauth/authorize?x=1')
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('lk_session='))!
+    expect(cookie).toContain('HttpOnly')
+    expect(cookie).toContain('SameSite=Lax')
+    expect(cookie).toContain('Path=/')
+    expect(cookie).not.toContain('Secure')
+  })
+
+  test('Secure cookies when ISSUER is https', async () => {
+    t = createTestApp({ ISSUER: 'https://id.example' })
+    await addUser(t)
+    const res = await postLogin({ email: 'ann@example.com', password: 'correct horse battery' })
+    expect(res.headers.getSetCookie().find((c) => c.startsWith('lk_session='))).toContain('; Secure')
+  })
+
+  test('the session is stored only as a hash', async () => {
+    const res = await postLogin({ email: 'ann@example.com', password: 'correct horse battery' })
+    const token = res.headers.getSetCookie().find((c) => c.startsWith('lk_session='))!.split(/[=;]/)[1]!
+    expect(JSON.stringify(t.db.sqlite.query('SELECT * FROM sessions').all())).not.toContain(token)
+  })
+
+  for (const [name, fields] of [
+    ['wrong password', { email: 'ann@example.com', password: 'nope nope nope' }],
+    ['unknown email', { email: 'who@example.com', password: 'correct horse battery' }],
+  ] as const) {
+    test(`${name} → the page again, 401, "Invalid email or password"`, async () => {
+      const res = await postLogin(fields)
+      expect(res.status).toBe(401)
+      expect(res.headers.getSetCookie().some((c) => c.startsWith('lk_session='))).toBe(false)
+      expect(await res.text()).toContain('Invalid email or password')
+    })
+  }
+
+  test('a login POST without its CSRF token → 403, no session', async () => {
+    const res = await postLogin({ email: 'ann@example.com', password: 'correct horse battery' }, false)
+    expect(res.status).toBe(403)
+    expect(res.headers.getSetCookie().some((c) => c.startsWith('lk_session='))).toBe(false)
+  })
+
+  for (const evil of ['//evil.example/x', 'https://evil.example/', '/\\evil.example', '/%0d%0aSet-Cookie:x', 'javascript:alert(1)', '\t//evil.example']) {
+    test(`return_to ${JSON.stringify(evil)} never leaves the site`, async () => {
+      const res = await postLogin({ email: 'ann@example.com', password: 'correct horse battery', return_to: evil })
+      expect(res.status).toBe(303)
+      const location = res.headers.get('location')!
+      expect(new URL(location, 'http://localhost:3000').origin).toBe('http://localhost:3000')
+      expect(location.startsWith('//')).toBe(false)
+    })
+  }
+})
+
+describe('/signup', () => {
+  async function postSignup(fields: Record<string, string>) {
+    const page = await t.handle('/signup')
+    const jar = cookiesFrom(page)
+    return t.handle('/signup', {
+      method: 'POST',
+      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
+      body: form({ csrf_token: csrfFrom(await page.text()), ...fields }),
+    })
+  }
+
+  test('the page has Full name, Email, Password and "Create account"', async () => {
+    const res = await t.handle('/signup')
+    expectSecurityHeaders(res)
+    const html = await res.text()
+    for (const label of ['Full name', 'Email', 'Password']) expect(html).toContain(`>${label}</label>`)
+    expect(html).toContain('>Create account</button>')
+  })
+
+  test('creates the account and signs the user in', async () => {
+    const res = await postSignup({ full_name: 'Bo Chen', email: 'bo@example.com', password: 'long enough pw' })
+    expect(res.status).toBe(303)
+    expect(res.headers.get('location')).toBe('/account')
+    const jar = cookiesFrom(res)
+    const account = await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })
+    expect(await account.text()).toContain('Bo Chen')
+  })
+
+  test('password under 8 or over 256 characters → 400, no account', async () => {
+    for (const password of ['short', 'x'.repeat(257)]) {
+      const res = await postSignup({ full_name: 'Bo', email: 'bo@example.com', password })
+      expect(res.status).toBe(400)
+    }
+    expect(t.db.orm.select().from(users).all()).toHaveLength(1)
+  })
+
+  test('an email already taken → 409, no second account', async () => {
+    const res = await postSignup({ full_name: 'Ann 2', email: 'Ann@Example.com', password: 'long enough pw' })
+    expect(res.status).toBe(409)
+    expect(t.db.orm.select().from(users).all()).toHaveLength(1)
+  })
+
+  test('SIGNUP=closed → GET and POST are 404 and no account is made', async () => {
+    t = createTestApp({ SIGNUP: 'closed' })
+    expect((await t.handle('/signup')).status).toBe(404)
+    const res = await t.handle('/signup', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form({ full_name: 'X', email: 'x@example.com', password: 'long enough pw' }),
+    })
+    expect(res.status).toBe(404)
+    expect(t.db.orm.select().from(users).all()).toHaveLength(0)
+    expect(await (await t.handle('/login')).text()).not.toContain('Create account')
+  })
+})
+
+describe('/account and /logout', () => {
+  test('not signed in → 303 to /login', async () => {
+    const res = await t.handle('/account')
+    expect(res.status).toBe(303)
+    expect(res.headers.get('location')).toBe('/login?return_to=%2Faccount')
+  })
+
+  test('shows the profile and each authorized app with scopes and "Revoke access"; revoking ends its tokens and consent', async () => {
+    const app = addClient(t, { name: 'Notes <App>' })
+    const token = await tokenThroughFlow(t, app, 'profile settings:read')
+    const jar = await signIn(t)
+    const page = await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })
+    expectSecurityHeaders(page)
+    const html = await page.text()
+    expect(html).toContain('Ann Lee')
+    expect(html).toContain('ann@example.com')
+    expect(html).toContain('Notes &lt;App&gt;')
+    expect(html).toContain('See your name and profile picture')
+    expect(html).toContain('Read the settings this app saved for you')
+    expect(html).toContain('>Revoke access</button>')
+    expect(html).toMatch(/<time datetime="\d{4}-\d\d-\d\dT/)
+
+    const revoke = await t.handle('/account/revoke', {
+      method: 'POST',
+      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
+      body: form({ csrf_token: csrfFrom(html), client_id: app.client.id }),
+    })
+    expect(revoke.status).toBe(303)
+    expect((await t.handle('/api/oauth/userinfo', { headers: bearer(token) })).status).toBe(401)
+    expect(await (await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).text()).not.toContain('Notes &lt;App&gt;')
+    // Consent is forgotten: the next authorization asks again.
+    const again = await t.handle(`/oauth/authorize?client_id=${app.client.id}&redirect_uri=${encodeURIComponent(CALLBACK)}&scope=profile`, {
+      headers: { cookie: cookieHeader(jar) },
+    })
+    expect(again.status).toBe(200)
+  })
+
+  test('revoke without CSRF → 403 and the token still works', async () => {
+    const app = addClient(t)
+    const token = await tokenThroughFlow(t, app, 'email')
+    const jar = await signIn(t)
+    const res = await t.handle('/account/revoke', {
+      method: 'POST',
+      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
+      body: form({ client_id: app.client.id }),
+    })
+    expect(res.status).toBe(403)
+    expect((await t.handle('/api/oauth/userinfo', { headers: bearer(token) })).status).toBe(200)
+  })
+
+  test('logout needs CSRF, then ends the session', async () => {
+    const jar = await signIn(t)
+    const refused = await t.handle('/logout', { method: 'POST', headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' }, body: '' })
+    expect(refused.status).toBe(403)
+    const csrf = csrfFrom(await (await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).text())
+    const res = await t.handle('/logout', {
+      method: 'POST',
+      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
+      body: form({ csrf_token: csrf }),
+    })
+    expect(res.status).toBe(303)
+    expect((await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).status).toBe(303)
+  })
+
+  test('GET /login when already signed in goes straight to return_to', async () => {
+    const jar = await signIn(t)
+    const res = await t.handle('/login?return_to=%2Faccount%3Fx%3D1', { headers: { cookie: cookieHeader(jar) } })
+    expect(res.status).toBe(303)
+    expect(res.headers.get('location')).toBe('/account?x=1')
+  })
+})

@@ -1,0 +1,82 @@
+import { describe, expect, test } from 'bun:test'
+import { createApp, createContext } from '../src/app'
+import { loadConfig } from '../src/config'
+import { openDb } from '../src/db/client'
+import { migrate } from '../src/db/migrate'
+import { createLogger } from '../src/lib/log'
+import { ORIGIN, createTestApp } from './helpers'
+
+describe('routing and errors', () => {
+  test('an unknown route → 404 not_found JSON', async () => {
+    const res = await createTestApp().handle('/api/nothing')
+    expect(res.status).toBe(404)
+    expect(await res.json()).toEqual({ error: 'not_found', error_description: 'no route for GET /api/nothing' })
+  })
+
+  test('a wrong method → 405 with Allow', async () => {
+    const t = createTestApp()
+    const res = await t.handle('/api/oauth/token', { method: 'GET' })
+    expect(res.status).toBe(405)
+    expect(res.headers.get('allow')).toBe('POST')
+    expect(((await res.json()) as { error: string }).error).toBe('method_not_allowed')
+    const put = await t.handle('/api/settings/theme', { method: 'PUT' })
+    expect(put.status).toBe(405)
+    expect(put.headers.get('allow')).toBe('GET, DELETE')
+  })
+
+  test('an unexpected fault → 500 server_error, logged with a request id and no detail in the body', async () => {
+    const lines: string[] = []
+    const db = openDb(':memory:')
+    migrate(db.sqlite)
+    const log = createLogger('info', (s) => lines.push(s))
+    const ctx = createContext({ db, config: loadConfig({ DATABASE_URL: ':memory:', ISSUER: ORIGIN }), log })
+    const app = createApp(ctx)
+    db.sqlite.run('DROP TABLE access_tokens')
+    const res = await app.handle(new Request(`${ORIGIN}/api/oauth/userinfo`, { headers: { authorization: 'Bearer lk_at_secretvalue' } }))
+    expect(res.status).toBe(500)
+    const body = await res.text()
+    expect(JSON.parse(body)).toEqual({ error: 'server_error', error_description: 'an unexpected error occurred; it has been logged' })
+    expect(body).not.toContain('access_tokens')
+    log.flush()
+    const entry = JSON.parse(lines.join('').trim().split('\n').at(-1)!)
+    expect(entry.level).toBe('error')
+    expect(entry.request_id).toMatch(/^[a-z0-9]+-[a-z0-9]+$/)
+    expect(lines.join('')).not.toContain('secretvalue')
+  })
+})
+
+describe('discovery and health', () => {
+  test('GET /.well-known/oauth-authorization-server (RFC 8414)', async () => {
+    const res = await createTestApp().handle('/.well-known/oauth-authorization-server')
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({
+      issuer: ORIGIN,
+      authorization_endpoint: `${ORIGIN}/oauth/authorize`,
+      token_endpoint: `${ORIGIN}/api/oauth/token`,
+      userinfo_endpoint: `${ORIGIN}/api/oauth/userinfo`,
+      scopes_supported: ['profile', 'email', 'settings:read', 'settings:write'],
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      grant_types_supported: ['authorization_code'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+    })
+  })
+
+  test('GET /healthz → 200 {status: "ok"} after a database round trip; 503 when the database is gone', async () => {
+    const t = createTestApp()
+    const ok = await t.handle('/healthz')
+    expect(ok.status).toBe(200)
+    expect(await ok.json()).toEqual({ status: 'ok' })
+    t.db.sqlite.close()
+    const down = await t.handle('/healthz')
+    expect(down.status).toBe(503)
+  })
+
+  test('the stylesheet is served', async () => {
+    const res = await createTestApp().handle('/assets/app.css')
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('text/css; charset=utf-8')
+  })
+})

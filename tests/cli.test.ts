@@ -1,0 +1,140 @@
+import { afterAll, describe, expect, test } from 'bun:test'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Database } from 'bun:sqlite'
+import pkg from '../package.json'
+
+const dir = mkdtempSync(join(tmpdir(), 'latchkey-cli-'))
+const dbPath = join(dir, 'latchkey.sqlite')
+const entry = join(import.meta.dir, '../src/index.ts')
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+function cli(args: string[], stdin?: string, env: Record<string, string> = {}) {
+  const proc = Bun.spawnSync(['bun', entry, ...args], {
+    env: { ...process.env, DATABASE_URL: dbPath, LOG_LEVEL: 'error', ...env },
+    stdin: stdin === undefined ? 'ignore' : new TextEncoder().encode(stdin),
+    cwd: dir,
+  })
+  return { code: proc.exitCode, out: proc.stdout.toString(), err: proc.stderr.toString() }
+}
+
+const count = (table: string) => {
+  const db = new Database(dbPath, { readonly: true })
+  try {
+    return (db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
+  } finally {
+    db.close()
+  }
+}
+
+describe('latchkey CLI', () => {
+  test('--version prints the package version; --help the usage', () => {
+    expect(cli(['--version']).out).toBe(`latchkey ${pkg.version}\n`)
+    const help = cli(['--help'])
+    expect(help.code).toBe(0)
+    expect(help.out).toContain('latchkey client create --name NAME --redirect-uri URL')
+  })
+
+  test('migrate creates the database and is idempotent', () => {
+    expect(cli(['migrate']).out).toBe('applied 0000_init\n')
+    expect(cli(['migrate']).out).toBe('database is up to date\n')
+  })
+
+  let clientId = ''
+  test('client create prints {client_id, client_secret, name, redirect_uris, public, skip_consent}', () => {
+    const r = cli(['client', 'create', '--name', 'Notes', '--redirect-uri', 'https://n.example/cb', '--redirect-uri', 'http://localhost:5173/cb', '--skip-consent'])
+    expect(r.code).toBe(0)
+    const body = JSON.parse(r.out)
+    expect(Object.keys(body)).toEqual(['client_id', 'client_secret', 'name', 'redirect_uris', 'public', 'skip_consent'])
+    expect(body.client_secret).toMatch(/^lk_cs_[A-Za-z0-9_-]{43}$/)
+    expect(body).toMatchObject({ name: 'Notes', redirect_uris: ['https://n.example/cb', 'http://localhost:5173/cb'], public: false, skip_consent: true })
+    clientId = body.client_id
+  })
+
+  test('client create --public has a null secret', () => {
+    const body = JSON.parse(cli(['client', 'create', '--name', 'SPA', '--redirect-uri', 'https://spa.example/cb', '--public']).out)
+    expect(body.client_secret).toBeNull()
+    expect(body.public).toBe(true)
+  })
+
+  test('client list --json prints the create objects without secrets; plain list is a table', () => {
+    const list = JSON.parse(cli(['client', 'list', '--json']).out)
+    expect(list).toHaveLength(2)
+    expect(Object.keys(list[0])).toEqual(['client_id', 'name', 'redirect_uris', 'public', 'skip_consent'])
+    expect(cli(['client', 'list']).out).toContain('Notes')
+  })
+
+  test('client rotate-secret prints {client_id, client_secret}', () => {
+    const body = JSON.parse(cli(['client', 'rotate-secret', clientId]).out)
+    expect(Object.keys(body)).toEqual(['client_id', 'client_secret'])
+    expect(body.client_id).toBe(clientId)
+    expect(body.client_secret).toMatch(/^lk_cs_/)
+  })
+
+  let userId = ''
+  test('user create reads the password from stdin and prints {id, email, full_name, avatar_url}', () => {
+    const r = cli(['user', 'create', '--email', 'Ann@Example.com', '--name', 'Ann Lee', '--avatar-url', 'https://img.example/a.png', '--password-stdin'], 'a long password\n')
+    expect(r.code).toBe(0)
+    const body = JSON.parse(r.out)
+    expect(Object.keys(body)).toEqual(['id', 'email', 'full_name', 'avatar_url'])
+    expect(body).toMatchObject({ email: 'ann@example.com', full_name: 'Ann Lee', avatar_url: 'https://img.example/a.png' })
+    expect(body.id).toMatch(/^[0-9a-f-]{36}$/)
+    userId = body.id
+    const list = JSON.parse(cli(['user', 'list', '--json']).out)
+    expect(list).toEqual([body])
+  })
+
+  for (const [name, args, stdin] of [
+    ['unknown command', ['frobnicate'], undefined],
+    ['unknown flag', ['client', 'list', '--yaml'], undefined],
+    ['client create without --redirect-uri', ['client', 'create', '--name', 'X'], undefined],
+    ['client create with a relative redirect URI', ['client', 'create', '--name', 'X', '--redirect-uri', '/cb'], undefined],
+    ['client create with a fragment', ['client', 'create', '--name', 'X', '--redirect-uri', 'https://x.example/cb#f'], undefined],
+    ['client create with a javascript: URI', ['client', 'create', '--name', 'X', '--redirect-uri', 'javascript:alert(1)'], undefined],
+    ['user create with a short password', ['user', 'create', '--email', 'b@example.com', '--name', 'B', '--password-stdin'], 'short\n'],
+    ['user create without --password-stdin', ['user', 'create', '--email', 'b@example.com', '--name', 'B'], undefined],
+    ['user create with a taken email', ['user', 'create', '--email', 'ann@example.com', '--name', 'B', '--password-stdin'], 'long password\n'],
+    ['user create with a bad email', ['user', 'create', '--email', 'nope', '--name', 'B', '--password-stdin'], 'long password\n'],
+    ['client delete of an unknown id', ['client', 'delete', 'nope'], undefined],
+    ['rotate-secret of a public client', ['client', 'rotate-secret', 'nope'], undefined],
+  ] as const) {
+    test(`${name} → non-zero exit, one line on stderr, nothing changed`, () => {
+      const before = [count('clients'), count('users')]
+      const r = cli([...args], stdin)
+      expect(r.code).toBe(2)
+      expect(r.err.trim().split('\n')).toHaveLength(1)
+      expect(r.err).toStartWith('latchkey: ')
+      expect([count('clients'), count('users')]).toEqual(before)
+    })
+  }
+
+  test('invalid configuration stops with a message naming the variable', () => {
+    const r = cli(['client', 'list'], undefined, { SIGNUP: 'sometimes' })
+    expect(r.code).toBe(2)
+    expect(r.err).toStartWith('latchkey: SIGNUP: ')
+  })
+
+  test('backup writes a consistent copy; refuses to overwrite', () => {
+    const target = join(dir, 'backup.sqlite')
+    expect(cli(['backup', target]).code).toBe(0)
+    const copy = new Database(target, { readonly: true })
+    expect((copy.query('SELECT count(*) AS n FROM users').get() as { n: number }).n).toBe(1)
+    copy.close()
+    expect(cli(['backup', target]).code).toBe(2)
+  })
+
+  test('user delete and client delete remove them', () => {
+    expect(cli(['user', 'delete', userId]).code).toBe(0)
+    expect(count('users')).toBe(0)
+    expect(cli(['client', 'delete', clientId]).code).toBe(0)
+    expect(count('clients')).toBe(1)
+  })
+
+  test('the default database is ./data/latchkey.sqlite', () => {
+    const r = Bun.spawnSync(['bun', entry, 'migrate'], { cwd: dir, env: { ...process.env, DATABASE_URL: '' } })
+    expect(r.exitCode).toBe(0)
+    expect(existsSync(join(dir, 'data/latchkey.sqlite'))).toBe(true)
+  })
+})

@@ -1,0 +1,50 @@
+import { describe, expect, test } from 'bun:test'
+import { ConfigError, loadConfig } from '../src/config'
+
+describe('configuration', () => {
+  test('defaults per SPEC', () => {
+    expect(loadConfig({})).toEqual({
+      port: 3000,
+      host: '0.0.0.0',
+      databaseUrl: './data/latchkey.sqlite',
+      issuer: 'http://localhost:3000',
+      signup: 'open',
+      codeTtl: 60,
+      accessTokenTtl: 3600,
+      settingsMaxValueBytes: 65536,
+      settingsMaxKeys: 1000,
+      logLevel: 'info',
+      secureCookies: false,
+    })
+  })
+
+  test('an empty variable means its default', () => {
+    expect(loadConfig({ SETTINGS_MAX_KEYS: '', PORT: '' }).settingsMaxKeys).toBe(1000)
+  })
+
+  test('ISSUER follows PORT by default; https turns on Secure cookies; a trailing slash is dropped', () => {
+    expect(loadConfig({ PORT: '8080' }).issuer).toBe('http://localhost:8080')
+    const c = loadConfig({ ISSUER: 'https://id.example.com/' })
+    expect(c.issuer).toBe('https://id.example.com')
+    expect(c.secureCookies).toBe(true)
+  })
+
+  for (const [name, value] of [
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['ISSUER', 'not a url'],
+    ['ISSUER', 'https://id.example/?q=1'],
+    ['SIGNUP', 'maybe'],
+    ['CODE_TTL', '-1'],
+    ['ACCESS_TOKEN_TTL', '0'],
+    ['SETTINGS_MAX_VALUE_BYTES', '1.5'],
+    ['SETTINGS_MAX_KEYS', '1e3'],
+    ['LOG_LEVEL', 'verbose'],
+    ['DATABASE_URL', 'postgres://db/latchkey'],
+  ] as const) {
+    test(`${name}=${JSON.stringify(value)} is refused with a message naming the variable`, () => {
+      expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)
+      expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `))
+    })
+  }
+})

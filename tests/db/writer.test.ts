@@ -1,0 +1,75 @@
+import { describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { Writer } from '../../src/db/writer'
+
+function setup() {
+  const sqlite = new Database(':memory:')
+  sqlite.run('PRAGMA foreign_keys = ON')
+  sqlite.run('CREATE TABLE parent (id INTEGER PRIMARY KEY)')
+  sqlite.run('CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT NOT NULL)')
+  sqlite.run('CREATE TABLE child (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES parent(id))')
+  let commits = 0
+  const writer = new Writer(sqlite)
+  const run = sqlite.run.bind(sqlite)
+  sqlite.run = ((sql: string, ...rest: never[]) => {
+    if (sql === 'COMMIT') commits++
+    return run(sql, ...rest)
+  }) as typeof sqlite.run
+  const rows = () => sqlite.query('SELECT k, v FROM kv ORDER BY k').all()
+  return { sqlite, writer, rows, commits: () => commits }
+}
+
+describe('group commit', () => {
+  test('writes in the same turn share one transaction and one COMMIT', async () => {
+    const { sqlite, writer, rows, commits } = setup()
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => writer.write(() => sqlite.run('INSERT INTO kv VALUES (?, ?)', [`k${i}`, 'v']).changes)),
+    )
+    expect(results).toEqual(Array(50).fill(1))
+    expect(commits()).toBe(1)
+    expect(rows()).toHaveLength(50)
+  })
+
+  test('a failing job is rolled back alone; the others commit', async () => {
+    const { sqlite, writer, rows } = setup()
+    const outcomes = await Promise.allSettled([
+      writer.write(() => sqlite.run("INSERT INTO kv VALUES ('a', '1')")),
+      writer.write(() => {
+        sqlite.run("INSERT INTO kv VALUES ('b', '1')")
+        throw new Error('nope')
+      }),
+      writer.write(() => sqlite.run("INSERT INTO kv VALUES ('c', '1')")),
+    ])
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+    expect(rows()).toEqual([
+      { k: 'a', v: '1' },
+      { k: 'c', v: '1' },
+    ])
+  })
+
+  test('when the COMMIT fails, no write of the batch is acknowledged and none is kept', async () => {
+    const { sqlite, writer, rows } = setup()
+    const outcomes = await Promise.allSettled([
+      writer.write(() => sqlite.run("INSERT INTO kv VALUES ('a', '1')")),
+      // A deferred foreign-key violation passes the statement and fails the COMMIT.
+      writer.write(() => {
+        sqlite.run('PRAGMA defer_foreign_keys = ON')
+        sqlite.run('INSERT INTO child VALUES (1, 999)')
+      }),
+    ])
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected'])
+    expect(rows()).toEqual([])
+    expect(sqlite.inTransaction).toBe(false)
+    // The writer keeps working afterwards.
+    await writer.write(() => sqlite.run("INSERT INTO kv VALUES ('z', '1')"))
+    expect(rows()).toEqual([{ k: 'z', v: '1' }])
+  })
+
+  test('writes from different turns commit separately, in order', async () => {
+    const { sqlite, writer, rows, commits } = setup()
+    await writer.write(() => sqlite.run("INSERT INTO kv VALUES ('a', '1')"))
+    await writer.write(() => sqlite.run("UPDATE kv SET v = '2' WHERE k = 'a'"))
+    expect(commits()).toBe(2)
+    expect(rows()).toEqual([{ k: 'a', v: '2' }])
+  })
+})

@@ -1,0 +1,131 @@
+import { createApp, createContext } from '../src/app'
+import { loadConfig } from '../src/config'
+import { openDb } from '../src/db/client'
+import { migrate } from '../src/db/migrate'
+import { insertUser, type User } from '../src/accounts/users'
+import { createClient, type Client } from '../src/oauth/clients'
+import { manualClock } from '../src/lib/clock'
+import { hashPassword } from '../src/lib/crypto'
+import { parseCookies } from '../src/lib/cookies'
+
+export const ORIGIN = 'http://localhost:3000'
+export const CALLBACK = 'https://app.example/callback'
+export const PASSWORD = 'correct horse battery'
+
+let passwordHash: Promise<string> | undefined
+
+/** The app on `:memory:` with a hand-moved clock, as STYLE's createTestApp. */
+export function createTestApp(env: Record<string, string> = {}) {
+  const config = loadConfig({ DATABASE_URL: ':memory:', ISSUER: ORIGIN, ...env })
+  const db = openDb(':memory:')
+  migrate(db.sqlite)
+  const clock = manualClock()
+  const ctx = createContext({ db, config, clock })
+  const app = createApp(ctx)
+  const handle = (path: string, init?: RequestInit) => app.handle(new Request(ORIGIN + path, init))
+  return { app, ctx, db, clock, config, handle }
+}
+
+export type TestApp = ReturnType<typeof createTestApp>
+
+export function addClient(t: TestApp, opts: { name?: string; public?: boolean; skipConsent?: boolean; redirectUris?: string[] } = {}) {
+  return createClient(
+    t.db,
+    { name: opts.name ?? 'Demo App', redirectUris: opts.redirectUris ?? [CALLBACK], public: opts.public ?? false, skipConsent: opts.skipConsent ?? false },
+    t.clock.now(),
+  ) as { client: Client; secret: string }
+}
+
+export async function addUser(t: TestApp, email = 'ann@example.com', fullName = 'Ann Lee'): Promise<User> {
+  passwordHash ??= hashPassword(PASSWORD)
+  return insertUser(t.db, { email, fullName, avatarUrl: null, passwordHash: await passwordHash }, t.clock.now())
+}
+
+/** Cookies from a response's Set-Cookie headers, as a Cookie header value. */
+export function cookiesFrom(response: Response, jar: Record<string, string> = {}): Record<string, string> {
+  for (const line of response.headers.getSetCookie()) {
+    const [pair] = line.split(';')
+    const [name, value] = pair!.split('=') as [string, string]
+    if (value === '') delete jar[name]
+    else jar[name] = value
+  }
+  return jar
+}
+
+export function cookieHeader(jar: Record<string, string>): string {
+  return Object.entries(jar)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('; ')
+}
+
+export function csrfFrom(html: string): string {
+  const m = /name="csrf_token" value="([^"]+)"/.exec(html)
+  if (!m) throw new Error('no csrf_token in page')
+  return m[1]!
+}
+
+export function form(fields: Record<string, string | undefined>): URLSearchParams {
+  const body = new URLSearchParams()
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined) body.append(k, v)
+  return body
+}
+
+/** Signs in through the real login page; returns the cookie jar. */
+export async function signIn(t: TestApp, email = 'ann@example.com', password = PASSWORD) {
+  const page = await t.handle('/login')
+  const jar = cookiesFrom(page)
+  const csrf = csrfFrom(await page.text())
+  const res = await t.handle('/login', {
+    method: 'POST',
+    headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
+    body: form({ email, password, csrf_token: csrf }),
+  })
+  if (res.status !== 303) throw new Error(`sign-in failed: ${res.status}`)
+  return cookiesFrom(res, jar)
+}
+
+export function authorizePath(params: Record<string, string | undefined>): string {
+  return '/oauth/authorize?' + form(params).toString()
+}
+
+/** Goes through consent and clicks Allow; returns the callback URL. */
+export async function authorizeAndAllow(t: TestApp, jar: Record<string, string>, params: Record<string, string | undefined>) {
+  const page = await t.handle(authorizePath(params), { headers: { cookie: cookieHeader(jar) } })
+  if (page.status === 303) return new URL(page.headers.get('location')!)
+  const csrf = csrfFrom(await page.text())
+  const res = await t.handle('/oauth/authorize', {
+    method: 'POST',
+    headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
+    body: form({ ...params, csrf_token: csrf, decision: 'allow' }),
+  })
+  return new URL(res.headers.get('location')!)
+}
+
+export function tokenRequest(t: TestApp, body: Record<string, string | undefined>, headers: Record<string, string> = {}) {
+  return t.handle('/api/oauth/token', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  })
+}
+
+/** A token through the real flow: sign in, consent, exchange. */
+export async function tokenThroughFlow(t: TestApp, client: { client: Client; secret: string }, scope: string, email?: string) {
+  const jar = await signIn(t, email)
+  const callback = await authorizeAndAllow(t, jar, { client_id: client.client.id, redirect_uri: CALLBACK, scope, state: 's' })
+  const res = await tokenRequest(t, {
+    grant_type: 'authorization_code',
+    code: callback.searchParams.get('code')!,
+    client_id: client.client.id,
+    client_secret: client.secret,
+    redirect_uri: CALLBACK,
+  })
+  if (res.status !== 200) throw new Error(`token exchange failed: ${res.status} ${await res.text()}`)
+  return ((await res.json()) as { access_token: string }).access_token
+}
+
+export function bearer(token: string): Record<string, string> {
+  return { authorization: `Bearer ${token}` }
+}
+
+export { parseCookies }
