@@ -1,9 +1,12 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
 import pkg from '../package.json'
+
+// Spawns processes (and a browser): slower than in-process tests on a busy machine.
+setDefaultTimeout(30_000)
 
 const dir = mkdtempSync(join(tmpdir(), 'latchkey-cli-'))
 const dbPath = join(dir, 'latchkey.sqlite')

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import * as oauth from 'oauth4webapi'
+import { type RunningBinary, startBinary } from './server'
+import { CALLBACK, discover, obtainToken, options, registerClient, registerUser } from './flow'
+
+// Spawns processes (and a browser): slower than in-process tests on a busy machine.
+setDefaultTimeout(30_000)
+
+let server: RunningBinary
+let as: oauth.AuthorizationServer
+let userId: string
+
+beforeAll(async () => {
+  server = await startBinary()
+  userId = registerUser(server, 'erin@example.com').id
+  as = await discover(server)
+})
+afterAll(() => server.cleanup())
+
+const userinfo = (token: string) => oauth.protectedResourceRequest(token, 'GET', new URL(as.userinfo_endpoint!), undefined, undefined, options)
+
+describe('the compiled binary with oauth4webapi as the client', () => {
+  test('discovery (RFC 8414) names the endpoints and S256', () => {
+    expect(as.issuer).toBe(server.url)
+    expect(as.token_endpoint).toBe(`${server.url}/api/oauth/token`)
+    expect(as.code_challenge_methods_supported).toEqual(['S256'])
+    expect(as.authorization_response_iss_parameter_supported).toBe(true)
+  })
+
+  for (const auth of ['basic', 'post'] as const) {
+    test(`authorization code flow with client_secret_${auth}, then userinfo`, async () => {
+      const client = registerClient(server)
+      const tokens = await obtainToken(server, as, client, 'erin@example.com', 'profile email', auth)
+      expect(tokens.token_type).toBe('bearer')
+      expect(tokens.expires_in).toBe(3600)
+      expect(tokens.scope).toBe('profile email')
+      expect(tokens.access_token).toStartWith('lk_at_')
+      const res = await userinfo(tokens.access_token)
+      expect(res.status).toBe(200)
+      expect(await res.json()).toEqual({
+        id: userId,
+        email: 'erin@example.com',
+        full_name: 'Erin Example',
+        avatar_url: `${server.url}/avatars/${userId}.svg`,
+      })
+    })
+  }
+
+  test('a public client with PKCE and no secret', async () => {
+    const client = registerClient(server, ['--public'])
+    expect(client.client_secret).toBeNull()
+    const tokens = await obtainToken(server, as, client, 'erin@example.com', 'email', 'none')
+    expect(await (await userinfo(tokens.access_token)).json()).toEqual({ id: userId, email: 'erin@example.com' })
+  })
+
+  test('a wrong secret is 401 invalid_client with a Basic challenge', async () => {
+    const client = registerClient(server)
+    const res = await fetch(as.token_endpoint!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + btoa(`${client.client_id}:wrong`) },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'x', redirect_uri: CALLBACK }),
+    })
+    expect(res.status).toBe(401)
+    expect(res.headers.get('www-authenticate')).toStartWith('Basic')
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_client')
+  })
+
+  test('each request is logged as one JSON line without secrets', async () => {
+    const client = registerClient(server)
+    const tokens = await obtainToken(server, as, client, 'erin@example.com', 'email', 'post')
+    await userinfo(tokens.access_token)
+    await Bun.sleep(50)
+    const lines = server.output().trim().split('\n').map((l) => JSON.parse(l))
+    const requests = lines.filter((l) => l.msg === 'request')
+    expect(requests.length).toBeGreaterThan(5)
+    for (const r of requests) expect(Object.keys(r).sort()).toEqual(['level', 'method', 'ms', 'msg', 'path', 'request_id', 'status', 'time'])
+    const text = server.output()
+    expect(text).not.toContain(tokens.access_token)
+    expect(text).not.toContain(client.client_secret!)
+    expect(text).not.toContain('e2e password')
+    expect(text).not.toContain('code=')
+  })
+})

@@ -1,0 +1,114 @@
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Subprocess } from 'bun'
+
+const root = join(import.meta.dir, '../..')
+let built: Promise<string> | undefined
+
+/**
+ * Builds `dist/latchkey` once per test run and copies it into a folder of its own, so every
+ * end-to-end test drives the compiled binary with no source or node_modules beside it.
+ */
+export function binary(): Promise<string> {
+  built ??= (async () => {
+    const proc = Bun.spawn(['bun', 'run', 'build'], { cwd: root, stdout: 'pipe', stderr: 'pipe' })
+    if ((await proc.exited) !== 0) throw new Error(`bun run build failed: ${await new Response(proc.stderr).text()}`)
+    const dir = mkdtempSync(join(tmpdir(), 'latchkey-bin-'))
+    const path = join(dir, 'latchkey')
+    copyFileSync(join(root, 'dist/latchkey'), path)
+    return path
+  })()
+  return built
+}
+
+export async function freePort(): Promise<number> {
+  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = probe.port
+  probe.stop(true)
+  return port
+}
+
+export interface RunningBinary {
+  url: string
+  dir: string
+  dbPath: string
+  proc: Subprocess<'ignore', 'pipe', 'pipe'>
+  output(): string
+  cli(args: string[], stdin?: string): { code: number; out: string; err: string }
+  stop(signal?: NodeJS.Signals): Promise<number>
+  cleanup(): void
+}
+
+/** Starts the binary in an empty folder on a free loopback port and waits for /healthz. */
+export async function startBinary(env: Record<string, string> = {}, dir?: string): Promise<RunningBinary> {
+  const bin = await binary()
+  const cwd = dir ?? mkdtempSync(join(tmpdir(), 'latchkey-run-'))
+  mkdirSync(cwd, { recursive: true })
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  const fullEnv = { PATH: process.env.PATH ?? '', HOME: cwd, HOST: '127.0.0.1', PORT: String(port), ISSUER: url, ...env }
+  const proc = Bun.spawn([bin, 'serve'], { cwd, env: fullEnv, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  let out = ''
+  const decoder = new TextDecoder()
+  void (async () => {
+    for await (const chunk of proc.stdout) out += decoder.decode(chunk)
+  })()
+  void (async () => {
+    for await (const chunk of proc.stderr) out += decoder.decode(chunk)
+  })()
+  const deadline = Date.now() + 15_000
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`latchkey exited with ${proc.exitCode}: ${out}`)
+    try {
+      if ((await fetch(`${url}/healthz`)).status === 200) break
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`latchkey did not become healthy: ${out}`)
+    await Bun.sleep(20)
+  }
+  const dbPath = join(cwd, env.DATABASE_URL ?? 'data/latchkey.sqlite')
+  return {
+    url,
+    dir: cwd,
+    dbPath,
+    proc,
+    output: () => out,
+    cli(args, stdin) {
+      const r = Bun.spawnSync([bin, ...args], {
+        cwd,
+        env: fullEnv,
+        stdin: stdin === undefined ? 'ignore' : new TextEncoder().encode(stdin),
+      })
+      return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() }
+    },
+    async stop(signal = 'SIGTERM') {
+      if (proc.exitCode === null) proc.kill(signal)
+      return proc.exited
+    },
+    cleanup() {
+      if (proc.exitCode === null) proc.kill('SIGKILL')
+      rmSync(cwd, { recursive: true, force: true })
+    },
+  }
+}
+
+/** A tiny cookie-keeping browser stand-in for flows the real-browser test does not cover. */
+export class CookieClient {
+  jar: Record<string, string> = {}
+  constructor(readonly base: string) {}
+
+  async fetch(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers)
+    const cookie = Object.entries(this.jar)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('; ')
+    if (cookie) headers.set('cookie', cookie)
+    const res = await fetch(new URL(path, this.base), { ...init, headers, redirect: 'manual' })
+    for (const line of res.headers.getSetCookie()) {
+      const [name, value] = line.split(';')[0]!.split('=') as [string, string]
+      if (value) this.jar[name] = value
+      else delete this.jar[name]
+    }
+    return res
+  }
+}
