@@ -18,7 +18,7 @@ beforeAll(async () => {
   callbackBase = `http://127.0.0.1:${app.port}/callback`
   const created = server.cli(['client', 'create', '--name', 'Browser <Demo>', '--redirect-uri', callbackBase])
   clientId = JSON.parse(created.out).client_id
-  for (const [email, name] of [['ann@example.com', 'Ann Lee'], ['bob@example.com', 'Bob Ray']])
+  for (const [email, name] of [['ann@example.com', 'Ann Lee'], ['bob@example.com', 'Bob Ray']] as const)
     expect(server.cli(['user', 'create', '--email', email, '--name', name, '--password-stdin'], 'browser password\n').code).toBe(0)
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
