@@ -20,6 +20,8 @@ import { tokenRoutes } from './oauth/token'
 import { AccessTokens } from './oauth/tokens'
 import { userinfoRoutes } from './oauth/userinfo'
 import { settingsRoutes } from './settings'
+import { apiDocumentation } from './docs/openapi'
+import { docsRoutes } from './docs'
 import { ErrorPage } from './views/error-page'
 import { htmlPage, seeOther } from './views/page'
 import appCss from './views/app.css' with { type: 'text' }
@@ -53,15 +55,17 @@ function describeValidation(error: ValidationError): string {
 
 /** Builds the whole app from its context; no side effects, so tests run it in-process. */
 export function createApp(ctx: AppContext) {
+  // The reference page renders the OpenAPI document the app itself serves.
+  const self: { handle?: (request: Request) => Promise<Response> } = {}
   let routeTable: Array<{ pattern: RegExp; method: string }> | undefined
   const allowedMethods = (path: string): string[] => {
     routeTable ??= app.routes
-      .filter((r) => r.method !== 'OPTIONS')
-      .map((r) => ({
+      .filter((r: { method: string }) => r.method !== 'OPTIONS')
+      .map((r: { method: string; path: string }) => ({
         method: r.method,
         pattern: new RegExp('^' + r.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*') + '$'),
       }))
-    return [...new Set(routeTable.filter((r) => r.pattern.test(path)).map((r) => r.method))]
+    return [...new Set(routeTable!.filter((r) => r.pattern.test(path)).map((r) => r.method))]
   }
 
   const app = new Elysia({ name: 'latchkey' })
@@ -95,6 +99,8 @@ export function createApp(ctx: AppContext) {
       return isApi ? errorResponse(fault) : page(500, 'Something went wrong', 'An unexpected error occurred; it has been logged.')
     })
     .options('/api/*', () => new Response(null, { status: 204, headers: CORS_PREFLIGHT_HEADERS }))
+    .use(apiDocumentation(ctx.config))
+    .use(docsRoutes(async () => (await self.handle!(new Request(`${ctx.config.issuer}/openapi.json`))).json()))
     .get('/healthz', function health() {
       try {
         ctx.db.sqlite.query('SELECT 1').get()
@@ -102,7 +108,7 @@ export function createApp(ctx: AppContext) {
       } catch {
         return json({ status: 'unavailable' }, 503)
       }
-    })
+    }, { detail: { tags: ['Operations'], summary: 'Health: 200 after a database round trip, 503 otherwise' } })
     .get('/assets/app.css', () => new Response(appCss, { headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600' } }))
     .use(metadataRoutes(ctx))
     .use(accountRoutes(ctx))
@@ -110,6 +116,7 @@ export function createApp(ctx: AppContext) {
     .use(tokenRoutes(ctx))
     .use(userinfoRoutes(ctx))
     .use(settingsRoutes(ctx))
+  self.handle = (request) => app.handle(request)
   return app
 }
 

@@ -19,7 +19,9 @@ export function metadataRoutes(ctx: AppContext) {
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
   }
-  return new Elysia({ name: 'oauth-metadata' }).get('/.well-known/oauth-authorization-server', () =>
-    json(metadata, 200, { 'cache-control': 'public, max-age=300' }),
+  return new Elysia({ name: 'oauth-metadata' }).get(
+    '/.well-known/oauth-authorization-server',
+    () => json(metadata, 200, { 'cache-control': 'public, max-age=300' }),
+    { detail: { tags: ['OAuth'], summary: 'Authorization server metadata (RFC 8414)' } },
   )
 }

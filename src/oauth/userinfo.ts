@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import { avatarUrlOf } from '../accounts/avatar'
 import type { AppContext } from '../context'
 import { json } from '../lib/http'
+import { errorResponses } from '../docs/openapi'
 import { authenticateBearer } from './bearer'
 
 export const UserInfo = t.Object({
@@ -25,6 +26,9 @@ export function userinfoRoutes(ctx: AppContext) {
       }
       return json(body)
     },
-    { response: { 200: UserInfo } },
+    {
+      response: { 200: UserInfo, ...errorResponses(401) },
+      detail: { tags: ['OAuth'], summary: 'The signed-in user: id always, email with scope email, full_name and avatar_url with scope profile', security: [{ bearer: [] }] },
+    },
   )
 }

@@ -13,6 +13,7 @@ import {
   SettingOne,
   SettingSaved,
 } from './model'
+import { errorResponses } from '../docs/openapi'
 import { deleteSetting, etagOf, getSetting, listSettings, saveSetting, settingJson, type Preconditions } from './service'
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store', ...CORS_HEADERS }
@@ -45,7 +46,11 @@ export function settingsRoutes(ctx: AppContext) {
         const items = listSettings(ctx.db, user.id, clientId)
         return jsonText(`{"settings":[${items.map((s) => settingJson(s, clientId)).join(',')}]}`)
       },
-      { query: ClientIdQuery, response: { 200: SettingList } },
+      {
+        query: ClientIdQuery,
+        response: { 200: SettingList, ...errorResponses(400, 401, 403) },
+        detail: { tags: ['Settings'], summary: "List the token's user's settings for the token's application, sorted by key (scope settings:read)", security: [{ bearer: [] }] },
+      },
     )
     .get(
       '/api/settings/:key',
@@ -59,7 +64,12 @@ export function settingsRoutes(ctx: AppContext) {
           return new Response(null, { status: 304, headers: { etag, 'cache-control': 'no-store', ...CORS_HEADERS } })
         return jsonText(`{"setting":${settingJson(stored, clientId)}}`, { etag })
       },
-      { query: ClientIdQuery, params: KeyParams, response: { 200: SettingOne } },
+      {
+        query: ClientIdQuery,
+        params: KeyParams,
+        response: { 200: SettingOne, ...errorResponses(400, 401, 403, 404) },
+        detail: { tags: ['Settings'], summary: 'Read one setting, with a strong ETag; If-None-Match gives 304 (scope settings:read)', security: [{ bearer: [] }] },
+      },
     )
     .post(
       '/api/settings',
@@ -79,7 +89,17 @@ export function settingsRoutes(ctx: AppContext) {
         )
         return jsonText(`{"success":true,"setting":${settingJson(stored, clientId)}}`, { etag: etagOf(stored) })
       },
-      { parse: ({ request }) => readJsonObject(request), body: SettingInput, response: { 200: SettingSaved } },
+      {
+        // Our parser answers every request; 'json' after it only tells the OpenAPI document.
+        parse: [({ request }) => readJsonObject(request), 'json'],
+        body: SettingInput,
+        response: { 200: SettingSaved, ...errorResponses(400, 401, 403, 409, 412, 413) },
+        detail: {
+          tags: ['Settings'],
+          summary: 'Create or replace a setting (scope settings:write). If-Match: update only that version; If-None-Match: * creates only',
+          security: [{ bearer: [] }],
+        },
+      },
     )
     .delete(
       '/api/settings/:key',
@@ -95,6 +115,11 @@ export function settingsRoutes(ctx: AppContext) {
         if (!deleted) throw new NotFound(`no setting named "${key}"`)
         return jsonText('{"success":true}')
       },
-      { query: ClientIdQuery, params: KeyParams, response: { 200: SettingDeleted } },
+      {
+        query: ClientIdQuery,
+        params: KeyParams,
+        response: { 200: SettingDeleted, ...errorResponses(400, 401, 403, 404, 412) },
+        detail: { tags: ['Settings'], summary: 'Delete a setting; client_id is required (scope settings:write)', security: [{ bearer: [] }] },
+      },
     )
 }

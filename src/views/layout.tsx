@@ -2,8 +2,9 @@
 /** @jsx Html.createElement */
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
+import type { Children } from '@kitajs/html'
 
-export function Layout(props: { title: string; wide?: boolean; children?: JSX.Element | JSX.Element[] }): JSX.Element {
+export function Layout(props: { title: string; wide?: boolean; children?: Children }): JSX.Element {
   return (
     <html lang="en">
       <head>

@@ -69,6 +69,17 @@ export function authorizeRoutes(ctx: AppContext) {
       return htmlPage(<ConsentPage request={authz} user={session.user} csrf={csrf.token} />, {
         formAction: [formActionSource(authz.redirectUri)],
       })
+    }, {
+      detail: {
+        tags: ['OAuth'],
+        summary: 'Authorization endpoint: sign-in and consent pages, then a 303 to redirect_uri with code (or error), state and iss',
+        parameters: ['client_id', 'redirect_uri', 'scope', 'state', 'response_type', 'code_challenge', 'code_challenge_method'].map((name) => ({
+          name,
+          in: 'query' as const,
+          required: ['client_id', 'redirect_uri', 'scope'].includes(name),
+          schema: { type: 'string' as const },
+        })),
+      },
     })
     .post(
       '/oauth/authorize',
@@ -82,6 +93,6 @@ export function authorizeRoutes(ctx: AppContext) {
         const description = body.decision === 'deny' ? 'the user denied access' : 'decision must be allow or deny'
         return seeOther(callbackUrl(ctx, authz.redirectUri, { error, error_description: description }, authz.state))
       },
-      { body: ConsentForm },
+      { body: ConsentForm, detail: { hide: true } },
     )
 }

@@ -6,6 +6,7 @@ import { authenticateClient } from './client-auth'
 import * as authorizationCode from './grants/authorization_code'
 import { TokenRequest, TokenResponse } from './model'
 import { parseTokenBody } from './parse'
+import { errorResponses } from '../../docs/openapi'
 
 const grants = { [authorizationCode.grantType]: authorizationCode } as const
 
@@ -32,6 +33,18 @@ export function tokenRoutes(ctx: AppContext) {
       const response = await grant.handler(ctx, client, body)
       return json(response, 200, { pragma: 'no-cache' })
     },
-    { parse: parseTokenBody, body: TokenRequest, response: { 200: TokenResponse } },
+    {
+      // parseTokenBody answers every request; the names after it only tell the OpenAPI document.
+      parse: [parseTokenBody, 'urlencoded', 'json'],
+      body: TokenRequest,
+      response: { 200: TokenResponse, ...errorResponses(400, 401) },
+      detail: {
+        tags: ['OAuth'],
+        summary: 'Exchange an authorization code for an access token',
+        description:
+          'application/json (seed) or application/x-www-form-urlencoded. Client authentication: client_id + client_secret in the body, HTTP Basic, or client_id + code_verifier for public clients.',
+        security: [{}, { clientBasic: [] }],
+      },
+    },
   )
 }
