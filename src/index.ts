@@ -2,7 +2,7 @@
 import pkg from '../package.json'
 import { clientCommand } from './cli/client'
 import { UsageError } from './cli/common'
-import { backupCommand, migrateCommand, serveCommand } from './cli/ops'
+import { UnhealthyError, backupCommand, healthcheckCommand, migrateCommand, serveCommand } from './cli/ops'
 import { userCommand } from './cli/user'
 import { ConfigError } from './config'
 
@@ -19,6 +19,7 @@ Usage:
   latchkey user delete ID
   latchkey migrate                     apply migrations and exit
   latchkey backup PATH                 consistent online copy of the database
+  latchkey healthcheck                 exit 0 when this server's /healthz answers 200 (for containers)
   latchkey --help | --version
 
 Global options (before the command): --port N, --host H, --database-url PATH
@@ -60,6 +61,8 @@ async function main(argv: string[]): Promise<void> {
       return migrateCommand(args)
     case 'backup':
       return backupCommand(args)
+    case 'healthcheck':
+      return healthcheckCommand(args)
     case '--help':
     case '-h':
     case 'help':
@@ -76,6 +79,10 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UnhealthyError) {
+    process.stderr.write(`latchkey: unhealthy: ${error.message}\n`)
+    process.exit(1)
+  }
   if (error instanceof UsageError || error instanceof ConfigError) {
     process.stderr.write(`latchkey: ${error.message}\n`)
     process.exit(2)

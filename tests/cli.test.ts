@@ -135,6 +135,12 @@ describe('latchkey CLI', () => {
     expect(count('clients')).toBe(1)
   })
 
+  test('healthcheck exits 1 with one line when nothing answers on PORT', () => {
+    const r = cli(['healthcheck'], undefined, { PORT: '1' })
+    expect(r.code).toBe(1)
+    expect(r.err).toBe('latchkey: unhealthy: no answer from healthz\n')
+  })
+
   test('the default database is ./data/latchkey.sqlite', () => {
     const r = Bun.spawnSync(['bun', entry, 'migrate'], { cwd: dir, env: { ...process.env, DATABASE_URL: '' } })
     expect(r.exitCode).toBe(0)

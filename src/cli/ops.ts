@@ -49,3 +49,18 @@ export function serveCommand(args: string[]): void {
   process.once('SIGTERM', shutdown)
   process.once('SIGINT', shutdown)
 }
+
+/** For container HEALTHCHECKs (distroless images have no curl): exit 0 when /healthz answers 200. */
+export async function healthcheckCommand(args: string[]): Promise<void> {
+  parse(args, {})
+  const config = loadConfig()
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
+  let status = 0
+  try {
+    status = (await fetch(`http://${host.includes(':') ? `[${host}]` : host}:${config.port}/healthz`, { signal: AbortSignal.timeout(3000) })).status
+  } catch {}
+  if (status !== 200) throw new UnhealthyError(status ? `healthz answered ${status}` : 'no answer from healthz')
+  process.stdout.write('ok\n')
+}
+
+export class UnhealthyError extends Error {}
