@@ -2,7 +2,7 @@
 /** @jsx Html.createElement */
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
-import { Elysia, ValidationError } from 'elysia'
+import { Elysia, ValidationError, type AnyElysia } from 'elysia'
 import { accountRoutes } from './accounts'
 import type { Config } from './config'
 import type { AppContext } from './context'
@@ -20,7 +20,6 @@ import { tokenRoutes } from './oauth/token'
 import { AccessTokens } from './oauth/tokens'
 import { userinfoRoutes } from './oauth/userinfo'
 import { settingsRoutes } from './settings'
-import { apiDocumentation } from './docs/openapi'
 import { docsRoutes } from './docs'
 import { ErrorPage } from './views/error-page'
 import { htmlPage, seeOther } from './views/page'
@@ -55,8 +54,8 @@ function describeValidation(error: ValidationError): string {
 
 /** Builds the whole app from its context; no side effects, so tests run it in-process. */
 export function createApp(ctx: AppContext) {
-  // The reference page renders the OpenAPI document the app itself serves.
-  const self: { handle?: (request: Request) => Promise<Response> } = {}
+  // The API documentation describes this very app, built below.
+  const self: { app?: AnyElysia } = {}
   let routeTable: Array<{ pattern: RegExp; method: string }> | undefined
   const allowedMethods = (path: string): string[] => {
     routeTable ??= app.routes
@@ -99,8 +98,7 @@ export function createApp(ctx: AppContext) {
       return isApi ? errorResponse(fault) : page(500, 'Something went wrong', 'An unexpected error occurred; it has been logged.')
     })
     .options('/api/*', () => new Response(null, { status: 204, headers: CORS_PREFLIGHT_HEADERS }))
-    .use(apiDocumentation(ctx.config))
-    .use(docsRoutes(async () => (await self.handle!(new Request(`${ctx.config.issuer}/openapi.json`))).json()))
+    .use(docsRoutes(ctx.config, () => self.app!))
     .get('/healthz', function health() {
       try {
         ctx.db.sqlite.query('SELECT 1').get()
@@ -116,7 +114,7 @@ export function createApp(ctx: AppContext) {
     .use(tokenRoutes(ctx))
     .use(userinfoRoutes(ctx))
     .use(settingsRoutes(ctx))
-  self.handle = (request) => app.handle(request)
+  self.app = app
   return app
 }
 

@@ -26,7 +26,7 @@ export function startServer(config: Config, log: Logger = createLogger(config.lo
   const { applied } = migrate(db.sqlite)
   if (applied.length) log.info('migrated', { applied: applied.join(',') })
   const ctx = createContext({ db, config, log })
-  const app = createApp(ctx).compile()
+  const app = createApp(ctx)
   const logRequests = log.enabled('info')
 
   const server = Bun.serve({

@@ -1,4 +1,3 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { loadConfig, type Config } from '../config'
 import { openDb, type Db } from '../db/client'
 import { migrate } from '../db/migrate'
@@ -6,15 +5,41 @@ import { migrate } from '../db/migrate'
 /** A bad argument: exit 2 with one line on stderr, nothing changed. */
 export class UsageError extends Error {}
 
-export function parse<T extends ParseArgsConfig['options']>(args: string[], options: T, positionals = 0) {
-  let parsed
-  try {
-    parsed = parseArgs({ args, options, allowPositionals: positionals > 0, strict: true })
-  } catch (error) {
-    throw new UsageError((error as Error).message.split('\n')[0]!)
+type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>
+type Values<T extends OptionSpec> = {
+  [K in keyof T]?: T[K]['type'] extends 'boolean' ? boolean : T[K]['multiple'] extends true ? string[] : string
+}
+
+/**
+ * `--name value`, `--name=value`, boolean `--flag`, repeatable options, and at most
+ * `positionals` plain arguments. (A few lines instead of node:util, which the server would
+ * otherwise load at start-up.)
+ */
+export function parse<T extends OptionSpec>(args: string[], options: T, positionals = 0): { values: Values<T>; positionals: string[] } {
+  const values: Record<string, string | boolean | string[]> = {}
+  const plain: string[] = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (!arg.startsWith('--') || arg === '--') {
+      plain.push(arg)
+      continue
+    }
+    const eq = arg.indexOf('=')
+    const name = arg.slice(2, eq < 0 ? undefined : eq)
+    const spec = options[name]
+    if (!spec) throw new UsageError(`unknown option "--${name}"`)
+    if (spec.type === 'boolean') {
+      if (eq >= 0) throw new UsageError(`option "--${name}" takes no value`)
+      values[name] = true
+      continue
+    }
+    const value = eq >= 0 ? arg.slice(eq + 1) : args[++i]
+    if (value === undefined) throw new UsageError(`option "--${name}" needs a value`)
+    if (spec.multiple) values[name] = [...((values[name] as string[] | undefined) ?? []), value]
+    else values[name] = value
   }
-  if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument "${parsed.positionals[positionals]}"`)
-  return parsed
+  if (plain.length > positionals) throw new UsageError(`unexpected argument "${plain[positionals]}"`)
+  return { values: values as Values<T>, positionals: plain }
 }
 
 /** Opens the configured database, migrated, for one command. */

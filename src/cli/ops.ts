@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs'
-import { resolve } from 'node:path'
 import { loadConfig } from '../config'
 import { openDb } from '../db/client'
 import { migrate } from '../db/migrate'
@@ -19,12 +17,12 @@ export function migrateCommand(args: string[]): void {
 }
 
 /** A consistent online copy (VACUUM INTO), safe while the server runs. */
-export function backupCommand(args: string[]): void {
+export async function backupCommand(args: string[]): Promise<void> {
   const { positionals } = parse(args, {}, 1)
   const target = positionals[0]
   if (!target) throw new UsageError('usage: latchkey backup PATH')
-  const path = resolve(target)
-  if (existsSync(path)) throw new UsageError(`"${target}" already exists; choose a new file`)
+  const path = target.startsWith('/') ? target : `${process.cwd()}/${target}`
+  if (await Bun.file(path).exists()) throw new UsageError(`"${target}" already exists; choose a new file`)
   const config = loadConfig()
   if (config.databaseUrl === ':memory:') throw new UsageError('DATABASE_URL is :memory:; there is nothing to back up')
   const db = openDb(config.databaseUrl)

@@ -2,7 +2,10 @@
 /** @jsx Html.createElement */
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
-import { Elysia } from 'elysia'
+import { Elysia, type AnyElysia } from 'elysia'
+import type { Config } from '../config'
+import { json } from '../lib/http'
+import { buildOpenApiDocument } from './openapi'
 import { Layout } from '../views/layout'
 import { htmlPage } from '../views/page'
 
@@ -70,9 +73,18 @@ function ReferencePage(props: { spec: Spec }): JSX.Element {
   )
 }
 
-/** A human-readable reference rendered on the server: no scripts, no CDN, works offline. */
-export function docsRoutes(spec: () => Promise<Spec>) {
-  return new Elysia({ name: 'docs' }).get('/docs', async function apiReference() {
-    return htmlPage(<ReferencePage spec={await spec()} />)
-  })
+/**
+ * `/openapi.json` for client generators, and `/docs`: a human-readable reference rendered on the
+ * server (no scripts, no CDN, works offline). Both describe `app`, built once on first use.
+ */
+export function docsRoutes(config: Config, app: () => AnyElysia) {
+  let document: Promise<Awaited<ReturnType<typeof buildOpenApiDocument>>> | undefined
+  const spec = () => (document ??= buildOpenApiDocument(app(), config))
+  return new Elysia({ name: 'docs' })
+    .get('/openapi.json', async function openApiDocument() {
+      return json(await spec(), 200, { 'cache-control': 'public, max-age=300' })
+    })
+    .get('/docs', async function apiReference() {
+      return htmlPage(<ReferencePage spec={(await spec()) as unknown as Spec} />)
+    })
 }

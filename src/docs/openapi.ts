@@ -1,4 +1,4 @@
-import { openapi } from '@elysiajs/openapi'
+import type { AnyElysia } from 'elysia'
 import { t } from 'elysia'
 import pkg from '../../package.json'
 import type { Config } from '../config'
@@ -11,33 +11,36 @@ export const ErrorBody = t.Object(
 
 export const errorResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, ErrorBody]))
 
-/** The OpenAPI document of the JSON API at /openapi.json, generated from the route schemas. */
-export function apiDocumentation(config: Config) {
-  return openapi({
-    provider: null,
-    specPath: '/openapi.json',
-    exclude: {
-      methods: ['OPTIONS'],
-      paths: ['/', '/login', '/signup', '/logout', '/account', '/account/revoke', '/avatars/:file', '/assets/app.css', '/docs', '/openapi.json'],
+const NOT_API = ['/', '/login', '/signup', '/logout', '/account', '/account/revoke', '/avatars/:file', '/assets/app.css', '/docs', '/openapi.json']
+
+/**
+ * The OpenAPI document of the JSON API, generated from the route schemas by @elysiajs/openapi.
+ * The generator is imported on the first request, not at start-up: it is a large module, and
+ * loading it costs every server memory and start-up time for a page few ever open.
+ */
+export async function buildOpenApiDocument(app: AnyElysia, config: Config) {
+  const { toOpenAPISchema } = await import('@elysiajs/openapi')
+  const { paths, components } = toOpenAPISchema(app, { methods: ['OPTIONS'], paths: NOT_API }, undefined, undefined, '3.0.3')
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'Latchkey',
+      version: pkg.version,
+      description: 'OAuth 2.0 authorization server (authorization code + PKCE) with a per-user, per-application settings store.',
     },
-    documentation: {
-      info: {
-        title: 'Latchkey',
-        version: pkg.version,
-        description: 'OAuth 2.0 authorization server (authorization code + PKCE) with a per-user, per-application settings store.',
-      },
-      servers: [{ url: config.issuer }],
-      tags: [
-        { name: 'OAuth', description: 'Authorization code flow (RFC 6749, 7636, 8414, 9207)' },
-        { name: 'Settings', description: 'Per-user, per-application key/value settings' },
-        { name: 'Operations', description: 'Health' },
-      ],
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'An access token from /api/oauth/token' },
-          clientBasic: { type: 'http', scheme: 'basic', description: 'client_secret_basic' },
-        },
+    servers: [{ url: config.issuer }],
+    tags: [
+      { name: 'OAuth', description: 'Authorization code flow (RFC 6749, 7636, 8414, 9207)' },
+      { name: 'Settings', description: 'Per-user, per-application key/value settings' },
+      { name: 'Operations', description: 'Health' },
+    ],
+    paths,
+    components: {
+      ...components,
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'An access token from /api/oauth/token' },
+        clientBasic: { type: 'http', scheme: 'basic', description: 'client_secret_basic' },
       },
     },
-  })
+  }
 }

@@ -18,7 +18,7 @@ export interface Logger {
  * every request costs one write per batch, not per request. Callers pass only safe fields:
  * never a token, code, secret, password or query string.
  */
-export function createLogger(level: LogLevel, write: (chunk: string) => void = (s) => process.stdout.write(s)): Logger {
+export function createLogger(level: LogLevel, write: (chunk: string) => void = stdoutWriter()): Logger {
   const min = RANK[level]
   let pending: string[] = []
   let scheduled = false
@@ -44,6 +44,16 @@ export function createLogger(level: LogLevel, write: (chunk: string) => void = (
     error: (m, f) => emit('error', m, f),
     enabled: (lvl) => RANK[lvl] >= min,
     flush,
+  }
+}
+
+/** Bun's native stdout sink: process.stdout would load Node's stream emulation (~7 MB). */
+function stdoutWriter(): (chunk: string) => void {
+  let sink: ReturnType<typeof Bun.stdout.writer> | undefined
+  return (chunk) => {
+    sink ??= Bun.stdout.writer()
+    sink.write(chunk)
+    sink.flush()
   }
 }
 
