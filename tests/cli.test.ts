@@ -41,7 +41,7 @@ describe('latchkey CLI', () => {
   })
 
   test('migrate creates the database and is idempotent', () => {
-    expect(cli(['migrate']).out).toBe('applied 0000_init\n')
+    expect(cli(['migrate']).out).toBe('applied 0000_init, 0001_setting_counts, 0002_setting_count_triggers\n')
     expect(cli(['migrate']).out).toBe('database is up to date\n')
   })
 

@@ -1,6 +1,8 @@
 import type { Database } from 'bun:sqlite'
 import journal from '../../drizzle/meta/_journal.json'
 import init from '../../drizzle/0000_init.sql' with { type: 'text' }
+import settingCounts from '../../drizzle/0001_setting_counts.sql' with { type: 'text' }
+import settingCountTriggers from '../../drizzle/0002_setting_count_triggers.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -8,6 +10,8 @@ import init from '../../drizzle/0000_init.sql' with { type: 'text' }
  */
 export const embeddedMigrations: Record<string, string> = {
   '0000_init': init,
+  '0001_setting_counts': settingCounts,
+  '0002_setting_count_triggers': settingCountTriggers,
 }
 
 export interface MigrationResult {

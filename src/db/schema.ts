@@ -93,3 +93,17 @@ export const settings = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.userId, t.clientId, t.key] }), index('settings_client').on(t.clientId)],
 )
+
+/**
+ * How many settings each user keeps per application, maintained by triggers on `settings`
+ * (migration 0002), so the SETTINGS_MAX_KEYS check is one primary-key read, not a count.
+ */
+export const settingCounts = sqliteTable(
+  'setting_counts',
+  {
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    n: integer('n').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.clientId] })],
+)

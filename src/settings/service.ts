@@ -1,7 +1,7 @@
-import { and, asc, count, eq, sql } from 'drizzle-orm'
+import { and, asc, eq, sql } from 'drizzle-orm'
 import { changes, type Db } from '../db/client'
 import { prepared } from '../db/prepared'
-import { settings } from '../db/schema'
+import { settingCounts, settings } from '../db/schema'
 import { sha256 } from '../lib/crypto'
 import { PreconditionFailed, QuotaExceeded } from '../lib/errors'
 
@@ -45,14 +45,17 @@ export function getSetting(db: Db, userId: string, clientId: string, key: string
   ).get({ userId, clientId, key })
 }
 
+/** Kept exact by triggers (drizzle/0002), so this is one primary-key read. */
 function countKeys(db: Db, userId: string, clientId: string): number {
-  return prepared(db, 'settingsCount', () =>
-    db.orm
-      .select({ n: count() })
-      .from(settings)
-      .where(and(eq(settings.userId, scope.userId), eq(settings.clientId, scope.clientId)))
-      .prepare(),
-  ).get({ userId, clientId })!.n
+  return (
+    prepared(db, 'settingsCount', () =>
+      db.orm
+        .select({ n: settingCounts.n })
+        .from(settingCounts)
+        .where(and(eq(settingCounts.userId, scope.userId), eq(settingCounts.clientId, scope.clientId)))
+        .prepare(),
+    ).get({ userId, clientId })?.n ?? 0
+  )
 }
 
 /** `If-Match` / `If-None-Match` as RFC 9110 §13.1.1–2 define them for a state-changing request. */

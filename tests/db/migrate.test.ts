@@ -16,7 +16,7 @@ describe('embedded migrations', () => {
     expect(migrate(db.sqlite).applied).toEqual(journal.entries.map((e) => e.tag))
     expect(migrate(db.sqlite).applied).toEqual([])
     const tables = db.sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name)
-    expect(tables).toEqual(['access_tokens', 'auth_codes', 'clients', 'consents', 'latchkey_migrations', 'sessions', 'settings', 'users'])
+    expect(tables).toEqual(['access_tokens', 'auth_codes', 'clients', 'consents', 'latchkey_migrations', 'sessions', 'setting_counts', 'settings', 'users'])
   })
 
   test('the database runs with foreign keys, a busy timeout and synchronous=FULL', () => {
@@ -24,5 +24,38 @@ describe('embedded migrations', () => {
     expect(db.sqlite.query('PRAGMA foreign_keys').get()).toEqual({ foreign_keys: 1 })
     expect(db.sqlite.query('PRAGMA synchronous').get()).toEqual({ synchronous: 2 })
     expect(db.sqlite.query('PRAGMA busy_timeout').get()).toEqual({ timeout: 5000 })
+  })
+})
+
+describe('setting_counts triggers', () => {
+  test('count new keys, ignore replacements, follow deletes and cascades', () => {
+    const db = openDb(':memory:')
+    migrate(db.sqlite)
+    const run = (sql: string, ...params: string[]) => db.sqlite.query(sql).run(...params)
+    run("INSERT INTO users VALUES ('u1', 'a@x', 'A', NULL, 'h', 0)")
+    run("INSERT INTO clients VALUES ('c1', 'C', NULL, '[]', 0, 0)")
+    const count = () => (db.sqlite.query("SELECT n FROM setting_counts WHERE user_id = 'u1' AND client_id = 'c1'").get() as { n: number } | null)?.n
+    const upsert = (key: string) =>
+      run("INSERT INTO settings VALUES ('u1', 'c1', ?, '1', 0) ON CONFLICT DO UPDATE SET value = excluded.value", key)
+    upsert('a')
+    upsert('b')
+    upsert('a')
+    expect(count()).toBe(2)
+    run("DELETE FROM settings WHERE key = 'a'")
+    expect(count()).toBe(1)
+    run("DELETE FROM users WHERE id = 'u1'")
+    expect(count()).toBeUndefined()
+  })
+
+  test('the migration counts settings that existed before it', () => {
+    const db = openDb(':memory:')
+    db.sqlite.run('CREATE TABLE latchkey_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)')
+    for (const stmt of embeddedMigrations['0000_init']!.split('--> statement-breakpoint')) db.sqlite.run(stmt)
+    db.sqlite.run("INSERT INTO latchkey_migrations VALUES ('0000_init', 'x', 0)")
+    db.sqlite.run("INSERT INTO users VALUES ('u1', 'a@x', 'A', NULL, 'h', 0)")
+    db.sqlite.run("INSERT INTO clients VALUES ('c1', 'C', NULL, '[]', 0, 0)")
+    for (const key of ['a', 'b', 'c']) db.sqlite.query("INSERT INTO settings VALUES ('u1', 'c1', ?, '1', 0)").run(key)
+    expect(migrate(db.sqlite).applied).toEqual(['0001_setting_counts', '0002_setting_count_triggers'])
+    expect(db.sqlite.query('SELECT n FROM setting_counts').get()).toEqual({ n: 3 })
   })
 })

@@ -1,0 +1,432 @@
+/**
+ * `bun run bench`: Latchkey against the physical limit (a bare Bun.serve) and against a peer
+ * (panva's oidc-provider on Node), in one run, with wrk. Prepares users, apps, tokens and codes
+ * through the real endpoints, measures each case after a warm-up, prints one table and writes it
+ * as JSON under tests/bench/results/. Any non-2xx answer fails the run.
+ *
+ *   BENCH_SECONDS=10 BENCH_WARMUP=2 BENCH_CONNECTIONS=64 BENCH_THREADS=2 bun run bench
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Subprocess } from 'bun'
+
+const root = join(import.meta.dir, '../..')
+const here = import.meta.dir
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2)
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
+const THREADS = Number(process.env.BENCH_THREADS ?? 2)
+const CLK_TCK = 100
+const REDIRECT_URI = 'http://127.0.0.1:9/callback'
+
+function fail(message: string): never {
+  console.error(`bench: ${message}`)
+  process.exit(1)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+async function freePort(): Promise<number> {
+  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = probe.port
+  probe.stop(true)
+  return port
+}
+
+interface Server {
+  name: string
+  url: string
+  proc: Subprocess
+  dir: string
+}
+
+async function waitHealthy(url: string, proc: Subprocess, path: string): Promise<number> {
+  const started = performance.now()
+  for (;;) {
+    if (proc.exitCode !== null) fail(`${url} exited with ${proc.exitCode}`)
+    try {
+      if ((await fetch(url + path)).status === 200) return performance.now() - started
+    } catch {}
+    if (performance.now() - started > 20_000) fail(`${url}${path} never answered 200`)
+  }
+}
+
+async function spawnServer(name: string, cmd: string[], env: Record<string, string>, healthPath: string, cwd?: string): Promise<Server> {
+  const port = await freePort()
+  const dir = cwd ?? mkdtempSync(join(tmpdir(), `bench-${name}-`))
+  const proc = Bun.spawn(cmd, {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '', HOME: dir, HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdout: 'ignore',
+    stderr: 'ignore',
+  })
+  const url = `http://127.0.0.1:${port}`
+  await waitHealthy(url, proc, healthPath)
+  return { name, url, proc, dir }
+}
+
+async function stopServer(s: Server): Promise<void> {
+  s.proc.kill('SIGTERM')
+  await s.proc.exited
+}
+
+function cpuTicks(pid: number): number {
+  const stat = require('node:fs').readFileSync(`/proc/${pid}/stat`, 'utf8') as string
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return Number(fields[11]) + Number(fields[12]) // utime + stime (fields 14 and 15)
+}
+
+function rssMb(pid: number): number {
+  const status = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8') as string
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024
+}
+
+// ---------------------------------------------------------------------------------------------
+// wrk
+
+interface WrkResult {
+  requests: number
+  rps: number
+  p50ms: number
+  p99ms: number
+  non2xx: number
+  socketErrors: number
+}
+
+function toMs(value: string): number {
+  const m = /([\d.]+)(us|ms|s)/.exec(value)
+  if (!m) return NaN
+  const n = Number(m[1])
+  return m[2] === 'us' ? n / 1000 : m[2] === 's' ? n * 1000 : n
+}
+
+function parseWrk(out: string): WrkResult {
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN)
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN)
+  const p50 = /^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? ''
+  const p99 = /^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? ''
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0)
+  const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)
+  const socketErrors = sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0
+  return { requests, rps, p50ms: toMs(p50), p99ms: toMs(p99), non2xx, socketErrors }
+}
+
+interface Case {
+  name: string
+  server: () => Server
+  path: string
+  headers?: Record<string, string>
+  script?: string
+  env?: Record<string, string>
+  /** Sets up fresh inputs (codes) before the warm-up, and before the run from the warm-up's result. */
+  before?: (warmup?: WrkResult) => Promise<Record<string, string>>
+}
+
+function wrk(c: Case, seconds: number, extraEnv: Record<string, string>): string {
+  const args = ['wrk', `-t${THREADS}`, `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency']
+  for (const [k, v] of Object.entries(c.headers ?? {})) args.push('-H', `${k}: ${v}`)
+  if (c.script) args.push('-s', join(here, 'lua', c.script))
+  args.push(c.server().url + c.path)
+  const r = Bun.spawnSync(args, { env: { ...process.env, THREADS: String(THREADS), ...c.env, ...extraEnv } })
+  if (r.exitCode !== 0) fail(`wrk failed for ${c.name}: ${r.stderr.toString()}`)
+  return r.stdout.toString()
+}
+
+interface Row extends WrkResult {
+  name: string
+  cpuUsPerReq: number
+  rssMb: number
+}
+
+async function measure(c: Case): Promise<Row> {
+  const server = c.server()
+  const warm = parseWrk(wrk(c, WARMUP, (await c.before?.()) ?? {}))
+  const env = (await c.before?.(warm)) ?? {}
+  const pid = server.proc.pid
+  const ticks0 = cpuTicks(pid)
+  let maxRss = rssMb(pid)
+  const sampler = setInterval(() => (maxRss = Math.max(maxRss, rssMb(pid))), 250)
+  const out = await new Promise<string>((resolve) => setTimeout(() => resolve(wrk(c, SECONDS, env)), 0))
+  clearInterval(sampler)
+  maxRss = Math.max(maxRss, rssMb(pid))
+  const result = parseWrk(out)
+  const cpuUs = ((cpuTicks(pid) - ticks0) * 1_000_000) / CLK_TCK
+  const row: Row = { name: c.name, ...result, cpuUsPerReq: cpuUs / result.requests, rssMb: maxRss }
+  if (!Number.isFinite(result.rps) || result.requests === 0) fail(`could not read wrk's output for ${c.name}:\n${out}`)
+  if (result.non2xx > 0 || result.socketErrors > 0)
+    fail(`${c.name}: ${result.non2xx} non-2xx answers and ${result.socketErrors} socket errors — the run is invalid\n${out}`)
+  console.error(`  ${c.name}: ${Math.round(result.rps)} req/s`)
+  return row
+}
+
+// ---------------------------------------------------------------------------------------------
+// Preparation through the real endpoints
+
+function cli(server: Server, bin: string, args: string[], stdin?: string): string {
+  const r = Bun.spawnSync([bin, ...args], {
+    cwd: server.dir,
+    env: { PATH: process.env.PATH ?? '', HOME: server.dir, PORT: new URL(server.url).port },
+    stdin: stdin === undefined ? 'ignore' : new TextEncoder().encode(stdin),
+  })
+  if (r.exitCode !== 0) fail(`latchkey ${args.join(' ')}: ${r.stderr.toString()}`)
+  return r.stdout.toString()
+}
+
+async function signIn(url: string, email: string, password: string): Promise<string> {
+  const page = await fetch(`${url}/login`)
+  const csrfCookie = page.headers.getSetCookie()[0]!.split(';')[0]!
+  const csrf = /name="csrf_token" value="([^"]+)"/.exec(await page.text())![1]!
+  const res = await fetch(`${url}/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: csrfCookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ email, password, csrf_token: csrf }),
+  })
+  if (res.status !== 303) fail(`sign-in failed: ${res.status}`)
+  return res.headers.getSetCookie().find((c) => c.startsWith('lk_session='))!.split(';')[0]!
+}
+
+/** Codes minted through GET /oauth/authorize (a skip-consent app, a signed-in browser). */
+async function mintCodes(url: string, cookie: string, clientId: string, count: number): Promise<string[]> {
+  const authorize = `${url}/oauth/authorize?client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&scope=profile%20email`
+  const codes: string[] = []
+  let next = 0
+  const worker = async () => {
+    while (next < count) {
+      next++
+      const res = await fetch(authorize, { redirect: 'manual', headers: { cookie } })
+      const code = res.status === 303 ? new URL(res.headers.get('location')!).searchParams.get('code') : null
+      if (!code) fail(`minting a code failed: ${res.status}`)
+      codes.push(code)
+    }
+  }
+  await Promise.all(Array.from({ length: 64 }, worker))
+  return codes
+}
+
+async function exchange(url: string, clientId: string, secret: string, code: string): Promise<string> {
+  const res = await fetch(`${url}/api/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'authorization_code', code, client_id: clientId, client_secret: secret, redirect_uri: REDIRECT_URI }),
+  })
+  if (res.status !== 200) fail(`token exchange failed: ${res.status} ${await res.text()}`)
+  return ((await res.json()) as { access_token: string }).access_token
+}
+
+// ---------------------------------------------------------------------------------------------
+// Startup and idle memory of the binary
+
+async function startupRuns(bin: string, runs = 3): Promise<Array<{ ms: number; idleRssMb: number }>> {
+  const out = []
+  for (let i = 0; i < runs; i++) {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-startup-'))
+    const port = await freePort()
+    const started = performance.now()
+    const proc = Bun.spawn([bin], { cwd: dir, env: { PATH: '', HOST: '127.0.0.1', PORT: String(port) }, stdout: 'ignore', stderr: 'ignore' })
+    await waitHealthy(`http://127.0.0.1:${port}`, proc, '/healthz')
+    const ms = performance.now() - started
+    await Bun.sleep(1000)
+    out.push({ ms, idleRssMb: rssMb(proc.pid) })
+    proc.kill('SIGTERM')
+    await proc.exited
+    rmSync(dir, { recursive: true, force: true })
+  }
+  return out
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+
+// ---------------------------------------------------------------------------------------------
+
+function ensureTools(): void {
+  if (Bun.spawnSync(['sh', '-c', 'command -v wrk']).exitCode !== 0)
+    fail('wrk is not installed. Install it with: apt-get install -y wrk   (Debian package "wrk")')
+  if (Bun.spawnSync(['sh', '-c', 'command -v node']).exitCode !== 0) fail('node is needed for the peer (oidc-provider)')
+  if (!existsSync(join(here, 'peer/node_modules/oidc-provider'))) {
+    console.error('bench: installing the peer (oidc-provider) in tests/bench/peer')
+    const r = Bun.spawnSync(['npm', 'ci', '--no-fund', '--no-audit'], { cwd: join(here, 'peer'), stdout: 'inherit', stderr: 'inherit' })
+    if (r.exitCode !== 0) fail('npm ci in tests/bench/peer failed')
+  }
+}
+
+function newestSource(): number {
+  let newest = 0
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, name.name)
+      if (name.isDirectory()) walk(p)
+      else newest = Math.max(newest, statSync(p).mtimeMs)
+    }
+  }
+  walk(join(root, 'src'))
+  walk(join(root, 'drizzle'))
+  return newest
+}
+
+function ensureBinary(): string {
+  const bin = join(root, 'dist/latchkey')
+  if (existsSync(bin) && statSync(bin).mtimeMs > newestSource()) return bin
+  console.error('bench: building dist/latchkey')
+  const r = Bun.spawnSync(['bun', 'run', 'build'], { cwd: root, stdout: 'ignore', stderr: 'inherit' })
+  if (r.exitCode !== 0) fail('bun run build failed')
+  return bin
+}
+
+async function main() {
+  ensureTools()
+  const bin = ensureBinary()
+  const binarySizeMb = statSync(bin).size / 1024 / 1024
+  console.error(`bench: ${THREADS} threads, ${CONNECTIONS} connections, ${WARMUP}s warm-up + ${SECONDS}s per case`)
+
+  const startup = await startupRuns(bin)
+
+  const bare = await spawnServer('bare', ['bun', join(here, 'bare.ts')], {}, '/')
+  const latchkey = await spawnServer('latchkey', [bin], { SETTINGS_MAX_KEYS: '1000000', CODE_TTL: '3600', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' }, '/healthz')
+  const peer = await spawnServer('peer', ['node', join(here, 'peer/server.mjs')], { NODE_ENV: 'production' }, '/.well-known/openid-configuration')
+
+  // Latchkey: an app and a user from the CLI, a token through sign-in, authorize and exchange.
+  const app = JSON.parse(cli(latchkey, bin, ['client', 'create', '--name', 'Bench', '--redirect-uri', REDIRECT_URI, '--skip-consent']))
+  cli(latchkey, bin, ['user', 'create', '--email', 'bench@example.com', '--name', 'Bench User', '--password-stdin'], 'bench password\n')
+  const session = await signIn(latchkey.url, 'bench@example.com', 'bench password')
+  const settingsAuthorize = `${latchkey.url}/oauth/authorize?client_id=${app.client_id}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&scope=profile%20email%20settings%3Aread%20settings%3Awrite`
+  const first = await fetch(settingsAuthorize, { redirect: 'manual', headers: { cookie: session } })
+  const token = await exchange(latchkey.url, app.client_id, app.client_secret, new URL(first.headers.get('location')!).searchParams.get('code')!)
+  const bearer = { Authorization: `Bearer ${token}` }
+  for (let i = 0; i < 10; i++) {
+    const res = await fetch(`${latchkey.url}/api/settings`, {
+      method: 'POST',
+      headers: { ...bearer, 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: app.client_id, key: `pref.${i}`, value: { theme: 'dark', size: i, tags: ['a', 'b'] } }),
+    })
+    if (res.status !== 200) fail(`seeding settings failed: ${res.status}`)
+  }
+
+  // The peer: a client_credentials token to introspect.
+  const peerAuth = `Basic ${btoa('bench:bench-secret-that-is-long-enough-0123456789')}`
+  const peerToken = (await (
+    await fetch(`${peer.url}/token`, {
+      method: 'POST',
+      headers: { authorization: peerAuth, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials&scope=api',
+    })
+  ).json()) as { access_token: string }
+
+  const codesDir = mkdtempSync(join(tmpdir(), 'bench-codes-'))
+  const mintedPerSecond: number[] = []
+  const codesFor = async (warmup?: WrkResult) => {
+    // The warm-up gets plenty; the run gets 1.5 times what the warm-up's pace needs. A
+    // shortfall would show as non-2xx answers and fail the run.
+    const pace = warmup ? (warmup.requests - warmup.non2xx) / WARMUP : 0
+    const count = warmup ? Math.ceil(pace * SECONDS * 1.5) + 5_000 : WARMUP * 40_000
+    const started = performance.now()
+    const codes = await mintCodes(latchkey.url, session, app.client_id, count)
+    mintedPerSecond.push(count / ((performance.now() - started) / 1000))
+    const file = join(codesDir, warmup ? 'run.txt' : 'warmup.txt')
+    writeFileSync(file, codes.join('\n') + '\n')
+    return { CODES: file, REDIRECT_URI: encodeURIComponent(REDIRECT_URI) }
+  }
+
+  const basicApp = `Basic ${btoa(`${app.client_id}:${app.client_secret}`)}`
+  const settingsBody = JSON.stringify({ client_id: app.client_id, key: 'same.key', value: { theme: 'dark', size: 14 } })
+  const cases: Case[] = [
+    { name: 'bare Bun.serve (ceiling)', server: () => bare, path: '/' },
+    { name: 'GET /api/oauth/userinfo', server: () => latchkey, path: '/api/oauth/userinfo', headers: bearer },
+    { name: 'GET /api/settings (10 keys)', server: () => latchkey, path: '/api/settings', headers: bearer },
+    { name: 'GET /api/settings/:key', server: () => latchkey, path: '/api/settings/pref.3', headers: bearer },
+    {
+      name: 'POST /api/settings (new keys)',
+      server: () => latchkey,
+      path: '/api/settings',
+      headers: { ...bearer, 'Content-Type': 'application/json' },
+      script: 'settings-distinct.lua',
+      env: { CLIENT_ID: app.client_id },
+    },
+    {
+      name: 'POST /api/settings (same key)',
+      server: () => latchkey,
+      path: '/api/settings',
+      headers: { ...bearer, 'Content-Type': 'application/json' },
+      script: 'post.lua',
+      env: { BODY: settingsBody },
+    },
+    {
+      name: 'POST /api/oauth/token (code exchange)',
+      server: () => latchkey,
+      path: '/api/oauth/token',
+      headers: { Authorization: basicApp, 'Content-Type': 'application/x-www-form-urlencoded' },
+      script: 'token.lua',
+      before: codesFor,
+    },
+    {
+      name: 'peer: client_credentials',
+      server: () => peer,
+      path: '/token',
+      headers: { Authorization: peerAuth, 'Content-Type': 'application/x-www-form-urlencoded' },
+      script: 'post.lua',
+      env: { BODY: 'grant_type=client_credentials&scope=api' },
+    },
+    {
+      name: 'peer: introspection',
+      server: () => peer,
+      path: '/token/introspection',
+      headers: { Authorization: peerAuth, 'Content-Type': 'application/x-www-form-urlencoded' },
+      script: 'post.lua',
+      env: { BODY: `token=${peerToken.access_token}` },
+    },
+  ]
+
+  const only = process.env.BENCH_ONLY
+  const rows: Row[] = []
+  for (const c of cases) if (!only || c.name === cases[0]!.name || c.name.includes(only) || c.name.startsWith('peer')) rows.push(await measure(c))
+
+  for (const s of [bare, latchkey, peer]) await stopServer(s)
+  rmSync(codesDir, { recursive: true, force: true })
+
+  const ceiling = rows[0]!.rps
+  const peerCc = rows.find((r) => r.name === 'peer: client_credentials')!.rps
+  const peerIntrospect = rows.find((r) => r.name === 'peer: introspection')!.rps
+  const report = {
+    date: new Date().toISOString(),
+    machine: { cores: navigator.hardwareConcurrency, bun: Bun.version, node: Bun.spawnSync(['node', '--version']).stdout.toString().trim() },
+    settings: { seconds: SECONDS, warmup: WARMUP, threads: THREADS, connections: CONNECTIONS, logLevel: process.env.BENCH_LOG_LEVEL ?? 'info' },
+    binary: {
+      sizeMb: binarySizeMb,
+      startupMs: startup.map((s) => s.ms),
+      idleRssMb: startup.map((s) => s.idleRssMb),
+      startupMsMedian: median(startup.map((s) => s.ms)),
+      idleRssMbMedian: median(startup.map((s) => s.idleRssMb)),
+    },
+    codesMintedPerSecond: mintedPerSecond,
+    cases: rows.map((r) => ({
+      ...r,
+      ofBare: r.rps / ceiling,
+      // The peer's nearest equivalent: issuing a token for the token endpoint, checking one otherwise.
+      ofPeer: r.name.startsWith('POST /api/oauth/token') ? r.rps / peerCc : r.rps / peerIntrospect,
+    })),
+  }
+
+  const resultsDir = join(here, 'results')
+  const file = join(resultsDir, `${report.date.replace(/[:.]/g, '-')}.json`)
+  writeFileSync(file, JSON.stringify(report, null, 2) + '\n')
+
+  const pad = (s: string, n: number) => s.padEnd(n)
+  const num = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d })
+  const lines = [
+    `| case | req/s | p50 ms | p99 ms | errors | CPU µs/req | RSS MB | × bare | × peer |`,
+    `| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`,
+    ...report.cases.map(
+      (r) =>
+        `| ${pad(r.name, 38)} | ${num(r.rps)} | ${num(r.p50ms, 2)} | ${num(r.p99ms, 2)} | ${r.non2xx + r.socketErrors} | ${num(r.cpuUsPerReq, 1)} | ${num(r.rssMb, 1)} | ${num(r.ofBare * 100)} % | ${num(r.ofPeer, 2)} |`,
+    ),
+    '',
+    `binary: ${num(binarySizeMb, 1)} MB; spawn → first /healthz 200: ${startup.map((s) => num(s.ms, 1)).join(', ')} ms (median ${num(report.binary.startupMsMedian, 1)}); idle RSS: ${startup.map((s) => num(s.idleRssMb, 1)).join(', ')} MB (median ${num(report.binary.idleRssMbMedian, 1)})`,
+    `× peer: the token endpoint against oidc-provider's client_credentials (${num(peerCc)} req/s), the other cases against its introspection (${num(peerIntrospect)} req/s).`,
+    `results: ${file.slice(root.length + 1)}`,
+  ]
+  console.log(lines.join('\n'))
+}
+
+await main()
