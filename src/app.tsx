@@ -8,6 +8,8 @@ import type { Config } from './config'
 import type { AppContext } from './context'
 import type { Db } from './db/client'
 import { Writer } from './db/writer'
+import { ExternalWrites } from './db/external-writes'
+import { SettingsCache } from './settings/cache'
 import { systemClock, type Clock } from './lib/clock'
 import { ApiError, InvalidRequest, MethodNotAllowed, NotFound, PageError, ServerError } from './lib/errors'
 import { CORS_PREFLIGHT_HEADERS, errorResponse, json } from './lib/http'
@@ -34,13 +36,16 @@ export interface AppDeps {
 
 export function createContext(deps: AppDeps): AppContext {
   const clock = deps.clock ?? systemClock
+  const external = new ExternalWrites(deps.db.sqlite)
   return {
     db: deps.db,
     config: deps.config,
     clock,
     log: deps.log ?? silentLogger,
     writer: new Writer(deps.db.sqlite),
-    tokens: new AccessTokens(deps.db, clock, deps.config.accessTokenTtl),
+    external,
+    tokens: new AccessTokens(deps.db, clock, deps.config.accessTokenTtl, external),
+    settingsCache: new SettingsCache(external),
   }
 }
 

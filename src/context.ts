@@ -1,6 +1,8 @@
 import type { Config } from './config'
 import type { Db } from './db/client'
 import type { Writer } from './db/writer'
+import type { ExternalWrites } from './db/external-writes'
+import type { SettingsCache } from './settings/cache'
 import type { Clock } from './lib/clock'
 import type { Logger } from './lib/log'
 import type { AccessTokens } from './oauth/tokens'
@@ -13,4 +15,6 @@ export interface AppContext {
   clock: Clock
   log: Logger
   tokens: AccessTokens
+  external: ExternalWrites
+  settingsCache: SettingsCache
 }

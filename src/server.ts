@@ -27,7 +27,6 @@ export function startServer(config: Config, log: Logger = createLogger(config.lo
   if (applied.length) log.info('migrated', { applied: applied.join(',') })
   const ctx = createContext({ db, config, log })
   const app = createApp(ctx)
-  const logRequests = log.enabled('info')
 
   const server = Bun.serve({
     hostname: config.host,
@@ -40,14 +39,7 @@ export function startServer(config: Config, log: Logger = createLogger(config.lo
       requestIds.set(request, id)
       const response = await app.handle(request)
       response.headers.set('x-request-id', id)
-      if (logRequests)
-        log.info('request', {
-          method: request.method,
-          path: pathOf(request.url),
-          status: response.status,
-          ms: Math.round((performance.now() - started) * 100) / 100,
-          request_id: id,
-        })
+      log.request(request.method, pathOf(request.url), response.status, Math.round((performance.now() - started) * 100) / 100, id)
       return response
     },
   })

@@ -9,6 +9,8 @@ export interface Logger {
   info(msg: string, fields?: LogFields): void
   warn(msg: string, fields?: LogFields): void
   error(msg: string, fields?: LogFields): void
+  /** The access log line: method, path (never the query), status, duration, request id. */
+  request(method: string, path: string, status: number, ms: number, requestId: string): void
   enabled(level: LogLevel): boolean
   flush(): void
 }
@@ -29,19 +31,36 @@ export function createLogger(level: LogLevel, write: (chunk: string) => void = s
     pending = []
     write(chunk)
   }
-  const emit = (lvl: LogLevel, msg: string, fields?: LogFields) => {
-    if (RANK[lvl] < min) return
-    pending.push(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }) + '\n')
+  let lastMs = 0
+  let lastIso = ''
+  const time = () => {
+    const ms = Date.now()
+    if (ms !== lastMs) lastIso = new Date((lastMs = ms)).toISOString()
+    return lastIso
+  }
+  const push = (line: string) => {
+    pending.push(line)
     if (!scheduled) {
       scheduled = true
       setImmediate(flush)
     }
   }
+  const emit = (lvl: LogLevel, msg: string, fields?: LogFields) => {
+    if (RANK[lvl] >= min) push(JSON.stringify({ time: time(), level: lvl, msg, ...fields }) + '\n')
+  }
+  const logRequests = RANK.info >= min
   return {
     debug: (m, f) => emit('debug', m, f),
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
+    // Built by hand: it runs on every request. HTTP methods and request ids need no escaping.
+    request: (method, path, status, ms, requestId) => {
+      if (logRequests)
+        push(
+          `{"time":"${time()}","level":"info","msg":"request","method":"${method}","path":${JSON.stringify(path)},"status":${status},"ms":${ms},"request_id":"${requestId}"}\n`,
+        )
+    },
     enabled: (lvl) => RANK[lvl] >= min,
     flush,
   }

@@ -1,7 +1,7 @@
-import type { Statement } from 'bun:sqlite'
 import { and, eq, sql } from 'drizzle-orm'
 import type { User } from '../accounts/users'
 import { changes, type Db } from '../db/client'
+import type { ExternalWrites } from '../db/external-writes'
 import { prepared } from '../db/prepared'
 import { accessTokens, users } from '../db/schema'
 import type { Clock } from '../lib/clock'
@@ -21,21 +21,20 @@ export interface TokenGrant {
  * Access tokens: stored as SHA-256 only; validated through a small in-process cache keyed by
  * the token so the hot path skips the hash and the join. The cache is bounded, entries expire
  * with their token, and it is emptied on every revocation in this process and whenever another
- * process (the CLI deleting a user or client) commits to the database (`PRAGMA data_version`),
- * so a revoked token stops working on the very next request.
+ * process (the CLI deleting a user or client) commits to the database (ExternalWrites), so a
+ * revoked token stops working on the very next request.
  */
 export class AccessTokens {
   private readonly cache = new Map<string, TokenGrant>()
-  private readonly dataVersion: Statement<{ data_version: number }>
-  private seenVersion = -1
 
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly ttlSeconds: number,
+    private readonly external: ExternalWrites,
     private readonly maxCached = 10_000,
   ) {
-    this.dataVersion = db.sqlite.query('PRAGMA data_version')
+    external.onChange(() => this.forget())
   }
 
   /** Call inside a write job. */
@@ -63,7 +62,7 @@ export class AccessTokens {
   }
 
   validate(token: string): TokenGrant | undefined {
-    this.followOtherWriters()
+    this.external.check()
     const now = this.clock.now()
     const cached = this.cache.get(token)
     if (cached) {
@@ -107,14 +106,6 @@ export class AccessTokens {
 
   get cachedCount(): number {
     return this.cache.size
-  }
-
-  private followOtherWriters(): void {
-    const version = this.dataVersion.get()!.data_version
-    if (version !== this.seenVersion) {
-      this.seenVersion = version
-      this.cache.clear()
-    }
   }
 
   private lookup(tokenHash: string) {

@@ -14,7 +14,7 @@ import {
   SettingSaved,
 } from './model'
 import { errorResponses } from '../docs/openapi'
-import { deleteSetting, etagOf, getSetting, listSettings, saveSetting, settingJson, type Preconditions } from './service'
+import { deleteSetting, etagOf, getSetting, listSettingsJson, saveSetting, settingJson, type Preconditions } from './service'
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store', ...CORS_HEADERS }
 
@@ -43,8 +43,9 @@ export function settingsRoutes(ctx: AppContext) {
       '/api/settings',
       function listAll({ request, query }) {
         const { user, clientId } = authenticateBearer(ctx, request, 'settings:read', query.client_id)
-        const items = listSettings(ctx.db, user.id, clientId)
-        return jsonText(`{"settings":[${items.map((s) => settingJson(s, clientId)).join(',')}]}`)
+        let body = ctx.settingsCache.get(user.id, clientId)
+        if (body === undefined) ctx.settingsCache.set(user.id, clientId, (body = listSettingsJson(ctx.db, user.id, clientId)))
+        return jsonText(body)
       },
       {
         query: ClientIdQuery,
@@ -80,13 +81,14 @@ export function settingsRoutes(ctx: AppContext) {
         if (encoder.encode(value).byteLength > ctx.config.settingsMaxValueBytes)
           throw new ValueTooLarge(`value is larger than ${ctx.config.settingsMaxValueBytes} bytes of JSON`)
         const pre = preconditionsOf(request)
-        const stored = await ctx.writer.write(() =>
-          saveSetting(
+        const stored = await ctx.writer.write(() => {
+          ctx.settingsCache.invalidate(user.id, clientId)
+          return saveSetting(
             ctx.db,
             { userId: user.id, clientId, key, value, now: ctx.clock.now(), maxKeys: ctx.config.settingsMaxKeys },
             pre,
-          ),
-        )
+          )
+        })
         return jsonText(`{"success":true,"setting":${settingJson(stored, clientId)}}`, { etag: etagOf(stored) })
       },
       {
@@ -111,7 +113,10 @@ export function settingsRoutes(ctx: AppContext) {
         const { user, clientId } = grant
         const key = checkKey(params.key)
         const pre = preconditionsOf(request)
-        const deleted = await ctx.writer.write(() => deleteSetting(ctx.db, user.id, clientId, key, pre))
+        const deleted = await ctx.writer.write(() => {
+          ctx.settingsCache.invalidate(user.id, clientId)
+          return deleteSetting(ctx.db, user.id, clientId, key, pre)
+        })
         if (!deleted) throw new NotFound(`no setting named "${key}"`)
         return jsonText('{"success":true}')
       },

@@ -17,22 +17,45 @@ export function etagOf(s: StoredSetting): string {
   return `"${sha256(`${s.updatedAt}:${s.value}`).slice(0, 27)}"`
 }
 
-/** The JSON of one setting object, built from the stored text. */
+const isoTimes = new Map<number, string>()
+
+/** ISO 8601 with milliseconds; memoized, as the same few instants are formatted on every read. */
+function isoTime(ms: number): string {
+  let iso = isoTimes.get(ms)
+  if (iso === undefined) {
+    if (isoTimes.size >= 10_000) isoTimes.clear()
+    isoTimes.set(ms, (iso = new Date(ms).toISOString()))
+  }
+  return iso
+}
+
+/**
+ * The JSON of one setting object, spliced from the stored text. Keys (KEY_PATTERN) and client
+ * ids (hex) have no character JSON would escape, so they are quoted as they are.
+ */
 export function settingJson(s: StoredSetting, clientId: string): string {
-  return `{"key":${JSON.stringify(s.key)},"value":${s.value},"client_id":${JSON.stringify(clientId)},"updated_at":"${new Date(s.updatedAt).toISOString()}"}`
+  return `{"key":"${s.key}","value":${s.value},"client_id":"${clientId}","updated_at":"${isoTime(s.updatedAt)}"}`
 }
 
 const scope = { userId: sql.placeholder('userId'), clientId: sql.placeholder('clientId') }
 
-export function listSettings(db: Db, userId: string, clientId: string): StoredSetting[] {
-  return prepared(db, 'settingsList', () =>
+/** The `{settings: [...]}` body, sorted by key (SQLite's BINARY collation: byte order). */
+export function listSettingsJson(db: Db, userId: string, clientId: string): string {
+  // Raw rows (`values`) skip Drizzle's per-row object mapping on this hot path.
+  const rows = prepared(db, 'settingsList', () =>
     db.orm
       .select({ key: settings.key, value: settings.value, updatedAt: settings.updatedAt })
       .from(settings)
       .where(and(eq(settings.userId, scope.userId), eq(settings.clientId, scope.clientId)))
       .orderBy(asc(settings.key))
       .prepare(),
-  ).all({ userId, clientId })
+  ).values({ userId, clientId }) as unknown as Array<[string, string, number]>
+  let body = '{"settings":['
+  for (let i = 0; i < rows.length; i++) {
+    const [key, value, updatedAt] = rows[i]!
+    body += (i ? ',' : '') + settingJson({ key, value, updatedAt }, clientId)
+  }
+  return body + ']}'
 }
 
 export function getSetting(db: Db, userId: string, clientId: string, key: string): StoredSetting | undefined {

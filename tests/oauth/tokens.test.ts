@@ -84,7 +84,7 @@ describe('the validated-token cache', () => {
 
   test('the cache is bounded', async () => {
     const { client, user } = await setup()
-    const small = new (ctx.tokens.constructor as typeof import('../../src/oauth/tokens').AccessTokens)(db, clock, 3600, 3)
+    const small = new (ctx.tokens.constructor as typeof import('../../src/oauth/tokens').AccessTokens)(db, clock, 3600, ctx.external, 3)
     const tokens = await ctx.writer.write(() =>
       Array.from({ length: 5 }, () => small.issue({ clientId: client.id, userId: user.id, scope: 'email', codeHash: null }).token),
     )
