@@ -1,4 +1,4 @@
-import type { Database } from 'bun:sqlite'
+import type { Database, Statement } from 'bun:sqlite'
 
 interface Job {
   fn: () => unknown
@@ -16,8 +16,20 @@ interface Job {
 export class Writer {
   private queue: Job[] = []
   private scheduled = false
+  // Compiled once: Database.run() would compile these on every job.
+  private readonly begin: Statement
+  private readonly commit: Statement
+  private readonly savepoint: Statement
+  private readonly release: Statement
+  private readonly rollbackTo: Statement
 
-  constructor(private readonly sqlite: Database) {}
+  constructor(private readonly sqlite: Database) {
+    this.begin = sqlite.prepare('BEGIN IMMEDIATE')
+    this.commit = sqlite.prepare('COMMIT')
+    this.savepoint = sqlite.prepare('SAVEPOINT job')
+    this.release = sqlite.prepare('RELEASE job')
+    this.rollbackTo = sqlite.prepare('ROLLBACK TO job')
+  }
 
   write<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -37,9 +49,9 @@ export class Writer {
     this.queue = []
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = []
     try {
-      this.sqlite.run('BEGIN IMMEDIATE')
+      this.begin.run()
       for (const job of jobs) outcomes.push(this.runJob(job))
-      this.sqlite.run('COMMIT')
+      this.commit.run()
     } catch (error) {
       if (this.sqlite.inTransaction) this.sqlite.run('ROLLBACK')
       for (const job of jobs) job.reject(error)
@@ -53,14 +65,14 @@ export class Writer {
   }
 
   private runJob(job: Job): { ok: true; value: unknown } | { ok: false; error: unknown } {
-    this.sqlite.run('SAVEPOINT job')
+    this.savepoint.run()
     try {
       const value = job.fn()
-      this.sqlite.run('RELEASE job')
+      this.release.run()
       return { ok: true, value }
     } catch (error) {
-      this.sqlite.run('ROLLBACK TO job')
-      this.sqlite.run('RELEASE job')
+      this.rollbackTo.run()
+      this.release.run()
       return { ok: false, error }
     }
   }

@@ -8,13 +8,21 @@ function setup() {
   sqlite.run('CREATE TABLE parent (id INTEGER PRIMARY KEY)')
   sqlite.run('CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT NOT NULL)')
   sqlite.run('CREATE TABLE child (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES parent(id))')
+  // Count the COMMITs the writer really executes.
   let commits = 0
+  const prepare = sqlite.prepare.bind(sqlite)
+  sqlite.prepare = ((query: string, ...rest: unknown[]) => {
+    const statement = prepare(query, ...(rest as []))
+    if (query === 'COMMIT') {
+      const run = statement.run.bind(statement)
+      statement.run = ((...args: never[]) => {
+        commits++
+        return run(...args)
+      }) as typeof statement.run
+    }
+    return statement
+  }) as typeof sqlite.prepare
   const writer = new Writer(sqlite)
-  const run = sqlite.run.bind(sqlite)
-  sqlite.run = ((sql: string, ...rest: never[]) => {
-    if (sql === 'COMMIT') commits++
-    return run(sql, ...rest)
-  }) as typeof sqlite.run
   const rows = () => sqlite.query('SELECT k, v FROM kv ORDER BY k').all()
   return { sqlite, writer, rows, commits: () => commits }
 }
