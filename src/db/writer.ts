@@ -1,5 +1,7 @@
 import type { Database, Statement } from 'bun:sqlite'
 
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
+
 interface Job {
   fn: () => unknown
   resolve: (value: any) => void
@@ -8,10 +10,14 @@ interface Job {
 
 /**
  * Group commit: every write of the app goes through `write(fn)`. Writes that arrive in the
- * same turn of the event loop run in one transaction (each in its own savepoint, so one
- * failing job does not undo the others) and share one COMMIT — one fsync under
+ * same turn of the event loop run in one transaction and share one COMMIT — one fsync under
  * synchronous=FULL. A job's promise settles only after the COMMIT succeeded; if the COMMIT
  * fails, every job of the batch is rejected, so nothing is acknowledged that is not on disk.
+ *
+ * One failing job must not undo the others. Jobs first run without savepoints (they cost two
+ * statements per job); if one throws, the batch is rolled back and run again with a savepoint
+ * around each job. Jobs are therefore plain functions of the database state: running one
+ * again after a rollback is the same as running it once.
  */
 export class Writer {
   private queue: Job[] = []
@@ -22,6 +28,7 @@ export class Writer {
   private readonly savepoint: Statement
   private readonly release: Statement
   private readonly rollbackTo: Statement
+  private readonly rollback: Statement
 
   constructor(private readonly sqlite: Database) {
     this.begin = sqlite.prepare('BEGIN IMMEDIATE')
@@ -29,6 +36,7 @@ export class Writer {
     this.savepoint = sqlite.prepare('SAVEPOINT job')
     this.release = sqlite.prepare('RELEASE job')
     this.rollbackTo = sqlite.prepare('ROLLBACK TO job')
+    this.rollback = sqlite.prepare('ROLLBACK')
   }
 
   write<T>(fn: () => T): Promise<T> {
@@ -47,13 +55,12 @@ export class Writer {
     const jobs = this.queue
     if (jobs.length === 0) return
     this.queue = []
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = []
+    let outcomes: Outcome[]
     try {
-      this.begin.run()
-      for (const job of jobs) outcomes.push(this.runJob(job))
+      outcomes = this.runOptimistic(jobs) ?? this.runIsolated(jobs)
       this.commit.run()
     } catch (error) {
-      if (this.sqlite.inTransaction) this.sqlite.run('ROLLBACK')
+      if (this.sqlite.inTransaction) this.rollback.run()
       for (const job of jobs) job.reject(error)
       return
     }
@@ -64,7 +71,28 @@ export class Writer {
     })
   }
 
-  private runJob(job: Job): { ok: true; value: unknown } | { ok: false; error: unknown } {
+  /** All jobs in one transaction; undefined (and rolled back) as soon as one throws. */
+  private runOptimistic(jobs: Job[]): Outcome[] | undefined {
+    this.begin.run()
+    const outcomes: Outcome[] = []
+    for (const job of jobs) {
+      try {
+        outcomes.push({ ok: true, value: job.fn() })
+      } catch {
+        this.rollback.run()
+        return undefined
+      }
+    }
+    return outcomes
+  }
+
+  /** Each job in its own savepoint, so a failing one leaves no trace. */
+  private runIsolated(jobs: Job[]): Outcome[] {
+    this.begin.run()
+    return jobs.map((job) => this.runJob(job))
+  }
+
+  private runJob(job: Job): Outcome {
     this.savepoint.run()
     try {
       const value = job.fn()

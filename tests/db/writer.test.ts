@@ -81,3 +81,28 @@ describe('group commit', () => {
     expect(rows()).toEqual([{ k: 'a', v: '2' }])
   })
 })
+
+describe('group commit fallback', () => {
+  test('a job that wrote before throwing leaves nothing, even after the batch is run again', async () => {
+    const { sqlite, writer, rows, commits } = setup()
+    let runs = 0
+    const outcomes = await Promise.allSettled([
+      writer.write(() => {
+        runs++
+        sqlite.run("INSERT INTO kv VALUES ('first', '1')")
+      }),
+      writer.write(() => {
+        sqlite.run("INSERT INTO kv VALUES ('half', 'written')")
+        throw new Error('fails after writing')
+      }),
+      writer.write(() => sqlite.run("INSERT INTO kv VALUES ('last', '1')")),
+    ])
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+    expect(rows()).toEqual([
+      { k: 'first', v: '1' },
+      { k: 'last', v: '1' },
+    ])
+    expect(runs).toBe(2) // optimistic pass, then the isolated pass
+    expect(commits()).toBe(1)
+  })
+})
