@@ -93,14 +93,15 @@ export function createApp(ctx: AppContext) {
         return errorResponse(new NotFound(`no route for ${request.method} ${path}`))
       }
       const e = cause as { name?: string; code?: unknown; message?: string }
+      const requestId = requestIdOf(request)
       ctx.log.error('unhandled error', {
-        request_id: requestIdOf(request),
+        request_id: requestId,
         error_type: e?.name ?? typeof cause,
         error_code: typeof e?.code === 'string' ? e.code : undefined,
         error_message: redact(String(e?.message ?? '')),
       })
-      const fault = new ServerError('an unexpected error occurred; it has been logged')
-      return isApi ? errorResponse(fault) : page(500, 'Something went wrong', 'An unexpected error occurred; it has been logged.')
+      const fault = new ServerError(`an unexpected error occurred; it was logged with request id ${requestId}`)
+      return isApi ? errorResponse(fault) : page(500, 'Something went wrong', `An unexpected error occurred; it was logged with request id ${requestId}.`)
     })
     .options('/api/*', () => new Response(null, { status: 204, headers: CORS_PREFLIGHT_HEADERS }))
     .use(docsRoutes(ctx.config, () => self.app!))

@@ -38,7 +38,6 @@ export function startServer(config: Config, log: Logger = createLogger(config.lo
       const id = nextRequestId()
       requestIds.set(request, id)
       const response = await app.handle(request)
-      response.headers.set('x-request-id', id)
       log.request(request.method, pathOf(request.url), response.status, Math.round((performance.now() - started) * 100) / 100, id)
       return response
     },

@@ -128,4 +128,11 @@ export function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` }
 }
 
+/**
+ * Ends the current event-loop turn. Real requests never share a turn with one sent after them;
+ * in-process `app.handle` calls awaited back to back do, so tests that model "the next request"
+ * after another process's commit cross a turn first (see ExternalWrites.check).
+ */
+export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
 export { parseCookies }

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import { InvalidRequest, NotFound, ValueTooLarge } from '../lib/errors'
-import { CORS_HEADERS, readJsonObject } from '../lib/http'
+import { CORS_HEADERS, jsonText, readJsonObject } from '../lib/http'
 import { authenticateBearer, checkClientId } from '../oauth/bearer'
 import {
   ClientIdQuery,
@@ -15,12 +15,6 @@ import {
 } from './model'
 import { errorResponses } from '../docs/openapi'
 import { deleteSetting, etagOf, getSetting, listSettingsJson, saveSetting, settingJson, type Preconditions } from './service'
-
-const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store', ...CORS_HEADERS }
-
-function jsonText(body: string, headers: Record<string, string> = {}, status = 200): Response {
-  return new Response(body, { status, headers: { ...JSON_HEADERS, ...headers } })
-}
 
 function checkKey(key: string): string {
   if (!KEY_PATTERN.test(key))
@@ -63,7 +57,7 @@ export function settingsRoutes(ctx: AppContext) {
         const ifNoneMatch = request.headers.get('if-none-match')
         if (ifNoneMatch && (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim() === etag)))
           return new Response(null, { status: 304, headers: { etag, 'cache-control': 'no-store', ...CORS_HEADERS } })
-        return jsonText(`{"setting":${settingJson(stored, clientId)}}`, { etag })
+        return jsonText(`{"setting":${settingJson(stored, clientId)}}`, 200, { etag })
       },
       {
         query: ClientIdQuery,
@@ -89,7 +83,7 @@ export function settingsRoutes(ctx: AppContext) {
             pre,
           )
         })
-        return jsonText(`{"success":true,"setting":${settingJson(stored, clientId)}}`, { etag: etagOf(stored) })
+        return jsonText(`{"success":true,"setting":${settingJson(stored, clientId)}}`, 200, { etag: etagOf(stored) })
       },
       {
         // Our parser answers every request; 'json' after it only tells the OpenAPI document.

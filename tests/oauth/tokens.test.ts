@@ -11,6 +11,7 @@ import { manualClock } from '../../src/lib/clock'
 import { createClient, deleteClient } from '../../src/oauth/clients'
 import { deleteUser } from '../../src/accounts/users'
 import { revokeAccess } from '../../src/oauth/consents'
+import { nextTurn } from '../helpers'
 
 /** The validated-token cache against a real file, with a second connection standing in for the CLI. */
 let dir: string
@@ -58,6 +59,7 @@ describe('the validated-token cache', () => {
     const { user, token } = await setup()
     expect((await userinfo(token)).status).toBe(200)
     deleteUser(cli, user.id)
+    await nextTurn()
     expect((await userinfo(token)).status).toBe(401)
   })
 
@@ -65,6 +67,7 @@ describe('the validated-token cache', () => {
     const { client, token } = await setup()
     expect((await userinfo(token)).status).toBe(200)
     deleteClient(cli, client.id)
+    await nextTurn()
     expect((await userinfo(token)).status).toBe(401)
   })
 

@@ -11,6 +11,7 @@ import { migrate } from '../../src/db/migrate'
 import { manualClock } from '../../src/lib/clock'
 import { createClient } from '../../src/oauth/clients'
 import { SettingsCache } from '../../src/settings/cache'
+import { nextTurn } from '../helpers'
 
 /** The list cache against a real file, with a second connection standing in for another process. */
 let dir: string
@@ -66,8 +67,10 @@ describe('the settings list cache', () => {
     await call('POST', '/api/settings', { client_id: clientId, key: 'a', value: 1 })
     expect(await keys()).toMatchObject([{ key: 'a', value: 1 }])
     other.sqlite.run("UPDATE settings SET value = '\"changed\"'")
+    await nextTurn()
     expect(await keys()).toMatchObject([{ key: 'a', value: 'changed' }])
     other.sqlite.run('DELETE FROM settings')
+    await nextTurn()
     expect(await keys()).toEqual([])
   })
 
