@@ -1,8 +1,5 @@
-/** @jsxRuntime classic */
-/** @jsx Html.createElement */
-/** @jsxFrag Html.Fragment */
-import { Html } from '@elysiajs/html'
-import { Elysia, ValidationError, type AnyElysia } from 'elysia'
+import { Elysia, type AnyElysia } from 'elysia'
+import { errorAnswer } from './error-answer'
 import { accountRoutes } from './accounts'
 import type { Config } from './config'
 import type { AppContext } from './context'
@@ -11,20 +8,15 @@ import { Writer } from './db/writer'
 import { ExternalWrites } from './db/external-writes'
 import { SettingsCache } from './settings/cache'
 import { systemClock, type Clock } from './lib/clock'
-import { ApiError, InvalidRequest, MethodNotAllowed, NotFound, PageError, ServerError } from './lib/errors'
-import { CORS_PREFLIGHT_HEADERS, errorResponse, json } from './lib/http'
-import { silentLogger, requestIdOf, type Logger } from './lib/log'
-import { redact } from './lib/redact'
+import { CORS_PREFLIGHT_HEADERS, json } from './lib/http'
+import { nextRequestId, requestIds, silentLogger, type Logger } from './lib/log'
 import { authorizeRoutes } from './oauth/authorize'
-import { AuthorizationRedirect } from './oauth/authorize/request'
 import { metadataRoutes } from './oauth/metadata'
 import { tokenRoutes } from './oauth/token'
 import { AccessTokens } from './oauth/tokens'
 import { userinfoRoutes } from './oauth/userinfo'
 import { settingsRoutes } from './settings'
 import { docsRoutes } from './docs'
-import { ErrorPage } from './views/error-page'
-import { htmlPage, seeOther } from './views/page'
 import appCss from './views/app.css' with { type: 'text' }
 
 export interface AppDeps {
@@ -49,12 +41,10 @@ export function createContext(deps: AppDeps): AppContext {
   }
 }
 
-/** "grant_type is required" rather than a TypeBox dump. */
-function describeValidation(error: ValidationError): string {
-  const first = error.valueError
-  const name = first?.path?.replace(/^\//, '').replace(/\//g, '.')
-  if (!name) return 'request is malformed'
-  return first?.value === undefined ? `${name} is required` : `${name} is invalid`
+/** What the access-log hooks keep on a request's context. */
+interface Timed {
+  startedAt?: number
+  errorStatus?: number
 }
 
 /** Builds the whole app from its context; no side effects, so tests run it in-process. */
@@ -73,35 +63,18 @@ export function createApp(ctx: AppContext) {
   }
 
   const app = new Elysia({ name: 'latchkey' })
-    .onError({ as: 'global' }, function serializeError({ code, error, request, path }) {
-      const cause = code === 'PARSE' && (error as Error).cause instanceof Error ? ((error as Error).cause as Error) : error
-      const isApi = path.startsWith('/api/') || path.startsWith('/.well-known/')
-      const page = (status: number, title: string, detail: string) =>
-        htmlPage(<ErrorPage title={title} detail={detail} />, { status })
-
-      if (cause instanceof AuthorizationRedirect) return seeOther(cause.location)
-      if (cause instanceof ApiError) return errorResponse(cause)
-      if (cause instanceof PageError) return page(cause.status, cause.title, cause.detail)
-      if (code === 'VALIDATION' || code === 'PARSE') {
-        const description = code === 'VALIDATION' ? describeValidation(error as ValidationError) : 'request body is malformed'
-        return isApi ? errorResponse(new InvalidRequest(description)) : page(400, 'Bad request', description)
-      }
-      if (code === 'NOT_FOUND') {
-        const allowed = allowedMethods(path)
-        if (allowed.length > 0)
-          return errorResponse(new MethodNotAllowed(`${request.method} is not allowed here`, { allow: allowed.join(', ') }))
-        return errorResponse(new NotFound(`no route for ${request.method} ${path}`))
-      }
-      const e = cause as { name?: string; code?: unknown; message?: string }
-      const requestId = requestIdOf(request)
-      ctx.log.error('unhandled error', {
-        request_id: requestId,
-        error_type: e?.name ?? typeof cause,
-        error_code: typeof e?.code === 'string' ? e.code : undefined,
-        error_message: redact(String(e?.message ?? '')),
-      })
-      const fault = new ServerError(`an unexpected error occurred; it was logged with request id ${requestId}`)
-      return isApi ? errorResponse(fault) : page(500, 'Something went wrong', `An unexpected error occurred; it was logged with request id ${requestId}.`)
+    .onRequest(function stampRequest(c) {
+      ;(c as Timed).startedAt = performance.now()
+    })
+    .onAfterResponse({ as: 'global' }, function accessLog(c) {
+      const status = (c as { responseValue?: unknown }).responseValue instanceof Response ? ((c as { responseValue: Response }).responseValue.status) : (c as Timed).errorStatus ?? Number(c.set.status ?? 200)
+      const ms = Math.round((performance.now() - ((c as Timed).startedAt ?? performance.now())) * 100) / 100
+      ctx.log.request(c.request.method, c.path, status, ms, requestIds.get(c.request) ?? nextRequestId())
+    })
+    .onError({ as: 'global' }, function serializeError(c) {
+      const response = errorAnswer(ctx, allowedMethods, c)
+      ;(c as Timed).errorStatus = response.status
+      return response
     })
     .options('/api/*', () => new Response(null, { status: 204, headers: CORS_PREFLIGHT_HEADERS }))
     .use(docsRoutes(ctx.config, () => self.app!))

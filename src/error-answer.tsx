@@ -1,0 +1,61 @@
+/** @jsxRuntime classic */
+/** @jsx Html.createElement */
+/** @jsxFrag Html.Fragment */
+import { Html } from '@elysiajs/html'
+import type { ValidationError } from 'elysia'
+import type { AppContext } from './context'
+import { ApiError, InvalidRequest, MethodNotAllowed, NotFound, PageError, ServerError } from './lib/errors'
+import { errorResponse } from './lib/http'
+import { requestIdOf } from './lib/log'
+import { redact } from './lib/redact'
+import { AuthorizationRedirect } from './oauth/authorize/request'
+import { ErrorPage } from './views/error-page'
+import { htmlPage, seeOther } from './views/page'
+
+/** "grant_type is required" rather than a TypeBox dump. */
+function describeValidation(error: ValidationError): string {
+  const first = error.valueError
+  const name = first?.path?.replace(/^\//, '').replace(/\//g, '.')
+  if (!name) return 'request is malformed'
+  return first?.value === undefined ? `${name} is required` : `${name} is invalid`
+}
+
+/**
+ * The one place that decides what an error becomes (node-oidc-provider's err_out): RFC error
+ * JSON for the API, a page for people, a redirect only for verified authorization errors, and
+ * for anything unexpected a bare `server_error` — the detail goes to the log with a request id.
+ */
+export function errorAnswer(
+  ctx: AppContext,
+  allowedMethods: (path: string) => string[],
+  { code, error, request, path }: { code: string | number; error: unknown; request: Request; path: string },
+): Response {
+  const cause = code === 'PARSE' && (error as Error).cause instanceof Error ? ((error as Error).cause as Error) : error
+  const isApi = path.startsWith('/api/') || path.startsWith('/.well-known/')
+  const page = (status: number, title: string, detail: string) =>
+    htmlPage(<ErrorPage title={title} detail={detail} />, { status })
+
+  if (cause instanceof AuthorizationRedirect) return seeOther(cause.location)
+  if (cause instanceof ApiError) return errorResponse(cause)
+  if (cause instanceof PageError) return page(cause.status, cause.title, cause.detail)
+  if (code === 'VALIDATION' || code === 'PARSE') {
+    const description = code === 'VALIDATION' ? describeValidation(error as ValidationError) : 'request body is malformed'
+    return isApi ? errorResponse(new InvalidRequest(description)) : page(400, 'Bad request', description)
+  }
+  if (code === 'NOT_FOUND') {
+    const allowed = allowedMethods(path)
+    if (allowed.length > 0)
+      return errorResponse(new MethodNotAllowed(`${request.method} is not allowed here`, { allow: allowed.join(', ') }))
+    return errorResponse(new NotFound(`no route for ${request.method} ${path}`))
+  }
+  const e = cause as { name?: string; code?: unknown; message?: string }
+  const requestId = requestIdOf(request)
+  ctx.log.error('unhandled error', {
+    request_id: requestId,
+    error_type: e?.name ?? typeof cause,
+    error_code: typeof e?.code === 'string' ? e.code : undefined,
+    error_message: redact(String(e?.message ?? '')),
+  })
+  const fault = new ServerError(`an unexpected error occurred; it was logged with request id ${requestId}`)
+  return isApi ? errorResponse(fault) : page(500, 'Something went wrong', `An unexpected error occurred; it was logged with request id ${requestId}.`)
+}
