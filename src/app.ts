@@ -9,7 +9,7 @@ import { ExternalWrites } from './db/external-writes'
 import { SettingsCache } from './settings/cache'
 import { systemClock, type Clock } from './lib/clock'
 import { CORS_PREFLIGHT_HEADERS, json } from './lib/http'
-import { nextRequestId, requestIds, silentLogger, type Logger } from './lib/log'
+import { silentLogger, type Logger } from './lib/log'
 import { authorizeRoutes } from './oauth/authorize'
 import { metadataRoutes } from './oauth/metadata'
 import { tokenRoutes } from './oauth/token'
@@ -41,12 +41,6 @@ export function createContext(deps: AppDeps): AppContext {
   }
 }
 
-/** What the access-log hooks keep on a request's context. */
-interface Timed {
-  startedAt?: number
-  errorStatus?: number
-}
-
 /** Builds the whole app from its context; no side effects, so tests run it in-process. */
 export function createApp(ctx: AppContext) {
   // The API documentation describes this very app, built below.
@@ -63,18 +57,8 @@ export function createApp(ctx: AppContext) {
   }
 
   const app = new Elysia({ name: 'latchkey' })
-    .onRequest(function stampRequest(c) {
-      ;(c as Timed).startedAt = performance.now()
-    })
-    .onAfterResponse({ as: 'global' }, function accessLog(c) {
-      const status = (c as { responseValue?: unknown }).responseValue instanceof Response ? ((c as { responseValue: Response }).responseValue.status) : (c as Timed).errorStatus ?? Number(c.set.status ?? 200)
-      const ms = Math.round((performance.now() - ((c as Timed).startedAt ?? performance.now())) * 100) / 100
-      ctx.log.request(c.request.method, c.path, status, ms, requestIds.get(c.request) ?? nextRequestId())
-    })
     .onError({ as: 'global' }, function serializeError(c) {
-      const response = errorAnswer(ctx, allowedMethods, c)
-      ;(c as Timed).errorStatus = response.status
-      return response
+      return errorAnswer(ctx, allowedMethods, c)
     })
     .options('/api/*', () => new Response(null, { status: 204, headers: CORS_PREFLIGHT_HEADERS }))
     .use(docsRoutes(ctx.config, () => self.app!))

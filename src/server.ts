@@ -4,9 +4,16 @@ import type { Config } from './config'
 import { openDb } from './db/client'
 import { migrate } from './db/migrate'
 import { purgeExpired } from './db/purge'
-import { createLogger, type Logger } from './lib/log'
+import { createLogger, nextRequestId, requestIds, type Logger } from './lib/log'
 
 const PURGE_EVERY_MS = 60_000
+
+function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  if (start < 0) return '/'
+  const q = url.indexOf('?', start)
+  return q < 0 ? url.slice(start) : url.slice(start, q)
+}
 
 export interface RunningServer {
   server: Server<undefined>
@@ -21,16 +28,20 @@ export function startServer(config: Config, log: Logger = createLogger(config.lo
   const ctx = createContext({ db, config, log })
   const app = createApp(ctx)
 
-  // listen() hands each route to Bun's native router with its own compiled handler.
-  app.listen({
+  const server = Bun.serve({
     hostname: config.host,
     port: config.port,
-    development: false,
-    reusePort: false, // a second server on the same port must fail, not share it
     // A little above SPEC's 1 MiB so the app itself answers 413 request_too_large in JSON.
     maxRequestBodySize: 2 * 1024 * 1024,
+    async fetch(request) {
+      const started = performance.now()
+      const id = nextRequestId()
+      requestIds.set(request, id)
+      const response = await app.handle(request)
+      log.request(request.method, pathOf(request.url), response.status, Math.round((performance.now() - started) * 100) / 100, id)
+      return response
+    },
   })
-  const server = app.server!
 
   const purge = setInterval(() => {
     ctx.writer
