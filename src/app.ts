@@ -57,8 +57,11 @@ export function createApp(ctx: AppContext) {
   }
 
   const app = new Elysia({ name: 'latchkey' })
-    .onError({ as: 'global' }, function serializeError(c) {
-      return errorAnswer(ctx, allowedMethods, c)
+    // Destructured on purpose: Elysia reads a handler's parameters to decide what it computes
+    // for every request; taking the whole context would make it parse headers, cookies and
+    // the query for all of them (measured: userinfo 119k → 92k req/s).
+    .onError({ as: 'global' }, function serializeError({ code, error, request, path }) {
+      return errorAnswer(ctx, allowedMethods, { code, error, request, path })
     })
     .options('/api/*', () => new Response(null, { status: 204, headers: CORS_PREFLIGHT_HEADERS }))
     .use(docsRoutes(ctx.config, () => self.app!))
