@@ -57,6 +57,8 @@ export const authCodes = sqliteTable(
     codeChallenge: text('code_challenge'),
     expiresAt: integer('expires_at').notNull(),
     usedAt: integer('used_at'),
+    /** The token this code was exchanged for, so a replay can revoke it (RFC 6749 §4.1.2). */
+    tokenHash: text('token_hash'),
   },
   (t) => [index('auth_codes_expires').on(t.expiresAt), index('auth_codes_user').on(t.userId), index('auth_codes_client').on(t.clientId)],
 )
@@ -68,15 +70,12 @@ export const accessTokens = sqliteTable(
     clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
     userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
     scope: text('scope').notNull(),
-    /** The code this token was issued from, so a replayed code can revoke it (RFC 6749 §4.1.2). */
-    codeHash: text('code_hash'),
     expiresAt: integer('expires_at').notNull(),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [
     index('access_tokens_user_client').on(t.userId, t.clientId),
     index('access_tokens_client').on(t.clientId),
-    index('access_tokens_code').on(t.codeHash),
     index('access_tokens_expires').on(t.expiresAt),
   ],
 )

@@ -21,15 +21,23 @@ const JSON_TYPE = 'application/json'
 // times faster than building headers from an object on each request.
 const API_HEADERS = new Headers({ 'content-type': JSON_TYPE, 'cache-control': 'no-store', ...CORS_HEADERS })
 
+/** The API headers plus fixed extras, built once for a route that always sends them. */
+export function apiHeaders(extra: Record<string, string>): Headers {
+  const headers = new Headers(API_HEADERS)
+  for (const name in extra) headers.set(name, extra[name]!)
+  return headers
+}
+
 /** A JSON answer of the API, from an already serialized body. */
-export function jsonText(body: string, status = 200, extra?: Record<string, string>): Response {
+export function jsonText(body: string, status = 200, extra?: Record<string, string> | Headers): Response {
   if (!extra) return new Response(body, { status, headers: API_HEADERS })
+  if (extra instanceof Headers) return new Response(body, { status, headers: extra })
   const headers = new Headers(API_HEADERS)
   for (const name in extra) headers.set(name, extra[name]!)
   return new Response(body, { status, headers })
 }
 
-export function json(body: unknown, status = 200, extra?: Record<string, string>): Response {
+export function json(body: unknown, status = 200, extra?: Record<string, string> | Headers): Response {
   return jsonText(JSON.stringify(body), status, extra)
 }
 
@@ -43,6 +51,8 @@ export function mediaType(request: Request): string {
   return (request.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase()
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
 /** Reads the body as text, refusing more than 1 MiB (SPEC limit) before and while reading. */
 export async function readBodyText(request: Request): Promise<string> {
   const declared = Number(request.headers.get('content-length') ?? '0')
@@ -50,7 +60,7 @@ export async function readBodyText(request: Request): Promise<string> {
   const bytes = new Uint8Array(await request.arrayBuffer())
   if (bytes.byteLength > MAX_BODY_BYTES) throw new RequestTooLarge('request body is larger than 1 MiB')
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    return utf8.decode(bytes)
   } catch {
     throw new InvalidRequest('request body is not valid UTF-8')
   }

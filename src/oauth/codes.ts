@@ -38,16 +38,19 @@ export function findCode(db: Db, codeHash: string) {
   ).get({ codeHash })
 }
 
-/** Marks a code used; false when it already was (the caller then treats it as a replay). */
-export function markCodeUsed(db: Db, codeHash: string, now: number): boolean {
+/**
+ * Marks a code used by the token it is exchanged for; false when it already was used (the
+ * caller then treats it as a replay).
+ */
+export function markCodeUsed(db: Db, codeHash: string, now: number, tokenHash: string): boolean {
   return (
     changes(prepared(db, 'useCode', () =>
       db.orm
         .update(authCodes)
-        .set({ usedAt: sql.placeholder('now') as unknown as number })
+        .set({ usedAt: sql.placeholder('now') as unknown as number, tokenHash: sql.placeholder('tokenHash') as unknown as string })
         .where(and(eq(authCodes.codeHash, sql.placeholder('codeHash')), isNull(authCodes.usedAt)))
         .prepare(),
-    ).run({ codeHash, now })) === 1
+    ).run({ codeHash, now, tokenHash })) === 1
   )
 }
 

@@ -37,12 +37,17 @@ export class AccessTokens {
     external.onChange(() => this.forget())
   }
 
-  /** Call inside a write job. */
-  issue(input: { clientId: string; userId: string; scope: string; codeHash: string | null }): {
-    token: string
-    expiresIn: number
-  } {
+  /** A new token and its hash, not yet stored. */
+  mint(): { token: string; tokenHash: string } {
     const token = randomToken(ACCESS_TOKEN_PREFIX)
+    return { token, tokenHash: sha256(token) }
+  }
+
+  /** Stores a minted token (call inside a write job). */
+  issue(
+    input: { clientId: string; userId: string; scope: string },
+    { token, tokenHash } = this.mint(),
+  ): { token: string; tokenHash: string; expiresIn: number } {
     const now = this.clock.now()
     prepared(this.db, 'insertToken', () =>
       this.db.orm
@@ -52,13 +57,12 @@ export class AccessTokens {
           clientId: sql.placeholder('clientId'),
           userId: sql.placeholder('userId'),
           scope: sql.placeholder('scope'),
-          codeHash: sql.placeholder('codeHash'),
           expiresAt: sql.placeholder('expiresAt'),
           createdAt: sql.placeholder('createdAt'),
         })
         .prepare(),
-    ).run({ ...input, tokenHash: sha256(token), expiresAt: now + this.ttlSeconds * 1000, createdAt: now })
-    return { token, expiresIn: this.ttlSeconds }
+    ).run({ ...input, tokenHash, expiresAt: now + this.ttlSeconds * 1000, createdAt: now })
+    return { token, tokenHash, expiresIn: this.ttlSeconds }
   }
 
   validate(token: string): TokenGrant | undefined {
@@ -93,10 +97,10 @@ export class AccessTokens {
       .run())
   }
 
-  /** Revokes every token issued from a code (RFC 6749 §4.1.2, on replay). */
-  revokeIssuedFrom(codeHash: string): number {
+  /** Revokes one token by its hash (a replayed code's, RFC 6749 §4.1.2). Call inside a write job. */
+  revoke(tokenHash: string): number {
     this.forget()
-    return changes(this.db.orm.delete(accessTokens).where(eq(accessTokens.codeHash, codeHash)).run())
+    return changes(this.db.orm.delete(accessTokens).where(eq(accessTokens.tokenHash, tokenHash)).run())
   }
 
   /** Empties the cache: after any revocation, deletion of a user or client, or a purge. */

@@ -55,7 +55,30 @@ describe('setting_counts triggers', () => {
     db.sqlite.run("INSERT INTO users VALUES ('u1', 'a@x', 'A', NULL, 'h', 0)")
     db.sqlite.run("INSERT INTO clients VALUES ('c1', 'C', NULL, '[]', 0, 0)")
     for (const key of ['a', 'b', 'c']) db.sqlite.query("INSERT INTO settings VALUES ('u1', 'c1', ?, '1', 0)").run(key)
-    expect(migrate(db.sqlite).applied).toEqual(['0001_setting_counts', '0002_setting_count_triggers'])
+    expect(migrate(db.sqlite).applied).toEqual(journal.entries.slice(1).map((e) => e.tag))
     expect(db.sqlite.query('SELECT n FROM setting_counts').get()).toEqual({ n: 3 })
+  })
+})
+
+describe('0003: a used code points to its token', () => {
+  test('codes used before the upgrade keep their link, so a replay still revokes', () => {
+    const db = openDb(':memory:')
+    db.sqlite.run('CREATE TABLE latchkey_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)')
+    for (const tag of ['0000_init', '0001_setting_counts', '0002_setting_count_triggers']) {
+      for (const stmt of embeddedMigrations[tag]!.split('--> statement-breakpoint')) if (stmt.trim()) db.sqlite.run(stmt)
+      db.sqlite.query('INSERT INTO latchkey_migrations VALUES (?, ?, 0)').run(tag, 'x')
+    }
+    db.sqlite.run("INSERT INTO users VALUES ('u1', 'a@x', 'A', NULL, 'h', 0)")
+    db.sqlite.run("INSERT INTO clients VALUES ('c1', 'C', NULL, '[]', 0, 0)")
+    db.sqlite.run("INSERT INTO auth_codes VALUES ('code1', 'c1', 'u1', 'https://a/cb', 'email', NULL, 0, 5)")
+    db.sqlite.run("INSERT INTO auth_codes VALUES ('code2', 'c1', 'u1', 'https://a/cb', 'email', NULL, 0, NULL)")
+    db.sqlite.run("INSERT INTO access_tokens VALUES ('tok1', 'c1', 'u1', 'email', 'code1', 9, 0)")
+    expect(migrate(db.sqlite).applied).toEqual(['0003_code_points_to_token'])
+    expect(db.sqlite.query('SELECT code_hash, token_hash FROM auth_codes ORDER BY code_hash').all()).toEqual([
+      { code_hash: 'code1', token_hash: 'tok1' },
+      { code_hash: 'code2', token_hash: null },
+    ])
+    const columns = db.sqlite.query("SELECT name FROM pragma_table_info('access_tokens')").all().map((r) => (r as { name: string }).name)
+    expect(columns).not.toContain('code_hash')
   })
 })

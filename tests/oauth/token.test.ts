@@ -54,6 +54,7 @@ describe('POST /api/oauth/token: success', () => {
     const res = await exchange(await newCode())
     expect(res.status).toBe(200)
     expect(res.headers.get('cache-control')).toBe('no-store')
+    expect(res.headers.get('pragma')).toBe('no-cache')
     const body = (await res.json()) as Record<string, unknown>
     expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'scope', 'token_type'])
     expect(body.access_token).toMatch(/^lk_at_[A-Za-z0-9_-]{43}$/)

@@ -40,7 +40,7 @@ afterEach(() => {
 async function setup() {
   const { client } = createClient(db, { name: 'A', redirectUris: ['https://a.example/cb'], public: false, skipConsent: false }, clock.now())
   const user = insertUser(db, { email: 'a@example.com', fullName: 'A', avatarUrl: null, passwordHash: 'x' }, clock.now())
-  const { token } = await ctx.writer.write(() => ctx.tokens.issue({ clientId: client.id, userId: user.id, scope: 'email', codeHash: null }))
+  const { token } = await ctx.writer.write(() => ctx.tokens.issue({ clientId: client.id, userId: user.id, scope: 'email' }))
   return { client, user, token }
 }
 
@@ -89,7 +89,7 @@ describe('the validated-token cache', () => {
     const { client, user } = await setup()
     const small = new (ctx.tokens.constructor as typeof import('../../src/oauth/tokens').AccessTokens)(db, clock, 3600, ctx.external, 3)
     const tokens = await ctx.writer.write(() =>
-      Array.from({ length: 5 }, () => small.issue({ clientId: client.id, userId: user.id, scope: 'email', codeHash: null }).token),
+      Array.from({ length: 5 }, () => small.issue({ clientId: client.id, userId: user.id, scope: 'email' }).token),
     )
     for (const token of tokens) expect(small.validate(token)?.user.id).toBe(user.id)
     expect(small.cachedCount).toBe(3)

@@ -33,7 +33,7 @@ beforeEach(async () => {
   app = createApp(ctx)
   clientId = createClient(db, { name: 'A', redirectUris: ['https://a.example/cb'], public: false, skipConsent: false }, clock.now()).client.id
   const user = insertUser(db, { email: 'a@example.com', fullName: 'A', avatarUrl: null, passwordHash: 'x' }, clock.now())
-  token = (await ctx.writer.write(() => ctx.tokens.issue({ clientId, userId: user.id, scope: 'settings:read settings:write', codeHash: null }))).token
+  token = (await ctx.writer.write(() => ctx.tokens.issue({ clientId, userId: user.id, scope: 'settings:read settings:write' }))).token
 })
 
 afterEach(() => {

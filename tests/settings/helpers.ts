@@ -3,7 +3,7 @@ import { addClient, addUser, bearer } from '../helpers'
 
 /** A token minted directly (the flow itself is covered by the oauth tests). */
 export async function mintToken(t: TestApp, clientId: string, userId: string, scope = 'settings:read settings:write') {
-  const { token } = await t.ctx.writer.write(() => t.ctx.tokens.issue({ clientId, userId, scope, codeHash: null }))
+  const { token } = await t.ctx.writer.write(() => t.ctx.tokens.issue({ clientId, userId, scope }))
   return token
 }
 

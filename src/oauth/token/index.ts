@@ -1,12 +1,15 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../../context'
 import { InvalidRequest, UnsupportedGrantType } from '../../lib/errors'
-import { json } from '../../lib/http'
+import { apiHeaders, json } from '../../lib/http'
 import { authenticateClient } from './client-auth'
 import * as authorizationCode from './grants/authorization_code'
 import { TokenRequest, TokenResponse } from './model'
 import { parseTokenBody } from './parse'
 import { errorResponses } from '../../docs/openapi'
+
+// RFC 6749 §5.1: no-store, and Pragma: no-cache for old caches.
+const TOKEN_HEADERS = apiHeaders({ pragma: 'no-cache' })
 
 const grants = { [authorizationCode.grantType]: authorizationCode } as const
 
@@ -31,7 +34,7 @@ export function tokenRoutes(ctx: AppContext) {
       const grant = grantFor(body.grant_type)
       if (!grant) throw new UnsupportedGrantType(`grant_type "${body.grant_type}" is not supported`)
       const response = await grant.handler(ctx, client, body)
-      return json(response, 200, { pragma: 'no-cache' })
+      return json(response, 200, TOKEN_HEADERS)
     },
     {
       // parseTokenBody answers every request; the names after it only tell the OpenAPI document.
