@@ -32,7 +32,8 @@ describe('routing and errors', () => {
     const ctx = createContext({ db, config: loadConfig({ DATABASE_URL: ':memory:', ISSUER: ORIGIN }), log })
     const app = createApp(ctx)
     db.sqlite.run('DROP TABLE access_tokens')
-    const res = await app.handle(new Request(`${ORIGIN}/api/oauth/userinfo`, { headers: { authorization: 'Bearer lk_at_secretvalue' } }))
+    const secret = 'lk_at_1.' + 's'.repeat(43)
+    const res = await app.handle(new Request(`${ORIGIN}/api/oauth/userinfo`, { headers: { authorization: `Bearer ${secret}` } }))
     expect(res.status).toBe(500)
     const body = await res.text()
     const logged = JSON.parse(body) as { error: string; error_description: string }
@@ -43,7 +44,7 @@ describe('routing and errors', () => {
     const entry = JSON.parse(lines.join('').trim().split('\n').at(-1)!)
     expect(entry.level).toBe('error')
     expect(logged.error_description).toEndWith(entry.request_id)
-    expect(lines.join('')).not.toContain('secretvalue')
+    expect(lines.join('')).not.toContain('sssssssss')
   })
 })
 

@@ -21,7 +21,8 @@ function blocks(markdown: string): Block[] {
 
 function normalize(text: string): string {
   return text
-    .replace(/lk_(at|cs)_[A-Za-z0-9_-]{43}/g, 'lk_$1_<secret>')
+    .replace(/lk_at_[0-9a-z]+\.[A-Za-z0-9_-]{43}/g, 'lk_at_<token>')
+    .replace(/lk_cs_[A-Za-z0-9_-]{43}/g, 'lk_cs_<secret>')
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')
     .replace(/\b[0-9a-f]{24}\b/g, '<client_id>')
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<time>')

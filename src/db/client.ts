@@ -33,6 +33,11 @@ function openCreatingFolder(path: string): Database {
   }
 }
 
+/** The rowid a Drizzle `.run()` of an INSERT gave its row. */
+export function insertedId(result: unknown): number {
+  return Number((result as { lastInsertRowid: number | bigint }).lastInsertRowid)
+}
+
 /** Rows changed by a Drizzle `.run()` on bun:sqlite (its type says void; bun returns the count). */
 export function changes(result: unknown): number {
   return (result as { changes: number }).changes

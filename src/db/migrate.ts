@@ -3,7 +3,7 @@ import journal from '../../drizzle/meta/_journal.json'
 import init from '../../drizzle/0000_init.sql' with { type: 'text' }
 import settingCounts from '../../drizzle/0001_setting_counts.sql' with { type: 'text' }
 import settingCountTriggers from '../../drizzle/0002_setting_count_triggers.sql' with { type: 'text' }
-import codePointsToToken from '../../drizzle/0003_code_points_to_token.sql' with { type: 'text' }
+import tokenSelector from '../../drizzle/0003_token_selector.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -13,7 +13,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0000_init': init,
   '0001_setting_counts': settingCounts,
   '0002_setting_count_triggers': settingCountTriggers,
-  '0003_code_points_to_token': codePointsToToken,
+  '0003_token_selector': tokenSelector,
 }
 
 export interface MigrationResult {

@@ -58,15 +58,21 @@ export const authCodes = sqliteTable(
     expiresAt: integer('expires_at').notNull(),
     usedAt: integer('used_at'),
     /** The token this code was exchanged for, so a replay can revoke it (RFC 6749 §4.1.2). */
-    tokenHash: text('token_hash'),
+    tokenId: integer('token_id'),
   },
   (t) => [index('auth_codes_expires').on(t.expiresAt), index('auth_codes_user').on(t.userId), index('auth_codes_client').on(t.clientId)],
 )
 
+/**
+ * Access tokens are `lk_at_<id>.<verifier>`: the row is found by its sequential integer id and
+ * the verifier (256 random bits) checked against its SHA-256 in constant time. A random-keyed
+ * index would cost a random page write per token; a sequential key appends (~4x cheaper).
+ */
 export const accessTokens = sqliteTable(
   'access_tokens',
   {
-    tokenHash: text('token_hash').primaryKey(),
+    id: integer('id').primaryKey(),
+    verifierHash: text('verifier_hash').notNull(),
     clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
     userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
     scope: text('scope').notNull(),

@@ -38,19 +38,16 @@ export function findCode(db: Db, codeHash: string) {
   ).get({ codeHash })
 }
 
-/**
- * Marks a code used by the token it is exchanged for; false when it already was used (the
- * caller then treats it as a replay).
- */
-export function markCodeUsed(db: Db, codeHash: string, now: number, tokenHash: string): boolean {
+/** Marks a code used by the token it was exchanged for; false when it already was used. */
+export function markCodeUsed(db: Db, codeHash: string, now: number, tokenId: number): boolean {
   return (
     changes(prepared(db, 'useCode', () =>
       db.orm
         .update(authCodes)
-        .set({ usedAt: sql.placeholder('now') as unknown as number, tokenHash: sql.placeholder('tokenHash') as unknown as string })
+        .set({ usedAt: sql.placeholder('now') as unknown as number, tokenId: sql.placeholder('tokenId') as unknown as number })
         .where(and(eq(authCodes.codeHash, sql.placeholder('codeHash')), isNull(authCodes.usedAt)))
         .prepare(),
-    ).run({ codeHash, now, tokenHash })) === 1
+    ).run({ codeHash, now, tokenId })) === 1
   )
 }
 

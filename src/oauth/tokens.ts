@@ -1,13 +1,21 @@
 import { and, eq, sql } from 'drizzle-orm'
 import type { User } from '../accounts/users'
-import { changes, type Db } from '../db/client'
+import { changes, insertedId, type Db } from '../db/client'
 import type { ExternalWrites } from '../db/external-writes'
 import { prepared } from '../db/prepared'
 import { accessTokens, users } from '../db/schema'
 import type { Clock } from '../lib/clock'
-import { randomToken, sha256 } from '../lib/crypto'
+import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
 
 export const ACCESS_TOKEN_PREFIX = 'lk_at_'
+
+/** `lk_at_<id in base 36>.<verifier: 256 random bits, base64url>` (see the schema). */
+const TOKEN_SHAPE = /^lk_at_([0-9a-z]{1,11})\.([A-Za-z0-9_-]{43})$/
+
+function parseToken(token: string): { id: number; verifier: string } | undefined {
+  const match = TOKEN_SHAPE.exec(token)
+  return match ? { id: parseInt(match[1]!, 36), verifier: match[2]! } : undefined
+}
 
 /** What a valid access token grants. */
 export interface TokenGrant {
@@ -18,11 +26,11 @@ export interface TokenGrant {
 }
 
 /**
- * Access tokens: stored as SHA-256 only; validated through a small in-process cache keyed by
- * the token so the hot path skips the hash and the join. The cache is bounded, entries expire
- * with their token, and it is emptied on every revocation in this process and whenever another
- * process (the CLI deleting a user or client) commits to the database (ExternalWrites), so a
- * revoked token stops working on the very next request.
+ * Access tokens: stored as the SHA-256 of their verifier only; validated through a small
+ * in-process cache keyed by the token so the hot path skips the hash and the join. The cache is
+ * bounded, entries expire with their token, and it is emptied on every revocation in this
+ * process and whenever another process (the CLI deleting a user or client) commits to the
+ * database (ExternalWrites), so a revoked token stops working on the very next request.
  */
 export class AccessTokens {
   private readonly cache = new Map<string, TokenGrant>()
@@ -37,32 +45,26 @@ export class AccessTokens {
     external.onChange(() => this.forget())
   }
 
-  /** A new token and its hash, not yet stored. */
-  mint(): { token: string; tokenHash: string } {
-    const token = randomToken(ACCESS_TOKEN_PREFIX)
-    return { token, tokenHash: sha256(token) }
-  }
-
-  /** Stores a minted token (call inside a write job). */
-  issue(
-    input: { clientId: string; userId: string; scope: string },
-    { token, tokenHash } = this.mint(),
-  ): { token: string; tokenHash: string; expiresIn: number } {
+  /** Stores a new token; its id is the row's. Call inside a write job. */
+  issue(input: { clientId: string; userId: string; scope: string }): { token: string; id: number; expiresIn: number } {
+    const verifier = randomToken()
     const now = this.clock.now()
-    prepared(this.db, 'insertToken', () =>
-      this.db.orm
-        .insert(accessTokens)
-        .values({
-          tokenHash: sql.placeholder('tokenHash'),
-          clientId: sql.placeholder('clientId'),
-          userId: sql.placeholder('userId'),
-          scope: sql.placeholder('scope'),
-          expiresAt: sql.placeholder('expiresAt'),
-          createdAt: sql.placeholder('createdAt'),
-        })
-        .prepare(),
-    ).run({ ...input, tokenHash, expiresAt: now + this.ttlSeconds * 1000, createdAt: now })
-    return { token, tokenHash, expiresIn: this.ttlSeconds }
+    const id = insertedId(
+      prepared(this.db, 'insertToken', () =>
+        this.db.orm
+          .insert(accessTokens)
+          .values({
+            verifierHash: sql.placeholder('verifierHash'),
+            clientId: sql.placeholder('clientId'),
+            userId: sql.placeholder('userId'),
+            scope: sql.placeholder('scope'),
+            expiresAt: sql.placeholder('expiresAt'),
+            createdAt: sql.placeholder('createdAt'),
+          })
+          .prepare(),
+      ).run({ ...input, verifierHash: sha256(verifier), expiresAt: now + this.ttlSeconds * 1000, createdAt: now }),
+    )
+    return { token: `${ACCESS_TOKEN_PREFIX}${id.toString(36)}.${verifier}`, id, expiresIn: this.ttlSeconds }
   }
 
   validate(token: string): TokenGrant | undefined {
@@ -74,9 +76,9 @@ export class AccessTokens {
       this.cache.delete(token)
       return undefined
     }
-    if (!token.startsWith(ACCESS_TOKEN_PREFIX)) return undefined
-    const row = this.lookup(sha256(token))
-    if (!row || row.expiresAt <= now) return undefined
+    const parsed = parseToken(token)
+    const row = parsed && this.lookup(parsed.id)
+    if (!row || row.expiresAt <= now || !constantTimeEqual(sha256(parsed!.verifier), row.verifierHash)) return undefined
     const grant: TokenGrant = {
       clientId: row.clientId,
       scopes: row.scope.split(' '),
@@ -97,10 +99,10 @@ export class AccessTokens {
       .run())
   }
 
-  /** Revokes one token by its hash (a replayed code's, RFC 6749 §4.1.2). Call inside a write job. */
-  revoke(tokenHash: string): number {
+  /** Revokes one token (a replayed code's, RFC 6749 §4.1.2). Call inside a write job. */
+  revoke(id: number): number {
     this.forget()
-    return changes(this.db.orm.delete(accessTokens).where(eq(accessTokens.tokenHash, tokenHash)).run())
+    return changes(this.db.orm.delete(accessTokens).where(eq(accessTokens.id, id)).run())
   }
 
   /** Empties the cache: after any revocation, deletion of a user or client, or a purge. */
@@ -112,10 +114,11 @@ export class AccessTokens {
     return this.cache.size
   }
 
-  private lookup(tokenHash: string) {
-    return prepared(this.db, 'tokenByHash', () =>
+  private lookup(id: number) {
+    return prepared(this.db, 'tokenById', () =>
       this.db.orm
         .select({
+          verifierHash: accessTokens.verifierHash,
           clientId: accessTokens.clientId,
           scope: accessTokens.scope,
           expiresAt: accessTokens.expiresAt,
@@ -123,8 +126,8 @@ export class AccessTokens {
         })
         .from(accessTokens)
         .innerJoin(users, eq(users.id, accessTokens.userId))
-        .where(eq(accessTokens.tokenHash, sql.placeholder('tokenHash')))
+        .where(eq(accessTokens.id, sql.placeholder('id')))
         .prepare(),
-    ).get({ tokenHash })
+    ).get({ id })
   }
 }

@@ -60,8 +60,8 @@ describe('setting_counts triggers', () => {
   })
 })
 
-describe('0003: a used code points to its token', () => {
-  test('codes used before the upgrade keep their link, so a replay still revokes', () => {
+describe('0003: access tokens become lk_at_<id>.<verifier>', () => {
+  test('tokens of the old form are dropped; codes get token_id; the rest of the data stays', () => {
     const db = openDb(':memory:')
     db.sqlite.run('CREATE TABLE latchkey_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)')
     for (const tag of ['0000_init', '0001_setting_counts', '0002_setting_count_triggers']) {
@@ -71,14 +71,14 @@ describe('0003: a used code points to its token', () => {
     db.sqlite.run("INSERT INTO users VALUES ('u1', 'a@x', 'A', NULL, 'h', 0)")
     db.sqlite.run("INSERT INTO clients VALUES ('c1', 'C', NULL, '[]', 0, 0)")
     db.sqlite.run("INSERT INTO auth_codes VALUES ('code1', 'c1', 'u1', 'https://a/cb', 'email', NULL, 0, 5)")
-    db.sqlite.run("INSERT INTO auth_codes VALUES ('code2', 'c1', 'u1', 'https://a/cb', 'email', NULL, 0, NULL)")
     db.sqlite.run("INSERT INTO access_tokens VALUES ('tok1', 'c1', 'u1', 'email', 'code1', 9, 0)")
-    expect(migrate(db.sqlite).applied).toEqual(['0003_code_points_to_token'])
-    expect(db.sqlite.query('SELECT code_hash, token_hash FROM auth_codes ORDER BY code_hash').all()).toEqual([
-      { code_hash: 'code1', token_hash: 'tok1' },
-      { code_hash: 'code2', token_hash: null },
-    ])
-    const columns = db.sqlite.query("SELECT name FROM pragma_table_info('access_tokens')").all().map((r) => (r as { name: string }).name)
-    expect(columns).not.toContain('code_hash')
+    db.sqlite.run("INSERT INTO settings VALUES ('u1', 'c1', 'k', '1', 0)")
+    expect(migrate(db.sqlite).applied).toEqual(['0003_token_selector'])
+    const columns = (table: string) => db.sqlite.query(`SELECT name FROM pragma_table_info('${table}')`).all().map((r) => (r as { name: string }).name)
+    expect(columns('access_tokens')).toEqual(['id', 'verifier_hash', 'client_id', 'user_id', 'scope', 'expires_at', 'created_at'])
+    expect(columns('auth_codes')).toContain('token_id')
+    expect(db.sqlite.query('SELECT count(*) AS n FROM access_tokens').get()).toEqual({ n: 0 })
+    expect(db.sqlite.query('SELECT count(*) AS n FROM settings').get()).toEqual({ n: 1 })
+    expect(db.sqlite.query('SELECT count(*) AS n FROM auth_codes').get()).toEqual({ n: 1 })
   })
 })

@@ -57,7 +57,7 @@ describe('POST /api/oauth/token: success', () => {
     expect(res.headers.get('pragma')).toBe('no-cache')
     const body = (await res.json()) as Record<string, unknown>
     expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'scope', 'token_type'])
-    expect(body.access_token).toMatch(/^lk_at_[A-Za-z0-9_-]{43}$/)
+    expect(body.access_token).toMatch(/^lk_at_[0-9a-z]+\.[A-Za-z0-9_-]{43}$/)
     expect(body.token_type).toBe('Bearer')
     expect(body.expires_in).toBe(3600)
     expect(body.scope).toBe('profile email')

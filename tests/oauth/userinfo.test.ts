@@ -58,6 +58,15 @@ describe('Bearer protection (RFC 6750)', () => {
   test('unknown token → 401 with error="invalid_token"', async () =>
     expect401(await userinfo(bearer('lk_at_nope')), 'Bearer realm="latchkey", error="invalid_token"'))
 
+  test('a real token id with a wrong verifier, or a malformed token → 401 invalid_token', async () => {
+    const token = await tokenThroughFlow(t, client, 'email')
+    const [selector, verifier] = token.split('.') as [string, string]
+    const wrong = verifier.slice(0, -1) + (verifier.endsWith('A') ? 'B' : 'A')
+    for (const bad of [`${selector}.${wrong}`, `${selector}.`, selector, `${selector}.${verifier}x`, token.toUpperCase(), `lk_at_zzzzzzzzzzzzz.${verifier}`])
+      await expect401(await userinfo(bearer(bad)), 'Bearer realm="latchkey", error="invalid_token"')
+    expect((await userinfo(bearer(token))).status).toBe(200)
+  })
+
   test('expired token → 401 with error="invalid_token"', async () => {
     const token = await tokenThroughFlow(t, client, 'email')
     expect((await userinfo(bearer(token))).status).toBe(200)

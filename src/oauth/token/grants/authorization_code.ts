@@ -23,7 +23,7 @@ function exchange(ctx: AppContext, client: Client, body: TokenRequest): Outcome 
   if (!code) return { ok: false, description: 'authorization code is invalid' }
   if (code.usedAt !== null) {
     // §4.1.2: a code used twice revokes what it issued.
-    if (code.tokenHash) ctx.tokens.revoke(code.tokenHash)
+    if (code.tokenId !== null) ctx.tokens.revoke(code.tokenId)
     return { ok: false, description: 'authorization code was already used' }
   }
   if (code.expiresAt <= now) return { ok: false, description: 'authorization code has expired' }
@@ -36,9 +36,10 @@ function exchange(ctx: AppContext, client: Client, body: TokenRequest): Outcome 
   } else if (verifier !== undefined) {
     return { ok: false, description: 'code_verifier sent but the authorization request had no code_challenge' }
   }
-  const minted = ctx.tokens.mint()
-  if (!markCodeUsed(ctx.db, codeHash, now, minted.tokenHash)) return { ok: false, description: 'authorization code was already used' }
-  const { token, expiresIn } = ctx.tokens.issue({ clientId: client.id, userId: code.userId, scope: code.scope }, minted)
+  const { token, id, expiresIn } = ctx.tokens.issue({ clientId: client.id, userId: code.userId, scope: code.scope })
+  // The single writer saw used_at empty above, so this cannot fail; if it ever did, throwing
+  // rolls the job (and the token) back.
+  if (!markCodeUsed(ctx.db, codeHash, now, id)) throw new Error('authorization code changed during its exchange')
   return { ok: true, response: { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: code.scope } }
 }
 
