@@ -142,6 +142,13 @@ describe('latchkey CLI', () => {
     expect(r.err).toBe('latchkey: unhealthy: no answer from healthz\n')
   })
 
+  test('--database-url before the command stands for DATABASE_URL', () => {
+    const other = join(dir, 'flag.sqlite')
+    const r = Bun.spawnSync(['bun', entry, '--database-url', other, 'migrate'], { cwd: dir, env: { ...process.env, DATABASE_URL: dbPath } })
+    expect(r.exitCode).toBe(0)
+    expect(existsSync(other)).toBe(true)
+  })
+
   test('the default database is ./data/latchkey.sqlite', () => {
     const r = Bun.spawnSync(['bun', entry, 'migrate'], { cwd: dir, env: { ...process.env, DATABASE_URL: '' } })
     expect(r.exitCode).toBe(0)

@@ -134,6 +134,16 @@ describe('/signup', () => {
     expect(await account.text()).toContain('Bo Chen')
   })
 
+  test('a sign-up POST without its CSRF token → 403, no account', async () => {
+    const res = await t.handle('/signup', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form({ full_name: 'Bo', email: 'bo@example.com', password: 'long enough pw' }),
+    })
+    expect(res.status).toBe(403)
+    expect(t.db.orm.select().from(users).all()).toHaveLength(1)
+  })
+
   test('password under 8 or over 256 characters → 400, no account', async () => {
     for (const password of ['short', 'x'.repeat(257)]) {
       const res = await postSignup({ full_name: 'Bo', email: 'bo@example.com', password })
