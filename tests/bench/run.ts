@@ -20,6 +20,12 @@ const THREADS = Number(process.env.BENCH_THREADS ?? 2)
 const CLK_TCK = 100
 const REDIRECT_URI = 'http://127.0.0.1:9/callback'
 
+/** Every server this run started; none outlives it, whether it ends well or not. */
+const children = new Set<Subprocess>()
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL')
+})
+
 function fail(message: string): never {
   console.error(`bench: ${message}`)
   process.exit(1)
@@ -62,6 +68,7 @@ async function spawnServer(name: string, cmd: string[], env: Record<string, stri
     stdout: 'ignore',
     stderr: 'ignore',
   })
+  children.add(proc)
   const url = `http://127.0.0.1:${port}`
   await waitHealthy(url, proc, healthPath)
   return { name, url, proc, dir }
@@ -70,6 +77,7 @@ async function spawnServer(name: string, cmd: string[], env: Record<string, stri
 async function stopServer(s: Server): Promise<void> {
   s.proc.kill('SIGTERM')
   await s.proc.exited
+  children.delete(s.proc)
 }
 
 function cpuTicks(pid: number): number {
@@ -226,6 +234,7 @@ async function startupRuns(bin: string, runs = 3): Promise<Array<{ ms: number; i
     const port = await freePort()
     const started = performance.now()
     const proc = Bun.spawn([bin], { cwd: dir, env: { PATH: '', HOST: '127.0.0.1', PORT: String(port) }, stdout: 'ignore', stderr: 'ignore' })
+    children.add(proc)
     await waitHealthy(`http://127.0.0.1:${port}`, proc, '/healthz')
     const ms = performance.now() - started
     await Bun.sleep(1000)
