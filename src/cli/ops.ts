@@ -1,5 +1,5 @@
 import { loadConfig } from '../config'
-import { openDb } from '../db/client'
+import { createDatabaseFile, openDb } from '../db/client'
 import { migrate } from '../db/migrate'
 import { startServer } from '../server'
 import { UsageError, parse } from './common'
@@ -35,9 +35,11 @@ export async function backupCommand(args: string[]): Promise<void> {
   process.stdout.write(`backed up to ${path}\n`)
 }
 
-export function serveCommand(args: string[]): void {
+export async function serveCommand(args: string[]): Promise<void> {
   parse(args, {})
-  const running = startServer(loadConfig())
+  const config = loadConfig()
+  await createDatabaseFile(config.databaseUrl)
+  const running = startServer(config)
   const shutdown = () => {
     running.stop().then(
       () => process.exit(0),

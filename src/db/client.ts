@@ -19,6 +19,16 @@ export function openDb(path: string) {
 }
 
 /**
+ * Creates an absent database file and its folders with Bun's native writer, so a first start in
+ * an empty folder does not load node:fs (~5 MB, ~5 ms). Never touches an existing file (an
+ * empty write would truncate it). An empty file is an empty SQLite database.
+ */
+export async function createDatabaseFile(path: string): Promise<void> {
+  if (path === ':memory:' || (await Bun.file(path).exists())) return
+  await Bun.write(path, new Uint8Array(0))
+}
+
+/**
  * Opens (creating) the file, making its folder on first use. node:fs is loaded only then: it
  * costs ~5 MB of memory that a server with an existing database should not pay.
  */

@@ -20,27 +20,23 @@ export interface MigrationResult {
   applied: string[]
 }
 
+/** Applies every pending migration in one transaction: an upgrade happens whole or not at all. */
 export function migrate(sqlite: Database): MigrationResult {
   sqlite.run(
     'CREATE TABLE IF NOT EXISTS latchkey_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)',
   )
   const done = new Set(sqlite.query<{ tag: string }, []>('SELECT tag FROM latchkey_migrations').all().map((r) => r.tag))
-  const applied: string[] = []
-  for (const entry of journal.entries) {
-    if (done.has(entry.tag)) continue
-    const sql = embeddedMigrations[entry.tag]
-    if (sql === undefined) throw new Error(`migration ${entry.tag} is in the journal but not embedded`)
-    sqlite.transaction(() => {
+  const pending = journal.entries.filter((entry) => !done.has(entry.tag))
+  if (pending.length === 0) return { applied: [] }
+  sqlite.transaction(() => {
+    for (const entry of pending) {
+      const sql = embeddedMigrations[entry.tag]
+      if (sql === undefined) throw new Error(`migration ${entry.tag} is in the journal but not embedded`)
       for (const statement of sql.split('--> statement-breakpoint')) {
         if (statement.trim()) sqlite.run(statement)
       }
-      sqlite.run('INSERT INTO latchkey_migrations (tag, hash, applied_at) VALUES (?, ?, ?)', [
-        entry.tag,
-        new Bun.CryptoHasher('sha256').update(sql).digest('hex'),
-        Date.now(),
-      ])
-    }).immediate()
-    applied.push(entry.tag)
-  }
-  return { applied }
+      sqlite.run('INSERT INTO latchkey_migrations (tag, hash, applied_at) VALUES (?, ?, ?)', [entry.tag, Bun.SHA256.hash(sql, 'hex') as unknown as string, Date.now()])
+    }
+  }).immediate()
+  return { applied: pending.map((entry) => entry.tag) }
 }

@@ -82,3 +82,37 @@ describe('0003: access tokens become lk_at_<id>.<verifier>', () => {
     expect(db.sqlite.query('SELECT count(*) AS n FROM auth_codes').get()).toEqual({ n: 1 })
   })
 })
+
+describe('createDatabaseFile', () => {
+  test('creates an absent file with its folders, and never truncates an existing one', async () => {
+    const { mkdtempSync, rmSync, statSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const { createDatabaseFile } = await import('../../src/db/client')
+    const dir = mkdtempSync(`${tmpdir()}/latchkey-create-`)
+    try {
+      const path = `${dir}/a/b/latchkey.sqlite`
+      await createDatabaseFile(path)
+      const db = openDb(path)
+      migrate(db.sqlite)
+      db.sqlite.close()
+      const size = statSync(path).size
+      expect(size).toBeGreaterThan(0)
+      await createDatabaseFile(path)
+      expect(statSync(path).size).toBe(size)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('an upgrade is all or nothing', () => {
+  test('a failing migration leaves the database as it was', () => {
+    const db = openDb(':memory:')
+    db.sqlite.run('CREATE TABLE latchkey_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)')
+    for (const stmt of embeddedMigrations['0000_init']!.split('--> statement-breakpoint')) db.sqlite.run(stmt)
+    db.sqlite.run("INSERT INTO latchkey_migrations VALUES ('0000_init', 'x', 0)")
+    db.sqlite.run('CREATE TABLE setting_counts (x)') // makes 0001 fail
+    expect(() => migrate(db.sqlite)).toThrow()
+    expect(db.sqlite.query('SELECT tag FROM latchkey_migrations').all()).toEqual([{ tag: '0000_init' }])
+  })
+})
