@@ -26,7 +26,6 @@ export const InvalidRequest = defineError('invalid_request', 400)
 export const InvalidClient = defineError('invalid_client', 401)
 export const InvalidGrant = defineError('invalid_grant', 400)
 export const UnsupportedGrantType = defineError('unsupported_grant_type', 400)
-export const InvalidScope = defineError('invalid_scope', 400)
 export const InvalidToken = defineError('invalid_token', 401)
 export const InsufficientScope = defineError('insufficient_scope', 403)
 export const AccessDenied = defineError('access_denied', 403)
@@ -37,7 +36,6 @@ export const PreconditionFailed = defineError('precondition_failed', 412)
 export const ValueTooLarge = defineError('value_too_large', 413)
 export const RequestTooLarge = defineError('request_too_large', 413)
 export const ServerError = defineError('server_error', 500)
-export const ServiceUnavailable = defineError('temporarily_unavailable', 503)
 
 /** A failure that is shown to a person as an HTML page (never a redirect). */
 export class PageError extends Error {

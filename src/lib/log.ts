@@ -11,7 +11,6 @@ export interface Logger {
   error(msg: string, fields?: LogFields): void
   /** The access log line: method, path (never the query), status, duration, request id. */
   request(method: string, path: string, status: number, ms: number, requestId: string): void
-  enabled(level: LogLevel): boolean
   flush(): void
 }
 
@@ -61,7 +60,6 @@ export function createLogger(level: LogLevel, write: (chunk: string) => void = s
           `{"time":"${time()}","level":"info","msg":"request","method":"${method}","path":${JSON.stringify(path)},"status":${status},"ms":${ms},"request_id":"${requestId}"}\n`,
         )
     },
-    enabled: (lvl) => RANK[lvl] >= min,
     flush,
   }
 }

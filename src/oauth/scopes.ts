@@ -26,10 +26,6 @@ export function parseScope(raw: string | null | undefined): Scope[] | undefined 
   return SUPPORTED_SCOPES.filter((s) => wanted.has(s))
 }
 
-export function formatScope(scopes: readonly string[]): string {
-  return scopes.join(' ')
-}
-
 export function includesAll(granted: readonly string[], requested: readonly string[]): boolean {
   return requested.every((s) => granted.includes(s))
 }

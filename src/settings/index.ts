@@ -14,7 +14,7 @@ import {
   SettingSaved,
 } from './model'
 import { errorResponses } from '../docs/openapi'
-import { deleteSetting, etagOf, getSetting, listSettingsJson, saveSetting, settingJson, type Preconditions } from './service'
+import { deleteSetting, etagMatches, etagOf, getSetting, listSettingsJson, saveSetting, settingJson, type Preconditions } from './service'
 
 function checkKey(key: string): string {
   if (!KEY_PATTERN.test(key))
@@ -55,7 +55,7 @@ export function settingsRoutes(ctx: AppContext) {
         if (!stored) throw new NotFound(`no setting named "${params.key}"`)
         const etag = etagOf(stored)
         const ifNoneMatch = request.headers.get('if-none-match')
-        if (ifNoneMatch && (ifNoneMatch.trim() === '*' || ifNoneMatch.split(',').some((t) => t.trim() === etag)))
+        if (ifNoneMatch && etagMatches(ifNoneMatch, etag))
           return new Response(null, { status: 304, headers: { etag, 'cache-control': 'no-store', ...CORS_HEADERS } })
         return jsonText(`{"setting":${settingJson(stored, clientId)}}`, 200, { etag })
       },

@@ -87,7 +87,8 @@ export interface Preconditions {
   ifNoneMatch?: string
 }
 
-function listMatches(header: string, etag: string | undefined): boolean {
+/** Whether an If-Match / If-None-Match value (`*` or a list of ETags) matches `etag`. */
+export function etagMatches(header: string, etag: string | undefined): boolean {
   if (header.trim() === '*') return etag !== undefined
   if (etag === undefined) return false
   return header.split(',').some((tag) => tag.trim() === etag)
@@ -95,9 +96,9 @@ function listMatches(header: string, etag: string | undefined): boolean {
 
 export function checkPreconditions(current: StoredSetting | undefined, pre: Preconditions): void {
   const etag = current && etagOf(current)
-  if (pre.ifMatch !== undefined && !listMatches(pre.ifMatch, etag))
+  if (pre.ifMatch !== undefined && !etagMatches(pre.ifMatch, etag))
     throw new PreconditionFailed('If-Match does not match the stored version')
-  if (pre.ifNoneMatch !== undefined && listMatches(pre.ifNoneMatch, etag))
+  if (pre.ifNoneMatch !== undefined && etagMatches(pre.ifNoneMatch, etag))
     throw new PreconditionFailed(pre.ifNoneMatch.trim() === '*' ? 'the key already exists' : 'If-None-Match matches the stored version')
 }
 

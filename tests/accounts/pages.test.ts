@@ -4,7 +4,6 @@ import {
   CALLBACK,
   addClient,
   addUser,
-  authorizeAndAllow,
   bearer,
   cookieHeader,
   cookiesFrom,
