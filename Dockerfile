@@ -3,7 +3,7 @@
 FROM oven/bun:1.4.5 AS build
 WORKDIR /src
 COPY package.json bun.lock bunfig.toml tsconfig.json ./
-RUN bun install --frozen-lockfile
+RUN bun install --frozen-lockfile --production
 COPY src ./src
 COPY drizzle ./drizzle
 RUN bun run build \
