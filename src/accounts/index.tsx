@@ -12,6 +12,7 @@ import { htmlPage, seeOther } from '../views/page'
 import { avatarSvg, avatarUrlOf } from './avatar'
 import { CsrfForm, LoginForm, ReturnToQuery, RevokeForm, SignupForm } from './model'
 import { AccountPage, LoginPage, SignupPage } from './pages'
+import { LoginThrottle } from './throttle'
 import { SESSION_COOKIE, SESSION_TTL_MS, createSession, csrfValid, deleteSession } from './sessions'
 import {
   EmailTakenError,
@@ -29,6 +30,7 @@ const forbidden = () => new PageError(403, 'Request refused', 'This form has exp
 export function accountRoutes(ctx: AppContext) {
   const secure = ctx.config.secureCookies
   const signupOpen = ctx.config.signup === 'open'
+  const throttle = new LoginThrottle(ctx.clock)
 
   async function startSession(userId: string, returnTo: string | undefined): Promise<Response> {
     const token = await ctx.writer.write(() => createSession(ctx.db, userId, ctx.clock.now()))
@@ -59,16 +61,22 @@ export function accountRoutes(ctx: AppContext) {
         if (!csrfValid(submittedCsrfSecret(ctx, request), body.csrf_token)) throw forbidden()
         const returnTo = safeReturnTo(body.return_to)
         const email = (body.email ?? '').trim().toLowerCase()
+        const again = (status: number, error: string, headers?: Record<string, string>) => {
+          const csrf = formCsrf(ctx, request)
+          const page = <LoginPage csrf={csrf.token} returnTo={returnTo} email={email} error={error} signupOpen={signupOpen} />
+          return htmlPage(page, { status, cookies: csrf.cookies, headers })
+        }
+        const wait = throttle.retryAfter(email)
+        if (wait > 0)
+          return again(429, `Too many failed sign-ins for this account. Try again in ${wait} seconds.`, { 'retry-after': String(wait) })
         const user = email ? findUserByEmail(ctx.db, email) : undefined
         // Spend the same time whether or not the email exists, and say the same thing.
         const ok = await verifyPassword(body.password ?? '', user?.passwordHash ?? (await decoyPasswordHash()))
         if (!user || !ok) {
-          const csrf = formCsrf(ctx, request)
-          return htmlPage(
-            <LoginPage csrf={csrf.token} returnTo={returnTo} email={email} error="Invalid email or password" signupOpen={signupOpen} />,
-            { status: 401, cookies: csrf.cookies },
-          )
+          throttle.failed(email)
+          return again(401, 'Invalid email or password')
         }
+        throttle.succeeded(email)
         return startSession(user.id, returnTo)
       },
       { body: LoginForm },

@@ -22,10 +22,11 @@ export function pageHeaders(formAction: readonly string[] = []): Record<string, 
 
 export function htmlPage(
   body: JSX.Element,
-  init: { status?: number; formAction?: readonly string[]; cookies?: readonly string[] } = {},
+  init: { status?: number; formAction?: readonly string[]; cookies?: readonly string[]; headers?: Record<string, string> } = {},
 ): Response {
   const headers = new Headers(pageHeaders(init.formAction))
   for (const c of init.cookies ?? []) headers.append('set-cookie', c)
+  for (const [name, value] of Object.entries(init.headers ?? {})) headers.set(name, value)
   if (typeof body !== 'string') throw new TypeError('pages render synchronously')
   return new Response('<!doctype html>' + body, { status: init.status ?? 200, headers })
 }

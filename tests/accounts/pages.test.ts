@@ -88,6 +88,27 @@ describe('/login', () => {
     })
   }
 
+  test('after 5 failures in a row an account waits, doubling, before the next try — known or unknown email alike', async () => {
+    for (const email of ['ann@example.com', 'nobody@example.com']) {
+      for (let i = 0; i < 5; i++) expect((await postLogin({ email, password: 'wrong password' })).status).toBe(401)
+      const blocked = await postLogin({ email, password: 'correct horse battery' })
+      expect(blocked.status).toBe(429)
+      expect(blocked.headers.get('retry-after')).toBe('1')
+      expect(await blocked.text()).toContain('Too many failed sign-ins for this account')
+      expect(blocked.headers.getSetCookie().some((c) => c.startsWith('lk_session='))).toBe(false)
+    }
+    t.clock.advance(1000)
+    expect((await postLogin({ email: 'ann@example.com', password: 'wrong password' })).status).toBe(401)
+    expect((await postLogin({ email: 'ann@example.com', password: 'correct horse battery' })).headers.get('retry-after')).toBe('2')
+    t.clock.advance(2000)
+    // The right password, once allowed, signs in and clears the count.
+    expect((await postLogin({ email: 'ann@example.com', password: 'correct horse battery' })).status).toBe(303)
+    expect((await postLogin({ email: 'ann@example.com', password: 'wrong password' })).status).toBe(401)
+    // Another account is not affected.
+    await addUser(t, 'bob@example.com', 'Bob')
+    expect((await postLogin({ email: 'bob@example.com', password: 'correct horse battery' })).status).toBe(303)
+  })
+
   test('a login POST without its CSRF token → 403, no session', async () => {
     const res = await postLogin({ email: 'ann@example.com', password: 'correct horse battery' }, false)
     expect(res.status).toBe(403)
