@@ -12,6 +12,7 @@ import { CORS_PREFLIGHT_HEADERS, json } from './lib/http'
 import { silentLogger, type Logger } from './lib/log'
 import { authorizeRoutes } from './oauth/authorize'
 import { metadataRoutes } from './oauth/metadata'
+import { revocationRoutes } from './oauth/revoke'
 import { tokenRoutes } from './oauth/token'
 import { AccessTokens } from './oauth/tokens'
 import { userinfoRoutes } from './oauth/userinfo'
@@ -78,6 +79,7 @@ export function createApp(ctx: AppContext) {
     .use(accountRoutes(ctx))
     .use(authorizeRoutes(ctx))
     .use(tokenRoutes(ctx))
+    .use(revocationRoutes(ctx))
     .use(userinfoRoutes(ctx))
     .use(settingsRoutes(ctx))
   self.app = app

@@ -57,11 +57,13 @@ describe('discovery and health', () => {
       authorization_endpoint: `${ORIGIN}/oauth/authorize`,
       token_endpoint: `${ORIGIN}/api/oauth/token`,
       userinfo_endpoint: `${ORIGIN}/api/oauth/userinfo`,
+      revocation_endpoint: `${ORIGIN}/api/oauth/revoke`,
       scopes_supported: ['profile', 'email', 'settings:read', 'settings:write'],
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
       grant_types_supported: ['authorization_code'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
     })

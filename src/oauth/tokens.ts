@@ -99,7 +99,15 @@ export class AccessTokens {
       .run())
   }
 
-  /** Revokes one token (a replayed code's, RFC 6749 §4.1.2). Call inside a write job. */
+  /** The id and client of a presented token, if it parses and its verifier matches (expired or not). */
+  identify(token: string): { id: number; clientId: string } | undefined {
+    const parsed = parseToken(token)
+    const row = parsed && this.lookup(parsed.id)
+    if (!row || !constantTimeEqual(sha256(parsed!.verifier), row.verifierHash)) return undefined
+    return { id: parsed!.id, clientId: row.clientId }
+  }
+
+  /** Revokes one token (a replayed code's, RFC 6749 §4.1.2, or on request, RFC 7009). Call inside a write job. */
   revoke(id: number): number {
     this.forget()
     return changes(this.db.orm.delete(accessTokens).where(eq(accessTokens.id, id)).run())

@@ -53,6 +53,17 @@ describe('the compiled binary with oauth4webapi as the client', () => {
     expect(await (await userinfo(tokens.access_token)).json()).toEqual({ id: userId, email: 'erin@example.com' })
   })
 
+  test('revocation (RFC 7009) through oauth4webapi ends the token at once', async () => {
+    const client = registerClient(server)
+    const tokens = await obtainToken(server, as, client, 'erin@example.com', 'email', 'basic')
+    expect((await userinfo(tokens.access_token)).status).toBe(200)
+    const c = { client_id: client.client_id }
+    const response = await oauth.revocationRequest(as, c, oauth.ClientSecretBasic(client.client_secret!), tokens.access_token, options)
+    await oauth.processRevocationResponse(response)
+    // oauth4webapi turns the 401's WWW-Authenticate challenge into an error.
+    await expect(userinfo(tokens.access_token)).rejects.toMatchObject({ status: 401, code: 'OAUTH_WWW_AUTHENTICATE_CHALLENGE' })
+  })
+
   test('a wrong secret is 401 invalid_client with a Basic challenge', async () => {
     const client = registerClient(server)
     const res = await fetch(as.token_endpoint!, {

@@ -1,7 +1,12 @@
 import type { AppContext } from '../../context'
 import { InvalidClient, InvalidRequest } from '../../lib/errors'
 import { findClient, verifyClientSecret, type Client } from '../clients'
-import type { TokenRequest } from './model'
+
+/** The body parameters client authentication reads (RFC 6749 §2.3.1). */
+export interface ClientCredentials {
+  client_id?: string
+  client_secret?: string
+}
 
 const BASIC_CHALLENGE = { 'www-authenticate': 'Basic realm="latchkey", charset="UTF-8"' }
 
@@ -25,7 +30,7 @@ function parseBasic(header: string): { id: string; secret: string } | undefined 
  * method per request (RFC 6749 §2.3). Failures are 401 invalid_client, with a Basic challenge
  * when Basic was tried (§5.2).
  */
-export function authenticateClient(ctx: AppContext, request: Request, body: TokenRequest): Client {
+export function authenticateClient(ctx: AppContext, request: Request, body: ClientCredentials): Client {
   const authorization = request.headers.get('authorization')
   if (authorization && /^basic /i.test(authorization)) {
     if (body.client_secret !== undefined) throw new InvalidRequest('use one client authentication method, not two')
