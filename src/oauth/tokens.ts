@@ -76,9 +76,8 @@ export class AccessTokens {
       this.cache.delete(token)
       return undefined
     }
-    const parsed = parseToken(token)
-    const row = parsed && this.lookup(parsed.id)
-    if (!row || row.expiresAt <= now || !constantTimeEqual(sha256(parsed!.verifier), row.verifierHash)) return undefined
+    const row = this.verified(token)
+    if (!row || row.expiresAt <= now) return undefined
     const grant: TokenGrant = {
       clientId: row.clientId,
       scopes: row.scope.split(' '),
@@ -101,10 +100,8 @@ export class AccessTokens {
 
   /** The id and client of a presented token, if it parses and its verifier matches (expired or not). */
   identify(token: string): { id: number; clientId: string } | undefined {
-    const parsed = parseToken(token)
-    const row = parsed && this.lookup(parsed.id)
-    if (!row || !constantTimeEqual(sha256(parsed!.verifier), row.verifierHash)) return undefined
-    return { id: parsed!.id, clientId: row.clientId }
+    const row = this.verified(token)
+    return row && { id: row.id, clientId: row.clientId }
   }
 
   /** Revokes one token (a replayed code's, RFC 6749 §4.1.2, or on request, RFC 7009). Call inside a write job. */
@@ -122,10 +119,18 @@ export class AccessTokens {
     return this.cache.size
   }
 
+  /** The stored row of a well-formed token whose verifier matches its hash (constant time). */
+  private verified(token: string) {
+    const parsed = parseToken(token)
+    const row = parsed && this.lookup(parsed.id)
+    return row && constantTimeEqual(sha256(parsed!.verifier), row.verifierHash) ? row : undefined
+  }
+
   private lookup(id: number) {
     return prepared(this.db, 'tokenById', () =>
       this.db.orm
         .select({
+          id: accessTokens.id,
           verifierHash: accessTokens.verifierHash,
           clientId: accessTokens.clientId,
           scope: accessTokens.scope,
