@@ -53,12 +53,34 @@ export function mediaType(request: Request): string {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
-/** Reads the body as text, refusing more than 1 MiB (SPEC limit) before and while reading. */
+/** A body without Content-Length (chunked): read until it ends or passes 1 MiB, then stop. */
+async function readCapped(body: ReadableStream<Uint8Array> | null): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = []
+  let size = 0
+  if (body) {
+    for await (const chunk of body) {
+      size += chunk.byteLength
+      if (size > MAX_BODY_BYTES) throw new RequestTooLarge('request body is larger than 1 MiB') // cancels the stream
+      chunks.push(chunk)
+    }
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
+}
+
+/**
+ * Reads the body as text, refusing more than 1 MiB (SPEC limit): at once when Content-Length says
+ * so, otherwise as soon as the stream passes it — a chunked body is never read further.
+ */
 export async function readBodyText(request: Request): Promise<string> {
-  const declared = Number(request.headers.get('content-length') ?? '0')
-  if (declared > MAX_BODY_BYTES) throw new RequestTooLarge('request body is larger than 1 MiB')
-  const bytes = new Uint8Array(await request.arrayBuffer())
-  if (bytes.byteLength > MAX_BODY_BYTES) throw new RequestTooLarge('request body is larger than 1 MiB')
+  const declared = request.headers.get('content-length')
+  let bytes: Uint8Array
+  if (declared !== null) {
+    // HTTP framing holds the body to its declared length, so the fast path is safe.
+    if (Number(declared) > MAX_BODY_BYTES) throw new RequestTooLarge('request body is larger than 1 MiB')
+    bytes = new Uint8Array(await request.arrayBuffer())
+  } else {
+    bytes = await readCapped(request.body)
+  }
   try {
     return utf8.decode(bytes)
   } catch {

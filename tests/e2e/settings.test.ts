@@ -91,6 +91,32 @@ describe('the settings API over HTTP with tokens from the real flow', () => {
     db.close()
   })
 
+  test('bodies over 1 MiB get the JSON 413, whether declared or streamed without Content-Length', async () => {
+    const big = 'x'.repeat(3 * 1024 * 1024)
+    const declared = await fetch(`${server.url}/api/settings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tokens.annA}`, 'content-type': 'application/json' },
+      body: big,
+    })
+    expect(declared.status).toBe(413)
+    expect(await declared.json()).toEqual({ error: 'request_too_large', error_description: 'request body is larger than 1 MiB' })
+    const chunk = new TextEncoder().encode('x'.repeat(64 * 1024))
+    let sent = 0
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 200) controller.enqueue(chunk) // 12.5 MiB if it were all read
+        else controller.close()
+      },
+    })
+    const streamed = await fetch(`${server.url}/api/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: stream,
+    })
+    expect(streamed.status).toBe(413)
+    expect(((await streamed.json()) as { error: string }).error).toBe('request_too_large')
+  })
+
   test('CORS preflight from any origin', async () => {
     const res = await fetch(`${server.url}/api/settings`, {
       method: 'OPTIONS',
