@@ -229,6 +229,21 @@ describe('/account and /logout', () => {
     expect(again.status).toBe(200)
   })
 
+  test('a skip-consent app is listed too, and can be revoked', async () => {
+    const app = addClient(t, { name: 'First Party', skipConsent: true })
+    const token = await tokenThroughFlow(t, app, 'email')
+    const jar = await signIn(t)
+    const html = await (await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).text()
+    expect(html).toContain('First Party')
+    expect(html).toContain('See your email address')
+    await t.handle('/account/revoke', {
+      method: 'POST',
+      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
+      body: form({ csrf_token: csrfFrom(html), client_id: app.client.id }),
+    })
+    expect((await t.handle('/api/oauth/userinfo', { headers: bearer(token) })).status).toBe(401)
+  })
+
   test('revoke without CSRF → 403 and the token still works', async () => {
     const app = addClient(t)
     const token = await tokenThroughFlow(t, app, 'email')

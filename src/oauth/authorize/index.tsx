@@ -64,7 +64,10 @@ export function authorizeRoutes(ctx: AppContext) {
       const session = readSession(ctx, request)
       if (!session) return seeOther(loginUrl(url.pathname + url.search))
       const remembered = includesAll(grantedScopes(ctx.db, session.user.id, authz.client.id), authz.scopes)
-      if (authz.client.skipConsent || remembered) return approve(authz, session.user.id, false)
+      if (remembered) return approve(authz, session.user.id, false)
+      // A first-party app skips the page, but its access is still recorded, so the user sees
+      // it on /account and can revoke it there.
+      if (authz.client.skipConsent) return approve(authz, session.user.id, true)
       const csrf = formCsrf(ctx, request, session)
       return htmlPage(<ConsentPage request={authz} user={session.user} csrf={csrf.token} />, {
         formAction: [formActionSource(authz.redirectUri)],
