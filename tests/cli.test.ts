@@ -57,6 +57,14 @@ describe('latchkey CLI', () => {
     clientId = body.client_id
   })
 
+  test('a plain-http redirect URI off loopback is accepted with a warning on stderr', () => {
+    const r = cli(['client', 'create', '--name', 'Http', '--redirect-uri', 'http://app.example/cb', '--redirect-uri', 'http://127.0.0.1:8080/cb'])
+    expect(r.code).toBe(0)
+    expect(r.err).toBe('latchkey: warning: http://app.example/cb is plain http on a non-loopback host; use https outside development\n')
+    expect(JSON.parse(r.out).redirect_uris).toEqual(['http://app.example/cb', 'http://127.0.0.1:8080/cb'])
+    expect(cli(['client', 'delete', JSON.parse(r.out).client_id]).code).toBe(0)
+  })
+
   test('client create --public has a null secret', () => {
     const body = JSON.parse(cli(['client', 'create', '--name', 'SPA', '--redirect-uri', 'https://spa.example/cb', '--public']).out)
     expect(body.client_secret).toBeNull()

@@ -1,4 +1,4 @@
-import { ClientInputError, createClient, deleteClient, listClients, rotateSecret, toView } from '../oauth/clients'
+import { ClientInputError, createClient, deleteClient, insecureRedirectUris, listClients, rotateSecret, toView } from '../oauth/clients'
 import { UsageError, parse, printJson, printTable, withDb } from './common'
 
 export function clientCommand(args: string[]): void {
@@ -26,6 +26,8 @@ export function clientCommand(args: string[]): void {
           throw error
         }
       })
+      for (const uri of insecureRedirectUris(client.redirectUris))
+        process.stderr.write(`latchkey: warning: ${uri} is plain http on a non-loopback host; use https outside development\n`)
       const view = toView(client)
       printJson({ client_id: view.client_id, client_secret: secret, name: view.name, redirect_uris: view.redirect_uris, public: view.public, skip_consent: view.skip_consent })
       return

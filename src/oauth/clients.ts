@@ -37,6 +37,14 @@ export function checkRedirectUri(raw: string): string {
   return raw
 }
 
+/** RFC 9700 §2.1: redirect URIs should use TLS, except loopback ones used during development. */
+export function insecureRedirectUris(uris: readonly string[]): string[] {
+  return uris.filter((raw) => {
+    const url = new URL(raw)
+    return url.protocol === 'http:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
+  })
+}
+
 export function toView(client: Client): ClientView {
   return {
     client_id: client.id,
