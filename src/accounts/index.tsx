@@ -23,7 +23,7 @@ import {
   insertUser,
   normalizeEmail,
 } from './users'
-import { formCsrf, loginUrl, readSession, safeReturnTo, submittedCsrfSecret } from './web'
+import { appNameFor, formCsrf, loginUrl, readSession, safeReturnTo, submittedCsrfSecret } from './web'
 
 const forbidden = () => new PageError(403, 'Request refused', 'This form has expired or did not come from this site. Go back, reload the page and try again.')
 
@@ -51,7 +51,8 @@ export function accountRoutes(ctx: AppContext) {
         const session = readSession(ctx, request)
         if (session) return seeOther(returnTo ?? '/account')
         const csrf = formCsrf(ctx, request, session)
-        return htmlPage(<LoginPage csrf={csrf.token} returnTo={returnTo} signupOpen={signupOpen} />, { cookies: csrf.cookies })
+        const page = <LoginPage csrf={csrf.token} returnTo={returnTo} appName={appNameFor(ctx, returnTo)} signupOpen={signupOpen} />
+        return htmlPage(page, { cookies: csrf.cookies })
       },
       { query: ReturnToQuery },
     )
@@ -63,7 +64,9 @@ export function accountRoutes(ctx: AppContext) {
         const email = (body.email ?? '').trim().toLowerCase()
         const again = (status: number, error: string, headers?: Record<string, string>) => {
           const csrf = formCsrf(ctx, request)
-          const page = <LoginPage csrf={csrf.token} returnTo={returnTo} email={email} error={error} signupOpen={signupOpen} />
+          const page = (
+            <LoginPage csrf={csrf.token} returnTo={returnTo} appName={appNameFor(ctx, returnTo)} email={email} error={error} signupOpen={signupOpen} />
+          )
           return htmlPage(page, { status, cookies: csrf.cookies, headers })
         }
         const wait = throttle.retryAfter(email)
@@ -86,7 +89,8 @@ export function accountRoutes(ctx: AppContext) {
       function showSignup({ request, query }) {
         requireSignupOpen()
         const csrf = formCsrf(ctx, request)
-        return htmlPage(<SignupPage csrf={csrf.token} returnTo={safeReturnTo(query.return_to)} />, { cookies: csrf.cookies })
+        const returnTo = safeReturnTo(query.return_to)
+        return htmlPage(<SignupPage csrf={csrf.token} returnTo={returnTo} appName={appNameFor(ctx, returnTo)} />, { cookies: csrf.cookies })
       },
       { query: ReturnToQuery },
     )
@@ -98,7 +102,9 @@ export function accountRoutes(ctx: AppContext) {
         const returnTo = safeReturnTo(body.return_to)
         const again = (error: string, status: number) => {
           const csrf = formCsrf(ctx, request)
-          const page = <SignupPage csrf={csrf.token} returnTo={returnTo} error={error} fullName={body.full_name} email={body.email} />
+          const page = (
+            <SignupPage csrf={csrf.token} returnTo={returnTo} appName={appNameFor(ctx, returnTo)} error={error} fullName={body.full_name} email={body.email} />
+          )
           return htmlPage(page, { status, cookies: csrf.cookies })
         }
         try {

@@ -8,11 +8,22 @@ import { CsrfField, ErrorNote, Layout } from '../views/layout'
 import type { User } from './users'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
 
-export function LoginPage(props: { csrf: string; returnTo?: string; error?: string; email?: string; signupOpen: boolean }) {
+function ContinueTo(props: { appName?: string }) {
+  return props.appName ? (
+    <p class="muted">
+      to continue to <strong safe>{props.appName}</strong>
+    </p>
+  ) : (
+    ''
+  )
+}
+
+export function LoginPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; email?: string; signupOpen: boolean }) {
   const signupHref = props.returnTo ? `/signup?return_to=${encodeURIComponent(props.returnTo)}` : '/signup'
   return (
     <Layout title="Sign in">
       <h1>Sign in</h1>
+      <ContinueTo appName={props.appName} />
       <ErrorNote message={props.error} />
       <form method="post" action="/login">
         <CsrfField token={props.csrf} />
@@ -36,10 +47,11 @@ export function LoginPage(props: { csrf: string; returnTo?: string; error?: stri
   )
 }
 
-export function SignupPage(props: { csrf: string; returnTo?: string; error?: string; fullName?: string; email?: string }) {
+export function SignupPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; fullName?: string; email?: string }) {
   return (
     <Layout title="Create account">
       <h1>Create account</h1>
+      <ContinueTo appName={props.appName} />
       <ErrorNote message={props.error} />
       <form method="post" action="/signup">
         <CsrfField token={props.csrf} />

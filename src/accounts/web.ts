@@ -1,4 +1,5 @@
 import type { AppContext } from '../context'
+import { findClient } from '../oauth/clients'
 import { randomToken } from '../lib/crypto'
 import { cookie, parseCookies } from '../lib/cookies'
 import { CSRF_COOKIE, SESSION_COOKIE, csrfTokenFor, findSession, type Session } from './sessions'
@@ -34,6 +35,13 @@ export function safeReturnTo(raw: unknown): string | undefined {
   // Resolve against a dummy origin: anything that escapes it is refused.
   const url = new URL(raw, 'http://latchkey.invalid')
   return url.origin === 'http://latchkey.invalid' ? raw : undefined
+}
+
+/** The app a sign-in is for, when it was reached from an authorization request. */
+export function appNameFor(ctx: AppContext, returnTo: string | undefined): string | undefined {
+  if (!returnTo?.startsWith('/oauth/authorize?')) return undefined
+  const clientId = new URLSearchParams(returnTo.slice(returnTo.indexOf('?') + 1)).get('client_id')
+  return clientId ? findClient(ctx.db, clientId)?.name : undefined
 }
 
 export function loginUrl(returnTo: string): string {

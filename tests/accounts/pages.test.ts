@@ -52,6 +52,17 @@ describe('/login', () => {
     expect(html).toContain('name="csrf_token"')
   })
 
+  test('reached from an authorization request, the page names the app (escaped); otherwise it does not', async () => {
+    const app = addClient(t, { name: 'Notes <b>' })
+    const returnTo = encodeURIComponent(`/oauth/authorize?client_id=${app.client.id}&scope=email`)
+    for (const path of [`/login?return_to=${returnTo}`, `/signup?return_to=${returnTo}`]) {
+      const html = await (await t.handle(path)).text()
+      expect(html).toContain('to continue to <strong>Notes &lt;b&gt;</strong>')
+    }
+    expect(await (await t.handle('/login')).text()).not.toContain('to continue to')
+    expect(await (await t.handle(`/login?return_to=${encodeURIComponent('/oauth/authorize?client_id=nope')}`)).text()).not.toContain('to continue to')
+  })
+
   test('good credentials → 303 to return_to with an HttpOnly SameSite=Lax session cookie', async () => {
     const res = await postLogin({ email: 'ANN@example.com', password: 'correct horse battery', return_to: '/oauth/authorize?x=1' })
     expect(res.status).toBe(303)

@@ -48,6 +48,7 @@ async function signInAndReachConsent(page: Page, email: string, state: string) {
   const url = `${server.url}/oauth/authorize?client_id=${clientId}&redirect_uri=${encodeURIComponent(callbackBase)}&scope=profile%20email&state=${state}`
   await page.goto(url)
   expect(new URL(page.url()).pathname).toBe('/login')
+  expect(await page.locator('main').innerText()).toContain('to continue to Browser <Demo>')
   await page.getByLabel('Email').fill(email)
   await page.getByLabel('Password').fill('browser password')
   await page.getByRole('button', { name: 'Sign in' }).click()
