@@ -70,18 +70,29 @@ export function form(fields: Record<string, string | undefined>): URLSearchParam
   return body
 }
 
+/** A browser's form POST: urlencoded fields, with the cookie jar when given. */
+export function postForm(t: TestApp, path: string, fields: Record<string, string | undefined>, jar?: Record<string, string>) {
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' }
+  if (jar) headers.cookie = cookieHeader(jar)
+  return t.handle(path, { method: 'POST', headers, body: form(fields) })
+}
+
 /** Signs in through the real login page; returns the cookie jar. */
 export async function signIn(t: TestApp, email = 'ann@example.com', password = PASSWORD) {
   const page = await t.handle('/login')
   const jar = cookiesFrom(page)
   const csrf = csrfFrom(await page.text())
-  const res = await t.handle('/login', {
-    method: 'POST',
-    headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
-    body: form({ email, password, csrf_token: csrf }),
-  })
+  const res = await postForm(t, '/login', { email, password, csrf_token: csrf }, jar)
   if (res.status !== 303) throw new Error(`sign-in failed: ${res.status}`)
   return cookiesFrom(res, jar)
+}
+
+/** An app with one registered client and a signed-in user: the start of most OAuth tests. */
+export async function signedInApp(env: Record<string, string> = {}) {
+  const t = createTestApp(env)
+  const client = addClient(t)
+  await addUser(t)
+  return { t, client, jar: await signIn(t) }
 }
 
 export function authorizePath(params: Record<string, string | undefined>): string {
@@ -93,11 +104,7 @@ export async function authorizeAndAllow(t: TestApp, jar: Record<string, string>,
   const page = await t.handle(authorizePath(params), { headers: { cookie: cookieHeader(jar) } })
   if (page.status === 303) return new URL(page.headers.get('location')!)
   const csrf = csrfFrom(await page.text())
-  const res = await t.handle('/oauth/authorize', {
-    method: 'POST',
-    headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
-    body: form({ ...params, csrf_token: csrf, decision: 'allow' }),
-  })
+  const res = await postForm(t, '/oauth/authorize', { ...params, csrf_token: csrf, decision: 'allow' }, jar)
   return new URL(res.headers.get('location')!)
 }
 

@@ -9,7 +9,7 @@ import {
   cookiesFrom,
   createTestApp,
   csrfFrom,
-  form,
+  postForm,
   signIn,
   tokenThroughFlow,
   type TestApp,
@@ -33,11 +33,7 @@ async function postLogin(fields: Record<string, string | undefined>, withCsrf = 
   const page = await t.handle('/login')
   const jar = cookiesFrom(page)
   const csrf = csrfFrom(await page.text())
-  return t.handle('/login', {
-    method: 'POST',
-    headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
-    body: form({ csrf_token: withCsrf ? csrf : undefined, ...fields }),
-  })
+  return postForm(t, '/login', { csrf_token: withCsrf ? csrf : undefined, ...fields }, jar)
 }
 
 describe('/login', () => {
@@ -141,11 +137,7 @@ describe('/signup', () => {
   async function postSignup(fields: Record<string, string>) {
     const page = await t.handle('/signup')
     const jar = cookiesFrom(page)
-    return t.handle('/signup', {
-      method: 'POST',
-      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
-      body: form({ csrf_token: csrfFrom(await page.text()), ...fields }),
-    })
+    return postForm(t, '/signup', { csrf_token: csrfFrom(await page.text()), ...fields }, jar)
   }
 
   test('the page has Full name, Email, Password and "Create account"', async () => {
@@ -166,11 +158,7 @@ describe('/signup', () => {
   })
 
   test('a sign-up POST without its CSRF token → 403, no account', async () => {
-    const res = await t.handle('/signup', {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: form({ full_name: 'Bo', email: 'bo@example.com', password: 'long enough pw' }),
-    })
+    const res = await postForm(t, '/signup', { full_name: 'Bo', email: 'bo@example.com', password: 'long enough pw' })
     expect(res.status).toBe(403)
     expect(t.db.orm.select().from(users).all()).toHaveLength(1)
   })
@@ -192,11 +180,7 @@ describe('/signup', () => {
   test('SIGNUP=closed → GET and POST are 404 and no account is made', async () => {
     t = createTestApp({ SIGNUP: 'closed' })
     expect((await t.handle('/signup')).status).toBe(404)
-    const res = await t.handle('/signup', {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: form({ full_name: 'X', email: 'x@example.com', password: 'long enough pw' }),
-    })
+    const res = await postForm(t, '/signup', { full_name: 'X', email: 'x@example.com', password: 'long enough pw' })
     expect(res.status).toBe(404)
     expect(t.db.orm.select().from(users).all()).toHaveLength(0)
     expect(await (await t.handle('/login')).text()).not.toContain('Create account')
@@ -225,11 +209,7 @@ describe('/account and /logout', () => {
     expect(html).toContain('>Revoke access</button>')
     expect(html).toMatch(/<time datetime="\d{4}-\d\d-\d\dT/)
 
-    const revoke = await t.handle('/account/revoke', {
-      method: 'POST',
-      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
-      body: form({ csrf_token: csrfFrom(html), client_id: app.client.id }),
-    })
+    const revoke = await postForm(t, '/account/revoke', { csrf_token: csrfFrom(html), client_id: app.client.id }, jar)
     expect(revoke.status).toBe(303)
     expect((await t.handle('/api/oauth/userinfo', { headers: bearer(token) })).status).toBe(401)
     expect(await (await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).text()).not.toContain('Notes &lt;App&gt;')
@@ -247,11 +227,7 @@ describe('/account and /logout', () => {
     const html = await (await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).text()
     expect(html).toContain('First Party')
     expect(html).toContain('See your email address')
-    await t.handle('/account/revoke', {
-      method: 'POST',
-      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
-      body: form({ csrf_token: csrfFrom(html), client_id: app.client.id }),
-    })
+    await postForm(t, '/account/revoke', { csrf_token: csrfFrom(html), client_id: app.client.id }, jar)
     expect((await t.handle('/api/oauth/userinfo', { headers: bearer(token) })).status).toBe(401)
   })
 
@@ -259,25 +235,17 @@ describe('/account and /logout', () => {
     const app = addClient(t)
     const token = await tokenThroughFlow(t, app, 'email')
     const jar = await signIn(t)
-    const res = await t.handle('/account/revoke', {
-      method: 'POST',
-      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
-      body: form({ client_id: app.client.id }),
-    })
+    const res = await postForm(t, '/account/revoke', { client_id: app.client.id }, jar)
     expect(res.status).toBe(403)
     expect((await t.handle('/api/oauth/userinfo', { headers: bearer(token) })).status).toBe(200)
   })
 
   test('logout needs CSRF, then ends the session', async () => {
     const jar = await signIn(t)
-    const refused = await t.handle('/logout', { method: 'POST', headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' }, body: '' })
+    const refused = await postForm(t, '/logout', {}, jar)
     expect(refused.status).toBe(403)
     const csrf = csrfFrom(await (await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).text())
-    const res = await t.handle('/logout', {
-      method: 'POST',
-      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
-      body: form({ csrf_token: csrf }),
-    })
+    const res = await postForm(t, '/logout', { csrf_token: csrf }, jar)
     expect(res.status).toBe(303)
     expect((await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).status).toBe(303)
   })

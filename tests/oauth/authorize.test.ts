@@ -8,11 +8,11 @@ import {
   authorizeAndAllow,
   authorizePath,
   cookieHeader,
-  createTestApp,
   csrfFrom,
-  form,
+  postForm,
   signIn,
   type TestApp,
+  signedInApp,
 } from '../helpers'
 
 let t: TestApp
@@ -20,10 +20,7 @@ let client: ReturnType<typeof addClient>
 let jar: Record<string, string>
 
 beforeEach(async () => {
-  t = createTestApp()
-  client = addClient(t)
-  await addUser(t)
-  jar = await signIn(t)
+  ;({ t, client, jar } = await signedInApp())
 })
 
 const base = () => ({ client_id: client.client.id, redirect_uri: CALLBACK, scope: 'profile email', state: 'xyz' })
@@ -140,11 +137,7 @@ describe('GET /oauth/authorize: sign-in and consent', () => {
 
   test('Deny → 303 with error=access_denied, state and iss, and no code', async () => {
     const page = await get(base())
-    const res = await t.handle('/oauth/authorize', {
-      method: 'POST',
-      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
-      body: form({ ...base(), csrf_token: csrfFrom(await page.text()), decision: 'deny' }),
-    })
+    const res = await postForm(t, '/oauth/authorize', { ...base(), csrf_token: csrfFrom(await page.text()), decision: 'deny' }, jar)
     expectRedirectError(res, 'access_denied')
     expect(codeCount()).toBe(0)
   })
@@ -154,11 +147,7 @@ describe('GET /oauth/authorize: sign-in and consent', () => {
     ['with a wrong CSRF token', 'A'.repeat(43)],
   ] as const) {
     test(`a consent POST ${name} → 403 and issues nothing`, async () => {
-      const res = await t.handle('/oauth/authorize', {
-        method: 'POST',
-        headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
-        body: form({ ...base(), csrf_token: csrf, decision: 'allow' }),
-      })
+      const res = await postForm(t, '/oauth/authorize', { ...base(), csrf_token: csrf, decision: 'allow' }, jar)
       expect(res.status).toBe(403)
       expect(res.headers.get('location')).toBeNull()
       expect(codeCount()).toBe(0)
@@ -170,21 +159,13 @@ describe('GET /oauth/authorize: sign-in and consent', () => {
     await addUser(t, 'bob@example.com', 'Bob')
     const bobJar = await signIn(t, 'bob@example.com')
     const bobCsrf = csrfFrom(await (await get(base(), bobJar)).text())
-    const res = await t.handle('/oauth/authorize', {
-      method: 'POST',
-      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
-      body: form({ ...base(), csrf_token: bobCsrf, decision: 'allow' }),
-    })
+    const res = await postForm(t, '/oauth/authorize', { ...base(), csrf_token: bobCsrf, decision: 'allow' }, jar)
     expect(res.status).toBe(403)
   })
 
   test('a consent POST re-validates the request: a tampered redirect_uri gets a page, not a redirect', async () => {
     const csrf = csrfFrom(await (await get(base())).text())
-    const res = await t.handle('/oauth/authorize', {
-      method: 'POST',
-      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
-      body: form({ ...base(), redirect_uri: 'https://evil.example/', csrf_token: csrf, decision: 'allow' }),
-    })
+    const res = await postForm(t, '/oauth/authorize', { ...base(), redirect_uri: 'https://evil.example/', csrf_token: csrf, decision: 'allow' }, jar)
     expect(res.status).toBe(400)
     expect(res.headers.get('location')).toBeNull()
   })

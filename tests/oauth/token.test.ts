@@ -3,13 +3,11 @@ import { s256 } from '../../src/lib/crypto'
 import {
   CALLBACK,
   addClient,
-  addUser,
   authorizeAndAllow,
   bearer,
-  createTestApp,
-  signIn,
   tokenRequest,
   type TestApp,
+  signedInApp,
 } from '../helpers'
 
 let t: TestApp
@@ -17,10 +15,7 @@ let client: ReturnType<typeof addClient>
 let jar: Record<string, string>
 
 beforeEach(async () => {
-  t = createTestApp()
-  client = addClient(t)
-  await addUser(t)
-  jar = await signIn(t)
+  ;({ t, client, jar } = await signedInApp())
 })
 
 async function newCode(params: Record<string, string> = {}, c = client) {
@@ -93,10 +88,7 @@ describe('POST /api/oauth/token: success', () => {
   })
 
   test('ACCESS_TOKEN_TTL sets expires_in', async () => {
-    t = createTestApp({ ACCESS_TOKEN_TTL: '600' })
-    client = addClient(t)
-    await addUser(t)
-    jar = await signIn(t)
+    ;({ t, client, jar } = await signedInApp({ ACCESS_TOKEN_TTL: '600' }))
     const body = (await (await exchange(await newCode())).json()) as { expires_in: number }
     expect(body.expires_in).toBe(600)
   })
