@@ -59,11 +59,12 @@ export function accountRoutes(ctx: AppContext) {
     .post(
       '/login',
       async function signIn({ request, body }) {
-        if (!csrfValid(submittedCsrfSecret(ctx, request), body.csrf_token)) throw forbidden()
+        const session = readSession(ctx, request)
+        if (!csrfValid(submittedCsrfSecret(ctx, request, session), body.csrf_token)) throw forbidden()
         const returnTo = safeReturnTo(body.return_to)
         const email = (body.email ?? '').trim().toLowerCase()
         const again = (status: number, error: string, headers?: Record<string, string>) => {
-          const csrf = formCsrf(ctx, request)
+          const csrf = formCsrf(ctx, request, session)
           const page = (
             <LoginPage csrf={csrf.token} returnTo={returnTo} appName={appNameFor(ctx, returnTo)} email={email} error={error} signupOpen={signupOpen} />
           )
@@ -98,10 +99,11 @@ export function accountRoutes(ctx: AppContext) {
       '/signup',
       async function signUp({ request, body }) {
         requireSignupOpen()
-        if (!csrfValid(submittedCsrfSecret(ctx, request), body.csrf_token)) throw forbidden()
+        const session = readSession(ctx, request)
+        if (!csrfValid(submittedCsrfSecret(ctx, request, session), body.csrf_token)) throw forbidden()
         const returnTo = safeReturnTo(body.return_to)
         const again = (error: string, status: number) => {
-          const csrf = formCsrf(ctx, request)
+          const csrf = formCsrf(ctx, request, session)
           const page = (
             <SignupPage csrf={csrf.token} returnTo={returnTo} appName={appNameFor(ctx, returnTo)} error={error} fullName={body.full_name} email={body.email} />
           )
