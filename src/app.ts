@@ -8,7 +8,7 @@ import { Writer } from './db/writer'
 import { ExternalWrites } from './db/external-writes'
 import { SettingsCache } from './settings/cache'
 import { systemClock, type Clock } from './lib/clock'
-import { CORS_PREFLIGHT_HEADERS, json } from './lib/http'
+import { CORS_PREFLIGHT_HEADERS, NOSNIFF, json } from './lib/http'
 import { silentLogger, type Logger } from './lib/log'
 import { authorizeRoutes } from './oauth/authorize'
 import { metadataRoutes } from './oauth/metadata'
@@ -18,6 +18,8 @@ import { AccessTokens } from './oauth/tokens'
 import { userinfoRoutes } from './oauth/userinfo'
 import { settingsRoutes } from './settings'
 import { docsRoutes } from './docs'
+import { serverSecret } from './db/server-secrets'
+import { createRequestGuard } from './web/request-guard'
 import appCss from './views/app.css' with { type: 'text' }
 
 export interface AppDeps {
@@ -39,6 +41,7 @@ export function createContext(deps: AppDeps): AppContext {
     external,
     tokens: new AccessTokens(deps.db, clock, deps.config.accessTokenTtl, external),
     settingsCache: new SettingsCache(external),
+    csrfKey: serverSecret(deps.db, 'csrf', clock.now()),
   }
 }
 
@@ -57,7 +60,10 @@ export function createApp(ctx: AppContext) {
     return [...new Set(routeTable!.filter((r) => r.pattern.test(path)).map((r) => r.method))]
   }
 
-  const app = new Elysia({ name: 'latchkey' })
+  // standardHostname: false makes Elysia find the path after the host whatever its length (by
+  // default it skips 11 characters, so `Host: x` turned /zzz/account into /account).
+  const app = new Elysia({ name: 'latchkey', handler: { standardHostname: false } })
+    .onRequest(createRequestGuard())
     // Destructured on purpose: Elysia reads a handler's parameters to decide what it computes
     // for every request; taking the whole context would make it parse headers, cookies and
     // the query for all of them (measured: userinfo 119k → 92k req/s).
@@ -74,7 +80,7 @@ export function createApp(ctx: AppContext) {
         return json({ status: 'unavailable' }, 503)
       }
     }, { detail: { tags: ['Operations'], summary: 'Health: 200 after a database round trip, 503 otherwise' } })
-    .get('/assets/app.css', () => new Response(appCss, { headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600' } }))
+    .get('/assets/app.css', () => new Response(appCss, { headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600', ...NOSNIFF } }))
     .use(metadataRoutes(ctx))
     .use(accountRoutes(ctx))
     .use(authorizeRoutes(ctx))

@@ -1,4 +1,5 @@
 /** Environment → typed configuration, validated once at start (SPEC "Configuration"). */
+import { parseTrustedProxies, type TrustedProxies } from './web/client-address'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 
@@ -12,6 +13,11 @@ export interface Config {
   accessTokenTtl: number
   settingsMaxValueBytes: number
   settingsMaxKeys: number
+  settingsMaxUserBytes: number
+  /** Password checks (sign-in and sign-up) per client address per minute. */
+  loginAttemptsPerMinute: number
+  /** Peers whose X-Forwarded-For names the client address. */
+  trustedProxies: TrustedProxies
   logLevel: LogLevel
   /** Derived: cookies get `Secure` when the issuer is https. */
   secureCookies: boolean
@@ -68,6 +74,14 @@ function databaseUrlFrom(env: Env): string {
   return raw
 }
 
+function trustedProxiesFrom(env: Env): TrustedProxies {
+  try {
+    return parseTrustedProxies(env.TRUSTED_PROXIES ?? '')
+  } catch (error) {
+    throw new ConfigError('TRUSTED_PROXIES', (error as Error).message)
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535)
   const host = env.HOST || '0.0.0.0'
@@ -82,6 +96,9 @@ export function loadConfig(env: Env = process.env): Config {
     accessTokenTtl: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 31_536_000),
     settingsMaxValueBytes: integer(env, 'SETTINGS_MAX_VALUE_BYTES', 65_536, 1, 1_048_576),
     settingsMaxKeys: integer(env, 'SETTINGS_MAX_KEYS', 1000, 1, 1_000_000),
+    settingsMaxUserBytes: integer(env, 'SETTINGS_MAX_USER_BYTES', 16_777_216, 1, 1_099_511_627_776),
+    loginAttemptsPerMinute: integer(env, 'LOGIN_ATTEMPTS_PER_MINUTE', 10, 1, 1_000_000),
+    trustedProxies: trustedProxiesFrom(env),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
     secureCookies: issuer.startsWith('https://'),
   }

@@ -17,4 +17,6 @@ export interface AppContext {
   tokens: AccessTokens
   external: ExternalWrites
   settingsCache: SettingsCache
+  /** The server's key for CSRF tokens (shared by every instance through the database). */
+  csrfKey: string
 }

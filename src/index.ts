@@ -1,10 +1,12 @@
 #!/usr/bin/env bun
+import './boot'
 import pkg from '../package.json'
 import { clientCommand } from './cli/client'
 import { UsageError } from './cli/common'
 import { UnhealthyError, backupCommand, healthcheckCommand, migrateCommand, serveCommand } from './cli/ops'
 import { userCommand } from './cli/user'
 import { ConfigError } from './config'
+import { escapeForTerminal } from './lib/text'
 
 const HELP = `latchkey ${pkg.version} — a self-hosted OAuth 2.0 authorization server with a settings store
 
@@ -80,11 +82,11 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UnhealthyError) {
-    process.stderr.write(`latchkey: unhealthy: ${error.message}\n`)
+    process.stderr.write(`latchkey: unhealthy: ${escapeForTerminal(error.message)}\n`)
     process.exit(1)
   }
   if (error instanceof UsageError || error instanceof ConfigError) {
-    process.stderr.write(`latchkey: ${error.message}\n`)
+    process.stderr.write(`latchkey: ${escapeForTerminal(error.message)}\n`)
     process.exit(2)
   }
   process.stderr.write(`latchkey: unexpected error: ${(error as Error)?.name ?? 'Error'}\n`)

@@ -87,21 +87,21 @@ describe('discovery and health', () => {
 })
 
 describe('the access log', () => {
-  test('one JSON line per request: method, path without query, status, ms, request id', () => {
+  test('one JSON line per request: method, path without query, status, ms, request id, client address', () => {
     const lines: string[] = []
     const log = createLogger('info', (s) => lines.push(s))
-    log.request('GET', '/api/settings/a"b', 200, 1.25, 'abc-1')
+    log.request('GET', '/api/settings/a"b', 200, 1.25, 'abc-1', '2001:db8::1')
     log.flush()
     const entry = JSON.parse(lines.join(''))
-    expect(Object.keys(entry)).toEqual(['time', 'level', 'msg', 'method', 'path', 'status', 'ms', 'request_id'])
-    expect(entry).toMatchObject({ level: 'info', msg: 'request', method: 'GET', path: '/api/settings/a"b', status: 200, ms: 1.25, request_id: 'abc-1' })
+    expect(Object.keys(entry)).toEqual(['time', 'level', 'msg', 'method', 'path', 'status', 'ms', 'request_id', 'client'])
+    expect(entry).toMatchObject({ level: 'info', msg: 'request', method: 'GET', path: '/api/settings/a"b', status: 200, ms: 1.25, request_id: 'abc-1', client: '2001:db8::1' })
     expect(entry.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
   })
 
   test('LOG_LEVEL=warn leaves requests out', () => {
     const lines: string[] = []
     const log = createLogger('warn', (s) => lines.push(s))
-    log.request('GET', '/', 200, 1, 'x')
+    log.request('GET', '/', 200, 1, 'x', '127.0.0.1')
     log.flush()
     expect(lines).toEqual([])
   })

@@ -13,6 +13,9 @@ describe('configuration', () => {
       accessTokenTtl: 3600,
       settingsMaxValueBytes: 65536,
       settingsMaxKeys: 1000,
+      settingsMaxUserBytes: 16_777_216,
+      loginAttemptsPerMinute: 10,
+      trustedProxies: [],
       logLevel: 'info',
       secureCookies: false,
     })
@@ -40,6 +43,12 @@ describe('configuration', () => {
     ['SETTINGS_MAX_VALUE_BYTES', '1.5'],
     ['SETTINGS_MAX_KEYS', '1e3'],
     ['LOG_LEVEL', 'verbose'],
+    ['SETTINGS_MAX_USER_BYTES', '0'],
+    ['LOGIN_ATTEMPTS_PER_MINUTE', 'ten'],
+    ['LOGIN_ATTEMPTS_PER_MINUTE', '0'],
+    ['TRUSTED_PROXIES', '10.0.0.0/33'],
+    ['TRUSTED_PROXIES', 'proxy.example'],
+    ['TRUSTED_PROXIES', '10.0.0.1, fe80::1/129'],
     ['DATABASE_URL', 'postgres://db/latchkey'],
   ] as const) {
     test(`${name}=${JSON.stringify(value)} is refused with a message naming the variable`, () => {

@@ -4,7 +4,7 @@
 import { Html } from '@elysiajs/html'
 import { SCOPES, isScope } from '../oauth/scopes'
 import type { AuthorizedApp } from '../oauth/consents'
-import { CsrfField, ErrorNote, Layout } from '../views/layout'
+import { CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
 import type { User } from './users'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
 
@@ -27,9 +27,9 @@ export function LoginPage(props: { csrf: string; returnTo?: string; appName?: st
       <ErrorNote message={props.error} />
       <form method="post" action="/login">
         <CsrfField token={props.csrf} />
-        {props.returnTo ? <input type="hidden" name="return_to" value={props.returnTo} /> : ''}
+        {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
         <label for="email">Email</label>
-        <input id="email" name="email" type="email" autocomplete="username" required value={props.email ?? ''} />
+        <input id="email" name="email" type="email" autocomplete="username" required value={attr(props.email ?? '')} />
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />
         <div class="actions">
@@ -38,7 +38,7 @@ export function LoginPage(props: { csrf: string; returnTo?: string; appName?: st
       </form>
       {props.signupOpen ? (
         <p class="muted">
-          No account? <a href={signupHref}>Create account</a>
+          No account? <a href={attr(signupHref)}>Create account</a>
         </p>
       ) : (
         ''
@@ -55,11 +55,11 @@ export function SignupPage(props: { csrf: string; returnTo?: string; appName?: s
       <ErrorNote message={props.error} />
       <form method="post" action="/signup">
         <CsrfField token={props.csrf} />
-        {props.returnTo ? <input type="hidden" name="return_to" value={props.returnTo} /> : ''}
+        {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
         <label for="full_name">Full name</label>
-        <input id="full_name" name="full_name" type="text" autocomplete="name" required value={props.fullName ?? ''} />
+        <input id="full_name" name="full_name" type="text" autocomplete="name" required value={attr(props.fullName ?? '')} />
         <label for="email">Email</label>
-        <input id="email" name="email" type="email" autocomplete="username" required value={props.email ?? ''} />
+        <input id="email" name="email" type="email" autocomplete="username" required value={attr(props.email ?? '')} />
         <label for="password">Password</label>
         <input
           id="password"
@@ -75,7 +75,7 @@ export function SignupPage(props: { csrf: string; returnTo?: string; appName?: s
         </div>
       </form>
       <p class="muted">
-        Have an account? <a href={props.returnTo ? `/login?return_to=${encodeURIComponent(props.returnTo)}` : '/login'}>Sign in</a>
+        Have an account? <a href={attr(props.returnTo ? `/login?return_to=${encodeURIComponent(props.returnTo)}` : '/login')}>Sign in</a>
       </p>
     </Layout>
   )
@@ -89,7 +89,7 @@ export function AccountPage(props: { user: User; avatarUrl: string; apps: Author
   return (
     <Layout title="Your account" wide>
       <div class="profile">
-        <img src={props.avatarUrl} alt="" />
+        <img src={attr(props.avatarUrl)} alt="" />
         <div>
           <h1 safe>{props.user.fullName}</h1>
           <p class="muted" safe>
@@ -115,7 +115,7 @@ export function AccountPage(props: { user: User; avatarUrl: string; apps: Author
               </div>
               <form method="post" action="/account/revoke" class="inline">
                 <CsrfField token={props.csrf} />
-                <input type="hidden" name="client_id" value={app.clientId} />
+                <Hidden name="client_id" value={app.clientId} />
                 <button type="submit" class="danger">
                   Revoke access
                 </button>
@@ -124,12 +124,20 @@ export function AccountPage(props: { user: User; avatarUrl: string; apps: Author
           ))}
         </ul>
       )}
-      <form method="post" action="/logout" class="actions">
-        <CsrfField token={props.csrf} />
-        <button type="submit" class="secondary">
-          Sign out
-        </button>
-      </form>
+      <div class="actions">
+        <form method="post" action="/logout" class="inline">
+          <CsrfField token={props.csrf} />
+          <button type="submit" class="secondary">
+            Sign out
+          </button>
+        </form>
+        <form method="post" action="/account/sign-out-everywhere" class="inline">
+          <CsrfField token={props.csrf} />
+          <button type="submit" class="secondary">
+            Sign out everywhere
+          </button>
+        </form>
+      </div>
     </Layout>
   )
 }

@@ -2,13 +2,20 @@ import { and, eq, gt, sql } from 'drizzle-orm'
 import type { Db } from '../db/client'
 import { prepared } from '../db/prepared'
 import { sessions, users } from '../db/schema'
-import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
+import { constantTimeEqual, hmacSha256, randomToken, sha256 } from '../lib/crypto'
 import type { User } from './users'
 
-export const SESSION_COOKIE = 'lk_session'
-/** Anonymous visitors' CSRF secret, for the sign-in and sign-up forms (double-submit). */
-export const CSRF_COOKIE = 'lk_csrf'
 export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000
+
+/**
+ * The session cookie, and anonymous visitors' CSRF secret for the sign-in and sign-up forms.
+ * Under https they carry the `__Host-` prefix: Secure, Path=/, no Domain, so no sibling
+ * subdomain can set or shadow them.
+ */
+export function cookieNames(secure: boolean) {
+  const prefix = secure ? '__Host-' : ''
+  return { session: `${prefix}lk_session`, csrf: `${prefix}lk_csrf` }
+}
 
 export interface Session {
   user: User
@@ -41,12 +48,21 @@ export function deleteSession(db: Db, token: string): void {
   db.orm.delete(sessions).where(eq(sessions.idHash, sha256(token))).run()
 }
 
-/** The CSRF token of a form: bound to the session (or the anonymous CSRF cookie) it was rendered for. */
-export function csrfTokenFor(secret: string): string {
-  return sha256(`csrf:${secret}`)
+/** "Sign out everywhere": every session of the user ends. Call in a write job. */
+export function deleteSessionsOf(db: Db, userId: string): void {
+  db.orm.delete(sessions).where(eq(sessions.userId, userId)).run()
 }
 
-export function csrfValid(secret: string | undefined, submitted: unknown): boolean {
+/**
+ * The CSRF token of a form: an HMAC, under the server's key, of the session (or the anonymous
+ * CSRF cookie) it was rendered for. Without the key, nobody who merely chose or planted the
+ * cookie can compute a token that matches it.
+ */
+export function csrfTokenFor(key: string, secret: string): string {
+  return hmacSha256(key, `csrf:${secret}`)
+}
+
+export function csrfValid(key: string, secret: string | undefined, submitted: unknown): boolean {
   if (!secret || typeof submitted !== 'string') return false
-  return constantTimeEqual(csrfTokenFor(secret), submitted)
+  return constantTimeEqual(csrfTokenFor(key, secret), submitted)
 }

@@ -2,6 +2,7 @@ import { eq, sql } from 'drizzle-orm'
 import { changes, type Db } from '../db/client'
 import { prepared } from '../db/prepared'
 import { users } from '../db/schema'
+import { hasInvisible } from '../lib/text'
 
 export interface User {
   id: string
@@ -27,15 +28,31 @@ export class EmailTakenError extends Error {
 export const PASSWORD_MIN = 8
 export const PASSWORD_MAX = 256
 
+export const EMAIL_MAX = 254
+export const NAME_MAX = 200
+
+/**
+ * One mailbox, one spelling (SPEC "Hostile input"): trimmed, compatibility-normalized (NFKC,
+ * which includes NFC and also folds fullwidth and other look-alike forms, as IDNA does for the
+ * domain), lower-cased, at most 254 characters; control and invisible characters are refused.
+ */
 export function normalizeEmail(raw: string): string {
-  const email = raw.trim().toLowerCase()
-  if (email.length > 254 || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new UserInputError('email address is not valid')
+  // Bound the work before normalizing: nothing this long can become a valid address.
+  if (raw.length > 4 * EMAIL_MAX) throw new UserInputError('email address is not valid')
+  const trimmed = raw.trim()
+  if (hasInvisible(trimmed)) throw new UserInputError('email address contains control or invisible characters')
+  const email = trimmed.normalize('NFKC').toLowerCase()
+  if (email.length > EMAIL_MAX || hasInvisible(email) || !/^[^\s@]+@[^\s@]+$/.test(email))
+    throw new UserInputError('email address is not valid')
   return email
 }
 
+/** A display name: trimmed, NFC, 1 to 200 characters, no control or invisible characters. */
 export function checkFullName(raw: string): string {
-  const name = raw.trim()
-  if (name.length < 1 || name.length > 200) throw new UserInputError('full name must be 1 to 200 characters')
+  if (raw.length > 4 * NAME_MAX) throw new UserInputError(`full name must be 1 to ${NAME_MAX} characters`)
+  const name = raw.trim().normalize('NFC')
+  if (hasInvisible(name)) throw new UserInputError('full name contains control or invisible characters')
+  if (name.length < 1 || name.length > NAME_MAX) throw new UserInputError(`full name must be 1 to ${NAME_MAX} characters`)
   return name
 }
 

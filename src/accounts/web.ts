@@ -2,39 +2,50 @@ import type { AppContext } from '../context'
 import { findClient } from '../oauth/clients'
 import { randomToken } from '../lib/crypto'
 import { cookie, parseCookies } from '../lib/cookies'
-import { CSRF_COOKIE, SESSION_COOKIE, csrfTokenFor, findSession, type Session } from './sessions'
+import { cookieNames, csrfTokenFor, csrfValid, findSession, type Session } from './sessions'
+
+/** The raw session cookie of a browser request, if it sent one. */
+export function sessionCookieOf(ctx: AppContext, request: Request): string | undefined {
+  return parseCookies(request.headers.get('cookie'))[cookieNames(ctx.config.secureCookies).session]
+}
 
 /** The signed-in session of a browser request, if any. */
 export function readSession(ctx: AppContext, request: Request): Session | undefined {
-  const token = parseCookies(request.headers.get('cookie'))[SESSION_COOKIE]
+  const token = sessionCookieOf(ctx, request)
   return token ? findSession(ctx.db, token, ctx.clock.now()) : undefined
 }
 
 /**
  * The secret a form's CSRF token is bound to: the session when signed in, otherwise the
- * anonymous `lk_csrf` cookie. Rendering a form may need to set that cookie first.
+ * anonymous CSRF cookie. Rendering a form may need to set that cookie first.
  */
 export function formCsrf(ctx: AppContext, request: Request, session = readSession(ctx, request)) {
-  if (session) return { token: csrfTokenFor(session.token), cookies: [] as string[] }
-  const existing = parseCookies(request.headers.get('cookie'))[CSRF_COOKIE]
+  if (session) return { token: csrfTokenFor(ctx.csrfKey, session.token), cookies: [] as string[] }
+  const name = cookieNames(ctx.config.secureCookies).csrf
+  const existing = parseCookies(request.headers.get('cookie'))[name]
   const secret = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken()
-  const cookies = existing === secret ? [] : [cookie(CSRF_COOKIE, secret, { secure: ctx.config.secureCookies })]
-  return { token: csrfTokenFor(secret), cookies }
+  const cookies = existing === secret ? [] : [cookie(name, secret, { secure: ctx.config.secureCookies })]
+  return { token: csrfTokenFor(ctx.csrfKey, secret), cookies }
 }
 
-/** The secret a submitted form must have been rendered for. */
-export function submittedCsrfSecret(ctx: AppContext, request: Request, session = readSession(ctx, request)) {
-  return session ? session.token : parseCookies(request.headers.get('cookie'))[CSRF_COOKIE]
+/** Whether a submitted form carries the CSRF token of the session (or anonymous cookie) it was rendered for. */
+export function csrfAccepted(ctx: AppContext, request: Request, session: Session | undefined, submitted: unknown): boolean {
+  const secret = session ? session.token : parseCookies(request.headers.get('cookie'))[cookieNames(ctx.config.secureCookies).csrf]
+  return csrfValid(ctx.csrfKey, secret, submitted)
 }
 
-/** Only same-origin paths: "/x?y" yes; "//evil", "/\\evil", "https://evil", control characters no. */
+/**
+ * Only same-origin paths: "/x?y" yes; "//evil", "/\\evil", "https://evil", control characters
+ * no. What comes back is the URL's own ASCII form (non-ASCII percent-encoded), so it can always
+ * go into a Location header.
+ */
 export function safeReturnTo(raw: unknown): string | undefined {
   if (typeof raw !== 'string' || raw.length > 4096) return undefined
   if (!raw.startsWith('/') || raw.startsWith('//') || raw.includes('\\')) return undefined
   if (/[\u0000-\u001f\u007f]/.test(raw)) return undefined
   // Resolve against a dummy origin: anything that escapes it is refused.
   const url = new URL(raw, 'http://latchkey.invalid')
-  return url.origin === 'http://latchkey.invalid' ? raw : undefined
+  return url.origin === 'http://latchkey.invalid' ? url.pathname + url.search : undefined
 }
 
 /** The app a sign-in is for, when it was reached from an authorization request. */

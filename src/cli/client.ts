@@ -1,5 +1,6 @@
 import { ClientInputError, createClient, deleteClient, insecureRedirectUris, listClients, rotateSecret, toView } from '../oauth/clients'
 import { UsageError, parse, printJson, printTable, withDb } from './common'
+import { escapeForTerminal } from '../lib/text'
 
 export function clientCommand(args: string[]): void {
   const [sub, ...rest] = args
@@ -27,7 +28,7 @@ export function clientCommand(args: string[]): void {
         }
       })
       for (const uri of insecureRedirectUris(client.redirectUris))
-        process.stderr.write(`latchkey: warning: ${uri} is plain http on a non-loopback host; use https outside development\n`)
+        process.stderr.write(`latchkey: warning: ${escapeForTerminal(uri)} is plain http on a non-loopback host; use https outside development\n`)
       const view = toView(client)
       printJson({ client_id: view.client_id, client_secret: secret, name: view.name, redirect_uris: view.redirect_uris, public: view.public, skip_consent: view.skip_consent })
       return
@@ -53,7 +54,7 @@ export function clientCommand(args: string[]): void {
       const id = positionals[0]
       if (!id) throw new UsageError('usage: latchkey client delete ID')
       if (!withDb((db) => deleteClient(db, id))) throw new UsageError(`no client with id "${id}"`)
-      process.stdout.write(`deleted client ${id}\n`)
+      process.stdout.write(`deleted client ${escapeForTerminal(id)}\n`)
       return
     }
     case 'rotate-secret': {

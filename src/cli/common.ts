@@ -1,6 +1,7 @@
 import { loadConfig, type Config } from '../config'
 import { openDb, type Db } from '../db/client'
 import { migrate } from '../db/migrate'
+import { escapeForTerminal, terminalSafeJson } from '../lib/text'
 
 /** A bad argument: exit 2 with one line on stderr, nothing changed. */
 export class UsageError extends Error {}
@@ -54,12 +55,14 @@ export function withDb<T>(fn: (db: Db, config: Config) => T): T {
   }
 }
 
+/** Output that may hold user data never carries a raw control character to the terminal. */
 export function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value, null, 2) + '\n')
+  process.stdout.write(terminalSafeJson(value, 2) + '\n')
 }
 
-export function printTable(rows: Array<Record<string, string>>): void {
-  if (rows.length === 0) return
+export function printTable(table: Array<Record<string, string>>): void {
+  if (table.length === 0) return
+  const rows = table.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, escapeForTerminal(v)])))
   const keys = Object.keys(rows[0]!)
   const widths = keys.map((k) => Math.max(k.length, ...rows.map((r) => r[k]!.length)))
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()

@@ -12,6 +12,7 @@ import {
 } from '../accounts/users'
 import { hashPassword } from '../lib/crypto'
 import { UsageError, parse, printJson, printTable, withDb } from './common'
+import { escapeForTerminal } from '../lib/text'
 
 async function readPassword(): Promise<string> {
   const text = await Bun.stdin.text()
@@ -63,7 +64,7 @@ export async function userCommand(args: string[]): Promise<void> {
       const id = positionals[0]
       if (!id) throw new UsageError('usage: latchkey user delete ID')
       if (!withDb((db) => deleteUser(db, id))) throw new UsageError(`no user with id "${id}"`)
-      process.stdout.write(`deleted user ${id}\n`)
+      process.stdout.write(`deleted user ${escapeForTerminal(id)}\n`)
       return
     }
     default:

@@ -21,11 +21,27 @@ export function openDb(path: string) {
 /**
  * Creates an absent database file and its folders with Bun's native writer, so a first start in
  * an empty folder does not load node:fs (~5 MB, ~5 ms). Never touches an existing file (an
- * empty write would truncate it). An empty file is an empty SQLite database.
+ * empty write would truncate it). An empty file is an empty SQLite database. The process umask
+ * (077, set at start) makes it 0600; SQLite gives its -wal and -shm files the same mode.
  */
 export async function createDatabaseFile(path: string): Promise<void> {
-  if (path === ':memory:' || (await Bun.file(path).exists())) return
-  await Bun.write(path, new Uint8Array(0))
+  if (path === ':memory:') return
+  if (!(await Bun.file(path).exists())) {
+    await Bun.write(path, new Uint8Array(0))
+    return
+  }
+  await restrictDatabaseFiles(path)
+}
+
+/**
+ * A database made by an older release (or copied in) may be readable by others: make it and its
+ * -wal/-shm 0600. node:fs is loaded only when a file actually needs the change.
+ */
+export async function restrictDatabaseFiles(path: string): Promise<void> {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    const stat = await Bun.file(file).stat().catch(() => undefined)
+    if (stat && stat.mode & 0o077) (require('node:fs') as typeof import('node:fs')).chmodSync(file, 0o600)
+  }
 }
 
 /**
@@ -38,7 +54,7 @@ function openCreatingFolder(path: string): Database {
   } catch (error) {
     const folder = path.slice(0, path.lastIndexOf('/'))
     if (!folder || path === ':memory:') throw error
-    ;(require('node:fs') as typeof import('node:fs')).mkdirSync(folder, { recursive: true })
+    ;(require('node:fs') as typeof import('node:fs')).mkdirSync(folder, { recursive: true, mode: 0o700 })
     return new Database(path, { create: true, strict: true })
   }
 }

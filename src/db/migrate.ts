@@ -4,6 +4,7 @@ import init from '../../drizzle/0000_init.sql' with { type: 'text' }
 import settingCounts from '../../drizzle/0001_setting_counts.sql' with { type: 'text' }
 import settingCountTriggers from '../../drizzle/0002_setting_count_triggers.sql' with { type: 'text' }
 import tokenSelector from '../../drizzle/0003_token_selector.sql' with { type: 'text' }
+import userQuotaAndSecrets from '../../drizzle/0004_user_quota_and_secrets.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -14,6 +15,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0001_setting_counts': settingCounts,
   '0002_setting_count_triggers': settingCountTriggers,
   '0003_token_selector': tokenSelector,
+  '0004_user_quota_and_secrets': userQuotaAndSecrets,
 }
 
 export interface MigrationResult {

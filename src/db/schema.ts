@@ -100,8 +100,9 @@ export const settings = sqliteTable(
 )
 
 /**
- * How many settings each user keeps per application, maintained by triggers on `settings`
- * (migration 0002), so the SETTINGS_MAX_KEYS check is one primary-key read, not a count.
+ * How many settings each user keeps per application, and their values' bytes, maintained by
+ * triggers on `settings` (migrations 0002, 0004), so the SETTINGS_MAX_KEYS check is one
+ * primary-key read and SETTINGS_MAX_USER_BYTES a sum over the user's few applications.
  */
 export const settingCounts = sqliteTable(
   'setting_counts',
@@ -109,6 +110,15 @@ export const settingCounts = sqliteTable(
     userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
     clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
     n: integer('n').notNull(),
+    /** Serialized JSON bytes of the values. */
+    bytes: integer('bytes').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.userId, t.clientId] })],
 )
+
+/** Random keys the server makes once and every instance shares (e.g. the CSRF key). */
+export const serverSecrets = sqliteTable('server_secrets', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+  createdAt: integer('created_at').notNull(),
+})

@@ -9,6 +9,11 @@ export function sha256(value: string): string {
   return Bun.SHA256.hash(value, 'base64url') as unknown as string
 }
 
+/** HMAC-SHA256 (RFC 2104), base64url. */
+export function hmacSha256(key: string, message: string): string {
+  return new Bun.CryptoHasher('sha256', key).update(message).digest('base64url')
+}
+
 /**
  * Constant-time comparison of two strings (we compare hashes, so lengths are public): every
  * character is visited whatever differs. Hand-written because loading node:crypto for

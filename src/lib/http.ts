@@ -1,6 +1,10 @@
 import { ApiError, InvalidRequest, RequestTooLarge } from './errors'
 
+/** SPEC "Hostile input": no body is read past its limit — 1 MiB on `/api/*`, 64 KiB on page forms. */
 export const MAX_BODY_BYTES = 1_048_576
+export const MAX_FORM_BYTES = 65_536
+/** JSON nested deeper than this is refused before any parsing or validation. */
+export const MAX_JSON_DEPTH = 64
 
 /** `/api/*` is called from browsers of any origin with a Bearer header, never with cookies. */
 export const CORS_HEADERS = {
@@ -8,8 +12,12 @@ export const CORS_HEADERS = {
   'access-control-expose-headers': 'ETag, WWW-Authenticate',
 } as const
 
+/** Every response says what it is and forbids sniffing (SPEC "Hostile input"). */
+export const NOSNIFF = { 'x-content-type-options': 'nosniff' } as const
+
 export const CORS_PREFLIGHT_HEADERS = {
   ...CORS_HEADERS,
+  ...NOSNIFF,
   'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
   'access-control-allow-headers': 'Authorization, Content-Type, If-Match, If-None-Match',
   'access-control-max-age': '86400',
@@ -19,7 +27,7 @@ const JSON_TYPE = 'application/json'
 
 // One Headers instance shared by every API answer: Response copies it natively, about three
 // times faster than building headers from an object on each request.
-const API_HEADERS = new Headers({ 'content-type': JSON_TYPE, 'cache-control': 'no-store', ...CORS_HEADERS })
+const API_HEADERS = new Headers({ 'content-type': JSON_TYPE, 'cache-control': 'no-store', ...CORS_HEADERS, ...NOSNIFF })
 
 /** The API headers plus fixed extras, built once for a route that always sends them. */
 export function apiHeaders(extra: Record<string, string>): Headers {
@@ -53,14 +61,31 @@ export function mediaType(request: Request): string {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
-/** A body without Content-Length (chunked): read until it ends or passes 1 MiB, then stop. */
-async function readCapped(body: ReadableStream<Uint8Array> | null): Promise<Uint8Array> {
+/** What a route answers for a body past its limit: JSON for the API, a page for forms. */
+export interface BodyLimit {
+  bytes: number
+  tooLarge: () => Error
+}
+
+export const API_BODY_LIMIT: BodyLimit = {
+  bytes: MAX_BODY_BYTES,
+  tooLarge: () => new RequestTooLarge('request body is larger than 1 MiB'),
+}
+
+/** The declared length is over the limit (checked before routing, so no route reads such a body). */
+export function declaredTooLarge(request: Request, limit: number): boolean {
+  const declared = request.headers.get('content-length')
+  return declared !== null && !(Number(declared) <= limit)
+}
+
+/** A body without Content-Length (chunked): read until it ends or passes the limit, then stop. */
+async function readCapped(body: ReadableStream<Uint8Array> | null, limit: BodyLimit): Promise<Uint8Array> {
   const chunks: Uint8Array[] = []
   let size = 0
   if (body) {
     for await (const chunk of body) {
       size += chunk.byteLength
-      if (size > MAX_BODY_BYTES) throw new RequestTooLarge('request body is larger than 1 MiB') // cancels the stream
+      if (size > limit.bytes) throw limit.tooLarge() // leaving the loop cancels the stream
       chunks.push(chunk)
     }
   }
@@ -68,18 +93,17 @@ async function readCapped(body: ReadableStream<Uint8Array> | null): Promise<Uint
 }
 
 /**
- * Reads the body as text, refusing more than 1 MiB (SPEC limit): at once when Content-Length says
- * so, otherwise as soon as the stream passes it — a chunked body is never read further.
+ * Reads the body as text, refusing more than the limit: at once when Content-Length says so,
+ * otherwise as soon as the stream passes it — a chunked body is never read further.
  */
-export async function readBodyText(request: Request): Promise<string> {
-  const declared = request.headers.get('content-length')
+export async function readBodyText(request: Request, limit: BodyLimit = API_BODY_LIMIT): Promise<string> {
   let bytes: Uint8Array
-  if (declared !== null) {
+  if (request.headers.get('content-length') !== null) {
     // HTTP framing holds the body to its declared length, so the fast path is safe.
-    if (Number(declared) > MAX_BODY_BYTES) throw new RequestTooLarge('request body is larger than 1 MiB')
+    if (declaredTooLarge(request, limit.bytes)) throw limit.tooLarge()
     bytes = new Uint8Array(await request.arrayBuffer())
   } else {
-    bytes = await readCapped(request.body)
+    bytes = await readCapped(request.body, limit)
   }
   try {
     return utf8.decode(bytes)
@@ -88,7 +112,33 @@ export async function readBodyText(request: Request): Promise<string> {
   }
 }
 
+/**
+ * Whether JSON text nests arrays and objects deeper than `max`: one linear pass over the text,
+ * skipping strings, before JSON.parse or any validator walks it (deep nesting made Elysia's
+ * development-mode validation quadratic and JSON.parse overflow the stack).
+ */
+export function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22) {
+      // a string: skip to its closing quote, past escaped characters
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i)
+        if (d === 0x5c) i++
+        else if (d === 0x22) break
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--
+    }
+  }
+  return false
+}
+
 export function parseJsonText(text: string): unknown {
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new InvalidRequest(`JSON nests deeper than ${MAX_JSON_DEPTH} levels`)
   try {
     return JSON.parse(text)
   } catch {

@@ -9,8 +9,8 @@ export interface Logger {
   info(msg: string, fields?: LogFields): void
   warn(msg: string, fields?: LogFields): void
   error(msg: string, fields?: LogFields): void
-  /** The access log line: method, path (never the query), status, duration, request id. */
-  request(method: string, path: string, status: number, ms: number, requestId: string): void
+  /** The access log line: method, path (never the query), status, duration, request id, client address. */
+  request(method: string, path: string, status: number, ms: number, requestId: string, client: string): void
   flush(): void
 }
 
@@ -54,10 +54,10 @@ export function createLogger(level: LogLevel, write: (chunk: string) => void = s
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
     // Built by hand: it runs on every request. HTTP methods and request ids need no escaping.
-    request: (method, path, status, ms, requestId) => {
+    request: (method, path, status, ms, requestId, client) => {
       if (logRequests)
         push(
-          `{"time":"${time()}","level":"info","msg":"request","method":"${method}","path":${JSON.stringify(path)},"status":${status},"ms":${ms},"request_id":"${requestId}"}\n`,
+          `{"time":"${time()}","level":"info","msg":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms},"request_id":"${requestId}","client":${JSON.stringify(client)}}\n`,
         )
     },
     flush,

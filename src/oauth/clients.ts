@@ -3,6 +3,7 @@ import { changes, type Db } from '../db/client'
 import { prepared } from '../db/prepared'
 import { clients } from '../db/schema'
 import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
+import { hasInvisible } from '../lib/text'
 
 export interface Client {
   id: string
@@ -32,6 +33,7 @@ export function checkRedirectUri(raw: string): string {
   } catch {
     throw new ClientInputError(`redirect URI "${raw}" is not an absolute URL`)
   }
+  if (hasInvisible(raw) || raw.length > 2000) throw new ClientInputError(`redirect URI must be at most 2000 characters, without control characters`)
   if (url.hash || raw.includes('#')) throw new ClientInputError(`redirect URI "${raw}" must not have a fragment`)
   if (FORBIDDEN_SCHEMES.has(url.protocol)) throw new ClientInputError(`redirect URI "${raw}" uses a forbidden scheme`)
   return raw
@@ -70,8 +72,9 @@ export function createClient(
   input: { name: string; redirectUris: string[]; public: boolean; skipConsent: boolean },
   now: number,
 ): { client: Client; secret: string | null } {
-  const name = input.name.trim()
+  const name = input.name.trim().normalize('NFC')
   if (!name || name.length > 200) throw new ClientInputError('name must be 1 to 200 characters')
+  if (hasInvisible(name)) throw new ClientInputError('name contains control or invisible characters')
   if (input.redirectUris.length === 0) throw new ClientInputError('at least one --redirect-uri is required')
   const redirectUris = [...new Set(input.redirectUris.map(checkRedirectUri))]
   const id = Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex')

@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../context'
 import { errorResponses } from '../docs/openapi'
 import { InvalidRequest } from '../lib/errors'
+import { json } from '../lib/http'
 import { authenticateClient } from './token/client-auth'
 import { parseTokenBody } from './token/parse'
 
@@ -25,10 +26,12 @@ export function revocationRoutes(ctx: AppContext) {
     '/api/oauth/revoke',
     async function revokeToken({ request, body }) {
       const client = authenticateClient(ctx, request, body)
+      if (body.token === '') throw new InvalidRequest('token is required')
       const found = ctx.tokens.identify(body.token)
       if (found && found.clientId !== client.id) throw new InvalidRequest('the token was not issued to this client')
       if (found) await ctx.writer.write(() => ctx.tokens.revoke(found.id))
-      return new Response(null, { status: 200, headers: { 'cache-control': 'no-store', 'access-control-allow-origin': '*' } })
+      // §2.2 asks only for 200; an empty JSON object keeps clients that always parse JSON happy.
+      return json({})
     },
     {
       // parseTokenBody answers every request; the names after it only tell the OpenAPI document.

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import { InvalidRequest, NotFound, ValueTooLarge } from '../lib/errors'
-import { CORS_HEADERS, jsonText, readJsonObject } from '../lib/http'
+import { CORS_HEADERS, NOSNIFF, jsonText, readJsonObject } from '../lib/http'
 import { authenticateBearer, checkClientId } from '../oauth/bearer'
 import {
   ClientIdQuery,
@@ -56,7 +56,7 @@ export function settingsRoutes(ctx: AppContext) {
         const etag = etagOf(stored)
         const ifNoneMatch = request.headers.get('if-none-match')
         if (ifNoneMatch && etagMatches(ifNoneMatch, etag))
-          return new Response(null, { status: 304, headers: { etag, 'cache-control': 'no-store', ...CORS_HEADERS } })
+          return new Response(null, { status: 304, headers: { etag, 'cache-control': 'no-store', ...CORS_HEADERS, ...NOSNIFF } })
         return jsonText(`{"setting":${settingJson(stored, clientId)}}`, 200, { etag })
       },
       {
@@ -72,14 +72,24 @@ export function settingsRoutes(ctx: AppContext) {
         const { user, clientId } = authenticateBearer(ctx, request, 'settings:write', body.client_id)
         const key = checkKey(body.key)
         const value = JSON.stringify(body.value)
-        if (encoder.encode(value).byteLength > ctx.config.settingsMaxValueBytes)
+        const valueBytes = encoder.encode(value).byteLength
+        if (valueBytes > ctx.config.settingsMaxValueBytes)
           throw new ValueTooLarge(`value is larger than ${ctx.config.settingsMaxValueBytes} bytes of JSON`)
         const pre = preconditionsOf(request)
         const stored = await ctx.writer.write(() => {
           ctx.settingsCache.invalidate(user.id, clientId)
           return saveSetting(
             ctx.db,
-            { userId: user.id, clientId, key, value, now: ctx.clock.now(), maxKeys: ctx.config.settingsMaxKeys },
+            {
+              userId: user.id,
+              clientId,
+              key,
+              value,
+              valueBytes,
+              now: ctx.clock.now(),
+              maxKeys: ctx.config.settingsMaxKeys,
+              maxUserBytes: ctx.config.settingsMaxUserBytes,
+            },
             pre,
           )
         })

@@ -81,6 +81,19 @@ function countKeys(db: Db, userId: string, clientId: string): number {
   )
 }
 
+/** All of a user's stored value bytes, every application (kept by triggers, drizzle/0004). */
+function userBytes(db: Db, userId: string): number {
+  return (
+    prepared(db, 'settingsUserBytes', () =>
+      db.orm
+        .select({ bytes: sql<number>`coalesce(sum(${settingCounts.bytes}), 0)` })
+        .from(settingCounts)
+        .where(eq(settingCounts.userId, scope.userId))
+        .prepare(),
+    ).get({ userId })?.bytes ?? 0
+  )
+}
+
 /** `If-Match` / `If-None-Match` as RFC 9110 §13.1.1–2 define them for a state-changing request. */
 export interface Preconditions {
   ifMatch?: string
@@ -105,13 +118,26 @@ export function checkPreconditions(current: StoredSetting | undefined, pre: Prec
 /** Creates or replaces a setting. Call in a write job: the checks and the write are atomic. */
 export function saveSetting(
   db: Db,
-  input: { userId: string; clientId: string; key: string; value: string; now: number; maxKeys: number },
+  input: {
+    userId: string
+    clientId: string
+    key: string
+    value: string
+    /** The value's UTF-8 length, as measured against SETTINGS_MAX_VALUE_BYTES. */
+    valueBytes: number
+    now: number
+    maxKeys: number
+    maxUserBytes: number
+  },
   pre: Preconditions,
 ): StoredSetting {
   const current = getSetting(db, input.userId, input.clientId, input.key)
   checkPreconditions(current, pre)
   if (!current && countKeys(db, input.userId, input.clientId) >= input.maxKeys)
     throw new QuotaExceeded(`this application may keep at most ${input.maxKeys} settings per user`)
+  const growth = input.valueBytes - (current ? Buffer.byteLength(current.value) : 0)
+  if (growth > 0 && userBytes(db, input.userId) + growth > input.maxUserBytes)
+    throw new QuotaExceeded(`a user may keep at most ${input.maxUserBytes} bytes of settings across all applications`)
   // updated_at advances on every write, even two in the same millisecond.
   const updatedAt = current ? Math.max(input.now, current.updatedAt + 1) : input.now
   prepared(db, 'settingsUpsert', () =>

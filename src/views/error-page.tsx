@@ -3,6 +3,7 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
 import { Layout } from './layout'
+import { htmlPage } from './page'
 
 export function ErrorPage(props: { title: string; detail: string }): JSX.Element {
   return (
@@ -11,4 +12,9 @@ export function ErrorPage(props: { title: string; detail: string }): JSX.Element
       <p safe>{props.detail}</p>
     </Layout>
   )
+}
+
+/** An error shown to a person: a page with the given status, never a redirect. */
+export function errorPageResponse(status: number, title: string, detail: string, headers?: Record<string, string>): Response {
+  return htmlPage(<ErrorPage title={title} detail={detail} />, { status, headers })
 }

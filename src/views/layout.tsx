@@ -20,9 +20,23 @@ export function Layout(props: { title: string; wide?: boolean; children?: Childr
   )
 }
 
+/**
+ * An attribute value, escaped whole: `&`, `<`, `>`, `"` and `'` (SPEC "Hostile input"). The JSX
+ * runtime escapes only `"` in attributes, so `a&lt;b` would reach the browser as `a<b`; every
+ * attribute that carries data goes through here.
+ */
+export function attr(value: string): string {
+  return Bun.escapeHTML(value)
+}
+
+/** A hidden form field whose value round-trips byte for byte. */
+export function Hidden(props: { name: string; value: string }): JSX.Element {
+  return <input type="hidden" name={props.name} value={attr(props.value)} />
+}
+
 /** The hidden CSRF field every form carries. */
 export function CsrfField(props: { token: string }): JSX.Element {
-  return <input type="hidden" name="csrf_token" value={props.token} />
+  return <Hidden name="csrf_token" value={props.token} />
 }
 
 export function ErrorNote(props: { message?: string }): JSX.Element {

@@ -33,7 +33,7 @@ export function htmlPage(
 
 /** A 303 redirect that leaks nothing through Referer and is never cached. */
 export function seeOther(location: string, cookies: readonly string[] = []): Response {
-  const h = new Headers({ location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' })
+  const h = new Headers({ location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' })
   for (const c of cookies) h.append('set-cookie', c)
   return new Response(null, { status: 303, headers: h })
 }

@@ -17,7 +17,7 @@ async function world() {
   rememberConsent(t.db, user.id, client.id, ['email'], now)
   issueCode(t.db, { clientId: client.id, userId: user.id, redirectUri: 'https://app.example/callback', scope: 'email', codeChallenge: null }, now, 60)
   t.ctx.tokens.issue({ clientId: client.id, userId: user.id, scope: 'email' })
-  saveSetting(t.db, { userId: user.id, clientId: client.id, key: 'k', value: '1', now, maxKeys: 10 }, {})
+  saveSetting(t.db, { userId: user.id, clientId: client.id, key: 'k', value: '1', valueBytes: 1, now, maxKeys: 10, maxUserBytes: 100 }, {})
   createSession(t.db, user.id, now)
   const count = (table: string) => (t.db.sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
   expect(TABLES.map(count)).toEqual([1, 1, 1, 1, 1, 1])

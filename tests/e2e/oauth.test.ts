@@ -84,7 +84,9 @@ describe('the compiled binary with oauth4webapi as the client', () => {
     const lines = server.output().trim().split('\n').map((l) => JSON.parse(l))
     const requests = lines.filter((l) => l.msg === 'request')
     expect(requests.length).toBeGreaterThan(5)
-    for (const r of requests) expect(Object.keys(r).sort()).toEqual(['level', 'method', 'ms', 'msg', 'path', 'request_id', 'status', 'time'])
+    for (const r of requests) expect(Object.keys(r).sort()).toEqual(['client', 'level', 'method', 'ms', 'msg', 'path', 'request_id', 'status', 'time'])
+    // Item 14: the access log names the client address (here the loopback peer).
+    for (const r of requests) expect(r.client).toBe('127.0.0.1')
     const text = server.output()
     expect(text).not.toContain(tokens.access_token)
     expect(text).not.toContain(client.client_secret!)

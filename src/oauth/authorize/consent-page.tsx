@@ -3,7 +3,7 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
 import type { User } from '../../accounts/users'
-import { CsrfField, Layout } from '../../views/layout'
+import { CsrfField, Hidden, Layout } from '../../views/layout'
 import { SCOPES } from '../scopes'
 import type { AuthorizationRequest } from './request'
 
@@ -36,7 +36,7 @@ export function ConsentPage(props: { request: AuthorizationRequest; user: User; 
       </ul>
       <form method="post" action="/oauth/authorize">
         <CsrfField token={props.csrf} />
-        {Object.entries(hidden).map(([name, value]) => (value === undefined ? '' : <input type="hidden" name={name} value={value} />))}
+        {Object.entries(hidden).map(([name, value]) => (value === undefined ? '' : <Hidden name={name} value={value} />))}
         <div class="actions">
           <button type="submit" name="decision" value="allow">
             Allow

@@ -3,11 +3,11 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
 import { Elysia, t } from 'elysia'
-import { csrfValid } from '../../accounts/sessions'
-import { formCsrf, loginUrl, readSession } from '../../accounts/web'
+import { csrfAccepted, formCsrf, loginUrl, readSession } from '../../accounts/web'
 import type { AppContext } from '../../context'
 import { PageError } from '../../lib/errors'
 import { htmlPage, seeOther } from '../../views/page'
+import { parsePageForm } from '../../web/forms'
 import { issueCode } from '../codes'
 import { grantedScopes, rememberConsent } from '../consents'
 import { includesAll } from '../scopes'
@@ -88,7 +88,7 @@ export function authorizeRoutes(ctx: AppContext) {
       '/oauth/authorize',
       async function decide({ request, body }) {
         const session = readSession(ctx, request)
-        if (!session || !csrfValid(session.token, body.csrf_token))
+        if (!session || !csrfAccepted(ctx, request, session, body.csrf_token))
           throw new PageError(403, 'Request refused', 'This consent form has expired or did not come from this site. Start again from the application.')
         const authz = validateAuthorizationRequest(ctx, body)
         if (body.decision === 'allow') return approve(authz, session.user.id, true)
@@ -96,6 +96,6 @@ export function authorizeRoutes(ctx: AppContext) {
         const description = body.decision === 'deny' ? 'the user denied access' : 'decision must be allow or deny'
         return seeOther(callbackUrl(ctx, authz.redirectUri, { error, error_description: description }, authz.state))
       },
-      { body: ConsentForm, detail: { hide: true } },
+      { parse: parsePageForm, body: ConsentForm, detail: { hide: true } },
     )
 }

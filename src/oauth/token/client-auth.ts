@@ -32,9 +32,18 @@ function parseBasic(header: string): { id: string; secret: string } | undefined 
  */
 export function authenticateClient(ctx: AppContext, request: Request, body: ClientCredentials): Client {
   const authorization = request.headers.get('authorization')
+  const basic = authorization && /^basic /i.test(authorization) ? parseBasic(authorization) : undefined
+  // A public client whose library sends `Basic base64(client_id:)` (Go's x/oauth2 does) is
+  // identifying itself, not authenticating: treated as "none", as Ory fosite does.
+  if (basic?.secret === '' && body.client_secret === undefined) {
+    const client = findClient(ctx.db, basic.id)
+    if (client?.public) {
+      if (body.client_id !== undefined && body.client_id !== client.id) throw new InvalidRequest('client_id does not match the Basic credentials')
+      return client
+    }
+  }
   if (authorization && /^basic /i.test(authorization)) {
     if (body.client_secret !== undefined) throw new InvalidRequest('use one client authentication method, not two')
-    const basic = parseBasic(authorization)
     const client = basic && verifyClientSecret(ctx.db, basic.id, basic.secret)
     if (!client) throw new InvalidClient('client authentication failed', BASIC_CHALLENGE)
     if (body.client_id !== undefined && body.client_id !== client.id)
@@ -47,7 +56,12 @@ export function authenticateClient(ctx: AppContext, request: Request, body: Clie
     if (!client) throw new InvalidClient('client authentication failed')
     return client
   }
-  const client = findClient(ctx.db, body.client_id)
+  return publicClient(ctx, body.client_id)
+}
+
+/** Method "none": only a public client may use it. */
+function publicClient(ctx: AppContext, clientId: string): Client {
+  const client = findClient(ctx.db, clientId)
   if (!client || !client.public) throw new InvalidClient('client authentication failed')
   return client
 }

@@ -1,7 +1,3 @@
-/** @jsxRuntime classic */
-/** @jsx Html.createElement */
-/** @jsxFrag Html.Fragment */
-import { Html } from '@elysiajs/html'
 import type { ValidationError } from 'elysia'
 import type { AppContext } from './context'
 import { ApiError, InvalidRequest, MethodNotAllowed, NotFound, PageError, ServerError } from './lib/errors'
@@ -9,8 +5,9 @@ import { errorResponse } from './lib/http'
 import { requestIdOf } from './lib/log'
 import { redact } from './lib/redact'
 import { AuthorizationRedirect } from './oauth/authorize/request'
-import { ErrorPage } from './views/error-page'
-import { htmlPage, seeOther } from './views/page'
+import { errorPageResponse } from './views/error-page'
+import { seeOther } from './views/page'
+import { isApiPath } from './web/request-guard'
 
 /** "grant_type is required" rather than a TypeBox dump. */
 function describeValidation(error: ValidationError): string {
@@ -31,9 +28,8 @@ export function errorAnswer(
   { code, error, request, path }: { code: string | number; error: unknown; request: Request; path: string },
 ): Response {
   const cause = code === 'PARSE' && (error as Error).cause instanceof Error ? ((error as Error).cause as Error) : error
-  const isApi = path.startsWith('/api/') || path.startsWith('/.well-known/')
-  const page = (status: number, title: string, detail: string) =>
-    htmlPage(<ErrorPage title={title} detail={detail} />, { status })
+  const isApi = isApiPath(path)
+  const page = errorPageResponse
 
   if (cause instanceof AuthorizationRedirect) return seeOther(cause.location)
   if (cause instanceof ApiError) return errorResponse(cause)

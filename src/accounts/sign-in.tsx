@@ -1,0 +1,193 @@
+/** @jsxRuntime classic */
+/** @jsx Html.createElement */
+/** @jsxFrag Html.Fragment */
+import { Html } from '@elysiajs/html'
+import { Elysia } from 'elysia'
+import type { AppContext } from '../context'
+import { clearCookie, cookie } from '../lib/cookies'
+import { decoyPasswordHash, hashPassword, sha256, verifyPassword } from '../lib/crypto'
+import { PageError } from '../lib/errors'
+import { htmlPage, seeOther } from '../views/page'
+import { clientAddressOf, rateLimitKey } from '../web/client-address'
+import { parsePageForm } from '../web/forms'
+import { CsrfForm, LoginForm, ReturnToQuery, SignupForm } from './model'
+import { LoginPage, SignupPage } from './pages'
+import { SESSION_TTL_MS, cookieNames, createSession, deleteSession } from './sessions'
+import { AccountThrottle, AddressLimiter } from './throttle'
+import {
+  EmailTakenError,
+  PASSWORD_MAX,
+  PASSWORD_MIN,
+  UserInputError,
+  checkFullName,
+  checkPassword,
+  findUserByEmail,
+  insertUser,
+  normalizeEmail,
+} from './users'
+import { appNameFor, csrfAccepted, formCsrf, readSession, safeReturnTo, sessionCookieOf } from './web'
+
+export const forbidden = () =>
+  new PageError(403, 'Request refused', 'This form has expired or did not come from this site. Go back, reload the page and try again.')
+
+/** The email as typed at sign-in, normalized; undefined when it cannot be anyone's. */
+function signInEmail(raw: string | undefined): string | undefined {
+  try {
+    return normalizeEmail(raw ?? '')
+  } catch {
+    return undefined
+  }
+}
+
+/** A short, stable hash of an email for the log: events can be correlated, the address is not written. */
+const emailHash = (email: string) => sha256(email).slice(0, 16)
+
+/** Sign-in, sign-up and sign-out: the pages that start and end sessions. */
+export function signInRoutes(ctx: AppContext) {
+  const secure = ctx.config.secureCookies
+  const names = cookieNames(secure)
+  const signupOpen = ctx.config.signup === 'open'
+  const accounts = new AccountThrottle(ctx.clock)
+  const addresses = new AddressLimiter(ctx.clock, ctx.config.loginAttemptsPerMinute)
+
+  /** Signing in replaces the browser's previous session, whoever it belonged to (SPEC). */
+  async function startSession(request: Request, userId: string, returnTo: string | undefined): Promise<Response> {
+    const previous = sessionCookieOf(ctx, request)
+    const token = await ctx.writer.write(() => {
+      if (previous) deleteSession(ctx.db, previous)
+      return createSession(ctx.db, userId, ctx.clock.now())
+    })
+    const sessionCookie = cookie(names.session, token, { secure, maxAgeSeconds: SESSION_TTL_MS / 1000 })
+    return seeOther(returnTo ?? '/account', [sessionCookie])
+  }
+
+  /** One password check for this client address, or the seconds it must wait (counted before any hashing). */
+  function takeAddressCheck(request: Request, event: string): number {
+    const address = clientAddressOf(request, ctx.config.trustedProxies)
+    const wait = addresses.take(rateLimitKey(address))
+    if (wait > 0) ctx.log.warn(event, { limit: 'address', client: address, retry_after: wait })
+    return wait
+  }
+
+  function requireSignupOpen() {
+    if (!signupOpen) throw new PageError(404, 'Not found', 'Sign-up is closed on this server.')
+  }
+
+  return new Elysia({ name: 'sign-in' })
+    .get(
+      '/login',
+      function showLogin({ request, query }) {
+        const returnTo = safeReturnTo(query.return_to)
+        const session = readSession(ctx, request)
+        if (session) return seeOther(returnTo ?? '/account')
+        const csrf = formCsrf(ctx, request, session)
+        const page = <LoginPage csrf={csrf.token} returnTo={returnTo} appName={appNameFor(ctx, returnTo)} signupOpen={signupOpen} />
+        return htmlPage(page, { cookies: csrf.cookies })
+      },
+      { query: ReturnToQuery },
+    )
+    .post(
+      '/login',
+      async function signIn({ request, body }) {
+        const session = readSession(ctx, request)
+        if (!csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
+        const returnTo = safeReturnTo(body.return_to)
+        const email = signInEmail(body.email)
+        const password = body.password ?? ''
+        const again = (status: number, error: string, headers?: Record<string, string>) => {
+          const csrf = formCsrf(ctx, request, session)
+          const page = (
+            <LoginPage csrf={csrf.token} returnTo={returnTo} appName={appNameFor(ctx, returnTo)} email={email ?? ''} error={error} signupOpen={signupOpen} />
+          )
+          return htmlPage(page, { status, cookies: csrf.cookies, headers })
+        }
+        const client = clientAddressOf(request, ctx.config.trustedProxies)
+        // Nothing that cannot be an account's email and password is worth a hash (SPEC: 8–256 characters).
+        if (!email || password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
+          ctx.log.warn('sign-in failed', { reason: 'malformed', client })
+          return again(401, 'Invalid email or password')
+        }
+        const account = emailHash(email)
+        const wait = accounts.retryAfter(account)
+        if (wait > 0) {
+          ctx.log.warn('sign-in throttled', { limit: 'account', email_hash: account, client, retry_after: wait })
+          return again(429, `Too many failed sign-ins for this account. Try again in ${wait} seconds.`, { 'retry-after': String(wait) })
+        }
+        const addressWait = takeAddressCheck(request, 'sign-in throttled')
+        if (addressWait > 0)
+          return again(429, `Too many sign-in attempts from your network. Try again in ${addressWait} seconds.`, { 'retry-after': String(addressWait) })
+        accounts.attempt(account)
+        const user = findUserByEmail(ctx.db, email)
+        // Spend the same time whether or not the email exists, and say the same thing.
+        const ok = await verifyPassword(password, user?.passwordHash ?? (await decoyPasswordHash()))
+        if (!user || !ok) {
+          ctx.log.warn('sign-in failed', { reason: 'credentials', email_hash: account, client })
+          return again(401, 'Invalid email or password')
+        }
+        accounts.succeeded(account)
+        return startSession(request, user.id, returnTo)
+      },
+      { parse: parsePageForm, body: LoginForm },
+    )
+    .get(
+      '/signup',
+      function showSignup({ request, query }) {
+        requireSignupOpen()
+        const csrf = formCsrf(ctx, request)
+        const returnTo = safeReturnTo(query.return_to)
+        return htmlPage(<SignupPage csrf={csrf.token} returnTo={returnTo} appName={appNameFor(ctx, returnTo)} />, { cookies: csrf.cookies })
+      },
+      { query: ReturnToQuery },
+    )
+    .post(
+      '/signup',
+      async function signUp({ request, body }) {
+        const session = readSession(ctx, request)
+        if (!csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
+        const returnTo = safeReturnTo(body.return_to)
+        const again = (error: string, status: number, headers?: Record<string, string>) => {
+          const csrf = formCsrf(ctx, request, session)
+          const page = (
+            <SignupPage csrf={csrf.token} returnTo={returnTo} appName={appNameFor(ctx, returnTo)} error={error} fullName={body.full_name} email={body.email} />
+          )
+          return htmlPage(page, { status, cookies: csrf.cookies, headers })
+        }
+        try {
+          const fullName = checkFullName(body.full_name ?? '')
+          const email = normalizeEmail(body.email ?? '')
+          const password = checkPassword(body.password ?? '')
+          const wait = takeAddressCheck(request, 'sign-up throttled')
+          if (wait > 0) return again(`Too many attempts from your network. Try again in ${wait} seconds.`, 429, { 'retry-after': String(wait) })
+          const passwordHash = await hashPassword(password)
+          const user = await ctx.writer.write(() => insertUser(ctx.db, { email, fullName, avatarUrl: null, passwordHash }, ctx.clock.now()))
+          return startSession(request, user.id, returnTo)
+        } catch (error) {
+          if (error instanceof UserInputError) return again(capitalize(error.message) + '.', 400)
+          if (error instanceof EmailTakenError) return again('An account with this email already exists.', 409)
+          throw error
+        }
+      },
+      {
+        // A closed sign-up reads no body at all: 404 whatever is sent.
+        parse: (context) => {
+          requireSignupOpen()
+          return parsePageForm(context)
+        },
+        body: SignupForm,
+      },
+    )
+    .post(
+      '/logout',
+      async function signOut({ request, body }) {
+        const session = readSession(ctx, request)
+        if (!csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
+        if (session) await ctx.writer.write(() => deleteSession(ctx.db, session.token))
+        return seeOther('/login', [clearCookie(names.session, secure)])
+      },
+      { parse: parsePageForm, body: CsrfForm },
+    )
+}
+
+function capitalize(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1)
+}

@@ -1,0 +1,21 @@
+/** Control and invisible formatting characters (Unicode Cc, Cf) and line/paragraph separators. */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u
+const INVISIBLE_ALL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu
+/** What JSON.stringify leaves raw but a terminal may still act on: DEL, C1 controls, Cf, separators. */
+const JSON_UNSAFE = /[\u007f-\u009f\p{Cf}\u2028\u2029]/gu
+
+export function hasInvisible(text: string): boolean {
+  return INVISIBLE.test(text)
+}
+
+const codePoint = (c: string) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')
+
+/** User data for a terminal: every control or invisible character shown as `\uXXXX`, never sent raw. */
+export function escapeForTerminal(text: string): string {
+  return text.replace(INVISIBLE_ALL, codePoint)
+}
+
+/** JSON for a terminal: still valid JSON, with DEL, C1 and invisible characters as \u escapes too. */
+export function terminalSafeJson(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(JSON_UNSAFE, codePoint)
+}

@@ -1,0 +1,32 @@
+import { ApiError, PageError } from '../lib/errors'
+import { MAX_FORM_BYTES, mediaType, readBodyText, type BodyLimit } from '../lib/http'
+
+export type FormFields = Record<string, string | string[]>
+
+const FORM_BODY_LIMIT: BodyLimit = {
+  bytes: MAX_FORM_BYTES,
+  tooLarge: () => new PageError(413, 'Form too large', 'The form sent more than 64 KiB. Nothing was changed.'),
+}
+
+/**
+ * The body of every page POST (SPEC "Hostile input"): only `application/x-www-form-urlencoded`
+ * (415 otherwise, so no JSON ever reaches a page route's validator), at most 64 KiB, read
+ * before any session or CSRF check. A repeated field becomes an array, for the schema to refuse.
+ */
+export async function parsePageForm({ request }: { request: Request }): Promise<FormFields> {
+  if (mediaType(request) !== 'application/x-www-form-urlencoded')
+    throw new PageError(415, 'Unsupported form', 'Forms must be sent as application/x-www-form-urlencoded.')
+  let text: string
+  try {
+    text = await readBodyText(request, FORM_BODY_LIMIT)
+  } catch (error) {
+    if (error instanceof ApiError) throw new PageError(400, 'Bad request', 'The form could not be read.')
+    throw error
+  }
+  const fields: FormFields = {}
+  for (const [name, value] of new URLSearchParams(text)) {
+    const previous = fields[name]
+    fields[name] = previous === undefined ? value : ([] as string[]).concat(previous, value)
+  }
+  return fields
+}

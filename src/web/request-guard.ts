@@ -1,0 +1,53 @@
+import { InvalidRequest, PageError, RequestTooLarge } from '../lib/errors'
+import { MAX_BODY_BYTES, MAX_FORM_BYTES, declaredTooLarge, errorResponse } from '../lib/http'
+import { errorPageResponse } from '../views/error-page'
+
+/** A reg-name, IPv4 address or bracketed IPv6 address, with an optional port (RFC 9110 §7.2). */
+const HOST = /^(?:[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,252}|\[[0-9A-Fa-f:.]{2,45}\])(?::(\d{1,5}))?$/
+
+function validHost(host: string): boolean {
+  const match = HOST.exec(host)
+  return match !== null && (match[1] === undefined || Number(match[1]) <= 65535)
+}
+
+/** The path of a request URL (`http://host/path?query` → `/path`), whatever the host is. */
+export function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  if (start < 0) return '/'
+  const q = url.indexOf('?', start)
+  return q < 0 ? url.slice(start) : url.slice(start, q)
+}
+
+/** API paths answer errors as JSON; everything else is for people and answers pages. */
+export function isApiPath(path: string): boolean {
+  return path.startsWith('/api/') || path.startsWith('/.well-known/')
+}
+
+function refuse(path: string, api: () => InstanceType<typeof InvalidRequest>, page: PageError): Response {
+  return isApiPath(path) ? errorResponse(api()) : errorPageResponse(page.status, page.title, page.detail)
+}
+
+/**
+ * Runs before routing, for every request (SPEC "Hostile input"): a `Host` that is not a
+ * syntactically valid host[:port] is 400, and a body declared larger than its route's limit
+ * (1 MiB on the API, 64 KiB elsewhere) is 413 before anything reads it. Which route answers
+ * never depends on Host: the app is built with `standardHostname: false`, so a short Host
+ * cannot shift the path Elysia routes on.
+ */
+export function createRequestGuard() {
+  // Nearly every request repeats the previous one's Host: check each new value once.
+  let lastValidHost = ''
+  return function guardRequest({ request }: { request: Request }): Response | undefined {
+    const host = request.headers.get('host')
+    if (host !== null && host !== lastValidHost) {
+      if (!validHost(host))
+        return refuse(pathOf(request.url), () => new InvalidRequest('the Host header is not a valid host[:port]'), new PageError(400, 'Bad request', 'The Host header is not a valid host name.'))
+      lastValidHost = host
+    }
+    if (request.headers.get('content-length') === null) return undefined
+    const path = pathOf(request.url)
+    const limit = isApiPath(path) ? MAX_BODY_BYTES : MAX_FORM_BYTES
+    if (!declaredTooLarge(request, limit)) return undefined
+    return refuse(path, () => new RequestTooLarge('request body is larger than 1 MiB'), new PageError(413, 'Request too large', 'The request sent more than 64 KiB. Nothing was changed.'))
+  }
+}
