@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
@@ -111,6 +111,10 @@ describe('latchkey CLI', () => {
     ['user create with a bad email', ['user', 'create', '--email', 'nope', '--name', 'B', '--password-stdin'], 'long password\n'],
     ['client delete of an unknown id', ['client', 'delete', 'nope'], undefined],
     ['rotate-secret of a public client', ['client', 'rotate-secret', 'nope'], undefined],
+    ['user create with an escape sequence in the name', ['user', 'create', '--email', 'e@example.com', '--name', 'Eve\u001b[2J', '--password-stdin'], 'long password\n'],
+    ['user create with a zero-width space in the email', ['user', 'create', '--email', 'e\u200b@example.com', '--name', 'Eve', '--password-stdin'], 'long password\n'],
+    ['user create with an NFD spelling of a taken email', ['user', 'create', '--email', 'ANN@example.com', '--name', 'B', '--password-stdin'], 'long password\n'],
+    ['client create with a control character in the name', ['client', 'create', '--name', 'App\u0007', '--redirect-uri', 'https://x.example/cb'], undefined],
   ] as const) {
     test(`${name} → non-zero exit, one line on stderr, nothing changed`, () => {
       const before = [count('clients'), count('users')]
@@ -122,19 +126,68 @@ describe('latchkey CLI', () => {
     })
   }
 
+  test('item 6: list output never carries a raw control character, even for data an older release stored', () => {
+    const db = new Database(dbPath)
+    db.run("INSERT INTO users VALUES ('00000000-0000-4000-8000-000000000001', 'mallory@example.com', 'Mal\u001b[2J\u009b31m\u200bory', NULL, 'h', 1)")
+    db.close()
+    for (const args of [['user', 'list'], ['user', 'list', '--json']]) {
+      const r = cli(args)
+      expect(r.code).toBe(0)
+      expect(r.out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b]/)
+      expect(r.out).toContain('Mal\\u001b[2J\\u009b31m\\u200bory')
+    }
+    const listed = JSON.parse(cli(['user', 'list', '--json']).out) as Array<{ email: string; full_name: string }>
+    expect(listed.find((u) => u.email === 'mallory@example.com')!.full_name).toBe('Mal\u001b[2J\u009b31m\u200bory')
+    const fix = new Database(dbPath)
+    fix.run("DELETE FROM users WHERE email = 'mallory@example.com'")
+    fix.close()
+  })
+
   test('invalid configuration stops with a message naming the variable', () => {
     const r = cli(['client', 'list'], undefined, { SIGNUP: 'sometimes' })
     expect(r.code).toBe(2)
     expect(r.err).toStartWith('latchkey: SIGNUP: ')
   })
 
-  test('backup writes a consistent copy; refuses to overwrite', () => {
+  test('backup writes a consistent copy, mode 0600; refuses to overwrite', () => {
     const target = join(dir, 'backup.sqlite')
     expect(cli(['backup', target]).code).toBe(0)
     const copy = new Database(target, { readonly: true })
     expect((copy.query('SELECT count(*) AS n FROM users').get() as { n: number }).n).toBe(1)
     copy.close()
+    expect(statSync(target).mode & 0o777).toBe(0o600)
     expect(cli(['backup', target]).code).toBe(2)
+  })
+
+  test('item 8: backup refuses a symlink — dangling or not — and writes nothing through it', () => {
+    const victim = join(dir, 'victim.txt')
+    const dangling = join(dir, 'dangling.sqlite')
+    symlinkSync(victim, dangling)
+    const r = cli(['backup', dangling])
+    expect(r.code).toBe(2)
+    expect(r.err).toContain('already exists (or is a link)')
+    expect(existsSync(victim)).toBe(false)
+    writeFileSync(victim, 'keep')
+    const link = join(dir, 'link.sqlite')
+    symlinkSync(victim, link)
+    expect(cli(['backup', link]).code).toBe(2)
+    expect(readFileSync(victim, 'utf8')).toBe('keep')
+  })
+
+  test('item 8: the database and its folder are for their owner only; an existing 0644 database is made 0600', () => {
+    const fresh = join(dir, 'fresh')
+    const r = Bun.spawnSync(['bun', entry, 'migrate'], { cwd: dir, env: { ...process.env, DATABASE_URL: join(fresh, 'db.sqlite') } })
+    expect(r.exitCode).toBe(0)
+    expect(statSync(fresh).mode & 0o777).toBe(0o700)
+    expect(statSync(join(fresh, 'db.sqlite')).mode & 0o777).toBe(0o600)
+    const old = join(dir, 'old.sqlite')
+    writeFileSync(old, '', { mode: 0o644 })
+    chmodSync(old, 0o644)
+    const serve = Bun.spawn(['bun', entry, 'serve'], { cwd: dir, env: { ...process.env, DATABASE_URL: old, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'error' } })
+    const deadline = Date.now() + 10_000
+    while ((statSync(old).mode & 0o777) !== 0o600 && Date.now() < deadline) Bun.sleepSync(20)
+    serve.kill('SIGTERM')
+    expect(statSync(old).mode & 0o777).toBe(0o600)
   })
 
   test('user delete and client delete remove them', () => {

@@ -7,6 +7,8 @@ import { createClient, type Client } from '../src/oauth/clients'
 import { manualClock } from '../src/lib/clock'
 import { hashPassword } from '../src/lib/crypto'
 import { parseCookies } from '../src/lib/cookies'
+import { createLogger, type Logger } from '../src/lib/log'
+import { peerAddresses } from '../src/web/client-address'
 
 export const ORIGIN = 'http://localhost:3000'
 export const CALLBACK = 'https://app.example/callback'
@@ -15,12 +17,12 @@ export const PASSWORD = 'correct horse battery'
 let passwordHash: Promise<string> | undefined
 
 /** The app on `:memory:` with a hand-moved clock, as STYLE's createTestApp. */
-export function createTestApp(env: Record<string, string> = {}) {
+export function createTestApp(env: Record<string, string> = {}, opts: { log?: Logger } = {}) {
   const config = loadConfig({ DATABASE_URL: ':memory:', ISSUER: ORIGIN, ...env })
   const db = openDb(':memory:')
   migrate(db.sqlite)
   const clock = manualClock()
-  const ctx = createContext({ db, config, clock })
+  const ctx = createContext({ db, config, clock, log: opts.log })
   const app = createApp(ctx)
   const handle = (path: string, init?: RequestInit) => app.handle(new Request(ORIGIN + path, init))
   return { app, ctx, db, clock, config, handle }
@@ -143,3 +145,27 @@ export function bearer(token: string): Record<string, string> {
 export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 export { parseCookies }
+
+/** A logger that keeps its lines, for tests of what is (and is not) logged. */
+export function capturingLogger() {
+  const lines: string[] = []
+  const log = createLogger('debug', (chunk) => lines.push(...chunk.trimEnd().split('\n')))
+  return {
+    log,
+    entries: () => {
+      log.flush()
+      return lines.map((l) => JSON.parse(l) as Record<string, unknown>)
+    },
+    text: () => {
+      log.flush()
+      return lines.join('\n')
+    },
+  }
+}
+
+/** A request as the server sees it from `peer` (the socket address Bun.serve reports). */
+export function handleFrom(t: TestApp, peer: string, path: string, init?: RequestInit) {
+  const request = new Request(ORIGIN + path, init)
+  peerAddresses.set(request, peer)
+  return t.app.handle(request)
+}

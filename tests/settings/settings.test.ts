@@ -268,4 +268,28 @@ describe('bad input: documented status and error, nothing changed', () => {
     expect((await api(t, w.annB).post({ client_id: w.appB.id, key: 'd', value: 1 })).status).toBe(200)
     expect(dump(t)).toHaveLength(4)
   })
+
+  test('item 7: a write past SETTINGS_MAX_USER_BYTES, across all apps, → 409 quota_exceeded; shrinking and deleting free room', async () => {
+    t = createTestApp({ SETTINGS_MAX_USER_BYTES: '100' })
+    w = await settingsWorld(t)
+    const fifty = 'x'.repeat(48) // 50 bytes as JSON, with its quotes
+    expect((await api(t, w.annA).post({ client_id: w.appA.id, key: 'a', value: fifty })).status).toBe(200)
+    expect((await api(t, w.annB).post({ client_id: w.appB.id, key: 'b', value: fifty })).status).toBe(200)
+    const over = await api(t, w.annB).post({ client_id: w.appB.id, key: 'c', value: 1 })
+    expect(over.status).toBe(409)
+    expect(await over.json()).toEqual({ error: 'quota_exceeded', error_description: 'a user may keep at most 100 bytes of settings across all applications' })
+    // Growing an existing value counts only the growth; shrinking is always allowed.
+    expect((await api(t, w.annA).post({ client_id: w.appA.id, key: 'a', value: fifty + 'x' })).status).toBe(409)
+    expect((await api(t, w.annA).post({ client_id: w.appA.id, key: 'a', value: 'é'.repeat(19) })).status).toBe(200) // 40 bytes
+    expect((await api(t, w.annB).post({ client_id: w.appB.id, key: 'c', value: 'y'.repeat(8) })).status).toBe(200) // 10 bytes: 100 in all
+    expect((await api(t, w.annB).post({ client_id: w.appB.id, key: 'd', value: 1 })).status).toBe(409)
+    expect((await api(t, w.annA).del('a', `?client_id=${w.appA.id}`)).status).toBe(200)
+    expect((await api(t, w.annB).post({ client_id: w.appB.id, key: 'd', value: 1 })).status).toBe(200)
+    // Another user has their own allowance.
+    expect((await api(t, w.bobA).post({ client_id: w.appA.id, key: 'a', value: fifty })).status).toBe(200)
+    expect(t.db.sqlite.query('SELECT user_id, sum(bytes) AS bytes FROM setting_counts GROUP BY user_id ORDER BY bytes').all()).toEqual([
+      { user_id: w.bob.id, bytes: 50 },
+      { user_id: w.ann.id, bytes: 61 },
+    ])
+  })
 })

@@ -1,0 +1,57 @@
+/** Issue 8, item 6: one mailbox, one account; names and emails carry no control or invisible characters. */
+import { describe, expect, test } from 'bun:test'
+import { normalizeEmail } from '../../src/accounts/users'
+import { PASSWORD, addUser, cookiesFrom, createTestApp, csrfFrom, postForm, type TestApp } from '../helpers'
+
+async function signUp(t: TestApp, fullName: string, email: string) {
+  const page = await t.handle('/signup')
+  const jar = cookiesFrom(page)
+  return postForm(t, '/signup', { full_name: fullName, email, password: PASSWORD, csrf_token: csrfFrom(await page.text()) }, jar)
+}
+
+describe('look-alike identities', () => {
+  test('NFD, fullwidth and upper-case spellings of a taken email are the same account (409)', async () => {
+    const t = createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '100' })
+    await addUser(t, 'zoë@example.com', 'Zoë')
+    for (const variant of ['zoe\u0308@example.com', 'ｚｏë@ｅxample.com', ' ZOË@EXAMPLE.COM ']) {
+      const res = await signUp(t, 'Someone', variant)
+      expect(res.status).toBe(409)
+      expect(await res.text()).toContain('An account with this email already exists.')
+    }
+    expect(t.db.sqlite.query('SELECT count(*) AS n FROM users').get()).toEqual({ n: 1 })
+  })
+
+  test('emails and names with control or invisible characters are refused (400), nothing made', async () => {
+    const t = createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '100' })
+    const cases: Array<[string, string, string]> = [
+      ['Ann', 'ann\u200b@example.com', 'Email address contains control or invisible characters.'],
+      ['Ann', 'ann\u0000@example.com', 'Email address contains control or invisible characters.'],
+      ['Ann\u001b[31m', 'ann@example.com', 'Full name contains control or invisible characters.'],
+      ['An\u200dn', 'ann@example.com', 'Full name contains control or invisible characters.'],
+      ['Ann\u0000', 'ann@example.com', 'Full name contains control or invisible characters.'],
+      ['Ann\u2028Lee', 'ann@example.com', 'Full name contains control or invisible characters.'],
+      ['Ann', `${'a'.repeat(250)}@example.com`, 'Email address is not valid.'],
+    ]
+    for (const [name, email, message] of cases) {
+      const res = await signUp(t, name, email)
+      expect(res.status).toBe(400)
+      expect(await res.text()).toContain(message)
+    }
+    expect(t.db.sqlite.query('SELECT count(*) AS n FROM users').get()).toEqual({ n: 0 })
+  })
+
+  test('a name in NFD is stored in NFC; sign-in finds an account by any spelling of its email', async () => {
+    const t = createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '100' })
+    expect((await signUp(t, 'Zoe\u0308', 'ZOË@example.com')).status).toBe(303)
+    expect(t.db.sqlite.query('SELECT full_name, email FROM users').get()).toEqual({ full_name: 'Zoë', email: 'zoë@example.com' })
+    const page = await t.handle('/login')
+    const res = await postForm(t, '/login', { email: 'ｚoe\u0308@example.com', password: PASSWORD, csrf_token: csrfFrom(await page.text()) }, cookiesFrom(page))
+    expect(res.status).toBe(303)
+  })
+
+  test('normalizeEmail: at most 254 characters, and bounded work before normalizing', () => {
+    expect(normalizeEmail(`${'a'.repeat(242)}@example.com`)).toHaveLength(254)
+    expect(() => normalizeEmail(`${'a'.repeat(243)}@example.com`)).toThrow('email address is not valid')
+    expect(() => normalizeEmail('x'.repeat(1_000_000))).toThrow('email address is not valid')
+  })
+})
