@@ -15,6 +15,7 @@ FROM gcr.io/distroless/base-debian12:nonroot
 COPY --from=build /src/dist/latchkey /usr/local/bin/latchkey
 COPY --from=build --chown=65532:65532 /out/data /data
 ENV DATABASE_URL=/data/latchkey.sqlite \
+    NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000
 USER 65532:65532
