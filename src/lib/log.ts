@@ -11,6 +11,8 @@ export interface Logger {
   error(msg: string, fields?: LogFields): void
   /** The access log line: method, path (never the query), status, duration, request id, client address. */
   request(method: string, path: string, status: number, ms: number, requestId: string, client: string): void
+  /** Whether `request` writes anything: the server skips finding the client address when not. */
+  readonly logsRequests: boolean
   flush(): void
 }
 
@@ -60,6 +62,7 @@ export function createLogger(level: LogLevel, write: (chunk: string) => void = s
           `{"time":"${time()}","level":"info","msg":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms},"request_id":"${requestId}","client":${JSON.stringify(client)}}\n`,
         )
     },
+    logsRequests: logRequests,
     flush,
   }
 }

@@ -68,30 +68,22 @@ export function getSetting(db: Db, userId: string, clientId: string, key: string
   ).get({ userId, clientId, key })
 }
 
-/** Kept exact by triggers (drizzle/0002), so this is one primary-key read. */
-function countKeys(db: Db, userId: string, clientId: string): number {
-  return (
-    prepared(db, 'settingsCount', () =>
-      db.orm
-        .select({ n: settingCounts.n })
-        .from(settingCounts)
-        .where(and(eq(settingCounts.userId, scope.userId), eq(settingCounts.clientId, scope.clientId)))
-        .prepare(),
-    ).get({ userId, clientId })?.n ?? 0
-  )
-}
-
-/** All of a user's stored value bytes, every application (kept by triggers, drizzle/0004). */
-function userBytes(db: Db, userId: string): number {
-  return (
-    prepared(db, 'settingsUserBytes', () =>
-      db.orm
-        .select({ bytes: sql<number>`coalesce(sum(${settingCounts.bytes}), 0)` })
-        .from(settingCounts)
-        .where(eq(settingCounts.userId, scope.userId))
-        .prepare(),
-    ).get({ userId })?.bytes ?? 0
-  )
+/**
+ * The user's keys in this application and bytes in all of them, in one read of the rows the
+ * triggers keep exact (drizzle/0002, 0004): a user has a row per application, not per key.
+ */
+function usage(db: Db, userId: string, clientId: string): { keys: number; bytes: number } {
+  const row = prepared(db, 'settingsUsage', () =>
+    db.orm
+      .select({
+        keys: sql<number>`coalesce(sum(CASE WHEN ${settingCounts.clientId} = ${scope.clientId} THEN ${settingCounts.n} END), 0)`,
+        bytes: sql<number>`coalesce(sum(${settingCounts.bytes}), 0)`,
+      })
+      .from(settingCounts)
+      .where(eq(settingCounts.userId, scope.userId))
+      .prepare(),
+  ).get({ userId, clientId })
+  return row ?? { keys: 0, bytes: 0 }
 }
 
 /** `If-Match` / `If-None-Match` as RFC 9110 §13.1.1–2 define them for a state-changing request. */
@@ -133,11 +125,14 @@ export function saveSetting(
 ): StoredSetting {
   const current = getSetting(db, input.userId, input.clientId, input.key)
   checkPreconditions(current, pre)
-  if (!current && countKeys(db, input.userId, input.clientId) >= input.maxKeys)
-    throw new QuotaExceeded(`this application may keep at most ${input.maxKeys} settings per user`)
   const growth = input.valueBytes - (current ? Buffer.byteLength(current.value) : 0)
-  if (growth > 0 && userBytes(db, input.userId) + growth > input.maxUserBytes)
-    throw new QuotaExceeded(`a user may keep at most ${input.maxUserBytes} bytes of settings across all applications`)
+  if (!current || growth > 0) {
+    const used = usage(db, input.userId, input.clientId)
+    if (!current && used.keys >= input.maxKeys)
+      throw new QuotaExceeded(`this application may keep at most ${input.maxKeys} settings per user`)
+    if (growth > 0 && used.bytes + growth > input.maxUserBytes)
+      throw new QuotaExceeded(`a user may keep at most ${input.maxUserBytes} bytes of settings across all applications`)
+  }
   // updated_at advances on every write, even two in the same millisecond.
   const updatedAt = current ? Math.max(input.now, current.updatedAt + 1) : input.now
   prepared(db, 'settingsUpsert', () =>

@@ -153,17 +153,19 @@ export function rateLimitKey(address: string): string {
   return formatIp(net) + '/64'
 }
 
-/** The peer address the server saw for each request (set by the server; absent in-process). */
+/** Peer addresses of in-process requests (tests); a served request asks the server instead. */
 export const peerAddresses = new WeakMap<Request, string>()
 
-const resolved = new WeakMap<Request, string>()
+let serverPeer: ((request: Request) => string | undefined) | undefined
 
-/** The client address of a request (memoized: the throttles and the access log both ask). */
+/** The server tells how to find a request's socket address; asked only when an address is needed. */
+export function setPeerResolver(resolve: (request: Request) => string | undefined): void {
+  serverPeer = resolve
+}
+
+/** The client address of a request: for the access log and the sign-in limits. */
 export function clientAddressOf(request: Request, proxies: TrustedProxies): string {
-  let address = resolved.get(request)
-  if (address === undefined) {
-    address = resolveClientAddress(peerAddresses.get(request), proxies.length ? request.headers.get('x-forwarded-for') : null, proxies)
-    resolved.set(request, address)
-  }
-  return address
+  const peer = peerAddresses.get(request) ?? serverPeer?.(request)
+  if (proxies.length === 0) return peer ?? 'unknown'
+  return resolveClientAddress(peer, request.headers.get('x-forwarded-for'), proxies)
 }

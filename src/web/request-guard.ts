@@ -1,4 +1,4 @@
-import { InvalidRequest, PageError, RequestTooLarge } from '../lib/errors'
+import { type ApiError, InvalidRequest, PageError, RequestTooLarge } from '../lib/errors'
 import { MAX_BODY_BYTES, MAX_FORM_BYTES, declaredTooLarge, errorResponse } from '../lib/http'
 import { errorPageResponse } from '../views/error-page'
 
@@ -23,8 +23,9 @@ export function isApiPath(path: string): boolean {
   return path.startsWith('/api/') || path.startsWith('/.well-known/')
 }
 
-function refuse(path: string, api: () => InstanceType<typeof InvalidRequest>, page: PageError): Response {
-  return isApiPath(path) ? errorResponse(api()) : errorPageResponse(page.status, page.title, page.detail)
+/** The same refusal as JSON for the API or as a page for people. */
+function refuse(path: string, api: ApiError, page: PageError): Response {
+  return isApiPath(path) ? errorResponse(api) : errorPageResponse(page.status, page.title, page.detail)
 }
 
 /**
@@ -41,13 +42,21 @@ export function createRequestGuard() {
     const host = request.headers.get('host')
     if (host !== null && host !== lastValidHost) {
       if (!validHost(host))
-        return refuse(pathOf(request.url), () => new InvalidRequest('the Host header is not a valid host[:port]'), new PageError(400, 'Bad request', 'The Host header is not a valid host name.'))
+        return refuse(
+          pathOf(request.url),
+          new InvalidRequest('the Host header is not a valid host[:port]'),
+          new PageError(400, 'Bad request', 'The Host header is not a valid host name.'),
+        )
       lastValidHost = host
     }
-    if (request.headers.get('content-length') === null) return undefined
+    if (request.method === 'GET' || request.headers.get('content-length') === null) return undefined
     const path = pathOf(request.url)
     const limit = isApiPath(path) ? MAX_BODY_BYTES : MAX_FORM_BYTES
     if (!declaredTooLarge(request, limit)) return undefined
-    return refuse(path, () => new RequestTooLarge('request body is larger than 1 MiB'), new PageError(413, 'Request too large', 'The request sent more than 64 KiB. Nothing was changed.'))
+    return refuse(
+      path,
+      new RequestTooLarge('request body is larger than 1 MiB'),
+      new PageError(413, 'Request too large', 'The request sent more than 64 KiB. Nothing was changed.'),
+    )
   }
 }
