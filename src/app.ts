@@ -3,11 +3,10 @@ import { errorAnswer } from './error-answer'
 import { accountRoutes } from './accounts'
 import type { Config } from './config'
 import type { AppContext } from './context'
-import type { Db } from './db/client'
-import { Writer } from './db/writer'
-import { ExternalWrites } from './db/external-writes'
+import type { Store } from './db/store'
 import { SettingsCache } from './settings/cache'
 import { systemClock, type Clock } from './lib/clock'
+import { randomToken } from './lib/crypto'
 import { CORS_PREFLIGHT_HEADERS, NOSNIFF, json } from './lib/http'
 import { silentLogger, type Logger } from './lib/log'
 import { authorizeRoutes } from './oauth/authorize'
@@ -18,30 +17,27 @@ import { AccessTokens } from './oauth/tokens'
 import { userinfoRoutes } from './oauth/userinfo'
 import { settingsRoutes } from './settings'
 import { docsRoutes } from './docs'
-import { serverSecret } from './db/server-secrets'
 import { createRequestGuard } from './web/request-guard'
 import appCss from './views/app.css' with { type: 'text' }
 
 export interface AppDeps {
-  db: Db
+  store: Store
   config: Config
   clock?: Clock
   log?: Logger
 }
 
-export function createContext(deps: AppDeps): AppContext {
+export async function createContext(deps: AppDeps): Promise<AppContext> {
   const clock = deps.clock ?? systemClock
-  const external = new ExternalWrites(deps.db.sqlite)
+  const { store } = deps
   return {
-    db: deps.db,
+    store,
     config: deps.config,
     clock,
     log: deps.log ?? silentLogger,
-    writer: new Writer(deps.db.sqlite),
-    external,
-    tokens: new AccessTokens(deps.db, clock, deps.config.accessTokenTtl, external),
-    settingsCache: new SettingsCache(external),
-    csrfKey: serverSecret(deps.db, 'csrf', clock.now()),
+    tokens: new AccessTokens(store, clock, deps.config.accessTokenTtl, store.changes),
+    settingsCache: new SettingsCache(store.changes, store.engine === 'sqlite'),
+    csrfKey: await store.serverSecret('csrf', randomToken, clock.now()),
   }
 }
 
@@ -72,12 +68,12 @@ export function createApp(ctx: AppContext) {
     })
     .options('/api/*', () => new Response(null, { status: 204, headers: CORS_PREFLIGHT_HEADERS }))
     .use(docsRoutes(ctx.config, () => self.app!))
-    .get('/healthz', function health() {
+    .get('/healthz', async function health() {
       try {
-        ctx.db.sqlite.query('SELECT 1').get()
+        await ctx.store.ping()
         return json({ status: 'ok' })
       } catch {
-        return json({ status: 'unavailable' }, 503)
+        return json({ status: 'unavailable' }, 503, { 'retry-after': '1' })
       }
     }, { detail: { tags: ['Operations'], summary: 'Health: 200 after a database round trip, 503 otherwise' } })
     .get('/assets/app.css', () => new Response(appCss, { headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600', ...NOSNIFF } }))

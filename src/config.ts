@@ -7,6 +7,8 @@ export interface Config {
   port: number
   host: string
   databaseUrl: string
+  /** PostgreSQL connections per instance. */
+  databasePoolSize: number
   issuer: string
   signup: 'open' | 'closed'
   codeTtl: number
@@ -69,9 +71,22 @@ function issuerFrom(env: Env, port: number): string {
 function databaseUrlFrom(env: Env): string {
   const raw = env.DATABASE_URL
   if (raw === undefined || raw === '') return './data/latchkey.sqlite'
-  if (/^postgres(ql)?:\/\//.test(raw)) throw new ConfigError('DATABASE_URL', 'PostgreSQL is not supported yet; use a SQLite path')
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) throw new ConfigError('DATABASE_URL', `must be a SQLite file path or :memory:, got "${raw}"`)
+  if (/^postgres(ql)?:\/\//.test(raw)) {
+    try {
+      new URL(raw)
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL')
+    }
+    return raw
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw))
+    throw new ConfigError('DATABASE_URL', `must be a SQLite file path, :memory: or a postgres:// URL, got "${redactUrl(raw)}"`)
   return raw
+}
+
+/** A URL for messages: never its password. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@')
 }
 
 function trustedProxiesFrom(env: Env): TrustedProxies {
@@ -90,6 +105,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host,
     databaseUrl: databaseUrlFrom(env),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     issuer,
     signup: oneOf(env, 'SIGNUP', 'open', ['open', 'closed'] as const),
     codeTtl: integer(env, 'CODE_TTL', 60, 1, 3600),

@@ -1,6 +1,7 @@
 import type { ValidationError } from 'elysia'
 import type { AppContext } from './context'
-import { ApiError, InvalidRequest, MethodNotAllowed, NotFound, PageError, ServerError } from './lib/errors'
+import { DatabaseUnavailable } from './db/store'
+import { ApiError, InvalidRequest, MethodNotAllowed, NotFound, PageError, ServerError, TemporarilyUnavailable } from './lib/errors'
 import { errorResponse } from './lib/http'
 import { requestIdOf } from './lib/log'
 import { redact } from './lib/redact'
@@ -37,6 +38,12 @@ export function errorAnswer(
   if (code === 'VALIDATION' || code === 'PARSE') {
     const description = code === 'VALIDATION' ? describeValidation(error as ValidationError) : 'request body is malformed'
     return isApi ? errorResponse(new InvalidRequest(description)) : page(400, 'Bad request', description)
+  }
+  if (cause instanceof DatabaseUnavailable) {
+    const retry = { 'retry-after': '1' }
+    return isApi
+      ? errorResponse(new TemporarilyUnavailable('the database is unavailable; try again shortly', retry))
+      : page(503, 'Temporarily unavailable', 'The service cannot reach its database right now. Try again in a moment.', retry)
   }
   if (code === 'NOT_FOUND') {
     const allowed = allowedMethods(path)

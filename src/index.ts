@@ -5,7 +5,8 @@ import { clientCommand } from './cli/client'
 import { UsageError } from './cli/common'
 import { UnhealthyError, backupCommand, healthcheckCommand, migrateCommand, serveCommand } from './cli/ops'
 import { userCommand } from './cli/user'
-import { ConfigError } from './config'
+import { ConfigError, redactUrl } from './config'
+import { DatabaseUnavailable, StoreRefusal } from './db/store'
 import { escapeForTerminal } from './lib/text'
 
 const HELP = `latchkey ${pkg.version} — a self-hosted OAuth 2.0 authorization server with a settings store
@@ -85,7 +86,12 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.stderr.write(`latchkey: unhealthy: ${escapeForTerminal(error.message)}\n`)
     process.exit(1)
   }
-  if (error instanceof UsageError || error instanceof ConfigError) {
+  if (error instanceof DatabaseUnavailable) {
+    const cause = (error.cause as { message?: string } | undefined)?.message
+    process.stderr.write(`latchkey: cannot reach the database at DATABASE_URL (${redactUrl(process.env.DATABASE_URL ?? '')})${cause ? `: ${escapeForTerminal(redactUrl(cause))}` : ''}\n`)
+    process.exit(1)
+  }
+  if (error instanceof UsageError || error instanceof ConfigError || error instanceof StoreRefusal) {
     process.stderr.write(`latchkey: ${escapeForTerminal(error.message)}\n`)
     process.exit(2)
   }

@@ -1,9 +1,8 @@
 import type { Server } from 'bun'
+import { FORGET_AFTER_MS } from './accounts/throttle'
 import { createApp, createContext } from './app'
 import type { Config } from './config'
-import { openDb } from './db/client'
-import { migrate } from './db/migrate'
-import { purgeExpired } from './db/purge'
+import { openStore } from './db/open'
 import { createLogger, nextRequestId, requestIds, type Logger } from './lib/log'
 import { clientAddressOf, setPeerResolver } from './web/client-address'
 import { pathOf } from './web/request-guard'
@@ -16,11 +15,10 @@ export interface RunningServer {
 }
 
 /** Opens and migrates the database, serves the app, purges periodically, drains on SIGTERM. */
-export function startServer(config: Config, log: Logger = createLogger(config.logLevel)): RunningServer {
-  const db = openDb(config.databaseUrl)
-  const { applied } = migrate(db.sqlite)
+export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+  const { store, applied } = await openStore(config)
   if (applied.length) log.info('migrated', { applied: applied.join(',') })
-  const ctx = createContext({ db, config, log })
+  const ctx = await createContext({ store, config, log })
   const app = createApp(ctx)
 
   const server = Bun.serve({
@@ -45,30 +43,31 @@ export function startServer(config: Config, log: Logger = createLogger(config.lo
       return response
     },
   })
+  setPeerResolver((request) => server.requestIP(request)?.address)
 
+  // Used codes are kept while a token issued from them could still be alive, so a replay can
+  // still revoke it (RFC 6749 §4.1.2).
   const purge = setInterval(() => {
-    ctx.writer
-      .write(() => purgeExpired(db, ctx.clock.now(), config.accessTokenTtl))
+    store
+      .purgeExpired(ctx.clock.now(), config.accessTokenTtl * 1000, FORGET_AFTER_MS)
       .then((removed) => {
-        ctx.tokens.forget()
-        if (removed) log.debug('purged', { removed })
+        if (removed) {
+          ctx.tokens.forget()
+          log.debug('purged', { removed })
+        }
       })
       .catch(() => log.warn('purge failed'))
   }, PURGE_EVERY_MS)
   purge.unref()
 
-  setPeerResolver((request) => server.requestIP(request)?.address)
-
-  log.info('listening', { url: `http://${server.hostname}:${server.port}`, issuer: config.issuer, database: config.databaseUrl })
+  log.info('listening', { url: `http://${server.hostname}:${server.port}`, issuer: config.issuer, engine: store.engine })
 
   let stopping: Promise<void> | undefined
   const stop = () =>
     (stopping ??= (async () => {
       clearInterval(purge)
       await server.stop(false) // finish in-flight requests, accept no new ones
-      ctx.writer.flush()
-      if (config.databaseUrl !== ':memory:') db.sqlite.run('PRAGMA wal_checkpoint(TRUNCATE)')
-      db.sqlite.close()
+      await store.close()
       log.info('stopped')
       log.flush()
     })())

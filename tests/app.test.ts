@@ -1,20 +1,16 @@
 import { describe, expect, test } from 'bun:test'
-import { createApp, createContext } from '../src/app'
-import { loadConfig } from '../src/config'
-import { openDb } from '../src/db/client'
-import { migrate } from '../src/db/migrate'
 import { createLogger } from '../src/lib/log'
 import { ORIGIN, createTestApp } from './helpers'
 
 describe('routing and errors', () => {
   test('an unknown route → 404 not_found JSON', async () => {
-    const res = await createTestApp().handle('/api/nothing')
+    const res = await (await createTestApp()).handle('/api/nothing')
     expect(res.status).toBe(404)
     expect(await res.json()).toEqual({ error: 'not_found', error_description: 'no route for GET /api/nothing' })
   })
 
   test('a wrong method → 405 with Allow', async () => {
-    const t = createTestApp()
+    const t = await createTestApp()
     const res = await t.handle('/api/oauth/token', { method: 'GET' })
     expect(res.status).toBe(405)
     expect(res.headers.get('allow')).toBe('POST')
@@ -26,12 +22,9 @@ describe('routing and errors', () => {
 
   test('an unexpected fault → 500 server_error, logged with a request id and no detail in the body', async () => {
     const lines: string[] = []
-    const db = openDb(':memory:')
-    migrate(db.sqlite)
     const log = createLogger('info', (s) => lines.push(s))
-    const ctx = createContext({ db, config: loadConfig({ DATABASE_URL: ':memory:', ISSUER: ORIGIN }), log })
-    const app = createApp(ctx)
-    db.sqlite.run('DROP TABLE access_tokens')
+    const { app, rows } = await createTestApp({}, { log })
+    await rows('DROP TABLE access_tokens')
     const secret = 'lk_at_1.' + 's'.repeat(43)
     const res = await app.handle(new Request(`${ORIGIN}/api/oauth/userinfo`, { headers: { authorization: `Bearer ${secret}` } }))
     expect(res.status).toBe(500)
@@ -50,7 +43,7 @@ describe('routing and errors', () => {
 
 describe('discovery and health', () => {
   test('GET /.well-known/oauth-authorization-server (RFC 8414)', async () => {
-    const res = await createTestApp().handle('/.well-known/oauth-authorization-server')
+    const res = await (await createTestApp()).handle('/.well-known/oauth-authorization-server')
     expect(res.status).toBe(200)
     expect(await res.json()).toEqual({
       issuer: ORIGIN,
@@ -70,17 +63,17 @@ describe('discovery and health', () => {
   })
 
   test('GET /healthz → 200 {status: "ok"} after a database round trip; 503 when the database is gone', async () => {
-    const t = createTestApp()
+    const t = await createTestApp()
     const ok = await t.handle('/healthz')
     expect(ok.status).toBe(200)
     expect(await ok.json()).toEqual({ status: 'ok' })
-    t.db.sqlite.close()
+    await t.store.close()
     const down = await t.handle('/healthz')
     expect(down.status).toBe(503)
   })
 
   test('the stylesheet is served', async () => {
-    const res = await createTestApp().handle('/assets/app.css')
+    const res = await (await createTestApp()).handle('/assets/app.css')
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toBe('text/css; charset=utf-8')
   })

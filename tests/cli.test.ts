@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
 import pkg from '../package.json'
-import journal from '../drizzle/meta/_journal.json'
+import journal from '../drizzle/sqlite/meta/_journal.json'
 
 // Spawns processes (and a browser): slower than in-process tests on a busy machine.
 setDefaultTimeout(30_000)
@@ -27,7 +27,7 @@ function cli(args: string[], stdin?: string, env: Record<string, string> = {}) {
 const count = (table: string) => {
   const db = new Database(dbPath, { readonly: true })
   try {
-    return (db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
+    return (db.query(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${table}`).get() as { n: number }).n
   } finally {
     db.close()
   }
@@ -153,7 +153,7 @@ describe('latchkey CLI', () => {
     const target = join(dir, 'backup.sqlite')
     expect(cli(['backup', target]).code).toBe(0)
     const copy = new Database(target, { readonly: true })
-    expect((copy.query('SELECT count(*) AS n FROM users').get() as { n: number }).n).toBe(1)
+    expect((copy.query('SELECT CAST(count(*) AS INTEGER) AS n FROM users').get() as { n: number }).n).toBe(1)
     copy.close()
     expect(statSync(target).mode & 0o777).toBe(0o600)
     expect(cli(['backup', target]).code).toBe(2)

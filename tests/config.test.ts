@@ -7,6 +7,7 @@ describe('configuration', () => {
       port: 3000,
       host: '0.0.0.0',
       databaseUrl: './data/latchkey.sqlite',
+      databasePoolSize: 10,
       issuer: 'http://localhost:3000',
       signup: 'open',
       codeTtl: 60,
@@ -49,7 +50,8 @@ describe('configuration', () => {
     ['TRUSTED_PROXIES', '10.0.0.0/33'],
     ['TRUSTED_PROXIES', 'proxy.example'],
     ['TRUSTED_PROXIES', '10.0.0.1, fe80::1/129'],
-    ['DATABASE_URL', 'postgres://db/latchkey'],
+    ['DATABASE_URL', 'mysql://db/latchkey'],
+    ['DATABASE_POOL_SIZE', '0'],
   ] as const) {
     test(`${name}=${JSON.stringify(value)} is refused with a message naming the variable`, () => {
       expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)

@@ -4,7 +4,7 @@ import { createTestApp } from './helpers'
 
 describe('API documentation', () => {
   test('/openapi.json is an OpenAPI 3 document of the JSON API, generated from the route schemas', async () => {
-    const res = await createTestApp().handle('/openapi.json')
+    const res = await (await createTestApp()).handle('/openapi.json')
     expect(res.status).toBe(200)
     const doc = (await res.json()) as any
     expect(doc.openapi).toStartWith('3.')
@@ -22,7 +22,7 @@ describe('API documentation', () => {
   })
 
   test('/docs is a readable reference page with no scripts', async () => {
-    const res = await createTestApp().handle('/docs')
+    const res = await (await createTestApp()).handle('/docs')
     expect(res.status).toBe(200)
     expect(res.headers.get('content-security-policy')).toContain("default-src 'none'")
     const html = await res.text()

@@ -1,11 +1,11 @@
 import { createApp, createContext } from '../src/app'
 import { loadConfig } from '../src/config'
-import { openDb } from '../src/db/client'
-import { migrate } from '../src/db/migrate'
 import { insertUser, type User } from '../src/accounts/users'
 import { createClient, type Client } from '../src/oauth/clients'
+import { issueCode } from '../src/oauth/codes'
 import { manualClock } from '../src/lib/clock'
-import { hashPassword } from '../src/lib/crypto'
+import { hashPassword, sha256 } from '../src/lib/crypto'
+import { openTestStore, type TestStore } from './store'
 import { parseCookies } from '../src/lib/cookies'
 import { createLogger, type Logger } from '../src/lib/log'
 import { peerAddresses } from '../src/web/client-address'
@@ -16,31 +16,44 @@ export const PASSWORD = 'correct horse battery'
 
 let passwordHash: Promise<string> | undefined
 
-/** The app on `:memory:` with a hand-moved clock, as STYLE's createTestApp. */
-export function createTestApp(env: Record<string, string> = {}, opts: { log?: Logger } = {}) {
+/**
+ * The app with a hand-moved clock, as STYLE's createTestApp: on a fresh `:memory:` SQLite
+ * database, or — when LATCHKEY_TEST_DATABASE_URL is set — on a fresh PostgreSQL schema.
+ * `rows` runs SQL on it for assertions (write `?` placeholders; they suit either engine).
+ */
+export async function createTestApp(env: Record<string, string> = {}, opts: { log?: Logger } = {}) {
   const config = loadConfig({ DATABASE_URL: ':memory:', ISSUER: ORIGIN, ...env })
-  const db = openDb(':memory:')
-  migrate(db.sqlite)
+  const test = await openTestStore()
   const clock = manualClock()
-  const ctx = createContext({ db, config, clock, log: opts.log })
+  const ctx = await createContext({ store: test.store, config, clock, log: opts.log })
   const app = createApp(ctx)
   const handle = (path: string, init?: RequestInit) => app.handle(new Request(ORIGIN + path, init))
-  return { app, ctx, db, clock, config, handle }
+  return { app, ctx, store: test.store, clock, config, handle, rows: test.rows, row: test.row, engine: test.store.engine }
 }
 
-export type TestApp = ReturnType<typeof createTestApp>
+export type TestApp = Awaited<ReturnType<typeof createTestApp>>
+export type { TestStore }
 
-export function addClient(t: TestApp, opts: { name?: string; public?: boolean; skipConsent?: boolean; redirectUris?: string[] } = {}) {
-  return createClient(
-    t.db,
+export async function addClient(t: TestApp, opts: { name?: string; public?: boolean; skipConsent?: boolean; redirectUris?: string[] } = {}) {
+  return (await createClient(
+    t.store,
     { name: opts.name ?? 'Demo App', redirectUris: opts.redirectUris ?? [CALLBACK], public: opts.public ?? false, skipConsent: opts.skipConsent ?? false },
     t.clock.now(),
-  ) as { client: Client; secret: string }
+  )) as { client: Client; secret: string }
 }
 
 export async function addUser(t: TestApp, email = 'ann@example.com', fullName = 'Ann Lee'): Promise<User> {
   passwordHash ??= hashPassword(PASSWORD)
-  return insertUser(t.db, { email, fullName, avatarUrl: null, passwordHash: await passwordHash }, t.clock.now())
+  return insertUser(t.store, { email, fullName, avatarUrl: null, passwordHash: await passwordHash }, t.clock.now())
+}
+
+/** A token minted through the store's own code exchange (the HTTP flow is covered by the oauth tests). */
+export async function mintToken(t: TestApp, clientId: string, userId: string, scope = 'settings:read settings:write') {
+  const code = await issueCode(t.store, { clientId, userId, redirectUri: CALLBACK, scope, codeChallenge: null }, t.clock.now(), 60)
+  const minted = t.ctx.tokens.mint({ clientId, userId, scope })
+  const outcome = await t.store.exchangeCode(sha256(code), t.clock.now(), () => undefined, () => minted.row)
+  if (!outcome.ok) throw new Error('minting a token failed')
+  return minted.spell(outcome.tokenId)
 }
 
 /** Cookies from a response's Set-Cookie headers, as a Cookie header value. */
@@ -91,8 +104,8 @@ export async function signIn(t: TestApp, email = 'ann@example.com', password = P
 
 /** An app with one registered client and a signed-in user: the start of most OAuth tests. */
 export async function signedInApp(env: Record<string, string> = {}) {
-  const t = createTestApp(env)
-  const client = addClient(t)
+  const t = await createTestApp(env)
+  const client = await addClient(t)
   await addUser(t)
   return { t, client, jar: await signIn(t) }
 }

@@ -6,7 +6,7 @@ import { startServer } from '../src/server'
 describe('the server', () => {
   test('logs each request with its real status (errors and redirects included), never the query', async () => {
     const lines: string[] = []
-    const running = startServer(loadConfig({ DATABASE_URL: ':memory:', HOST: '127.0.0.1', PORT: '0' }), createLogger('info', (s) => lines.push(s)))
+    const running = await startServer(loadConfig({ DATABASE_URL: ':memory:', HOST: '127.0.0.1', PORT: '0' }), createLogger('info', (s) => lines.push(s)))
     const base = `http://127.0.0.1:${running.server.port}`
     for (const path of ['/healthz', '/api/oauth/userinfo', '/nothing?token=lk_at_secret', '/account'])
       await fetch(base + path, { redirect: 'manual' })

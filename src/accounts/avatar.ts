@@ -1,6 +1,6 @@
 import type { Config } from '../config'
-import type { Db } from '../db/client'
-import { findUser, type User } from './users'
+import type { Store } from '../db/store'
+import type { User } from './users'
 
 /** The seed promises `avatar_url` is a URL; users without a picture get a generated one. */
 export function avatarUrlOf(config: Config, user: User): string {
@@ -14,9 +14,9 @@ function escapeXml(s: string): string {
 }
 
 /** An initials picture for `/avatars/<user id>.svg`. */
-export function avatarSvg(db: Db, file: string): string | undefined {
+export async function avatarSvg(store: Store, file: string): Promise<string | undefined> {
   const match = /^([0-9a-f-]{36})\.svg$/.exec(file)
-  const user = match && findUser(db, match[1]!)
+  const user = match && (await store.findUser(match[1]!))
   if (!user) return undefined
   const initials = user.fullName
     .split(/\s+/)

@@ -6,7 +6,7 @@ import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import { clearCookie } from '../lib/cookies'
 import { PageError } from '../lib/errors'
-import { listAuthorizedApps, revokeAccess } from '../oauth/consents'
+import { revokeAccess } from '../oauth/consents'
 import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { avatarSvg, avatarUrlOf } from './avatar'
@@ -23,20 +23,19 @@ export function accountRoutes(ctx: AppContext) {
   return new Elysia({ name: 'accounts' })
     .use(signInRoutes(ctx))
     .get('/', () => seeOther('/account'))
-    .get('/account', function showAccount({ request }) {
-      const session = readSession(ctx, request)
+    .get('/account', async function showAccount({ request }) {
+      const session = await readSession(ctx, request)
       if (!session) return seeOther(loginUrl('/account'))
-      const apps = listAuthorizedApps(ctx.db, session.user.id)
+      const apps = await ctx.store.listAuthorizedApps(session.user.id)
       const csrf = formCsrf(ctx, request, session)
       return htmlPage(<AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={apps} csrf={csrf.token} />)
     })
     .post(
       '/account/revoke',
       async function revokeApp({ request, body }) {
-        const session = readSession(ctx, request)
+        const session = await readSession(ctx, request)
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
-        const clientId = body.client_id ?? ''
-        await ctx.writer.write(() => revokeAccess(ctx.db, ctx.tokens, session.user.id, clientId))
+        await revokeAccess(ctx, session.user.id, body.client_id ?? '')
         return seeOther('/account')
       },
       { parse: parsePageForm, body: RevokeForm },
@@ -44,15 +43,15 @@ export function accountRoutes(ctx: AppContext) {
     .post(
       '/account/sign-out-everywhere',
       async function signOutEverywhere({ request, body }) {
-        const session = readSession(ctx, request)
+        const session = await readSession(ctx, request)
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
-        await ctx.writer.write(() => deleteSessionsOf(ctx.db, session.user.id))
+        await deleteSessionsOf(ctx.store, session.user.id)
         return seeOther('/login', [clearCookie(names.session, secure)])
       },
       { parse: parsePageForm, body: CsrfForm },
     )
-    .get('/avatars/:file', function showAvatar({ params }) {
-      const svg = avatarSvg(ctx.db, params.file)
+    .get('/avatars/:file', async function showAvatar({ params }) {
+      const svg = await avatarSvg(ctx.store, params.file)
       if (!svg) throw new PageError(404, 'Not found', 'There is no such picture.')
       return new Response(svg, {
         headers: {

@@ -3,7 +3,7 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
 import { SCOPES, isScope } from '../oauth/scopes'
-import type { AuthorizedApp } from '../oauth/consents'
+import type { AuthorizedApp } from '../db/store'
 import { CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
 import type { User } from './users'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'

@@ -1,7 +1,4 @@
-import { and, eq, gt, sql } from 'drizzle-orm'
-import type { Db } from '../db/client'
-import { prepared } from '../db/prepared'
-import { sessions, users } from '../db/schema'
+import type { Store } from '../db/store'
 import { constantTimeEqual, hmacSha256, randomToken, sha256 } from '../lib/crypto'
 import type { User } from './users'
 
@@ -23,34 +20,28 @@ export interface Session {
   token: string
 }
 
-/** Stores only the SHA-256 of the session token (Lucia's guide); returns the token for the cookie. */
-export function createSession(db: Db, userId: string, now: number): string {
+/**
+ * Stores only the SHA-256 of the session token (Lucia's guide); returns the token for the
+ * cookie. `replacing` (the browser's previous session token) ends in the same write.
+ */
+export async function createSession(store: Store, userId: string, now: number, replacing?: string): Promise<string> {
   const token = randomToken()
-  db.orm.insert(sessions).values({ idHash: sha256(token), userId, expiresAt: now + SESSION_TTL_MS }).run()
+  await store.createSession(sha256(token), userId, now + SESSION_TTL_MS, replacing && sha256(replacing))
   return token
 }
 
-export function findSession(db: Db, token: string, now: number): Session | undefined {
-  const row = prepared(db, 'sessionByHash', () =>
-    db.orm
-      .select({ user: users })
-      .from(sessions)
-      .innerJoin(users, eq(users.id, sessions.userId))
-      .where(and(eq(sessions.idHash, sql.placeholder('hash')), gt(sessions.expiresAt, sql.placeholder('now'))))
-      .prepare(),
-  ).get({ hash: sha256(token), now })
-  if (!row) return undefined
-  const { id, email, fullName, avatarUrl } = row.user
-  return { user: { id, email, fullName, avatarUrl }, token }
+export async function findSession(store: Store, token: string, now: number): Promise<Session | undefined> {
+  const user = await store.findSessionUser(sha256(token), now)
+  return user && { user, token }
 }
 
-export function deleteSession(db: Db, token: string): void {
-  db.orm.delete(sessions).where(eq(sessions.idHash, sha256(token))).run()
+export function deleteSession(store: Store, token: string): Promise<void> {
+  return store.deleteSession(sha256(token))
 }
 
-/** "Sign out everywhere": every session of the user ends. Call in a write job. */
-export function deleteSessionsOf(db: Db, userId: string): void {
-  db.orm.delete(sessions).where(eq(sessions.userId, userId)).run()
+/** "Sign out everywhere": every session of the user ends. */
+export function deleteSessionsOf(store: Store, userId: string): Promise<void> {
+  return store.deleteSessionsOf(userId)
 }
 
 /**

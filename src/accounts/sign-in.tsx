@@ -13,18 +13,8 @@ import { parsePageForm } from '../web/forms'
 import { CsrfForm, LoginForm, ReturnToQuery, SignupForm } from './model'
 import { LoginPage, SignupPage } from './pages'
 import { SESSION_TTL_MS, cookieNames, createSession, deleteSession } from './sessions'
-import { AccountThrottle, AddressLimiter } from './throttle'
-import {
-  EmailTakenError,
-  PASSWORD_MAX,
-  PASSWORD_MIN,
-  UserInputError,
-  checkFullName,
-  checkPassword,
-  findUserByEmail,
-  insertUser,
-  normalizeEmail,
-} from './users'
+import { SignInLimits } from './throttle'
+import { EmailTakenError, PASSWORD_MAX, PASSWORD_MIN, UserInputError, checkFullName, checkPassword, insertUser, normalizeEmail } from './users'
 import { appNameFor, csrfAccepted, formCsrf, readSession, safeReturnTo, sessionCookieOf } from './web'
 
 export const forbidden = () =>
@@ -47,24 +37,19 @@ export function signInRoutes(ctx: AppContext) {
   const secure = ctx.config.secureCookies
   const names = cookieNames(secure)
   const signupOpen = ctx.config.signup === 'open'
-  const accounts = new AccountThrottle(ctx.clock)
-  const addresses = new AddressLimiter(ctx.clock, ctx.config.loginAttemptsPerMinute)
+  const limits = new SignInLimits(ctx.store, ctx.clock, ctx.config.loginAttemptsPerMinute)
 
   /** Signing in replaces the browser's previous session, whoever it belonged to (SPEC). */
   async function startSession(request: Request, userId: string, returnTo: string | undefined): Promise<Response> {
-    const previous = sessionCookieOf(ctx, request)
-    const token = await ctx.writer.write(() => {
-      if (previous) deleteSession(ctx.db, previous)
-      return createSession(ctx.db, userId, ctx.clock.now())
-    })
+    const token = await createSession(ctx.store, userId, ctx.clock.now(), sessionCookieOf(ctx, request))
     const sessionCookie = cookie(names.session, token, { secure, maxAgeSeconds: SESSION_TTL_MS / 1000 })
     return seeOther(returnTo ?? '/account', [sessionCookie])
   }
 
   /** One password check for this client address, or the seconds it must wait (counted before any hashing). */
-  function takeAddressCheck(request: Request, event: string): number {
+  async function takeAddressCheck(request: Request, event: string): Promise<number> {
     const address = clientAddressOf(request, ctx.config.trustedProxies)
-    const wait = addresses.take(rateLimitKey(address))
+    const wait = await limits.takeAddress(rateLimitKey(address))
     if (wait > 0) ctx.log.warn(event, { limit: 'address', client: address, retry_after: wait })
     return wait
   }
@@ -76,12 +61,12 @@ export function signInRoutes(ctx: AppContext) {
   return new Elysia({ name: 'sign-in' })
     .get(
       '/login',
-      function showLogin({ request, query }) {
+      async function showLogin({ request, query }) {
         const returnTo = safeReturnTo(query.return_to)
-        const session = readSession(ctx, request)
+        const session = await readSession(ctx, request)
         if (session) return seeOther(returnTo ?? '/account')
         const csrf = formCsrf(ctx, request, session)
-        const page = <LoginPage csrf={csrf.token} returnTo={returnTo} appName={appNameFor(ctx, returnTo)} signupOpen={signupOpen} />
+        const page = <LoginPage csrf={csrf.token} returnTo={returnTo} appName={await appNameFor(ctx, returnTo)} signupOpen={signupOpen} />
         return htmlPage(page, { cookies: csrf.cookies })
       },
       { query: ReturnToQuery },
@@ -89,16 +74,15 @@ export function signInRoutes(ctx: AppContext) {
     .post(
       '/login',
       async function signIn({ request, body }) {
-        const session = readSession(ctx, request)
+        const session = await readSession(ctx, request)
         if (!csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
         const returnTo = safeReturnTo(body.return_to)
         const email = signInEmail(body.email)
         const password = body.password ?? ''
+        const appName = await appNameFor(ctx, returnTo)
         const again = (status: number, error: string, headers?: Record<string, string>) => {
           const csrf = formCsrf(ctx, request, session)
-          const page = (
-            <LoginPage csrf={csrf.token} returnTo={returnTo} appName={appNameFor(ctx, returnTo)} email={email ?? ''} error={error} signupOpen={signupOpen} />
-          )
+          const page = <LoginPage csrf={csrf.token} returnTo={returnTo} appName={appName} email={email ?? ''} error={error} signupOpen={signupOpen} />
           return htmlPage(page, { status, cookies: csrf.cookies, headers })
         }
         const client = clientAddressOf(request, ctx.config.trustedProxies)
@@ -107,59 +91,58 @@ export function signInRoutes(ctx: AppContext) {
           ctx.log.warn('sign-in failed', { reason: 'malformed', client })
           return again(401, 'Invalid email or password')
         }
+        // Both limits are taken before any hashing: the address's budget first, then the account's.
+        const addressWait = await takeAddressCheck(request, 'sign-in throttled')
+        if (addressWait > 0)
+          return again(429, `Too many sign-in attempts from your network. Try again in ${addressWait} seconds.`, { 'retry-after': String(addressWait) })
         const account = emailHash(email)
-        const wait = accounts.retryAfter(account)
+        const wait = await limits.takeAccount(account)
         if (wait > 0) {
           ctx.log.warn('sign-in throttled', { limit: 'account', email_hash: account, client, retry_after: wait })
           return again(429, `Too many failed sign-ins for this account. Try again in ${wait} seconds.`, { 'retry-after': String(wait) })
         }
-        const addressWait = takeAddressCheck(request, 'sign-in throttled')
-        if (addressWait > 0)
-          return again(429, `Too many sign-in attempts from your network. Try again in ${addressWait} seconds.`, { 'retry-after': String(addressWait) })
-        accounts.attempt(account)
-        const user = findUserByEmail(ctx.db, email)
+        const user = await ctx.store.findUserByEmail(email)
         // Spend the same time whether or not the email exists, and say the same thing.
         const ok = await verifyPassword(password, user?.passwordHash ?? (await decoyPasswordHash()))
         if (!user || !ok) {
           ctx.log.warn('sign-in failed', { reason: 'credentials', email_hash: account, client })
           return again(401, 'Invalid email or password')
         }
-        accounts.succeeded(account)
+        await limits.succeeded(account)
         return startSession(request, user.id, returnTo)
       },
       { parse: parsePageForm, body: LoginForm },
     )
     .get(
       '/signup',
-      function showSignup({ request, query }) {
+      async function showSignup({ request, query }) {
         requireSignupOpen()
-        const csrf = formCsrf(ctx, request)
+        const csrf = formCsrf(ctx, request, await readSession(ctx, request))
         const returnTo = safeReturnTo(query.return_to)
-        return htmlPage(<SignupPage csrf={csrf.token} returnTo={returnTo} appName={appNameFor(ctx, returnTo)} />, { cookies: csrf.cookies })
+        return htmlPage(<SignupPage csrf={csrf.token} returnTo={returnTo} appName={await appNameFor(ctx, returnTo)} />, { cookies: csrf.cookies })
       },
       { query: ReturnToQuery },
     )
     .post(
       '/signup',
       async function signUp({ request, body }) {
-        const session = readSession(ctx, request)
+        const session = await readSession(ctx, request)
         if (!csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
         const returnTo = safeReturnTo(body.return_to)
+        const appName = await appNameFor(ctx, returnTo)
         const again = (error: string, status: number, headers?: Record<string, string>) => {
           const csrf = formCsrf(ctx, request, session)
-          const page = (
-            <SignupPage csrf={csrf.token} returnTo={returnTo} appName={appNameFor(ctx, returnTo)} error={error} fullName={body.full_name} email={body.email} />
-          )
+          const page = <SignupPage csrf={csrf.token} returnTo={returnTo} appName={appName} error={error} fullName={body.full_name} email={body.email} />
           return htmlPage(page, { status, cookies: csrf.cookies, headers })
         }
         try {
           const fullName = checkFullName(body.full_name ?? '')
           const email = normalizeEmail(body.email ?? '')
           const password = checkPassword(body.password ?? '')
-          const wait = takeAddressCheck(request, 'sign-up throttled')
+          const wait = await takeAddressCheck(request, 'sign-up throttled')
           if (wait > 0) return again(`Too many attempts from your network. Try again in ${wait} seconds.`, 429, { 'retry-after': String(wait) })
           const passwordHash = await hashPassword(password)
-          const user = await ctx.writer.write(() => insertUser(ctx.db, { email, fullName, avatarUrl: null, passwordHash }, ctx.clock.now()))
+          const user = await insertUser(ctx.store, { email, fullName, avatarUrl: null, passwordHash }, ctx.clock.now())
           return startSession(request, user.id, returnTo)
         } catch (error) {
           if (error instanceof UserInputError) return again(capitalize(error.message) + '.', 400)
@@ -179,9 +162,9 @@ export function signInRoutes(ctx: AppContext) {
     .post(
       '/logout',
       async function signOut({ request, body }) {
-        const session = readSession(ctx, request)
+        const session = await readSession(ctx, request)
         if (!csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
-        if (session) await ctx.writer.write(() => deleteSession(ctx.db, session.token))
+        if (session) await deleteSession(ctx.store, session.token)
         return seeOther('/login', [clearCookie(names.session, secure)])
       },
       { parse: parsePageForm, body: CsrfForm },

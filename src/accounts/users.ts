@@ -1,15 +1,7 @@
-import { eq, sql } from 'drizzle-orm'
-import { changes, type Db } from '../db/client'
-import { prepared } from '../db/prepared'
-import { users } from '../db/schema'
+import { UniqueViolation, type Store, type UserRecord } from '../db/store'
 import { hasInvisible } from '../lib/text'
 
-export interface User {
-  id: string
-  email: string
-  fullName: string
-  avatarUrl: string | null
-}
+export type User = UserRecord
 
 export interface UserView {
   id: string
@@ -77,41 +69,18 @@ export function toUserView(user: User): UserView {
   return { id: user.id, email: user.email, full_name: user.fullName, avatar_url: user.avatarUrl }
 }
 
-function toUser(row: typeof users.$inferSelect): User {
-  return { id: row.id, email: row.email, fullName: row.fullName, avatarUrl: row.avatarUrl }
-}
-
-/** Inserts a user whose password was already hashed (hashing is async; the insert is a write job). */
-export function insertUser(
-  db: Db,
+/** Inserts a user whose password was already hashed; the unique email decides a race. */
+export async function insertUser(
+  store: Store,
   input: { email: string; fullName: string; avatarUrl: string | null; passwordHash: string },
   now: number,
-): User {
-  if (findUserByEmail(db, input.email)) throw new EmailTakenError()
+): Promise<User> {
   const user: User = { id: crypto.randomUUID(), email: input.email, fullName: input.fullName, avatarUrl: input.avatarUrl }
-  db.orm.insert(users).values({ ...user, passwordHash: input.passwordHash, createdAt: now }).run()
+  try {
+    await store.insertUser({ ...user, passwordHash: input.passwordHash }, now)
+  } catch (error) {
+    if (error instanceof UniqueViolation) throw new EmailTakenError()
+    throw error
+  }
   return user
-}
-
-export function findUserByEmail(db: Db, email: string): (User & { passwordHash: string }) | undefined {
-  const row = prepared(db, 'userByEmail', () =>
-    db.orm.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare(),
-  ).get({ email })
-  return row && { ...toUser(row), passwordHash: row.passwordHash }
-}
-
-export function findUser(db: Db, id: string): User | undefined {
-  const row = prepared(db, 'userById', () =>
-    db.orm.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare(),
-  ).get({ id })
-  return row && toUser(row)
-}
-
-export function listUsers(db: Db): User[] {
-  return db.orm.select().from(users).orderBy(users.createdAt, users.id).all().map(toUser)
-}
-
-/** Deletes the user with their sessions, consents, codes, tokens and settings (ON DELETE CASCADE). */
-export function deleteUser(db: Db, id: string): boolean {
-  return changes(db.orm.delete(users).where(eq(users.id, id)).run()) > 0
 }

@@ -10,16 +10,16 @@ export function sessionCookieOf(ctx: AppContext, request: Request): string | und
 }
 
 /** The signed-in session of a browser request, if any. */
-export function readSession(ctx: AppContext, request: Request): Session | undefined {
+export async function readSession(ctx: AppContext, request: Request): Promise<Session | undefined> {
   const token = sessionCookieOf(ctx, request)
-  return token ? findSession(ctx.db, token, ctx.clock.now()) : undefined
+  return token ? findSession(ctx.store, token, ctx.clock.now()) : undefined
 }
 
 /**
  * The secret a form's CSRF token is bound to: the session when signed in, otherwise the
  * anonymous CSRF cookie. Rendering a form may need to set that cookie first.
  */
-export function formCsrf(ctx: AppContext, request: Request, session = readSession(ctx, request)) {
+export function formCsrf(ctx: AppContext, request: Request, session: Session | undefined) {
   if (session) return { token: csrfTokenFor(ctx.csrfKey, session.token), cookies: [] as string[] }
   const name = cookieNames(ctx.config.secureCookies).csrf
   const existing = parseCookies(request.headers.get('cookie'))[name]
@@ -49,10 +49,10 @@ export function safeReturnTo(raw: unknown): string | undefined {
 }
 
 /** The app a sign-in is for, when it was reached from an authorization request. */
-export function appNameFor(ctx: AppContext, returnTo: string | undefined): string | undefined {
+export async function appNameFor(ctx: AppContext, returnTo: string | undefined): Promise<string | undefined> {
   if (!returnTo?.startsWith('/oauth/authorize?')) return undefined
   const clientId = new URLSearchParams(returnTo.slice(returnTo.indexOf('?') + 1)).get('client_id')
-  return clientId ? findClient(ctx.db, clientId)?.name : undefined
+  return clientId ? (await findClient(ctx.store, clientId))?.name : undefined
 }
 
 export function loginUrl(returnTo: string): string {

@@ -1,8 +1,8 @@
 import { ClientInputError, createClient, deleteClient, insecureRedirectUris, listClients, rotateSecret, toView } from '../oauth/clients'
-import { UsageError, parse, printJson, printTable, withDb } from './common'
+import { UsageError, parse, printJson, printTable, withStore } from './common'
 import { escapeForTerminal } from '../lib/text'
 
-export function clientCommand(args: string[]): void {
+export async function clientCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args
   switch (sub) {
     case 'create': {
@@ -15,10 +15,10 @@ export function clientCommand(args: string[]): void {
       if (!values.name) throw new UsageError('--name is required')
       if (!values['redirect-uri']?.length) throw new UsageError('at least one --redirect-uri is required')
       const isPublic = values.public ?? false
-      const { client, secret } = withDb((db) => {
+      const { client, secret } = await withStore(async (store) => {
         try {
-          return createClient(
-            db,
+          return await createClient(
+            store,
             { name: values.name!, redirectUris: values['redirect-uri']!, public: isPublic, skipConsent: values['skip-consent'] ?? false },
             Date.now(),
           )
@@ -35,7 +35,7 @@ export function clientCommand(args: string[]): void {
     }
     case 'list': {
       const { values } = parse(rest, { json: { type: 'boolean' } })
-      const clients = withDb((db) => listClients(db)).map(toView)
+      const clients = (await withStore((store) => listClients(store))).map(toView)
       if (values.json) return printJson(clients)
       if (clients.length === 0) return void process.stdout.write('no clients\n')
       printTable(
@@ -53,7 +53,7 @@ export function clientCommand(args: string[]): void {
       const { positionals } = parse(rest, {}, 1)
       const id = positionals[0]
       if (!id) throw new UsageError('usage: latchkey client delete ID')
-      if (!withDb((db) => deleteClient(db, id))) throw new UsageError(`no client with id "${id}"`)
+      if (!(await withStore((store) => deleteClient(store, id)))) throw new UsageError(`no client with id "${id}"`)
       process.stdout.write(`deleted client ${escapeForTerminal(id)}\n`)
       return
     }
@@ -61,7 +61,7 @@ export function clientCommand(args: string[]): void {
       const { positionals } = parse(rest, {}, 1)
       const id = positionals[0]
       if (!id) throw new UsageError('usage: latchkey client rotate-secret ID')
-      const secret = withDb((db) => rotateSecret(db, id))
+      const secret = await withStore((store) => rotateSecret(store, id))
       if (!secret) throw new UsageError(`no confidential client with id "${id}"`)
       printJson({ client_id: id, client_secret: secret })
       return

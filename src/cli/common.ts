@@ -1,6 +1,6 @@
 import { loadConfig, type Config } from '../config'
-import { openDb, type Db } from '../db/client'
-import { migrate } from '../db/migrate'
+import { openStore } from '../db/open'
+import type { Store } from '../db/store'
 import { escapeForTerminal, terminalSafeJson } from '../lib/text'
 
 /** A bad argument: exit 2 with one line on stderr, nothing changed. */
@@ -44,14 +44,13 @@ export function parse<T extends OptionSpec>(args: string[], options: T, position
 }
 
 /** Opens the configured database, migrated, for one command. */
-export function withDb<T>(fn: (db: Db, config: Config) => T): T {
+export async function withStore<T>(fn: (store: Store, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig()
-  const db = openDb(config.databaseUrl)
+  const { store } = await openStore(config)
   try {
-    migrate(db.sqlite)
-    return fn(db, config)
+    return await fn(store, config)
   } finally {
-    db.sqlite.close()
+    await store.close()
   }
 }
 

@@ -4,14 +4,12 @@ import {
   checkAvatarUrl,
   checkFullName,
   checkPassword,
-  deleteUser,
   insertUser,
-  listUsers,
   normalizeEmail,
   toUserView,
 } from '../accounts/users'
 import { hashPassword } from '../lib/crypto'
-import { UsageError, parse, printJson, printTable, withDb } from './common'
+import { UsageError, parse, printJson, printTable, withStore } from './common'
 import { escapeForTerminal } from '../lib/text'
 
 async function readPassword(): Promise<string> {
@@ -19,9 +17,9 @@ async function readPassword(): Promise<string> {
   return text.replace(/\r?\n$/, '')
 }
 
-function inputError<T>(fn: () => T): T {
+async function inputError<T>(fn: () => T | Promise<T>): Promise<T> {
   try {
-    return fn()
+    return await fn()
   } catch (error) {
     if (error instanceof UserInputError || error instanceof EmailTakenError) throw new UsageError(error.message)
     throw error
@@ -42,18 +40,18 @@ export async function userCommand(args: string[]): Promise<void> {
       if (!values.name) throw new UsageError('--name is required')
       if (!values['password-stdin']) throw new UsageError('--password-stdin is required (the password is read from standard input)')
       const stdinPassword = await readPassword()
-      const email = inputError(() => normalizeEmail(values.email!))
-      const fullName = inputError(() => checkFullName(values.name!))
-      const avatarUrl = values['avatar-url'] === undefined ? null : inputError(() => checkAvatarUrl(values['avatar-url']!))
-      const password = inputError(() => checkPassword(stdinPassword))
+      const email = await inputError(() => normalizeEmail(values.email!))
+      const fullName = await inputError(() => checkFullName(values.name!))
+      const avatarUrl = values['avatar-url'] === undefined ? null : await inputError(() => checkAvatarUrl(values['avatar-url']!))
+      const password = await inputError(() => checkPassword(stdinPassword))
       const passwordHash = await hashPassword(password)
-      const user = withDb((db) => inputError(() => insertUser(db, { email, fullName, avatarUrl, passwordHash }, Date.now())))
+      const user = await withStore((store) => inputError(() => insertUser(store, { email, fullName, avatarUrl, passwordHash }, Date.now())))
       printJson(toUserView(user))
       return
     }
     case 'list': {
       const { values } = parse(rest, { json: { type: 'boolean' } })
-      const users = withDb((db) => listUsers(db)).map(toUserView)
+      const users = (await withStore((store) => store.listUsers())).map(toUserView)
       if (values.json) return printJson(users)
       if (users.length === 0) return void process.stdout.write('no users\n')
       printTable(users.map((u) => ({ id: u.id, email: u.email, full_name: u.full_name, avatar_url: u.avatar_url ?? '' })))
@@ -63,7 +61,7 @@ export async function userCommand(args: string[]): Promise<void> {
       const { positionals } = parse(rest, {}, 1)
       const id = positionals[0]
       if (!id) throw new UsageError('usage: latchkey user delete ID')
-      if (!withDb((db) => deleteUser(db, id))) throw new UsageError(`no user with id "${id}"`)
+      if (!(await withStore((store) => store.deleteUser(id)))) throw new UsageError(`no user with id "${id}"`)
       process.stdout.write(`deleted user ${escapeForTerminal(id)}\n`)
       return
     }

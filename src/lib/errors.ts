@@ -36,6 +36,7 @@ export const PreconditionFailed = defineError('precondition_failed', 412)
 export const ValueTooLarge = defineError('value_too_large', 413)
 export const RequestTooLarge = defineError('request_too_large', 413)
 export const ServerError = defineError('server_error', 500)
+export const TemporarilyUnavailable = defineError('temporarily_unavailable', 503)
 
 /** A failure that is shown to a person as an HTML page (never a redirect). */
 export class PageError extends Error {

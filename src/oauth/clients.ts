@@ -1,7 +1,4 @@
-import { eq, sql } from 'drizzle-orm'
-import { changes, type Db } from '../db/client'
-import { prepared } from '../db/prepared'
-import { clients } from '../db/schema'
+import type { ClientRecord, Store } from '../db/store'
 import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
 import { hasInvisible } from '../lib/text'
 
@@ -57,7 +54,7 @@ export function toView(client: Client): ClientView {
   }
 }
 
-function toClient(row: typeof clients.$inferSelect): Client {
+function toClient(row: ClientRecord): Client {
   return {
     id: row.id,
     name: row.name,
@@ -67,11 +64,11 @@ function toClient(row: typeof clients.$inferSelect): Client {
   }
 }
 
-export function createClient(
-  db: Db,
+export async function createClient(
+  store: Store,
   input: { name: string; redirectUris: string[]; public: boolean; skipConsent: boolean },
   now: number,
-): { client: Client; secret: string | null } {
+): Promise<{ client: Client; secret: string | null }> {
   const name = input.name.trim().normalize('NFC')
   if (!name || name.length > 200) throw new ClientInputError('name must be 1 to 200 characters')
   if (hasInvisible(name)) throw new ClientInputError('name contains control or invisible characters')
@@ -79,42 +76,33 @@ export function createClient(
   const redirectUris = [...new Set(input.redirectUris.map(checkRedirectUri))]
   const id = Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex')
   const secret = input.public ? null : randomToken('lk_cs_')
-  db.orm
-    .insert(clients)
-    .values({ id, name, secretHash: secret && sha256(secret), redirectUris, skipConsent: input.skipConsent, createdAt: now })
-    .run()
+  await store.insertClient({ id, name, secretHash: secret && sha256(secret), redirectUris, skipConsent: input.skipConsent }, now)
   return { client: { id, name, redirectUris, public: input.public, skipConsent: input.skipConsent }, secret }
 }
 
-export function listClients(db: Db): Client[] {
-  return db.orm.select().from(clients).orderBy(clients.createdAt, clients.id).all().map(toClient)
+export async function listClients(store: Store): Promise<Client[]> {
+  return (await store.listClients()).map(toClient)
 }
 
-const byId = (db: Db) =>
-  prepared(db, 'clientById', () => db.orm.select().from(clients).where(eq(clients.id, sql.placeholder('id'))).prepare())
-
-export function findClient(db: Db, id: string): Client | undefined {
-  const row = byId(db).get({ id })
+export async function findClient(store: Store, id: string): Promise<Client | undefined> {
+  const row = await store.findClient(id)
   return row && toClient(row)
 }
 
 /** Deletes the client; its codes, tokens, consents and settings go with it (ON DELETE CASCADE). */
-export function deleteClient(db: Db, id: string): boolean {
-  return changes(db.orm.delete(clients).where(eq(clients.id, id)).run()) > 0
+export function deleteClient(store: Store, id: string): Promise<boolean> {
+  return store.deleteClient(id)
 }
 
 /** Issues a new secret; the old one stops working at once. Public clients have none to rotate. */
-export function rotateSecret(db: Db, id: string): string | undefined {
-  const client = findClient(db, id)
-  if (!client || client.public) return undefined
+export async function rotateSecret(store: Store, id: string): Promise<string | undefined> {
   const secret = randomToken('lk_cs_')
-  db.orm.update(clients).set({ secretHash: sha256(secret) }).where(eq(clients.id, id)).run()
-  return secret
+  return (await store.setClientSecret(id, sha256(secret))) ? secret : undefined
 }
 
 /** Returns the client when `secret` is its secret (constant-time over the hashes). */
-export function verifyClientSecret(db: Db, id: string, secret: string): Client | undefined {
-  const row = byId(db).get({ id })
+export async function verifyClientSecret(store: Store, id: string, secret: string): Promise<Client | undefined> {
+  const row = await store.findClient(id)
   if (!row || row.secretHash === null) return undefined
   return constantTimeEqual(sha256(secret), row.secretHash) ? toClient(row) : undefined
 }

@@ -1,8 +1,6 @@
-import { eq, sql, and, isNull } from 'drizzle-orm'
-import { changes, type Db } from '../db/client'
-import { prepared } from '../db/prepared'
-import { authCodes } from '../db/schema'
+import type { Store } from '../db/store'
 import { randomToken, sha256 } from '../lib/crypto'
+import { SUPPORTED_SCOPES } from './scopes'
 
 export interface CodeGrant {
   clientId: string
@@ -12,46 +10,13 @@ export interface CodeGrant {
   codeChallenge: string | null
 }
 
-/** Issues a single-use code bound to client, user, redirect_uri, scope and PKCE challenge. Call in a write job. */
-export function issueCode(db: Db, grant: CodeGrant, now: number, ttlSeconds: number): string {
+/**
+ * Issues a single-use code bound to client, user, redirect_uri, scope and PKCE challenge; with
+ * `rememberScopes`, the user's consent grows by them in the same write.
+ */
+export async function issueCode(store: Store, grant: CodeGrant, now: number, ttlSeconds: number, rememberScopes?: readonly string[]): Promise<string> {
   const code = randomToken()
-  prepared(db, 'insertCode', () =>
-    db.orm
-      .insert(authCodes)
-      .values({
-        codeHash: sql.placeholder('codeHash'),
-        clientId: sql.placeholder('clientId'),
-        userId: sql.placeholder('userId'),
-        redirectUri: sql.placeholder('redirectUri'),
-        scope: sql.placeholder('scope'),
-        codeChallenge: sql.placeholder('codeChallenge'),
-        expiresAt: sql.placeholder('expiresAt'),
-      })
-      .prepare(),
-  ).run({ ...grant, codeHash: sha256(code), expiresAt: now + ttlSeconds * 1000 })
+  const remember = rememberScopes && { scopes: rememberScopes, canonicalOrder: SUPPORTED_SCOPES, now }
+  await store.issueCode({ ...grant, codeHash: sha256(code), expiresAt: now + ttlSeconds * 1000 }, remember)
   return code
-}
-
-export function findCode(db: Db, codeHash: string) {
-  return prepared(db, 'codeByHash', () =>
-    db.orm.select().from(authCodes).where(eq(authCodes.codeHash, sql.placeholder('codeHash'))).prepare(),
-  ).get({ codeHash })
-}
-
-/** Marks a code used by the token it was exchanged for; false when it already was used. */
-export function markCodeUsed(db: Db, codeHash: string, now: number, tokenId: number): boolean {
-  return (
-    changes(prepared(db, 'useCode', () =>
-      db.orm
-        .update(authCodes)
-        .set({ usedAt: sql.placeholder('now') as unknown as number, tokenId: sql.placeholder('tokenId') as unknown as number })
-        .where(and(eq(authCodes.codeHash, sql.placeholder('codeHash')), isNull(authCodes.usedAt)))
-        .prepare(),
-    ).run({ codeHash, now, tokenId })) === 1
-  )
-}
-
-/** Deletes the unused codes of a user for a client, when they revoke its access. */
-export function deleteCodesOf(db: Db, userId: string, clientId: string): void {
-  db.orm.delete(authCodes).where(and(eq(authCodes.userId, userId), eq(authCodes.clientId, clientId))).run()
 }

@@ -25,11 +25,11 @@ export function revocationRoutes(ctx: AppContext) {
   return new Elysia({ name: 'oauth-revoke' }).post(
     '/api/oauth/revoke',
     async function revokeToken({ request, body }) {
-      const client = authenticateClient(ctx, request, body)
+      const client = await authenticateClient(ctx, request, body)
       if (body.token === '') throw new InvalidRequest('token is required')
-      const found = ctx.tokens.identify(body.token)
+      const found = await ctx.tokens.identify(body.token)
       if (found && found.clientId !== client.id) throw new InvalidRequest('the token was not issued to this client')
-      if (found) await ctx.writer.write(() => ctx.tokens.revoke(found.id))
+      if (found) await ctx.tokens.revoke(found.id)
       // §2.2 asks only for 200; an empty JSON object keeps clients that always parse JSON happy.
       return json({})
     },

@@ -1,9 +1,5 @@
-import { and, eq, sql } from 'drizzle-orm'
 import type { User } from '../accounts/users'
-import { changes, insertedId, type Db } from '../db/client'
-import type { ExternalWrites } from '../db/external-writes'
-import { prepared } from '../db/prepared'
-import { accessTokens, users } from '../db/schema'
+import type { ChangeFeed, NewToken, Store } from '../db/store'
 import type { Clock } from '../lib/clock'
 import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
 
@@ -25,93 +21,86 @@ export interface TokenGrant {
   user: User
 }
 
+/** A token about to be stored: its row, and how to spell it once the row has its id. */
+export interface MintedToken {
+  row: NewToken
+  spell(id: number): string
+  expiresIn: number
+}
+
 /**
  * Access tokens: stored as the SHA-256 of their verifier only; validated through a small
- * in-process cache keyed by the token so the hot path skips the hash and the join. The cache is
- * bounded, entries expire with their token, and it is emptied on every revocation in this
- * process and whenever another process (the CLI deleting a user or client) commits to the
- * database (ExternalWrites), so a revoked token stops working on the very next request.
+ * in-process cache keyed by the token so the hot path skips the hash and the lookup. The cache
+ * is bounded, entries expire with their token, and it is emptied on every revocation in this
+ * process and on every change the feed reports from elsewhere (the CLI, another instance), so a
+ * revoked token stops working on the next request here and within the feed's delay elsewhere.
+ * While the feed is down the cache is bypassed. A lookup that raced a revocation is not cached
+ * (the generation moved on while it ran).
  */
 export class AccessTokens {
   private readonly cache = new Map<string, TokenGrant>()
+  private generation = 0
 
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly clock: Clock,
     private readonly ttlSeconds: number,
-    private readonly external: ExternalWrites,
+    private readonly changes: ChangeFeed,
     private readonly maxCached = 10_000,
   ) {
-    external.onChange(() => this.forget())
+    changes.onChange(() => this.forget())
   }
 
-  /** Stores a new token; its id is the row's. Call inside a write job. */
-  issue(input: { clientId: string; userId: string; scope: string }): { token: string; id: number; expiresIn: number } {
+  /** A new token for `exchangeCode` to store; spelled with the id its row gets. */
+  mint(input: { clientId: string; userId: string; scope: string }): MintedToken {
     const verifier = randomToken()
     const now = this.clock.now()
-    const id = insertedId(
-      prepared(this.db, 'insertToken', () =>
-        this.db.orm
-          .insert(accessTokens)
-          .values({
-            verifierHash: sql.placeholder('verifierHash'),
-            clientId: sql.placeholder('clientId'),
-            userId: sql.placeholder('userId'),
-            scope: sql.placeholder('scope'),
-            expiresAt: sql.placeholder('expiresAt'),
-            createdAt: sql.placeholder('createdAt'),
-          })
-          .prepare(),
-      ).run({ ...input, verifierHash: sha256(verifier), expiresAt: now + this.ttlSeconds * 1000, createdAt: now }),
-    )
-    return { token: `${ACCESS_TOKEN_PREFIX}${id.toString(36)}.${verifier}`, id, expiresIn: this.ttlSeconds }
+    return {
+      row: { ...input, verifierHash: sha256(verifier), expiresAt: now + this.ttlSeconds * 1000, createdAt: now },
+      spell: (id) => `${ACCESS_TOKEN_PREFIX}${id.toString(36)}.${verifier}`,
+      expiresIn: this.ttlSeconds,
+    }
   }
 
-  validate(token: string): TokenGrant | undefined {
-    this.external.check()
+  async validate(token: string): Promise<TokenGrant | undefined> {
+    const trusted = this.changes.check()
     const now = this.clock.now()
-    const cached = this.cache.get(token)
-    if (cached) {
-      if (cached.expiresAt > now) return cached
-      this.cache.delete(token)
-      return undefined
+    if (trusted) {
+      const cached = this.cache.get(token)
+      if (cached) {
+        if (cached.expiresAt > now) return cached
+        this.cache.delete(token)
+        return undefined
+      }
     }
-    const row = this.verified(token)
+    const generation = this.generation
+    const row = await this.verified(token)
     if (!row || row.expiresAt <= now) return undefined
-    const grant: TokenGrant = {
-      clientId: row.clientId,
-      scopes: row.scope.split(' '),
-      expiresAt: row.expiresAt,
-      user: row.user,
+    const grant: TokenGrant = { clientId: row.clientId, scopes: row.scope.split(' '), expiresAt: row.expiresAt, user: row.user }
+    if (trusted && generation === this.generation && this.changes.check()) {
+      if (this.cache.size >= this.maxCached) this.cache.delete(this.cache.keys().next().value!)
+      this.cache.set(token, grant)
     }
-    if (this.cache.size >= this.maxCached) this.cache.delete(this.cache.keys().next().value!)
-    this.cache.set(token, grant)
     return grant
   }
 
-  /** Revokes what a user granted a client (call inside a write job). */
-  revokeGrant(userId: string, clientId: string): number {
-    this.forget()
-    return changes(this.db.orm
-      .delete(accessTokens)
-      .where(and(eq(accessTokens.userId, userId), eq(accessTokens.clientId, clientId)))
-      .run())
-  }
-
   /** The id and client of a presented token, if it parses and its verifier matches (expired or not). */
-  identify(token: string): { id: number; clientId: string } | undefined {
-    const row = this.verified(token)
+  async identify(token: string): Promise<{ id: number; clientId: string } | undefined> {
+    const row = await this.verified(token)
     return row && { id: row.id, clientId: row.clientId }
   }
 
-  /** Revokes one token (a replayed code's, RFC 6749 §4.1.2, or on request, RFC 7009). Call inside a write job. */
-  revoke(id: number): number {
+  /** Revokes one token (RFC 7009). */
+  async revoke(id: number): Promise<boolean> {
     this.forget()
-    return changes(this.db.orm.delete(accessTokens).where(eq(accessTokens.id, id)).run())
+    const deleted = await this.store.deleteToken(id)
+    this.forget()
+    return deleted
   }
 
   /** Empties the cache: after any revocation, deletion of a user or client, or a purge. */
   forget(): void {
+    this.generation++
     this.cache.clear()
   }
 
@@ -120,27 +109,9 @@ export class AccessTokens {
   }
 
   /** The stored row of a well-formed token whose verifier matches its hash (constant time). */
-  private verified(token: string) {
+  private async verified(token: string) {
     const parsed = parseToken(token)
-    const row = parsed && this.lookup(parsed.id)
+    const row = parsed && (await this.store.findToken(parsed.id))
     return row && constantTimeEqual(sha256(parsed!.verifier), row.verifierHash) ? row : undefined
-  }
-
-  private lookup(id: number) {
-    return prepared(this.db, 'tokenById', () =>
-      this.db.orm
-        .select({
-          id: accessTokens.id,
-          verifierHash: accessTokens.verifierHash,
-          clientId: accessTokens.clientId,
-          scope: accessTokens.scope,
-          expiresAt: accessTokens.expiresAt,
-          user: { id: users.id, email: users.email, fullName: users.fullName, avatarUrl: users.avatarUrl },
-        })
-        .from(accessTokens)
-        .innerJoin(users, eq(users.id, accessTokens.userId))
-        .where(eq(accessTokens.id, sql.placeholder('id')))
-        .prepare(),
-    ).get({ id })
   }
 }

@@ -15,8 +15,8 @@ export const UserInfo = t.Object({
 export function userinfoRoutes(ctx: AppContext) {
   return new Elysia({ name: 'oauth-userinfo' }).get(
     '/api/oauth/userinfo',
-    function userinfo({ request }) {
-      const { user, scopes } = authenticateBearer(ctx, request)
+    async function userinfo({ request }) {
+      const { user, scopes } = await authenticateBearer(ctx, request)
       // Keys outside the granted scopes are absent, not null (SPEC).
       const body: typeof UserInfo.static = { id: user.id }
       if (scopes.includes('email')) body.email = user.email

@@ -14,7 +14,7 @@ import {
   SettingSaved,
 } from './model'
 import { errorResponses } from '../docs/openapi'
-import { deleteSetting, etagMatches, etagOf, getSetting, listSettingsJson, saveSetting, settingJson, type Preconditions } from './service'
+import { checkPreconditions, decideSave, etagMatches, etagOf, listSettingsJson, settingJson, type Preconditions } from './service'
 
 function checkKey(key: string): string {
   if (!KEY_PATTERN.test(key))
@@ -35,10 +35,14 @@ export function settingsRoutes(ctx: AppContext) {
   return new Elysia({ name: 'settings' })
     .get(
       '/api/settings',
-      function listAll({ request, query }) {
-        const { user, clientId } = authenticateBearer(ctx, request, 'settings:read', query.client_id)
+      async function listAll({ request, query }) {
+        const { user, clientId } = await authenticateBearer(ctx, request, 'settings:read', query.client_id)
         let body = ctx.settingsCache.get(user.id, clientId)
-        if (body === undefined) ctx.settingsCache.set(user.id, clientId, (body = listSettingsJson(ctx.db, user.id, clientId)))
+        if (body === undefined) {
+          const ticket = ctx.settingsCache.ticket()
+          body = await listSettingsJson(ctx.store, user.id, clientId)
+          ctx.settingsCache.set(user.id, clientId, body, ticket)
+        }
         return jsonText(body)
       },
       {
@@ -49,9 +53,9 @@ export function settingsRoutes(ctx: AppContext) {
     )
     .get(
       '/api/settings/:key',
-      function getOne({ request, query, params }) {
-        const { user, clientId } = authenticateBearer(ctx, request, 'settings:read', query.client_id)
-        const stored = getSetting(ctx.db, user.id, clientId, checkKey(params.key))
+      async function getOne({ request, query, params }) {
+        const { user, clientId } = await authenticateBearer(ctx, request, 'settings:read', query.client_id)
+        const stored = await ctx.store.getSetting(user.id, clientId, checkKey(params.key))
         if (!stored) throw new NotFound(`no setting named "${params.key}"`)
         const etag = etagOf(stored)
         const ifNoneMatch = request.headers.get('if-none-match')
@@ -69,30 +73,18 @@ export function settingsRoutes(ctx: AppContext) {
     .post(
       '/api/settings',
       async function save({ request, body }) {
-        const { user, clientId } = authenticateBearer(ctx, request, 'settings:write', body.client_id)
+        const { user, clientId } = await authenticateBearer(ctx, request, 'settings:write', body.client_id)
         const key = checkKey(body.key)
         const value = JSON.stringify(body.value)
         const valueBytes = encoder.encode(value).byteLength
         if (valueBytes > ctx.config.settingsMaxValueBytes)
           throw new ValueTooLarge(`value is larger than ${ctx.config.settingsMaxValueBytes} bytes of JSON`)
         const pre = preconditionsOf(request)
-        const stored = await ctx.writer.write(() => {
-          ctx.settingsCache.invalidate(user.id, clientId)
-          return saveSetting(
-            ctx.db,
-            {
-              userId: user.id,
-              clientId,
-              key,
-              value,
-              valueBytes,
-              now: ctx.clock.now(),
-              maxKeys: ctx.config.settingsMaxKeys,
-              maxUserBytes: ctx.config.settingsMaxUserBytes,
-            },
-            pre,
-          )
-        })
+        const limits = { valueBytes, now: ctx.clock.now(), maxKeys: ctx.config.settingsMaxKeys, maxUserBytes: ctx.config.settingsMaxUserBytes }
+        ctx.settingsCache.invalidate(user.id, clientId)
+        const stored = await ctx.store
+          .saveSetting(user.id, clientId, key, value, (current, usage) => decideSave(current, usage, limits, pre))
+          .finally(() => ctx.settingsCache.invalidate(user.id, clientId))
         return jsonText(`{"success":true,"setting":${settingJson(stored, clientId)}}`, 200, { etag: etagOf(stored) })
       },
       {
@@ -110,17 +102,17 @@ export function settingsRoutes(ctx: AppContext) {
     .delete(
       '/api/settings/:key',
       async function remove({ request, query, params }) {
-        const grant = authenticateBearer(ctx, request, 'settings:write')
+        const grant = await authenticateBearer(ctx, request, 'settings:write')
         // The seed makes client_id required on DELETE.
         if (query.client_id === undefined) throw new InvalidRequest('client_id is required')
         checkClientId(grant, query.client_id)
         const { user, clientId } = grant
         const key = checkKey(params.key)
         const pre = preconditionsOf(request)
-        const deleted = await ctx.writer.write(() => {
-          ctx.settingsCache.invalidate(user.id, clientId)
-          return deleteSetting(ctx.db, user.id, clientId, key, pre)
-        })
+        ctx.settingsCache.invalidate(user.id, clientId)
+        const deleted = await ctx.store
+          .deleteSetting(user.id, clientId, key, (current) => checkPreconditions(current, pre))
+          .finally(() => ctx.settingsCache.invalidate(user.id, clientId))
         if (!deleted) throw new NotFound(`no setting named "${key}"`)
         return jsonText('{"success":true}')
       },

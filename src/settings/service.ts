@@ -1,16 +1,8 @@
-import { and, asc, eq, sql } from 'drizzle-orm'
-import { changes, type Db } from '../db/client'
-import { prepared } from '../db/prepared'
-import { settingCounts, settings } from '../db/schema'
+import type { SettingsUsage, Store, StoredSetting } from '../db/store'
 import { sha256 } from '../lib/crypto'
 import { PreconditionFailed, QuotaExceeded } from '../lib/errors'
 
-export interface StoredSetting {
-  key: string
-  /** Serialized JSON exactly as stored; spliced into responses without a parse/stringify round trip. */
-  value: string
-  updatedAt: number
-}
+export type { StoredSetting }
 
 /** A strong validator for one stored version (RFC 9110 §8.8.3). */
 export function etagOf(s: StoredSetting): string {
@@ -37,53 +29,12 @@ export function settingJson(s: StoredSetting, clientId: string): string {
   return `{"key":"${s.key}","value":${s.value},"client_id":"${clientId}","updated_at":"${isoTime(s.updatedAt)}"}`
 }
 
-const scope = { userId: sql.placeholder('userId'), clientId: sql.placeholder('clientId') }
-
-/** The `{settings: [...]}` body, sorted by key (SQLite's BINARY collation: byte order). */
-export function listSettingsJson(db: Db, userId: string, clientId: string): string {
-  // Raw rows (`values`) skip Drizzle's per-row object mapping on this hot path.
-  const rows = prepared(db, 'settingsList', () =>
-    db.orm
-      .select({ key: settings.key, value: settings.value, updatedAt: settings.updatedAt })
-      .from(settings)
-      .where(and(eq(settings.userId, scope.userId), eq(settings.clientId, scope.clientId)))
-      .orderBy(asc(settings.key))
-      .prepare(),
-  ).values({ userId, clientId }) as unknown as Array<[string, string, number]>
+/** The `{settings: [...]}` body, sorted by key (byte order). */
+export async function listSettingsJson(store: Store, userId: string, clientId: string): Promise<string> {
+  const rows = await store.listSettings(userId, clientId)
   let body = '{"settings":['
-  for (let i = 0; i < rows.length; i++) {
-    const [key, value, updatedAt] = rows[i]!
-    body += (i ? ',' : '') + settingJson({ key, value, updatedAt }, clientId)
-  }
+  for (let i = 0; i < rows.length; i++) body += (i ? ',' : '') + settingJson(rows[i]!, clientId)
   return body + ']}'
-}
-
-export function getSetting(db: Db, userId: string, clientId: string, key: string): StoredSetting | undefined {
-  return prepared(db, 'settingsGet', () =>
-    db.orm
-      .select({ key: settings.key, value: settings.value, updatedAt: settings.updatedAt })
-      .from(settings)
-      .where(and(eq(settings.userId, scope.userId), eq(settings.clientId, scope.clientId), eq(settings.key, sql.placeholder('key'))))
-      .prepare(),
-  ).get({ userId, clientId, key })
-}
-
-/**
- * The user's keys in this application and bytes in all of them, in one read of the rows the
- * triggers keep exact (drizzle/0002, 0004): a user has a row per application, not per key.
- */
-function usage(db: Db, userId: string, clientId: string): { keys: number; bytes: number } {
-  const row = prepared(db, 'settingsUsage', () =>
-    db.orm
-      .select({
-        keys: sql<number>`coalesce(sum(CASE WHEN ${settingCounts.clientId} = ${scope.clientId} THEN ${settingCounts.n} END), 0)`,
-        bytes: sql<number>`coalesce(sum(${settingCounts.bytes}), 0)`,
-      })
-      .from(settingCounts)
-      .where(eq(settingCounts.userId, scope.userId))
-      .prepare(),
-  ).get({ userId, clientId })
-  return row ?? { keys: 0, bytes: 0 }
 }
 
 /** `If-Match` / `If-None-Match` as RFC 9110 §13.1.1–2 define them for a state-changing request. */
@@ -107,60 +58,25 @@ export function checkPreconditions(current: StoredSetting | undefined, pre: Prec
     throw new PreconditionFailed(pre.ifNoneMatch.trim() === '*' ? 'the key already exists' : 'If-None-Match matches the stored version')
 }
 
-/** Creates or replaces a setting. Call in a write job: the checks and the write are atomic. */
-export function saveSetting(
-  db: Db,
-  input: {
-    userId: string
-    clientId: string
-    key: string
-    value: string
-    /** The value's UTF-8 length, as measured against SETTINGS_MAX_VALUE_BYTES. */
-    valueBytes: number
-    now: number
-    maxKeys: number
-    maxUserBytes: number
-  },
-  pre: Preconditions,
-): StoredSetting {
-  const current = getSetting(db, input.userId, input.clientId, input.key)
-  checkPreconditions(current, pre)
-  const growth = input.valueBytes - (current ? Buffer.byteLength(current.value) : 0)
-  if (!current || growth > 0) {
-    const used = usage(db, input.userId, input.clientId)
-    if (!current && used.keys >= input.maxKeys)
-      throw new QuotaExceeded(`this application may keep at most ${input.maxKeys} settings per user`)
-    if (growth > 0 && used.bytes + growth > input.maxUserBytes)
-      throw new QuotaExceeded(`a user may keep at most ${input.maxUserBytes} bytes of settings across all applications`)
-  }
-  // updated_at advances on every write, even two in the same millisecond.
-  const updatedAt = current ? Math.max(input.now, current.updatedAt + 1) : input.now
-  prepared(db, 'settingsUpsert', () =>
-    db.orm
-      .insert(settings)
-      .values({ ...scope, key: sql.placeholder('key'), value: sql.placeholder('value'), updatedAt: sql.placeholder('updatedAt') })
-      .onConflictDoUpdate({
-        target: [settings.userId, settings.clientId, settings.key],
-        set: { value: sql`excluded.value`, updatedAt: sql`excluded.updated_at` },
-      })
-      .prepare(),
-  ).run({ userId: input.userId, clientId: input.clientId, key: input.key, value: input.value, updatedAt })
-  return { key: input.key, value: input.value, updatedAt }
+export interface SaveLimits {
+  /** The value's UTF-8 length, as measured against SETTINGS_MAX_VALUE_BYTES. */
+  valueBytes: number
+  now: number
+  maxKeys: number
+  maxUserBytes: number
 }
 
-/** Deletes a setting; false when there was none. Call in a write job. */
-export function deleteSetting(db: Db, userId: string, clientId: string, key: string, pre: Preconditions): boolean {
-  const current = getSetting(db, userId, clientId, key)
+/**
+ * The rules of a write, decided inside the store's transaction on the locked state: the
+ * preconditions, SETTINGS_MAX_KEYS for a new key, SETTINGS_MAX_USER_BYTES for any growth.
+ * Returns the new `updated_at`, which advances on every write, even two in one millisecond.
+ */
+export function decideSave(current: StoredSetting | undefined, usage: SettingsUsage, limits: SaveLimits, pre: Preconditions): number {
   checkPreconditions(current, pre)
-  if (!current) return false
-  return (
-    changes(
-      prepared(db, 'settingsDelete', () =>
-        db.orm
-          .delete(settings)
-          .where(and(eq(settings.userId, scope.userId), eq(settings.clientId, scope.clientId), eq(settings.key, sql.placeholder('key'))))
-          .prepare(),
-      ).run({ userId, clientId, key }),
-    ) > 0
-  )
+  if (!current && usage.keys >= limits.maxKeys)
+    throw new QuotaExceeded(`this application may keep at most ${limits.maxKeys} settings per user`)
+  const growth = limits.valueBytes - (current ? Buffer.byteLength(current.value) : 0)
+  if (growth > 0 && usage.bytes + growth > limits.maxUserBytes)
+    throw new QuotaExceeded(`a user may keep at most ${limits.maxUserBytes} bytes of settings across all applications`)
+  return current ? Math.max(limits.now, current.updatedAt + 1) : limits.now
 }

@@ -11,18 +11,18 @@ async function signUp(t: TestApp, fullName: string, email: string) {
 
 describe('look-alike identities', () => {
   test('NFD, fullwidth and upper-case spellings of a taken email are the same account (409)', async () => {
-    const t = createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '100' })
+    const t = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '100' })
     await addUser(t, 'zoë@example.com', 'Zoë')
     for (const variant of ['zoe\u0308@example.com', 'ｚｏë@ｅxample.com', ' ZOË@EXAMPLE.COM ']) {
       const res = await signUp(t, 'Someone', variant)
       expect(res.status).toBe(409)
       expect(await res.text()).toContain('An account with this email already exists.')
     }
-    expect(t.db.sqlite.query('SELECT count(*) AS n FROM users').get()).toEqual({ n: 1 })
+    expect((await t.row('SELECT CAST(count(*) AS INTEGER) AS n FROM users'))).toEqual({ n: 1 })
   })
 
   test('emails and names with control or invisible characters are refused (400), nothing made', async () => {
-    const t = createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '100' })
+    const t = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '100' })
     const cases: Array<[string, string, string]> = [
       ['Ann', 'ann\u200b@example.com', 'Email address contains control or invisible characters.'],
       ['Ann', 'ann\u0000@example.com', 'Email address contains control or invisible characters.'],
@@ -37,13 +37,13 @@ describe('look-alike identities', () => {
       expect(res.status).toBe(400)
       expect(await res.text()).toContain(message)
     }
-    expect(t.db.sqlite.query('SELECT count(*) AS n FROM users').get()).toEqual({ n: 0 })
+    expect((await t.row('SELECT CAST(count(*) AS INTEGER) AS n FROM users'))).toEqual({ n: 0 })
   })
 
   test('a name in NFD is stored in NFC; sign-in finds an account by any spelling of its email', async () => {
-    const t = createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '100' })
+    const t = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '100' })
     expect((await signUp(t, 'Zoe\u0308', 'ZOË@example.com')).status).toBe(303)
-    expect(t.db.sqlite.query('SELECT full_name, email FROM users').get()).toEqual({ full_name: 'Zoë', email: 'zoë@example.com' })
+    expect((await t.row('SELECT full_name, email FROM users'))).toEqual({ full_name: 'Zoë', email: 'zoë@example.com' })
     const page = await t.handle('/login')
     const res = await postForm(t, '/login', { email: 'ｚoe\u0308@example.com', password: PASSWORD, csrf_token: csrfFrom(await page.text()) }, cookiesFrom(page))
     expect(res.status).toBe(303)

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { Writer } from '../../src/db/writer'
+import { Writer } from '../../src/db/sqlite/writer'
 
 function setup() {
   const sqlite = new Database(':memory:')

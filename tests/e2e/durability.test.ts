@@ -145,7 +145,7 @@ describe('latchkey backup', () => {
       const { Database } = await import('bun:sqlite')
       const copy = new Database(`${server2.dir}/copy.sqlite`, { readonly: true })
       expect(copy.query('PRAGMA integrity_check').get()).toEqual({ integrity_check: 'ok' })
-      const rows = (copy.query('SELECT count(*) AS n FROM settings').get() as { n: number }).n
+      const rows = (copy.query('SELECT CAST(count(*) AS INTEGER) AS n FROM settings').get() as { n: number }).n
       const counted = (copy.query('SELECT n FROM setting_counts').get() as { n: number }).n
       copy.close()
       expect(rows).toBeGreaterThan(0)

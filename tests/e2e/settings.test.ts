@@ -87,7 +87,7 @@ describe('the settings API over HTTP with tokens from the real flow', () => {
     expect((await call(tokens.bobA!, 'GET', '/api/settings')).status).toBe(401)
     const { Database } = await import('bun:sqlite')
     const db = new Database(server.dbPath, { readonly: true })
-    expect(db.query('SELECT count(*) AS n FROM settings WHERE user_id = ?').get(bob.id)).toEqual({ n: 0 })
+    expect(db.query('SELECT CAST(count(*) AS INTEGER) AS n FROM settings WHERE user_id = ?').get(bob.id)).toEqual({ n: 0 })
     db.close()
   })
 

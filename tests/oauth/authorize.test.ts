@@ -1,5 +1,4 @@
 import { beforeEach, describe, expect, test } from 'bun:test'
-import { authCodes, consents } from '../../src/db/schema'
 import {
   CALLBACK,
   ORIGIN,
@@ -16,7 +15,7 @@ import {
 } from '../helpers'
 
 let t: TestApp
-let client: ReturnType<typeof addClient>
+let client: Awaited<ReturnType<typeof addClient>>
 let jar: Record<string, string>
 
 beforeEach(async () => {
@@ -26,7 +25,7 @@ beforeEach(async () => {
 const base = () => ({ client_id: client.client.id, redirect_uri: CALLBACK, scope: 'profile email', state: 'xyz' })
 const get = (params: Record<string, string | undefined>, cookies = jar) =>
   t.handle(authorizePath(params), { headers: { cookie: cookieHeader(cookies) } })
-const codeCount = () => t.db.orm.select().from(authCodes).all().length
+const codeCount = async () => (await t.rows('SELECT code_hash FROM auth_codes')).length
 
 function expectRedirectError(res: Response, error: string) {
   expect(res.status).toBe(303)
@@ -66,7 +65,7 @@ describe('GET /oauth/authorize: errors after verification go back to the client 
   test('code_challenge_method=plain → invalid_request', async () =>
     expectRedirectError(await get({ ...base(), code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }), 'invalid_request'))
   test('public client without code_challenge → invalid_request', async () => {
-    const pub = addClient(t, { public: true })
+    const pub = await addClient(t, { public: true })
     expectRedirectError(await get({ ...base(), client_id: pub.client.id }), 'invalid_request')
   })
   test('a repeated parameter → invalid_request', async () => {
@@ -105,7 +104,7 @@ describe('GET /oauth/authorize: sign-in and consent', () => {
   })
 
   test('names from clients and users are escaped', async () => {
-    const evil = addClient(t, { name: '<script>alert(1)</script>' })
+    const evil = await addClient(t, { name: '<script>alert(1)</script>' })
     await addUser(t, 'eve@example.com', '<img src=x onerror=alert(2)>')
     const eveJar = await signIn(t, 'eve@example.com')
     const html = await (await get({ ...base(), client_id: evil.client.id }, eveJar)).text()
@@ -130,7 +129,7 @@ describe('GET /oauth/authorize: sign-in and consent', () => {
 
   test('the code is stored only as its hash', async () => {
     const code = (await authorizeAndAllow(t, jar, base())).searchParams.get('code')!
-    const rows = t.db.sqlite.query('SELECT * FROM auth_codes').all()
+    const rows = (await t.rows('SELECT * FROM auth_codes'))
     expect(JSON.stringify(rows)).not.toContain(code)
     expect(rows).toHaveLength(1)
   })
@@ -139,7 +138,7 @@ describe('GET /oauth/authorize: sign-in and consent', () => {
     const page = await get(base())
     const res = await postForm(t, '/oauth/authorize', { ...base(), csrf_token: csrfFrom(await page.text()), decision: 'deny' }, jar)
     expectRedirectError(res, 'access_denied')
-    expect(codeCount()).toBe(0)
+    expect(await codeCount()).toBe(0)
   })
 
   for (const [name, csrf] of [
@@ -150,8 +149,8 @@ describe('GET /oauth/authorize: sign-in and consent', () => {
       const res = await postForm(t, '/oauth/authorize', { ...base(), csrf_token: csrf, decision: 'allow' }, jar)
       expect(res.status).toBe(403)
       expect(res.headers.get('location')).toBeNull()
-      expect(codeCount()).toBe(0)
-      expect(t.db.orm.select().from(consents).all()).toHaveLength(0)
+      expect(await codeCount()).toBe(0)
+      expect(await t.rows('SELECT user_id FROM consents')).toHaveLength(0)
     })
   }
 
@@ -180,7 +179,7 @@ describe('GET /oauth/authorize: sign-in and consent', () => {
   })
 
   test('a skip_consent client gets a code without the consent page', async () => {
-    const trusted = addClient(t, { skipConsent: true })
+    const trusted = await addClient(t, { skipConsent: true })
     const res = await get({ ...base(), client_id: trusted.client.id })
     expect(res.status).toBe(303)
     const url = new URL(res.headers.get('location')!)
@@ -201,7 +200,7 @@ describe('GET /oauth/authorize: sign-in and consent', () => {
   })
 
   test('a registered redirect_uri with its own query keeps it', async () => {
-    const withQuery = addClient(t, { redirectUris: ['https://app.example/cb?tenant=7'], skipConsent: true })
+    const withQuery = await addClient(t, { redirectUris: ['https://app.example/cb?tenant=7'], skipConsent: true })
     const res = await get({ ...base(), client_id: withQuery.client.id, redirect_uri: 'https://app.example/cb?tenant=7' })
     const url = new URL(res.headers.get('location')!)
     expect(url.searchParams.get('tenant')).toBe('7')

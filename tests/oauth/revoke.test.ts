@@ -2,15 +2,15 @@ import { beforeEach, describe, expect, test } from 'bun:test'
 import { addClient, addUser, bearer, createTestApp, tokenThroughFlow, type TestApp } from '../helpers'
 
 let t: TestApp
-let client: ReturnType<typeof addClient>
+let client: Awaited<ReturnType<typeof addClient>>
 
 beforeEach(async () => {
-  t = createTestApp()
-  client = addClient(t)
+  t = await createTestApp()
+  client = await addClient(t)
   await addUser(t)
 })
 
-const basic = (c: ReturnType<typeof addClient>) => 'Basic ' + btoa(`${c.client.id}:${c.secret}`)
+const basic = (c: Awaited<ReturnType<typeof addClient>>) => 'Basic ' + btoa(`${c.client.id}:${c.secret}`)
 const revoke = (body: Record<string, string>, authorization = basic(client)) =>
   t.handle('/api/oauth/revoke', {
     method: 'POST',
@@ -36,7 +36,7 @@ describe('POST /api/oauth/revoke (RFC 7009)', () => {
 
   test('another client’s token is refused and keeps working (§2.1)', async () => {
     const token = await tokenThroughFlow(t, client, 'email')
-    const other = addClient(t, { name: 'Other' })
+    const other = await addClient(t, { name: 'Other' })
     const res = await revoke({ token }, basic(other))
     expect(res.status).toBe(400)
     expect(((await res.json()) as { error: string }).error).toBe('invalid_request')

@@ -11,7 +11,7 @@ import {
 } from '../helpers'
 
 let t: TestApp
-let client: ReturnType<typeof addClient>
+let client: Awaited<ReturnType<typeof addClient>>
 let jar: Record<string, string>
 
 beforeEach(async () => {
@@ -80,7 +80,7 @@ describe('POST /api/oauth/token: success', () => {
   })
 
   test('a public client with PKCE S256 and no secret', async () => {
-    const pub = addClient(t, { public: true })
+    const pub = await addClient(t, { public: true })
     const verifier = 'v'.repeat(50)
     const code = await newCode({ code_challenge: s256(verifier), code_challenge_method: 'S256' }, pub)
     const res = await tokenRequest(t, { grant_type: 'authorization_code', code, client_id: pub.client.id, redirect_uri: CALLBACK, code_verifier: verifier })
@@ -95,7 +95,7 @@ describe('POST /api/oauth/token: success', () => {
 
   test('tokens and client secrets are stored only as hashes', async () => {
     const { access_token } = (await (await exchange(await newCode())).json()) as { access_token: string }
-    const dump = JSON.stringify([t.db.sqlite.query('SELECT * FROM access_tokens').all(), t.db.sqlite.query('SELECT * FROM clients').all()])
+    const dump = JSON.stringify([(await t.rows('SELECT * FROM access_tokens')), (await t.rows('SELECT * FROM clients'))])
     expect(dump).not.toContain(access_token)
     expect(dump).not.toContain(client.secret)
     expect(dump).not.toContain('lk_')
@@ -144,7 +144,7 @@ describe('POST /api/oauth/token: 401 invalid_client', () => {
   })
   test('a rotated-away secret stops working', async () => {
     const { rotateSecret } = await import('../../src/oauth/clients')
-    rotateSecret(t.db, client.client.id)
+    await rotateSecret(t.store, client.client.id)
     await expectError(await exchange(await newCode()), 401, 'invalid_client')
   })
 })
@@ -180,13 +180,13 @@ describe('POST /api/oauth/token: 400 invalid_grant', () => {
   })
 
   test('a code issued to another client', async () => {
-    const other = addClient(t)
+    const other = await addClient(t)
     const code = await newCode({}, other)
     await expectError(await exchange(code), 400, 'invalid_grant')
   })
 
   test('redirect_uri differs from the authorization request', async () => {
-    t.db.sqlite.run("UPDATE clients SET redirect_uris = ? WHERE id = ?", [JSON.stringify([CALLBACK, 'https://app.example/other']), client.client.id])
+    await t.rows('UPDATE clients SET redirect_uris = ? WHERE id = ?', JSON.stringify([CALLBACK, 'https://app.example/other']), client.client.id)
     const code = await newCode()
     await expectError(await exchange(code, { redirect_uri: 'https://app.example/other' }), 400, 'invalid_grant')
   })

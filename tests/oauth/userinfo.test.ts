@@ -2,12 +2,12 @@ import { beforeEach, describe, expect, test } from 'bun:test'
 import { ORIGIN, addClient, addUser, bearer, createTestApp, tokenThroughFlow, type TestApp } from '../helpers'
 
 let t: TestApp
-let client: ReturnType<typeof addClient>
+let client: Awaited<ReturnType<typeof addClient>>
 let userId: string
 
 beforeEach(async () => {
-  t = createTestApp()
-  client = addClient(t)
+  t = await createTestApp()
+  client = await addClient(t)
   userId = (await addUser(t)).id
 })
 

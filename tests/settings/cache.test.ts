@@ -1,55 +1,39 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { createApp, createContext } from '../../src/app'
 import { insertUser } from '../../src/accounts/users'
 import { loadConfig } from '../../src/config'
-import { openDb, type Db } from '../../src/db/client'
-import { ExternalWrites } from '../../src/db/external-writes'
-import { migrate } from '../../src/db/migrate'
 import { manualClock } from '../../src/lib/clock'
 import { createClient } from '../../src/oauth/clients'
 import { SettingsCache } from '../../src/settings/cache'
-import { nextTurn } from '../helpers'
+import { mintToken, nextTurn, type TestApp } from '../helpers'
+import { openTestStorePair, type TestStorePair } from '../store'
 
-/** The list cache against a real file, with a second connection standing in for another process. */
-let dir: string
-let db: Db
-let other: Db
-let ctx: ReturnType<typeof createContext>
-let app: ReturnType<typeof createApp>
+/** The list cache, with a second store on the same database standing in for another process or instance. */
+let pair: TestStorePair
+let t: TestApp
 let token: string
 let clientId: string
+let userId: string
 
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'latchkey-cache-'))
-  const path = join(dir, 'db.sqlite')
-  db = openDb(path)
-  migrate(db.sqlite)
-  other = openDb(path)
+  pair = await openTestStorePair()
   const clock = manualClock()
-  ctx = createContext({ db, config: loadConfig({ DATABASE_URL: path }), clock })
-  app = createApp(ctx)
-  clientId = createClient(db, { name: 'A', redirectUris: ['https://a.example/cb'], public: false, skipConsent: false }, clock.now()).client.id
-  const user = insertUser(db, { email: 'a@example.com', fullName: 'A', avatarUrl: null, passwordHash: 'x' }, clock.now())
-  token = (await ctx.writer.write(() => ctx.tokens.issue({ clientId, userId: user.id, scope: 'settings:read settings:write' }))).token
+  const ctx = await createContext({ store: pair.store, config: loadConfig({ DATABASE_URL: ':memory:' }), clock })
+  const app = createApp(ctx)
+  t = { app, ctx, store: pair.store, clock, config: ctx.config, handle: (p, i) => app.handle(new Request('http://localhost' + p, i)), rows: pair.rows, row: pair.row, engine: pair.store.engine }
+  clientId = (await createClient(pair.store, { name: 'A', redirectUris: ['https://a.example/cb'], public: false, skipConsent: false }, clock.now())).client.id
+  userId = (await insertUser(pair.store, { email: 'a@example.com', fullName: 'A', avatarUrl: null, passwordHash: 'x' }, clock.now())).id
+  token = await mintToken(t, clientId, userId, 'settings:read settings:write')
 })
 
-afterEach(() => {
-  db.sqlite.close()
-  other.sqlite.close()
-  rmSync(dir, { recursive: true, force: true })
-})
+afterEach(() => pair.close())
 
 const call = (method: string, path: string, body?: unknown) =>
-  app.handle(
-    new Request(`http://localhost${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }),
-  )
+  t.handle(path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
 const keys = async () => ((await (await call('GET', '/api/settings')).json()) as { settings: Array<{ key: string; value: unknown }> }).settings
 
 describe('the settings list cache', () => {
@@ -63,23 +47,36 @@ describe('the settings list cache', () => {
     expect(await keys()).toMatchObject([{ key: 'b', value: 3 }])
   })
 
-  test('a commit by another process shows on the very next read', async () => {
+  test('a commit by another process (or instance) shows on the very next read', async () => {
     await call('POST', '/api/settings', { client_id: clientId, key: 'a', value: 1 })
     expect(await keys()).toMatchObject([{ key: 'a', value: 1 }])
-    other.sqlite.run("UPDATE settings SET value = '\"changed\"'")
+    await pair.other.saveSetting(userId, clientId, 'a', '"changed"', () => Date.now())
     await nextTurn()
     expect(await keys()).toMatchObject([{ key: 'a', value: 'changed' }])
-    other.sqlite.run('DELETE FROM settings')
+    await pair.other.deleteSetting(userId, clientId, 'a', () => {})
     await nextTurn()
     expect(await keys()).toEqual([])
   })
 
   test('is bounded: large lists are not kept, old entries make room', () => {
-    const cache = new SettingsCache(new ExternalWrites(db.sqlite))
-    cache.set('u', 'big', 'x'.repeat(300 * 1024))
+    const cache = new SettingsCache({ onChange() {}, check: () => true }, true)
+    cache.set('u', 'big', 'x'.repeat(300 * 1024), cache.ticket())
     expect(cache.get('u', 'big')).toBeUndefined()
-    for (let i = 0; i < 80; i++) cache.set(`u${i}`, 'c', 'y'.repeat(250 * 1024))
+    for (let i = 0; i < 80; i++) cache.set(`u${i}`, 'c', 'y'.repeat(250 * 1024), cache.ticket())
     expect(cache.get('u0', 'c')).toBeUndefined()
     expect(cache.get('u79', 'c')).toHaveLength(250 * 1024)
+  })
+
+  test('a body read while a write ran is not kept; nothing is served while the change feed is down', () => {
+    let up = true
+    const cache = new SettingsCache({ onChange() {}, check: () => up }, true)
+    const ticket = cache.ticket()
+    cache.invalidate('u', 'c')
+    cache.set('u', 'c', 'stale', ticket)
+    expect(cache.get('u', 'c')).toBeUndefined()
+    cache.set('u', 'c', 'fresh', cache.ticket())
+    expect(cache.get('u', 'c')).toBe('fresh')
+    up = false
+    expect(cache.get('u', 'c')).toBeUndefined()
   })
 })

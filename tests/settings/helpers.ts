@@ -1,15 +1,11 @@
 import type { TestApp } from '../helpers'
-import { addClient, addUser, bearer } from '../helpers'
+import { addClient, addUser, bearer, mintToken } from '../helpers'
 
-/** A token minted directly (the flow itself is covered by the oauth tests). */
-export async function mintToken(t: TestApp, clientId: string, userId: string, scope = 'settings:read settings:write') {
-  const { token } = await t.ctx.writer.write(() => t.ctx.tokens.issue({ clientId, userId, scope }))
-  return token
-}
+export { mintToken }
 
 export async function settingsWorld(t: TestApp) {
-  const appA = addClient(t, { name: 'App A' }).client
-  const appB = addClient(t, { name: 'App B' }).client
+  const appA = (await addClient(t, { name: 'App A' })).client
+  const appB = (await addClient(t, { name: 'App B' })).client
   const ann = await addUser(t, 'ann@example.com', 'Ann')
   const bob = await addUser(t, 'bob@example.com', 'Bob')
   return {
@@ -41,5 +37,5 @@ export function api(t: TestApp, token: string | undefined) {
 }
 
 export function dump(t: TestApp) {
-  return t.db.sqlite.query('SELECT user_id, client_id, key, value, updated_at FROM settings ORDER BY user_id, client_id, key').all()
+  return t.rows('SELECT user_id, client_id, key, value, updated_at FROM settings ORDER BY user_id, client_id, key')
 }

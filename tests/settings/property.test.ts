@@ -10,7 +10,7 @@ let w: Awaited<ReturnType<typeof settingsWorld>>
 let readOnly: string
 
 beforeAll(async () => {
-  t = createTestApp({ SETTINGS_MAX_KEYS: '20', SETTINGS_MAX_VALUE_BYTES: '2048' })
+  t = await createTestApp({ SETTINGS_MAX_KEYS: '20', SETTINGS_MAX_VALUE_BYTES: '2048' })
   w = await settingsWorld(t)
   readOnly = await mintToken(t, w.appA.id, w.ann.id, 'settings:read')
   for (const key of ['theme', 'lang', 'a.b:c-d_e']) await api(t, w.annA).post({ client_id: w.appA.id, key, value: { v: key } })
@@ -79,7 +79,7 @@ describe('the settings routes under generated input (fast-check)', () => {
         const { method, key } = r.route
         const path = `/api/settings${key === undefined ? '' : '/' + key}${r.query}`
         const hasBody = method !== 'GET'
-        const before = dump(t)
+        const before = await dump(t)
         const res = await t.app.handle(
           new Request(ORIGIN + path, {
             method,
@@ -94,9 +94,9 @@ describe('the settings routes under generated input (fast-check)', () => {
           expect(Object.keys(parsed).sort()).toEqual(['error', 'error_description'])
           expect(typeof parsed.error).toBe('string')
           expect(typeof parsed.error_description).toBe('string')
-          expect(dump(t)).toEqual(before)
+          expect(await dump(t)).toEqual(before)
         } else if (method !== 'POST' && method !== 'DELETE') {
-          expect(dump(t)).toEqual(before)
+          expect(await dump(t)).toEqual(before)
         }
       }),
       { numRuns: 800 },

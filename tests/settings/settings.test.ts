@@ -1,6 +1,4 @@
 import { beforeEach, describe, expect, test } from 'bun:test'
-import { deleteUser } from '../../src/accounts/users'
-import { deleteClient } from '../../src/oauth/clients'
 import { createTestApp, type TestApp } from '../helpers'
 import { api, dump, mintToken, settingsWorld } from './helpers'
 
@@ -8,7 +6,7 @@ let t: TestApp
 let w: Awaited<ReturnType<typeof settingsWorld>>
 
 beforeEach(async () => {
-  t = createTestApp()
+  t = await createTestApp()
   w = await settingsWorld(t)
 })
 
@@ -48,7 +46,7 @@ describe('POST /api/settings', () => {
     t.clock.advance(5000)
     const third = (await (await api(t, w.annA).post({ client_id: w.appA.id, key: 'n', value: 3 })).json()) as any
     expect(third.setting.updated_at).toBe(new Date(t.clock.now()).toISOString())
-    expect(dump(t)).toHaveLength(1)
+    expect(await dump(t)).toHaveLength(1)
   })
 })
 
@@ -96,7 +94,7 @@ describe('DELETE /api/settings/:key', () => {
     const res = await api(t, w.annA).del('keep', '')
     expect(res.status).toBe(400)
     expect(await errorOf(res)).toBe('invalid_request')
-    expect(dump(t)).toHaveLength(1)
+    expect(await dump(t)).toHaveLength(1)
   })
 })
 
@@ -114,7 +112,7 @@ describe('conditional requests', () => {
   test('If-Match on a missing key → 412', async () => {
     const res = await api(t, w.annA).post({ client_id: w.appA.id, key: 'new', value: 1 }, { 'if-match': '"abc"' })
     expect(res.status).toBe(412)
-    expect(dump(t)).toHaveLength(0)
+    expect(await dump(t)).toHaveLength(0)
   })
 
   test('If-None-Match: * creates only: 200 for a new key, 412 when it exists', async () => {
@@ -142,7 +140,7 @@ describe('conditional requests', () => {
   test('DELETE honours If-Match', async () => {
     await api(t, w.annA).post({ client_id: w.appA.id, key: 'd', value: 1 })
     expect((await api(t, w.annA).del('d', `?client_id=${w.appA.id}`, { 'if-match': '"stale"' })).status).toBe(412)
-    expect(dump(t)).toHaveLength(1)
+    expect(await dump(t)).toHaveLength(1)
   })
 })
 
@@ -159,7 +157,7 @@ describe('isolation and scopes', () => {
       expect(res.status).toBe(403)
       expect(await errorOf(res)).toBe('access_denied')
     }
-    expect(dump(t)).toHaveLength(1)
+    expect(await dump(t)).toHaveLength(1)
   })
 
   test('an app sees only its own settings, of only the token’s user', async () => {
@@ -187,7 +185,7 @@ describe('isolation and scopes', () => {
       expect(res.status).toBe(403)
       expect(res.headers.get('www-authenticate')).toBe('Bearer realm="latchkey", error="insufficient_scope", scope="settings:read"')
     }
-    expect(dump(t)).toHaveLength(0)
+    expect(await dump(t)).toHaveLength(0)
   })
 
   test('no token → 401 invalid_token with a bare challenge; a bad token → 401 with error="invalid_token"', async () => {
@@ -198,17 +196,17 @@ describe('isolation and scopes', () => {
     const bad = await api(t, 'lk_at_bad').post({ client_id: w.appA.id, key: 'k', value: 1 })
     expect(bad.status).toBe(401)
     expect(bad.headers.get('www-authenticate')).toBe('Bearer realm="latchkey", error="invalid_token"')
-    expect(dump(t)).toHaveLength(0)
+    expect(await dump(t)).toHaveLength(0)
   })
 
   test('settings are deleted with their user and with their app', async () => {
     await api(t, w.annA).post({ client_id: w.appA.id, key: 'k', value: 1 })
     await api(t, w.annB).post({ client_id: w.appB.id, key: 'k', value: 1 })
     await api(t, w.bobA).post({ client_id: w.appA.id, key: 'k', value: 1 })
-    deleteUser(t.db, w.ann.id)
-    expect(dump(t)).toHaveLength(1)
-    deleteClient(t.db, w.appA.id)
-    expect(dump(t)).toHaveLength(0)
+    await t.store.deleteUser(w.ann.id)
+    expect(await dump(t)).toHaveLength(1)
+    await t.store.deleteClient(w.appA.id)
+    expect(await dump(t)).toHaveLength(0)
   })
 })
 
@@ -233,11 +231,11 @@ describe('bad input: documented status and error, nothing changed', () => {
   for (const [name, body, status, error, headers] of cases) {
     test(`${name} → ${status} ${error}`, async () => {
       await api(t, w.annA).post({ client_id: w.appA.id, key: 'k', value: 'original' })
-      const before = dump(t)
+      const before = await dump(t)
       const res = await api(t, w.annA).post(body(), headers)
       expect(res.status).toBe(status)
       expect(await errorOf(res)).toBe(error)
-      expect(dump(t)).toEqual(before)
+      expect(await dump(t)).toEqual(before)
     })
   }
 
@@ -257,7 +255,7 @@ describe('bad input: documented status and error, nothing changed', () => {
   })
 
   test('a new key past SETTINGS_MAX_KEYS → 409 quota_exceeded; replacing an existing key still works', async () => {
-    t = createTestApp({ SETTINGS_MAX_KEYS: '3' })
+    t = await createTestApp({ SETTINGS_MAX_KEYS: '3' })
     w = await settingsWorld(t)
     for (const key of ['a', 'b', 'c']) expect((await api(t, w.annA).post({ client_id: w.appA.id, key, value: 1 })).status).toBe(200)
     const res = await api(t, w.annA).post({ client_id: w.appA.id, key: 'd', value: 1 })
@@ -266,11 +264,11 @@ describe('bad input: documented status and error, nothing changed', () => {
     expect((await api(t, w.annA).post({ client_id: w.appA.id, key: 'c', value: 2 })).status).toBe(200)
     // The quota is per user and per application.
     expect((await api(t, w.annB).post({ client_id: w.appB.id, key: 'd', value: 1 })).status).toBe(200)
-    expect(dump(t)).toHaveLength(4)
+    expect(await dump(t)).toHaveLength(4)
   })
 
   test('item 7: a write past SETTINGS_MAX_USER_BYTES, across all apps, → 409 quota_exceeded; shrinking and deleting free room', async () => {
-    t = createTestApp({ SETTINGS_MAX_USER_BYTES: '100' })
+    t = await createTestApp({ SETTINGS_MAX_USER_BYTES: '100' })
     w = await settingsWorld(t)
     const fifty = 'x'.repeat(48) // 50 bytes as JSON, with its quotes
     expect((await api(t, w.annA).post({ client_id: w.appA.id, key: 'a', value: fifty })).status).toBe(200)
@@ -287,7 +285,7 @@ describe('bad input: documented status and error, nothing changed', () => {
     expect((await api(t, w.annB).post({ client_id: w.appB.id, key: 'd', value: 1 })).status).toBe(200)
     // Another user has their own allowance.
     expect((await api(t, w.bobA).post({ client_id: w.appA.id, key: 'a', value: fifty })).status).toBe(200)
-    expect(t.db.sqlite.query('SELECT user_id, sum(bytes) AS bytes FROM setting_counts GROUP BY user_id ORDER BY bytes').all()).toEqual([
+    expect(await t.rows('SELECT user_id, CAST(sum(bytes) AS INTEGER) AS bytes FROM setting_counts GROUP BY user_id ORDER BY bytes')).toEqual([
       { user_id: w.bob.id, bytes: 50 },
       { user_id: w.ann.id, bytes: 61 },
     ])

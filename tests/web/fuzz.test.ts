@@ -27,8 +27,8 @@ let bearer: string
 let clientId: string
 
 beforeAll(async () => {
-  t = createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '1000000' })
-  const app = addClient(t)
+  t = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '1000000' })
+  const app = await addClient(t)
   clientId = app.client.id
   await addUser(t)
   bearer = await tokenThroughFlow(t, app, 'settings:read settings:write')

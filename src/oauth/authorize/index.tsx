@@ -9,7 +9,6 @@ import { PageError } from '../../lib/errors'
 import { htmlPage, seeOther } from '../../views/page'
 import { parsePageForm } from '../../web/forms'
 import { issueCode } from '../codes'
-import { grantedScopes, rememberConsent } from '../consents'
 import { includesAll } from '../scopes'
 import { ConsentPage } from './consent-page'
 import {
@@ -38,32 +37,24 @@ const ConsentForm = t.Object({
 export function authorizeRoutes(ctx: AppContext) {
   /** Issues the code (remembering consent when the user just gave it) and sends the browser back. */
   async function approve(request: AuthorizationRequest, userId: string, remember: boolean): Promise<Response> {
-    const now = ctx.clock.now()
-    const code = await ctx.writer.write(() => {
-      if (remember) rememberConsent(ctx.db, userId, request.client.id, request.scopes, now)
-      return issueCode(
-        ctx.db,
-        {
-          clientId: request.client.id,
-          userId,
-          redirectUri: request.redirectUri,
-          scope: request.scopes.join(' '),
-          codeChallenge: request.codeChallenge ?? null,
-        },
-        now,
-        ctx.config.codeTtl,
-      )
-    })
+    const grant = {
+      clientId: request.client.id,
+      userId,
+      redirectUri: request.redirectUri,
+      scope: request.scopes.join(' '),
+      codeChallenge: request.codeChallenge ?? null,
+    }
+    const code = await issueCode(ctx.store, grant, ctx.clock.now(), ctx.config.codeTtl, remember ? request.scopes : undefined)
     return seeOther(callbackUrl(ctx, request.redirectUri, { code }, request.state))
   }
 
   return new Elysia({ name: 'oauth-authorize' })
-    .get('/oauth/authorize', function authorize({ request }) {
+    .get('/oauth/authorize', async function authorize({ request }) {
       const url = new URL(request.url)
-      const authz = validateAuthorizationRequest(ctx, paramsFromSearch(url.searchParams))
-      const session = readSession(ctx, request)
+      const authz = await validateAuthorizationRequest(ctx, paramsFromSearch(url.searchParams))
+      const session = await readSession(ctx, request)
       if (!session) return seeOther(loginUrl(url.pathname + url.search))
-      const remembered = includesAll(grantedScopes(ctx.db, session.user.id, authz.client.id), authz.scopes)
+      const remembered = includesAll(await ctx.store.grantedScope(session.user.id, authz.client.id), authz.scopes)
       if (remembered) return approve(authz, session.user.id, false)
       // A first-party app skips the page, but its access is still recorded, so the user sees
       // it on /account and can revoke it there.
@@ -87,10 +78,10 @@ export function authorizeRoutes(ctx: AppContext) {
     .post(
       '/oauth/authorize',
       async function decide({ request, body }) {
-        const session = readSession(ctx, request)
+        const session = await readSession(ctx, request)
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token))
           throw new PageError(403, 'Request refused', 'This consent form has expired or did not come from this site. Start again from the application.')
-        const authz = validateAuthorizationRequest(ctx, body)
+        const authz = await validateAuthorizationRequest(ctx, body)
         if (body.decision === 'allow') return approve(authz, session.user.id, true)
         const error = body.decision === 'deny' ? 'access_denied' : 'invalid_request'
         const description = body.decision === 'deny' ? 'the user denied access' : 'decision must be allow or deny'

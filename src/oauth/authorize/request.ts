@@ -48,13 +48,13 @@ const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/
  * Checks in the order RFC 6749 §4.1.2.1 demands: until client and redirect_uri are verified,
  * errors are pages (never a redirect); after that they go back to the client.
  */
-export function validateAuthorizationRequest(ctx: AppContext, params: Params): AuthorizationRequest {
+export async function validateAuthorizationRequest(ctx: AppContext, params: Params): Promise<AuthorizationRequest> {
   const single = (name: string) => {
     const v = params[name]
     return typeof v === 'string' ? v : undefined
   }
   const clientId = single('client_id')
-  const client = clientId ? findClient(ctx.db, clientId) : undefined
+  const client = clientId ? await findClient(ctx.store, clientId) : undefined
   if (!client) throw new PageError(400, 'Unknown application', 'The link you followed names an application this server does not know (client_id is missing or wrong).')
   const redirectUri = single('redirect_uri')
   if (!redirectUri || !client.redirectUris.includes(redirectUri))

@@ -30,13 +30,13 @@ function parseBasic(header: string): { id: string; secret: string } | undefined 
  * method per request (RFC 6749 §2.3). Failures are 401 invalid_client, with a Basic challenge
  * when Basic was tried (§5.2).
  */
-export function authenticateClient(ctx: AppContext, request: Request, body: ClientCredentials): Client {
+export async function authenticateClient(ctx: AppContext, request: Request, body: ClientCredentials): Promise<Client> {
   const authorization = request.headers.get('authorization')
   const basic = authorization && /^basic /i.test(authorization) ? parseBasic(authorization) : undefined
   // A public client whose library sends `Basic base64(client_id:)` (Go's x/oauth2 does) is
   // identifying itself, not authenticating: treated as "none", as Ory fosite does.
   if (basic?.secret === '' && body.client_secret === undefined) {
-    const client = findClient(ctx.db, basic.id)
+    const client = await findClient(ctx.store, basic.id)
     if (client?.public) {
       if (body.client_id !== undefined && body.client_id !== client.id) throw new InvalidRequest('client_id does not match the Basic credentials')
       return client
@@ -44,7 +44,7 @@ export function authenticateClient(ctx: AppContext, request: Request, body: Clie
   }
   if (authorization && /^basic /i.test(authorization)) {
     if (body.client_secret !== undefined) throw new InvalidRequest('use one client authentication method, not two')
-    const client = basic && verifyClientSecret(ctx.db, basic.id, basic.secret)
+    const client = basic && (await verifyClientSecret(ctx.store, basic.id, basic.secret))
     if (!client) throw new InvalidClient('client authentication failed', BASIC_CHALLENGE)
     if (body.client_id !== undefined && body.client_id !== client.id)
       throw new InvalidRequest('client_id does not match the authenticated client')
@@ -52,7 +52,7 @@ export function authenticateClient(ctx: AppContext, request: Request, body: Clie
   }
   if (body.client_id === undefined) throw new InvalidClient('client authentication is required')
   if (body.client_secret !== undefined) {
-    const client = verifyClientSecret(ctx.db, body.client_id, body.client_secret)
+    const client = await verifyClientSecret(ctx.store, body.client_id, body.client_secret)
     if (!client) throw new InvalidClient('client authentication failed')
     return client
   }
@@ -60,8 +60,8 @@ export function authenticateClient(ctx: AppContext, request: Request, body: Clie
 }
 
 /** Method "none": only a public client may use it. */
-function publicClient(ctx: AppContext, clientId: string): Client {
-  const client = findClient(ctx.db, clientId)
+async function publicClient(ctx: AppContext, clientId: string): Promise<Client> {
+  const client = await findClient(ctx.store, clientId)
   if (!client || !client.public) throw new InvalidClient('client authentication failed')
   return client
 }

@@ -30,7 +30,7 @@ export function tokenRoutes(ctx: AppContext) {
     '/api/oauth/token',
     async function token({ request, body }) {
       checkParameters(body)
-      const client = authenticateClient(ctx, request, body)
+      const client = await authenticateClient(ctx, request, body)
       const grant = grantFor(body.grant_type)
       if (!grant) throw new UnsupportedGrantType(`grant_type "${body.grant_type}" is not supported`)
       const response = await grant.handler(ctx, client, body)

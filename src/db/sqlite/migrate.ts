@@ -1,10 +1,11 @@
 import type { Database } from 'bun:sqlite'
-import journal from '../../drizzle/meta/_journal.json'
-import init from '../../drizzle/0000_init.sql' with { type: 'text' }
-import settingCounts from '../../drizzle/0001_setting_counts.sql' with { type: 'text' }
-import settingCountTriggers from '../../drizzle/0002_setting_count_triggers.sql' with { type: 'text' }
-import tokenSelector from '../../drizzle/0003_token_selector.sql' with { type: 'text' }
-import userQuotaAndSecrets from '../../drizzle/0004_user_quota_and_secrets.sql' with { type: 'text' }
+import journal from '../../../drizzle/sqlite/meta/_journal.json'
+import init from '../../../drizzle/sqlite/0000_init.sql' with { type: 'text' }
+import settingCounts from '../../../drizzle/sqlite/0001_setting_counts.sql' with { type: 'text' }
+import settingCountTriggers from '../../../drizzle/sqlite/0002_setting_count_triggers.sql' with { type: 'text' }
+import tokenSelector from '../../../drizzle/sqlite/0003_token_selector.sql' with { type: 'text' }
+import userQuotaAndSecrets from '../../../drizzle/sqlite/0004_user_quota_and_secrets.sql' with { type: 'text' }
+import loginThrottle from '../../../drizzle/sqlite/0005_login_throttle.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -16,6 +17,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0002_setting_count_triggers': settingCountTriggers,
   '0003_token_selector': tokenSelector,
   '0004_user_quota_and_secrets': userQuotaAndSecrets,
+  '0005_login_throttle': loginThrottle,
 }
 
 export interface MigrationResult {

@@ -122,3 +122,18 @@ export const serverSecrets = sqliteTable('server_secrets', {
   value: text('value').notNull(),
   createdAt: integer('created_at').notNull(),
 })
+
+/**
+ * The sign-in throttle, shared by every process: one row per account (`acct:` + hash of the
+ * email) and per client address (`addr:` + address). Purged an hour after its last attempt.
+ */
+export const loginThrottle = sqliteTable(
+  'login_throttle',
+  {
+    key: text('key').primaryKey(),
+    count: integer('count').notNull(),
+    startedAt: integer('started_at').notNull(),
+    lastAt: integer('last_at').notNull(),
+  },
+  (t) => [index('login_throttle_last').on(t.lastAt)],
+)

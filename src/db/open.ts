@@ -1,0 +1,26 @@
+import type { Config } from '../config'
+import type { Store } from './store'
+
+export interface OpenedStore {
+  store: Store
+  /** Migrations this start applied. */
+  applied: string[]
+}
+
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//.test(url)
+}
+
+/**
+ * The engine is chosen once, from DATABASE_URL: a postgres:// URL is PostgreSQL, anything else
+ * a SQLite file (or :memory:). Migrations run before the store is handed out. Each engine is
+ * loaded only when used, so a SQLite server never loads the PostgreSQL code.
+ */
+export async function openStore(config: Pick<Config, 'databaseUrl' | 'databasePoolSize'>): Promise<OpenedStore> {
+  if (isPostgresUrl(config.databaseUrl)) {
+    const { PgStore } = await import('./pg/store')
+    return PgStore.open(config.databaseUrl, config.databasePoolSize)
+  }
+  const { SqliteStore } = await import('./sqlite/store')
+  return SqliteStore.open(config.databaseUrl)
+}

@@ -1,0 +1,466 @@
+import { and, asc, eq, gt, isNull, lt, sql } from 'drizzle-orm'
+import type {
+  AuthorizedApp,
+  ClientRecord,
+  CodeRecord,
+  ExchangeOutcome,
+  NewCode,
+  NewToken,
+  NewUser,
+  SettingsUsage,
+  Store,
+  StoredSetting,
+  ThrottleRow,
+  TokenRecord,
+  UserRecord,
+} from '../store'
+import { StoreRefusal, UniqueViolation } from '../store'
+import { ExternalWrites } from './change-feed'
+import { changes, createDatabaseFile, insertedId, openDb, type Db } from './client'
+import { migrate } from './migrate'
+import { prepared } from './prepared'
+import { accessTokens, authCodes, clients, consents, loginThrottle, serverSecrets, sessions, settingCounts, settings, users } from './schema'
+import { Writer } from './writer'
+
+const p = (name: string) => sql.placeholder(name)
+const toUser = (row: typeof users.$inferSelect): UserRecord => ({ id: row.id, email: row.email, fullName: row.fullName, avatarUrl: row.avatarUrl })
+const toClient = (row: typeof clients.$inferSelect): ClientRecord => ({
+  id: row.id,
+  name: row.name,
+  secretHash: row.secretHash,
+  redirectUris: row.redirectUris,
+  skipConsent: row.skipConsent,
+})
+
+/** SQLite's unique-constraint failure, as the port's error. */
+function unique<T>(fn: () => T): T {
+  try {
+    return fn()
+  } catch (error) {
+    const e = error as { code?: string; message?: string }
+    if (e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new UniqueViolation(e.message ?? '')
+    throw error
+  }
+}
+
+/**
+ * The store on one SQLite file (the embedded default). Reads run at once on the connection;
+ * every write is a job of the group-commit Writer, so writes that arrive together share one
+ * COMMIT (one fsync) and run one at a time — which is what makes each operation atomic here.
+ * Jobs are synchronous: nothing else runs on the connection while a batch is open.
+ */
+export class SqliteStore implements Store {
+  readonly engine = 'sqlite' as const
+  readonly changes: ExternalWrites
+  readonly writer: Writer
+
+  constructor(readonly db: Db) {
+    this.changes = new ExternalWrites(db.sqlite)
+    this.writer = new Writer(db.sqlite)
+  }
+
+  /** Opens (creating, 0600) and migrates the file; `:memory:` for tests. */
+  static async open(path: string): Promise<{ store: SqliteStore; applied: string[] }> {
+    await createDatabaseFile(path)
+    const db = openDb(path)
+    const { applied } = migrate(db.sqlite)
+    return { store: new SqliteStore(db), applied }
+  }
+
+  private write<T>(fn: () => T): Promise<T> {
+    return this.writer.write(fn)
+  }
+
+  async ping(): Promise<void> {
+    this.db.sqlite.query('SELECT 1').get()
+  }
+
+  async close(): Promise<void> {
+    this.writer.flush()
+    if (this.db.path !== ':memory:') this.db.sqlite.run('PRAGMA wal_checkpoint(TRUNCATE)')
+    this.db.sqlite.close()
+  }
+
+  // users
+
+  insertUser(user: NewUser, now: number): Promise<void> {
+    return this.write(() => void unique(() => this.db.orm.insert(users).values({ ...user, createdAt: now }).run()))
+  }
+
+  async findUser(id: string): Promise<UserRecord | undefined> {
+    const row = prepared(this.db, 'userById', () => this.db.orm.select().from(users).where(eq(users.id, p('id'))).prepare()).get({ id })
+    return row && toUser(row)
+  }
+
+  async findUserByEmail(email: string) {
+    const row = prepared(this.db, 'userByEmail', () => this.db.orm.select().from(users).where(eq(users.email, p('email'))).prepare()).get({ email })
+    return row && { ...toUser(row), passwordHash: row.passwordHash }
+  }
+
+  async listUsers(): Promise<UserRecord[]> {
+    return this.db.orm.select().from(users).orderBy(users.createdAt, users.id).all().map(toUser)
+  }
+
+  deleteUser(id: string): Promise<boolean> {
+    return this.write(() => changes(this.db.orm.delete(users).where(eq(users.id, id)).run()) > 0)
+  }
+
+  // clients
+
+  insertClient(client: ClientRecord, now: number): Promise<void> {
+    return this.write(() => void unique(() => this.db.orm.insert(clients).values({ ...client, createdAt: now }).run()))
+  }
+
+  async findClient(id: string): Promise<ClientRecord | undefined> {
+    const row = prepared(this.db, 'clientById', () => this.db.orm.select().from(clients).where(eq(clients.id, p('id'))).prepare()).get({ id })
+    return row && toClient(row)
+  }
+
+  async listClients(): Promise<ClientRecord[]> {
+    return this.db.orm.select().from(clients).orderBy(clients.createdAt, clients.id).all().map(toClient)
+  }
+
+  deleteClient(id: string): Promise<boolean> {
+    return this.write(() => changes(this.db.orm.delete(clients).where(eq(clients.id, id)).run()) > 0)
+  }
+
+  setClientSecret(id: string, secretHash: string): Promise<boolean> {
+    return this.write(
+      () => changes(this.db.orm.update(clients).set({ secretHash }).where(and(eq(clients.id, id), sql`${clients.secretHash} IS NOT NULL`)).run()) > 0,
+    )
+  }
+
+  // sessions
+
+  createSession(idHash: string, userId: string, expiresAt: number, replacing?: string): Promise<void> {
+    return this.write(() => {
+      if (replacing) this.db.orm.delete(sessions).where(eq(sessions.idHash, replacing)).run()
+      this.db.orm.insert(sessions).values({ idHash, userId, expiresAt }).run()
+    })
+  }
+
+  async findSessionUser(idHash: string, now: number): Promise<UserRecord | undefined> {
+    const row = prepared(this.db, 'sessionByHash', () =>
+      this.db.orm
+        .select({ user: users })
+        .from(sessions)
+        .innerJoin(users, eq(users.id, sessions.userId))
+        .where(and(eq(sessions.idHash, p('hash')), gt(sessions.expiresAt, p('now'))))
+        .prepare(),
+    ).get({ hash: idHash, now })
+    return row && toUser(row.user)
+  }
+
+  deleteSession(idHash: string): Promise<void> {
+    return this.write(() => void this.db.orm.delete(sessions).where(eq(sessions.idHash, idHash)).run())
+  }
+
+  deleteSessionsOf(userId: string): Promise<void> {
+    return this.write(() => void this.db.orm.delete(sessions).where(eq(sessions.userId, userId)).run())
+  }
+
+  // consent and codes
+
+  async grantedScope(userId: string, clientId: string): Promise<string[]> {
+    const row = this.db.orm
+      .select({ scope: consents.scope })
+      .from(consents)
+      .where(and(eq(consents.userId, userId), eq(consents.clientId, clientId)))
+      .get()
+    return row ? row.scope.split(' ') : []
+  }
+
+  async listAuthorizedApps(userId: string): Promise<AuthorizedApp[]> {
+    return this.db.orm
+      .select({ clientId: consents.clientId, name: clients.name, scope: consents.scope, grantedAt: consents.updatedAt })
+      .from(consents)
+      .innerJoin(clients, eq(clients.id, consents.clientId))
+      .where(eq(consents.userId, userId))
+      .orderBy(clients.name)
+      .all()
+      .map((r) => ({ clientId: r.clientId, name: r.name, scopes: r.scope.split(' '), grantedAt: r.grantedAt }))
+  }
+
+  issueCode(code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number } | undefined): Promise<void> {
+    return this.write(() => {
+      if (remember) this.rememberConsent(code.userId, code.clientId, remember.scopes, remember.canonicalOrder, remember.now)
+      prepared(this.db, 'insertCode', () =>
+        this.db.orm
+          .insert(authCodes)
+          .values({
+            codeHash: p('codeHash'),
+            clientId: p('clientId'),
+            userId: p('userId'),
+            redirectUri: p('redirectUri'),
+            scope: p('scope'),
+            codeChallenge: p('codeChallenge'),
+            expiresAt: p('expiresAt'),
+          })
+          .prepare(),
+      ).run({ ...code })
+    })
+  }
+
+  /** The union of what was granted before and now, in canonical order. Runs inside a write job. */
+  private rememberConsent(userId: string, clientId: string, scopes: readonly string[], order: readonly string[], now: number): void {
+    const row = this.db.orm
+      .select({ scope: consents.scope })
+      .from(consents)
+      .where(and(eq(consents.userId, userId), eq(consents.clientId, clientId)))
+      .get()
+    const all = new Set([...(row ? row.scope.split(' ') : []), ...scopes])
+    const scope = order.filter((s) => all.has(s)).join(' ')
+    this.db.orm
+      .insert(consents)
+      .values({ userId, clientId, scope, createdAt: now, updatedAt: now })
+      .onConflictDoUpdate({ target: [consents.userId, consents.clientId], set: { scope, updatedAt: now } })
+      .run()
+  }
+
+  revokeAccess(userId: string, clientId: string): Promise<boolean> {
+    return this.write(() => {
+      const mine = (t: typeof consents | typeof accessTokens | typeof authCodes) => and(eq(t.userId, userId), eq(t.clientId, clientId))
+      const removed = changes(this.db.orm.delete(consents).where(mine(consents)).run())
+      const revoked = changes(this.db.orm.delete(accessTokens).where(mine(accessTokens)).run())
+      this.db.orm.delete(authCodes).where(mine(authCodes)).run()
+      return removed + revoked > 0
+    })
+  }
+
+  exchangeCode(
+    codeHash: string,
+    now: number,
+    check: (code: CodeRecord) => string | undefined,
+    token: (code: CodeRecord) => NewToken,
+  ): Promise<ExchangeOutcome> {
+    return this.write((): ExchangeOutcome => {
+      const code = prepared(this.db, 'codeByHash', () =>
+        this.db.orm.select().from(authCodes).where(eq(authCodes.codeHash, p('codeHash'))).prepare(),
+      ).get({ codeHash })
+      if (!code) return { ok: false, reason: 'unknown' }
+      if (code.usedAt !== null) {
+        if (code.tokenId !== null) this.db.orm.delete(accessTokens).where(eq(accessTokens.id, code.tokenId)).run()
+        return { ok: false, reason: 'used' }
+      }
+      const refused = check(code)
+      if (refused) return { ok: false, reason: 'refused', description: refused }
+      const tokenId = this.insertToken(token(code))
+      // The single writer saw used_at empty above, so this cannot fail; if it ever did, throwing
+      // rolls the job (and the token) back.
+      const used = prepared(this.db, 'useCode', () =>
+        this.db.orm
+          .update(authCodes)
+          .set({ usedAt: p('now') as unknown as number, tokenId: p('tokenId') as unknown as number })
+          .where(and(eq(authCodes.codeHash, p('codeHash')), isNull(authCodes.usedAt)))
+          .prepare(),
+      ).run({ codeHash, now, tokenId })
+      if (changes(used) !== 1) throw new Error('authorization code changed during its exchange')
+      return { ok: true, tokenId }
+    })
+  }
+
+  private insertToken(token: NewToken): number {
+    return insertedId(
+      prepared(this.db, 'insertToken', () =>
+        this.db.orm
+          .insert(accessTokens)
+          .values({
+            verifierHash: p('verifierHash'),
+            clientId: p('clientId'),
+            userId: p('userId'),
+            scope: p('scope'),
+            expiresAt: p('expiresAt'),
+            createdAt: p('createdAt'),
+          })
+          .prepare(),
+      ).run({ ...token }),
+    )
+  }
+
+  // access tokens
+
+  async findToken(id: number): Promise<TokenRecord | undefined> {
+    return prepared(this.db, 'tokenById', () =>
+      this.db.orm
+        .select({
+          id: accessTokens.id,
+          verifierHash: accessTokens.verifierHash,
+          clientId: accessTokens.clientId,
+          scope: accessTokens.scope,
+          expiresAt: accessTokens.expiresAt,
+          user: { id: users.id, email: users.email, fullName: users.fullName, avatarUrl: users.avatarUrl },
+        })
+        .from(accessTokens)
+        .innerJoin(users, eq(users.id, accessTokens.userId))
+        .where(eq(accessTokens.id, p('id')))
+        .prepare(),
+    ).get({ id })
+  }
+
+  deleteToken(id: number): Promise<boolean> {
+    return this.write(() => changes(this.db.orm.delete(accessTokens).where(eq(accessTokens.id, id)).run()) > 0)
+  }
+
+  // settings
+
+  async listSettings(userId: string, clientId: string): Promise<StoredSetting[]> {
+    // Raw rows (`values`) skip Drizzle's per-row object mapping on this hot path.
+    const rows = prepared(this.db, 'settingsList', () =>
+      this.db.orm
+        .select({ key: settings.key, value: settings.value, updatedAt: settings.updatedAt })
+        .from(settings)
+        .where(and(eq(settings.userId, p('userId')), eq(settings.clientId, p('clientId'))))
+        .orderBy(asc(settings.key))
+        .prepare(),
+    ).values({ userId, clientId }) as unknown as Array<[string, string, number]>
+    return rows.map(([key, value, updatedAt]) => ({ key, value, updatedAt }))
+  }
+
+  async getSetting(userId: string, clientId: string, key: string): Promise<StoredSetting | undefined> {
+    return this.readSetting(userId, clientId, key)
+  }
+
+  private readSetting(userId: string, clientId: string, key: string): StoredSetting | undefined {
+    return prepared(this.db, 'settingsGet', () =>
+      this.db.orm
+        .select({ key: settings.key, value: settings.value, updatedAt: settings.updatedAt })
+        .from(settings)
+        .where(and(eq(settings.userId, p('userId')), eq(settings.clientId, p('clientId')), eq(settings.key, p('key'))))
+        .prepare(),
+    ).get({ userId, clientId, key })
+  }
+
+  /** Keys in this app and bytes in all of them, from the rows the triggers keep (drizzle/sqlite/0002, 0004). */
+  private usage(userId: string, clientId: string): SettingsUsage {
+    const row = prepared(this.db, 'settingsUsage', () =>
+      this.db.orm
+        .select({
+          keys: sql<number>`coalesce(sum(CASE WHEN ${settingCounts.clientId} = ${p('clientId')} THEN ${settingCounts.n} END), 0)`,
+          bytes: sql<number>`coalesce(sum(${settingCounts.bytes}), 0)`,
+        })
+        .from(settingCounts)
+        .where(eq(settingCounts.userId, p('userId')))
+        .prepare(),
+    ).get({ userId, clientId })
+    return row ?? { keys: 0, bytes: 0 }
+  }
+
+  saveSetting(
+    userId: string,
+    clientId: string,
+    key: string,
+    value: string,
+    decide: (current: StoredSetting | undefined, usage: SettingsUsage) => number,
+  ): Promise<StoredSetting> {
+    return this.write(() => {
+      const current = this.readSetting(userId, clientId, key)
+      // Usage is read only if asked for: most writes replace a value with one no larger.
+      let cached: SettingsUsage | undefined
+      const usage = () => (cached ??= this.usage(userId, clientId))
+      const updatedAt = decide(current, {
+        get keys() {
+          return usage().keys
+        },
+        get bytes() {
+          return usage().bytes
+        },
+      })
+      prepared(this.db, 'settingsUpsert', () =>
+        this.db.orm
+          .insert(settings)
+          .values({ userId: p('userId'), clientId: p('clientId'), key: p('key'), value: p('value'), updatedAt: p('updatedAt') })
+          .onConflictDoUpdate({
+            target: [settings.userId, settings.clientId, settings.key],
+            set: { value: sql`excluded.value`, updatedAt: sql`excluded.updated_at` },
+          })
+          .prepare(),
+      ).run({ userId, clientId, key, value, updatedAt })
+      return { key, value, updatedAt }
+    })
+  }
+
+  deleteSetting(userId: string, clientId: string, key: string, check: (current: StoredSetting | undefined) => void): Promise<boolean> {
+    return this.write(() => {
+      const current = this.readSetting(userId, clientId, key)
+      check(current)
+      if (!current) return false
+      const deleted = prepared(this.db, 'settingsDelete', () =>
+        this.db.orm
+          .delete(settings)
+          .where(and(eq(settings.userId, p('userId')), eq(settings.clientId, p('clientId')), eq(settings.key, p('key'))))
+          .prepare(),
+      ).run({ userId, clientId, key })
+      return changes(deleted) > 0
+    })
+  }
+
+  // the sign-in throttle
+
+  updateThrottle<T>(key: string, decide: (row: ThrottleRow | undefined) => { row: ThrottleRow | null; result: T }): Promise<T> {
+    return this.write(() => {
+      const row: ThrottleRow | undefined = this.db.orm
+        .select({ count: loginThrottle.count, startedAt: loginThrottle.startedAt, lastAt: loginThrottle.lastAt })
+        .from(loginThrottle)
+        .where(eq(loginThrottle.key, key))
+        .get()
+      const next = decide(row)
+      if (next.row === row) return next.result
+      if (next.row === null) {
+        if (row) this.db.orm.delete(loginThrottle).where(eq(loginThrottle.key, key)).run()
+      } else {
+        this.db.orm
+          .insert(loginThrottle)
+          .values({ key, ...next.row })
+          .onConflictDoUpdate({ target: loginThrottle.key, set: next.row })
+          .run()
+      }
+      return next.result
+    })
+  }
+
+  // server secrets and upkeep
+
+  serverSecret(name: string, make: () => string, now: number): Promise<string> {
+    return this.write(() => {
+      this.db.orm.insert(serverSecrets).values({ name, value: make(), createdAt: now }).onConflictDoNothing().run()
+      return this.db.orm.select({ value: serverSecrets.value }).from(serverSecrets).where(eq(serverSecrets.name, name)).get()!.value
+    })
+  }
+
+  async backupTo(path: string, shownAs: string): Promise<void> {
+    claimBackupFile(path, shownAs)
+    try {
+      // VACUUM INTO fills an empty file: the one just created, 0600.
+      this.db.sqlite.query('VACUUM INTO ?').run(path)
+    } catch (error) {
+      ;(require('node:fs') as typeof import('node:fs')).rmSync(path, { force: true })
+      throw error
+    }
+  }
+
+  purgeExpired(now: number, keepUsedCodesMs: number, throttleForgetMs: number): Promise<number> {
+    return this.write(() => {
+      let removed = 0
+      removed += changes(this.db.orm.delete(accessTokens).where(lt(accessTokens.expiresAt, now)).run())
+      removed += changes(this.db.orm.delete(sessions).where(lt(sessions.expiresAt, now)).run())
+      removed += changes(this.db.orm.delete(authCodes).where(lt(authCodes.expiresAt, now - keepUsedCodesMs)).run())
+      removed += changes(this.db.orm.delete(loginThrottle).where(lt(loginThrottle.lastAt, now - throttleForgetMs)).run())
+      return removed
+    })
+  }
+}
+
+/**
+ * Claims the backup file: created here, mode 0600, failing if anything — a file, a directory or
+ * a symlink, dangling or not — is already at that path (O_CREAT|O_EXCL never follows a link).
+ */
+function claimBackupFile(path: string, shown: string): void {
+  const fs = require('node:fs') as typeof import('node:fs')
+  try {
+    fs.closeSync(fs.openSync(path, 'wx', 0o600))
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    if (code === 'EEXIST') throw new StoreRefusal(`"${shown}" already exists (or is a link); choose a new file`)
+    throw new StoreRefusal(`cannot create "${shown}": ${code ?? 'error'}`)
+  }
+}

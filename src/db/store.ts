@@ -1,0 +1,220 @@
+/**
+ * The store: the one port every feature uses to reach the database, whichever engine runs
+ * (Ory Hydra's persister idea). Features ask for "claim this code", "save this setting if the
+ * rules allow it", never for SQL. Each operation is atomic on its own — one transaction, or one
+ * job of SQLite's group commit — and correct when several instances run it at the same moment.
+ * Where an operation needs a feature's rule in the middle (PKCE, preconditions, quotas, the
+ * throttle), the feature passes it as a synchronous `decide` callback that the store runs inside
+ * the transaction, on rows it has locked.
+ *
+ * Times are milliseconds since the epoch. Every secret column holds a SHA-256 hash.
+ */
+
+export interface UserRecord {
+  id: string
+  email: string
+  fullName: string
+  avatarUrl: string | null
+}
+
+export interface NewUser extends UserRecord {
+  passwordHash: string
+}
+
+export interface ClientRecord {
+  id: string
+  name: string
+  /** null for public clients (PKCE, no secret). */
+  secretHash: string | null
+  redirectUris: string[]
+  skipConsent: boolean
+}
+
+export interface CodeRecord {
+  clientId: string
+  userId: string
+  redirectUri: string
+  scope: string
+  codeChallenge: string | null
+  expiresAt: number
+  usedAt: number | null
+}
+
+export interface NewCode {
+  codeHash: string
+  clientId: string
+  userId: string
+  redirectUri: string
+  scope: string
+  codeChallenge: string | null
+  expiresAt: number
+}
+
+export interface NewToken {
+  verifierHash: string
+  clientId: string
+  userId: string
+  scope: string
+  expiresAt: number
+  createdAt: number
+}
+
+/** An access token's row with its user, for validation. */
+export interface TokenRecord {
+  id: number
+  verifierHash: string
+  clientId: string
+  scope: string
+  expiresAt: number
+  user: UserRecord
+}
+
+export interface AuthorizedApp {
+  clientId: string
+  name: string
+  scopes: string[]
+  grantedAt: number
+}
+
+export interface StoredSetting {
+  key: string
+  /** Serialized JSON exactly as stored. */
+  value: string
+  updatedAt: number
+}
+
+/** A user's settings footprint: keys in one application, value bytes in all of them. */
+export interface SettingsUsage {
+  keys: number
+  bytes: number
+}
+
+/** A row of the sign-in throttle (per account or per client address). */
+export interface ThrottleRow {
+  count: number
+  /** When the current window (or run of failures) started. */
+  startedAt: number
+  lastAt: number
+}
+
+/** The outcome of a code exchange, decided inside its transaction. */
+export type ExchangeOutcome = { ok: true; tokenId: number } | { ok: false; reason: 'unknown' | 'used' | 'refused'; description?: string }
+
+/** A unique constraint refused a write (an email or id that already exists). */
+export class UniqueViolation extends Error {
+  constructor(readonly constraint: string) {
+    super(`unique constraint ${constraint}`)
+  }
+}
+
+/** A request the store cannot carry out as asked (e.g. a backup path that exists): its message is for the user. */
+export class StoreRefusal extends Error {}
+
+/** The database cannot be reached (SPEC: 503 temporarily_unavailable with Retry-After). */
+export class DatabaseUnavailable extends Error {
+  constructor(cause?: unknown) {
+    super('the database is unavailable', { cause })
+  }
+}
+
+/**
+ * Tells in-process caches when another process (or instance) changed what they hold. A cache
+ * may only be trusted while `trusted()` is true: on SQLite always (PRAGMA data_version is read
+ * before each use); on PostgreSQL only while the LISTEN connection is alive.
+ */
+export interface ChangeFeed {
+  onChange(listener: () => void): void
+  /** Call before trusting a cache: delivers pending changes; false when the feed is down. */
+  check(): boolean
+}
+
+export interface Store {
+  readonly engine: 'sqlite' | 'postgres'
+  readonly changes: ChangeFeed
+  /** One round trip: for /healthz. */
+  ping(): Promise<void>
+  close(): Promise<void>
+
+  // users
+  insertUser(user: NewUser, now: number): Promise<void>
+  findUser(id: string): Promise<UserRecord | undefined>
+  findUserByEmail(email: string): Promise<(UserRecord & { passwordHash: string }) | undefined>
+  listUsers(): Promise<UserRecord[]>
+  /** With their sessions, consents, codes, tokens and settings. */
+  deleteUser(id: string): Promise<boolean>
+
+  // clients
+  insertClient(client: ClientRecord, now: number): Promise<void>
+  findClient(id: string): Promise<ClientRecord | undefined>
+  listClients(): Promise<ClientRecord[]>
+  deleteClient(id: string): Promise<boolean>
+  /** Only a confidential client's secret changes; false for public or unknown clients. */
+  setClientSecret(id: string, secretHash: string): Promise<boolean>
+
+  // sessions
+  /** Creates a session, ending `replacing` (the browser's previous session) in the same write. */
+  createSession(idHash: string, userId: string, expiresAt: number, replacing?: string): Promise<void>
+  findSessionUser(idHash: string, now: number): Promise<UserRecord | undefined>
+  deleteSession(idHash: string): Promise<void>
+  deleteSessionsOf(userId: string): Promise<void>
+
+  // consent and codes
+  grantedScope(userId: string, clientId: string): Promise<string[]>
+  listAuthorizedApps(userId: string): Promise<AuthorizedApp[]>
+  /** Issues a code; with `remember`, first adds those scopes to the user's consent (a union, in SQL). */
+  issueCode(code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number } | undefined): Promise<void>
+  /** "Revoke access": the consent, the tokens and the pending codes of the user at the client. */
+  revokeAccess(userId: string, clientId: string): Promise<boolean>
+  /**
+   * RFC 6749 §4.1.2, §4.1.3: claims the code once. An unknown code is `unknown`; a used one is
+   * `used` and revokes the token it issued; otherwise `check` decides (client, redirect_uri,
+   * expiry, PKCE) and, when it accepts, the token `token` describes is inserted and the code
+   * marked used with it.
+   */
+  exchangeCode(
+    codeHash: string,
+    now: number,
+    check: (code: CodeRecord) => string | undefined,
+    token: (code: CodeRecord) => NewToken,
+  ): Promise<ExchangeOutcome>
+
+  // access tokens
+  findToken(id: number): Promise<TokenRecord | undefined>
+  deleteToken(id: number): Promise<boolean>
+
+  // settings
+  listSettings(userId: string, clientId: string): Promise<StoredSetting[]>
+  getSetting(userId: string, clientId: string, key: string): Promise<StoredSetting | undefined>
+  /**
+   * Upserts one setting. `decide` sees the stored version and the user's usage and returns the
+   * new `updated_at` (or throws, and nothing is written). Two writers for one user never
+   * interleave: quotas and If-Match hold under concurrency.
+   */
+  saveSetting(
+    userId: string,
+    clientId: string,
+    key: string,
+    value: string,
+    decide: (current: StoredSetting | undefined, usage: SettingsUsage) => number,
+  ): Promise<StoredSetting>
+  /** Deletes one setting after `check` (preconditions) accepted the stored version; false if there was none. */
+  deleteSetting(userId: string, clientId: string, key: string, check: (current: StoredSetting | undefined) => void): Promise<boolean>
+
+  // the sign-in throttle, shared by every instance
+  /**
+   * Reads and replaces one throttle row atomically: `decide` returns the row to keep (the same
+   * object: no write; null: delete it) and a result.
+   */
+  updateThrottle<T>(key: string, decide: (row: ThrottleRow | undefined) => { row: ThrottleRow | null; result: T }): Promise<T>
+
+  // server secrets and upkeep
+  /** A random value made once by whichever process asks first, then shared. */
+  serverSecret(name: string, make: () => string, now: number): Promise<string>
+  /**
+   * A consistent copy of the database at `path` (SQLite: VACUUM INTO), created 0600, never over
+   * an existing file or through a symlink. PostgreSQL has pg_dump for that and refuses.
+   */
+  backupTo(path: string, shownAs: string): Promise<void>
+  /** Deletes expired tokens, sessions, codes and throttle rows; returns how many rows went. */
+  purgeExpired(now: number, keepUsedCodesMs: number, throttleForgetMs: number): Promise<number>
+}
