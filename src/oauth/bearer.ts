@@ -10,16 +10,21 @@ const REALM = 'Bearer realm="latchkey"'
  * error="invalid_token"; a token without the scope → 403 insufficient_scope naming it.
  * `clientId`, when the caller passed one, must be the token's own application.
  */
-export async function authenticateBearer(
+export function authenticateBearer(
   ctx: AppContext,
   request: Request,
   scope?: Scope,
   clientId?: string,
-): Promise<TokenGrant> {
+): TokenGrant | Promise<TokenGrant> {
   const header = request.headers.get('authorization')
   if (!header || header.length < 8 || header.slice(0, 7).toLowerCase() !== 'bearer ')
     throw new InvalidToken('an access token is required (Authorization: Bearer)', { 'www-authenticate': REALM })
-  const grant = await ctx.tokens.validate(header.slice(7).trim())
+  const found = ctx.tokens.validate(header.slice(7).trim())
+  // A cache hit answers synchronously: no promise on the hot path.
+  return found instanceof Promise ? found.then((grant) => checkGrant(grant, scope, clientId)) : checkGrant(found, scope, clientId)
+}
+
+function checkGrant(grant: TokenGrant | undefined, scope: Scope | undefined, clientId: string | undefined): TokenGrant {
   if (!grant)
     throw new InvalidToken('the access token is invalid, expired or revoked', {
       'www-authenticate': `${REALM}, error="invalid_token"`,

@@ -62,7 +62,8 @@ export class AccessTokens {
     }
   }
 
-  async validate(token: string): Promise<TokenGrant | undefined> {
+  /** A cached grant is returned as it is (no promise on the hot path); a lookup as a promise. */
+  validate(token: string): TokenGrant | undefined | Promise<TokenGrant | undefined> {
     const trusted = this.changes.check()
     const now = this.clock.now()
     if (trusted) {
@@ -73,6 +74,10 @@ export class AccessTokens {
         return undefined
       }
     }
+    return this.lookup(token, now, trusted)
+  }
+
+  private async lookup(token: string, now: number, trusted: boolean): Promise<TokenGrant | undefined> {
     const generation = this.generation
     const row = await this.verified(token)
     if (!row || row.expiresAt <= now) return undefined

@@ -4,6 +4,7 @@ import type { AppContext } from '../context'
 import { json } from '../lib/http'
 import { errorResponses } from '../docs/openapi'
 import { authenticateBearer } from './bearer'
+import type { TokenGrant } from './tokens'
 
 export const UserInfo = t.Object({
   id: t.String({ format: 'uuid' }),
@@ -13,18 +14,23 @@ export const UserInfo = t.Object({
 })
 
 export function userinfoRoutes(ctx: AppContext) {
+  /** Keys outside the granted scopes are absent, not null (SPEC). */
+  function answer({ user, scopes }: TokenGrant): Response {
+    const body: typeof UserInfo.static = { id: user.id }
+    if (scopes.includes('email')) body.email = user.email
+    if (scopes.includes('profile')) {
+      body.full_name = user.fullName
+      body.avatar_url = avatarUrlOf(ctx.config, user)
+    }
+    return json(body)
+  }
+
   return new Elysia({ name: 'oauth-userinfo' }).get(
     '/api/oauth/userinfo',
-    async function userinfo({ request }) {
-      const { user, scopes } = await authenticateBearer(ctx, request)
-      // Keys outside the granted scopes are absent, not null (SPEC).
-      const body: typeof UserInfo.static = { id: user.id }
-      if (scopes.includes('email')) body.email = user.email
-      if (scopes.includes('profile')) {
-        body.full_name = user.fullName
-        body.avatar_url = avatarUrlOf(ctx.config, user)
-      }
-      return json(body)
+    function userinfo({ request }) {
+      const grant = authenticateBearer(ctx, request)
+      // Elysia's types take a Response or a Promise of one, not the union; it handles both.
+      return (grant instanceof Promise ? grant.then(answer) : answer(grant)) as Response
     },
     {
       response: { 200: UserInfo, ...errorResponses(401) },

@@ -3,6 +3,7 @@ import type { AppContext } from '../context'
 import { InvalidRequest, NotFound, ValueTooLarge } from '../lib/errors'
 import { CORS_HEADERS, NOSNIFF, jsonText, readJsonObject } from '../lib/http'
 import { authenticateBearer, checkClientId } from '../oauth/bearer'
+import type { TokenGrant } from '../oauth/tokens'
 import {
   ClientIdQuery,
   KEY_PATTERN,
@@ -32,18 +33,25 @@ function preconditionsOf(request: Request): Preconditions {
 /** Settings: the token's client is the namespace; a `client_id` given must be that client. */
 export function settingsRoutes(ctx: AppContext) {
   const encoder = new TextEncoder()
+
+  /** The list from the cache when it holds it (answered synchronously), else from the store. */
+  function list({ user, clientId }: TokenGrant): Response | Promise<Response> {
+    const cached = ctx.settingsCache.get(user.id, clientId)
+    if (cached !== undefined) return jsonText(cached)
+    const ticket = ctx.settingsCache.ticket()
+    return listSettingsJson(ctx.store, user.id, clientId).then((body) => {
+      ctx.settingsCache.set(user.id, clientId, body, ticket)
+      return jsonText(body)
+    })
+  }
+
   return new Elysia({ name: 'settings' })
     .get(
       '/api/settings',
-      async function listAll({ request, query }) {
-        const { user, clientId } = await authenticateBearer(ctx, request, 'settings:read', query.client_id)
-        let body = ctx.settingsCache.get(user.id, clientId)
-        if (body === undefined) {
-          const ticket = ctx.settingsCache.ticket()
-          body = await listSettingsJson(ctx.store, user.id, clientId)
-          ctx.settingsCache.set(user.id, clientId, body, ticket)
-        }
-        return jsonText(body)
+      function listAll({ request, query }) {
+        const grant = authenticateBearer(ctx, request, 'settings:read', query.client_id)
+        // Elysia's types take a Response or a Promise of one, not the union; it handles both.
+        return (grant instanceof Promise ? grant.then(list) : list(grant)) as Response
       },
       {
         query: ClientIdQuery,
