@@ -27,10 +27,8 @@ export function userinfoRoutes(ctx: AppContext) {
 
   return new Elysia({ name: 'oauth-userinfo' }).get(
     '/api/oauth/userinfo',
-    function userinfo({ request }) {
-      const grant = authenticateBearer(ctx, request)
-      // Elysia's types take a Response or a Promise of one, not the union; it handles both.
-      return (grant instanceof Promise ? grant.then(answer) : answer(grant)) as Response
+    async function userinfo({ request }) {
+      return answer(await authenticateBearer(ctx, request))
     },
     {
       response: { 200: UserInfo, ...errorResponses(401) },

@@ -34,24 +34,22 @@ function preconditionsOf(request: Request): Preconditions {
 export function settingsRoutes(ctx: AppContext) {
   const encoder = new TextEncoder()
 
-  /** The list from the cache when it holds it (answered synchronously), else from the store. */
-  function list({ user, clientId }: TokenGrant): Response | Promise<Response> {
-    const cached = ctx.settingsCache.get(user.id, clientId)
-    if (cached !== undefined) return jsonText(cached)
-    const ticket = ctx.settingsCache.ticket()
-    return listSettingsJson(ctx.store, user.id, clientId).then((body) => {
+  /** The list from the cache when it holds it, else from the store. */
+  async function list({ user, clientId }: TokenGrant): Promise<Response> {
+    let body = ctx.settingsCache.get(user.id, clientId)
+    if (body === undefined) {
+      const ticket = ctx.settingsCache.ticket()
+      body = await listSettingsJson(ctx.store, user.id, clientId)
       ctx.settingsCache.set(user.id, clientId, body, ticket)
-      return jsonText(body)
-    })
+    }
+    return jsonText(body)
   }
 
   return new Elysia({ name: 'settings' })
     .get(
       '/api/settings',
-      function listAll({ request, query }) {
-        const grant = authenticateBearer(ctx, request, 'settings:read', query.client_id)
-        // Elysia's types take a Response or a Promise of one, not the union; it handles both.
-        return (grant instanceof Promise ? grant.then(list) : list(grant)) as Response
+      async function listAll({ request, query }) {
+        return list(await authenticateBearer(ctx, request, 'settings:read', query.client_id))
       },
       {
         query: ClientIdQuery,
