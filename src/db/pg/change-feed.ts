@@ -1,0 +1,104 @@
+import { SQL } from 'bun'
+import type { ChangeFeed } from '../store'
+
+export const CHANNEL = 'latchkey_changes'
+/** How often each process proves its LISTEN connection alive, and when it stops trusting it. */
+const BEAT_MS = 25
+const STALE_MS = 90
+
+/**
+ * One LISTEN connection per process and database (Bun's `sql.listen` reconnects it by itself),
+ * shared by every store of the process. Triggers NOTIFY on deletes of tokens, users and clients
+ * (drizzle/pg/0001). The connection is only trusted while this process's own heartbeats come
+ * back through it: a dead or reconnecting listener is noticed within STALE_MS, and caches are
+ * bypassed until it is back — then emptied, since changes may have been missed meanwhile.
+ */
+class Listener {
+  private readonly feeds = new Set<PgChangeFeed>()
+  private readonly id = crypto.randomUUID()
+  private listening = false
+  private lastBeat = 0
+  private beat: ReturnType<typeof setInterval> | undefined
+  private subscription: Promise<SQL.ListenSubscription> | undefined
+
+  constructor(private readonly sql: SQL) {}
+
+  get alive(): boolean {
+    return this.listening && performance.now() - this.lastBeat < STALE_MS
+  }
+
+  add(feed: PgChangeFeed): Promise<unknown> {
+    this.feeds.add(feed)
+    this.subscription ??= this.sql.listen(CHANNEL, (payload) => this.received(payload), () => this.subscribed())
+    this.beat ??= setInterval(() => void this.sql.notify(CHANNEL, `beat:${this.id}`).catch(() => {}), BEAT_MS)
+    this.beat.unref?.()
+    return this.subscription
+  }
+
+  /** Drops a feed; true when it was the last one and the connection closed. */
+  async remove(feed: PgChangeFeed): Promise<boolean> {
+    this.feeds.delete(feed)
+    if (this.feeds.size > 0) return false
+    clearInterval(this.beat)
+    this.beat = undefined
+    const subscription = this.subscription
+    this.subscription = undefined
+    this.listening = false
+    await subscription?.then((s) => s.unlisten()).catch(() => {})
+    await this.sql.close().catch(() => {})
+    return true
+  }
+
+  private subscribed(): void {
+    this.listening = true
+    this.lastBeat = performance.now()
+    for (const feed of this.feeds) feed.changed()
+  }
+
+  private received(payload: string): void {
+    if (payload.startsWith('beat:')) {
+      if (payload === `beat:${this.id}`) this.lastBeat = performance.now()
+      return
+    }
+    for (const feed of this.feeds) feed.changed()
+  }
+}
+
+const listeners = new Map<string, Listener>()
+
+/** A store's view of the shared listener. */
+export class PgChangeFeed implements ChangeFeed {
+  private readonly subscribers: Array<() => void> = []
+  private readonly listener: Listener
+  private wasAlive = false
+
+  constructor(private readonly url: string) {
+    let listener = listeners.get(url)
+    if (!listener) listeners.set(url, (listener = new Listener(new SQL(url, { max: 1, connectionTimeout: 2 }))))
+    this.listener = listener
+  }
+
+  start(): Promise<unknown> {
+    return this.listener.add(this)
+  }
+
+  onChange(listener: () => void): void {
+    this.subscribers.push(listener)
+  }
+
+  changed(): void {
+    for (const subscriber of this.subscribers) subscriber()
+  }
+
+  check(): boolean {
+    const alive = this.listener.alive
+    // Back after an outage: whatever was cached before it may have been revoked meanwhile.
+    if (alive && !this.wasAlive) this.changed()
+    this.wasAlive = alive
+    return alive
+  }
+
+  async stop(): Promise<void> {
+    if ((await this.listener.remove(this)) && listeners.get(this.url) === this.listener) listeners.delete(this.url)
+  }
+}

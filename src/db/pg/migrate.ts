@@ -1,0 +1,36 @@
+import type { SQL } from 'bun'
+import journal from '../../../drizzle/pg/meta/_journal.json'
+import init from '../../../drizzle/pg/0000_init.sql' with { type: 'text' }
+import triggers from '../../../drizzle/pg/0001_triggers.sql' with { type: 'text' }
+
+/**
+ * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
+ * new drizzle-kit migration here; a test checks this list matches the journal.
+ */
+export const embeddedMigrations: Record<string, string> = {
+  '0000_init': init,
+  '0001_triggers': triggers,
+}
+
+/** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */
+const MIGRATION_LOCK = 0x6c617463686b6579n & 0x7fffffffffffffffn
+
+/**
+ * Applies every pending migration in one transaction, under an advisory lock: when several
+ * instances start at once, one migrates and the others wait, then find nothing to do.
+ */
+export async function migrate(sql: SQL): Promise<string[]> {
+  return sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`
+    await tx`CREATE TABLE IF NOT EXISTS latchkey_migrations (tag text PRIMARY KEY, hash text NOT NULL, applied_at bigint NOT NULL)`
+    const done = new Set((await tx`SELECT tag FROM latchkey_migrations`).map((r: { tag: string }) => r.tag))
+    const pending = journal.entries.filter((entry) => !done.has(entry.tag))
+    for (const entry of pending) {
+      const text = embeddedMigrations[entry.tag]
+      if (text === undefined) throw new Error(`migration ${entry.tag} is in the journal but not embedded`)
+      for (const statement of text.split('--> statement-breakpoint')) if (statement.trim()) await tx.unsafe(statement)
+      await tx`INSERT INTO latchkey_migrations (tag, hash, applied_at) VALUES (${entry.tag}, ${Bun.SHA256.hash(text, 'hex') as unknown as string}, ${Date.now()})`
+    }
+    return pending.map((entry) => entry.tag)
+  })
+}

@@ -1,0 +1,125 @@
+import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core'
+
+// The twin of ../sqlite/schema.ts for PostgreSQL: the same tables, columns and keys. Every
+// secret column holds a SHA-256 hash; times are milliseconds since the epoch (int8, read as
+// numbers: they stay far below 2^53).
+
+const ms = (name: string) => bigint(name, { mode: 'number' })
+
+/** Setting keys sort in byte order (SPEC), as SQLite's BINARY collation does. */
+const byteOrderedText = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' })
+
+export const users = pgTable('users', {
+  id: text('id').primaryKey(),
+  email: text('email').notNull().unique(),
+  fullName: text('full_name').notNull(),
+  avatarUrl: text('avatar_url'),
+  passwordHash: text('password_hash').notNull(),
+  createdAt: ms('created_at').notNull(),
+})
+
+export const clients = pgTable('clients', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  secretHash: text('secret_hash'),
+  redirectUris: jsonb('redirect_uris').$type<string[]>().notNull(),
+  skipConsent: boolean('skip_consent').notNull(),
+  createdAt: ms('created_at').notNull(),
+})
+
+export const sessions = pgTable(
+  'sessions',
+  {
+    idHash: text('id_hash').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    expiresAt: ms('expires_at').notNull(),
+  },
+  (t) => [index('sessions_user').on(t.userId), index('sessions_expires').on(t.expiresAt)],
+)
+
+export const consents = pgTable(
+  'consents',
+  {
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    scope: text('scope').notNull(),
+    createdAt: ms('created_at').notNull(),
+    updatedAt: ms('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.clientId] }), index('consents_client').on(t.clientId)],
+)
+
+export const authCodes = pgTable(
+  'auth_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    redirectUri: text('redirect_uri').notNull(),
+    scope: text('scope').notNull(),
+    codeChallenge: text('code_challenge'),
+    expiresAt: ms('expires_at').notNull(),
+    usedAt: ms('used_at'),
+    tokenId: bigint('token_id', { mode: 'number' }),
+  },
+  (t) => [index('auth_codes_expires').on(t.expiresAt), index('auth_codes_user').on(t.userId), index('auth_codes_client').on(t.clientId)],
+)
+
+export const accessTokens = pgTable(
+  'access_tokens',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+    verifierHash: text('verifier_hash').notNull(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    scope: text('scope').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+    createdAt: ms('created_at').notNull(),
+  },
+  (t) => [
+    index('access_tokens_user_client').on(t.userId, t.clientId),
+    index('access_tokens_client').on(t.clientId),
+    index('access_tokens_expires').on(t.expiresAt),
+  ],
+)
+
+export const settings = pgTable(
+  'settings',
+  {
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    key: byteOrderedText('key').notNull(),
+    value: text('value').notNull(),
+    updatedAt: ms('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.clientId, t.key] }), index('settings_client').on(t.clientId)],
+)
+
+/** Kept exact by a trigger on `settings` (drizzle/pg/0001). */
+export const settingCounts = pgTable(
+  'setting_counts',
+  {
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    n: integer('n').notNull(),
+    bytes: bigint('bytes', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.clientId] })],
+)
+
+export const serverSecrets = pgTable('server_secrets', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+  createdAt: ms('created_at').notNull(),
+})
+
+export const loginThrottle = pgTable(
+  'login_throttle',
+  {
+    key: text('key').primaryKey(),
+    count: integer('count').notNull(),
+    startedAt: ms('started_at').notNull(),
+    lastAt: ms('last_at').notNull(),
+  },
+  (t) => [index('login_throttle_last').on(t.lastAt)],
+)
