@@ -42,3 +42,15 @@ export async function openPgTestStorePair(url: string): Promise<TestStorePair> {
     },
   }
 }
+
+let databases = 0
+
+/** A fresh database on the test cluster, for a binary of the end-to-end tests. */
+export async function freshPgDatabase(url = process.env.LATCHKEY_TEST_DATABASE_URL!): Promise<string> {
+  admin ??= new SQL(url, { max: 1, idleTimeout: 5 })
+  const name = `e2e_${process.pid}_${++databases}_${Date.now().toString(36)}`
+  await admin.unsafe(`CREATE DATABASE "${name}"`)
+  const u = new URL(url)
+  u.pathname = `/${name}`
+  return u.href
+}

@@ -99,7 +99,7 @@ describe('README examples', () => {
       if (email && password) user = { email: email[1]!, password: password[1]! }
       const proc = Bun.spawnSync(['bash', '-euo', 'pipefail', '-c', lines.join('\n')], {
         cwd: server.dir,
-        env: { PATH: process.env.PATH!, HOME: server.dir, PORT: new URL(server.url).port, DATABASE_URL: server.dbPath, ...vars },
+        env: { PATH: process.env.PATH!, HOME: server.dir, PORT: new URL(server.url).port, DATABASE_URL: server.databaseUrl, ...vars },
       })
       const out = proc.stdout.toString()
       expect({ block: block.body, exit: proc.exitCode, err: proc.stderr.toString() }).toEqual({ block: block.body, exit: 0, err: '' })

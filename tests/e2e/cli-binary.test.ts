@@ -3,6 +3,8 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pkg from '../../package.json'
+import { freshPgDatabase } from '../pg-store'
+import { testEngine } from '../store'
 import { binary } from './server'
 
 setDefaultTimeout(30_000)
@@ -18,10 +20,10 @@ beforeAll(async () => {
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-function run(args: string[], stdin?: string) {
+function run(args: string[], stdin?: string, env: Record<string, string> = {}) {
   const r = Bun.spawnSync([bin, ...args], {
     cwd: dir,
-    env: { PATH: '', HOME: dir },
+    env: { PATH: '', HOME: dir, ...env },
     stdin: stdin === undefined ? 'ignore' : new TextEncoder().encode(stdin),
   })
   return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() }
@@ -57,5 +59,37 @@ describe('the binary’s CLI', () => {
     const bad = run(['client', 'delete', 'nope'])
     expect(bad.code).toBe(2)
     expect(bad.err).toBe('latchkey: no client with id "nope"\n')
+  })
+})
+
+describe('the binary with PostgreSQL', () => {
+  test('an unreachable database at start: exit 1, one line naming DATABASE_URL, never the password', () => {
+    const started = performance.now()
+    const r = run(['migrate'], undefined, { DATABASE_URL: 'postgres://latchkey:s3cret-pw@127.0.0.1:1/latchkey' })
+    expect(r.code).toBe(1)
+    expect(r.err.trim().split('\n')).toHaveLength(1)
+    expect(r.err).toStartWith('latchkey: cannot reach the database at DATABASE_URL (postgres://latchkey:***@127.0.0.1:1/latchkey)')
+    expect(r.err + r.out).not.toContain('s3cret-pw')
+    expect(performance.now() - started).toBeLessThan(10_000)
+  })
+
+  test.skipIf(testEngine !== 'postgres')('every command of SPEC against PostgreSQL; backup points to pg_dump', async () => {
+    const env = { DATABASE_URL: await freshPgDatabase() }
+    expect(run(['migrate'], undefined, env).out).toBe('applied 0000_init, 0001_triggers\n')
+    expect(run(['migrate'], undefined, env).out).toBe('database is up to date\n')
+    const created = JSON.parse(run(['client', 'create', '--name', 'Bin', '--redirect-uri', 'https://b.example/cb'], undefined, env).out)
+    expect(JSON.parse(run(['client', 'list', '--json'], undefined, env).out)).toEqual([
+      { client_id: created.client_id, name: 'Bin', redirect_uris: ['https://b.example/cb'], public: false, skip_consent: false },
+    ])
+    expect(JSON.parse(run(['client', 'rotate-secret', created.client_id], undefined, env).out).client_secret).toStartWith('lk_cs_')
+    const user = JSON.parse(run(['user', 'create', '--email', 'b@example.com', '--name', 'Bea', '--password-stdin'], 'binary password\n', env).out)
+    expect(JSON.parse(run(['user', 'list', '--json'], undefined, env).out)).toEqual([user])
+    expect(run(['user', 'create', '--email', 'B@example.com', '--name', 'Bea', '--password-stdin'], 'binary password\n', env).code).toBe(2)
+    const backup = run(['backup', 'copy.sqlite'], undefined, env)
+    expect(backup.code).toBe(2)
+    expect(backup.err).toContain('pg_dump')
+    expect(run(['user', 'delete', user.id], undefined, env).code).toBe(0)
+    expect(run(['client', 'delete', created.client_id], undefined, env).code).toBe(0)
+    expect(JSON.parse(run(['client', 'list', '--json'], undefined, env).out)).toEqual([])
   })
 })

@@ -1,7 +1,10 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Subprocess } from 'bun'
+import { SQL, type Subprocess } from 'bun'
+import { Database } from 'bun:sqlite'
+import { freshPgDatabase } from '../pg-store'
+import { testEngine } from '../store'
 
 const root = join(import.meta.dir, '../..')
 let built: Promise<string> | undefined
@@ -32,16 +35,25 @@ export async function freePort(): Promise<number> {
 export interface RunningBinary {
   url: string
   dir: string
+  /** The SQLite file (meaningless on PostgreSQL). */
   dbPath: string
+  /** What DATABASE_URL the binary runs with: pass it again to restart on the same data. */
+  databaseUrl: string
   proc: Subprocess<'ignore', 'pipe', 'pipe'>
   output(): string
+  /** Runs SQL on the binary's database (`?` placeholders), as an operator with psql or sqlite3 would. */
+  query(sql: string, ...params: unknown[]): Promise<Array<Record<string, unknown>>>
   cli(args: string[], stdin?: string): { code: number; out: string; err: string }
   stop(signal?: NodeJS.Signals): Promise<number>
   cleanup(): void
 }
 
-/** Starts the binary in an empty folder on a free loopback port and waits for /healthz. */
+/**
+ * Starts the binary in an empty folder on a free loopback port and waits for /healthz. In the
+ * suite's PostgreSQL pass it runs on a fresh database of its own unless `env` names one.
+ */
 export async function startBinary(env: Record<string, string> = {}, dir?: string): Promise<RunningBinary> {
+  if (testEngine === 'postgres' && env.DATABASE_URL === undefined) env = { ...env, DATABASE_URL: await freshPgDatabase() }
   const bin = await binary()
   const cwd = dir ?? mkdtempSync(join(tmpdir(), 'latchkey-run-'))
   mkdirSync(cwd, { recursive: true })
@@ -71,8 +83,27 @@ export async function startBinary(env: Record<string, string> = {}, dir?: string
     url,
     dir: cwd,
     dbPath,
+    databaseUrl: env.DATABASE_URL ?? dbPath,
     proc,
     output: () => out,
+    async query(sql, ...params) {
+      const databaseUrl = env.DATABASE_URL ?? dbPath
+      if (/^postgres/.test(databaseUrl)) {
+        const client = new SQL(databaseUrl, { max: 1 })
+        try {
+          let n = 0
+          return (await client.unsafe(sql.replace(/\?/g, () => `$${++n}`), params as [])) as Array<Record<string, unknown>>
+        } finally {
+          await client.close()
+        }
+      }
+      const db = new Database(dbPath, { readonly: true })
+      try {
+        return db.query(sql).all(...(params as [])) as Array<Record<string, unknown>>
+      } finally {
+        db.close()
+      }
+    },
     cli(args, stdin) {
       const r = Bun.spawnSync([bin, ...args], {
         cwd,

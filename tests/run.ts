@@ -1,0 +1,78 @@
+/**
+ * `bun run test`: the whole suite, on both engines, on a fresh Debian machine that has Bun.
+ *
+ * 1. Provisions what the tests need — Chromium (browser tests), PostgreSQL (the second engine),
+ *    haproxy (several instances behind a load balancer), curl (the README's examples) — from
+ *    Debian's packages when running as root; otherwise it stops at once with the apt-get line.
+ * 2. Runs `bun test` on SQLite, then again on a throwaway PostgreSQL cluster made by
+ *    pg_virtualenv, with LATCHKEY_TEST_DATABASE_URL pointing at it.
+ * 3. Prints one summed line, `N passed, N failed`, and exits non-zero if anything failed.
+ *
+ * Arguments are passed to both runs (`bun run test tests/settings`).
+ */
+import { existsSync } from 'node:fs'
+
+const args = process.argv.slice(2)
+const PACKAGES: Array<[pkg: string, present: () => boolean]> = [
+  ['chromium', () => existsSync('/usr/bin/chromium')],
+  ['postgresql', () => Bun.which('pg_virtualenv') !== null && existsSync('/usr/lib/postgresql')],
+  ['haproxy', () => Bun.which('haproxy') !== null || existsSync('/usr/sbin/haproxy')],
+  ['curl', () => Bun.which('curl') !== null],
+]
+
+function provision(): void {
+  const missing = PACKAGES.filter(([, present]) => !present()).map(([pkg]) => pkg)
+  if (missing.length === 0) return
+  const line = `apt-get install -y ${missing.join(' ')}`
+  if (process.getuid?.() !== 0) {
+    console.error(`test: missing Debian packages; install them first:\n  sudo apt-get update && sudo ${line}`)
+    process.exit(1)
+  }
+  console.log(`test: installing ${missing.join(' ')} from Debian`)
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+  for (const cmd of [['apt-get', 'update', '-qq'], ['apt-get', 'install', '-y', '-qq', ...missing]]) {
+    const r = Bun.spawnSync(cmd, { env, stdout: 'inherit', stderr: 'inherit' })
+    if (r.exitCode !== 0) {
+      console.error(`test: "${cmd.join(' ')}" failed`)
+      process.exit(1)
+    }
+  }
+}
+
+interface Outcome {
+  passed: number
+  failed: number
+  code: number
+}
+
+/** Runs one pass, streaming its output, and reads bun test's closing counts. */
+async function pass(name: string, cmd: string[], env: Record<string, string | undefined>): Promise<Outcome> {
+  console.log(`\ntest: ${name}`)
+  const proc = Bun.spawn(cmd, { env, stdout: 'pipe', stderr: 'pipe' })
+  let tail = ''
+  const pump = async (stream: ReadableStream<Uint8Array>, out: { write(text: string): unknown }) => {
+    const decoder = new TextDecoder()
+    for await (const chunk of stream) {
+      const text = decoder.decode(chunk, { stream: true })
+      out.write(text)
+      tail = (tail + text).slice(-4000)
+    }
+  }
+  await Promise.all([pump(proc.stdout, process.stdout), pump(proc.stderr, process.stderr), proc.exited])
+  const count = (word: string) => Number(new RegExp(`^\\s*(\\d+) ${word}$`, 'm').exec(tail)?.[1] ?? 0)
+  return { passed: count('pass'), failed: count('fail'), code: proc.exitCode ?? 1 }
+}
+
+provision()
+const base = { ...process.env, LATCHKEY_TEST_DATABASE_URL: undefined }
+const sqlite = await pass('SQLite', ['bun', 'test', ...args], base)
+// pg_virtualenv makes a throwaway cluster, runs the command with PG* variables set, drops it.
+const url = 'postgres://${PGUSER}:${PGPASSWORD}@${PGHOST}:${PGPORT:-5432}/${PGDATABASE:-postgres}'
+const quoted = args.map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(' ')
+const postgres = await pass('PostgreSQL', ['pg_virtualenv', 'sh', '-c', `LATCHKEY_TEST_DATABASE_URL="${url}" exec bun test ${quoted}`], base)
+
+const passed = sqlite.passed + postgres.passed
+const failed = sqlite.failed + postgres.failed
+console.log(`\ntest: SQLite ${sqlite.passed} passed, ${sqlite.failed} failed; PostgreSQL ${postgres.passed} passed, ${postgres.failed} failed`)
+console.log(`${passed} passed, ${failed} failed`)
+process.exit(sqlite.code !== 0 || postgres.code !== 0 || failed > 0 || passed === 0 ? 1 : 0)
