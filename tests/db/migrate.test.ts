@@ -116,3 +116,13 @@ describe('an upgrade is all or nothing', () => {
     expect(db.sqlite.query('SELECT tag FROM latchkey_migrations').all()).toEqual([{ tag: '0000_init' }])
   })
 })
+
+describe('embedded PostgreSQL migrations', () => {
+  test('every drizzle-kit migration of drizzle/pg is in its journal and embedded', async () => {
+    const { embeddedMigrations: pg } = await import('../../src/db/pg/migrate')
+    const pgJournal = (await import('../../drizzle/pg/meta/_journal.json')).default
+    const files = readdirSync(new URL('../../drizzle/pg', import.meta.url)).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4))
+    expect(pgJournal.entries.map((e: { tag: string }) => e.tag).sort()).toEqual(files.sort())
+    expect(Object.keys(pg).sort()).toEqual(files.sort())
+  })
+})

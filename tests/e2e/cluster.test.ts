@@ -1,0 +1,371 @@
+/**
+ * Several instances on one PostgreSQL database behind Debian's haproxy (issue 9): two compiled
+ * binaries, round-robin, every guarantee of SPEC across them. PostgreSQL pass only — SQLite is
+ * one process's database by design.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Socket, TCPSocketListener, Subprocess } from 'bun'
+import * as oauth from 'oauth4webapi'
+import { freshPgDatabase } from '../pg-store'
+import { testEngine } from '../store'
+import { CALLBACK, authorizeAsUser, discover, obtainToken, options, registerClient, registerUser } from './flow'
+import { freePort, startBinary, type RunningBinary } from './server'
+
+setDefaultTimeout(120_000)
+
+const onPostgres = testEngine === 'postgres'
+let a: RunningBinary
+let b: RunningBinary
+let lb: { url: string; proc: Subprocess; dir: string }
+let through: RunningBinary // the balancer, with A's CLI
+let databaseUrl: string
+const delays: Record<string, number[]> = {}
+
+async function startHaproxy(port: number, backends: RunningBinary[]) {
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-haproxy-'))
+  const config = [
+    'global',
+    '  maxconn 4096',
+    'defaults',
+    '  mode http',
+    '  timeout connect 1s',
+    '  timeout client 30s',
+    '  timeout server 30s',
+    '  retries 3',
+    '  option redispatch',
+    'frontend latchkey',
+    `  bind 127.0.0.1:${port}`,
+    '  default_backend instances',
+    'backend instances',
+    '  balance roundrobin',
+    '  option httpchk GET /healthz',
+    '  http-check expect status 200',
+    '  default-server inter 200ms fall 2 rise 2',
+    ...backends.map((s, i) => `  server i${i} ${new URL(s.url).host} check`),
+    '',
+  ].join('\n')
+  writeFileSync(join(dir, 'haproxy.cfg'), config)
+  const bin = Bun.which('haproxy') ?? '/usr/sbin/haproxy'
+  const proc = Bun.spawn([bin, '-f', join(dir, 'haproxy.cfg'), '-db'], { stdout: 'ignore', stderr: 'pipe' })
+  const url = `http://127.0.0.1:${port}`
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await Bun.sleep(50)) {
+    try {
+      if ((await fetch(`${url}/healthz`)).status === 200) return { url, proc, dir }
+    } catch {}
+  }
+  throw new Error('haproxy did not come up')
+}
+
+/** Polls until `refused()` is true; returns how long it took (ms). */
+async function refusedWithin(refused: () => Promise<boolean>, label: string): Promise<number> {
+  const started = performance.now()
+  while (!(await refused())) {
+    if (performance.now() - started > 2000) throw new Error(`${label}: still accepted after 2 s`)
+    await Bun.sleep(1)
+  }
+  const ms = performance.now() - started
+  ;(delays[label] ??= []).push(Math.round(ms * 10) / 10)
+  return ms
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
+const userinfoStatus = async (server: { url: string }, token: string) => (await fetch(`${server.url}/api/oauth/userinfo`, { headers: bearer(token) })).status
+
+beforeAll(async () => {
+  if (!onPostgres) return
+  databaseUrl = await freshPgDatabase()
+  const lbPort = await freePort()
+  const env = { DATABASE_URL: databaseUrl, ISSUER: `http://127.0.0.1:${lbPort}`, SETTINGS_MAX_KEYS: '5', LOGIN_ATTEMPTS_PER_MINUTE: '1000' }
+  // Both start together on an empty database: one migrates, the other waits on the lock.
+  ;[a, b] = await Promise.all([startBinary(env), startBinary(env)])
+  lb = await startHaproxy(lbPort, [a, b])
+  through = { ...a, url: lb.url }
+})
+
+afterAll(() => {
+  if (!onPostgres) return
+  if (Object.keys(delays).length) console.log('cluster: revocation reached the other instance after (ms):', JSON.stringify(delays))
+  lb?.proc.kill('SIGKILL')
+  if (lb) rmSync(lb.dir, { recursive: true, force: true })
+  a?.cleanup()
+  b?.cleanup()
+})
+
+describe.skipIf(!onPostgres)('two instances on one PostgreSQL database behind haproxy', () => {
+  test('starting together on an empty database, they migrated once', async () => {
+    expect(await a.query('SELECT tag FROM latchkey_migrations ORDER BY tag')).toEqual([{ tag: '0000_init' }, { tag: '0001_triggers' }])
+    const migrated = [a, b].filter((s) => s.output().includes('"msg":"migrated"'))
+    expect(migrated).toHaveLength(1)
+  })
+
+  test('the whole flow through round-robin: sign-in, consent, exchange, userinfo, settings', async () => {
+    const client = registerClient(through)
+    const user = registerUser(through, 'cluster@example.com')
+    const as = await discover(through)
+    const tokens = await obtainToken(through, as, client, 'cluster@example.com', 'email settings:read settings:write')
+    const info = await oauth.userInfoRequest(as, { client_id: client.client_id }, tokens.access_token, options)
+    expect(await info.json()).toEqual({ id: user.id, email: 'cluster@example.com' })
+    for (let i = 0; i < 6; i++) {
+      const res = await fetch(`${lb.url}/api/settings`, {
+        method: 'POST',
+        headers: { ...bearer(tokens.access_token), 'content-type': 'application/json' },
+        body: JSON.stringify({ client_id: client.client_id, key: `k${i % 3}`, value: i }),
+      })
+      expect(res.status).toBe(200)
+    }
+    const list = (await (await fetch(`${lb.url}/api/settings`, { headers: bearer(tokens.access_token) })).json()) as { settings: Array<{ key: string; value: number }> }
+    expect(list.settings.map((s) => [s.key, s.value])).toEqual([['k0', 3], ['k1', 4], ['k2', 5]])
+    // Both instances served: each logged requests.
+    for (const s of [a, b]) expect(s.output()).toContain('"msg":"request"')
+  })
+
+  test('a write on A is read on B at once; If-Match holds across instances', async () => {
+    const client = registerClient(through)
+    registerUser(through, 'ab@example.com')
+    const token = (await obtainToken(through, await discover(through), client, 'ab@example.com', 'settings:read settings:write')).access_token
+    const saved = await fetch(`${a.url}/api/settings`, {
+      method: 'POST',
+      headers: { ...bearer(token), 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: client.client_id, key: 'theme', value: 'dark' }),
+    })
+    const etag = saved.headers.get('etag')!
+    const onB = await fetch(`${b.url}/api/settings/theme`, { headers: bearer(token) })
+    expect(onB.headers.get('etag')).toBe(etag)
+    expect(((await onB.json()) as { setting: { value: string } }).setting.value).toBe('dark')
+    expect((await (await fetch(`${b.url}/api/settings`, { headers: bearer(token) })).json()) as object).toMatchObject({ settings: [{ key: 'theme', value: 'dark' }] })
+    const write = (server: RunningBinary, value: string) =>
+      fetch(`${server.url}/api/settings`, {
+        method: 'POST',
+        headers: { ...bearer(token), 'content-type': 'application/json', 'if-match': etag },
+        body: JSON.stringify({ client_id: client.client_id, key: 'theme', value }),
+      })
+    const statuses = (await Promise.all([write(a, 'light'), write(b, 'solarized')])).map((r) => r.status).sort()
+    expect(statuses).toEqual([200, 412])
+  })
+
+  test('an RFC 7009 revocation on A and `user delete` by the CLI are refused on B within 100 ms', async () => {
+    const client = registerClient(through)
+    const as = await discover(through)
+    for (let round = 0; round < 5; round++) {
+      const email = `revoke${round}@example.com`
+      const user = registerUser(through, email)
+      const first = (await obtainToken(through, as, client, email, 'email')).access_token
+      expect(await userinfoStatus(b, first)).toBe(200) // cached on B
+      const revoked = await fetch(`${a.url}/api/oauth/revoke`, {
+        method: 'POST',
+        headers: { authorization: 'Basic ' + btoa(`${client.client_id}:${client.client_secret}`), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: first }),
+      })
+      expect(revoked.status).toBe(200)
+      expect(await refusedWithin(async () => (await userinfoStatus(b, first)) === 401, 'revocation on A')).toBeLessThan(100)
+      const second = (await obtainToken(through, as, client, email, 'email')).access_token
+      expect(await userinfoStatus(b, second)).toBe(200)
+      expect(a.cli(['user', 'delete', user.id]).code).toBe(0)
+      expect(await refusedWithin(async () => (await userinfoStatus(b, second)) === 401, 'user delete by the CLI')).toBeLessThan(100)
+    }
+  })
+
+  test('one code exchanged on A and B at the same moment: exactly one 200 and one invalid_grant, never 5xx', async () => {
+    const client = registerClient(through)
+    registerUser(through, 'race@example.com')
+    const as = await discover(through)
+    for (let round = 0; round < 15; round++) {
+      const url = new URL(as.authorization_endpoint!)
+      url.search = new URLSearchParams({ client_id: client.client_id, redirect_uri: CALLBACK, response_type: 'code', scope: 'email', state: 's' }).toString()
+      const callback = await authorizeAsUser(through, url, 'race@example.com')
+      const code = callback.searchParams.get('code')!
+      const exchange = (server: RunningBinary) =>
+        fetch(`${server.url}/api/oauth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + btoa(`${client.client_id}:${client.client_secret}`) },
+          body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK }),
+        })
+      const answers = await Promise.all([exchange(a), exchange(b)])
+      const statuses = answers.map((r) => r.status).sort()
+      expect(statuses).toEqual([200, 400])
+      const loser = answers.find((r) => r.status === 400)!
+      expect(((await loser.json()) as { error: string }).error).toBe('invalid_grant')
+    }
+  })
+
+  test('a quota race across instances never exceeds SETTINGS_MAX_KEYS', async () => {
+    const client = registerClient(through)
+    registerUser(through, 'quota@example.com')
+    const token = (await obtainToken(through, await discover(through), client, 'quota@example.com', 'settings:read settings:write')).access_token
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        fetch(`${(i % 2 ? a : b).url}/api/settings`, {
+          method: 'POST',
+          headers: { ...bearer(token), 'content-type': 'application/json' },
+          body: JSON.stringify({ client_id: client.client_id, key: `q${i}`, value: i }),
+        }),
+      ),
+    )
+    const statuses = answers.map((r) => r.status)
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5)
+    expect(statuses.filter((s) => s === 409)).toHaveLength(19)
+    const list = (await (await fetch(`${b.url}/api/settings`, { headers: bearer(token) })).json()) as { settings: unknown[] }
+    expect(list.settings).toHaveLength(5)
+  })
+
+  test('five failed sign-ins alternating A and B: the sixth gets 429', async () => {
+    registerUser(through, 'guess@example.com')
+    const attempt = async (server: RunningBinary) => {
+      const page = await fetch(`${server.url}/login`)
+      const cookie = page.headers.getSetCookie()[0]!.split(';')[0]!
+      const csrf = /name="csrf_token" value="([^"]+)"/.exec(await page.text())![1]!
+      return (
+        await fetch(`${server.url}/login`, {
+          method: 'POST',
+          headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ email: 'guess@example.com', password: 'wrong password', csrf_token: csrf }),
+          redirect: 'manual',
+        })
+      ).status
+    }
+    const statuses = []
+    for (let i = 0; i < 6; i++) statuses.push(await attempt(i % 2 ? b : a))
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429])
+  })
+
+  // Last: it kills A.
+  test('kill -9 of A under write load through the balancer: every acknowledged write reads back through B', async () => {
+    const client = registerClient(through, ['--skip-consent'])
+    registerUser(through, 'load@example.com')
+    const token = (await obtainToken(through, await discover(through), client, 'load@example.com', 'settings:read settings:write')).access_token
+    // SETTINGS_MAX_KEYS is 5 here: the load rewrites five keys, each acknowledged value kept.
+    const acknowledged = new Map<string, number>()
+    let stop = false
+    let failures = 0
+    const worker = async (w: number) => {
+      for (let i = 0; !stop; i++) {
+        const key = `w${w}`
+        try {
+          const res = await fetch(`${lb.url}/api/settings`, {
+            method: 'POST',
+            headers: { ...bearer(token), 'content-type': 'application/json' },
+            body: JSON.stringify({ client_id: client.client_id, key, value: i }),
+          })
+          if (res.status === 200) acknowledged.set(key, i)
+          else failures++
+        } catch {
+          failures++
+        }
+      }
+    }
+    const load = Promise.all(Array.from({ length: 5 }, (_, w) => worker(w)))
+    await Bun.sleep(400)
+    expect(await a.stop('SIGKILL')).not.toBe(0)
+    await Bun.sleep(600) // haproxy marks A down; B takes everything
+    stop = true
+    await load
+    expect(acknowledged.size).toBe(5)
+    const stored = (await (await fetch(`${b.url}/api/settings`, { headers: bearer(token) })).json()) as { settings: Array<{ key: string; value: number }> }
+    const values = new Map(stored.settings.map((s) => [s.key, s.value]))
+    // Each key holds its last acknowledged value, or a later one (a write cut by the kill may still have committed).
+    for (const [key, value] of acknowledged) expect(values.get(key)).toBeGreaterThanOrEqual(value)
+    // And B kept serving through the balancer.
+    expect((await fetch(`${lb.url}/api/settings`, { headers: bearer(token) })).status).toBe(200)
+    console.log(`cluster: kill -9 of A under load: ${[...acknowledged.values()].reduce((x, y) => x + y + 1, 0)} writes acknowledged, ${failures} refused or cut`)
+  })
+})
+
+/** A TCP relay between an instance and PostgreSQL that the test can cut and restore. */
+function relay(targetPort: number, port: number) {
+  const open = new Set<Socket<{ peer?: Socket<unknown>; pending: Uint8Array[] }>>()
+  let listener: TCPSocketListener<{ peer?: Socket<unknown>; pending: Uint8Array[] }> | undefined
+  const listen = () => {
+    listener = Bun.listen<{ peer?: Socket<unknown>; pending: Uint8Array[] }>({
+      hostname: '127.0.0.1',
+      port,
+      socket: {
+        open(client) {
+          client.data = { pending: [] }
+          open.add(client)
+          void Bun.connect({
+            hostname: '127.0.0.1',
+            port: targetPort,
+            socket: {
+              open(server) {
+                client.data.peer = server
+                for (const chunk of client.data.pending) server.write(chunk)
+              },
+              data(_server, chunk) {
+                client.write(chunk)
+              },
+              close() {
+                client.end()
+              },
+              error() {
+                client.end()
+              },
+            },
+          }).catch(() => client.end())
+        },
+        data(client, chunk) {
+          if (client.data.peer) client.data.peer.write(chunk)
+          else client.data.pending.push(new Uint8Array(chunk))
+        },
+        close(client) {
+          open.delete(client)
+          client.data.peer?.end()
+        },
+      },
+    })
+  }
+  listen()
+  return {
+    cut() {
+      listener?.stop(true)
+      for (const s of open) {
+        s.data.peer?.end()
+        s.end()
+      }
+      open.clear()
+    },
+    restore: listen,
+  }
+}
+
+describe.skipIf(!onPostgres)('the database going away while serving', () => {
+  test('/healthz and the API answer 503 (with Retry-After) within 2 s, and service resumes by itself', async () => {
+    const pg = new URL(databaseUrl)
+    const relayPort = await freePort()
+    const cable = relay(Number(pg.port || 5432), relayPort)
+    const viaRelay = new URL(databaseUrl)
+    viaRelay.hostname = '127.0.0.1'
+    viaRelay.port = String(relayPort)
+    const c = await startBinary({ DATABASE_URL: viaRelay.href })
+    try {
+      // The same database through A's CLI (a synchronous CLI call through the relay would block
+      // the very event loop that relays it).
+      const client = JSON.parse(a.cli(['client', 'create', '--name', 'Outage', '--redirect-uri', CALLBACK]).out)
+      expect(client.client_id).toBeString()
+      cable.cut()
+      const started = performance.now()
+      const health = await fetch(`${c.url}/healthz`)
+      expect(health.status).toBe(503)
+      expect(health.headers.get('retry-after')).toBe('1')
+      const api = await fetch(`${c.url}/api/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code: 'x', redirect_uri: CALLBACK, client_id: client.client_id }),
+      })
+      expect(api.status).toBe(503)
+      expect(api.headers.get('retry-after')).toBe('1')
+      expect(await api.json()).toEqual({ error: 'temporarily_unavailable', error_description: 'the database is unavailable; try again shortly' })
+      expect(performance.now() - started).toBeLessThan(2000)
+      cable.restore()
+      let status = 0
+      for (const deadline = Date.now() + 15_000; status !== 200 && Date.now() < deadline; await Bun.sleep(100)) status = (await fetch(`${c.url}/healthz`)).status
+      expect(status).toBe(200)
+      expect(c.output()).not.toContain(pg.password)
+    } finally {
+      c.cleanup()
+      cable.cut()
+    }
+  })
+})
