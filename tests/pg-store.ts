@@ -1,4 +1,5 @@
-import { SQL } from 'bun'
+import type { SQL } from 'bun'
+import { connect } from '../src/db/pg/connect'
 import { PgStore } from '../src/db/pg/store'
 import type { TestStore, TestStorePair } from './store'
 
@@ -9,7 +10,7 @@ let schemas = 0
 
 /** A fresh schema for one test app: the same migrations as production, in their own namespace. */
 async function freshSchema(url: string): Promise<string> {
-  admin ??= new SQL(url, { max: 1, idleTimeout: 5 })
+  admin ??= connect(url, { max: 1, idleTimeout: 5 })
   const name = `t${process.pid}_${++schemas}_${Date.now().toString(36)}`
   await admin.unsafe(`CREATE SCHEMA "${name}"`)
   return name
@@ -47,7 +48,7 @@ let databases = 0
 
 /** A fresh database on the test cluster, for a binary of the end-to-end tests. */
 export async function freshPgDatabase(url = process.env.LATCHKEY_TEST_DATABASE_URL!): Promise<string> {
-  admin ??= new SQL(url, { max: 1, idleTimeout: 5 })
+  admin ??= connect(url, { max: 1, idleTimeout: 5 })
   const name = `e2e_${process.pid}_${++databases}_${Date.now().toString(36)}`
   await admin.unsafe(`CREATE DATABASE "${name}"`)
   const u = new URL(url)

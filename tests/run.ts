@@ -55,21 +55,23 @@ async function pass(name: string, cmd: string[], env: Record<string, string | un
     for await (const chunk of stream) {
       const text = decoder.decode(chunk, { stream: true })
       out.write(text)
-      tail = (tail + text).slice(-4000)
+      tail = (tail + text).slice(-200_000)
     }
   }
   await Promise.all([pump(proc.stdout, process.stdout), pump(proc.stderr, process.stderr), proc.exited])
-  const count = (word: string) => Number(new RegExp(`^\\s*(\\d+) ${word}$`, 'm').exec(tail)?.[1] ?? 0)
+  // The last summary: pg_virtualenv may print its server log after a failing run.
+  const count = (word: string) => Number([...tail.matchAll(new RegExp(`^\\s*(\\d+) ${word}$`, 'gm'))].at(-1)?.[1] ?? 0)
   return { passed: count('pass'), failed: count('fail'), code: proc.exitCode ?? 1 }
 }
 
 provision()
 const base = { ...process.env, LATCHKEY_TEST_DATABASE_URL: undefined }
 const sqlite = await pass('SQLite', ['bun', 'test', ...args], base)
-// pg_virtualenv makes a throwaway cluster, runs the command with PG* variables set, drops it.
+// pg_virtualenv makes a throwaway cluster (-t: in a temporary directory, even as root, so it
+// never meets a cluster of the machine), runs the command with PG* variables set, drops it.
 const url = 'postgres://${PGUSER}:${PGPASSWORD}@${PGHOST}:${PGPORT:-5432}/${PGDATABASE:-postgres}'
 const quoted = args.map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(' ')
-const postgres = await pass('PostgreSQL', ['pg_virtualenv', 'sh', '-c', `LATCHKEY_TEST_DATABASE_URL="${url}" exec bun test ${quoted}`], base)
+const postgres = await pass('PostgreSQL', ['pg_virtualenv', '-t', 'sh', '-c', `LATCHKEY_TEST_DATABASE_URL="${url}" exec bun test ${quoted}`], base)
 
 const passed = sqlite.passed + postgres.passed
 const failed = sqlite.failed + postgres.failed

@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
+import { startHaproxy } from '../haproxy'
 
 const root = join(import.meta.dir, '../..')
 const here = import.meta.dir
@@ -46,6 +47,10 @@ interface Server {
   url: string
   proc: Subprocess
   dir: string
+  /** The processes whose CPU and memory a case counts (the instances behind a balancer). */
+  procs?: Subprocess[]
+  /** What the CLI needs besides the folder (the PostgreSQL URL). */
+  env?: Record<string, string>
 }
 
 async function waitHealthy(url: string, proc: Subprocess, path: string): Promise<number> {
@@ -59,7 +64,7 @@ async function waitHealthy(url: string, proc: Subprocess, path: string): Promise
   }
 }
 
-async function spawnServer(name: string, cmd: string[], env: Record<string, string>, healthPath: string, cwd?: string): Promise<Server> {
+async function spawnServer(name: string, cmd: string[], env: Record<string, string>, healthPath: string, cwd?: string): Promise<Server & { env: Record<string, string> }> {
   const port = await freePort()
   const dir = cwd ?? mkdtempSync(join(tmpdir(), `bench-${name}-`))
   const proc = Bun.spawn(cmd, {
@@ -71,7 +76,7 @@ async function spawnServer(name: string, cmd: string[], env: Record<string, stri
   children.add(proc)
   const url = `http://127.0.0.1:${port}`
   await waitHealthy(url, proc, healthPath)
-  return { name, url, proc, dir }
+  return { name, url, proc, dir, env }
 }
 
 async function stopServer(s: Server): Promise<void> {
@@ -152,15 +157,17 @@ async function measure(c: Case): Promise<Row> {
   const server = c.server()
   const warm = parseWrk(wrk(c, WARMUP, (await c.before?.()) ?? {}))
   const env = (await c.before?.(warm)) ?? {}
-  const pid = server.proc.pid
-  const ticks0 = cpuTicks(pid)
-  let maxRss = rssMb(pid)
-  const sampler = setInterval(() => (maxRss = Math.max(maxRss, rssMb(pid))), 250)
+  // Behind a balancer: the instances' CPU and memory together (not haproxy's, nor PostgreSQL's).
+  const pids = (server.procs ?? [server.proc]).map((p) => p.pid)
+  const sum = (f: (pid: number) => number) => pids.reduce((total, pid) => total + f(pid), 0)
+  const ticks0 = sum(cpuTicks)
+  let maxRss = sum(rssMb)
+  const sampler = setInterval(() => (maxRss = Math.max(maxRss, sum(rssMb))), 250)
   const out = await new Promise<string>((resolve) => setTimeout(() => resolve(wrk(c, SECONDS, env)), 0))
   clearInterval(sampler)
-  maxRss = Math.max(maxRss, rssMb(pid))
+  maxRss = Math.max(maxRss, sum(rssMb))
   const result = parseWrk(out)
-  const cpuUs = ((cpuTicks(pid) - ticks0) * 1_000_000) / CLK_TCK
+  const cpuUs = ((sum(cpuTicks) - ticks0) * 1_000_000) / CLK_TCK
   const row: Row = { name: c.name, ...result, cpuUsPerReq: cpuUs / result.requests, rssMb: maxRss }
   if (!Number.isFinite(result.rps) || result.requests === 0) fail(`could not read wrk's output for ${c.name}:\n${out}`)
   if (result.non2xx > 0 || result.socketErrors > 0)
@@ -175,7 +182,7 @@ async function measure(c: Case): Promise<Row> {
 function cli(server: Server, bin: string, args: string[], stdin?: string): string {
   const r = Bun.spawnSync([bin, ...args], {
     cwd: server.dir,
-    env: { PATH: process.env.PATH ?? '', HOME: server.dir, PORT: new URL(server.url).port },
+    env: { PATH: process.env.PATH ?? '', HOME: server.dir, PORT: new URL(server.url).port, ...(server.env?.DATABASE_URL ? { DATABASE_URL: server.env.DATABASE_URL } : {}) },
     stdin: stdin === undefined ? 'ignore' : new TextEncoder().encode(stdin),
   })
   if (r.exitCode !== 0) fail(`latchkey ${args.join(' ')}: ${r.stderr.toString()}`)
@@ -298,18 +305,17 @@ function ensureBinary(): string {
   return bin
 }
 
-async function main() {
-  ensureTools()
-  const bin = ensureBinary()
-  const binarySizeMb = statSync(bin).size / 1024 / 1024
-  console.error(`bench: ${THREADS} threads, ${CONNECTIONS} connections, ${WARMUP}s warm-up + ${SECONDS}s per case`)
 
-  const startup = await startupRuns(bin)
+const LATCHKEY_ENV = { SETTINGS_MAX_KEYS: '1000000', CODE_TTL: '3600', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', LOGIN_ATTEMPTS_PER_MINUTE: '1000' }
+/** Teardown steps of what main() started besides servers. */
+const stops: Array<() => void> = []
 
-  const bare = await spawnServer('bare', ['bun', join(here, 'bare.ts')], {}, '/')
-  const latchkey = await spawnServer('latchkey', [bin], { SETTINGS_MAX_KEYS: '1000000', CODE_TTL: '3600', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' }, '/healthz')
-  const peer = await spawnServer('peer', ['node', join(here, 'peer/server.mjs')], { NODE_ENV: 'production' }, '/.well-known/openid-configuration')
-
+/**
+ * One Latchkey target (an instance, or instances behind a balancer): an app and a user from the
+ * CLI, a token through sign-in, authorize and exchange, ten settings; then its cases, named with
+ * `prefix`.
+ */
+async function latchkeyCases(prefix: string, latchkey: Server, bin: string, codesDir: string, mintedPerSecond: number[]): Promise<Case[]> {
   // Latchkey: an app and a user from the CLI, a token through sign-in, authorize and exchange.
   const app = JSON.parse(cli(latchkey, bin, ['client', 'create', '--name', 'Bench', '--redirect-uri', REDIRECT_URI, '--skip-consent']))
   cli(latchkey, bin, ['user', 'create', '--email', 'bench@example.com', '--name', 'Bench User', '--password-stdin'], 'bench password\n')
@@ -327,6 +333,97 @@ async function main() {
     if (res.status !== 200) fail(`seeding settings failed: ${res.status}`)
   }
 
+
+  const codesFor = async (warmup?: WrkResult) => {
+    // The warm-up gets plenty; the run gets 1.5 times what the warm-up's pace needs. A
+    // shortfall would show as non-2xx answers and fail the run.
+    const pace = warmup ? (warmup.requests - warmup.non2xx) / WARMUP : 0
+    const count = warmup ? Math.ceil(pace * SECONDS * 1.5) + 5_000 : WARMUP * 40_000
+    const started = performance.now()
+    const codes = await mintCodes(latchkey.url, session, app.client_id, count)
+    mintedPerSecond.push(count / ((performance.now() - started) / 1000))
+    const file = join(codesDir, `${prefix.replace(/[^a-z0-9]/gi, '')}${warmup ? 'run' : 'warmup'}.txt`)
+    writeFileSync(file, codes.join('\n') + '\n')
+    return { CODES: file, REDIRECT_URI: encodeURIComponent(REDIRECT_URI) }
+  }
+  const basicApp = `Basic ${btoa(`${app.client_id}:${app.client_secret}`)}`
+  const settingsBody = JSON.stringify({ client_id: app.client_id, key: 'same.key', value: { theme: 'dark', size: 14 } })
+  return [
+    { name: `${prefix}GET /api/oauth/userinfo`, server: () => latchkey, path: '/api/oauth/userinfo', headers: bearer },
+    { name: `${prefix}GET /api/settings (10 keys)`, server: () => latchkey, path: '/api/settings', headers: bearer },
+    { name: `${prefix}GET /api/settings/:key`, server: () => latchkey, path: '/api/settings/pref.3', headers: bearer },
+    {
+      name: `${prefix}POST /api/settings (new keys)`,
+      server: () => latchkey,
+      path: '/api/settings',
+      headers: { ...bearer, 'Content-Type': 'application/json' },
+      script: 'settings-distinct.lua',
+      env: { CLIENT_ID: app.client_id },
+    },
+    {
+      name: `${prefix}POST /api/settings (same key)`,
+      server: () => latchkey,
+      path: '/api/settings',
+      headers: { ...bearer, 'Content-Type': 'application/json' },
+      script: 'post.lua',
+      env: { BODY: settingsBody },
+    },
+    {
+      name: `${prefix}POST /api/oauth/token (code exchange)`,
+      server: () => latchkey,
+      path: '/api/oauth/token',
+      headers: { Authorization: basicApp, 'Content-Type': 'application/x-www-form-urlencoded' },
+      script: 'token.lua',
+      before: codesFor,
+    },
+  ]
+}
+
+interface PgCluster {
+  url: string
+  stop(): void
+}
+
+/** A throwaway PostgreSQL cluster from pg_virtualenv (Debian's postgresql), alive until stop(). */
+async function startPgCluster(): Promise<PgCluster> {
+  if (!Bun.which('pg_virtualenv')) fail('pg_virtualenv is not installed (apt-get install -y postgresql), or set BENCH_POSTGRES=0')
+  const url = 'postgres://${PGUSER}:${PGPASSWORD}@${PGHOST}:${PGPORT:-5432}/${PGDATABASE:-postgres}'
+  // The cluster lives while its command reads standard input; closing it ends the command, and
+  // pg_virtualenv then stops and drops the cluster.
+  const proc = Bun.spawn(['pg_virtualenv', '-t', '-o', 'max_connections=200', 'sh', '-c', `echo "${url}"; exec cat >/dev/null`], {
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'ignore',
+  })
+  children.add(proc)
+  const reader = proc.stdout.getReader()
+  let text = ''
+  while (!text.includes('\n')) {
+    const { value, done } = await reader.read()
+    if (done) fail('pg_virtualenv ended before its cluster was up')
+    text += new TextDecoder().decode(value)
+  }
+  return {
+    url: text.trim(),
+    stop() {
+      proc.stdin.end()
+      children.delete(proc)
+    },
+  }
+}
+
+async function main() {
+  ensureTools()
+  const bin = ensureBinary()
+  const binarySizeMb = statSync(bin).size / 1024 / 1024
+  console.error(`bench: ${THREADS} threads, ${CONNECTIONS} connections, ${WARMUP}s warm-up + ${SECONDS}s per case`)
+
+  const startup = await startupRuns(bin)
+
+  const bare = await spawnServer('bare', ['bun', join(here, 'bare.ts')], {}, '/')
+  const latchkey = await spawnServer('latchkey', [bin], LATCHKEY_ENV, '/healthz')
+  const peer = await spawnServer('peer', ['node', join(here, 'peer/server.mjs')], { NODE_ENV: 'production' }, '/.well-known/openid-configuration')
+
   // The peer: a client_credentials token to introspect.
   const peerAuth = `Basic ${btoa('bench:bench-secret-that-is-long-enough-0123456789')}`
   const peerToken = (await (
@@ -339,50 +436,32 @@ async function main() {
 
   const codesDir = mkdtempSync(join(tmpdir(), 'bench-codes-'))
   const mintedPerSecond: number[] = []
-  const codesFor = async (warmup?: WrkResult) => {
-    // The warm-up gets plenty; the run gets 1.5 times what the warm-up's pace needs. A
-    // shortfall would show as non-2xx answers and fail the run.
-    const pace = warmup ? (warmup.requests - warmup.non2xx) / WARMUP : 0
-    const count = warmup ? Math.ceil(pace * SECONDS * 1.5) + 5_000 : WARMUP * 40_000
-    const started = performance.now()
-    const codes = await mintCodes(latchkey.url, session, app.client_id, count)
-    mintedPerSecond.push(count / ((performance.now() - started) / 1000))
-    const file = join(codesDir, warmup ? 'run.txt' : 'warmup.txt')
-    writeFileSync(file, codes.join('\n') + '\n')
-    return { CODES: file, REDIRECT_URI: encodeURIComponent(REDIRECT_URI) }
+  const sqliteCases = await latchkeyCases('', latchkey, bin, codesDir, mintedPerSecond)
+
+  // PostgreSQL on this machine (a throwaway cluster), one instance, then two behind haproxy.
+  const pgCases: Case[] = []
+  const extra: Server[] = []
+  let pg: PgCluster | undefined
+  if (process.env.BENCH_POSTGRES !== '0') {
+    pg = await startPgCluster()
+    const pgEnv = { ...LATCHKEY_ENV, DATABASE_URL: pg.url, DATABASE_POOL_SIZE: '16' }
+    const single = await spawnServer('latchkey-pg', [bin], pgEnv, '/healthz')
+    extra.push(single)
+    pgCases.push(...(await latchkeyCases('pg: ', single, bin, codesDir, mintedPerSecond)))
+    const lbPort = await freePort()
+    const issuer = { ISSUER: `http://127.0.0.1:${lbPort}` }
+    const pair = [await spawnServer('latchkey-pg-a', [bin], { ...pgEnv, ...issuer }, '/healthz'), await spawnServer('latchkey-pg-b', [bin], { ...pgEnv, ...issuer }, '/healthz')]
+    extra.push(...pair)
+    const balancer = await startHaproxy(lbPort, pair.map((p) => new URL(p.url).host))
+    const behind: Server = { name: 'haproxy', url: balancer.url, proc: balancer.proc, dir: pair[0]!.dir, procs: pair.map((p) => p.proc), env: pgEnv }
+    pgCases.push(...(await latchkeyCases('pg ×2 haproxy: ', behind, bin, codesDir, mintedPerSecond)))
+    stops.push(balancer.stop)
   }
 
-  const basicApp = `Basic ${btoa(`${app.client_id}:${app.client_secret}`)}`
-  const settingsBody = JSON.stringify({ client_id: app.client_id, key: 'same.key', value: { theme: 'dark', size: 14 } })
   const cases: Case[] = [
     { name: 'bare Bun.serve (ceiling)', server: () => bare, path: '/' },
-    { name: 'GET /api/oauth/userinfo', server: () => latchkey, path: '/api/oauth/userinfo', headers: bearer },
-    { name: 'GET /api/settings (10 keys)', server: () => latchkey, path: '/api/settings', headers: bearer },
-    { name: 'GET /api/settings/:key', server: () => latchkey, path: '/api/settings/pref.3', headers: bearer },
-    {
-      name: 'POST /api/settings (new keys)',
-      server: () => latchkey,
-      path: '/api/settings',
-      headers: { ...bearer, 'Content-Type': 'application/json' },
-      script: 'settings-distinct.lua',
-      env: { CLIENT_ID: app.client_id },
-    },
-    {
-      name: 'POST /api/settings (same key)',
-      server: () => latchkey,
-      path: '/api/settings',
-      headers: { ...bearer, 'Content-Type': 'application/json' },
-      script: 'post.lua',
-      env: { BODY: settingsBody },
-    },
-    {
-      name: 'POST /api/oauth/token (code exchange)',
-      server: () => latchkey,
-      path: '/api/oauth/token',
-      headers: { Authorization: basicApp, 'Content-Type': 'application/x-www-form-urlencoded' },
-      script: 'token.lua',
-      before: codesFor,
-    },
+    ...sqliteCases,
+    ...pgCases,
     {
       name: 'peer: client_credentials',
       server: () => peer,
@@ -405,7 +484,9 @@ async function main() {
   const rows: Row[] = []
   for (const c of cases) if (!only || c.name === cases[0]!.name || c.name.includes(only) || c.name.startsWith('peer')) rows.push(await measure(c))
 
-  for (const s of [bare, latchkey, peer]) await stopServer(s)
+  for (const stop of stops) stop()
+  for (const s of [bare, latchkey, peer, ...extra]) await stopServer(s)
+  pg?.stop()
   rmSync(codesDir, { recursive: true, force: true })
 
   const ceiling = rows[0]!.rps
@@ -427,7 +508,7 @@ async function main() {
       ...r,
       ofBare: r.rps / ceiling,
       // The peer's nearest equivalent: issuing a token for the token endpoint, checking one otherwise.
-      ofPeer: r.name.startsWith('POST /api/oauth/token') ? r.rps / peerCc : r.rps / peerIntrospect,
+      ofPeer: r.name.includes('POST /api/oauth/token') ? r.rps / peerCc : r.rps / peerIntrospect,
     })),
   }
 
@@ -442,7 +523,7 @@ async function main() {
     `| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`,
     ...report.cases.map(
       (r) =>
-        `| ${pad(r.name, 38)} | ${num(r.rps)} | ${num(r.p50ms, 2)} | ${num(r.p99ms, 2)} | ${r.non2xx + r.socketErrors} | ${num(r.cpuUsPerReq, 1)} | ${num(r.rssMb, 1)} | ${num(r.ofBare * 100)} % | ${num(r.ofPeer, 2)} |`,
+        `| ${pad(r.name, 52)} | ${num(r.rps)} | ${num(r.p50ms, 2)} | ${num(r.p99ms, 2)} | ${r.non2xx + r.socketErrors} | ${num(r.cpuUsPerReq, 1)} | ${num(r.rssMb, 1)} | ${num(r.ofBare * 100)} % | ${num(r.ofPeer, 2)} |`,
     ),
     '',
     `binary: ${num(binarySizeMb, 1)} MB`,

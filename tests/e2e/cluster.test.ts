@@ -4,11 +4,9 @@
  * one process's database by design.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import type { Socket, TCPSocketListener, Subprocess } from 'bun'
+import type { Socket, TCPSocketListener } from 'bun'
 import * as oauth from 'oauth4webapi'
+import { startHaproxy, type Balancer } from '../haproxy'
 import { freshPgDatabase } from '../pg-store'
 import { testEngine } from '../store'
 import { CALLBACK, authorizeAsUser, discover, obtainToken, options, registerClient, registerUser } from './flow'
@@ -19,45 +17,10 @@ setDefaultTimeout(120_000)
 const onPostgres = testEngine === 'postgres'
 let a: RunningBinary
 let b: RunningBinary
-let lb: { url: string; proc: Subprocess; dir: string }
+let lb: Balancer
 let through: RunningBinary // the balancer, with A's CLI
 let databaseUrl: string
 const delays: Record<string, number[]> = {}
-
-async function startHaproxy(port: number, backends: RunningBinary[]) {
-  const dir = mkdtempSync(join(tmpdir(), 'latchkey-haproxy-'))
-  const config = [
-    'global',
-    '  maxconn 4096',
-    'defaults',
-    '  mode http',
-    '  timeout connect 1s',
-    '  timeout client 30s',
-    '  timeout server 30s',
-    '  retries 3',
-    '  option redispatch',
-    'frontend latchkey',
-    `  bind 127.0.0.1:${port}`,
-    '  default_backend instances',
-    'backend instances',
-    '  balance roundrobin',
-    '  option httpchk GET /healthz',
-    '  http-check expect status 200',
-    '  default-server inter 200ms fall 2 rise 2',
-    ...backends.map((s, i) => `  server i${i} ${new URL(s.url).host} check`),
-    '',
-  ].join('\n')
-  writeFileSync(join(dir, 'haproxy.cfg'), config)
-  const bin = Bun.which('haproxy') ?? '/usr/sbin/haproxy'
-  const proc = Bun.spawn([bin, '-f', join(dir, 'haproxy.cfg'), '-db'], { stdout: 'ignore', stderr: 'pipe' })
-  const url = `http://127.0.0.1:${port}`
-  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await Bun.sleep(50)) {
-    try {
-      if ((await fetch(`${url}/healthz`)).status === 200) return { url, proc, dir }
-    } catch {}
-  }
-  throw new Error('haproxy did not come up')
-}
 
 /** Polls until `refused()` is true; returns how long it took (ms). */
 async function refusedWithin(refused: () => Promise<boolean>, label: string): Promise<number> {
@@ -81,15 +44,14 @@ beforeAll(async () => {
   const env = { DATABASE_URL: databaseUrl, ISSUER: `http://127.0.0.1:${lbPort}`, SETTINGS_MAX_KEYS: '5', LOGIN_ATTEMPTS_PER_MINUTE: '1000' }
   // Both start together on an empty database: one migrates, the other waits on the lock.
   ;[a, b] = await Promise.all([startBinary(env), startBinary(env)])
-  lb = await startHaproxy(lbPort, [a, b])
+  lb = await startHaproxy(lbPort, [a, b].map((s) => new URL(s.url).host))
   through = { ...a, url: lb.url }
 })
 
 afterAll(() => {
   if (!onPostgres) return
   if (Object.keys(delays).length) console.log('cluster: revocation reached the other instance after (ms):', JSON.stringify(delays))
-  lb?.proc.kill('SIGKILL')
-  if (lb) rmSync(lb.dir, { recursive: true, force: true })
+  lb?.stop()
   a?.cleanup()
   b?.cleanup()
 })

@@ -1,7 +1,8 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SQL, type Subprocess } from 'bun'
+import type { Subprocess } from 'bun'
+import { connect } from '../../src/db/pg/connect'
 import { Database } from 'bun:sqlite'
 import { freshPgDatabase } from '../pg-store'
 import { testEngine } from '../store'
@@ -89,7 +90,7 @@ export async function startBinary(env: Record<string, string> = {}, dir?: string
     async query(sql, ...params) {
       const databaseUrl = env.DATABASE_URL ?? dbPath
       if (/^postgres/.test(databaseUrl)) {
-        const client = new SQL(databaseUrl, { max: 1 })
+        const client = connect(databaseUrl, { max: 1 })
         try {
           let n = 0
           return (await client.unsafe(sql.replace(/\?/g, () => `$${++n}`), params as [])) as Array<Record<string, unknown>>

@@ -1,4 +1,5 @@
-import { SQL } from 'bun'
+import type { SQL } from 'bun'
+import { connect } from './connect'
 import type { ChangeFeed } from '../store'
 
 export const CHANNEL = 'latchkey_changes'
@@ -74,7 +75,7 @@ export class PgChangeFeed implements ChangeFeed {
 
   constructor(private readonly url: string) {
     let listener = listeners.get(url)
-    if (!listener) listeners.set(url, (listener = new Listener(new SQL(url, { max: 1, connectionTimeout: 2 }))))
+    if (!listener) listeners.set(url, (listener = new Listener(connect(url, { max: 1, connectionTimeout: 2 }))))
     this.listener = listener
   }
 

@@ -1,4 +1,4 @@
-import { SQL } from 'bun'
+import type { SQL } from 'bun'
 import { and, asc, eq, gt, isNull, lt, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/bun-sql'
 import type {
@@ -18,6 +18,7 @@ import type {
 } from '../store'
 import { DatabaseUnavailable, StoreRefusal, UniqueViolation } from '../store'
 import { PgChangeFeed } from './change-feed'
+import { connect } from './connect'
 import { migrate } from './migrate'
 import * as schema from './schema'
 
@@ -80,7 +81,7 @@ export class PgStore implements Store {
     poolSize: number,
     opts: { searchPath?: string; idleTimeout?: number } = {},
   ): Promise<{ store: PgStore; applied: string[] }> {
-    const client = new SQL(url, {
+    const client = connect(url, {
       max: poolSize,
       connectionTimeout: 2,
       idleTimeout: opts.idleTimeout ?? 30,
