@@ -21,13 +21,14 @@ Usage:
   latchkey user list [--json]
   latchkey user delete ID
   latchkey migrate                     apply migrations and exit
-  latchkey backup PATH                 consistent online copy of the database
+  latchkey backup PATH                 consistent online copy of a SQLite database (PostgreSQL: pg_dump)
   latchkey healthcheck                 exit 0 when this server's /healthz answers 200 (for containers)
   latchkey --help | --version
 
-Global options (before the command): --port N, --host H, --database-url PATH
-Configuration (environment): PORT HOST DATABASE_URL ISSUER SIGNUP CODE_TTL ACCESS_TOKEN_TTL
-  SETTINGS_MAX_VALUE_BYTES SETTINGS_MAX_KEYS LOG_LEVEL
+Global options (before the command): --port N, --host H, --database-url PATH|postgres://...
+Configuration (environment): PORT HOST DATABASE_URL DATABASE_POOL_SIZE ISSUER SIGNUP CODE_TTL
+  ACCESS_TOKEN_TTL SETTINGS_MAX_VALUE_BYTES SETTINGS_MAX_KEYS SETTINGS_MAX_USER_BYTES
+  LOGIN_ATTEMPTS_PER_MINUTE TRUSTED_PROXIES LOG_LEVEL
 `
 
 const GLOBAL_FLAGS: Record<string, string> = { '--port': 'PORT', '--host': 'HOST', '--database-url': 'DATABASE_URL' }
