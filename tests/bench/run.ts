@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
+import { connect } from '../../src/db/pg/connect'
 import { startHaproxy } from '../haproxy'
 
 const root = join(import.meta.dir, '../..')
@@ -381,6 +382,8 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
 
 interface PgCluster {
   url: string
+  /** A new database on the cluster; its URL. */
+  database(name: string): Promise<string>
   stop(): void
 }
 
@@ -390,21 +393,31 @@ async function startPgCluster(): Promise<PgCluster> {
   const url = 'postgres://${PGUSER}:${PGPASSWORD}@${PGHOST}:${PGPORT:-5432}/${PGDATABASE:-postgres}'
   // The cluster lives while its command reads standard input; closing it ends the command, and
   // pg_virtualenv then stops and drops the cluster.
-  const proc = Bun.spawn(['pg_virtualenv', '-t', '-o', 'max_connections=200', 'sh', '-c', `echo "${url}"; exec cat >/dev/null`], {
+  const proc = Bun.spawn(['pg_virtualenv', '-t', '-o', 'max_connections=200', 'sh', '-c', `echo "cluster-url ${url}"; exec cat >/dev/null`], {
     stdin: 'pipe',
     stdout: 'pipe',
     stderr: 'ignore',
   })
   children.add(proc)
   const reader = proc.stdout.getReader()
+  // pg_virtualenv prints its own progress on stdout too: the URL is the marked line.
   let text = ''
-  while (!text.includes('\n')) {
+  while (!/^cluster-url (\S+)$/m.test(text)) {
     const { value, done } = await reader.read()
     if (done) fail('pg_virtualenv ended before its cluster was up')
     text += new TextDecoder().decode(value)
   }
+  const url0 = /^cluster-url (\S+)$/m.exec(text)![1]!
   return {
-    url: text.trim(),
+    url: url0,
+    async database(name: string) {
+      const admin = connect(url0, { max: 1 })
+      await admin.unsafe(`CREATE DATABASE "${name}"`)
+      await admin.close()
+      const u = new URL(url0)
+      u.pathname = `/${name}`
+      return u.href
+    },
     stop() {
       proc.stdin.end()
       children.delete(proc)
@@ -444,13 +457,12 @@ async function main() {
   let pg: PgCluster | undefined
   if (process.env.BENCH_POSTGRES !== '0') {
     pg = await startPgCluster()
-    const pgEnv = { ...LATCHKEY_ENV, DATABASE_URL: pg.url, DATABASE_POOL_SIZE: '16' }
-    const single = await spawnServer('latchkey-pg', [bin], pgEnv, '/healthz')
+    const single = await spawnServer('latchkey-pg', [bin], { ...LATCHKEY_ENV, DATABASE_URL: await pg.database('bench_one'), DATABASE_POOL_SIZE: '16' }, '/healthz')
     extra.push(single)
     pgCases.push(...(await latchkeyCases('pg: ', single, bin, codesDir, mintedPerSecond)))
     const lbPort = await freePort()
-    const issuer = { ISSUER: `http://127.0.0.1:${lbPort}` }
-    const pair = [await spawnServer('latchkey-pg-a', [bin], { ...pgEnv, ...issuer }, '/healthz'), await spawnServer('latchkey-pg-b', [bin], { ...pgEnv, ...issuer }, '/healthz')]
+    const pgEnv = { ...LATCHKEY_ENV, DATABASE_URL: await pg.database('bench_two'), DATABASE_POOL_SIZE: '16', ISSUER: `http://127.0.0.1:${lbPort}` }
+    const pair = [await spawnServer('latchkey-pg-a', [bin], pgEnv, '/healthz'), await spawnServer('latchkey-pg-b', [bin], pgEnv, '/healthz')]
     extra.push(...pair)
     const balancer = await startHaproxy(lbPort, pair.map((p) => new URL(p.url).host))
     const behind: Server = { name: 'haproxy', url: balancer.url, proc: balancer.proc, dir: pair[0]!.dir, procs: pair.map((p) => p.proc), env: pgEnv }
