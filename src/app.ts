@@ -12,8 +12,10 @@ import { silentLogger, type Logger } from './lib/log'
 import { authorizeRoutes } from './oauth/authorize'
 import { metadataRoutes } from './oauth/metadata'
 import { revocationRoutes } from './oauth/revoke'
+import { introspectionRoutes } from './oauth/introspect'
 import { tokenRoutes } from './oauth/token'
 import { AccessTokens } from './oauth/tokens'
+import { RefreshTokens } from './oauth/refresh-tokens'
 import { userinfoRoutes } from './oauth/userinfo'
 import { settingsRoutes } from './settings'
 import { docsRoutes } from './docs'
@@ -36,6 +38,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     clock,
     log: deps.log ?? silentLogger,
     tokens: new AccessTokens(store, clock, deps.config.accessTokenTtl, store.changes),
+    refreshTokens: new RefreshTokens(store, clock, deps.config.refreshTokenTtl, deps.config.refreshTokenReuseGrace),
     settingsCache: new SettingsCache(store.changes, store.engine === 'sqlite'),
     csrfKey: await store.serverSecret('csrf', randomToken, clock.now()),
   }
@@ -82,6 +85,7 @@ export function createApp(ctx: AppContext) {
     .use(authorizeRoutes(ctx))
     .use(tokenRoutes(ctx))
     .use(revocationRoutes(ctx))
+    .use(introspectionRoutes(ctx))
     .use(userinfoRoutes(ctx))
     .use(settingsRoutes(ctx))
   self.app = app

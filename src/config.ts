@@ -13,6 +13,8 @@ export interface Config {
   signup: 'open' | 'closed'
   codeTtl: number
   accessTokenTtl: number
+  refreshTokenTtl: number
+  refreshTokenReuseGrace: number
   settingsMaxValueBytes: number
   settingsMaxKeys: number
   settingsMaxUserBytes: number
@@ -110,6 +112,8 @@ export function loadConfig(env: Env = process.env): Config {
     signup: oneOf(env, 'SIGNUP', 'open', ['open', 'closed'] as const),
     codeTtl: integer(env, 'CODE_TTL', 60, 1, 3600),
     accessTokenTtl: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 31_536_000),
+    refreshTokenTtl: integer(env, 'REFRESH_TOKEN_TTL', 2_592_000, 60, 315_360_000),
+    refreshTokenReuseGrace: integer(env, 'REFRESH_TOKEN_REUSE_GRACE', 10, 0, 3600),
     settingsMaxValueBytes: integer(env, 'SETTINGS_MAX_VALUE_BYTES', 65_536, 1, 1_048_576),
     settingsMaxKeys: integer(env, 'SETTINGS_MAX_KEYS', 1000, 1, 1_000_000),
     settingsMaxUserBytes: integer(env, 'SETTINGS_MAX_USER_BYTES', 16_777_216, 1, 1_099_511_627_776),

@@ -4,6 +4,7 @@ import type { SettingsCache } from './settings/cache'
 import type { Clock } from './lib/clock'
 import type { Logger } from './lib/log'
 import type { AccessTokens } from './oauth/tokens'
+import type { RefreshTokens } from './oauth/refresh-tokens'
 
 /** What every feature of the app is built from; made once by `createContext`. */
 export interface AppContext {
@@ -12,6 +13,7 @@ export interface AppContext {
   clock: Clock
   log: Logger
   tokens: AccessTokens
+  refreshTokens: RefreshTokens
   settingsCache: SettingsCache
   /** The server's key for CSRF tokens (shared by every instance through the database). */
   csrfKey: string

@@ -12,6 +12,8 @@ describe('configuration', () => {
       signup: 'open',
       codeTtl: 60,
       accessTokenTtl: 3600,
+      refreshTokenTtl: 2_592_000,
+      refreshTokenReuseGrace: 10,
       settingsMaxValueBytes: 65536,
       settingsMaxKeys: 1000,
       settingsMaxUserBytes: 16_777_216,
@@ -52,6 +54,8 @@ describe('configuration', () => {
     ['TRUSTED_PROXIES', '10.0.0.1, fe80::1/129'],
     ['DATABASE_URL', 'mysql://db/latchkey'],
     ['DATABASE_POOL_SIZE', '0'],
+    ['REFRESH_TOKEN_TTL', '30'],
+    ['REFRESH_TOKEN_REUSE_GRACE', '-1'],
   ] as const) {
     test(`${name}=${JSON.stringify(value)} is refused with a message naming the variable`, () => {
       expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)

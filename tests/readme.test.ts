@@ -22,6 +22,7 @@ function blocks(markdown: string): Block[] {
 function normalize(text: string): string {
   return text
     .replace(/lk_at_[0-9a-z]+\.[A-Za-z0-9_-]{43}/g, 'lk_at_<token>')
+    .replace(/lk_rt_[0-9a-z]+\.[A-Za-z0-9_-]{43}/g, 'lk_rt_<token>')
     .replace(/lk_cs_[A-Za-z0-9_-]{43}/g, 'lk_cs_<secret>')
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')
     .replace(/\b[0-9a-f]{24}\b/g, '<client_id>')
@@ -65,19 +66,20 @@ async function authorizeAsReader(): Promise<string> {
   return callback.searchParams.get('code')!
 }
 
-async function freshToken(): Promise<string> {
+async function freshTokens(): Promise<{ access_token: string; refresh_token: string }> {
   const res = await fetch(`${server.url}/api/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ grant_type: 'authorization_code', code: await authorizeAsReader(), client_id: vars.CLIENT_ID, client_secret: vars.CLIENT_SECRET, redirect_uri: 'http://localhost:8080/callback' }),
   })
-  return ((await res.json()) as { access_token: string }).access_token
+  return (await res.json()) as { access_token: string; refresh_token: string }
 }
 
 /** What the reader pastes into each `export` line. */
 async function fill(name: string): Promise<string> {
   if (name === 'CODE') return authorizeAsReader()
-  if (name === 'ACCESS_TOKEN') return freshToken()
+  if (name === 'ACCESS_TOKEN') return (await freshTokens()).access_token
+  if (name === 'REFRESH_TOKEN') return (await freshTokens()).refresh_token
   if (vars[name] === undefined) throw new Error(`README exports ${name} before the harness knows it`)
   return vars[name]!
 }

@@ -111,6 +111,14 @@ export function AccountPage(props: { user: User; avatarUrl: string; apps: Author
                 </div>
                 <div class="muted">
                   Since <time datetime={new Date(app.grantedAt).toISOString()}>{new Date(app.grantedAt).toISOString().slice(0, 10)}</time>
+                  {' · '}
+                  {app.lastUsedAt === null ? (
+                    'not used yet'
+                  ) : (
+                    <>
+                      last used <time datetime={new Date(app.lastUsedAt).toISOString()}>{new Date(app.lastUsedAt).toISOString().slice(0, 10)}</time>
+                    </>
+                  )}
                 </div>
               </div>
               <form method="post" action="/account/revoke" class="inline">

@@ -52,12 +52,39 @@ export interface NewCode {
 
 export interface NewToken {
   verifierHash: string
+  /** Every token issued from one authorization (a code, then its refreshes) shares a family. */
+  familyId: string
   clientId: string
   userId: string
   scope: string
   expiresAt: number
   createdAt: number
 }
+
+/** A refresh token's row; `scope` is the original grant's (a refresh may only narrow it). */
+export type NewRefreshToken = NewToken
+
+export interface RefreshRecord extends NewRefreshToken {
+  id: number
+  /** When it was first used to rotate; null while it is the family's newest. */
+  rotatedAt: number | null
+}
+
+/** What a code exchange or a refresh issues. */
+export interface IssuedTokens {
+  access: NewToken
+  refresh: NewRefreshToken
+}
+
+/** What a refresh decides on the locked refresh token (RFC 6749 §6, RFC 9700 §4.14.2). */
+export type RefreshDecision =
+  | { refuse: { error: 'invalid_grant' | 'invalid_scope'; description: string } }
+  | { revokeFamily: string }
+  | { issue: IssuedTokens; markRotated: boolean }
+
+export type RefreshOutcome =
+  | { ok: true; tokenId: number; refreshId: number }
+  | { ok: false; error: 'invalid_grant' | 'invalid_scope'; description: string; familyRevoked?: boolean }
 
 /** An access token's row with its user, for validation. */
 export interface TokenRecord {
@@ -66,6 +93,7 @@ export interface TokenRecord {
   clientId: string
   scope: string
   expiresAt: number
+  createdAt: number
   user: UserRecord
 }
 
@@ -74,6 +102,8 @@ export interface AuthorizedApp {
   name: string
   scopes: string[]
   grantedAt: number
+  /** Its last code exchange or refresh for the user; null if none yet. */
+  lastUsedAt: number | null
 }
 
 export interface StoredSetting {
@@ -98,7 +128,9 @@ export interface ThrottleRow {
 }
 
 /** The outcome of a code exchange, decided inside its transaction. */
-export type ExchangeOutcome = { ok: true; tokenId: number } | { ok: false; reason: 'unknown' | 'used' | 'refused'; description?: string }
+export type ExchangeOutcome =
+  | { ok: true; tokenId: number; refreshId: number }
+  | { ok: false; reason: 'unknown' | 'used' | 'refused'; description?: string }
 
 /** A unique constraint refused a write (an email or id that already exists). */
 export class UniqueViolation extends Error {
@@ -163,20 +195,30 @@ export interface Store {
   listAuthorizedApps(userId: string): Promise<AuthorizedApp[]>
   /** Issues a code; with `remember`, first adds those scopes to the user's consent (a union, in SQL). */
   issueCode(code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number } | undefined): Promise<void>
-  /** "Revoke access": the consent, the tokens and the pending codes of the user at the client. */
+  /** "Revoke access": the consent, the access and refresh tokens and the pending codes of the user at the client. */
   revokeAccess(userId: string, clientId: string): Promise<boolean>
   /**
    * RFC 6749 §4.1.2, §4.1.3: claims the code once. An unknown code is `unknown`; a used one is
-   * `used` and revokes the token it issued; otherwise `check` decides (client, redirect_uri,
-   * expiry, PKCE) and, when it accepts, the token `token` describes is inserted and the code
-   * marked used with it.
+   * `used` and revokes every token it led to (its family); otherwise `check` decides (client,
+   * redirect_uri, expiry, PKCE) and, when it accepts, the tokens `issue` describes are inserted,
+   * the code marked used, and the consent's last use noted.
    */
   exchangeCode(
     codeHash: string,
     now: number,
     check: (code: CodeRecord) => string | undefined,
-    token: (code: CodeRecord) => NewToken,
+    issue: (code: CodeRecord) => IssuedTokens,
   ): Promise<ExchangeOutcome>
+  /**
+   * The refresh grant on the locked refresh token `id`: `decide` refuses, revokes the family
+   * (reuse after the grace window) or issues the next tokens, stamping the presented one
+   * rotated. An unknown id is invalid_grant. Two refreshes of one token, on any instances, run
+   * one after the other.
+   */
+  refresh(id: number, now: number, decide: (token: RefreshRecord) => RefreshDecision): Promise<RefreshOutcome>
+  findRefreshToken(id: number): Promise<RefreshRecord | undefined>
+  /** Every access and refresh token of the family. */
+  revokeFamily(familyId: string): Promise<boolean>
 
   // access tokens
   findToken(id: number): Promise<TokenRecord | undefined>

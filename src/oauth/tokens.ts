@@ -5,12 +5,27 @@ import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
 
 export const ACCESS_TOKEN_PREFIX = 'lk_at_'
 
-/** `lk_at_<id in base 36>.<verifier: 256 random bits, base64url>` (see the schema). */
-const TOKEN_SHAPE = /^lk_at_([0-9a-z]{1,11})\.([A-Za-z0-9_-]{43})$/
+/** `<prefix><id in base 36>.<verifier: 256 random bits, base64url>` (see the schema). */
+const TOKEN_SHAPE = /^(lk_[a-z]{2}_)([0-9a-z]{1,11})\.([A-Za-z0-9_-]{43})$/
 
-function parseToken(token: string): { id: number; verifier: string } | undefined {
+export function parseOpaque(prefix: string, token: string): { id: number; verifier: string } | undefined {
   const match = TOKEN_SHAPE.exec(token)
-  return match ? { id: parseInt(match[1]!, 36), verifier: match[2]! } : undefined
+  return match && match[1] === prefix ? { id: parseInt(match[2]!, 36), verifier: match[3]! } : undefined
+}
+
+/** A token's row (its verifier only hashed) and how to spell it once the row has its id. */
+export function mintOpaque(
+  prefix: string,
+  input: { clientId: string; userId: string; scope: string; familyId: string },
+  now: number,
+  ttlSeconds: number,
+): MintedToken {
+  const verifier = randomToken()
+  return {
+    row: { ...input, verifierHash: sha256(verifier), expiresAt: now + ttlSeconds * 1000, createdAt: now },
+    spell: (id) => `${prefix}${id.toString(36)}.${verifier}`,
+    expiresIn: ttlSeconds,
+  }
 }
 
 /** What a valid access token grants. */
@@ -18,6 +33,7 @@ export interface TokenGrant {
   clientId: string
   scopes: readonly string[]
   expiresAt: number
+  issuedAt: number
   user: User
 }
 
@@ -51,15 +67,9 @@ export class AccessTokens {
     changes.onChange(() => this.forget())
   }
 
-  /** A new token for `exchangeCode` to store; spelled with the id its row gets. */
-  mint(input: { clientId: string; userId: string; scope: string }): MintedToken {
-    const verifier = randomToken()
-    const now = this.clock.now()
-    return {
-      row: { ...input, verifierHash: sha256(verifier), expiresAt: now + this.ttlSeconds * 1000, createdAt: now },
-      spell: (id) => `${ACCESS_TOKEN_PREFIX}${id.toString(36)}.${verifier}`,
-      expiresIn: this.ttlSeconds,
-    }
+  /** A new token for the store to insert; spelled with the id its row gets. */
+  mint(input: { clientId: string; userId: string; scope: string; familyId: string }): MintedToken {
+    return mintOpaque(ACCESS_TOKEN_PREFIX, input, this.clock.now(), this.ttlSeconds)
   }
 
   /** A cached grant is returned as it is (no promise on the hot path); a lookup as a promise. */
@@ -81,7 +91,7 @@ export class AccessTokens {
     const generation = this.generation
     const row = await this.verified(token)
     if (!row || row.expiresAt <= now) return undefined
-    const grant: TokenGrant = { clientId: row.clientId, scopes: row.scope.split(' '), expiresAt: row.expiresAt, user: row.user }
+    const grant: TokenGrant = { clientId: row.clientId, scopes: row.scope.split(' '), expiresAt: row.expiresAt, issuedAt: row.createdAt, user: row.user }
     if (trusted && generation === this.generation && this.changes.check()) {
       if (this.cache.size >= this.maxCached) this.cache.delete(this.cache.keys().next().value!)
       this.cache.set(token, grant)
@@ -89,10 +99,9 @@ export class AccessTokens {
     return grant
   }
 
-  /** The id and client of a presented token, if it parses and its verifier matches (expired or not). */
-  async identify(token: string): Promise<{ id: number; clientId: string } | undefined> {
-    const row = await this.verified(token)
-    return row && { id: row.id, clientId: row.clientId }
+  /** The stored row of a presented token, if it parses and its verifier matches (expired or not). */
+  identify(token: string) {
+    return this.verified(token)
   }
 
   /** Revokes one token (RFC 7009). */
@@ -115,7 +124,7 @@ export class AccessTokens {
 
   /** The stored row of a well-formed token whose verifier matches its hash (constant time). */
   private async verified(token: string) {
-    const parsed = parseToken(token)
+    const parsed = parseOpaque(ACCESS_TOKEN_PREFIX, token)
     const row = parsed && (await this.store.findToken(parsed.id))
     return row && constantTimeEqual(sha256(parsed!.verifier), row.verifierHash) ? row : undefined
   }

@@ -16,7 +16,7 @@ describe('embedded migrations', () => {
     expect(migrate(db.sqlite).applied).toEqual(journal.entries.map((e) => e.tag))
     expect(migrate(db.sqlite).applied).toEqual([])
     const tables = db.sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name)
-    expect(tables).toEqual(['access_tokens', 'auth_codes', 'clients', 'consents', 'latchkey_migrations', 'login_throttle', 'server_secrets', 'sessions', 'setting_counts', 'settings', 'users'])
+    expect(tables).toEqual(['access_tokens', 'auth_codes', 'clients', 'consents', 'latchkey_migrations', 'login_throttle', 'refresh_tokens', 'server_secrets', 'sessions', 'setting_counts', 'settings', 'users'])
   })
 
   test('the database runs with foreign keys, a busy timeout and synchronous=FULL', () => {
@@ -73,9 +73,9 @@ describe('0003: access tokens become lk_at_<id>.<verifier>', () => {
     db.sqlite.run("INSERT INTO auth_codes VALUES ('code1', 'c1', 'u1', 'https://a/cb', 'email', NULL, 0, 5)")
     db.sqlite.run("INSERT INTO access_tokens VALUES ('tok1', 'c1', 'u1', 'email', 'code1', 9, 0)")
     db.sqlite.run("INSERT INTO settings VALUES ('u1', 'c1', 'k', '1', 0)")
-    expect(migrate(db.sqlite).applied).toEqual(['0003_token_selector', '0004_user_quota_and_secrets', '0005_login_throttle'])
+    expect(migrate(db.sqlite).applied).toEqual(['0003_token_selector', '0004_user_quota_and_secrets', '0005_login_throttle', '0006_refresh_tokens'])
     const columns = (table: string) => db.sqlite.query(`SELECT name FROM pragma_table_info('${table}')`).all().map((r) => (r as { name: string }).name)
-    expect(columns('access_tokens')).toEqual(['id', 'verifier_hash', 'client_id', 'user_id', 'scope', 'expires_at', 'created_at'])
+    expect(columns('access_tokens')).toEqual(['id', 'verifier_hash', 'client_id', 'user_id', 'scope', 'expires_at', 'created_at', 'family_id'])
     expect(columns('auth_codes')).toContain('token_id')
     expect(db.sqlite.query('SELECT CAST(count(*) AS INTEGER) AS n FROM access_tokens').get()).toEqual({ n: 0 })
     expect(db.sqlite.query('SELECT CAST(count(*) AS INTEGER) AS n FROM settings').get()).toEqual({ n: 1 })

@@ -2,6 +2,7 @@ import type { SQL } from 'bun'
 import journal from '../../../drizzle/pg/meta/_journal.json'
 import init from '../../../drizzle/pg/0000_init.sql' with { type: 'text' }
 import triggers from '../../../drizzle/pg/0001_triggers.sql' with { type: 'text' }
+import refreshTokens from '../../../drizzle/pg/0002_refresh_tokens.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -10,6 +11,7 @@ import triggers from '../../../drizzle/pg/0001_triggers.sql' with { type: 'text'
 export const embeddedMigrations: Record<string, string> = {
   '0000_init': init,
   '0001_triggers': triggers,
+  '0002_refresh_tokens': refreshTokens,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

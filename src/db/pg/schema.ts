@@ -45,8 +45,30 @@ export const consents = pgTable(
     scope: text('scope').notNull(),
     createdAt: ms('created_at').notNull(),
     updatedAt: ms('updated_at').notNull(),
+    lastUsedAt: ms('last_used_at'),
   },
   (t) => [primaryKey({ columns: [t.userId, t.clientId] }), index('consents_client').on(t.clientId)],
+)
+
+export const refreshTokens = pgTable(
+  'refresh_tokens',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+    verifierHash: text('verifier_hash').notNull(),
+    familyId: text('family_id').notNull(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    scope: text('scope').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+    createdAt: ms('created_at').notNull(),
+    rotatedAt: ms('rotated_at'),
+  },
+  (t) => [
+    index('refresh_tokens_family').on(t.familyId),
+    index('refresh_tokens_user_client').on(t.userId, t.clientId),
+    index('refresh_tokens_client').on(t.clientId),
+    index('refresh_tokens_expires').on(t.expiresAt),
+  ],
 )
 
 export const authCodes = pgTable(
@@ -61,6 +83,7 @@ export const authCodes = pgTable(
     expiresAt: ms('expires_at').notNull(),
     usedAt: ms('used_at'),
     tokenId: bigint('token_id', { mode: 'number' }),
+    familyId: text('family_id'),
   },
   (t) => [index('auth_codes_expires').on(t.expiresAt), index('auth_codes_user').on(t.userId), index('auth_codes_client').on(t.clientId)],
 )
@@ -75,8 +98,10 @@ export const accessTokens = pgTable(
     scope: text('scope').notNull(),
     expiresAt: ms('expires_at').notNull(),
     createdAt: ms('created_at').notNull(),
+    familyId: text('family_id'),
   },
   (t) => [
+    index('access_tokens_family').on(t.familyId),
     index('access_tokens_user_client').on(t.userId, t.clientId),
     index('access_tokens_client').on(t.clientId),
     index('access_tokens_expires').on(t.expiresAt),

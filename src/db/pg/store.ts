@@ -4,8 +4,12 @@ import type {
   ClientRecord,
   CodeRecord,
   ExchangeOutcome,
+  IssuedTokens,
   NewCode,
   NewToken,
+  RefreshDecision,
+  RefreshOutcome,
+  RefreshRecord,
   NewUser,
   SettingsUsage,
   Store,
@@ -43,6 +47,30 @@ function portError(error: unknown): unknown {
   if (/CONNECTION|ECONN|TIMEOUT|ENOTFOUND|EHOSTUNREACH|EPIPE/.test(code) || state.startsWith('08') || state.startsWith('57P'))
     return new DatabaseUnavailable(error)
   return error
+}
+
+const toRefresh = (r: Row): RefreshRecord => ({
+  id: n(r.id),
+  verifierHash: r.verifier_hash as string,
+  familyId: r.family_id as string,
+  clientId: r.client_id as string,
+  userId: r.user_id as string,
+  scope: r.scope as string,
+  expiresAt: n(r.expires_at),
+  createdAt: n(r.created_at),
+  rotatedAt: r.rotated_at === null ? null : n(r.rotated_at),
+})
+
+/** An INSERT … RETURNING id of an access or refresh token, for a WITH clause. */
+function insertToken(tx: Tx, table: 'access_tokens' | 'refresh_tokens', t: NewToken) {
+  return tx`INSERT INTO ${tx(table)} (verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at)
+    VALUES (${t.verifierHash}, ${t.familyId}, ${t.clientId}, ${t.userId}, ${t.scope}, ${t.expiresAt}, ${t.createdAt}) RETURNING id`
+}
+
+async function deleteFamily(tx: Tx, familyId: string): Promise<boolean> {
+  const access = (await tx`DELETE FROM access_tokens WHERE family_id = ${familyId}`).count
+  const refresh = (await tx`DELETE FROM refresh_tokens WHERE family_id = ${familyId}`).count
+  return access + refresh > 0
 }
 
 /**
@@ -223,9 +251,15 @@ export class PgStore implements Store {
   listAuthorizedApps(userId: string): Promise<AuthorizedApp[]> {
     return this.run(async (sql) =>
       (
-        await sql`SELECT c.client_id, k.name, c.scope, c.updated_at FROM consents c JOIN clients k ON k.id = c.client_id
-          WHERE c.user_id = ${userId} ORDER BY k.name`
-      ).map((r: Row) => ({ clientId: r.client_id as string, name: r.name as string, scopes: (r.scope as string).split(' '), grantedAt: n(r.updated_at) })),
+        await sql`SELECT c.client_id, k.name, c.scope, c.updated_at, c.last_used_at FROM consents c JOIN clients k ON k.id = c.client_id
+          WHERE c.user_id = ${userId} ORDER BY k.name COLLATE "C"`
+      ).map((r: Row) => ({
+        clientId: r.client_id as string,
+        name: r.name as string,
+        scopes: (r.scope as string).split(' '),
+        grantedAt: n(r.updated_at),
+        lastUsedAt: r.last_used_at === null ? null : n(r.last_used_at),
+      })),
     )
   }
 
@@ -250,6 +284,7 @@ export class PgStore implements Store {
     return this.tx(async (tx) => {
       const removed = (await tx`DELETE FROM consents WHERE user_id = ${userId} AND client_id = ${clientId}`).count
       const revoked = (await tx`DELETE FROM access_tokens WHERE user_id = ${userId} AND client_id = ${clientId}`).count
+      await tx`DELETE FROM refresh_tokens WHERE user_id = ${userId} AND client_id = ${clientId}`
       await tx`DELETE FROM auth_codes WHERE user_id = ${userId} AND client_id = ${clientId}`
       return removed + revoked > 0
     })
@@ -259,17 +294,18 @@ export class PgStore implements Store {
     codeHash: string,
     now: number,
     check: (code: CodeRecord) => string | undefined,
-    token: (code: CodeRecord) => NewToken,
+    issue: (code: CodeRecord) => IssuedTokens,
   ): Promise<ExchangeOutcome> {
     return this.tx(async (tx): Promise<ExchangeOutcome> => {
       // The row lock makes a second exchange of the same code, on any instance, wait for the
       // first and then see it used.
-      const [row] = await tx`SELECT client_id, user_id, redirect_uri, scope, code_challenge, expires_at, used_at, token_id
+      const [row] = await tx`SELECT client_id, user_id, redirect_uri, scope, code_challenge, expires_at, used_at, token_id, family_id
         FROM auth_codes WHERE code_hash = ${codeHash} FOR UPDATE`
       if (!row) return { ok: false, reason: 'unknown' }
       if (row.used_at !== null) {
         // §4.1.2: the replay revokes what the code issued; this commits although the request fails.
-        if (row.token_id !== null) await tx`DELETE FROM access_tokens WHERE id = ${row.token_id}`
+        if (row.family_id !== null) await deleteFamily(tx, row.family_id as string)
+        else if (row.token_id !== null) await tx`DELETE FROM access_tokens WHERE id = ${row.token_id}`
         return { ok: false, reason: 'used' }
       }
       const code: CodeRecord = {
@@ -283,20 +319,52 @@ export class PgStore implements Store {
       }
       const refused = check(code)
       if (refused) return { ok: false, reason: 'refused', description: refused }
-      const t = token(code)
-      const [inserted] = await tx`WITH t AS (
-          INSERT INTO access_tokens (verifier_hash, client_id, user_id, scope, expires_at, created_at)
-          VALUES (${t.verifierHash}, ${t.clientId}, ${t.userId}, ${t.scope}, ${t.expiresAt}, ${t.createdAt}) RETURNING id)
-        UPDATE auth_codes SET used_at = ${now}, token_id = (SELECT id FROM t) WHERE code_hash = ${codeHash} RETURNING token_id`
-      return { ok: true, tokenId: n(inserted!.token_id) }
+      const { access, refresh } = issue(code)
+      const [ids] = await tx`WITH a AS (${insertToken(tx, 'access_tokens', access)}), r AS (${insertToken(tx, 'refresh_tokens', refresh)}),
+          u AS (UPDATE auth_codes SET used_at = ${now}, token_id = (SELECT id FROM a), family_id = ${access.familyId} WHERE code_hash = ${codeHash}),
+          c AS (UPDATE consents SET last_used_at = ${now} WHERE user_id = ${code.userId} AND client_id = ${code.clientId})
+        SELECT (SELECT id FROM a) AS token_id, (SELECT id FROM r) AS refresh_id`
+      return { ok: true, tokenId: n(ids!.token_id), refreshId: n(ids!.refresh_id) }
     })
+  }
+
+  refresh(id: number, now: number, decide: (token: RefreshRecord) => RefreshDecision): Promise<RefreshOutcome> {
+    return this.tx(async (tx): Promise<RefreshOutcome> => {
+      // Two refreshes of one token, on any instances, queue on its row.
+      const [row] = await tx`SELECT * FROM refresh_tokens WHERE id = ${id} FOR UPDATE`
+      if (!row) return { ok: false, error: 'invalid_grant', description: 'refresh token is invalid, expired or revoked' }
+      const token = toRefresh(row)
+      const decision = decide(token)
+      if ('refuse' in decision) return { ok: false, ...decision.refuse }
+      if ('revokeFamily' in decision) {
+        await deleteFamily(tx, token.familyId)
+        return { ok: false, error: 'invalid_grant', description: decision.revokeFamily, familyRevoked: true }
+      }
+      const { access, refresh } = decision.issue
+      const [ids] = await tx`WITH a AS (${insertToken(tx, 'access_tokens', access)}), r AS (${insertToken(tx, 'refresh_tokens', refresh)}),
+          m AS (UPDATE refresh_tokens SET rotated_at = ${now} WHERE id = ${id} AND rotated_at IS NULL AND ${decision.markRotated}),
+          c AS (UPDATE consents SET last_used_at = ${now} WHERE user_id = ${token.userId} AND client_id = ${token.clientId})
+        SELECT (SELECT id FROM a) AS token_id, (SELECT id FROM r) AS refresh_id`
+      return { ok: true, tokenId: n(ids!.token_id), refreshId: n(ids!.refresh_id) }
+    })
+  }
+
+  findRefreshToken(id: number): Promise<RefreshRecord | undefined> {
+    return this.run(async (sql) => {
+      const [row] = await sql`SELECT * FROM refresh_tokens WHERE id = ${id}`
+      return row && toRefresh(row)
+    })
+  }
+
+  revokeFamily(familyId: string): Promise<boolean> {
+    return this.tx((tx) => deleteFamily(tx, familyId))
   }
 
   // access tokens
 
   findToken(id: number): Promise<TokenRecord | undefined> {
     return this.run(async (sql) => {
-      const [row] = await sql`SELECT t.id, t.verifier_hash, t.client_id, t.scope, t.expires_at, u.id AS user_id, u.email, u.full_name, u.avatar_url
+      const [row] = await sql`SELECT t.id, t.verifier_hash, t.client_id, t.scope, t.expires_at, t.created_at, u.id AS user_id, u.email, u.full_name, u.avatar_url
         FROM access_tokens t JOIN users u ON u.id = t.user_id WHERE t.id = ${id}`
       if (!row) return undefined
       return {
@@ -305,6 +373,7 @@ export class PgStore implements Store {
         clientId: row.client_id as string,
         scope: row.scope as string,
         expiresAt: n(row.expires_at),
+        createdAt: n(row.created_at),
         user: toUser({ ...row, id: row.user_id }),
       }
     })
@@ -407,6 +476,7 @@ export class PgStore implements Store {
       removed += (await sql`DELETE FROM sessions WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM auth_codes WHERE expires_at < ${now - keepUsedCodesMs}`).count
       removed += (await sql`DELETE FROM login_throttle WHERE last_at < ${now - throttleForgetMs}`).count
+      removed += (await sql`DELETE FROM refresh_tokens WHERE expires_at < ${now}`).count
       return removed
     })
   }

@@ -6,6 +6,7 @@ import settingCountTriggers from '../../../drizzle/sqlite/0002_setting_count_tri
 import tokenSelector from '../../../drizzle/sqlite/0003_token_selector.sql' with { type: 'text' }
 import userQuotaAndSecrets from '../../../drizzle/sqlite/0004_user_quota_and_secrets.sql' with { type: 'text' }
 import loginThrottle from '../../../drizzle/sqlite/0005_login_throttle.sql' with { type: 'text' }
+import refreshTokens from '../../../drizzle/sqlite/0006_refresh_tokens.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -18,6 +19,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0003_token_selector': tokenSelector,
   '0004_user_quota_and_secrets': userQuotaAndSecrets,
   '0005_login_throttle': loginThrottle,
+  '0006_refresh_tokens': refreshTokens,
 }
 
 export interface MigrationResult {

@@ -42,8 +42,37 @@ export const consents = sqliteTable(
     scope: text('scope').notNull(),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
+    /** When the app last exchanged a code or refreshed a token for the user. */
+    lastUsedAt: integer('last_used_at'),
   },
   (t) => [primaryKey({ columns: [t.userId, t.clientId] }), index('consents_client').on(t.clientId)],
+)
+
+/**
+ * Refresh tokens are `lk_rt_<id>.<verifier>` like access tokens. Each rotation adds a row to the
+ * family and stamps the presented one `rotated_at`; presenting a rotated one after the grace
+ * window revokes the family (RFC 9700 §4.14.2).
+ */
+export const refreshTokens = sqliteTable(
+  'refresh_tokens',
+  {
+    id: integer('id').primaryKey(),
+    verifierHash: text('verifier_hash').notNull(),
+    familyId: text('family_id').notNull(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    /** The scope of the original grant: a refresh may narrow what it asks for, never widen it. */
+    scope: text('scope').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+    createdAt: integer('created_at').notNull(),
+    rotatedAt: integer('rotated_at'),
+  },
+  (t) => [
+    index('refresh_tokens_family').on(t.familyId),
+    index('refresh_tokens_user_client').on(t.userId, t.clientId),
+    index('refresh_tokens_client').on(t.clientId),
+    index('refresh_tokens_expires').on(t.expiresAt),
+  ],
 )
 
 export const authCodes = sqliteTable(
@@ -59,6 +88,8 @@ export const authCodes = sqliteTable(
     usedAt: integer('used_at'),
     /** The token this code was exchanged for, so a replay can revoke it (RFC 6749 §4.1.2). */
     tokenId: integer('token_id'),
+    /** The token family the exchange started: a replay revokes all of it. */
+    familyId: text('family_id'),
   },
   (t) => [index('auth_codes_expires').on(t.expiresAt), index('auth_codes_user').on(t.userId), index('auth_codes_client').on(t.clientId)],
 )
@@ -78,8 +109,11 @@ export const accessTokens = sqliteTable(
     scope: text('scope').notNull(),
     expiresAt: integer('expires_at').notNull(),
     createdAt: integer('created_at').notNull(),
+    /** Every token issued from one authorization (a code and its refreshes) shares a family. */
+    familyId: text('family_id'),
   },
   (t) => [
+    index('access_tokens_family').on(t.familyId),
     index('access_tokens_user_client').on(t.userId, t.clientId),
     index('access_tokens_client').on(t.clientId),
     index('access_tokens_expires').on(t.expiresAt),

@@ -4,8 +4,12 @@ import type {
   ClientRecord,
   CodeRecord,
   ExchangeOutcome,
+  IssuedTokens,
   NewCode,
   NewToken,
+  RefreshDecision,
+  RefreshOutcome,
+  RefreshRecord,
   NewUser,
   SettingsUsage,
   Store,
@@ -19,7 +23,7 @@ import { ExternalWrites } from './change-feed'
 import { changes, createDatabaseFile, insertedId, openDb, type Db } from './client'
 import { migrate } from './migrate'
 import { prepared } from './prepared'
-import { accessTokens, authCodes, clients, consents, loginThrottle, serverSecrets, sessions, settingCounts, settings, users } from './schema'
+import { accessTokens, authCodes, clients, consents, loginThrottle, refreshTokens, serverSecrets, sessions, settingCounts, settings, users } from './schema'
 import { Writer } from './writer'
 
 const p = (name: string) => sql.placeholder(name)
@@ -172,13 +176,13 @@ export class SqliteStore implements Store {
 
   async listAuthorizedApps(userId: string): Promise<AuthorizedApp[]> {
     return this.db.orm
-      .select({ clientId: consents.clientId, name: clients.name, scope: consents.scope, grantedAt: consents.updatedAt })
+      .select({ clientId: consents.clientId, name: clients.name, scope: consents.scope, grantedAt: consents.updatedAt, lastUsedAt: consents.lastUsedAt })
       .from(consents)
       .innerJoin(clients, eq(clients.id, consents.clientId))
       .where(eq(consents.userId, userId))
       .orderBy(clients.name)
       .all()
-      .map((r) => ({ clientId: r.clientId, name: r.name, scopes: r.scope.split(' '), grantedAt: r.grantedAt }))
+      .map((r) => ({ clientId: r.clientId, name: r.name, scopes: r.scope.split(' '), grantedAt: r.grantedAt, lastUsedAt: r.lastUsedAt }))
   }
 
   issueCode(code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number } | undefined): Promise<void> {
@@ -222,6 +226,7 @@ export class SqliteStore implements Store {
       const mine = (t: typeof consents | typeof accessTokens | typeof authCodes) => and(eq(t.userId, userId), eq(t.clientId, clientId))
       const removed = changes(this.db.orm.delete(consents).where(mine(consents)).run())
       const revoked = changes(this.db.orm.delete(accessTokens).where(mine(accessTokens)).run())
+      this.db.orm.delete(refreshTokens).where(and(eq(refreshTokens.userId, userId), eq(refreshTokens.clientId, clientId))).run()
       this.db.orm.delete(authCodes).where(mine(authCodes)).run()
       return removed + revoked > 0
     })
@@ -231,7 +236,7 @@ export class SqliteStore implements Store {
     codeHash: string,
     now: number,
     check: (code: CodeRecord) => string | undefined,
-    token: (code: CodeRecord) => NewToken,
+    issue: (code: CodeRecord) => IssuedTokens,
   ): Promise<ExchangeOutcome> {
     return this.write((): ExchangeOutcome => {
       const code = prepared(this.db, 'codeByHash', () =>
@@ -239,24 +244,94 @@ export class SqliteStore implements Store {
       ).get({ codeHash })
       if (!code) return { ok: false, reason: 'unknown' }
       if (code.usedAt !== null) {
-        if (code.tokenId !== null) this.db.orm.delete(accessTokens).where(eq(accessTokens.id, code.tokenId)).run()
+        if (code.familyId !== null) this.deleteFamily(code.familyId)
+        else if (code.tokenId !== null) this.db.orm.delete(accessTokens).where(eq(accessTokens.id, code.tokenId)).run()
         return { ok: false, reason: 'used' }
       }
       const refused = check(code)
       if (refused) return { ok: false, reason: 'refused', description: refused }
-      const tokenId = this.insertToken(token(code))
+      const tokens = issue(code)
+      const tokenId = this.insertToken(tokens.access)
+      const refreshId = this.insertRefreshToken(tokens.refresh)
       // The single writer saw used_at empty above, so this cannot fail; if it ever did, throwing
-      // rolls the job (and the token) back.
+      // rolls the job (and the tokens) back.
       const used = prepared(this.db, 'useCode', () =>
         this.db.orm
           .update(authCodes)
-          .set({ usedAt: p('now') as unknown as number, tokenId: p('tokenId') as unknown as number })
+          .set({ usedAt: p('now') as unknown as number, tokenId: p('tokenId') as unknown as number, familyId: p('familyId') as unknown as string })
           .where(and(eq(authCodes.codeHash, p('codeHash')), isNull(authCodes.usedAt)))
           .prepare(),
-      ).run({ codeHash, now, tokenId })
+      ).run({ codeHash, now, tokenId, familyId: tokens.access.familyId })
       if (changes(used) !== 1) throw new Error('authorization code changed during its exchange')
-      return { ok: true, tokenId }
+      this.noteUse(code.userId, code.clientId, now)
+      return { ok: true, tokenId, refreshId }
     })
+  }
+
+  refresh(id: number, now: number, decide: (token: RefreshRecord) => RefreshDecision): Promise<RefreshOutcome> {
+    return this.write((): RefreshOutcome => {
+      const token = this.readRefreshToken(id)
+      if (!token) return { ok: false, error: 'invalid_grant', description: 'refresh token is invalid, expired or revoked' }
+      const decision = decide(token)
+      if ('refuse' in decision) return { ok: false, ...decision.refuse }
+      if ('revokeFamily' in decision) {
+        this.deleteFamily(token.familyId)
+        return { ok: false, error: 'invalid_grant', description: decision.revokeFamily, familyRevoked: true }
+      }
+      if (decision.markRotated) this.db.orm.update(refreshTokens).set({ rotatedAt: now }).where(eq(refreshTokens.id, id)).run()
+      const tokenId = this.insertToken(decision.issue.access)
+      const refreshId = this.insertRefreshToken(decision.issue.refresh)
+      this.noteUse(token.userId, token.clientId, now)
+      return { ok: true, tokenId, refreshId }
+    })
+  }
+
+  async findRefreshToken(id: number): Promise<RefreshRecord | undefined> {
+    return this.readRefreshToken(id)
+  }
+
+  revokeFamily(familyId: string): Promise<boolean> {
+    return this.write(() => this.deleteFamily(familyId))
+  }
+
+  private readRefreshToken(id: number): RefreshRecord | undefined {
+    return prepared(this.db, 'refreshById', () => this.db.orm.select().from(refreshTokens).where(eq(refreshTokens.id, p('id'))).prepare()).get({ id })
+  }
+
+  private deleteFamily(familyId: string): boolean {
+    const access = changes(this.db.orm.delete(accessTokens).where(eq(accessTokens.familyId, familyId)).run())
+    const refresh = changes(this.db.orm.delete(refreshTokens).where(eq(refreshTokens.familyId, familyId)).run())
+    return access + refresh > 0
+  }
+
+  /** The account page's "last used" of the app. */
+  private noteUse(userId: string, clientId: string, now: number): void {
+    prepared(this.db, 'noteUse', () =>
+      this.db.orm
+        .update(consents)
+        .set({ lastUsedAt: p('now') as unknown as number })
+        .where(and(eq(consents.userId, p('userId')), eq(consents.clientId, p('clientId'))))
+        .prepare(),
+    ).run({ userId, clientId, now })
+  }
+
+  private insertRefreshToken(token: NewToken): number {
+    return insertedId(
+      prepared(this.db, 'insertRefreshToken', () =>
+        this.db.orm
+          .insert(refreshTokens)
+          .values({
+            verifierHash: p('verifierHash'),
+            familyId: p('familyId'),
+            clientId: p('clientId'),
+            userId: p('userId'),
+            scope: p('scope'),
+            expiresAt: p('expiresAt'),
+            createdAt: p('createdAt'),
+          })
+          .prepare(),
+      ).run({ ...token }),
+    )
   }
 
   private insertToken(token: NewToken): number {
@@ -266,6 +341,7 @@ export class SqliteStore implements Store {
           .insert(accessTokens)
           .values({
             verifierHash: p('verifierHash'),
+            familyId: p('familyId'),
             clientId: p('clientId'),
             userId: p('userId'),
             scope: p('scope'),
@@ -288,6 +364,7 @@ export class SqliteStore implements Store {
           clientId: accessTokens.clientId,
           scope: accessTokens.scope,
           expiresAt: accessTokens.expiresAt,
+          createdAt: accessTokens.createdAt,
           user: { id: users.id, email: users.email, fullName: users.fullName, avatarUrl: users.avatarUrl },
         })
         .from(accessTokens)
@@ -445,6 +522,7 @@ export class SqliteStore implements Store {
       removed += changes(this.db.orm.delete(sessions).where(lt(sessions.expiresAt, now)).run())
       removed += changes(this.db.orm.delete(authCodes).where(lt(authCodes.expiresAt, now - keepUsedCodesMs)).run())
       removed += changes(this.db.orm.delete(loginThrottle).where(lt(loginThrottle.lastAt, now - throttleForgetMs)).run())
+      removed += changes(this.db.orm.delete(refreshTokens).where(lt(refreshTokens.expiresAt, now)).run())
       return removed
     })
   }

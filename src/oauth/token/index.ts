@@ -4,6 +4,7 @@ import { InvalidRequest, UnsupportedGrantType } from '../../lib/errors'
 import { apiHeaders, json } from '../../lib/http'
 import { authenticateClient } from './client-auth'
 import * as authorizationCode from './grants/authorization_code'
+import * as refreshToken from './grants/refresh_token'
 import { TokenRequest, TokenResponse } from './model'
 import { parseTokenBody } from './parse'
 import { errorResponses } from '../../docs/openapi'
@@ -11,7 +12,7 @@ import { errorResponses } from '../../docs/openapi'
 // RFC 6749 §5.1: no-store, and Pragma: no-cache for old caches.
 const TOKEN_HEADERS = apiHeaders({ pragma: 'no-cache' })
 
-const grants = { [authorizationCode.grantType]: authorizationCode } as const
+const grants = { [authorizationCode.grantType]: authorizationCode, [refreshToken.grantType]: refreshToken } as const
 
 function grantFor(grantType: string) {
   return Object.hasOwn(grants, grantType) ? grants[grantType as keyof typeof grants] : undefined
@@ -43,9 +44,9 @@ export function tokenRoutes(ctx: AppContext) {
       response: { 200: TokenResponse, ...errorResponses(400, 401) },
       detail: {
         tags: ['OAuth'],
-        summary: 'Exchange an authorization code for an access token',
+        summary: 'Exchange an authorization code, or a refresh token, for an access token and a new refresh token',
         description:
-          'application/json (seed) or application/x-www-form-urlencoded. Client authentication: client_id + client_secret in the body, HTTP Basic, or client_id + code_verifier for public clients.',
+          'application/json (seed) or application/x-www-form-urlencoded. grant_type=authorization_code (code, redirect_uri, code_verifier) or grant_type=refresh_token (refresh_token, optional narrower scope; the refresh token rotates). Client authentication: client_id + client_secret in the body, HTTP Basic, or client_id alone for public clients.',
         security: [{}, { clientBasic: [] }],
       },
     },

@@ -1,14 +1,16 @@
 import { t } from 'elysia'
 
-/** RFC 6749 §4.1.3 plus client_secret_post and PKCE; other parameters are ignored (§3.2). */
+/** RFC 6749 §4.1.3 and §6, plus client_secret_post and PKCE; other parameters are ignored (§3.2). */
 export const TokenRequest = t.Object(
   {
-    grant_type: t.String({ description: 'authorization_code' }),
+    grant_type: t.String({ description: 'authorization_code or refresh_token' }),
     code: t.Optional(t.String()),
     redirect_uri: t.Optional(t.String()),
     client_id: t.Optional(t.String()),
     client_secret: t.Optional(t.String()),
     code_verifier: t.Optional(t.String()),
+    refresh_token: t.Optional(t.String()),
+    scope: t.Optional(t.String()),
   },
   { additionalProperties: true },
 )
@@ -18,6 +20,7 @@ export const TokenResponse = t.Object({
   access_token: t.String(),
   token_type: t.Literal('Bearer'),
   expires_in: t.Integer(),
+  refresh_token: t.String(),
   scope: t.String(),
 })
 export type TokenResponse = typeof TokenResponse.static

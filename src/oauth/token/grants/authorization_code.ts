@@ -4,6 +4,7 @@ import { constantTimeEqual, s256, sha256 } from '../../../lib/crypto'
 import { InvalidGrant } from '../../../lib/errors'
 import type { Client } from '../../clients'
 import type { TokenRequest, TokenResponse } from '../model'
+import { mintTokens } from '../issue'
 
 export const grantType = 'authorization_code'
 export const parameters = ['code', 'redirect_uri'] as const
@@ -26,28 +27,23 @@ function refusal(code: CodeRecord, client: Client, body: TokenRequest, now: numb
 }
 
 /**
- * Checking, using up the code and issuing the token are one atomic store operation, correct
- * across instances; a replay (§4.1.2) revokes what the code issued even though it fails.
+ * Checking, using up the code and issuing the tokens are one atomic store operation, correct
+ * across instances; a replay (§4.1.2) revokes everything the code led to even though it fails.
  */
 export async function handler(ctx: AppContext, client: Client, body: TokenRequest): Promise<TokenResponse> {
   const now = ctx.clock.now()
-  let scope = ''
-  let minted: ReturnType<typeof ctx.tokens.mint> | undefined
+  let minted: ReturnType<typeof mintTokens> | undefined
   const outcome = await ctx.store.exchangeCode(
     sha256(body.code!),
     now,
-    (code) => {
-      const refused = refusal(code, client, body, now)
-      if (refused) return refused
-      scope = code.scope
-      minted = ctx.tokens.mint({ clientId: client.id, userId: code.userId, scope })
-      return undefined
-    },
-    () => minted!.row,
+    (code) => refusal(code, client, body, now),
+    (code) =>
+      (minted = mintTokens(ctx, { clientId: client.id, userId: code.userId, grantScope: code.scope, accessScope: code.scope, familyId: crypto.randomUUID() }))
+        .issued,
   )
   if (!outcome.ok) {
     if (outcome.reason === 'used') ctx.tokens.forget()
     throw new InvalidGrant(outcome.reason === 'unknown' ? 'authorization code is invalid' : outcome.reason === 'used' ? 'authorization code was already used' : outcome.description!)
   }
-  return { access_token: minted!.spell(outcome.tokenId), token_type: 'Bearer', expires_in: minted!.expiresIn, scope }
+  return minted!.response(outcome)
 }

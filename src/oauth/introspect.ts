@@ -1,0 +1,65 @@
+import { Elysia, t } from 'elysia'
+import type { AppContext } from '../context'
+import { errorResponses } from '../docs/openapi'
+import { InvalidClient, InvalidRequest } from '../lib/errors'
+import { apiHeaders, json } from '../lib/http'
+import type { Client } from './clients'
+import { REFRESH_TOKEN_PREFIX } from './refresh-tokens'
+import { RevocationRequest } from './revoke'
+import { authenticateClient } from './token/client-auth'
+import { parseTokenBody } from './token/parse'
+
+const seconds = (ms: number) => Math.floor(ms / 1000)
+const INACTIVE = { active: false } as const
+// RFC 7662 §4 leaves caching to the server; an answer about a token must never be reused.
+const HEADERS = apiHeaders({ pragma: 'no-cache' })
+
+/** RFC 7662 §2.2: what an active token is; anything unknown, expired or revoked is exactly {active: false}. */
+async function describe(ctx: AppContext, client: Client, token: string): Promise<Record<string, unknown>> {
+  const now = ctx.clock.now()
+  const iss = ctx.config.issuer
+  if (token.startsWith(REFRESH_TOKEN_PREFIX)) {
+    const found = await ctx.refreshTokens.identify(token)
+    // A refresh token is described only to its own client; a rotated one is no longer current.
+    if (!found || found.clientId !== client.id || found.expiresAt <= now || found.rotatedAt !== null) return INACTIVE
+    return { active: true, scope: found.scope, client_id: found.clientId, sub: found.userId, exp: seconds(found.expiresAt), iat: seconds(found.createdAt), token_type: 'refresh_token', iss }
+  }
+  const grant = await ctx.tokens.validate(token)
+  if (!grant) return INACTIVE
+  return {
+    active: true,
+    scope: grant.scopes.join(' '),
+    client_id: grant.clientId,
+    sub: grant.user.id,
+    exp: seconds(grant.expiresAt),
+    iat: seconds(grant.issuedAt),
+    token_type: 'Bearer',
+    iss,
+  }
+}
+
+/**
+ * RFC 7662 token introspection, for resource servers: the token endpoint's client
+ * authentication, confidential clients only (a public client or none: 401 invalid_client).
+ */
+export function introspectionRoutes(ctx: AppContext) {
+  return new Elysia({ name: 'oauth-introspect' }).post(
+    '/api/oauth/introspect',
+    async function introspect({ request, body }) {
+      const client = await authenticateClient(ctx, request, body)
+      if (client.public) throw new InvalidClient('introspection is for confidential clients (authenticate with the client secret)')
+      if (body.token === '') throw new InvalidRequest('token is required')
+      return json(await describe(ctx, client, body.token), 200, HEADERS)
+    },
+    {
+      parse: [parseTokenBody, 'urlencoded', 'json'],
+      body: RevocationRequest,
+      response: errorResponses(400, 401),
+      detail: {
+        tags: ['OAuth'],
+        summary: 'Token introspection (RFC 7662): {active, scope, client_id, sub, exp, iat, token_type, iss}, or exactly {active: false}',
+        security: [{ clientBasic: [] }, {}],
+      },
+    },
+  )
+}
