@@ -41,7 +41,13 @@ beforeAll(async () => {
   if (!onPostgres) return
   databaseUrl = await freshPgDatabase()
   const lbPort = await freePort()
-  const env = { DATABASE_URL: databaseUrl, ISSUER: `http://127.0.0.1:${lbPort}`, SETTINGS_MAX_KEYS: '5', LOGIN_ATTEMPTS_PER_MINUTE: '1000' }
+  const env = {
+    DATABASE_URL: databaseUrl,
+    ISSUER: `http://127.0.0.1:${lbPort}`,
+    SETTINGS_MAX_KEYS: '5',
+    LOGIN_ATTEMPTS_PER_MINUTE: '1000',
+    REFRESH_TOKEN_REUSE_GRACE: '0',
+  }
   // Both start together on an empty database: one migrates, the other waits on the lock.
   ;[a, b] = await Promise.all([startBinary(env), startBinary(env)])
   lb = await startHaproxy(lbPort, [a, b].map((s) => new URL(s.url).host))
@@ -151,6 +157,29 @@ describe.skipIf(!onPostgres)('two instances on one PostgreSQL database behind ha
       expect(statuses).toEqual([200, 400])
       const loser = answers.find((r) => r.status === 400)!
       expect(((await loser.json()) as { error: string }).error).toBe('invalid_grant')
+    }
+  })
+
+  test('one refresh token on A and B at once, no grace: one success, one invalid_grant, never two live successors', async () => {
+    const client = registerClient(through)
+    registerUser(through, 'twins@example.com')
+    const as = await discover(through)
+    const auth = 'Basic ' + btoa(`${client.client_id}:${client.client_secret}`)
+    const refresh = (server: RunningBinary, token: string) =>
+      fetch(`${server.url}/api/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: auth },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }),
+      })
+    for (let round = 0; round < 10; round++) {
+      const tokens = await obtainToken(through, as, client, 'twins@example.com', 'email')
+      const answers = await Promise.all([refresh(a, tokens.refresh_token!), refresh(b, tokens.refresh_token!)])
+      expect(answers.map((r) => r.status).sort()).toEqual([200, 400])
+      const winner = (await answers.find((r) => r.status === 200)!.json()) as { refresh_token: string; access_token: string }
+      expect(((await answers.find((r) => r.status === 400)!.json()) as { error: string }).error).toBe('invalid_grant')
+      // The loser's reuse revoked the family: the winner's successor is dead too.
+      expect((await refresh(b, winner.refresh_token)).status).toBe(400)
+      expect(await refusedWithin(async () => (await userinfoStatus(a, winner.access_token)) === 401, 'family revoked on the other instance')).toBeLessThan(100)
     }
   })
 

@@ -34,7 +34,9 @@ function decide(
     if (!asked || !asked.every((s) => granted.includes(s))) return refuse('scope must be within the scope originally granted', 'invalid_scope')
     scope = asked.join(' ')
   }
-  if (token.rotatedAt !== null && now - token.rotatedAt >= ctx.refreshTokens.graceSeconds * 1000)
+  // With no grace, any second use is a reuse, whatever two instances' clocks say.
+  const grace = ctx.refreshTokens.graceSeconds * 1000
+  if (token.rotatedAt !== null && !(grace > 0 && now - token.rotatedAt < grace))
     return { revokeFamily: 'refresh token was already used; every token of its grant is revoked' }
   const pair = mintTokens(ctx, { clientId: client.id, userId: token.userId, grantScope: token.scope, accessScope: scope, familyId: token.familyId })
   keep(pair)
@@ -44,9 +46,9 @@ function decide(
 export async function handler(ctx: AppContext, client: Client, body: TokenRequest): Promise<TokenResponse> {
   const id = ctx.refreshTokens.idOf(body.refresh_token!)
   if (id === undefined) throw new InvalidGrant('refresh token is invalid, expired or revoked')
-  const now = ctx.clock.now()
   let pair: ReturnType<typeof mintTokens> | undefined
-  const outcome = await ctx.store.refresh(id, now, (token) => decide(ctx, client, body, token, now, (minted) => (pair = minted)))
+  // The time is read once the row is locked: a refresh that waited for another must see its rotation as past.
+  const outcome = await ctx.store.refresh(id, ctx.clock.now(), (token) => decide(ctx, client, body, token, ctx.clock.now(), (minted) => (pair = minted)))
   if (!outcome.ok) {
     if (outcome.familyRevoked) ctx.tokens.forget()
     throw outcome.error === 'invalid_scope' ? new InvalidScope(outcome.description) : new InvalidGrant(outcome.description)
