@@ -348,6 +348,30 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
     return { CODES: file, REDIRECT_URI: encodeURIComponent(REDIRECT_URI) }
   }
   const basicApp = `Basic ${btoa(`${app.client_id}:${app.client_secret}`)}`
+  const refreshFor = async (warmup?: WrkResult) => {
+    // Refresh tokens are single-use: each comes from a code exchange made beforehand.
+    const pace = warmup ? (warmup.requests - warmup.non2xx) / WARMUP : 0
+    const count = warmup ? Math.ceil(pace * SECONDS * 1.5) + 2_000 : WARMUP * 20_000
+    const codes = await mintCodes(latchkey.url, session, app.client_id, count)
+    const tokens: string[] = []
+    let next = 0
+    const worker = async () => {
+      while (next < codes.length) {
+        const code = codes[next++]!
+        const res = await fetch(`${latchkey.url}/api/oauth/token`, {
+          method: 'POST',
+          headers: { authorization: basicApp, 'content-type': 'application/x-www-form-urlencoded' },
+          body: `grant_type=authorization_code&code=${code}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`,
+        })
+        if (res.status !== 200) fail(`preparing refresh tokens failed: ${res.status}`)
+        tokens.push(((await res.json()) as { refresh_token: string }).refresh_token)
+      }
+    }
+    await Promise.all(Array.from({ length: 32 }, worker))
+    const file = join(codesDir, `${prefix.replace(/[^a-z0-9]/gi, '')}refresh-${warmup ? 'run' : 'warmup'}.txt`)
+    writeFileSync(file, tokens.map((t) => `grant_type=refresh_token&refresh_token=${t}`).join('\n') + '\n')
+    return { BODIES: file }
+  }
   const settingsBody = JSON.stringify({ client_id: app.client_id, key: 'same.key', value: { theme: 'dark', size: 14 } })
   return [
     { name: `${prefix}GET /api/oauth/userinfo`, server: () => latchkey, path: '/api/oauth/userinfo', headers: bearer },
@@ -376,6 +400,14 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
       headers: { Authorization: basicApp, 'Content-Type': 'application/x-www-form-urlencoded' },
       script: 'token.lua',
       before: codesFor,
+    },
+    {
+      name: `${prefix}POST /api/oauth/token (refresh)`,
+      server: () => latchkey,
+      path: '/api/oauth/token',
+      headers: { Authorization: basicApp, 'Content-Type': 'application/x-www-form-urlencoded' },
+      script: 'bodies.lua',
+      before: refreshFor,
     },
   ]
 }

@@ -278,7 +278,14 @@ export class SqliteStore implements Store {
         this.deleteFamily(token.familyId)
         return { ok: false, error: 'invalid_grant', description: decision.revokeFamily, familyRevoked: true }
       }
-      if (decision.markRotated) this.db.orm.update(refreshTokens).set({ rotatedAt: now }).where(eq(refreshTokens.id, id)).run()
+      if (decision.markRotated)
+        prepared(this.db, 'rotateRefresh', () =>
+          this.db.orm
+            .update(refreshTokens)
+            .set({ rotatedAt: p('now') as unknown as number })
+            .where(eq(refreshTokens.id, p('id')))
+            .prepare(),
+        ).run({ id, now })
       const tokenId = this.insertToken(decision.issue.access)
       const refreshId = this.insertRefreshToken(decision.issue.refresh)
       this.noteUse(token.userId, token.clientId, now)

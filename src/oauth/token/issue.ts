@@ -3,6 +3,14 @@ import type { IssuedTokens } from '../../db/store'
 import type { TokenResponse } from './model'
 
 /**
+ * A family id: time-ordered (UUIDv7), so the family indexes grow at their end rather than at a
+ * random page per token.
+ */
+export function newFamilyId(): string {
+  return Bun.randomUUIDv7()
+}
+
+/**
  * The pair every grant issues: an access token with the scope asked for, and a refresh token
  * carrying the whole grant's scope (a later refresh may narrow again, never widen), both in
  * one family. `response` spells them once the store has given their rows ids.

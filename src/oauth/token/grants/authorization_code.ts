@@ -4,7 +4,7 @@ import { constantTimeEqual, s256, sha256 } from '../../../lib/crypto'
 import { InvalidGrant } from '../../../lib/errors'
 import type { Client } from '../../clients'
 import type { TokenRequest, TokenResponse } from '../model'
-import { mintTokens } from '../issue'
+import { mintTokens, newFamilyId } from '../issue'
 
 export const grantType = 'authorization_code'
 export const parameters = ['code', 'redirect_uri'] as const
@@ -38,7 +38,7 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     now,
     (code) => refusal(code, client, body, now),
     (code) =>
-      (minted = mintTokens(ctx, { clientId: client.id, userId: code.userId, grantScope: code.scope, accessScope: code.scope, familyId: crypto.randomUUID() }))
+      (minted = mintTokens(ctx, { clientId: client.id, userId: code.userId, grantScope: code.scope, accessScope: code.scope, familyId: newFamilyId() }))
         .issued,
   )
   if (!outcome.ok) {
