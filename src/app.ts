@@ -16,6 +16,7 @@ import { introspectionRoutes } from './oauth/introspect'
 import { tokenRoutes } from './oauth/token'
 import { AccessTokens } from './oauth/tokens'
 import { RefreshTokens } from './oauth/refresh-tokens'
+import { SigningKeys } from './oidc/keys'
 import { userinfoRoutes } from './oauth/userinfo'
 import { settingsRoutes } from './settings'
 import { docsRoutes } from './docs'
@@ -32,6 +33,9 @@ export interface AppDeps {
 export async function createContext(deps: AppDeps): Promise<AppContext> {
   const clock = deps.clock ?? systemClock
   const { store } = deps
+  // An ID token lives as long as an access token; a retired key is published that much longer.
+  const signingKeys = new SigningKeys(store, clock, deps.config.accessTokenTtl * 1000)
+  await signingKeys.ensure()
   return {
     store,
     config: deps.config,
@@ -39,6 +43,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     log: deps.log ?? silentLogger,
     tokens: new AccessTokens(store, clock, deps.config.accessTokenTtl, store.changes),
     refreshTokens: new RefreshTokens(store, clock, deps.config.refreshTokenTtl, deps.config.refreshTokenReuseGrace),
+    signingKeys,
     settingsCache: new SettingsCache(store.changes, store.engine === 'sqlite'),
     csrfKey: await store.serverSecret('csrf', randomToken, clock.now()),
   }

@@ -5,6 +5,7 @@ import type { Clock } from './lib/clock'
 import type { Logger } from './lib/log'
 import type { AccessTokens } from './oauth/tokens'
 import type { RefreshTokens } from './oauth/refresh-tokens'
+import type { SigningKeys } from './oidc/keys'
 
 /** What every feature of the app is built from; made once by `createContext`. */
 export interface AppContext {
@@ -14,6 +15,7 @@ export interface AppContext {
   log: Logger
   tokens: AccessTokens
   refreshTokens: RefreshTokens
+  signingKeys: SigningKeys
   settingsCache: SettingsCache
   /** The server's key for CSRF tokens (shared by every instance through the database). */
   csrfKey: string

@@ -47,11 +47,11 @@ describe('latchkey CLI', () => {
   })
 
   let clientId = ''
-  test('client create prints {client_id, client_secret, name, redirect_uris, public, skip_consent}', () => {
+  test('client create prints {client_id, client_secret, name, redirect_uris, post_logout_redirect_uris, public, skip_consent}', () => {
     const r = cli(['client', 'create', '--name', 'Notes', '--redirect-uri', 'https://n.example/cb', '--redirect-uri', 'http://localhost:5173/cb', '--skip-consent'])
     expect(r.code).toBe(0)
     const body = JSON.parse(r.out)
-    expect(Object.keys(body)).toEqual(['client_id', 'client_secret', 'name', 'redirect_uris', 'public', 'skip_consent'])
+    expect(Object.keys(body)).toEqual(['client_id', 'client_secret', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent'])
     expect(body.client_secret).toMatch(/^lk_cs_[A-Za-z0-9_-]{43}$/)
     expect(body).toMatchObject({ name: 'Notes', redirect_uris: ['https://n.example/cb', 'http://localhost:5173/cb'], public: false, skip_consent: true })
     clientId = body.client_id
@@ -74,7 +74,7 @@ describe('latchkey CLI', () => {
   test('client list --json prints the create objects without secrets; plain list is a table', () => {
     const list = JSON.parse(cli(['client', 'list', '--json']).out)
     expect(list).toHaveLength(2)
-    expect(Object.keys(list[0])).toEqual(['client_id', 'name', 'redirect_uris', 'public', 'skip_consent'])
+    expect(Object.keys(list[0])).toEqual(['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent'])
     expect(cli(['client', 'list']).out).toContain('Notes')
   })
 
@@ -128,7 +128,7 @@ describe('latchkey CLI', () => {
 
   test('item 6: list output never carries a raw control character, even for data an older release stored', () => {
     const db = new Database(dbPath)
-    db.run("INSERT INTO users VALUES ('00000000-0000-4000-8000-000000000001', 'mallory@example.com', 'Mal\u001b[2J\u009b31m\u200bory', NULL, 'h', 1)")
+    db.run("INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at) VALUES ('00000000-0000-4000-8000-000000000001', 'mallory@example.com', 'Mal\u001b[2J\u009b31m\u200bory', NULL, 'h', 1)")
     db.close()
     for (const args of [['user', 'list'], ['user', 'list', '--json']]) {
       const r = cli(args)

@@ -7,6 +7,8 @@ import { mintTokens, newFamilyId } from '../src/oauth/token/issue'
 import { manualClock } from '../src/lib/clock'
 import { hashPassword, sha256 } from '../src/lib/crypto'
 import { openTestStore, type TestStore } from './store'
+import { generateSigningKey } from '../src/oidc/keys'
+import type { SigningKeyRecord } from '../src/db/store'
 import { parseCookies } from '../src/lib/cookies'
 import { createLogger, type Logger } from '../src/lib/log'
 import { peerAddresses } from '../src/web/client-address'
@@ -25,6 +27,7 @@ let passwordHash: Promise<string> | undefined
 export async function createTestApp(env: Record<string, string> = {}, opts: { log?: Logger } = {}) {
   const config = loadConfig({ DATABASE_URL: ':memory:', ISSUER: ORIGIN, ...env })
   const test = await openTestStore()
+  await test.store.ensureSigningKey(await testSigningKey())
   const clock = manualClock()
   const ctx = await createContext({ store: test.store, config, clock, log: opts.log })
   const app = createApp(ctx)
@@ -33,6 +36,13 @@ export async function createTestApp(env: Record<string, string> = {}, opts: { lo
 }
 
 export type TestApp = Awaited<ReturnType<typeof createTestApp>>
+
+let signingKey: Promise<SigningKeyRecord> | undefined
+/** One RSA key for every test app of the run: making one costs ~50 ms (the server makes its own at first start). */
+export function testSigningKey(): Promise<SigningKeyRecord> {
+  signingKey ??= generateSigningKey(Date.UTC(2026, 0, 1))
+  return signingKey
+}
 export type { TestStore }
 
 export async function addClient(t: TestApp, opts: { name?: string; public?: boolean; skipConsent?: boolean; redirectUris?: string[] } = {}) {

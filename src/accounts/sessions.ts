@@ -18,6 +18,8 @@ export interface Session {
   user: User
   /** The raw cookie value: the secret the CSRF token is derived from. */
   token: string
+  /** When the user entered their password (OpenID Connect auth_time). */
+  authTime: number
 }
 
 /**
@@ -26,13 +28,13 @@ export interface Session {
  */
 export async function createSession(store: Store, userId: string, now: number, replacing?: string): Promise<string> {
   const token = randomToken()
-  await store.createSession(sha256(token), userId, now + SESSION_TTL_MS, replacing && sha256(replacing))
+  await store.createSession(sha256(token), userId, now + SESSION_TTL_MS, now, replacing && sha256(replacing))
   return token
 }
 
 export async function findSession(store: Store, token: string, now: number): Promise<Session | undefined> {
-  const user = await store.findSessionUser(sha256(token), now)
-  return user && { user, token }
+  const found = await store.findSession(sha256(token), now)
+  return found && { user: found.user, token, authTime: found.authTime }
 }
 
 export function deleteSession(store: Store, token: string): Promise<void> {

@@ -72,10 +72,10 @@ export function toUserView(user: User): UserView {
 /** Inserts a user whose password was already hashed; the unique email decides a race. */
 export async function insertUser(
   store: Store,
-  input: { email: string; fullName: string; avatarUrl: string | null; passwordHash: string },
+  input: { email: string; fullName: string; avatarUrl: string | null; passwordHash: string; emailVerified?: boolean },
   now: number,
 ): Promise<User> {
-  const user: User = { id: crypto.randomUUID(), email: input.email, fullName: input.fullName, avatarUrl: input.avatarUrl }
+  const user: User = { id: crypto.randomUUID(), email: input.email, fullName: input.fullName, avatarUrl: input.avatarUrl, emailVerified: input.emailVerified ?? false }
   try {
     await store.insertUser({ ...user, passwordHash: input.passwordHash }, now)
   } catch (error) {

@@ -9,6 +9,7 @@ export async function clientCommand(args: string[]): Promise<void> {
       const { values } = parse(rest, {
         name: { type: 'string' },
         'redirect-uri': { type: 'string', multiple: true },
+        'post-logout-redirect-uri': { type: 'string', multiple: true },
         public: { type: 'boolean' },
         'skip-consent': { type: 'boolean' },
       })
@@ -19,7 +20,13 @@ export async function clientCommand(args: string[]): Promise<void> {
         try {
           return await createClient(
             store,
-            { name: values.name!, redirectUris: values['redirect-uri']!, public: isPublic, skipConsent: values['skip-consent'] ?? false },
+            {
+              name: values.name!,
+              redirectUris: values['redirect-uri']!,
+              postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
+              public: isPublic,
+              skipConsent: values['skip-consent'] ?? false,
+            },
             Date.now(),
           )
         } catch (error) {
@@ -27,10 +34,18 @@ export async function clientCommand(args: string[]): Promise<void> {
           throw error
         }
       })
-      for (const uri of insecureRedirectUris(client.redirectUris))
+      for (const uri of insecureRedirectUris([...client.redirectUris, ...client.postLogoutRedirectUris]))
         process.stderr.write(`latchkey: warning: ${escapeForTerminal(uri)} is plain http on a non-loopback host; use https outside development\n`)
       const view = toView(client)
-      printJson({ client_id: view.client_id, client_secret: secret, name: view.name, redirect_uris: view.redirect_uris, public: view.public, skip_consent: view.skip_consent })
+      printJson({
+        client_id: view.client_id,
+        client_secret: secret,
+        name: view.name,
+        redirect_uris: view.redirect_uris,
+        post_logout_redirect_uris: view.post_logout_redirect_uris,
+        public: view.public,
+        skip_consent: view.skip_consent,
+      })
       return
     }
     case 'list': {

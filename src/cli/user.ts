@@ -45,7 +45,7 @@ export async function userCommand(args: string[]): Promise<void> {
       const avatarUrl = values['avatar-url'] === undefined ? null : await inputError(() => checkAvatarUrl(values['avatar-url']!))
       const password = await inputError(() => checkPassword(stdinPassword))
       const passwordHash = await hashPassword(password)
-      const user = await withStore((store) => inputError(() => insertUser(store, { email, fullName, avatarUrl, passwordHash }, Date.now())))
+      const user = await withStore((store) => inputError(() => insertUser(store, { email, fullName, avatarUrl, passwordHash, emailVerified: true }, Date.now())))
       printJson(toUserView(user))
       return
     }

@@ -15,6 +15,8 @@ export interface UserRecord {
   email: string
   fullName: string
   avatarUrl: string | null
+  /** Whether an operator vouched for the email (CLI), as opposed to self sign-up. */
+  emailVerified: boolean
 }
 
 export interface NewUser extends UserRecord {
@@ -27,7 +29,26 @@ export interface ClientRecord {
   /** null for public clients (PKCE, no secret). */
   secretHash: string | null
   redirectUris: string[]
+  /** RP-initiated logout may return only to these (exact match). */
+  postLogoutRedirectUris: string[]
   skipConsent: boolean
+}
+
+/** A signed-in browser: the user, and when they entered their password. */
+export interface SessionRecord {
+  user: UserRecord
+  authTime: number
+}
+
+/** An ID-token signing key; the private half never leaves the server. */
+export interface SigningKeyRecord {
+  kid: string
+  alg: string
+  privateJwk: string
+  publicJwk: string
+  createdAt: number
+  /** When a newer key replaced it; null for the current key. */
+  retiredAt: number | null
 }
 
 export interface CodeRecord {
@@ -38,6 +59,9 @@ export interface CodeRecord {
   codeChallenge: string | null
   expiresAt: number
   usedAt: number | null
+  /** OpenID Connect: the request's nonce, and when the user signed in. */
+  nonce: string | null
+  authTime: number | null
 }
 
 export interface NewCode {
@@ -48,6 +72,8 @@ export interface NewCode {
   scope: string
   codeChallenge: string | null
   expiresAt: number
+  nonce: string | null
+  authTime: number | null
 }
 
 export interface NewToken {
@@ -62,7 +88,10 @@ export interface NewToken {
 }
 
 /** A refresh token's row; `scope` is the original grant's (a refresh may only narrow it). */
-export type NewRefreshToken = NewToken
+export interface NewRefreshToken extends NewToken {
+  /** When the user signed in for this grant (a refreshed id_token keeps it). */
+  authTime: number | null
+}
 
 export interface RefreshRecord extends NewRefreshToken {
   id: number
@@ -185,8 +214,8 @@ export interface Store {
 
   // sessions
   /** Creates a session, ending `replacing` (the browser's previous session) in the same write. */
-  createSession(idHash: string, userId: string, expiresAt: number, replacing?: string): Promise<void>
-  findSessionUser(idHash: string, now: number): Promise<UserRecord | undefined>
+  createSession(idHash: string, userId: string, expiresAt: number, authTime: number, replacing?: string): Promise<void>
+  findSession(idHash: string, now: number): Promise<SessionRecord | undefined>
   deleteSession(idHash: string): Promise<void>
   deleteSessionsOf(userId: string): Promise<void>
 
@@ -248,6 +277,14 @@ export interface Store {
    * object: no write; null: delete it) and a result.
    */
   updateThrottle<T>(key: string, decide: (row: ThrottleRow | undefined) => { row: ThrottleRow | null; result: T }): Promise<T>
+
+  // ID-token signing keys
+  /** Every key, newest first. */
+  listSigningKeys(): Promise<SigningKeyRecord[]>
+  /** Makes `key` current and retires the current one, in one write. */
+  rotateSigningKey(key: SigningKeyRecord): Promise<void>
+  /** Inserts `key` as the first key unless one exists (instances starting together make one). */
+  ensureSigningKey(key: SigningKeyRecord): Promise<void>
 
   // server secrets and upkeep
   /** A random value made once by whichever process asks first, then shared. */

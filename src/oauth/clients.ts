@@ -6,6 +6,7 @@ export interface Client {
   id: string
   name: string
   redirectUris: string[]
+  postLogoutRedirectUris: string[]
   public: boolean
   skipConsent: boolean
 }
@@ -14,6 +15,7 @@ export interface ClientView {
   client_id: string
   name: string
   redirect_uris: string[]
+  post_logout_redirect_uris: string[]
   public: boolean
   skip_consent: boolean
 }
@@ -49,6 +51,7 @@ export function toView(client: Client): ClientView {
     client_id: client.id,
     name: client.name,
     redirect_uris: client.redirectUris,
+    post_logout_redirect_uris: client.postLogoutRedirectUris,
     public: client.public,
     skip_consent: client.skipConsent,
   }
@@ -59,6 +62,7 @@ function toClient(row: ClientRecord): Client {
     id: row.id,
     name: row.name,
     redirectUris: row.redirectUris,
+    postLogoutRedirectUris: row.postLogoutRedirectUris,
     public: row.secretHash === null,
     skipConsent: row.skipConsent,
   }
@@ -66,7 +70,7 @@ function toClient(row: ClientRecord): Client {
 
 export async function createClient(
   store: Store,
-  input: { name: string; redirectUris: string[]; public: boolean; skipConsent: boolean },
+  input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean; skipConsent: boolean },
   now: number,
 ): Promise<{ client: Client; secret: string | null }> {
   const name = input.name.trim().normalize('NFC')
@@ -74,10 +78,11 @@ export async function createClient(
   if (hasInvisible(name)) throw new ClientInputError('name contains control or invisible characters')
   if (input.redirectUris.length === 0) throw new ClientInputError('at least one --redirect-uri is required')
   const redirectUris = [...new Set(input.redirectUris.map(checkRedirectUri))]
+  const postLogoutRedirectUris = [...new Set((input.postLogoutRedirectUris ?? []).map(checkRedirectUri))]
   const id = Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex')
   const secret = input.public ? null : randomToken('lk_cs_')
-  await store.insertClient({ id, name, secretHash: secret && sha256(secret), redirectUris, skipConsent: input.skipConsent }, now)
-  return { client: { id, name, redirectUris, public: input.public, skipConsent: input.skipConsent }, secret }
+  await store.insertClient({ id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent }, now)
+  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent }, secret }
 }
 
 export async function listClients(store: Store): Promise<Client[]> {

@@ -8,6 +8,9 @@ export interface CodeGrant {
   redirectUri: string
   scope: string
   codeChallenge: string | null
+  /** OpenID Connect: the request's nonce (for the id_token), and when the user signed in. */
+  nonce?: string | null
+  authTime?: number | null
 }
 
 /**
@@ -17,6 +20,6 @@ export interface CodeGrant {
 export async function issueCode(store: Store, grant: CodeGrant, now: number, ttlSeconds: number, rememberScopes?: readonly string[]): Promise<string> {
   const code = randomToken()
   const remember = rememberScopes && { scopes: rememberScopes, canonicalOrder: SUPPORTED_SCOPES, now }
-  await store.issueCode({ ...grant, codeHash: sha256(code), expiresAt: now + ttlSeconds * 1000 }, remember)
+  await store.issueCode({ ...grant, nonce: grant.nonce ?? null, authTime: grant.authTime ?? null, codeHash: sha256(code), expiresAt: now + ttlSeconds * 1000 }, remember)
   return code
 }

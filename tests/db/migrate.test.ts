@@ -16,7 +16,7 @@ describe('embedded migrations', () => {
     expect(migrate(db.sqlite).applied).toEqual(journal.entries.map((e) => e.tag))
     expect(migrate(db.sqlite).applied).toEqual([])
     const tables = db.sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name)
-    expect(tables).toEqual(['access_tokens', 'auth_codes', 'clients', 'consents', 'latchkey_migrations', 'login_throttle', 'refresh_tokens', 'server_secrets', 'sessions', 'setting_counts', 'settings', 'users'])
+    expect(tables).toEqual(['access_tokens', 'auth_codes', 'clients', 'consents', 'latchkey_migrations', 'login_throttle', 'refresh_tokens', 'server_secrets', 'sessions', 'setting_counts', 'settings', 'signing_keys', 'users'])
   })
 
   test('the database runs with foreign keys, a busy timeout and synchronous=FULL', () => {
@@ -32,8 +32,8 @@ describe('setting_counts triggers', () => {
     const db = openDb(':memory:')
     migrate(db.sqlite)
     const run = (sql: string, ...params: string[]) => db.sqlite.query(sql).run(...params)
-    run("INSERT INTO users VALUES ('u1', 'a@x', 'A', NULL, 'h', 0)")
-    run("INSERT INTO clients VALUES ('c1', 'C', NULL, '[]', 0, 0)")
+    run("INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at) VALUES ('u1', 'a@x', 'A', NULL, 'h', 0)")
+    run("INSERT INTO clients (id, name, secret_hash, redirect_uris, skip_consent, created_at) VALUES ('c1', 'C', NULL, '[]', 0, 0)")
     const count = () => (db.sqlite.query("SELECT n FROM setting_counts WHERE user_id = 'u1' AND client_id = 'c1'").get() as { n: number } | null)?.n
     const upsert = (key: string) =>
       run("INSERT INTO settings VALUES ('u1', 'c1', ?, '1', 0) ON CONFLICT DO UPDATE SET value = excluded.value", key)
@@ -73,7 +73,7 @@ describe('0003: access tokens become lk_at_<id>.<verifier>', () => {
     db.sqlite.run("INSERT INTO auth_codes VALUES ('code1', 'c1', 'u1', 'https://a/cb', 'email', NULL, 0, 5)")
     db.sqlite.run("INSERT INTO access_tokens VALUES ('tok1', 'c1', 'u1', 'email', 'code1', 9, 0)")
     db.sqlite.run("INSERT INTO settings VALUES ('u1', 'c1', 'k', '1', 0)")
-    expect(migrate(db.sqlite).applied).toEqual(['0003_token_selector', '0004_user_quota_and_secrets', '0005_login_throttle', '0006_refresh_tokens'])
+    expect(migrate(db.sqlite).applied).toEqual(['0003_token_selector', '0004_user_quota_and_secrets', '0005_login_throttle', '0006_refresh_tokens', '0007_openid_connect'])
     const columns = (table: string) => db.sqlite.query(`SELECT name FROM pragma_table_info('${table}')`).all().map((r) => (r as { name: string }).name)
     expect(columns('access_tokens')).toEqual(['id', 'verifier_hash', 'client_id', 'user_id', 'scope', 'expires_at', 'created_at', 'family_id'])
     expect(columns('auth_codes')).toContain('token_id')

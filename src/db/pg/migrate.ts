@@ -3,6 +3,7 @@ import journal from '../../../drizzle/pg/meta/_journal.json'
 import init from '../../../drizzle/pg/0000_init.sql' with { type: 'text' }
 import triggers from '../../../drizzle/pg/0001_triggers.sql' with { type: 'text' }
 import refreshTokens from '../../../drizzle/pg/0002_refresh_tokens.sql' with { type: 'text' }
+import openidConnect from '../../../drizzle/pg/0003_openid_connect.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -12,6 +13,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0000_init': init,
   '0001_triggers': triggers,
   '0002_refresh_tokens': refreshTokens,
+  '0003_openid_connect': openidConnect,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

@@ -16,6 +16,8 @@ export const users = pgTable('users', {
   avatarUrl: text('avatar_url'),
   passwordHash: text('password_hash').notNull(),
   createdAt: ms('created_at').notNull(),
+  /** OpenID Connect's email_verified: true when an operator vouched for the address (CLI), false for self sign-up. */
+  emailVerified: boolean('email_verified').notNull().default(false),
 })
 
 export const clients = pgTable('clients', {
@@ -23,6 +25,7 @@ export const clients = pgTable('clients', {
   name: text('name').notNull(),
   secretHash: text('secret_hash'),
   redirectUris: jsonb('redirect_uris').$type<string[]>().notNull(),
+  postLogoutRedirectUris: jsonb('post_logout_redirect_uris').$type<string[]>().notNull().default([]),
   skipConsent: boolean('skip_consent').notNull(),
   createdAt: ms('created_at').notNull(),
 })
@@ -33,6 +36,8 @@ export const sessions = pgTable(
     idHash: text('id_hash').primaryKey(),
     userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
     expiresAt: ms('expires_at').notNull(),
+    /** When the user entered their password (OpenID Connect auth_time, max_age). */
+    authTime: ms('auth_time').notNull().default(0),
   },
   (t) => [index('sessions_user').on(t.userId), index('sessions_expires').on(t.expiresAt)],
 )
@@ -62,6 +67,8 @@ export const refreshTokens = pgTable(
     expiresAt: ms('expires_at').notNull(),
     createdAt: ms('created_at').notNull(),
     rotatedAt: ms('rotated_at'),
+    /** When the user signed in for this grant: a refreshed id_token keeps it (OpenID Connect Core §12.2). */
+    authTime: ms('auth_time'),
   },
   (t) => [
     index('refresh_tokens_family').on(t.familyId),
@@ -84,6 +91,9 @@ export const authCodes = pgTable(
     usedAt: ms('used_at'),
     tokenId: bigint('token_id', { mode: 'number' }),
     familyId: text('family_id'),
+    /** OpenID Connect: the nonce of the request, and when the user signed in. */
+    nonce: text('nonce'),
+    authTime: ms('auth_time'),
   },
   (t) => [index('auth_codes_expires').on(t.expiresAt), index('auth_codes_user').on(t.userId), index('auth_codes_client').on(t.clientId)],
 )
@@ -148,3 +158,16 @@ export const loginThrottle = pgTable(
   },
   (t) => [index('login_throttle_last').on(t.lastAt)],
 )
+
+/**
+ * ID-token signing keys (RS256), made at first start and by `latchkey keys rotate`. The newest
+ * signs; a retired one stays published in the JWKS until every token it signed has expired.
+ */
+export const signingKeys = pgTable('signing_keys', {
+  kid: text('kid').primaryKey(),
+  alg: text('alg').notNull(),
+  privateJwk: text('private_jwk').notNull(),
+  publicJwk: text('public_jwk').notNull(),
+  createdAt: ms('created_at').notNull(),
+  retiredAt: ms('retired_at'),
+})

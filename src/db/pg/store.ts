@@ -6,12 +6,15 @@ import type {
   ExchangeOutcome,
   IssuedTokens,
   NewCode,
+  NewRefreshToken,
   NewToken,
   RefreshDecision,
   RefreshOutcome,
   RefreshRecord,
   NewUser,
+  SessionRecord,
   SettingsUsage,
+  SigningKeyRecord,
   Store,
   StoredSetting,
   ThrottleRow,
@@ -28,14 +31,23 @@ type Tx = SQL
 
 // int8 columns come back as strings; times stay far below 2^53.
 const n = (v: unknown) => Number(v)
-const toUser = (r: Row): UserRecord => ({ id: r.id as string, email: r.email as string, fullName: r.full_name as string, avatarUrl: r.avatar_url as string | null })
+const toUser = (r: Row): UserRecord => ({
+  id: r.id as string,
+  email: r.email as string,
+  fullName: r.full_name as string,
+  avatarUrl: r.avatar_url as string | null,
+  emailVerified: r.email_verified as boolean,
+})
+const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v) as string[]
 const toClient = (r: Row): ClientRecord => ({
   id: r.id as string,
   name: r.name as string,
   secretHash: r.secret_hash as string | null,
-  redirectUris: (typeof r.redirect_uris === 'string' ? JSON.parse(r.redirect_uris) : r.redirect_uris) as string[],
+  redirectUris: json(r.redirect_uris),
+  postLogoutRedirectUris: json(r.post_logout_redirect_uris),
   skipConsent: r.skip_consent as boolean,
 })
+
 const toSetting = (r: Row): StoredSetting => ({ key: r.key as string, value: r.value as string, updatedAt: n(r.updated_at) })
 
 /** Errors as the port names them: a unique violation, or a database out of reach (SQLSTATE 08…, 57P…). */
@@ -59,12 +71,21 @@ const toRefresh = (r: Row): RefreshRecord => ({
   expiresAt: n(r.expires_at),
   createdAt: n(r.created_at),
   rotatedAt: r.rotated_at === null ? null : n(r.rotated_at),
+  authTime: r.auth_time === null ? null : n(r.auth_time),
 })
 
 /** An INSERT … RETURNING id of an access or refresh token, for a WITH clause. */
-function insertToken(tx: Tx, table: 'access_tokens' | 'refresh_tokens', t: NewToken) {
-  return tx`INSERT INTO ${tx(table)} (verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at)
-    VALUES (${t.verifierHash}, ${t.familyId}, ${t.clientId}, ${t.userId}, ${t.scope}, ${t.expiresAt}, ${t.createdAt}) RETURNING id`
+function insertToken(tx: Tx, table: 'access_tokens' | 'refresh_tokens', t: NewToken | NewRefreshToken) {
+  if (table === 'access_tokens')
+    return tx`INSERT INTO access_tokens (verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at)
+      VALUES (${t.verifierHash}, ${t.familyId}, ${t.clientId}, ${t.userId}, ${t.scope}, ${t.expiresAt}, ${t.createdAt}) RETURNING id`
+  return tx`INSERT INTO refresh_tokens (verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at, auth_time)
+    VALUES (${t.verifierHash}, ${t.familyId}, ${t.clientId}, ${t.userId}, ${t.scope}, ${t.expiresAt}, ${t.createdAt}, ${(t as NewRefreshToken).authTime}) RETURNING id`
+}
+
+function insertKey(tx: Tx, k: SigningKeyRecord) {
+  return tx`INSERT INTO signing_keys (kid, alg, private_jwk, public_jwk, created_at, retired_at)
+    VALUES (${k.kid}, ${k.alg}, ${k.privateJwk}, ${k.publicJwk}, ${k.createdAt}, ${k.retiredAt})`
 }
 
 async function deleteFamily(tx: Tx, familyId: string): Promise<boolean> {
@@ -157,27 +178,27 @@ export class PgStore implements Store {
   insertUser(user: NewUser, now: number): Promise<void> {
     return this.run(
       async (sql) =>
-        void (await sql`INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at)
-          VALUES (${user.id}, ${user.email}, ${user.fullName}, ${user.avatarUrl}, ${user.passwordHash}, ${now})`),
+        void (await sql`INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at, email_verified)
+          VALUES (${user.id}, ${user.email}, ${user.fullName}, ${user.avatarUrl}, ${user.passwordHash}, ${now}, ${user.emailVerified})`),
     )
   }
 
   findUser(id: string): Promise<UserRecord | undefined> {
     return this.run(async (sql) => {
-      const [row] = await sql`SELECT id, email, full_name, avatar_url FROM users WHERE id = ${id}`
+      const [row] = await sql`SELECT id, email, full_name, avatar_url, email_verified FROM users WHERE id = ${id}`
       return row && toUser(row)
     })
   }
 
   findUserByEmail(email: string) {
     return this.run(async (sql) => {
-      const [row] = await sql`SELECT id, email, full_name, avatar_url, password_hash FROM users WHERE email = ${email}`
+      const [row] = await sql`SELECT id, email, full_name, avatar_url, email_verified, password_hash FROM users WHERE email = ${email}`
       return row && { ...toUser(row), passwordHash: row.password_hash as string }
     })
   }
 
   listUsers(): Promise<UserRecord[]> {
-    return this.run(async (sql) => (await sql`SELECT id, email, full_name, avatar_url FROM users ORDER BY created_at, id`).map(toUser))
+    return this.run(async (sql) => (await sql`SELECT id, email, full_name, avatar_url, email_verified FROM users ORDER BY created_at, id`).map(toUser))
   }
 
   deleteUser(id: string): Promise<boolean> {
@@ -189,20 +210,21 @@ export class PgStore implements Store {
   insertClient(client: ClientRecord, now: number): Promise<void> {
     return this.run(
       async (sql) =>
-        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, skip_consent, created_at)
-          VALUES (${client.id}, ${client.name}, ${client.secretHash}, ${JSON.stringify(client.redirectUris)}::jsonb, ${client.skipConsent}, ${now})`),
+        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, created_at)
+          VALUES (${client.id}, ${client.name}, ${client.secretHash}, ${JSON.stringify(client.redirectUris)}::jsonb,
+            ${JSON.stringify(client.postLogoutRedirectUris)}::jsonb, ${client.skipConsent}, ${now})`),
     )
   }
 
   findClient(id: string): Promise<ClientRecord | undefined> {
     return this.run(async (sql) => {
-      const [row] = await sql`SELECT id, name, secret_hash, redirect_uris, skip_consent FROM clients WHERE id = ${id}`
+      const [row] = await sql`SELECT id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent FROM clients WHERE id = ${id}`
       return row && toClient(row)
     })
   }
 
   listClients(): Promise<ClientRecord[]> {
-    return this.run(async (sql) => (await sql`SELECT id, name, secret_hash, redirect_uris, skip_consent FROM clients ORDER BY created_at, id`).map(toClient))
+    return this.run(async (sql) => (await sql`SELECT id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent FROM clients ORDER BY created_at, id`).map(toClient))
   }
 
   deleteClient(id: string): Promise<boolean> {
@@ -215,19 +237,20 @@ export class PgStore implements Store {
 
   // sessions
 
-  createSession(idHash: string, userId: string, expiresAt: number, replacing?: string): Promise<void> {
-    if (!replacing) return this.run(async (sql) => void (await sql`INSERT INTO sessions (id_hash, user_id, expires_at) VALUES (${idHash}, ${userId}, ${expiresAt})`))
+  createSession(idHash: string, userId: string, expiresAt: number, authTime: number, replacing?: string): Promise<void> {
+    const insert = (sql: SQL) => sql`INSERT INTO sessions (id_hash, user_id, expires_at, auth_time) VALUES (${idHash}, ${userId}, ${expiresAt}, ${authTime})`
+    if (!replacing) return this.run(async (sql) => void (await insert(sql)))
     return this.tx(async (tx) => {
       await tx`DELETE FROM sessions WHERE id_hash = ${replacing}`
-      await tx`INSERT INTO sessions (id_hash, user_id, expires_at) VALUES (${idHash}, ${userId}, ${expiresAt})`
+      await insert(tx)
     })
   }
 
-  findSessionUser(idHash: string, now: number): Promise<UserRecord | undefined> {
+  findSession(idHash: string, now: number): Promise<SessionRecord | undefined> {
     return this.run(async (sql) => {
-      const [row] = await sql`SELECT u.id, u.email, u.full_name, u.avatar_url FROM sessions s JOIN users u ON u.id = s.user_id
+      const [row] = await sql`SELECT u.id, u.email, u.full_name, u.avatar_url, u.email_verified, s.auth_time FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.id_hash = ${idHash} AND s.expires_at > ${now}`
-      return row && toUser(row)
+      return row && { user: toUser(row), authTime: n(row.auth_time) }
     })
   }
 
@@ -264,8 +287,8 @@ export class PgStore implements Store {
   }
 
   issueCode(code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number } | undefined): Promise<void> {
-    const insert = (sql: SQL) => sql`INSERT INTO auth_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at)
-      VALUES (${code.codeHash}, ${code.clientId}, ${code.userId}, ${code.redirectUri}, ${code.scope}, ${code.codeChallenge}, ${code.expiresAt})`
+    const insert = (sql: SQL) => sql`INSERT INTO auth_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time)
+      VALUES (${code.codeHash}, ${code.clientId}, ${code.userId}, ${code.redirectUri}, ${code.scope}, ${code.codeChallenge}, ${code.expiresAt}, ${code.nonce}, ${code.authTime})`
     if (!remember) return this.run(async (sql) => void (await insert(sql)))
     return this.tx(async (tx) => {
       // Two consents for one user and app at once must both count: the union is taken under a lock.
@@ -299,7 +322,7 @@ export class PgStore implements Store {
     return this.tx(async (tx): Promise<ExchangeOutcome> => {
       // The row lock makes a second exchange of the same code, on any instance, wait for the
       // first and then see it used.
-      const [row] = await tx`SELECT client_id, user_id, redirect_uri, scope, code_challenge, expires_at, used_at, token_id, family_id
+      const [row] = await tx`SELECT client_id, user_id, redirect_uri, scope, code_challenge, expires_at, used_at, token_id, family_id, nonce, auth_time
         FROM auth_codes WHERE code_hash = ${codeHash} FOR UPDATE`
       if (!row) return { ok: false, reason: 'unknown' }
       if (row.used_at !== null) {
@@ -316,6 +339,8 @@ export class PgStore implements Store {
         codeChallenge: row.code_challenge as string | null,
         expiresAt: n(row.expires_at),
         usedAt: null,
+        nonce: row.nonce as string | null,
+        authTime: row.auth_time === null ? null : n(row.auth_time),
       }
       const refused = check(code)
       if (refused) return { ok: false, reason: 'refused', description: refused }
@@ -364,7 +389,7 @@ export class PgStore implements Store {
 
   findToken(id: number): Promise<TokenRecord | undefined> {
     return this.run(async (sql) => {
-      const [row] = await sql`SELECT t.id, t.verifier_hash, t.client_id, t.scope, t.expires_at, t.created_at, u.id AS user_id, u.email, u.full_name, u.avatar_url
+      const [row] = await sql`SELECT t.id, t.verifier_hash, t.client_id, t.scope, t.expires_at, t.created_at, u.id AS user_id, u.email, u.full_name, u.avatar_url, u.email_verified
         FROM access_tokens t JOIN users u ON u.id = t.user_id WHERE t.id = ${id}`
       if (!row) return undefined
       return {
@@ -452,6 +477,37 @@ export class PgStore implements Store {
           ON CONFLICT (key) DO UPDATE SET count = excluded.count, started_at = excluded.started_at, last_at = excluded.last_at`
       }
       return next.result
+    })
+  }
+
+  // ID-token signing keys
+
+  listSigningKeys(): Promise<SigningKeyRecord[]> {
+    return this.run(async (sql) =>
+      (await sql`SELECT kid, alg, private_jwk, public_jwk, created_at, retired_at FROM signing_keys ORDER BY created_at DESC, kid DESC`).map((r: Row) => ({
+        kid: r.kid as string,
+        alg: r.alg as string,
+        privateJwk: r.private_jwk as string,
+        publicJwk: r.public_jwk as string,
+        createdAt: n(r.created_at),
+        retiredAt: r.retired_at === null ? null : n(r.retired_at),
+      })),
+    )
+  }
+
+  rotateSigningKey(key: SigningKeyRecord): Promise<void> {
+    return this.tx(async (tx) => {
+      await lock(tx, 'signing-keys')
+      await tx`UPDATE signing_keys SET retired_at = ${key.createdAt} WHERE retired_at IS NULL`
+      await insertKey(tx, key)
+    })
+  }
+
+  ensureSigningKey(key: SigningKeyRecord): Promise<void> {
+    return this.tx(async (tx) => {
+      await lock(tx, 'signing-keys')
+      const [any] = await tx`SELECT kid FROM signing_keys LIMIT 1`
+      if (!any) await insertKey(tx, key)
     })
   }
 

@@ -7,6 +7,7 @@ import tokenSelector from '../../../drizzle/sqlite/0003_token_selector.sql' with
 import userQuotaAndSecrets from '../../../drizzle/sqlite/0004_user_quota_and_secrets.sql' with { type: 'text' }
 import loginThrottle from '../../../drizzle/sqlite/0005_login_throttle.sql' with { type: 'text' }
 import refreshTokens from '../../../drizzle/sqlite/0006_refresh_tokens.sql' with { type: 'text' }
+import openidConnect from '../../../drizzle/sqlite/0007_openid_connect.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -20,6 +21,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0004_user_quota_and_secrets': userQuotaAndSecrets,
   '0005_login_throttle': loginThrottle,
   '0006_refresh_tokens': refreshTokens,
+  '0007_openid_connect': openidConnect,
 }
 
 export interface MigrationResult {

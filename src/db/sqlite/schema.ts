@@ -10,6 +10,8 @@ export const users = sqliteTable('users', {
   avatarUrl: text('avatar_url'),
   passwordHash: text('password_hash').notNull(),
   createdAt: integer('created_at').notNull(),
+  /** OpenID Connect's email_verified: true when an operator vouched for the address (CLI), false for self sign-up. */
+  emailVerified: integer('email_verified', { mode: 'boolean' }).notNull().default(false),
 })
 
 export const clients = sqliteTable('clients', {
@@ -19,6 +21,8 @@ export const clients = sqliteTable('clients', {
   secretHash: text('secret_hash'),
   /** JSON array of exact redirect URIs. */
   redirectUris: text('redirect_uris', { mode: 'json' }).$type<string[]>().notNull(),
+  /** Where RP-initiated logout may send the browser back to (exact match). */
+  postLogoutRedirectUris: text('post_logout_redirect_uris', { mode: 'json' }).$type<string[]>().notNull().default([]),
   skipConsent: integer('skip_consent', { mode: 'boolean' }).notNull(),
   createdAt: integer('created_at').notNull(),
 })
@@ -29,6 +33,8 @@ export const sessions = sqliteTable(
     idHash: text('id_hash').primaryKey(),
     userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
     expiresAt: integer('expires_at').notNull(),
+    /** When the user entered their password (OpenID Connect auth_time, max_age). */
+    authTime: integer('auth_time').notNull().default(0),
   },
   (t) => [index('sessions_user').on(t.userId)],
 )
@@ -66,6 +72,8 @@ export const refreshTokens = sqliteTable(
     expiresAt: integer('expires_at').notNull(),
     createdAt: integer('created_at').notNull(),
     rotatedAt: integer('rotated_at'),
+    /** When the user signed in for this grant: a refreshed id_token keeps it (OpenID Connect Core §12.2). */
+    authTime: integer('auth_time'),
   },
   (t) => [
     index('refresh_tokens_family').on(t.familyId),
@@ -90,6 +98,9 @@ export const authCodes = sqliteTable(
     tokenId: integer('token_id'),
     /** The token family the exchange started: a replay revokes all of it. */
     familyId: text('family_id'),
+    /** OpenID Connect: the nonce of the request, and when the user signed in. */
+    nonce: text('nonce'),
+    authTime: integer('auth_time'),
   },
   (t) => [index('auth_codes_expires').on(t.expiresAt), index('auth_codes_user').on(t.userId), index('auth_codes_client').on(t.clientId)],
 )
@@ -171,3 +182,16 @@ export const loginThrottle = sqliteTable(
   },
   (t) => [index('login_throttle_last').on(t.lastAt)],
 )
+
+/**
+ * ID-token signing keys (RS256), made at first start and by `latchkey keys rotate`. The newest
+ * signs; a retired one stays published in the JWKS until every token it signed has expired.
+ */
+export const signingKeys = sqliteTable('signing_keys', {
+  kid: text('kid').primaryKey(),
+  alg: text('alg').notNull(),
+  privateJwk: text('private_jwk').notNull(),
+  publicJwk: text('public_jwk').notNull(),
+  createdAt: integer('created_at').notNull(),
+  retiredAt: integer('retired_at'),
+})

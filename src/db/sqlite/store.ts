@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, lt, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, isNull, lt, sql } from 'drizzle-orm'
 import type {
   AuthorizedApp,
   ClientRecord,
@@ -6,12 +6,15 @@ import type {
   ExchangeOutcome,
   IssuedTokens,
   NewCode,
+  NewRefreshToken,
   NewToken,
   RefreshDecision,
   RefreshOutcome,
   RefreshRecord,
   NewUser,
+  SessionRecord,
   SettingsUsage,
+  SigningKeyRecord,
   Store,
   StoredSetting,
   ThrottleRow,
@@ -23,16 +26,23 @@ import { ExternalWrites } from './change-feed'
 import { changes, createDatabaseFile, insertedId, openDb, type Db } from './client'
 import { migrate } from './migrate'
 import { prepared } from './prepared'
-import { accessTokens, authCodes, clients, consents, loginThrottle, refreshTokens, serverSecrets, sessions, settingCounts, settings, users } from './schema'
+import { accessTokens, authCodes, clients, consents, loginThrottle, refreshTokens, serverSecrets, sessions, settingCounts, settings, signingKeys, users } from './schema'
 import { Writer } from './writer'
 
 const p = (name: string) => sql.placeholder(name)
-const toUser = (row: typeof users.$inferSelect): UserRecord => ({ id: row.id, email: row.email, fullName: row.fullName, avatarUrl: row.avatarUrl })
+const toUser = (row: typeof users.$inferSelect): UserRecord => ({
+  id: row.id,
+  email: row.email,
+  fullName: row.fullName,
+  avatarUrl: row.avatarUrl,
+  emailVerified: row.emailVerified,
+})
 const toClient = (row: typeof clients.$inferSelect): ClientRecord => ({
   id: row.id,
   name: row.name,
   secretHash: row.secretHash,
   redirectUris: row.redirectUris,
+  postLogoutRedirectUris: row.postLogoutRedirectUris,
   skipConsent: row.skipConsent,
 })
 
@@ -136,23 +146,23 @@ export class SqliteStore implements Store {
 
   // sessions
 
-  createSession(idHash: string, userId: string, expiresAt: number, replacing?: string): Promise<void> {
+  createSession(idHash: string, userId: string, expiresAt: number, authTime: number, replacing?: string): Promise<void> {
     return this.write(() => {
       if (replacing) this.db.orm.delete(sessions).where(eq(sessions.idHash, replacing)).run()
-      this.db.orm.insert(sessions).values({ idHash, userId, expiresAt }).run()
+      this.db.orm.insert(sessions).values({ idHash, userId, expiresAt, authTime }).run()
     })
   }
 
-  async findSessionUser(idHash: string, now: number): Promise<UserRecord | undefined> {
+  async findSession(idHash: string, now: number): Promise<SessionRecord | undefined> {
     const row = prepared(this.db, 'sessionByHash', () =>
       this.db.orm
-        .select({ user: users })
+        .select({ user: users, authTime: sessions.authTime })
         .from(sessions)
         .innerJoin(users, eq(users.id, sessions.userId))
         .where(and(eq(sessions.idHash, p('hash')), gt(sessions.expiresAt, p('now'))))
         .prepare(),
     ).get({ hash: idHash, now })
-    return row && toUser(row.user)
+    return row && { user: toUser(row.user), authTime: row.authTime }
   }
 
   deleteSession(idHash: string): Promise<void> {
@@ -199,6 +209,8 @@ export class SqliteStore implements Store {
             scope: p('scope'),
             codeChallenge: p('codeChallenge'),
             expiresAt: p('expiresAt'),
+            nonce: p('nonce'),
+            authTime: p('authTime'),
           })
           .prepare(),
       ).run({ ...code })
@@ -322,7 +334,7 @@ export class SqliteStore implements Store {
     ).run({ userId, clientId, now })
   }
 
-  private insertRefreshToken(token: NewToken): number {
+  private insertRefreshToken(token: NewRefreshToken): number {
     return insertedId(
       prepared(this.db, 'insertRefreshToken', () =>
         this.db.orm
@@ -335,6 +347,7 @@ export class SqliteStore implements Store {
             scope: p('scope'),
             expiresAt: p('expiresAt'),
             createdAt: p('createdAt'),
+            authTime: p('authTime'),
           })
           .prepare(),
       ).run({ ...token }),
@@ -372,7 +385,7 @@ export class SqliteStore implements Store {
           scope: accessTokens.scope,
           expiresAt: accessTokens.expiresAt,
           createdAt: accessTokens.createdAt,
-          user: { id: users.id, email: users.email, fullName: users.fullName, avatarUrl: users.avatarUrl },
+          user: { id: users.id, email: users.email, fullName: users.fullName, avatarUrl: users.avatarUrl, emailVerified: users.emailVerified },
         })
         .from(accessTokens)
         .innerJoin(users, eq(users.id, accessTokens.userId))
@@ -499,6 +512,25 @@ export class SqliteStore implements Store {
           .run()
       }
       return next.result
+    })
+  }
+
+  // ID-token signing keys
+
+  async listSigningKeys(): Promise<SigningKeyRecord[]> {
+    return this.db.orm.select().from(signingKeys).orderBy(desc(signingKeys.createdAt), desc(signingKeys.kid)).all()
+  }
+
+  rotateSigningKey(key: SigningKeyRecord): Promise<void> {
+    return this.write(() => {
+      this.db.orm.update(signingKeys).set({ retiredAt: key.createdAt }).where(isNull(signingKeys.retiredAt)).run()
+      this.db.orm.insert(signingKeys).values(key).run()
+    })
+  }
+
+  ensureSigningKey(key: SigningKeyRecord): Promise<void> {
+    return this.write(() => {
+      if (!this.db.orm.select({ kid: signingKeys.kid }).from(signingKeys).limit(1).get()) this.db.orm.insert(signingKeys).values(key).run()
     })
   }
 

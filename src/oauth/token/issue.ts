@@ -17,13 +17,13 @@ export function newFamilyId(): string {
  */
 export function mintTokens(
   ctx: AppContext,
-  input: { clientId: string; userId: string; grantScope: string; accessScope: string; familyId: string },
+  input: { clientId: string; userId: string; grantScope: string; accessScope: string; familyId: string; authTime?: number | null },
 ): { issued: IssuedTokens; response(ids: { tokenId: number; refreshId: number }): TokenResponse } {
   const { clientId, userId, familyId } = input
   const access = ctx.tokens.mint({ clientId, userId, familyId, scope: input.accessScope })
   const refresh = ctx.refreshTokens.mint({ clientId, userId, familyId, scope: input.grantScope })
   return {
-    issued: { access: access.row, refresh: refresh.row },
+    issued: { access: access.row, refresh: { ...refresh.row, authTime: input.authTime ?? null } },
     response: (ids) => ({
       access_token: access.spell(ids.tokenId),
       token_type: 'Bearer',

@@ -1,0 +1,42 @@
+import { avatarUrlOf } from '../accounts/avatar'
+import type { AppContext } from '../context'
+import type { UserRecord } from '../db/store'
+import { signJwt } from './jwt'
+
+const seconds = (ms: number) => Math.floor(ms / 1000)
+
+/** The identity claims a scope carries (OpenID Connect Core §5.4), for the id_token and userinfo. */
+export function identityClaims(ctx: AppContext, user: UserRecord, scopes: readonly string[]): Record<string, unknown> {
+  const claims: Record<string, unknown> = { sub: user.id }
+  if (scopes.includes('email')) {
+    claims.email = user.email
+    claims.email_verified = user.emailVerified
+  }
+  if (scopes.includes('profile')) {
+    claims.name = user.fullName
+    claims.picture = avatarUrlOf(ctx.config, user)
+  }
+  return claims
+}
+
+/**
+ * An RS256 ID token (Core §2): iss, sub, aud, exp, iat, auth_time, the request's nonce exactly
+ * as sent (none on a refresh, §12.2), and the claims of the granted scopes.
+ */
+export async function issueIdToken(
+  ctx: AppContext,
+  input: { user: UserRecord; clientId: string; scopes: readonly string[]; nonce: string | null; authTime: number | null },
+): Promise<string> {
+  const now = ctx.clock.now()
+  const { kid, key } = await ctx.signingKeys.signingKey()
+  const payload: Record<string, unknown> = {
+    iss: ctx.config.issuer,
+    ...identityClaims(ctx, input.user, input.scopes),
+    aud: input.clientId,
+    exp: seconds(now) + ctx.config.accessTokenTtl,
+    iat: seconds(now),
+  }
+  if (input.authTime !== null) payload.auth_time = seconds(input.authTime)
+  if (input.nonce !== null) payload.nonce = input.nonce
+  return signJwt(payload, key, kid)
+}
