@@ -17,6 +17,8 @@ import { tokenRoutes } from './oauth/token'
 import { AccessTokens } from './oauth/tokens'
 import { RefreshTokens } from './oauth/refresh-tokens'
 import { SigningKeys } from './oidc/keys'
+import { discoveryRoutes } from './oidc/discovery'
+import { endSessionRoutes } from './oidc/end-session'
 import { userinfoRoutes } from './oauth/userinfo'
 import { settingsRoutes } from './settings'
 import { docsRoutes } from './docs'
@@ -86,6 +88,8 @@ export function createApp(ctx: AppContext) {
     }, { detail: { tags: ['Operations'], summary: 'Health: 200 after a database round trip, 503 otherwise' } })
     .get('/assets/app.css', () => new Response(appCss, { headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600', ...NOSNIFF } }))
     .use(metadataRoutes(ctx))
+    .use(discoveryRoutes(ctx))
+    .use(endSessionRoutes(ctx))
     .use(accountRoutes(ctx))
     .use(authorizeRoutes(ctx))
     .use(tokenRoutes(ctx))

@@ -5,6 +5,7 @@ import { clientCommand } from './cli/client'
 import { UsageError } from './cli/common'
 import { UnhealthyError, backupCommand, healthcheckCommand, migrateCommand, serveCommand } from './cli/ops'
 import { userCommand } from './cli/user'
+import { keysCommand } from './cli/keys'
 import { ConfigError, redactUrl } from './config'
 import { DatabaseUnavailable, StoreRefusal } from './db/store'
 import { escapeForTerminal } from './lib/text'
@@ -13,13 +14,16 @@ const HELP = `latchkey ${pkg.version} — a self-hosted OAuth 2.0 authorization 
 
 Usage:
   latchkey [serve]                     serve (default); migrates the database first
-  latchkey client create --name NAME --redirect-uri URL [--redirect-uri URL]... [--public] [--skip-consent]
+  latchkey client create --name NAME --redirect-uri URL [--redirect-uri URL]...
+                        [--post-logout-redirect-uri URL]... [--public] [--skip-consent]
   latchkey client list [--json]
   latchkey client delete ID
   latchkey client rotate-secret ID
   latchkey user create --email E --name N [--avatar-url URL] --password-stdin
   latchkey user list [--json]
   latchkey user delete ID
+  latchkey keys list [--json]           ID-token signing keys {kid, alg, created_at, current}
+  latchkey keys rotate                 a new current signing key; older ones stay published
   latchkey migrate                     apply migrations and exit
   latchkey backup PATH                 consistent online copy of a SQLite database (PostgreSQL: pg_dump)
   latchkey healthcheck                 exit 0 when this server's /healthz answers 200 (for containers)
@@ -27,7 +31,7 @@ Usage:
 
 Global options (before the command): --port N, --host H, --database-url PATH|postgres://...
 Configuration (environment): PORT HOST DATABASE_URL DATABASE_POOL_SIZE ISSUER SIGNUP CODE_TTL
-  ACCESS_TOKEN_TTL SETTINGS_MAX_VALUE_BYTES SETTINGS_MAX_KEYS SETTINGS_MAX_USER_BYTES
+  ACCESS_TOKEN_TTL REFRESH_TOKEN_TTL REFRESH_TOKEN_REUSE_GRACE SETTINGS_MAX_VALUE_BYTES SETTINGS_MAX_KEYS SETTINGS_MAX_USER_BYTES
   LOGIN_ATTEMPTS_PER_MINUTE TRUSTED_PROXIES LOG_LEVEL
 `
 
@@ -61,6 +65,8 @@ async function main(argv: string[]): Promise<void> {
       return clientCommand(args)
     case 'user':
       return userCommand(args)
+    case 'keys':
+      return keysCommand(args)
     case 'migrate':
       return migrateCommand(args)
     case 'backup':

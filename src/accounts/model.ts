@@ -23,4 +23,4 @@ export const CsrfForm = t.Object({ csrf_token: t.Optional(t.String()) })
 
 export const RevokeForm = t.Object({ csrf_token: t.Optional(t.String()), client_id: t.Optional(t.String()) })
 
-export const ReturnToQuery = t.Object({ return_to: t.Optional(t.String()) })
+export const ReturnToQuery = t.Object({ return_to: t.Optional(t.String()), reauth: t.Optional(t.String()) })

@@ -64,7 +64,8 @@ export function signInRoutes(ctx: AppContext) {
       async function showLogin({ request, query }) {
         const returnTo = safeReturnTo(query.return_to)
         const session = await readSession(ctx, request)
-        if (session) return seeOther(returnTo ?? '/account')
+        // reauth: an app asked for a fresh sign-in (OpenID Connect prompt=login or max_age).
+        if (session && query.reauth !== '1') return seeOther(returnTo ?? '/account')
         const csrf = formCsrf(ctx, request, session)
         const page = <LoginPage csrf={csrf.token} returnTo={returnTo} appName={await appNameFor(ctx, returnTo)} signupOpen={signupOpen} />
         return htmlPage(page, { cookies: csrf.cookies })

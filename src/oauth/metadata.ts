@@ -3,16 +3,25 @@ import type { AppContext } from '../context'
 import { json } from '../lib/http'
 import { SUPPORTED_SCOPES } from './scopes'
 
-/** RFC 8414 §2 authorization server metadata. */
-export function metadataRoutes(ctx: AppContext) {
-  const issuer = ctx.config.issuer
-  const metadata = {
+/** The endpoints OAuth metadata (RFC 8414) and OpenID Connect discovery share. */
+export function endpoints(issuer: string) {
+  return {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
     token_endpoint: `${issuer}/api/oauth/token`,
     userinfo_endpoint: `${issuer}/api/oauth/userinfo`,
     revocation_endpoint: `${issuer}/api/oauth/revoke`,
     introspection_endpoint: `${issuer}/api/oauth/introspect`,
+    end_session_endpoint: `${issuer}/oauth/logout`,
+    jwks_uri: `${issuer}/.well-known/jwks.json`,
+  }
+}
+
+/** RFC 8414 §2 authorization server metadata. */
+export function metadataRoutes(ctx: AppContext) {
+  const issuer = ctx.config.issuer
+  const metadata = {
+    ...endpoints(issuer),
     scopes_supported: SUPPORTED_SCOPES,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],

@@ -1,9 +1,12 @@
-/** The scopes of the seed document, with the words the consent page uses for each. */
+/** The scopes of the seed document and OpenID Connect's, with the words the consent page uses for each. */
 export const SCOPES = {
+  openid: 'Sign you in with your account',
   profile: 'See your name and profile picture',
   email: 'See your email address',
   'settings:read': 'Read the settings this app saved for you',
   'settings:write': 'Save and delete settings for you in this app',
+  // Accepted, and grants nothing more: every code exchange already returns a refresh token.
+  offline_access: 'Keep access while you are not using it',
 } as const
 
 export type Scope = keyof typeof SCOPES

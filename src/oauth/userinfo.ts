@@ -5,16 +5,24 @@ import { json } from '../lib/http'
 import { errorResponses } from '../docs/openapi'
 import { authenticateBearer } from './bearer'
 import type { TokenGrant } from './tokens'
+import { identityClaims } from '../oidc/id-token'
 
 export const UserInfo = t.Object({
   id: t.String({ format: 'uuid' }),
   email: t.Optional(t.String()),
   full_name: t.Optional(t.String()),
   avatar_url: t.Optional(t.String({ format: 'uri' })),
+  sub: t.Optional(t.String({ description: 'with openid: the user id' })),
+  email_verified: t.Optional(t.Boolean({ description: 'with openid and email' })),
+  name: t.Optional(t.String({ description: 'with openid and profile' })),
+  picture: t.Optional(t.String({ format: 'uri', description: 'with openid and profile' })),
 })
 
 export function userinfoRoutes(ctx: AppContext) {
-  /** Keys outside the granted scopes are absent, not null (SPEC). */
+  /**
+   * Keys outside the granted scopes are absent, not null (SPEC). With openid, OpenID Connect's
+   * standard claims join the seed's own (Core §5.3): sub, and per scope email_verified, name, picture.
+   */
   function answer({ user, scopes }: TokenGrant): Response {
     const body: typeof UserInfo.static = { id: user.id }
     if (scopes.includes('email')) body.email = user.email
@@ -22,7 +30,7 @@ export function userinfoRoutes(ctx: AppContext) {
       body.full_name = user.fullName
       body.avatar_url = avatarUrlOf(ctx.config, user)
     }
-    return json(body)
+    return json(scopes.includes('openid') ? { ...body, ...identityClaims(ctx, user, scopes) } : body)
   }
 
   return new Elysia({ name: 'oauth-userinfo' }).get(

@@ -17,6 +17,7 @@ export function ConsentPage(props: { request: AuthorizationRequest; user: User; 
     response_type: 'code',
     code_challenge: request.codeChallenge,
     code_challenge_method: request.codeChallenge ? 'S256' : undefined,
+    nonce: request.nonce,
   }
   return (
     <Layout title="Authorize access">

@@ -3,6 +3,7 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
 import { Elysia, t } from 'elysia'
+import type { Session } from '../../accounts/sessions'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from '../../accounts/web'
 import type { AppContext } from '../../context'
 import { PageError } from '../../lib/errors'
@@ -13,6 +14,7 @@ import { includesAll } from '../scopes'
 import { ConsentPage } from './consent-page'
 import {
   type AuthorizationRequest,
+  AuthorizationRedirect,
   callbackUrl,
   formActionSource,
   paramsFromSearch,
@@ -32,17 +34,50 @@ const ConsentForm = t.Object({
   response_type: field,
   code_challenge: field,
   code_challenge_method: field,
+  nonce: field,
+  prompt: field,
+  max_age: field,
+  login_after: field,
 })
+
+/**
+ * Whether the user must (again) enter their password: no session, or OpenID Connect's
+ * prompt=login or max_age (Core §3.1.2.1). Once Latchkey sent them to sign in again
+ * (`login_after`), a sign-in since then is what counts — so max_age=0 cannot loop.
+ */
+function needsSignIn(authz: AuthorizationRequest, session: Session | undefined, now: number): boolean {
+  if (!session) return true
+  if (authz.loginAfter !== undefined) return session.authTime < authz.loginAfter
+  return authz.prompt.has('login') || (authz.maxAge !== undefined && now - session.authTime > authz.maxAge * 1000)
+}
+
+/** The sign-in page, returning to this request; when re-authenticating, without prompt=login and with login_after. */
+function signInUrl(url: URL, session: Session | undefined, now: number): string {
+  if (!session && !url.searchParams.has('prompt') && !url.searchParams.has('max_age')) return loginUrl(url.pathname + url.search)
+  const back = new URLSearchParams(url.searchParams)
+  const prompt = (back.get('prompt') ?? '').split(' ').filter((p) => p && p !== 'login')
+  if (prompt.length) back.set('prompt', prompt.join(' '))
+  else back.delete('prompt')
+  if (!back.has('login_after')) back.set('login_after', String(now))
+  return `${loginUrl(`${url.pathname}?${back}`)}&reauth=1`
+}
+
+/** An error sent back to the verified redirect_uri, with state and iss. */
+function redirectError(ctx: AppContext, authz: AuthorizationRequest, error: string, description: string): AuthorizationRedirect {
+  return new AuthorizationRedirect(callbackUrl(ctx, authz.redirectUri, { error, error_description: description }, authz.state))
+}
 
 export function authorizeRoutes(ctx: AppContext) {
   /** Issues the code (remembering consent when the user just gave it) and sends the browser back. */
-  async function approve(request: AuthorizationRequest, userId: string, remember: boolean): Promise<Response> {
+  async function approve(request: AuthorizationRequest, session: Session, remember: boolean): Promise<Response> {
     const grant = {
       clientId: request.client.id,
-      userId,
+      userId: session.user.id,
       redirectUri: request.redirectUri,
       scope: request.scopes.join(' '),
       codeChallenge: request.codeChallenge ?? null,
+      nonce: request.nonce ?? null,
+      authTime: session.authTime,
     }
     const code = await issueCode(ctx.store, grant, ctx.clock.now(), ctx.config.codeTtl, remember ? request.scopes : undefined)
     return seeOther(callbackUrl(ctx, request.redirectUri, { code }, request.state))
@@ -53,21 +88,26 @@ export function authorizeRoutes(ctx: AppContext) {
       const url = new URL(request.url)
       const authz = await validateAuthorizationRequest(ctx, paramsFromSearch(url.searchParams))
       const session = await readSession(ctx, request)
-      if (!session) return seeOther(loginUrl(url.pathname + url.search))
-      const remembered = includesAll(await ctx.store.grantedScope(session.user.id, authz.client.id), authz.scopes)
-      if (remembered) return approve(authz, session.user.id, false)
+      const now = ctx.clock.now()
+      const silent = authz.prompt.has('none')
+      if (needsSignIn(authz, session, now)) {
+        if (silent) throw redirectError(ctx, authz, 'login_required', 'the user must sign in')
+        return seeOther(signInUrl(url, session, now))
+      }
+      const remembered = includesAll(await ctx.store.grantedScope(session!.user.id, authz.client.id), authz.scopes)
       // A first-party app skips the page, but its access is still recorded, so the user sees
-      // it on /account and can revoke it there.
-      if (authz.client.skipConsent) return approve(authz, session.user.id, true)
+      // it on /account and can revoke it there. prompt=consent asks again in any case.
+      if (!authz.prompt.has('consent') && (remembered || authz.client.skipConsent)) return approve(authz, session!, !remembered)
+      if (silent) throw redirectError(ctx, authz, 'consent_required', 'the user must consent')
       const csrf = formCsrf(ctx, request, session)
-      return htmlPage(<ConsentPage request={authz} user={session.user} csrf={csrf.token} />, {
+      return htmlPage(<ConsentPage request={authz} user={session!.user} csrf={csrf.token} />, {
         formAction: [formActionSource(authz.redirectUri)],
       })
     }, {
       detail: {
         tags: ['OAuth'],
         summary: 'Authorization endpoint: sign-in and consent pages, then a 303 to redirect_uri with code (or error), state and iss',
-        parameters: ['client_id', 'redirect_uri', 'scope', 'state', 'response_type', 'code_challenge', 'code_challenge_method'].map((name) => ({
+        parameters: ['client_id', 'redirect_uri', 'scope', 'state', 'response_type', 'code_challenge', 'code_challenge_method', 'nonce', 'prompt', 'max_age'].map((name) => ({
           name,
           in: 'query' as const,
           required: ['client_id', 'redirect_uri', 'scope'].includes(name),
@@ -82,7 +122,7 @@ export function authorizeRoutes(ctx: AppContext) {
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token))
           throw new PageError(403, 'Request refused', 'This consent form has expired or did not come from this site. Start again from the application.')
         const authz = await validateAuthorizationRequest(ctx, body)
-        if (body.decision === 'allow') return approve(authz, session.user.id, true)
+        if (body.decision === 'allow') return approve(authz, session, true)
         const error = body.decision === 'deny' ? 'access_denied' : 'invalid_request'
         const description = body.decision === 'deny' ? 'the user denied access' : 'decision must be allow or deny'
         return seeOther(callbackUrl(ctx, authz.redirectUri, { error, error_description: description }, authz.state))

@@ -3,13 +3,21 @@ import { PageError } from '../../lib/errors'
 import { findClient, type Client } from '../clients'
 import { parseScope, type Scope } from '../scopes'
 
-/** A validated authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3). */
+export type Prompt = 'none' | 'login' | 'consent' | 'select_account'
+
+/** A validated authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3, OpenID Connect Core §3.1.2.1). */
 export interface AuthorizationRequest {
   client: Client
   redirectUri: string
   scopes: Scope[]
   state?: string
   codeChallenge?: string
+  nonce?: string
+  prompt: Set<Prompt>
+  /** Seconds since the user's sign-in beyond which they must sign in again. */
+  maxAge?: number
+  /** Set by Latchkey when it sent the user to sign in again: a session from before it does not count. */
+  loginAfter?: number
 }
 
 /** An error sent back to the verified redirect_uri (RFC 6749 §4.1.2.1). */
@@ -21,7 +29,22 @@ export class AuthorizationRedirect extends Error {
 
 export type Params = Record<string, unknown>
 
-export const PARAMS = ['client_id', 'redirect_uri', 'scope', 'state', 'response_type', 'code_challenge', 'code_challenge_method'] as const
+export const PARAMS = [
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'state',
+  'response_type',
+  'code_challenge',
+  'code_challenge_method',
+  'nonce',
+  'prompt',
+  'max_age',
+  'login_after',
+] as const
+
+const PROMPTS = new Set<string>(['none', 'login', 'consent', 'select_account'])
+const NONCE_MAX = 512
 
 /** Query parameters as a record; a repeated parameter becomes an array (and is refused). */
 export function paramsFromSearch(search: URLSearchParams): Params {
@@ -84,7 +107,28 @@ export async function validateAuthorizationRequest(ctx: AppContext, params: Para
   if (client.public && codeChallenge === undefined)
     throw fail('invalid_request', 'public clients must use PKCE (code_challenge with S256)')
 
-  return { client, redirectUri, scopes, state, codeChallenge }
+  // OpenID Connect Core §3.1.2.1
+  const nonce = single('nonce')
+  if (nonce !== undefined && nonce.length > NONCE_MAX) throw fail('invalid_request', `nonce must be at most ${NONCE_MAX} characters`)
+  const prompt = new Set((single('prompt') ?? '').split(' ').filter(Boolean))
+  for (const p of prompt) if (!PROMPTS.has(p)) throw fail('invalid_request', `prompt "${p}" is not supported`)
+  if (prompt.has('none') && prompt.size > 1) throw fail('invalid_request', 'prompt=none cannot be combined with other values')
+  const maxAgeRaw = single('max_age')
+  if (maxAgeRaw !== undefined && !/^\d{1,10}$/.test(maxAgeRaw)) throw fail('invalid_request', 'max_age must be a number of seconds')
+  const loginAfterRaw = single('login_after')
+  const loginAfter = loginAfterRaw !== undefined && /^\d{1,15}$/.test(loginAfterRaw) ? Number(loginAfterRaw) : undefined
+
+  return {
+    client,
+    redirectUri,
+    scopes,
+    state,
+    codeChallenge,
+    nonce,
+    prompt: prompt as Set<Prompt>,
+    maxAge: maxAgeRaw === undefined ? undefined : Number(maxAgeRaw),
+    loginAfter,
+  }
 }
 
 /** The CSP form-action source for the callback, so the browser follows the consent redirect. */

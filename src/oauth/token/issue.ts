@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context'
 import type { IssuedTokens } from '../../db/store'
 import type { TokenResponse } from './model'
+import { issueIdToken } from '../../oidc/id-token'
 
 /**
  * A family id: time-ordered (UUIDv7), so the family indexes grow at their end rather than at a
@@ -32,4 +33,17 @@ export function mintTokens(
       scope: input.accessScope,
     }),
   }
+}
+
+/** OpenID Connect: with `openid` granted, the response also carries an id_token (Core §3.1.3.3, §12.2). */
+export async function withIdToken(
+  ctx: AppContext,
+  response: TokenResponse,
+  input: { userId: string; clientId: string; grantScope: string; nonce: string | null; authTime: number | null },
+): Promise<TokenResponse> {
+  if (!input.grantScope.split(' ').includes('openid')) return response
+  const user = await ctx.store.findUser(input.userId)
+  if (!user) return response
+  const idToken = await issueIdToken(ctx, { user, clientId: input.clientId, scopes: response.scope.split(' '), nonce: input.nonce, authTime: input.authTime })
+  return { ...response, id_token: idToken }
 }

@@ -22,5 +22,6 @@ export const TokenResponse = t.Object({
   expires_in: t.Integer(),
   refresh_token: t.String(),
   scope: t.String(),
+  id_token: t.Optional(t.String({ description: 'with scope openid: an RS256 OpenID Connect ID token' })),
 })
 export type TokenResponse = typeof TokenResponse.static

@@ -4,7 +4,7 @@ import { constantTimeEqual, s256, sha256 } from '../../../lib/crypto'
 import { InvalidGrant } from '../../../lib/errors'
 import type { Client } from '../../clients'
 import type { TokenRequest, TokenResponse } from '../model'
-import { mintTokens, newFamilyId } from '../issue'
+import { mintTokens, newFamilyId, withIdToken } from '../issue'
 
 export const grantType = 'authorization_code'
 export const parameters = ['code', 'redirect_uri'] as const
@@ -33,17 +33,28 @@ function refusal(code: CodeRecord, client: Client, body: TokenRequest, now: numb
 export async function handler(ctx: AppContext, client: Client, body: TokenRequest): Promise<TokenResponse> {
   const now = ctx.clock.now()
   let minted: ReturnType<typeof mintTokens> | undefined
+  let exchanged: CodeRecord | undefined
   const outcome = await ctx.store.exchangeCode(
     sha256(body.code!),
     now,
     (code) => refusal(code, client, body, now),
-    (code) =>
-      (minted = mintTokens(ctx, { clientId: client.id, userId: code.userId, grantScope: code.scope, accessScope: code.scope, familyId: newFamilyId() }))
-        .issued,
+    (code) => {
+      exchanged = code
+      minted = mintTokens(ctx, {
+        clientId: client.id,
+        userId: code.userId,
+        grantScope: code.scope,
+        accessScope: code.scope,
+        familyId: newFamilyId(),
+        authTime: code.authTime,
+      })
+      return minted.issued
+    },
   )
   if (!outcome.ok) {
     if (outcome.reason === 'used') ctx.tokens.forget()
     throw new InvalidGrant(outcome.reason === 'unknown' ? 'authorization code is invalid' : outcome.reason === 'used' ? 'authorization code was already used' : outcome.description!)
   }
-  return minted!.response(outcome)
+  const code = exchanged!
+  return withIdToken(ctx, minted!.response(outcome), { userId: code.userId, clientId: client.id, grantScope: code.scope, nonce: code.nonce, authTime: code.authTime })
 }

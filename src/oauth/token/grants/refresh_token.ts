@@ -3,7 +3,7 @@ import type { RefreshDecision, RefreshRecord } from '../../../db/store'
 import { InvalidGrant, InvalidScope } from '../../../lib/errors'
 import type { Client } from '../../clients'
 import { parseScope } from '../../scopes'
-import { mintTokens } from '../issue'
+import { mintTokens, withIdToken } from '../issue'
 import type { TokenRequest, TokenResponse } from '../model'
 
 export const grantType = 'refresh_token'
@@ -38,7 +38,14 @@ function decide(
   const grace = ctx.refreshTokens.graceSeconds * 1000
   if (token.rotatedAt !== null && !(grace > 0 && now - token.rotatedAt < grace))
     return { revokeFamily: 'refresh token was already used; every token of its grant is revoked' }
-  const pair = mintTokens(ctx, { clientId: client.id, userId: token.userId, grantScope: token.scope, accessScope: scope, familyId: token.familyId })
+  const pair = mintTokens(ctx, {
+    clientId: client.id,
+    userId: token.userId,
+    grantScope: token.scope,
+    accessScope: scope,
+    familyId: token.familyId,
+    authTime: token.authTime,
+  })
   keep(pair)
   return { issue: pair.issued, markRotated: token.rotatedAt === null }
 }
@@ -47,11 +54,17 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   const id = ctx.refreshTokens.idOf(body.refresh_token!)
   if (id === undefined) throw new InvalidGrant('refresh token is invalid, expired or revoked')
   let pair: ReturnType<typeof mintTokens> | undefined
+  let presented: RefreshRecord | undefined
   // The time is read once the row is locked: a refresh that waited for another must see its rotation as past.
-  const outcome = await ctx.store.refresh(id, ctx.clock.now(), (token) => decide(ctx, client, body, token, ctx.clock.now(), (minted) => (pair = minted)))
+  const outcome = await ctx.store.refresh(id, ctx.clock.now(), (token) => {
+    presented = token
+    return decide(ctx, client, body, token, ctx.clock.now(), (minted) => (pair = minted))
+  })
   if (!outcome.ok) {
     if (outcome.familyRevoked) ctx.tokens.forget()
     throw outcome.error === 'invalid_scope' ? new InvalidScope(outcome.description) : new InvalidGrant(outcome.description)
   }
-  return pair!.response(outcome)
+  const token = presented!
+  // A refreshed id_token keeps the original auth_time and carries no nonce (Core §12.2).
+  return withIdToken(ctx, pair!.response(outcome), { userId: token.userId, clientId: client.id, grantScope: token.scope, nonce: null, authTime: token.authTime })
 }

@@ -1,0 +1,48 @@
+import { Elysia } from 'elysia'
+import type { AppContext } from '../context'
+import { json } from '../lib/http'
+import { endpoints } from '../oauth/metadata'
+import { SUPPORTED_SCOPES } from '../oauth/scopes'
+
+
+// The JWKS may be cached, for less than a retired key stays published (ACCESS_TOKEN_TTL, one hour
+// by default), so a verifier always meets the key that signed a live token.
+const JWKS_MAX_AGE = 300
+
+/**
+ * OpenID Connect Discovery 1.0 (`/.well-known/openid-configuration`) and the JWKS of the
+ * ID-token signing keys.
+ */
+export function discoveryRoutes(ctx: AppContext) {
+  const issuer = ctx.config.issuer
+  const configuration = {
+    ...endpoints(issuer),
+    scopes_supported: SUPPORTED_SCOPES,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['RS256'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    code_challenge_methods_supported: ['S256'],
+    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'email', 'email_verified', 'name', 'picture'],
+    prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    authorization_response_iss_parameter_supported: true,
+  }
+  return new Elysia({ name: 'oidc-discovery' })
+    .get('/.well-known/openid-configuration', () => json(configuration, 200, { 'cache-control': 'public, max-age=300' }), {
+      detail: { tags: ['OpenID Connect'], summary: 'OpenID Connect Discovery 1.0' },
+    })
+    .get(
+      '/.well-known/jwks.json',
+      async function jwks() {
+        return json({ keys: await ctx.signingKeys.published() }, 200, { 'cache-control': `public, max-age=${JWKS_MAX_AGE}` })
+      },
+      { detail: { tags: ['OpenID Connect'], summary: 'The RS256 public keys ID tokens are signed with (current, and retired ones still in use)' } },
+    )
+}
