@@ -93,7 +93,8 @@ export class SigningKeys {
     const verifying = new Map<string, CryptoKey>()
     for (const r of rows)
       verifying.set(r.kid, previous?.get(r.kid) ?? (await crypto.subtle.importKey('jwk', JSON.parse(r.publicJwk), RSA, false, ['verify'])))
-    const newest = rows[0]!
+    // The current key is the one not retired (creation times may tie).
+    const newest = rows.find((r) => r.retiredAt === null) ?? rows[0]!
     const signing =
       this.loaded?.signing.kid === newest.kid
         ? this.loaded.signing
