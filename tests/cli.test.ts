@@ -143,6 +143,26 @@ describe('latchkey CLI', () => {
     fix.close()
   })
 
+  test('keys list [--json] shows {kid, alg, created_at, current}; keys rotate makes a new current key; no private key is ever printed', () => {
+    const before = JSON.parse(cli(['keys', 'list', '--json']).out) as Array<Record<string, unknown>>
+    expect(before).toHaveLength(1)
+    expect(Object.keys(before[0]!).sort()).toEqual(['alg', 'created_at', 'current', 'kid'])
+    expect(before[0]).toMatchObject({ alg: 'RS256', current: true })
+    const rotated = cli(['keys', 'rotate'])
+    expect(rotated.code).toBe(0)
+    const key = JSON.parse(rotated.out) as { kid: string; current: boolean }
+    expect(key.current).toBe(true)
+    const after = JSON.parse(cli(['keys', 'list', '--json']).out) as Array<{ kid: string; current: boolean }>
+    expect(after.map((k) => [k.kid, k.current])).toEqual([
+      [key.kid, true],
+      [before[0]!.kid, false],
+    ])
+    const table = cli(['keys', 'list']).out
+    expect(table).toContain(key.kid)
+    for (const out of [rotated.out, table, cli(['keys', 'list', '--json']).out]) expect(out).not.toMatch(/"(d|p|q|dp|dq|qi|n)"/)
+    expect(cli(['keys', 'spin']).code).toBe(2)
+  })
+
   test('invalid configuration stops with a message naming the variable', () => {
     const r = cli(['client', 'list'], undefined, { SIGNUP: 'sometimes' })
     expect(r.code).toBe(2)
