@@ -205,8 +205,8 @@ async function signIn(url: string, email: string, password: string): Promise<str
 }
 
 /** Codes minted through GET /oauth/authorize (a skip-consent app, a signed-in browser). */
-async function mintCodes(url: string, cookie: string, clientId: string, count: number): Promise<string[]> {
-  const authorize = `${url}/oauth/authorize?client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&scope=profile%20email`
+async function mintCodes(url: string, cookie: string, clientId: string, count: number, scope = 'profile email'): Promise<string[]> {
+  const authorize = `${url}/oauth/authorize?client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&scope=${encodeURIComponent(scope)}&nonce=bench`
   const codes: string[] = []
   let next = 0
   const worker = async () => {
@@ -335,15 +335,15 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
   }
 
 
-  const codesFor = async (warmup?: WrkResult) => {
+  const codesFor = (scope?: string) => async (warmup?: WrkResult) => {
     // The warm-up gets plenty; the run gets 1.5 times what the warm-up's pace needs. A
     // shortfall would show as non-2xx answers and fail the run.
     const pace = warmup ? (warmup.requests - warmup.non2xx) / WARMUP : 0
-    const count = warmup ? Math.ceil(pace * SECONDS * 1.5) + 5_000 : WARMUP * 40_000
+    const count = warmup ? Math.ceil(pace * SECONDS * 1.5) + 5_000 : WARMUP * (scope ? 5_000 : 40_000)
     const started = performance.now()
-    const codes = await mintCodes(latchkey.url, session, app.client_id, count)
+    const codes = await mintCodes(latchkey.url, session, app.client_id, count, scope)
     mintedPerSecond.push(count / ((performance.now() - started) / 1000))
-    const file = join(codesDir, `${prefix.replace(/[^a-z0-9]/gi, '')}${warmup ? 'run' : 'warmup'}.txt`)
+    const file = join(codesDir, `${prefix.replace(/[^a-z0-9]/gi, '')}${scope ? 'oidc' : ''}${warmup ? 'run' : 'warmup'}.txt`)
     writeFileSync(file, codes.join('\n') + '\n')
     return { CODES: file, REDIRECT_URI: encodeURIComponent(REDIRECT_URI) }
   }
@@ -399,8 +399,21 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
       path: '/api/oauth/token',
       headers: { Authorization: basicApp, 'Content-Type': 'application/x-www-form-urlencoded' },
       script: 'token.lua',
-      before: codesFor,
+      before: codesFor(),
     },
+    // RS256 signing dominates this one: compare it with the bare signing rate printed below the table.
+    ...(prefix === ''
+      ? [
+          {
+            name: 'POST /api/oauth/token (code exchange, openid)',
+            server: () => latchkey,
+            path: '/api/oauth/token',
+            headers: { Authorization: basicApp, 'Content-Type': 'application/x-www-form-urlencoded' },
+            script: 'token.lua',
+            before: codesFor('openid profile email'),
+          },
+        ]
+      : []),
     {
       name: `${prefix}POST /api/oauth/token (refresh)`,
       server: () => latchkey,
@@ -457,6 +470,29 @@ async function startPgCluster(): Promise<PgCluster> {
   }
 }
 
+/**
+ * RS256 signatures per second with the key imported once, eight in flight (WebCrypto signs off
+ * the event loop, so this uses every core): the ceiling of an openid exchange.
+ */
+async function bareSigningRate(seconds = 3): Promise<number> {
+  const pair = (await crypto.subtle.generateKey(
+    { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) },
+    false,
+    ['sign'],
+  )) as CryptoKeyPair
+  const data = new TextEncoder().encode('x'.repeat(400))
+  const until = performance.now() + seconds * 1000
+  let n = 0
+  const worker = async () => {
+    while (performance.now() < until) {
+      await crypto.subtle.sign('RSASSA-PKCS1-v1_5', pair.privateKey, data)
+      n++
+    }
+  }
+  await Promise.all(Array.from({ length: 8 }, worker))
+  return n / seconds
+}
+
 async function main() {
   ensureTools()
   const bin = ensureBinary()
@@ -464,6 +500,7 @@ async function main() {
   console.error(`bench: ${THREADS} threads, ${CONNECTIONS} connections, ${WARMUP}s warm-up + ${SECONDS}s per case`)
 
   const startup = await startupRuns(bin)
+  const signingRate = await bareSigningRate()
 
   const bare = await spawnServer('bare', ['bun', join(here, 'bare.ts')], {}, '/')
   const latchkey = await spawnServer('latchkey', [bin], LATCHKEY_ENV, '/healthz')
@@ -548,6 +585,7 @@ async function main() {
       restartIdleRssMb: startup.restart.map((s) => s.idleRssMb),
     },
     codesMintedPerSecond: mintedPerSecond,
+    bareRs256SignaturesPerSecond: signingRate,
     cases: rows.map((r) => ({
       ...r,
       ofBare: r.rps / ceiling,
@@ -576,6 +614,7 @@ async function main() {
       const label = kind === 'first' ? 'first start (empty folder)' : 'restart (existing database)'
       return `${label}: spawn → first /healthz 200 ${runs.map((s) => num(s.ms, 1)).join(', ')} ms (median ${num(median(runs.map((s) => s.ms)), 1)}); idle RSS ${runs.map((s) => num(s.idleRssMb, 1)).join(', ')} MB (median ${num(median(runs.map((s) => s.idleRssMb)), 1)})`
     }),
+    `bare RS256 signing (key imported once, 8 in flight): ${num(signingRate)} signatures/s; the openid exchange reached ${num(((report.cases.find((r) => r.name.includes('openid'))?.rps ?? 0) / signingRate) * 100)} % of it.`,
     `× peer: the token endpoint against oidc-provider's client_credentials (${num(peerCc)} req/s), the other cases against its introspection (${num(peerIntrospect)} req/s).`,
     `results: ${file.slice(root.length + 1)}`,
   ]
