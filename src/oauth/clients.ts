@@ -89,7 +89,15 @@ export async function listClients(store: Store): Promise<Client[]> {
   return (await store.listClients()).map(toClient)
 }
 
+/** Client ids are hex; anything else (a NUL byte, kilobytes of text) is no client and is not looked up. */
+const CLIENT_ID = /^[0-9a-f]{1,64}$/
+
+export function isClientId(id: string): boolean {
+  return CLIENT_ID.test(id)
+}
+
 export async function findClient(store: Store, id: string): Promise<Client | undefined> {
+  if (!CLIENT_ID.test(id)) return undefined
   const row = await store.findClient(id)
   return row && toClient(row)
 }
@@ -107,6 +115,7 @@ export async function rotateSecret(store: Store, id: string): Promise<string | u
 
 /** Returns the client when `secret` is its secret (constant-time over the hashes). */
 export async function verifyClientSecret(store: Store, id: string, secret: string): Promise<Client | undefined> {
+  if (!CLIENT_ID.test(id)) return undefined
   const row = await store.findClient(id)
   if (!row || row.secretHash === null) return undefined
   return constantTimeEqual(sha256(secret), row.secretHash) ? toClient(row) : undefined

@@ -69,7 +69,7 @@ describe('refresh tokens with openid-client v6', () => {
     const first = await obtainToken(server, as, app, 'otto@example.com', 'profile email')
     const refreshed = await client.refreshTokenGrant(config, first.refresh_token!, { scope: 'email' })
     expect(refreshed.scope).toBe('email')
-    expect(refreshed.expiresIn()).toBe(3600)
+    expect(refreshed.expires_in).toBe(3600)
     const described = await client.tokenIntrospection(config, refreshed.refresh_token!)
     expect(described).toMatchObject({ active: true, token_type: 'refresh_token', client_id: app.client_id })
     await client.tokenRevocation(config, refreshed.refresh_token!)

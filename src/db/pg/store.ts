@@ -21,6 +21,7 @@ import type {
   TokenRecord,
   UserRecord,
 } from '../store'
+import { InvalidRequest } from '../../lib/errors'
 import { DatabaseUnavailable, StoreRefusal, UniqueViolation } from '../store'
 import { PgChangeFeed } from './change-feed'
 import { connect } from './connect'
@@ -56,6 +57,8 @@ function portError(error: unknown): unknown {
   const code = e?.code ?? ''
   const state = e?.errno ?? ''
   if (state === '23505') return new UniqueViolation(e?.constraint ?? '')
+  // A NUL byte or other text PostgreSQL cannot hold (SQLite can): bad input, not a fault.
+  if (state === '22021' || state === '22P05') return new InvalidRequest('a parameter holds a character that cannot be stored')
   if (/CONNECTION|ECONN|TIMEOUT|ENOTFOUND|EHOSTUNREACH|EPIPE/.test(code) || state.startsWith('08') || state.startsWith('57P'))
     return new DatabaseUnavailable(error)
   return error
