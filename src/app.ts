@@ -43,7 +43,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     config: deps.config,
     clock,
     log: deps.log ?? silentLogger,
-    tokens: new AccessTokens(store, clock, deps.config.accessTokenTtl, store.changes),
+    tokens: new AccessTokens(store, clock, deps.config.accessTokenTtl, store.changes, deps.config.tokenCacheSize),
     refreshTokens: new RefreshTokens(store, clock, deps.config.refreshTokenTtl, deps.config.refreshTokenReuseGrace),
     signingKeys,
     settingsCache: new SettingsCache(store.changes, store.engine === 'sqlite'),

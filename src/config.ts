@@ -15,6 +15,8 @@ export interface Config {
   accessTokenTtl: number
   refreshTokenTtl: number
   refreshTokenReuseGrace: number
+  /** Validated access tokens kept in memory per instance (0: none). */
+  tokenCacheSize: number
   settingsMaxValueBytes: number
   settingsMaxKeys: number
   settingsMaxUserBytes: number
@@ -114,6 +116,7 @@ export function loadConfig(env: Env = process.env): Config {
     accessTokenTtl: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 31_536_000),
     refreshTokenTtl: integer(env, 'REFRESH_TOKEN_TTL', 2_592_000, 60, 315_360_000),
     refreshTokenReuseGrace: integer(env, 'REFRESH_TOKEN_REUSE_GRACE', 10, 0, 3600),
+    tokenCacheSize: integer(env, 'TOKEN_CACHE_SIZE', 100_000, 0, 10_000_000),
     settingsMaxValueBytes: integer(env, 'SETTINGS_MAX_VALUE_BYTES', 65_536, 1, 1_048_576),
     settingsMaxKeys: integer(env, 'SETTINGS_MAX_KEYS', 1000, 1, 1_000_000),
     settingsMaxUserBytes: integer(env, 'SETTINGS_MAX_USER_BYTES', 16_777_216, 1, 1_099_511_627_776),

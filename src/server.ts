@@ -50,11 +50,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const purge = setInterval(() => {
     store
       .purgeExpired(ctx.clock.now(), config.accessTokenTtl * 1000, FORGET_AFTER_MS)
+      // Nothing cached needs forgetting: an expired token is refused by its cached expiry.
       .then((removed) => {
-        if (removed) {
-          ctx.tokens.forget()
-          log.debug('purged', { removed })
-        }
+        if (removed) log.debug('purged', { removed })
       })
       .catch(() => log.warn('purge failed'))
   }, PURGE_EVERY_MS)

@@ -14,6 +14,7 @@ describe('configuration', () => {
       accessTokenTtl: 3600,
       refreshTokenTtl: 2_592_000,
       refreshTokenReuseGrace: 10,
+      tokenCacheSize: 100_000,
       settingsMaxValueBytes: 65536,
       settingsMaxKeys: 1000,
       settingsMaxUserBytes: 16_777_216,
@@ -56,6 +57,7 @@ describe('configuration', () => {
     ['DATABASE_POOL_SIZE', '0'],
     ['REFRESH_TOKEN_TTL', '30'],
     ['REFRESH_TOKEN_REUSE_GRACE', '-1'],
+    ['TOKEN_CACHE_SIZE', 'lots'],
   ] as const) {
     test(`${name}=${JSON.stringify(value)} is refused with a message naming the variable`, () => {
       expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)

@@ -2,6 +2,7 @@ import type { User } from '../accounts/users'
 import type { ChangeFeed, NewToken, Store } from '../db/store'
 import type { Clock } from '../lib/clock'
 import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
+import { TokenCache } from './token-cache'
 
 export const ACCESS_TOKEN_PREFIX = 'lk_at_'
 
@@ -45,25 +46,29 @@ export interface MintedToken {
 }
 
 /**
- * Access tokens: stored as the SHA-256 of their verifier only; validated through a small
- * in-process cache keyed by the token so the hot path skips the hash and the lookup. The cache
- * is bounded, entries expire with their token, and it is emptied on every revocation in this
- * process and on every change the feed reports from elsewhere (the CLI, another instance), so a
- * revoked token stops working on the next request here and within the feed's delay elsewhere.
- * While the feed is down the cache is bypassed. A lookup that raced a revocation is not cached
- * (the generation moved on while it ran).
+ * Access tokens: stored as the SHA-256 of their verifier only; validated through an in-process
+ * cache (TOKEN_CACHE_SIZE entries) so the hot path skips the hash and the lookup. Entries expire
+ * with their token, and the cache is emptied on every revocation in this process and on every
+ * change the feed reports from elsewhere (the CLI, another instance), so a revoked token stops
+ * working on the next request here and within the feed's delay elsewhere. Purging expired rows
+ * leaves it alone: an expired token is refused by its cached expiry anyway. While the feed is
+ * down the cache is bypassed. A lookup that raced a revocation is not cached (the generation
+ * moved on while it ran).
  */
 export class AccessTokens {
-  private readonly cache = new Map<string, TokenGrant>()
+  private readonly cache: TokenCache<TokenGrant>
   private generation = 0
+  /** Scope lists and client ids repeat across tokens: one copy each. */
+  private readonly scopeLists = new Map<string, readonly string[]>()
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly ttlSeconds: number,
     private readonly changes: ChangeFeed,
-    private readonly maxCached = 10_000,
+    maxCached = 100_000,
   ) {
+    this.cache = new TokenCache(maxCached)
     changes.onChange(() => this.forget())
   }
 
@@ -74,29 +79,38 @@ export class AccessTokens {
 
   /** A cached grant is returned as it is (no promise on the hot path); a lookup as a promise. */
   validate(token: string): TokenGrant | undefined | Promise<TokenGrant | undefined> {
+    const parsed = parseOpaque(ACCESS_TOKEN_PREFIX, token)
+    if (!parsed) return undefined
     const trusted = this.changes.check()
     const now = this.clock.now()
     if (trusted) {
-      const cached = this.cache.get(token)
+      const cached = this.cache.get(parsed.id, parsed.verifier)
       if (cached) {
         if (cached.expiresAt > now) return cached
-        this.cache.delete(token)
+        this.cache.delete(parsed.id)
         return undefined
       }
     }
-    return this.lookup(token, now, trusted)
+    return this.lookup(parsed, now, trusted)
   }
 
-  private async lookup(token: string, now: number, trusted: boolean): Promise<TokenGrant | undefined> {
+  private async lookup(parsed: { id: number; verifier: string }, now: number, trusted: boolean): Promise<TokenGrant | undefined> {
     const generation = this.generation
-    const row = await this.verified(token)
-    if (!row || row.expiresAt <= now) return undefined
-    const grant: TokenGrant = { clientId: row.clientId, scopes: row.scope.split(' '), expiresAt: row.expiresAt, issuedAt: row.createdAt, user: row.user }
-    if (trusted && generation === this.generation && this.changes.check()) {
-      if (this.cache.size >= this.maxCached) this.cache.delete(this.cache.keys().next().value!)
-      this.cache.set(token, grant)
-    }
+    const row = await this.store.findToken(parsed.id)
+    if (!row || !constantTimeEqual(sha256(parsed.verifier), row.verifierHash) || row.expiresAt <= now) return undefined
+    const grant: TokenGrant = { clientId: row.clientId, scopes: this.scopes(row.scope), expiresAt: row.expiresAt, issuedAt: row.createdAt, user: row.user }
+    if (trusted && generation === this.generation && this.changes.check()) this.cache.set(parsed.id, parsed.verifier, grant)
     return grant
+  }
+
+  private scopes(scope: string): readonly string[] {
+    let list = this.scopeLists.get(scope)
+    if (!list) {
+      // Scope strings are combinations of a handful of scopes: few, but bound them anyway.
+      if (this.scopeLists.size >= 1024) this.scopeLists.clear()
+      this.scopeLists.set(scope, (list = Object.freeze(scope.split(' '))))
+    }
+    return list
   }
 
   /** The stored row of a presented token, if it parses and its verifier matches (expired or not). */

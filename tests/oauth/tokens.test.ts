@@ -16,7 +16,8 @@ import { openTestStorePair, testEngine, type TestStorePair } from '../store'
  */
 let pair: TestStorePair
 let t: TestApp
-const clock = manualClock()
+// Real time: PostgreSQL's trigger compares a deleted token's expiry with its own clock.
+const clock = manualClock(Date.now())
 
 beforeEach(async () => {
   pair = await openTestStorePair()
@@ -105,3 +106,22 @@ describe('the validated-token cache', () => {
   })
 })
 
+
+describe('purging', () => {
+  test('a purge of expired tokens, here or elsewhere, leaves the cache of valid ones alone', async () => {
+    const { token, client, user } = await setup()
+    // A token that expired an hour ago, for the purge to remove.
+    clock.advance(-7200_000)
+    await mintToken(t, client.id, user.id, 'email')
+    clock.advance(7200_000)
+    expect((await userinfo(token)).status).toBe(200)
+    expect(t.ctx.tokens.cachedCount).toBe(1)
+    // A purge (nothing it removes is valid) — this server's own, or on PostgreSQL another
+    // instance's — leaves the cached token cached.
+    expect(await (testEngine === 'postgres' ? pair.other : t.store).purgeExpired(clock.now(), 3600_000, 3600_000)).toBeGreaterThan(0)
+    await nextTurn()
+    await Bun.sleep(testEngine === 'postgres' ? 50 : 0)
+    expect((await userinfo(token)).status).toBe(200)
+    expect(t.ctx.tokens.cachedCount).toBe(1)
+  })
+})

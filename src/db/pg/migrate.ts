@@ -4,6 +4,7 @@ import init from '../../../drizzle/pg/0000_init.sql' with { type: 'text' }
 import triggers from '../../../drizzle/pg/0001_triggers.sql' with { type: 'text' }
 import refreshTokens from '../../../drizzle/pg/0002_refresh_tokens.sql' with { type: 'text' }
 import openidConnect from '../../../drizzle/pg/0003_openid_connect.sql' with { type: 'text' }
+import purgeQuietly from '../../../drizzle/pg/0004_purge_quietly.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -14,6 +15,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0001_triggers': triggers,
   '0002_refresh_tokens': refreshTokens,
   '0003_openid_connect': openidConnect,
+  '0004_purge_quietly': purgeQuietly,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */
