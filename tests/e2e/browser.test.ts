@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { chromium, type Browser, type Page } from 'playwright-core'
-import { type RunningBinary, startBinary } from './server'
+import type { Browser, Page } from 'playwright-core'
+import { type RunningBinary, launchChromium, startBinary } from './server'
 
 // Spawns processes (and a browser): slower than in-process tests on a busy machine.
 setDefaultTimeout(30_000)
@@ -20,11 +20,7 @@ beforeAll(async () => {
   clientId = JSON.parse(created.out).client_id
   for (const [email, name] of [['ann@example.com', 'Ann Lee'], ['bob@example.com', 'Bob Ray']] as const)
     expect(server.cli(['user', 'create', '--email', email, '--name', name, '--password-stdin'], 'browser password\n').code).toBe(0)
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
-  })
+  browser = await launchChromium()
 })
 
 afterAll(async () => {

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import * as jose from 'jose'
 import * as oauth from 'oauth4webapi'
 import * as client from 'openid-client'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { CALLBACK, authorizeAsUser, options, registerUser } from './flow'
-import { startBinary, type RunningBinary } from './server'
+import { launchChromium, startBinary, type RunningBinary } from './server'
 
 setDefaultTimeout(60_000)
 
@@ -140,11 +140,7 @@ describe('a real browser through an OpenID Connect relying party', () => {
   let rpServer: ReturnType<typeof Bun.serve>
 
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
-    })
+    browser = await launchChromium()
   })
   afterAll(async () => {
     await browser?.close()

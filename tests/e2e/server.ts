@@ -144,3 +144,14 @@ export class CookieClient {
     return res
   }
 }
+
+/** Debian's Chromium, headless, as every browser test launches it. */
+export function launchChromium() {
+  return import('playwright-core').then(({ chromium }) =>
+    chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
+    }),
+  )
+}

@@ -334,43 +334,30 @@ export class SqliteStore implements Store {
     ).run({ userId, clientId, now })
   }
 
+  /** The columns access and refresh tokens share, as placeholders for a prepared INSERT. */
+  private static readonly tokenColumns = {
+    verifierHash: p('verifierHash'),
+    familyId: p('familyId'),
+    clientId: p('clientId'),
+    userId: p('userId'),
+    scope: p('scope'),
+    expiresAt: p('expiresAt'),
+    createdAt: p('createdAt'),
+  }
+
   private insertRefreshToken(token: NewRefreshToken): number {
-    return insertedId(
-      prepared(this.db, 'insertRefreshToken', () =>
-        this.db.orm
-          .insert(refreshTokens)
-          .values({
-            verifierHash: p('verifierHash'),
-            familyId: p('familyId'),
-            clientId: p('clientId'),
-            userId: p('userId'),
-            scope: p('scope'),
-            expiresAt: p('expiresAt'),
-            createdAt: p('createdAt'),
-            authTime: p('authTime'),
-          })
-          .prepare(),
-      ).run({ ...token }),
+    const insert = prepared(this.db, 'insertRefreshToken', () =>
+      this.db.orm
+        .insert(refreshTokens)
+        .values({ ...SqliteStore.tokenColumns, authTime: p('authTime') })
+        .prepare(),
     )
+    return insertedId(insert.run({ ...token }))
   }
 
   private insertToken(token: NewToken): number {
-    return insertedId(
-      prepared(this.db, 'insertToken', () =>
-        this.db.orm
-          .insert(accessTokens)
-          .values({
-            verifierHash: p('verifierHash'),
-            familyId: p('familyId'),
-            clientId: p('clientId'),
-            userId: p('userId'),
-            scope: p('scope'),
-            expiresAt: p('expiresAt'),
-            createdAt: p('createdAt'),
-          })
-          .prepare(),
-      ).run({ ...token }),
-    )
+    const insert = prepared(this.db, 'insertToken', () => this.db.orm.insert(accessTokens).values(SqliteStore.tokenColumns).prepare())
+    return insertedId(insert.run({ ...token }))
   }
 
   // access tokens
