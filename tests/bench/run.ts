@@ -134,16 +134,19 @@ interface Case {
   headers?: Record<string, string>
   script?: string
   env?: Record<string, string>
+  /** wrk's connections for this case (BENCH_CONNECTIONS otherwise). */
+  connections?: number
   /** Sets up fresh inputs (codes) before the warm-up, and before the run from the warm-up's result. */
   before?: (warmup?: WrkResult) => Promise<Record<string, string>>
 }
 
 function wrk(c: Case, seconds: number, extraEnv: Record<string, string>): string {
-  const args = ['wrk', `-t${THREADS}`, `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency']
+  const connections = c.connections ?? CONNECTIONS
+  const args = ['wrk', `-t${Math.min(THREADS, connections)}`, `-c${connections}`, `-d${seconds}s`, '--latency']
   for (const [k, v] of Object.entries(c.headers ?? {})) args.push('-H', `${k}: ${v}`)
   if (c.script) args.push('-s', join(here, 'lua', c.script))
   args.push(c.server().url + c.path)
-  const r = Bun.spawnSync(args, { env: { ...process.env, THREADS: String(THREADS), ...c.env, ...extraEnv } })
+  const r = Bun.spawnSync(args, { env: { ...process.env, THREADS: String(Math.min(THREADS, connections)), ...c.env, ...extraEnv } })
   if (r.exitCode !== 0) fail(`wrk failed for ${c.name}: ${r.stderr.toString()}`)
   return r.stdout.toString()
 }
@@ -621,4 +624,7 @@ async function main() {
   console.log(lines.join('\n'))
 }
 
-await main()
+if (process.argv.includes('--scale')) {
+  const { scale } = await import('./scale')
+  await scale({ ensureBinary, fail, spawnServer, stopServer, cli, measure })
+} else await main()
