@@ -58,8 +58,10 @@ export interface MintedToken {
 export class AccessTokens {
   private readonly cache: TokenCache<TokenGrant>
   private generation = 0
-  /** Scope lists and client ids repeat across tokens: one copy each. */
+  /** Scope lists, client ids and users repeat across tokens: one copy each (bounded). */
   private readonly scopeLists = new Map<string, readonly string[]>()
+  private readonly clientIds = new Map<string, string>()
+  private readonly users = new Map<string, User>()
 
   constructor(
     private readonly store: Store,
@@ -98,7 +100,7 @@ export class AccessTokens {
     const generation = this.generation
     const row = await this.store.findToken(parsed.id)
     if (!row || !constantTimeEqual(sha256(parsed.verifier), row.verifierHash) || row.expiresAt <= now) return undefined
-    const grant: TokenGrant = { clientId: row.clientId, scopes: this.scopes(row.scope), expiresAt: row.expiresAt, issuedAt: row.createdAt, user: row.user }
+    const grant: TokenGrant = { clientId: this.clientId(row.clientId), scopes: this.scopes(row.scope), expiresAt: row.expiresAt, issuedAt: row.createdAt, user: this.user(row.user) }
     if (trusted && generation === this.generation && this.changes.check()) this.cache.set(parsed.id, parsed.verifier, grant)
     return grant
   }
@@ -111,6 +113,33 @@ export class AccessTokens {
       this.scopeLists.set(scope, (list = Object.freeze(scope.split(' '))))
     }
     return list
+  }
+
+  private clientId(id: string): string {
+    const known = this.clientIds.get(id)
+    if (known !== undefined) return known
+    if (this.clientIds.size >= 4096) this.clientIds.clear()
+    this.clientIds.set(id, id)
+    return id
+  }
+
+  /**
+   * One object per user while it is unchanged: a copy read later with any field different
+   * replaces it (the grants that hold the old copy keep it, as they would their own).
+   */
+  private user(read: User): User {
+    const known = this.users.get(read.id)
+    if (
+      known &&
+      known.email === read.email &&
+      known.fullName === read.fullName &&
+      known.avatarUrl === read.avatarUrl &&
+      known.emailVerified === read.emailVerified
+    )
+      return known
+    if (this.users.size >= this.cache.capacity) this.users.clear()
+    this.users.set(read.id, read)
+    return read
   }
 
   /** The stored row of a presented token, if it parses and its verifier matches (expired or not). */
@@ -130,6 +159,7 @@ export class AccessTokens {
   forget(): void {
     this.generation++
     this.cache.clear()
+    this.users.clear()
   }
 
   get cachedCount(): number {

@@ -104,6 +104,21 @@ describe('the validated-token cache', () => {
     for (const token of tokens) expect((await small.validate(token))?.user.id).toBe(user.id)
     expect(small.cachedCount).toBe(3)
   })
+
+  test('cached grants share one copy of their user and client id while the user is unchanged', async () => {
+    const { client, user } = await setup()
+    const tokens = new AccessTokens(t.store, clock, 3600, t.store.changes, 10)
+    const a = await tokens.validate(await mintToken(t, client.id, user.id, 'email'))
+    const b = await tokens.validate(await mintToken(t, client.id, user.id, 'email'))
+    expect(a!.user).toBe(b!.user)
+    expect(a!.clientId).toBe(client.id)
+    expect(a!.user).toEqual({ id: user.id, email: 'a@example.com', fullName: 'A', avatarUrl: null, emailVerified: false })
+    // A profile read with any field different is a new copy, never the stale one.
+    await t.rows("UPDATE users SET full_name = 'B' WHERE id = ?", user.id)
+    const c = await tokens.validate(await mintToken(t, client.id, user.id, 'email'))
+    expect(c!.user.fullName).toBe('B')
+    expect(a!.user.fullName).toBe('A')
+  })
 })
 
 
