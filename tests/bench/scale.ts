@@ -11,6 +11,7 @@
  * - connections 1 / 64 / 256 / 1024: GET /api/oauth/userinfo with one token.
  *
  *   BENCH_BINARY=/path/to/latchkey   measure another build (e.g. an older commit) on the same data
+ *   BENCH_SCALE_ONLY=tokens|connections   one curve only
  *
  * Not here yet (issue 12): the settings curve at 10M rows, durable POST latency on it, the soak.
  */
@@ -101,7 +102,8 @@ export async function scale(h: Helpers): Promise<void> {
   const first = readFileSync(tokensFile, 'utf8').slice(0, 200).split('\n')[0]!
 
   const rows: Array<{ group: string; label: string; r: Awaited<ReturnType<Helpers['measure']>> }> = []
-  for (const count of [1, 10_000, 100_000, 1_000_000]) {
+  const only = process.env.BENCH_SCALE_ONLY // 'tokens' or 'connections'
+  for (const count of only === 'connections' ? [] : [1, 10_000, 100_000, 1_000_000]) {
     const r = await h.measure({
       name: `userinfo, ${count.toLocaleString('en-US')} distinct tokens`,
       server: () => server,
@@ -111,7 +113,7 @@ export async function scale(h: Helpers): Promise<void> {
     })
     rows.push({ group: 'tokens', label: count.toLocaleString('en-US'), r })
   }
-  for (const connections of [1, 64, 256, 1024]) {
+  for (const connections of only === 'tokens' ? [] : [1, 64, 256, 1024]) {
     const r = await h.measure({
       name: `userinfo, ${connections} connections`,
       server: () => server,
@@ -131,8 +133,8 @@ export async function scale(h: Helpers): Promise<void> {
       .filter((x) => x.group === group)
       .map(({ label, r }) => `| ${label} | ${num(r.rps)} | ${num((r.rps / base) * 100)} % | ${num(r.p50ms, 2)} | ${num(r.p99ms, 2)} | ${r.non2xx + r.socketErrors} | ${num(r.cpuUsPerReq, 1)} | ${num(r.rssMb, 1)} |`),
   ]
-  const tokenBase = rows.find((x) => x.group === 'tokens')!.r.rps
-  const connBase = rows.find((x) => x.group === 'connections' && x.label === '64')!.r.rps
+  const tokenBase = rows.find((x) => x.group === 'tokens')?.r.rps ?? 0
+  const connBase = rows.find((x) => x.group === 'connections' && x.label === '64')?.r.rps ?? 0
   console.log(
     [
       `binary: ${bin}`,
