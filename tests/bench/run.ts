@@ -146,7 +146,7 @@ function wrk(c: Case, seconds: number, extraEnv: Record<string, string>): string
   for (const [k, v] of Object.entries(c.headers ?? {})) args.push('-H', `${k}: ${v}`)
   if (c.script) args.push('-s', join(here, 'lua', c.script))
   args.push(c.server().url + c.path)
-  const r = Bun.spawnSync(args, { env: { ...process.env, THREADS: String(Math.min(THREADS, connections)), ...c.env, ...extraEnv } })
+  const r = Bun.spawnSync(args, { env: { ...process.env, THREADS: String(Math.min(THREADS, connections)), LUA_PATH: `${join(here, 'lua')}/?.lua;;`, ...c.env, ...extraEnv } })
   if (r.exitCode !== 0) fail(`wrk failed for ${c.name}: ${r.stderr.toString()}`)
   return r.stdout.toString()
 }

@@ -1,10 +1,7 @@
 -- POST /api/settings with a new key on every request (upsert creating rows).
+local shared = require "shared"
+setup = shared.setup
 local counter = 0
-local threads = 0
-function setup(thread)
-  thread:set("id", threads)
-  threads = threads + 1
-end
 function init(args)
   client = os.getenv("CLIENT_ID")
 end

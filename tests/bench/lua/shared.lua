@@ -1,0 +1,26 @@
+-- What the per-request scripts share (wrk loads it through LUA_PATH, set by the bench).
+local shared = {}
+
+-- In wrk's main state: numbers each thread (the global `id` in its own state) before init().
+local threads = 0
+function shared.setup(thread)
+  thread:set("id", threads)
+  threads = threads + 1
+end
+
+-- In a thread's init(): this thread's share of the lines of `file` (every THREADS-th, or all of
+-- them when fewer than THREADS are used), the first `limit` only, each formatted into a request
+-- before the clock starts.
+function shared.requests(file, format, limit)
+  local n = tonumber(os.getenv("THREADS"))
+  limit = limit or math.huge
+  local requests, i = {}, 0
+  for line in io.lines(file) do
+    if i >= limit then break end
+    if limit < n or i % n == id then requests[#requests + 1] = format(line) end
+    i = i + 1
+  end
+  return requests
+end
+
+return shared
