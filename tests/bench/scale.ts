@@ -17,7 +17,9 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { insertUser } from '../../src/accounts/users'
 import { openStore } from '../../src/db/open'
+import type { Store } from '../../src/db/store'
 import { randomToken, sha256 } from '../../src/lib/crypto'
 import { ACCESS_TOKEN_PREFIX, mintOpaque } from '../../src/oauth/tokens'
 import { REFRESH_TOKEN_PREFIX } from '../../src/oauth/refresh-tokens'
@@ -25,10 +27,16 @@ import { REFRESH_TOKEN_PREFIX } from '../../src/oauth/refresh-tokens'
 const TOKENS = 1_000_000
 const TTL_SECONDS = 30 * 86_400
 const here = import.meta.dir
-const dataDir = join(here, '.scale')
+const scaleRoot = join(here, '.scale')
+const dataDir = join(scaleRoot, 'tokens')
 const tokensFile = join(dataDir, 'tokens.txt')
 const metaFile = join(dataDir, 'meta.json')
 const REDIRECT_URI = 'http://127.0.0.1:9/callback'
+const SETTINGS_USERS = Number(process.env.BENCH_SCALE_USERS ?? 100_000)
+const SETTINGS_PER_USER = 100
+const settingsDir = join(scaleRoot, 'settings')
+const settingsTokens = join(settingsDir, 'tokens.txt')
+const settingsMeta = join(settingsDir, 'meta.json')
 
 interface Helpers {
   ensureBinary(): string
@@ -45,6 +53,61 @@ interface Helpers {
     env?: Record<string, string>
     connections?: number
   }): Promise<{ rps: number; p50ms: number; p99ms: number; cpuUsPerReq: number; rssMb: number; non2xx: number; socketErrors: number }>
+}
+
+/** What a sign-in and a code exchange store for one access token: a code, then its exchange. */
+async function issueToken(store: Store, clientId: string, userId: string, scope: string, now: number): Promise<string> {
+  const codeHash = sha256(randomToken())
+  const row = { clientId, userId, scope, familyId: Bun.randomUUIDv7() }
+  await store.issueCode(
+    { codeHash, clientId, userId, redirectUri: REDIRECT_URI, scope, codeChallenge: null, expiresAt: now + 600_000, nonce: null, authTime: now },
+    undefined,
+  )
+  const access = mintOpaque(ACCESS_TOKEN_PREFIX, row, now, TTL_SECONDS)
+  const refresh = mintOpaque(REFRESH_TOKEN_PREFIX, row, now, TTL_SECONDS)
+  const outcome = await store.exchangeCode(codeHash, now, () => undefined, () => ({ access: access.row, refresh: { ...refresh.row, authTime: now } }))
+  if (!outcome.ok) throw new Error('building the data set: an exchange failed')
+  return access.spell(outcome.tokenId)
+}
+
+/** `count` steps, many in flight, so the store's writer commits them in groups as under load. */
+async function inParallel(count: number, step: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0
+  await Promise.all(
+    Array.from({ length: 256 }, async () => {
+      while (next < count) await step(next++)
+    }),
+  )
+}
+
+/**
+ * The settings data set: SETTINGS_USERS users of one app, each with a token and
+ * SETTINGS_PER_USER settings, saved through the store's own `saveSetting`.
+ */
+async function ensureSettingsDataSet(h: Helpers, bin: string): Promise<number> {
+  if (existsSync(settingsMeta)) {
+    const meta = JSON.parse(readFileSync(settingsMeta, 'utf8')) as { users: number; perUser: number; expiresAt: number }
+    if (meta.users === SETTINGS_USERS && meta.perUser === SETTINGS_PER_USER && meta.expiresAt > Date.now() + 86_400_000) return 0
+  }
+  const started = performance.now()
+  Bun.spawnSync(['rm', '-rf', settingsDir])
+  mkdirSync(settingsDir, { recursive: true, mode: 0o700 })
+  const server = { dir: settingsDir, url: 'http://127.0.0.1:1' }
+  const app = JSON.parse(h.cli(server, bin, ['client', 'create', '--name', 'Scale', '--redirect-uri', REDIRECT_URI, '--skip-consent']))
+  const { store } = await openStore({ databaseUrl: join(settingsDir, 'data/latchkey.sqlite'), databasePoolSize: 1 })
+  const now = Date.now()
+  const passwordHash = await Bun.password.hash('scale password')
+  const tokens: string[] = new Array(SETTINGS_USERS)
+  await inParallel(SETTINGS_USERS, async (i) => {
+    const user = await insertUser(store, { email: `user${i}@scale.example`, fullName: `User ${i}`, avatarUrl: null, passwordHash }, now)
+    tokens[i] = await issueToken(store, app.client_id, user.id, 'settings:read settings:write', now)
+    for (let k = 0; k < SETTINGS_PER_USER; k++)
+      await store.saveSetting(user.id, app.client_id, `pref.${k}`, JSON.stringify({ theme: 'dark', size: k, tags: ['a', 'b'] }), () => now)
+  })
+  await store.close()
+  writeFileSync(settingsTokens, tokens.join('\n') + '\n', { mode: 0o600 })
+  writeFileSync(settingsMeta, JSON.stringify({ users: SETTINGS_USERS, perUser: SETTINGS_PER_USER, expiresAt: now + TTL_SECONDS * 1000, clientId: app.client_id }))
+  return performance.now() - started
 }
 
 /** Builds the data set unless a usable one is cached; returns how long it took (0 if cached). */
@@ -65,28 +128,7 @@ async function ensureDataSet(h: Helpers, bin: string): Promise<number> {
   const { store } = await openStore({ databaseUrl: join(dataDir, 'data/latchkey.sqlite'), databasePoolSize: 1 })
   const now = Date.now()
   const tokens: string[] = new Array(TOKENS)
-  const one = async (i: number) => {
-    const code = randomToken()
-    const codeHash = sha256(code)
-    const familyId = Bun.randomUUIDv7()
-    const row = { clientId: app.client_id, userId, scope: 'profile email', familyId }
-    await store.issueCode(
-      { codeHash, clientId: app.client_id, userId, redirectUri: REDIRECT_URI, scope: row.scope, codeChallenge: null, expiresAt: now + 600_000, nonce: null, authTime: now },
-      undefined,
-    )
-    const access = mintOpaque(ACCESS_TOKEN_PREFIX, row, now, TTL_SECONDS)
-    const refresh = mintOpaque(REFRESH_TOKEN_PREFIX, row, now, TTL_SECONDS)
-    const outcome = await store.exchangeCode(codeHash, now, () => undefined, () => ({ access: access.row, refresh: { ...refresh.row, authTime: now } }))
-    if (!outcome.ok) h.fail(`building the data set: exchange ${i} failed`)
-    tokens[i] = access.spell(outcome.tokenId)
-  }
-  // Many in flight, so the store's writer commits them in groups, as it does under load.
-  let next = 0
-  await Promise.all(
-    Array.from({ length: 256 }, async () => {
-      while (next < TOKENS) await one(next++)
-    }),
-  )
+  await inParallel(TOKENS, async (i) => (tokens[i] = await issueToken(store, app.client_id, userId, 'profile email', now)))
   await store.close()
   writeFileSync(tokensFile, tokens.join('\n') + '\n', { mode: 0o600 })
   writeFileSync(metaFile, JSON.stringify({ tokens: TOKENS, expiresAt: now + TTL_SECONDS * 1000, clientId: app.client_id }))
@@ -95,53 +137,78 @@ async function ensureDataSet(h: Helpers, bin: string): Promise<number> {
 
 export async function scale(h: Helpers): Promise<void> {
   const bin = process.env.BENCH_BINARY ?? h.ensureBinary()
-  const buildMs = await ensureDataSet(h, bin)
-  console.error(buildMs ? `scale: built ${TOKENS.toLocaleString('en-US')} tokens in ${(buildMs / 1000).toFixed(0)} s` : 'scale: using the cached data set')
-  // Served from the cached folder; the server does not change what the curves read.
-  const server = await h.spawnServer('latchkey-scale', [bin], { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', ACCESS_TOKEN_TTL: String(TTL_SECONDS) }, '/healthz', dataDir)
-  const first = readFileSync(tokensFile, 'utf8').slice(0, 200).split('\n')[0]!
-
+  const only = process.env.BENCH_SCALE_ONLY // 'tokens', 'connections' or 'settings'
+  const env = { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', ACCESS_TOKEN_TTL: String(TTL_SECONDS) }
   const rows: Array<{ group: string; label: string; r: Awaited<ReturnType<Helpers['measure']>> }> = []
-  const only = process.env.BENCH_SCALE_ONLY // 'tokens' or 'connections'
-  for (const count of only === 'connections' ? [] : [1, 10_000, 100_000, 1_000_000]) {
-    const r = await h.measure({
-      name: `userinfo, ${count.toLocaleString('en-US')} distinct tokens`,
-      server: () => server,
-      path: '/api/oauth/userinfo',
-      script: 'tokens.lua',
-      env: { TOKENS: tokensFile, COUNT: String(count) },
-    })
-    rows.push({ group: 'tokens', label: count.toLocaleString('en-US'), r })
+
+  if (only !== 'settings') {
+    const buildMs = await ensureDataSet(h, bin)
+    console.error(buildMs ? `scale: built ${TOKENS.toLocaleString('en-US')} tokens in ${(buildMs / 1000).toFixed(0)} s` : 'scale: using the cached token data set')
+    const server = await h.spawnServer('latchkey-scale', [bin], env, '/healthz', dataDir)
+    const first = readFileSync(tokensFile, 'utf8').slice(0, 200).split('\n')[0]!
+    for (const count of only === 'connections' ? [] : [1, 10_000, 100_000, 1_000_000]) {
+      const r = await h.measure({
+        name: `userinfo, ${count.toLocaleString('en-US')} distinct tokens`,
+        server: () => server,
+        path: '/api/oauth/userinfo',
+        script: 'tokens.lua',
+        env: { TOKENS: tokensFile, COUNT: String(count) },
+      })
+      rows.push({ group: 'tokens', label: count.toLocaleString('en-US'), r })
+    }
+    for (const connections of only === 'tokens' ? [] : [1, 64, 256, 1024]) {
+      const r = await h.measure({
+        name: `userinfo, ${connections} connections`,
+        server: () => server,
+        path: '/api/oauth/userinfo',
+        headers: { Authorization: `Bearer ${first}` },
+        connections,
+      })
+      rows.push({ group: 'connections', label: String(connections), r })
+    }
+    await h.stopServer(server)
   }
-  for (const connections of only === 'tokens' ? [] : [1, 64, 256, 1024]) {
-    const r = await h.measure({
-      name: `userinfo, ${connections} connections`,
-      server: () => server,
-      path: '/api/oauth/userinfo',
-      headers: { Authorization: `Bearer ${first}` },
-      connections,
-    })
-    rows.push({ group: 'connections', label: String(connections), r })
+
+  if (!only || only === 'settings') {
+    const buildMs = await ensureSettingsDataSet(h, bin)
+    const rowCount = (SETTINGS_USERS * SETTINGS_PER_USER).toLocaleString('en-US')
+    console.error(buildMs ? `scale: built ${rowCount} settings in ${(buildMs / 1000).toFixed(0)} s` : 'scale: using the cached settings data set')
+    const { clientId } = JSON.parse(readFileSync(settingsMeta, 'utf8')) as { clientId: string }
+    const server = await h.spawnServer('latchkey-scale-settings', [bin], env, '/healthz', settingsDir)
+    const cases: Array<[string, string, Record<string, string>]> = [
+      ['list (100 keys)', '/api/settings', {}],
+      ['one key', '/api/settings/pref.42', {}],
+      ['POST same key', '/api/settings', { METHOD: 'POST', CONTENT_TYPE: 'application/json', BODY: JSON.stringify({ client_id: clientId, key: 'pref.7', value: { theme: 'light', size: 7 } }) }],
+    ]
+    for (const users of [1_000, SETTINGS_USERS])
+      for (const [what, path, extra] of cases) {
+        const label = `${what}, ${users.toLocaleString('en-US')} users`
+        const r = await h.measure({ name: `settings: ${label}`, server: () => server, path, script: 'tokens.lua', env: { TOKENS: settingsTokens, COUNT: String(users), ...extra } })
+        rows.push({ group: 'settings', label, r })
+      }
+    await h.stopServer(server)
   }
-  await h.stopServer(server)
 
   const num = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d })
-  const table = (group: string, heading: string, base: number) => [
-    `| ${heading} | req/s | × first row | p50 ms | p99 ms | errors | CPU µs/req | RSS MB |`,
-    `| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`,
-    ...rows
-      .filter((x) => x.group === group)
-      .map(({ label, r }) => `| ${label} | ${num(r.rps)} | ${num((r.rps / base) * 100)} % | ${num(r.p50ms, 2)} | ${num(r.p99ms, 2)} | ${r.non2xx + r.socketErrors} | ${num(r.cpuUsPerReq, 1)} | ${num(r.rssMb, 1)} |`),
-  ]
-  const tokenBase = rows.find((x) => x.group === 'tokens')?.r.rps ?? 0
-  const connBase = rows.find((x) => x.group === 'connections' && x.label === '64')?.r.rps ?? 0
+  const table = (group: string, heading: string, base: number, baseName: string) =>
+    rows.some((x) => x.group === group)
+      ? [
+          `| ${heading} | req/s | × ${baseName} | p50 ms | p99 ms | errors | CPU µs/req | RSS MB |`,
+          `| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`,
+          ...rows
+            .filter((x) => x.group === group)
+            .map(({ label, r }) => `| ${label} | ${num(r.rps)} | ${num((r.rps / base) * 100)} % | ${num(r.p50ms, 2)} | ${num(r.p99ms, 2)} | ${r.non2xx + r.socketErrors} | ${num(r.cpuUsPerReq, 1)} | ${num(r.rssMb, 1)} |`),
+          '',
+        ]
+      : []
+  const rate = (group: string, label?: string) => rows.find((x) => x.group === group && (!label || x.label === label))?.r.rps ?? 0
   console.log(
     [
       `binary: ${bin}`,
       '',
-      ...table('tokens', 'distinct tokens', tokenBase),
-      '',
-      ...table('connections', 'connections', connBase).map((l, i) => (i === 0 ? l.replace('× first row', '× 64 connections') : l)),
+      ...table('tokens', 'distinct tokens', rate('tokens'), 'first row'),
+      ...table('connections', 'connections', rate('connections', '64'), '64 connections'),
+      ...table('settings', `settings (${(SETTINGS_USERS * SETTINGS_PER_USER).toLocaleString('en-US')} rows)`, rate('settings'), 'first row'),
     ].join('\n'),
   )
 }
