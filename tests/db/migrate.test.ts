@@ -73,13 +73,42 @@ describe('0003: access tokens become lk_at_<id>.<verifier>', () => {
     db.sqlite.run("INSERT INTO auth_codes VALUES ('code1', 'c1', 'u1', 'https://a/cb', 'email', NULL, 0, 5)")
     db.sqlite.run("INSERT INTO access_tokens VALUES ('tok1', 'c1', 'u1', 'email', 'code1', 9, 0)")
     db.sqlite.run("INSERT INTO settings VALUES ('u1', 'c1', 'k', '1', 0)")
-    expect(migrate(db.sqlite).applied).toEqual(['0003_token_selector', '0004_user_quota_and_secrets', '0005_login_throttle', '0006_refresh_tokens', '0007_openid_connect'])
+    expect(migrate(db.sqlite).applied).toEqual(journal.entries.slice(3).map((e) => e.tag))
     const columns = (table: string) => db.sqlite.query(`SELECT name FROM pragma_table_info('${table}')`).all().map((r) => (r as { name: string }).name)
     expect(columns('access_tokens')).toEqual(['id', 'verifier_hash', 'client_id', 'user_id', 'scope', 'expires_at', 'created_at', 'family_id'])
     expect(columns('auth_codes')).toContain('token_id')
     expect(db.sqlite.query('SELECT CAST(count(*) AS INTEGER) AS n FROM access_tokens').get()).toEqual({ n: 0 })
     expect(db.sqlite.query('SELECT CAST(count(*) AS INTEGER) AS n FROM settings').get()).toEqual({ n: 1 })
     expect(db.sqlite.query('SELECT CAST(count(*) AS INTEGER) AS n FROM auth_codes').get()).toEqual({ n: 1 })
+  })
+})
+
+describe('0008: settings in their key order', () => {
+  test('settings and their counts survive the rebuild, which is WITHOUT ROWID, and the counts stay exact after it', () => {
+    const db = openDb(':memory:')
+    db.sqlite.run('CREATE TABLE latchkey_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)')
+    for (const entry of journal.entries.slice(0, 8)) {
+      for (const stmt of embeddedMigrations[entry.tag]!.split('--> statement-breakpoint')) if (stmt.trim()) db.sqlite.run(stmt)
+      db.sqlite.query('INSERT INTO latchkey_migrations VALUES (?, ?, 0)').run(entry.tag, 'x')
+    }
+    db.sqlite.run("INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at) VALUES ('u1', 'a@x', 'A', NULL, 'h', 0)")
+    db.sqlite.run("INSERT INTO clients (id, name, secret_hash, redirect_uris, skip_consent, created_at) VALUES ('c1', 'C', NULL, '[]', 0, 0)")
+    for (const key of ['b', 'a', 'c']) db.sqlite.query("INSERT INTO settings VALUES ('u1', 'c1', ?, '\"xy\"', 7)").run(key)
+    const counts = () => db.sqlite.query('SELECT n, bytes FROM setting_counts').get()
+    expect(counts()).toEqual({ n: 3, bytes: 12 })
+
+    expect(migrate(db.sqlite).applied).toEqual(['0008_settings_clustered'])
+    expect(db.sqlite.query("SELECT sql FROM sqlite_master WHERE name = 'settings'").get()).toEqual({ sql: expect.stringContaining('WITHOUT ROWID') })
+    expect(db.sqlite.query('SELECT key, value, updated_at FROM settings').all()).toEqual(
+      ['a', 'b', 'c'].map((key) => ({ key, value: '"xy"', updated_at: 7 })),
+    )
+    expect(counts()).toEqual({ n: 3, bytes: 12 })
+    db.sqlite.run("INSERT INTO settings VALUES ('u1', 'c1', 'd', '1', 8)")
+    db.sqlite.run("UPDATE settings SET value = '\"longer\"' WHERE key = 'a'")
+    db.sqlite.run("DELETE FROM settings WHERE key = 'b'")
+    expect(counts()).toEqual({ n: 3, bytes: 4 + 1 + 8 })
+    db.sqlite.run("DELETE FROM users WHERE id = 'u1'")
+    expect(db.sqlite.query('SELECT CAST(count(*) AS INTEGER) AS n FROM settings').get()).toEqual({ n: 0 })
   })
 })
 

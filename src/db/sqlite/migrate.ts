@@ -8,6 +8,7 @@ import userQuotaAndSecrets from '../../../drizzle/sqlite/0004_user_quota_and_sec
 import loginThrottle from '../../../drizzle/sqlite/0005_login_throttle.sql' with { type: 'text' }
 import refreshTokens from '../../../drizzle/sqlite/0006_refresh_tokens.sql' with { type: 'text' }
 import openidConnect from '../../../drizzle/sqlite/0007_openid_connect.sql' with { type: 'text' }
+import settingsClustered from '../../../drizzle/sqlite/0008_settings_clustered.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -22,6 +23,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0005_login_throttle': loginThrottle,
   '0006_refresh_tokens': refreshTokens,
   '0007_openid_connect': openidConnect,
+  '0008_settings_clustered': settingsClustered,
 }
 
 export interface MigrationResult {
