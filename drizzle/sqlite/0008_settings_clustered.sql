@@ -21,7 +21,10 @@ DROP TABLE `settings`;
 --> statement-breakpoint
 ALTER TABLE `__new_settings` RENAME TO `settings`;
 --> statement-breakpoint
-CREATE INDEX `settings_client` ON `settings` (`client_id`);
+-- On (client_id, key), not (client_id) alone: an index's entries end with the primary key, so
+-- the old one matched "user_id = ? AND client_id = ?" as well as the table and SQLite, with no
+-- statistics, chose it and then looked every row up. Deleting a client still uses it.
+CREATE INDEX `settings_client` ON `settings` (`client_id`, `key`);
 --> statement-breakpoint
 CREATE TRIGGER `settings_count_insert` AFTER INSERT ON `settings` BEGIN
   INSERT INTO `setting_counts` (`user_id`, `client_id`, `n`, `bytes`) VALUES (NEW.`user_id`, NEW.`client_id`, 1, length(CAST(NEW.`value` AS BLOB)))

@@ -103,6 +103,12 @@ describe('0008: settings in their key order', () => {
       ['a', 'b', 'c'].map((key) => ({ key, value: '"xy"', updated_at: 7 })),
     )
     expect(counts()).toEqual({ n: 3, bytes: 12 })
+    // A user's list for an app is one range of the table, not an index walk with a lookup per row.
+    const plan = (sql: string) => (db.sqlite.query(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((r) => r.detail)
+    expect(plan("SELECT key, value, updated_at FROM settings WHERE user_id = 'u1' AND client_id = 'c1' ORDER BY key")).toEqual([
+      'SEARCH settings USING PRIMARY KEY (user_id=? AND client_id=?)',
+    ])
+    expect(plan("DELETE FROM settings WHERE client_id = 'c1'")).toEqual(['SEARCH settings USING INDEX settings_client (client_id=?)'])
     db.sqlite.run("INSERT INTO settings VALUES ('u1', 'c1', 'd', '1', 8)")
     db.sqlite.run("UPDATE settings SET value = '\"longer\"' WHERE key = 'a'")
     db.sqlite.run("DELETE FROM settings WHERE key = 'b'")
