@@ -23,6 +23,7 @@ import type {
 } from '../store'
 import { StoreRefusal, UniqueViolation } from '../store'
 import { ExternalWrites } from './change-feed'
+import { Checkpointer } from './checkpointer'
 import { changes, createDatabaseFile, insertedId, openDb, type Db } from './client'
 import { migrate } from './migrate'
 import { prepared } from './prepared'
@@ -68,17 +69,25 @@ export class SqliteStore implements Store {
   readonly changes: ExternalWrites
   readonly writer: Writer
 
+  private checkpointer?: Checkpointer
+
   constructor(readonly db: Db) {
     this.changes = new ExternalWrites(db.sqlite)
     this.writer = new Writer(db.sqlite)
   }
 
-  /** Opens (creating, 0600) and migrates the file; `:memory:` for tests. */
+  /** Opens (creating, 0600) and migrates the file; `:memory:` for tests. A file gets its checkpointer. */
   static async open(path: string): Promise<{ store: SqliteStore; applied: string[] }> {
     await createDatabaseFile(path)
     const db = openDb(path)
     const { applied } = migrate(db.sqlite)
-    return { store: new SqliteStore(db), applied }
+    const store = new SqliteStore(db)
+    if (path !== ':memory:')
+      // Rare enough that the store has no logger for it: one JSON line on stderr.
+      store.checkpointer = new Checkpointer(db.sqlite, path, (message) =>
+        console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg: 'checkpointer failed; the serving connection checkpoints again', error: message })),
+      )
+    return { store, applied }
   }
 
   private write<T>(fn: () => T): Promise<T> {
@@ -91,6 +100,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     this.writer.flush()
+    this.checkpointer?.stop()
     if (this.db.path !== ':memory:') this.db.sqlite.run('PRAGMA wal_checkpoint(TRUNCATE)')
     this.db.sqlite.close()
   }
