@@ -6,7 +6,7 @@
  *
  *   BENCH_SECONDS=10 BENCH_WARMUP=2 BENCH_CONNECTIONS=64 BENCH_THREADS=2 bun run bench
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
@@ -27,6 +27,8 @@ const children = new Set<Subprocess>()
 process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL')
 })
+// Interrupted: exit through the handler above (a signal alone would skip it).
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130))
 
 function fail(message: string): never {
   console.error(`bench: ${message}`)
@@ -441,19 +443,23 @@ async function startPgCluster(): Promise<PgCluster> {
   const url = 'postgres://${PGUSER}:${PGPASSWORD}@${PGHOST}:${PGPORT:-5432}/${PGDATABASE:-postgres}'
   // The cluster lives while its command reads standard input; closing it ends the command, and
   // pg_virtualenv then stops and drops the cluster.
+  // Its output goes to a file, not a pipe: writing its last lines ("Dropping cluster") into a pipe
+  // nobody reads any more would kill it before it dropped the cluster.
+  const log = join(mkdtempSync(join(tmpdir(), 'bench-pg-')), 'pg_virtualenv.log')
   const proc = Bun.spawn(['pg_virtualenv', '-t', '-o', 'max_connections=200', 'sh', '-c', `echo "cluster-url ${url}"; exec cat >/dev/null`], {
     stdin: 'pipe',
-    stdout: 'pipe',
+    stdout: Bun.file(log),
     stderr: 'ignore',
   })
-  children.add(proc)
-  const reader = proc.stdout.getReader()
-  // pg_virtualenv prints its own progress on stdout too: the URL is the marked line.
+  // Not in `children`: killing pg_virtualenv would leave its cluster running. However this run
+  // ends, its standard input closes with it, and pg_virtualenv drops the cluster.
+  // pg_virtualenv prints its own progress too: the URL is the marked line.
   let text = ''
+  const started = performance.now()
   while (!/^cluster-url (\S+)$/m.test(text)) {
-    const { value, done } = await reader.read()
-    if (done) fail('pg_virtualenv ended before its cluster was up')
-    text += new TextDecoder().decode(value)
+    if (proc.exitCode !== null || performance.now() - started > 60_000) fail('pg_virtualenv ended or hung before its cluster was up')
+    await Bun.sleep(50)
+    text = existsSync(log) ? readFileSync(log, 'utf8') : ''
   }
   const url0 = /^cluster-url (\S+)$/m.exec(text)![1]!
   return {
@@ -468,7 +474,6 @@ async function startPgCluster(): Promise<PgCluster> {
     },
     stop() {
       proc.stdin.end()
-      children.delete(proc)
     },
   }
 }
@@ -537,6 +542,7 @@ async function main() {
     const pair = [await spawnServer('latchkey-pg-a', [bin], pgEnv, '/healthz'), await spawnServer('latchkey-pg-b', [bin], pgEnv, '/healthz')]
     extra.push(...pair)
     const balancer = await startHaproxy(lbPort, pair.map((p) => new URL(p.url).host))
+    children.add(balancer.proc)
     const behind: Server = { name: 'haproxy', url: balancer.url, proc: balancer.proc, dir: pair[0]!.dir, procs: pair.map((p) => p.proc), env: pgEnv }
     pgCases.push(...(await latchkeyCases('pg ×2 haproxy: ', behind, bin, codesDir, mintedPerSecond)))
     stops.push(balancer.stop)
