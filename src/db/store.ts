@@ -64,16 +64,9 @@ export interface CodeRecord {
   authTime: number | null
 }
 
-export interface NewCode {
+/** A code about to be stored: its record before any use, under the hash of its value. */
+export interface NewCode extends Omit<CodeRecord, 'usedAt'> {
   codeHash: string
-  clientId: string
-  userId: string
-  redirectUri: string
-  scope: string
-  codeChallenge: string | null
-  expiresAt: number
-  nonce: string | null
-  authTime: number | null
 }
 
 export interface NewToken {

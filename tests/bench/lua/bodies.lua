@@ -3,11 +3,10 @@
 local shared = require "shared"
 setup = shared.setup
 function init(args)
-  requests = shared.requests(os.getenv("BODIES"), function(body) return wrk.format("POST", nil, nil, body) end)
-  next_request = 1
+  local requests = shared.requests(os.getenv("BODIES"), function(body) return wrk.format("POST", nil, nil, body) end)
+  send = shared.once_each(requests, wrk.format("POST", nil, nil, "grant_type=refresh_token&refresh_token=exhausted"))
 end
+-- Defined at the top level: wrk decides from its main state whether a script makes requests.
 function request()
-  local r = requests[next_request]
-  next_request = next_request + 1
-  return r or wrk.format("POST", nil, nil, "grant_type=refresh_token&refresh_token=exhausted")
+  return send()
 end

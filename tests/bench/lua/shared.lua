@@ -23,4 +23,15 @@ function shared.requests(file, format, limit)
   return requests
 end
 
+-- A request() that sends each prepared request once, in order, then `fallback` (which the server
+-- refuses, so a shortfall shows as non-2xx answers and fails the run).
+function shared.once_each(requests, fallback)
+  local next_request = 1
+  return function()
+    local r = requests[next_request]
+    next_request = next_request + 1
+    return r or fallback
+  end
+end
+
 return shared

@@ -5,13 +5,12 @@ local shared = require "shared"
 setup = shared.setup
 function init(args)
   local redirect = os.getenv("REDIRECT_URI")
-  requests = shared.requests(os.getenv("CODES"), function(code)
+  local requests = shared.requests(os.getenv("CODES"), function(code)
     return wrk.format("POST", nil, nil, "grant_type=authorization_code&code=" .. code .. "&redirect_uri=" .. redirect)
   end)
-  next_request = 1
+  send = shared.once_each(requests, wrk.format("POST", nil, nil, "grant_type=authorization_code&code=exhausted"))
 end
+-- Defined at the top level: wrk decides from its main state whether a script makes requests.
 function request()
-  local r = requests[next_request]
-  next_request = next_request + 1
-  return r or wrk.format("POST", nil, nil, "grant_type=authorization_code&code=exhausted")
+  return send()
 end
