@@ -22,9 +22,10 @@ test('the serving connection never checkpoints; the worker copies committed page
   )
   expect(statSync(`${path}-wal`).size).toBeGreaterThan(500_000)
   const started = performance.now()
-  while (statSync(path).size === size && performance.now() - started < 6 * CHECKPOINT_INTERVAL_MS) await Bun.sleep(20)
+  // Several checkpoints may share the work (a PASSIVE one copies what no reader still needs).
+  while (statSync(path).size <= size + 500_000 && performance.now() - started < 20 * CHECKPOINT_INTERVAL_MS) await Bun.sleep(20)
   expect(statSync(path).size).toBeGreaterThan(size + 500_000)
   await store.close()
   // close() truncates the WAL; everything is in the file.
   expect(statSync(`${path}-wal`).size).toBe(0)
-})
+}, 20_000)

@@ -8,12 +8,19 @@ export const CHECKPOINT_INTERVAL_MS = 500
 const WORKER = `
 import { Database } from 'bun:sqlite'
 let db
+let timer
 self.onmessage = (event) => {
+  if (event.data === 'stop') {
+    clearInterval(timer)
+    db?.close()
+    postMessage({ stopped: true })
+    return
+  }
   db = new Database(event.data.path)
   db.run('PRAGMA busy_timeout = 5000')
   db.run('PRAGMA synchronous = FULL')
   const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
-  setInterval(() => {
+  timer = setInterval(() => {
     try {
       checkpoint.get()
     } catch (error) {
@@ -34,6 +41,7 @@ self.onmessage = (event) => {
  */
 export class Checkpointer {
   private readonly worker: Worker
+  private stopped?: () => void
 
   constructor(sqlite: Database, path: string, onFailure: (message: string) => void) {
     sqlite.run('PRAGMA wal_autocheckpoint = 0')
@@ -43,14 +51,22 @@ export class Checkpointer {
       sqlite.run('PRAGMA wal_autocheckpoint = 1000')
       onFailure(message)
     }
-    this.worker.addEventListener('message', (event: MessageEvent<{ error?: string }>) => {
+    this.worker.addEventListener('message', (event: MessageEvent<{ error?: string; stopped?: boolean }>) => {
       if (event.data.error) fallBack(event.data.error)
+      if (event.data.stopped) this.stopped?.()
     })
     this.worker.addEventListener('error', (event) => fallBack(String((event as ErrorEvent).message)))
     this.worker.postMessage({ path, intervalMs: CHECKPOINT_INTERVAL_MS })
   }
 
-  stop(): void {
+  /**
+   * Waits (up to a second) until the worker closed its connection — a checkpoint in flight would
+   * otherwise keep the final TRUNCATE checkpoint from emptying the WAL — then ends it.
+   */
+  async stop(): Promise<void> {
+    const closed = new Promise<void>((resolve) => (this.stopped = resolve))
+    this.worker.postMessage('stop')
+    await Promise.race([closed, Bun.sleep(1000)])
     this.worker.terminate()
   }
 }

@@ -100,7 +100,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     this.writer.flush()
-    this.checkpointer?.stop()
+    await this.checkpointer?.stop()
     if (this.db.path !== ':memory:') this.db.sqlite.run('PRAGMA wal_checkpoint(TRUNCATE)')
     this.db.sqlite.close()
   }
