@@ -243,7 +243,8 @@ export interface Store {
   revokeFamily(familyId: string): Promise<boolean>
 
   // access tokens
-  findToken(id: number): Promise<TokenRecord | undefined>
+  /** The token validation miss path: SQLite answers synchronously (no promise per request), PostgreSQL with a promise. */
+  findToken(id: number): TokenRecord | undefined | Promise<TokenRecord | undefined>
   deleteToken(id: number): Promise<boolean>
 
   // settings

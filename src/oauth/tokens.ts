@@ -1,5 +1,5 @@
 import type { User } from '../accounts/users'
-import type { ChangeFeed, NewToken, Store } from '../db/store'
+import type { ChangeFeed, NewToken, Store, TokenRecord } from '../db/store'
 import type { Clock } from '../lib/clock'
 import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
 import { TokenCache } from './token-cache'
@@ -48,9 +48,10 @@ export interface MintedToken {
 /**
  * Access tokens: stored as the SHA-256 of their verifier only; validated through an in-process
  * cache (TOKEN_CACHE_SIZE entries) so the hot path skips the hash and the lookup. Entries expire
- * with their token, and the cache is emptied on every revocation in this process and on every
- * change the feed reports from elsewhere (the CLI, another instance), so a revoked token stops
- * working on the next request here and within the feed's delay elsewhere. Purging expired rows
+ * with their token; revoking one token here drops its entry, revoking many (a family, an app's
+ * access) empties the cache, and so does every change the feed reports from elsewhere (the
+ * CLI, another instance), so a revoked token stops working on the next request here and within
+ * the feed's delay elsewhere. Purging expired rows
  * leaves it alone: an expired token is refused by its cached expiry anyway. While the feed is
  * down the cache is bypassed. A lookup that raced a revocation is not cached (the generation
  * moved on while it ran).
@@ -79,7 +80,7 @@ export class AccessTokens {
     return mintOpaque(ACCESS_TOKEN_PREFIX, input, this.clock.now(), this.ttlSeconds)
   }
 
-  /** A cached grant is returned as it is (no promise on the hot path); a lookup as a promise. */
+  /** A cached grant is returned as it is, and so is a SQLite lookup: a promise only for PostgreSQL's. */
   validate(token: string): TokenGrant | undefined | Promise<TokenGrant | undefined> {
     const parsed = parseOpaque(ACCESS_TOKEN_PREFIX, token)
     if (!parsed) return undefined
@@ -96,12 +97,17 @@ export class AccessTokens {
     return this.lookup(parsed, now, trusted)
   }
 
-  private async lookup(parsed: { id: number; verifier: string }, now: number, trusted: boolean): Promise<TokenGrant | undefined> {
+  private lookup(parsed: { id: number; verifier: string }, now: number, trusted: boolean): TokenGrant | undefined | Promise<TokenGrant | undefined> {
     const generation = this.generation
-    const row = await this.store.findToken(parsed.id)
+    const found = this.store.findToken(parsed.id)
+    return found instanceof Promise ? found.then((row) => this.admit(row, parsed, now, trusted, generation)) : this.admit(found, parsed, now, trusted, generation)
+  }
+
+  /** The grant of a row just read, cached unless a revocation ran meanwhile (the generation moved on). */
+  private admit(row: TokenRecord | undefined, parsed: { id: number; verifier: string }, now: number, trusted: boolean, generation: number): TokenGrant | undefined {
     if (!row || !constantTimeEqual(sha256(parsed.verifier), row.verifierHash) || row.expiresAt <= now) return undefined
     const grant: TokenGrant = { clientId: this.clientId(row.clientId), scopes: this.scopes(row.scope), expiresAt: row.expiresAt, issuedAt: row.createdAt, user: this.user(row.user) }
-    if (trusted && generation === this.generation && this.changes.check()) this.cache.set(parsed.id, parsed.verifier, grant)
+    if (trusted && generation === this.generation && this.changes.check()) this.cache.offer(parsed.id, parsed.verifier, grant)
     return grant
   }
 
@@ -147,11 +153,16 @@ export class AccessTokens {
     return this.verified(token)
   }
 
-  /** Revokes one token (RFC 7009). */
+  /**
+   * Revokes one token (RFC 7009): drops its entry, not the whole cache. The generation moves on
+   * before and after, so a lookup racing the delete is not cached.
+   */
   async revoke(id: number): Promise<boolean> {
-    this.forget()
+    this.generation++
+    this.cache.delete(id)
     const deleted = await this.store.deleteToken(id)
-    this.forget()
+    this.generation++
+    this.cache.delete(id)
     return deleted
   }
 

@@ -1,4 +1,6 @@
 import { describe, expect, test } from 'bun:test'
+import { heapStats } from 'bun:jsc'
+import { randomToken } from '../../src/lib/crypto'
 import { TokenCache } from '../../src/oauth/token-cache'
 
 describe('the token cache', () => {
@@ -24,5 +26,52 @@ describe('the token cache', () => {
     // Through Map.keys().next() this took ~6 s here; generous for a shared machine.
     expect(performance.now() - started).toBeLessThan(2000)
     expect(cache.size).toBe(100_000)
+  })
+
+  test('a deleted entry is gone and its slot is reused without evicting anyone else; setting a cached id again keeps its slot', () => {
+    const cache = new TokenCache<string>(3)
+    for (const id of [1, 2, 3]) cache.set(id, `v${id}`, `g${id}`)
+    cache.delete(1)
+    cache.delete(42)
+    expect([cache.get(1, 'v1'), cache.size]).toEqual([undefined, 2])
+    cache.set(2, 'v2', 'g2 again')
+    expect([cache.get(2, 'v2'), cache.size]).toEqual(['g2 again', 2])
+    cache.set(4, 'v4', 'g4') // takes the freed slot: 2 and 3 stay
+    expect([cache.get(2, 'v2'), cache.get(3, 'v3'), cache.get(4, 'v4'), cache.size]).toEqual(['g2 again', 'g3', 'g4', 3])
+    cache.set(5, 'v5', 'g5') // then the oldest goes
+    expect([cache.get(2, 'v2'), cache.get(5, 'v5'), cache.size]).toEqual([undefined, 'g5', 3])
+  })
+
+  test('offered tokens get in at once while there is room; once full, on their second miss within the window', () => {
+    const cache = new TokenCache<string>(3)
+    expect([1, 2, 3].map((id) => cache.offer(id, `v${id}`, `g${id}`))).toEqual([true, true, true])
+    expect(cache.offer(4, 'v4', 'g4')).toBe(false)
+    expect([cache.get(4, 'v4'), cache.get(1, 'v1'), cache.size]).toEqual([undefined, 'g1', 3])
+    expect(cache.offer(4, 'v4', 'g4')).toBe(true)
+    expect([cache.get(4, 'v4'), cache.get(1, 'v1'), cache.size]).toEqual(['g4', undefined, 3])
+    // The window is `capacity` first misses: 5, 6 and 7 end it, so 5 is a first miss again.
+    for (const id of [5, 6, 7]) expect(cache.offer(id, `v${id}`, `g${id}`)).toBe(false)
+    expect(cache.offer(5, 'v5', 'g5')).toBe(false)
+    expect(cache.offer(5, 'v5', 'g5')).toBe(true)
+  })
+
+  test('100,000 entries — each its own user, as in a 100,000-user deployment — fit in 40 MB of heap', () => {
+    const count = 100_000
+    const verifiers = Array.from({ length: count }, () => randomToken())
+    const scopes = Object.freeze(['openid', 'profile', 'email'])
+    const now = Date.now()
+    Bun.gc(true)
+    const before = heapStats().heapSize
+    const cache = new TokenCache<object>(count)
+    for (let i = 0; i < count; i++) {
+      const user = { id: Bun.randomUUIDv7(), email: `user${i}@example.com`, fullName: `User Number ${i}`, avatarUrl: null, emailVerified: true }
+      cache.set(i + 1, verifiers[i]!, { clientId: 'app_0123456789abcdef', scopes, expiresAt: now + 3_600_000, issuedAt: now, user })
+    }
+    Bun.gc(true)
+    const grown = heapStats().heapSize - before
+    expect(cache.size).toBe(count)
+    // ~36 MB here, 20 MB of it the users: the entries alone are ~16 MB, where the cache before
+    // slots took ~23 MB (an entry object per token besides its grant).
+    expect(grown).toBeLessThan(40 * 1024 * 1024)
   })
 })
