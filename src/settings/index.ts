@@ -4,6 +4,7 @@ import { InvalidRequest, NotFound, ValueTooLarge } from '../lib/errors'
 import { CORS_HEADERS, NOSNIFF, jsonText, readJsonObject } from '../lib/http'
 import { authenticateBearer, checkClientId } from '../oauth/bearer'
 import type { TokenGrant } from '../oauth/tokens'
+import type { CachedSetting } from './cache'
 import {
   ClientIdQuery,
   KEY_PATTERN,
@@ -36,13 +37,25 @@ export function settingsRoutes(ctx: AppContext) {
 
   /** The list from the cache when it holds it, else from the store. */
   async function list({ user, clientId }: TokenGrant): Promise<Response> {
-    let body = ctx.settingsCache.get(user.id, clientId)
+    let body = ctx.settingsCache.getList(user.id, clientId)
     if (body === undefined) {
       const ticket = ctx.settingsCache.ticket()
       body = await listSettingsJson(ctx.store, user.id, clientId)
-      ctx.settingsCache.set(user.id, clientId, body, ticket)
+      ctx.settingsCache.setList(user.id, clientId, body, ticket)
     }
     return jsonText(body)
+  }
+
+  /** One setting from the cache when it holds it, else from the store; undefined when there is none. */
+  async function readOne({ user, clientId }: TokenGrant, key: string): Promise<CachedSetting | undefined> {
+    const cached = ctx.settingsCache.getOne(user.id, clientId, key)
+    if (cached) return cached
+    const ticket = ctx.settingsCache.ticket()
+    const stored = await ctx.store.getSetting(user.id, clientId, key)
+    if (!stored) return undefined
+    const answer = { body: `{"setting":${settingJson(stored, clientId)}}`, etag: etagOf(stored) }
+    ctx.settingsCache.setOne(user.id, clientId, key, answer, ticket)
+    return answer
   }
 
   return new Elysia({ name: 'settings' })
@@ -60,14 +73,14 @@ export function settingsRoutes(ctx: AppContext) {
     .get(
       '/api/settings/:key',
       async function getOne({ request, query, params }) {
-        const { user, clientId } = await authenticateBearer(ctx, request, 'settings:read', query.client_id)
-        const stored = await ctx.store.getSetting(user.id, clientId, checkKey(params.key))
-        if (!stored) throw new NotFound(`no setting named "${params.key}"`)
-        const etag = etagOf(stored)
+        const grant = await authenticateBearer(ctx, request, 'settings:read', query.client_id)
+        const found = await readOne(grant, checkKey(params.key))
+        if (!found) throw new NotFound(`no setting named "${params.key}"`)
+        const { etag } = found
         const ifNoneMatch = request.headers.get('if-none-match')
         if (ifNoneMatch && etagMatches(ifNoneMatch, etag))
           return new Response(null, { status: 304, headers: { etag, 'cache-control': 'no-store', ...CORS_HEADERS, ...NOSNIFF } })
-        return jsonText(`{"setting":${settingJson(stored, clientId)}}`, 200, { etag })
+        return jsonText(found.body, 200, { etag })
       },
       {
         query: ClientIdQuery,
