@@ -10,10 +10,11 @@
  *   token drawn at random from the first N (so a working set larger than TOKEN_CACHE_SIZE shows);
  * - connections 1 / 64 / 256 / 1024: GET /api/oauth/userinfo with one token.
  *
- *   BENCH_BINARY=/path/to/latchkey   measure another build (e.g. an older commit) on the same data
- *   BENCH_SCALE_ONLY=tokens|connections   one curve only
+ * - the soak (tests/bench/soak.ts): whole OAuth flows for 10 minutes, its RSS and file-size series.
  *
- * Not here yet (issue 12): the settings curve at 10M rows, durable POST latency on it, the soak.
+ *   BENCH_BINARY=/path/to/latchkey   measure another build (e.g. an older commit) on the same data
+ *   BENCH_SCALE_ONLY=tokens|connections|settings|soak   one part only
+ *   BENCH_SOAK_SECONDS=600 BENCH_SOAK_EVERY=30   the soak's length and sampling
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -23,6 +24,7 @@ import type { Store } from '../../src/db/store'
 import { randomToken, sha256 } from '../../src/lib/crypto'
 import { ACCESS_TOKEN_PREFIX, mintOpaque } from '../../src/oauth/tokens'
 import { REFRESH_TOKEN_PREFIX } from '../../src/oauth/refresh-tokens'
+import { soak, type SoakHelpers, type SoakSample } from './soak'
 
 const TOKENS = 1_000_000
 const TTL_SECONDS = 30 * 86_400
@@ -38,12 +40,8 @@ const settingsDir = join(scaleRoot, 'settings')
 const settingsTokens = join(settingsDir, 'tokens.txt')
 const settingsMeta = join(settingsDir, 'meta.json')
 
-interface Helpers {
+interface Helpers extends SoakHelpers {
   ensureBinary(): string
-  fail(message: string): never
-  spawnServer(name: string, cmd: string[], env: Record<string, string>, healthPath: string, cwd?: string): Promise<{ url: string; proc: import('bun').Subprocess; dir: string; name: string }>
-  stopServer(s: { proc: import('bun').Subprocess }): Promise<void>
-  cli(server: { dir: string; url: string }, bin: string, args: string[], stdin?: string): string
   measure(c: {
     name: string
     server: () => unknown
@@ -137,11 +135,11 @@ async function ensureDataSet(h: Helpers, bin: string): Promise<number> {
 
 export async function scale(h: Helpers): Promise<void> {
   const bin = process.env.BENCH_BINARY ?? h.ensureBinary()
-  const only = process.env.BENCH_SCALE_ONLY // 'tokens', 'connections' or 'settings'
+  const only = process.env.BENCH_SCALE_ONLY // 'tokens', 'connections', 'settings' or 'soak'
   const env = { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', ACCESS_TOKEN_TTL: String(TTL_SECONDS) }
   const rows: Array<{ group: string; label: string; r: Awaited<ReturnType<Helpers['measure']>> }> = []
 
-  if (only !== 'settings') {
+  if (!only || only === 'tokens' || only === 'connections') {
     const buildMs = await ensureDataSet(h, bin)
     console.error(buildMs ? `scale: built ${TOKENS.toLocaleString('en-US')} tokens in ${(buildMs / 1000).toFixed(0)} s` : 'scale: using the cached token data set')
     const server = await h.spawnServer('latchkey-scale', [bin], env, '/healthz', dataDir)
@@ -189,6 +187,9 @@ export async function scale(h: Helpers): Promise<void> {
     await h.stopServer(server)
   }
 
+  let soaked: Awaited<ReturnType<typeof soak>> | undefined
+  if (!only || only === 'soak') soaked = await soak(h, bin, scaleRoot)
+
   const num = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d })
   const table = (group: string, heading: string, base: number, baseName: string) =>
     rows.some((x) => x.group === group)
@@ -209,6 +210,27 @@ export async function scale(h: Helpers): Promise<void> {
       ...table('tokens', 'distinct tokens', rate('tokens'), 'first row'),
       ...table('connections', 'connections', rate('connections', '64'), '64 connections'),
       ...table('settings', `settings (${(SETTINGS_USERS * SETTINGS_PER_USER).toLocaleString('en-US')} rows)`, rate('settings'), 'first row'),
+      ...(soaked ? soakTable(soaked.samples, soaked.flows) : []),
     ].join('\n'),
   )
+}
+
+/** The soak's series, and whether both flattened: the last third against the middle third. */
+function soakTable(samples: SoakSample[], flows: number): string[] {
+  const num = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d })
+  const third = Math.floor(samples.length / 3)
+  const peak = (from: number, to: number, of: (s: SoakSample) => number) => Math.max(...samples.slice(from, to).map(of))
+  const growth = (of: (s: SoakSample) => number) => (peak(2 * third, samples.length, of) / peak(third, 2 * third, of) - 1) * 100
+  return [
+    `soak: ${num(flows)} flows (each: authorize, exchange, 5 userinfo, a settings write and list, a refresh, every other one a revocation); tokens live 60 s, refresh tokens 120 s`,
+    '',
+    '| seconds | flows/s | RSS MB | file MB | WAL MB | free pages | access tokens | refresh tokens | codes |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...samples.map((s) => `| ${s.seconds} | ${num(s.flowsPerSecond)} | ${num(s.rssMb, 1)} | ${num(s.fileMb, 1)} | ${num(s.walMb, 1)} | ${num(s.freePages)} | ${num(s.accessTokens)} | ${num(s.refreshTokens)} | ${num(s.codes)} |`),
+    '',
+    third > 0
+      ? `peak in the last third against the middle third: RSS ${num(growth((s) => s.rssMb), 1)} %, file ${num(growth((s) => s.fileMb), 1)} %`
+      : 'too short to compare thirds',
+    '',
+  ]
 }

@@ -41,7 +41,8 @@ describe('the settings list cache', () => {
   test('one key read is kept with its ETag, and a write or delete here or elsewhere shows on the next read', async () => {
     const one = async () => {
       const res = await call('GET', `/api/settings/a?client_id=${clientId}`)
-      return [res.status, res.headers.get('etag'), res.status === 200 ? ((await res.json()) as { setting: { value: unknown } }).setting.value : undefined]
+      const value = res.status === 200 ? ((await res.json()) as { setting: { value: unknown } }).setting.value : undefined
+      return [res.status, res.headers.get('etag'), value] as [number, string | null, unknown]
     }
     await call('POST', '/api/settings', { client_id: clientId, key: 'a', value: 1 })
     const [, etag1] = await one()
