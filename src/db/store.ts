@@ -176,8 +176,13 @@ export class DatabaseUnavailable extends Error {
  * may only be trusted while `trusted()` is true: on SQLite always (PRAGMA data_version is read
  * before each use); on PostgreSQL only while the LISTEN connection is alive.
  */
+/** What changed, when the feed can tell: these access tokens (row ids) were deleted. Else anything may have. */
+export interface Change {
+  tokens?: readonly number[]
+}
+
 export interface ChangeFeed {
-  onChange(listener: () => void): void
+  onChange(listener: (change?: Change) => void): void
   /** Call before trusting a cache: delivers pending changes; false when the feed is down. */
   check(): boolean
 }

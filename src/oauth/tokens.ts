@@ -50,8 +50,8 @@ export interface MintedToken {
  * cache (TOKEN_CACHE_SIZE entries) so the hot path skips the hash and the lookup. Entries expire
  * with their token; revoking one token here drops its entry, revoking many (a family, an app's
  * access) empties the cache, and so does every change the feed reports from elsewhere (the
- * CLI, another instance), so a revoked token stops working on the next request here and within
- * the feed's delay elsewhere. Purging expired rows
+ * CLI, another instance) unless it names the tokens deleted (PostgreSQL does, up to 100), so a
+ * revoked token stops working on the next request here and within the feed's delay elsewhere. Purging expired rows
  * leaves it alone: an expired token is refused by its cached expiry anyway. While the feed is
  * down the cache is bypassed. A lookup that raced a revocation is not cached (the generation
  * moved on while it ran).
@@ -72,7 +72,7 @@ export class AccessTokens {
     maxCached = 100_000,
   ) {
     this.cache = new TokenCache(maxCached)
-    changes.onChange(() => this.forget())
+    changes.onChange((change) => (change?.tokens ? this.drop(change.tokens) : this.forget()))
   }
 
   /** A new token for the store to insert; spelled with the id its row gets. */
@@ -166,7 +166,13 @@ export class AccessTokens {
     return deleted
   }
 
-  /** Empties the cache: after any revocation, deletion of a user or client, or a purge. */
+  /** Drops the entries of tokens another instance deleted (the feed named them). */
+  private drop(ids: readonly number[]): void {
+    this.generation++
+    for (const id of ids) this.cache.delete(id)
+  }
+
+  /** Empties the cache: after a revocation of many tokens, or a deletion of a user or client. */
   forget(): void {
     this.generation++
     this.cache.clear()

@@ -39,7 +39,10 @@ export class SettingsCache {
     private readonly changes: ChangeFeed,
     private readonly enabled: boolean,
   ) {
-    changes.onChange(() => this.clear())
+    // Deleted tokens change no settings.
+    changes.onChange((change) => {
+      if (!change?.tokens) this.clear()
+    })
   }
 
   getList(userId: string, clientId: string): string | undefined {

@@ -632,5 +632,5 @@ async function main() {
 
 if (process.argv.includes('--scale')) {
   const { scale } = await import('./scale')
-  await scale({ ensureBinary, fail, spawnServer, stopServer, cli, measure, signIn })
+  await scale({ ensureBinary, fail, spawnServer, stopServer, cli, measure, signIn, startPgCluster })
 } else await main()

@@ -1,25 +1,31 @@
 /**
  * `bun run bench -- --scale`: how the compiled binary holds up as a deployment grows (issue 12).
  *
- * The data set — one app, one user and 1,000,000 live access tokens — is built once through the
- * product's own store code (`openStore`, then `issueCode` and `exchangeCode` for every token, the
- * same calls a sign-in and a code exchange make; ~2 minutes here) into a SQLite file under
- * `tests/bench/.scale/`, and reused while its tokens are valid (they live 30 days). Then:
+ * Its data sets are built once through the product's own store code (`openStore`, then
+ * `issueCode` and `exchangeCode` for every token, `saveSetting` for every setting: the calls a
+ * sign-in, a code exchange and a settings write make) into SQLite files under
+ * `tests/bench/.scale/`, and reused while their tokens are valid (they live 30 days):
+ * 1,000,000 tokens of one user (~1 minute, ~1.2 GB); settings of 10k rows (1,000 users × 10),
+ * 1M rows (10,000 × 100, ~40 s) and 10M rows (100,000 × 100, ~6 minutes, ~4 GB). Then:
  *
  * - distinct active tokens 1 / 10k / 100k / 1M: GET /api/oauth/userinfo, each request with a
  *   token drawn at random from the first N (so a working set larger than TOKEN_CACHE_SIZE shows);
- * - connections 1 / 64 / 256 / 1024: GET /api/oauth/userinfo with one token.
- *
+ * - connections 1 / 64 / 256 / 1024: GET /api/oauth/userinfo with one token;
+ * - both curves again on PostgreSQL (a throwaway pg_virtualenv cluster, the same token rows);
+ * - settings on each data set, over 1,000 users and over all of them: the list, one key, a POST
+ *   of the same key and POSTs of new keys (removed again after the run);
  * - the soak (tests/bench/soak.ts): whole OAuth flows for 10 minutes, its RSS and file-size series.
  *
  *   BENCH_BINARY=/path/to/latchkey   measure another build (e.g. an older commit) on the same data
- *   BENCH_SCALE_ONLY=tokens|connections|settings|soak   one part only
+ *   BENCH_SCALE_ONLY=tokens|connections|pg|settings|soak   one part only (BENCH_POSTGRES=0: no pg)
  *   BENCH_SOAK_SECONDS=600 BENCH_SOAK_EVERY=30   the soak's length and sampling
  */
+import { Database } from 'bun:sqlite'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { insertUser } from '../../src/accounts/users'
 import { openStore } from '../../src/db/open'
+import { connect } from '../../src/db/pg/connect'
 import type { Store } from '../../src/db/store'
 import { randomToken, sha256 } from '../../src/lib/crypto'
 import { ACCESS_TOKEN_PREFIX, mintOpaque } from '../../src/oauth/tokens'
@@ -34,14 +40,27 @@ const dataDir = join(scaleRoot, 'tokens')
 const tokensFile = join(dataDir, 'tokens.txt')
 const metaFile = join(dataDir, 'meta.json')
 const REDIRECT_URI = 'http://127.0.0.1:9/callback'
-const SETTINGS_USERS = Number(process.env.BENCH_SCALE_USERS ?? 100_000)
-const SETTINGS_PER_USER = 100
-const settingsDir = join(scaleRoot, 'settings')
-const settingsTokens = join(settingsDir, 'tokens.txt')
-const settingsMeta = join(settingsDir, 'meta.json')
+/** The settings curve's data sets: rows = users × settings each. */
+interface SettingsSet {
+  rows: string
+  users: number
+  perUser: number
+  dir: string
+}
+const SETTINGS_SETS: SettingsSet[] = [
+  { rows: '10k', users: 1_000, perUser: 10, dir: join(scaleRoot, 'settings-10k') },
+  { rows: '1M', users: 10_000, perUser: 100, dir: join(scaleRoot, 'settings-1m') },
+  { rows: '10M', users: 100_000, perUser: 100, dir: join(scaleRoot, 'settings-10m') },
+]
+
+interface PgCluster {
+  database(name: string): Promise<string>
+  stop(): void
+}
 
 interface Helpers extends SoakHelpers {
   ensureBinary(): string
+  startPgCluster(): Promise<PgCluster>
   measure(c: {
     name: string
     server: () => unknown
@@ -79,33 +98,73 @@ async function inParallel(count: number, step: (i: number) => Promise<unknown>):
 }
 
 /**
- * The settings data set: SETTINGS_USERS users of one app, each with a token and
- * SETTINGS_PER_USER settings, saved through the store's own `saveSetting`.
+ * A settings data set: `set.users` users of one app, each with a token and `set.perUser`
+ * settings, saved through the store's own `saveSetting`, users interleaved as real ones write.
  */
-async function ensureSettingsDataSet(h: Helpers, bin: string): Promise<number> {
-  if (existsSync(settingsMeta)) {
-    const meta = JSON.parse(readFileSync(settingsMeta, 'utf8')) as { users: number; perUser: number; expiresAt: number }
-    if (meta.users === SETTINGS_USERS && meta.perUser === SETTINGS_PER_USER && meta.expiresAt > Date.now() + 86_400_000) return 0
+async function ensureSettingsDataSet(h: Helpers, bin: string, set: SettingsSet): Promise<number> {
+  const metaFile = join(set.dir, 'meta.json')
+  if (existsSync(metaFile)) {
+    const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as { users: number; perUser: number; expiresAt: number }
+    if (meta.users === set.users && meta.perUser === set.perUser && meta.expiresAt > Date.now() + 86_400_000) return 0
   }
   const started = performance.now()
-  Bun.spawnSync(['rm', '-rf', settingsDir])
-  mkdirSync(settingsDir, { recursive: true, mode: 0o700 })
-  const server = { dir: settingsDir, url: 'http://127.0.0.1:1' }
+  Bun.spawnSync(['rm', '-rf', set.dir])
+  mkdirSync(set.dir, { recursive: true, mode: 0o700 })
+  const server = { dir: set.dir, url: 'http://127.0.0.1:1' }
   const app = JSON.parse(h.cli(server, bin, ['client', 'create', '--name', 'Scale', '--redirect-uri', REDIRECT_URI, '--skip-consent']))
-  const { store } = await openStore({ databaseUrl: join(settingsDir, 'data/latchkey.sqlite'), databasePoolSize: 1 })
+  const { store } = await openStore({ databaseUrl: join(set.dir, 'data/latchkey.sqlite'), databasePoolSize: 1 })
   const now = Date.now()
   const passwordHash = await Bun.password.hash('scale password')
-  const tokens: string[] = new Array(SETTINGS_USERS)
-  await inParallel(SETTINGS_USERS, async (i) => {
+  const tokens: string[] = new Array(set.users)
+  await inParallel(set.users, async (i) => {
     const user = await insertUser(store, { email: `user${i}@scale.example`, fullName: `User ${i}`, avatarUrl: null, passwordHash }, now)
     tokens[i] = await issueToken(store, app.client_id, user.id, 'settings:read settings:write', now)
-    for (let k = 0; k < SETTINGS_PER_USER; k++)
+    for (let k = 0; k < set.perUser; k++)
       await store.saveSetting(user.id, app.client_id, `pref.${k}`, JSON.stringify({ theme: 'dark', size: k, tags: ['a', 'b'] }), () => now)
   })
   await store.close()
-  writeFileSync(settingsTokens, tokens.join('\n') + '\n', { mode: 0o600 })
-  writeFileSync(settingsMeta, JSON.stringify({ users: SETTINGS_USERS, perUser: SETTINGS_PER_USER, expiresAt: now + TTL_SECONDS * 1000, clientId: app.client_id }))
+  writeFileSync(join(set.dir, 'tokens.txt'), tokens.join('\n') + '\n', { mode: 0o600 })
+  writeFileSync(metaFile, JSON.stringify({ users: set.users, perUser: set.perUser, expiresAt: now + TTL_SECONDS * 1000, clientId: app.client_id }))
   return performance.now() - started
+}
+
+/**
+ * The token data set on PostgreSQL: a fresh database migrated by the binary, its app and user
+ * made by the CLI, then the SQLite set's 1,000,000 token rows copied in batches under the same
+ * ids (so the same token strings are valid) — building them through the store again would take
+ * ~10 minutes at PostgreSQL's exchange rate, on every run (the cluster is thrown away after it).
+ */
+async function pgTokenServer(h: Helpers, bin: string, pg: PgCluster, env: Record<string, string>) {
+  const started = performance.now()
+  const databaseUrl = await pg.database('scale_tokens')
+  const server = await h.spawnServer('latchkey-scale-pg', [bin], { ...env, DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '16' }, '/healthz')
+  const withUrl = { ...server, env: { DATABASE_URL: databaseUrl } }
+  const app = JSON.parse(h.cli(withUrl, bin, ['client', 'create', '--name', 'Scale', '--redirect-uri', REDIRECT_URI, '--skip-consent']))
+  h.cli(withUrl, bin, ['user', 'create', '--email', 'scale@example.com', '--name', 'Scale User', '--password-stdin'], 'scale password\n')
+  const userId = (JSON.parse(h.cli(withUrl, bin, ['user', 'list', '--json'])) as Array<{ id: string }>)[0]!.id
+  const source = new Database(join(dataDir, 'data/latchkey.sqlite'), { readonly: true })
+  const sql = connect(databaseUrl, { max: 4 })
+  const page = source.query('SELECT id, verifier_hash, scope, expires_at, created_at, family_id FROM access_tokens WHERE id > ? ORDER BY id LIMIT 10000')
+  for (let after = 0; ; ) {
+    const tokens = page.all(after) as Array<{ id: number; verifier_hash: string; scope: string; expires_at: number; created_at: number; family_id: string | null }>
+    if (tokens.length === 0) break
+    after = tokens.at(-1)!.id
+    await sql`INSERT INTO access_tokens ${sql(tokens.map((t) => ({ ...t, client_id: app.client_id, user_id: userId })))}`
+  }
+  await sql`SELECT setval(pg_get_serial_sequence('access_tokens', 'id'), (SELECT max(id) FROM access_tokens))`
+  await sql`ANALYZE access_tokens`
+  await sql.close()
+  source.close()
+  console.error(`scale: copied the tokens into PostgreSQL in ${((performance.now() - started) / 1000).toFixed(0)} s`)
+  return server
+}
+
+/** The new-key POSTs' rows go once measured, so a cached data set stays what it was built as. */
+function dropNewKeys(set: SettingsSet): void {
+  const db = new Database(join(set.dir, 'data/latchkey.sqlite'))
+  db.run("DELETE FROM settings WHERE key LIKE 'new.%'")
+  db.run('PRAGMA wal_checkpoint(TRUNCATE)')
+  db.close()
 }
 
 /** Builds the data set unless a usable one is cached; returns how long it took (0 if cached). */
@@ -135,57 +194,77 @@ async function ensureDataSet(h: Helpers, bin: string): Promise<number> {
 
 export async function scale(h: Helpers): Promise<void> {
   const bin = process.env.BENCH_BINARY ?? h.ensureBinary()
-  const only = process.env.BENCH_SCALE_ONLY // 'tokens', 'connections', 'settings' or 'soak'
+  const only = process.env.BENCH_SCALE_ONLY // 'tokens', 'connections', 'pg', 'settings' or 'soak'
   const env = { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', ACCESS_TOKEN_TTL: String(TTL_SECONDS) }
   const rows: Array<{ group: string; label: string; r: Awaited<ReturnType<Helpers['measure']>> }> = []
 
-  if (!only || only === 'tokens' || only === 'connections') {
-    const buildMs = await ensureDataSet(h, bin)
-    console.error(buildMs ? `scale: built ${TOKENS.toLocaleString('en-US')} tokens in ${(buildMs / 1000).toFixed(0)} s` : 'scale: using the cached token data set')
-    const server = await h.spawnServer('latchkey-scale', [bin], env, '/healthz', dataDir)
+  /** The distinct-token and connection curves against `server`, into rows of `prefix`+group. */
+  const tokenCurves = async (prefix: string, server: Awaited<ReturnType<Helpers['spawnServer']>>) => {
     const first = readFileSync(tokensFile, 'utf8').slice(0, 200).split('\n')[0]!
     for (const count of only === 'connections' ? [] : [1, 10_000, 100_000, 1_000_000]) {
       const r = await h.measure({
-        name: `userinfo, ${count.toLocaleString('en-US')} distinct tokens`,
+        name: `${prefix}userinfo, ${count.toLocaleString('en-US')} distinct tokens`,
         server: () => server,
         path: '/api/oauth/userinfo',
         script: 'tokens.lua',
         env: { TOKENS: tokensFile, COUNT: String(count) },
       })
-      rows.push({ group: 'tokens', label: count.toLocaleString('en-US'), r })
+      rows.push({ group: `${prefix}tokens`, label: count.toLocaleString('en-US'), r })
     }
     for (const connections of only === 'tokens' ? [] : [1, 64, 256, 1024]) {
       const r = await h.measure({
-        name: `userinfo, ${connections} connections`,
+        name: `${prefix}userinfo, ${connections} connections`,
         server: () => server,
         path: '/api/oauth/userinfo',
         headers: { Authorization: `Bearer ${first}` },
         connections,
       })
-      rows.push({ group: 'connections', label: String(connections), r })
+      rows.push({ group: `${prefix}connections`, label: String(connections), r })
     }
-    await h.stopServer(server)
   }
 
-  if (!only || only === 'settings') {
-    const buildMs = await ensureSettingsDataSet(h, bin)
-    const rowCount = (SETTINGS_USERS * SETTINGS_PER_USER).toLocaleString('en-US')
-    console.error(buildMs ? `scale: built ${rowCount} settings in ${(buildMs / 1000).toFixed(0)} s` : 'scale: using the cached settings data set')
-    const { clientId } = JSON.parse(readFileSync(settingsMeta, 'utf8')) as { clientId: string }
-    const server = await h.spawnServer('latchkey-scale-settings', [bin], env, '/healthz', settingsDir)
-    const cases: Array<[string, string, Record<string, string>]> = [
-      ['list (100 keys)', '/api/settings', {}],
-      ['one key', '/api/settings/pref.42', {}],
-      ['POST same key', '/api/settings', { METHOD: 'POST', CONTENT_TYPE: 'application/json', BODY: JSON.stringify({ client_id: clientId, key: 'pref.7', value: { theme: 'light', size: 7 } }) }],
-    ]
-    for (const users of [1_000, SETTINGS_USERS])
-      for (const [what, path, extra] of cases) {
-        const label = `${what}, ${users.toLocaleString('en-US')} users`
-        const r = await h.measure({ name: `settings: ${label}`, server: () => server, path, script: 'tokens.lua', env: { TOKENS: settingsTokens, COUNT: String(users), ...extra } })
-        rows.push({ group: 'settings', label, r })
-      }
+  if (!only || only === 'tokens' || only === 'connections' || only === 'pg') {
+    const buildMs = await ensureDataSet(h, bin)
+    console.error(buildMs ? `scale: built ${TOKENS.toLocaleString('en-US')} tokens in ${(buildMs / 1000).toFixed(0)} s` : 'scale: using the cached token data set')
+  }
+  if (!only || only === 'tokens' || only === 'connections') {
+    const server = await h.spawnServer('latchkey-scale', [bin], env, '/healthz', dataDir)
+    await tokenCurves('', server)
     await h.stopServer(server)
   }
+  if ((!only && process.env.BENCH_POSTGRES !== '0') || only === 'pg') {
+    const pg = await h.startPgCluster()
+    try {
+      const server = await pgTokenServer(h, bin, pg, env)
+      await tokenCurves('pg: ', server)
+      await h.stopServer(server)
+    } finally {
+      pg.stop()
+    }
+  }
+
+  if (!only || only === 'settings')
+    for (const set of SETTINGS_SETS) {
+      const buildMs = await ensureSettingsDataSet(h, bin, set)
+      console.error(buildMs ? `scale: built ${set.rows} settings in ${(buildMs / 1000).toFixed(0)} s` : `scale: using the cached ${set.rows} settings data set`)
+      const { clientId } = JSON.parse(readFileSync(join(set.dir, 'meta.json'), 'utf8')) as { clientId: string }
+      const server = await h.spawnServer(`latchkey-scale-settings-${set.rows}`, [bin], { ...env, SETTINGS_MAX_KEYS: '1000000' }, '/healthz', set.dir)
+      const post = { METHOD: 'POST', CONTENT_TYPE: 'application/json' }
+      const cases: Array<[string, string, Record<string, string>]> = [
+        [`list (${set.perUser} keys)`, '/api/settings', {}],
+        ['one key', `/api/settings/pref.${set.perUser - 1}`, {}],
+        ['POST same key', '/api/settings', { ...post, BODY: JSON.stringify({ client_id: clientId, key: 'pref.7', value: { theme: 'light', size: 7 } }) }],
+        ['POST new key', '/api/settings', { ...post, NEW_KEYS: '1', BODY: `{"client_id":"${clientId}","key":"new.%d.%d","value":{"theme":"light","size":7}}` }],
+      ]
+      for (const users of [...new Set([1_000, set.users])])
+        for (const [what, path, extra] of cases) {
+          const label = `${set.rows} rows, ${users.toLocaleString('en-US')} users: ${what}`
+          const r = await h.measure({ name: `settings: ${label}`, server: () => server, path, script: 'tokens.lua', env: { TOKENS: join(set.dir, 'tokens.txt'), COUNT: String(users), ...extra } })
+          rows.push({ group: 'settings', label, r })
+        }
+      await h.stopServer(server)
+      dropNewKeys(set)
+    }
 
   let soaked: Awaited<ReturnType<typeof soak>> | undefined
   if (!only || only === 'soak') soaked = await soak(h, bin, scaleRoot)
@@ -209,7 +288,9 @@ export async function scale(h: Helpers): Promise<void> {
       '',
       ...table('tokens', 'distinct tokens', rate('tokens'), 'first row'),
       ...table('connections', 'connections', rate('connections', '64'), '64 connections'),
-      ...table('settings', `settings (${(SETTINGS_USERS * SETTINGS_PER_USER).toLocaleString('en-US')} rows)`, rate('settings'), 'first row'),
+      ...table('pg: tokens', 'PostgreSQL: distinct tokens', rate('pg: tokens'), 'first row'),
+      ...table('pg: connections', 'PostgreSQL: connections', rate('pg: connections', '64'), '64 connections'),
+      ...table('settings', 'settings', rate('settings'), 'first row'),
       ...(soaked ? soakTable(soaked.samples, soaked.flows) : []),
     ].join('\n'),
   )

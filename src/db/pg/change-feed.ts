@@ -1,6 +1,6 @@
 import type { SQL } from 'bun'
 import { connect } from './connect'
-import type { ChangeFeed } from '../store'
+import type { Change, ChangeFeed } from '../store'
 
 export const CHANNEL = 'latchkey_changes'
 /** How often each process proves its LISTEN connection alive, and when it stops trusting it. */
@@ -9,8 +9,8 @@ const STALE_MS = 90
 
 /**
  * One LISTEN connection per process and database (Bun's `sql.listen` reconnects it by itself),
- * shared by every store of the process. Triggers NOTIFY on deletes of tokens, users and clients
- * (drizzle/pg/0001). The connection is only trusted while this process's own heartbeats come
+ * shared by every store of the process. Triggers NOTIFY on deletes of tokens (naming up to 100
+ * of them, drizzle/pg/0005), users and clients (drizzle/pg/0001). The connection is only trusted while this process's own heartbeats come
  * back through it: a dead or reconnecting listener is noticed within STALE_MS, and caches are
  * bypassed until it is back — then emptied, since changes may have been missed meanwhile.
  */
@@ -61,7 +61,9 @@ class Listener {
       if (payload === `beat:${this.id}`) this.lastBeat = performance.now()
       return
     }
-    for (const feed of this.feeds) feed.changed()
+    // "access_tokens:12,345" names the deleted tokens (drizzle/pg/0005); anything else is a table.
+    const change = payload.startsWith('access_tokens:') ? { tokens: payload.slice(14).split(',').map(Number) } : undefined
+    for (const feed of this.feeds) feed.changed(change)
   }
 }
 
@@ -69,7 +71,7 @@ const listeners = new Map<string, Listener>()
 
 /** A store's view of the shared listener. */
 export class PgChangeFeed implements ChangeFeed {
-  private readonly subscribers: Array<() => void> = []
+  private readonly subscribers: Array<(change?: Change) => void> = []
   private readonly listener: Listener
   private wasAlive = false
 
@@ -83,12 +85,12 @@ export class PgChangeFeed implements ChangeFeed {
     return this.listener.add(this)
   }
 
-  onChange(listener: () => void): void {
+  onChange(listener: (change?: Change) => void): void {
     this.subscribers.push(listener)
   }
 
-  changed(): void {
-    for (const subscriber of this.subscribers) subscriber()
+  changed(change?: Change): void {
+    for (const subscriber of this.subscribers) subscriber(change)
   }
 
   check(): boolean {
