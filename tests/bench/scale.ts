@@ -17,7 +17,7 @@
  * - the soak (tests/bench/soak.ts): whole OAuth flows for 10 minutes, its RSS and file-size series.
  *
  *   BENCH_BINARY=/path/to/latchkey   measure another build (e.g. an older commit) on the same data
- *   BENCH_SCALE_ONLY=tokens|connections|pg|settings|soak   one part only (BENCH_POSTGRES=0: no pg)
+ *   BENCH_SCALE_ONLY=tokens,connections,pg,settings,soak   some parts only (BENCH_POSTGRES=0: no pg)
  *   BENCH_SOAK_SECONDS=600 BENCH_SOAK_EVERY=30   the soak's length and sampling
  */
 import { Database } from 'bun:sqlite'
@@ -144,7 +144,7 @@ async function pgTokenServer(h: Helpers, bin: string, pg: PgCluster, env: Record
   const userId = (JSON.parse(h.cli(withUrl, bin, ['user', 'list', '--json'])) as Array<{ id: string }>)[0]!.id
   const source = new Database(join(dataDir, 'data/latchkey.sqlite'), { readonly: true })
   const sql = connect(databaseUrl, { max: 4 })
-  const page = source.query('SELECT id, verifier_hash, scope, expires_at, created_at, family_id FROM access_tokens WHERE id > ? ORDER BY id LIMIT 10000')
+  const page = source.query('SELECT id, verifier_hash, scope, expires_at, created_at, family_id FROM access_tokens WHERE id > ? ORDER BY id LIMIT 8000')
   for (let after = 0; ; ) {
     const tokens = page.all(after) as Array<{ id: number; verifier_hash: string; scope: string; expires_at: number; created_at: number; family_id: string | null }>
     if (tokens.length === 0) break
@@ -194,14 +194,15 @@ async function ensureDataSet(h: Helpers, bin: string): Promise<number> {
 
 export async function scale(h: Helpers): Promise<void> {
   const bin = process.env.BENCH_BINARY ?? h.ensureBinary()
-  const only = process.env.BENCH_SCALE_ONLY // 'tokens', 'connections', 'pg', 'settings' or 'soak'
+  const only = process.env.BENCH_SCALE_ONLY?.split(',') // of 'tokens', 'connections', 'pg', 'settings', 'soak'
+  const want = (part: string) => (only ? only.includes(part) : part !== 'pg' || process.env.BENCH_POSTGRES !== '0')
   const env = { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', ACCESS_TOKEN_TTL: String(TTL_SECONDS) }
   const rows: Array<{ group: string; label: string; r: Awaited<ReturnType<Helpers['measure']>> }> = []
 
   /** The distinct-token and connection curves against `server`, into rows of `prefix`+group. */
-  const tokenCurves = async (prefix: string, server: Awaited<ReturnType<Helpers['spawnServer']>>) => {
+  const tokenCurves = async (prefix: string, server: Awaited<ReturnType<Helpers['spawnServer']>>, tokens: boolean, connections: boolean) => {
     const first = readFileSync(tokensFile, 'utf8').slice(0, 200).split('\n')[0]!
-    for (const count of only === 'connections' ? [] : [1, 10_000, 100_000, 1_000_000]) {
+    for (const count of tokens ? [1, 10_000, 100_000, 1_000_000] : []) {
       const r = await h.measure({
         name: `${prefix}userinfo, ${count.toLocaleString('en-US')} distinct tokens`,
         server: () => server,
@@ -211,39 +212,39 @@ export async function scale(h: Helpers): Promise<void> {
       })
       rows.push({ group: `${prefix}tokens`, label: count.toLocaleString('en-US'), r })
     }
-    for (const connections of only === 'tokens' ? [] : [1, 64, 256, 1024]) {
+    for (const count of connections ? [1, 64, 256, 1024] : []) {
       const r = await h.measure({
-        name: `${prefix}userinfo, ${connections} connections`,
+        name: `${prefix}userinfo, ${count} connections`,
         server: () => server,
         path: '/api/oauth/userinfo',
         headers: { Authorization: `Bearer ${first}` },
-        connections,
+        connections: count,
       })
-      rows.push({ group: `${prefix}connections`, label: String(connections), r })
+      rows.push({ group: `${prefix}connections`, label: String(count), r })
     }
   }
 
-  if (!only || only === 'tokens' || only === 'connections' || only === 'pg') {
+  if (want('tokens') || want('connections') || want('pg')) {
     const buildMs = await ensureDataSet(h, bin)
     console.error(buildMs ? `scale: built ${TOKENS.toLocaleString('en-US')} tokens in ${(buildMs / 1000).toFixed(0)} s` : 'scale: using the cached token data set')
   }
-  if (!only || only === 'tokens' || only === 'connections') {
+  if (want('tokens') || want('connections')) {
     const server = await h.spawnServer('latchkey-scale', [bin], env, '/healthz', dataDir)
-    await tokenCurves('', server)
+    await tokenCurves('', server, want('tokens'), want('connections'))
     await h.stopServer(server)
   }
-  if ((!only && process.env.BENCH_POSTGRES !== '0') || only === 'pg') {
+  if (want('pg')) {
     const pg = await h.startPgCluster()
     try {
       const server = await pgTokenServer(h, bin, pg, env)
-      await tokenCurves('pg: ', server)
+      await tokenCurves('pg: ', server, true, true)
       await h.stopServer(server)
     } finally {
       pg.stop()
     }
   }
 
-  if (!only || only === 'settings')
+  if (want('settings'))
     for (const set of SETTINGS_SETS) {
       const buildMs = await ensureSettingsDataSet(h, bin, set)
       console.error(buildMs ? `scale: built ${set.rows} settings in ${(buildMs / 1000).toFixed(0)} s` : `scale: using the cached ${set.rows} settings data set`)
@@ -267,7 +268,7 @@ export async function scale(h: Helpers): Promise<void> {
     }
 
   let soaked: Awaited<ReturnType<typeof soak>> | undefined
-  if (!only || only === 'soak') soaked = await soak(h, bin, scaleRoot)
+  if (want('soak')) soaked = await soak(h, bin, scaleRoot)
 
   const num = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d })
   const table = (group: string, heading: string, base: number, baseName: string) =>
