@@ -28,6 +28,23 @@ function setup() {
 }
 
 describe('group commit', () => {
+  test('held writes wait (reads do not) and run together once released; a flush at shutdown runs them anyway', async () => {
+    const { sqlite, writer, rows, commits } = setup()
+    writer.hold()
+    let done = 0
+    const pending = Array.from({ length: 5 }, (_, i) => writer.write(() => sqlite.run('INSERT INTO kv VALUES (?, ?)', [`k${i}`, 'v'])).then(() => done++))
+    await Bun.sleep(20)
+    expect([done, rows(), commits()]).toEqual([0, [], 0])
+    writer.release()
+    await Promise.all(pending)
+    expect([done, rows().length, commits()]).toEqual([5, 5, 1])
+    writer.hold()
+    const last = writer.write(() => sqlite.run("INSERT INTO kv VALUES ('last', 'v')"))
+    writer.flush()
+    await last
+    expect(rows()).toHaveLength(6)
+  })
+
   test('writes in the same turn share one transaction and one COMMIT', async () => {
     const { sqlite, writer, rows, commits } = setup()
     const results = await Promise.all(

@@ -2,17 +2,27 @@ import type { Database } from 'bun:sqlite'
 
 /** How often the checkpointer copies the WAL into the database file. */
 export const CHECKPOINT_INTERVAL_MS = 500
-/** A WAL this long (4 KiB pages: 16 MiB) is rewound once a checkpoint has nearly caught up. */
-export const WAL_RESET_FRAMES = 4096
-/** "Nearly": what the serving connection may still have to copy itself before the rewind. */
-const CAUGHT_UP_FRAMES = 256
+/** A WAL this long (4 KiB pages: 64 MiB) is reused from its start: see Checkpointer. */
+export const WAL_RESET_FRAMES = 16_384
+/** Frames a held copy may have left to do: ~4 MiB. */
+const CAUGHT_UP_FRAMES = 1024
+/** Writes are never held back longer than this, even if the worker does not answer. */
+const HOLD_AT_MOST_MS = 250
+
+/** What the serving side does for the checkpointer: hold writes back for a moment, and go on. */
+export interface Holdable {
+  hold(): void
+  release(): void
+}
 
 // The worker's code, inline: a Blob URL works the same from source and from the compiled binary,
 // where a worker file would need its own build entry point.
 const WORKER = `
 import { Database } from 'bun:sqlite'
 let db
+let checkpoint
 let timer
+let holding = false
 self.onmessage = (event) => {
   if (event.data === 'stop') {
     clearInterval(timer)
@@ -20,17 +30,37 @@ self.onmessage = (event) => {
     postMessage({ stopped: true })
     return
   }
+  if (event.data === 'held') {
+    // No write can land now: this copy catches up, and the next write starts the WAL over.
+    try {
+      checkpoint.get()
+    } catch (error) {
+      postMessage({ error: String(error) })
+    }
+    holding = false
+    postMessage({ release: true })
+    return
+  }
   db = new Database(event.data.path)
   db.run('PRAGMA busy_timeout = 5000')
   db.run('PRAGMA synchronous = FULL')
-  const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
+  checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
   const { resetFrames, caughtUpFrames } = event.data
   timer = setInterval(() => {
+    if (holding) return
     try {
-      let { log, checkpointed } = checkpoint.get()
-      // Under a steady write load the copy never quite catches up: once more, then ask.
-      if (log >= resetFrames && log - checkpointed > caughtUpFrames) ({ log, checkpointed } = checkpoint.get())
-      if (log >= resetFrames && log - checkpointed <= caughtUpFrames) postMessage({ rewind: true })
+      let { log } = checkpoint.get()
+      if (log < resetFrames) return
+      // Copy again while the last copy took long enough for many frames to land behind it, so
+      // the held copy has little left to do (a few rounds at most: under more writes than the
+      // disk can copy, holding them back is what bounds the WAL).
+      for (let round = 0; round < 4; round++) {
+        const before = log
+        log = checkpoint.get().log
+        if (log - before <= caughtUpFrames) break
+      }
+      holding = true
+      postMessage({ hold: true })
     } catch (error) {
       postMessage({ error: String(error) })
     }
@@ -48,31 +78,51 @@ self.onmessage = (event) => {
  * The WAL is reused from its start by the first write after a checkpoint that copied all of it.
  * Under a steady write load the worker's checkpoint never does — a commit always lands while it
  * copies — and the WAL grew without end (~1 GB in 20 s of the soak). So once the WAL is past
- * WAL_RESET_FRAMES and a worker checkpoint has nearly caught up, the serving connection copies
- * the rest itself, between two write batches (the last few hundred pages: a short pause), and
- * its next write rewinds the WAL; journal_size_limit then trims the file.
+ * WAL_RESET_FRAMES, right after a copy, the worker asks the serving side to hold writes back
+ * (they queue; reads and the event loop go on), copies what came meanwhile, and lets them go:
+ * the next write starts the WAL over, and journal_size_limit trims the file. Writes wait for
+ * that copy and its fsync (a few ms) about once per 64 MiB written.
+ *
  * If the worker fails, the serving connection checkpoints by itself again (SQLite's default).
  * The worker is not ref'd: it never keeps a process (the CLI) alive.
  */
 export class Checkpointer {
   private readonly worker: Worker
   private stopped?: () => void
+  private holdLimit?: ReturnType<typeof setTimeout>
 
-  constructor(sqlite: Database, path: string, onFailure: (message: string) => void, resetFrames = WAL_RESET_FRAMES) {
+  constructor(
+    sqlite: Database,
+    path: string,
+    private readonly writes: Holdable,
+    onFailure: (message: string) => void,
+    resetFrames = WAL_RESET_FRAMES,
+  ) {
     sqlite.run('PRAGMA wal_autocheckpoint = 0')
     sqlite.run(`PRAGMA journal_size_limit = ${resetFrames * 4096}`)
-    const catchUp = sqlite.prepare('PRAGMA wal_checkpoint(PASSIVE)')
     const url = URL.createObjectURL(new Blob([WORKER], { type: 'application/javascript' }))
     this.worker = new Worker(url, { ref: false, smol: true })
+    const release = () => {
+      clearTimeout(this.holdLimit)
+      this.holdLimit = undefined
+      writes.release()
+    }
     const fallBack = (message: string) => {
+      release()
       sqlite.run('PRAGMA wal_autocheckpoint = 1000')
       onFailure(message)
     }
-    this.worker.addEventListener('message', (event: MessageEvent<{ error?: string; stopped?: boolean; rewind?: boolean }>) => {
+    this.worker.addEventListener('message', (event: MessageEvent<{ error?: string; stopped?: boolean; hold?: boolean; release?: boolean }>) => {
       if (event.data.error) fallBack(event.data.error)
       if (event.data.stopped) this.stopped?.()
-      // Between event-loop tasks: no write transaction is open (the writer's jobs are synchronous).
-      if (event.data.rewind && !sqlite.inTransaction) catchUp.get()
+      if (event.data.hold) {
+        // Between event-loop tasks no write transaction is open (the writer's jobs are synchronous).
+        writes.hold()
+        this.holdLimit = setTimeout(release, HOLD_AT_MOST_MS)
+        this.holdLimit.unref()
+        this.worker.postMessage('held')
+      }
+      if (event.data.release) release()
     })
     this.worker.addEventListener('error', (event) => fallBack(String((event as ErrorEvent).message)))
     this.worker.postMessage({ path, intervalMs: CHECKPOINT_INTERVAL_MS, resetFrames, caughtUpFrames: CAUGHT_UP_FRAMES })
@@ -86,6 +136,8 @@ export class Checkpointer {
     const closed = new Promise<void>((resolve) => (this.stopped = resolve))
     this.worker.postMessage('stop')
     await Promise.race([closed, Bun.sleep(1000)])
+    clearTimeout(this.holdLimit)
+    this.writes.release()
     this.worker.terminate()
   }
 }

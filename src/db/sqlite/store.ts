@@ -84,7 +84,7 @@ export class SqliteStore implements Store {
     const store = new SqliteStore(db)
     if (path !== ':memory:')
       // Rare enough that the store has no logger for it: one JSON line on stderr.
-      store.checkpointer = new Checkpointer(db.sqlite, path, (message) =>
+      store.checkpointer = new Checkpointer(db.sqlite, path, store.writer, (message) =>
         console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg: 'checkpointer failed; the serving connection checkpoints again', error: message })),
       )
     return { store, applied }

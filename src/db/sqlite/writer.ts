@@ -22,11 +22,12 @@ interface Job {
 export class Writer {
   private queue: Job[] = []
   private scheduled = false
+  private held = false
   // Compiled once: Database.run() would compile these on every job.
   private readonly begin: Statement
   private readonly commit: Statement
   private readonly savepoint: Statement
-  private readonly release: Statement
+  private readonly releaseSavepoint: Statement
   private readonly rollbackTo: Statement
   private readonly rollback: Statement
 
@@ -34,7 +35,7 @@ export class Writer {
     this.begin = sqlite.prepare('BEGIN IMMEDIATE')
     this.commit = sqlite.prepare('COMMIT')
     this.savepoint = sqlite.prepare('SAVEPOINT job')
-    this.release = sqlite.prepare('RELEASE job')
+    this.releaseSavepoint = sqlite.prepare('RELEASE job')
     this.rollbackTo = sqlite.prepare('ROLLBACK TO job')
     this.rollback = sqlite.prepare('ROLLBACK')
   }
@@ -42,14 +43,35 @@ export class Writer {
   write<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ fn, resolve, reject })
-      if (!this.scheduled) {
-        this.scheduled = true
-        setImmediate(this.flush)
-      }
+      this.schedule()
     })
   }
 
-  /** Runs the queued jobs now; exposed for shutdown. */
+  /**
+   * Holds writes back (they queue; reads go on) until `release()`: the checkpointer's moment to
+   * copy the last of the WAL so it can be reused from its start (see Checkpointer).
+   */
+  hold(): void {
+    this.held = true
+  }
+
+  release(): void {
+    this.held = false
+    this.schedule()
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.held || this.queue.length === 0) return
+    this.scheduled = true
+    setImmediate(this.scheduledFlush)
+  }
+
+  private readonly scheduledFlush = (): void => {
+    if (this.held) this.scheduled = false
+    else this.flush()
+  }
+
+  /** Runs the queued jobs now, held or not; exposed for shutdown. */
   readonly flush = (): void => {
     this.scheduled = false
     const jobs = this.queue
@@ -96,11 +118,11 @@ export class Writer {
     this.savepoint.run()
     try {
       const value = job.fn()
-      this.release.run()
+      this.releaseSavepoint.run()
       return { ok: true, value }
     } catch (error) {
       this.rollbackTo.run()
-      this.release.run()
+      this.releaseSavepoint.run()
       return { ok: false, error }
     }
   }
