@@ -51,10 +51,10 @@ export interface MintedToken {
  * with their token; revoking one token here drops its entry, revoking many (a family, an app's
  * access) empties the cache, and so does every change the feed reports from elsewhere (the
  * CLI, another instance) unless it names the tokens deleted (PostgreSQL does, up to 100), so a
- * revoked token stops working on the next request here and within the feed's delay elsewhere. Purging expired rows
- * leaves it alone: an expired token is refused by its cached expiry anyway. While the feed is
- * down the cache is bypassed. A lookup that raced a revocation is not cached (the generation
- * moved on while it ran).
+ * revoked token stops working on the next request here and within the feed's delay elsewhere.
+ * Purging expired rows leaves it alone: an expired token is refused by its cached expiry
+ * anyway. While the feed is down the cache is bypassed. A lookup that raced a revocation is not
+ * cached (the generation moved on while it ran).
  */
 export class AccessTokens {
   private readonly cache: TokenCache<TokenGrant>
