@@ -3,6 +3,8 @@ import { connect } from './connect'
 import type { Change, ChangeFeed } from '../store'
 
 export const CHANNEL = 'latchkey_changes'
+/** The payload prefix of deleted access tokens named by id (drizzle/pg/0005). */
+const TOKENS_NAMED = 'access_tokens:'
 /** How often each process proves its LISTEN connection alive. */
 const BEAT_MS = 25
 
@@ -97,7 +99,7 @@ class Listener {
       return
     }
     // "access_tokens:12,345" names the deleted tokens (drizzle/pg/0005); anything else is a table.
-    const change = payload.startsWith('access_tokens:') ? { tokens: payload.slice(14).split(',').map(Number) } : undefined
+    const change = payload.startsWith(TOKENS_NAMED) ? { tokens: payload.slice(TOKENS_NAMED.length).split(',').map(Number) } : undefined
     for (const feed of this.feeds) feed.changed(change)
   }
 }
