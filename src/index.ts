@@ -88,7 +88,15 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
+/** A reader that stopped early (`latchkey user list | head`) is not an error: stop quietly. */
+const brokenPipe = (error: unknown) => (error as { code?: string } | undefined)?.code === 'EPIPE'
+process.stdout.on('error', (error) => {
+  if (brokenPipe(error)) process.exit(0)
+  throw error
+})
+
 main(process.argv.slice(2)).catch((error: unknown) => {
+  if (brokenPipe(error)) process.exit(0)
   if (error instanceof UnhealthyError) {
     process.stderr.write(`latchkey: unhealthy: ${escapeForTerminal(error.message)}\n`)
     process.exit(1)

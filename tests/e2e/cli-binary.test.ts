@@ -3,6 +3,8 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pkg from '../../package.json'
+import { insertUser } from '../../src/accounts/users'
+import { SqliteStore } from '../../src/db/sqlite/store'
 import { freshPgDatabase } from '../pg-store'
 import { testEngine } from '../store'
 import { binary } from './server'
@@ -59,6 +61,27 @@ describe('the binary’s CLI', () => {
     const bad = run(['client', 'delete', 'nope'])
     expect(bad.code).toBe(2)
     expect(bad.err).toBe('latchkey: no client with id "nope"\n')
+  })
+
+  test('a reader that stops early (| head) ends the listing quietly: no stack, exit 0', async () => {
+    const path = join(dir, 'many.sqlite')
+    const { store } = await SqliteStore.open(path)
+    // ~170 KB of JSON: more than a pipe holds, so the writes after head has left fail with EPIPE.
+    for (let i = 0; i < 1500; i++) await insertUser(store, { email: `u${i}@example.com`, fullName: `User ${i}`, avatarUrl: null, passwordHash: 'h' }, 0)
+    await store.close()
+    for (const args of [['user', 'list', '--json'], ['user', 'list']]) {
+      const r = Bun.spawnSync(['sh', '-c', '"$0" "$@" | head -c 10 >/dev/null', bin, ...args], {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? '', HOME: dir, DATABASE_URL: path },
+      })
+      expect(r.stderr.toString()).toBe('')
+    }
+    const piped = Bun.spawn([bin, 'user', 'list', '--json'], { cwd: dir, env: { PATH: '', HOME: dir, DATABASE_URL: path }, stdout: 'pipe', stderr: 'pipe' })
+    const reader = piped.stdout.getReader()
+    expect((await reader.read()).done).toBe(false)
+    await reader.cancel()
+    expect(await piped.exited).toBe(0)
+    expect(await new Response(piped.stderr).text()).toBe('')
   })
 })
 
