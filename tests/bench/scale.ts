@@ -19,6 +19,7 @@
  *
  *   BENCH_BINARY=/path/to/latchkey   measure another build (e.g. an older commit) on the same data
  *   BENCH_SCALE_ONLY=tokens,connections,pg,settings,soak   some parts only (BENCH_POSTGRES=0: no pg)
+ *   BENCH_SCALE_SETTINGS=10M   some settings data sets only (of 10k, 1M, 10M)
  *   BENCH_SOAK_SECONDS=600 BENCH_SOAK_EVERY=30   the soak's length and sampling
  */
 import { Database } from 'bun:sqlite'
@@ -245,8 +246,9 @@ export async function scale(h: Helpers): Promise<void> {
     }
   }
 
+  const settingsSets = process.env.BENCH_SCALE_SETTINGS?.split(',')
   if (want('settings'))
-    for (const set of SETTINGS_SETS) {
+    for (const set of SETTINGS_SETS.filter((s) => !settingsSets || settingsSets.includes(s.rows))) {
       const buildMs = await ensureSettingsDataSet(h, bin, set)
       console.error(buildMs ? `scale: built ${set.rows} settings in ${(buildMs / 1000).toFixed(0)} s` : `scale: using the cached ${set.rows} settings data set`)
       const { clientId } = JSON.parse(readFileSync(join(set.dir, 'meta.json'), 'utf8')) as { clientId: string }

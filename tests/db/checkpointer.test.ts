@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { insertUser } from '../../src/accounts/users'
-import { CHECKPOINT_INTERVAL_MS, Checkpointer } from '../../src/db/sqlite/checkpointer'
+import { BRIEF_HOLD_MS, CHECKPOINT_INTERVAL_MS, Checkpointer, HOLD_AT_MOST_MS, holdLimitMs } from '../../src/db/sqlite/checkpointer'
 import { SqliteStore } from '../../src/db/sqlite/store'
 
 /** SQLite's file itself (both passes: this is the embedded engine's code, whatever the suite's engine). */
@@ -76,3 +76,11 @@ test('under a steady write load the WAL is started over: writes are held back fo
   // Each hold lasts one copy of what came since the last and its fsync; never past the limit.
   expect(Math.max(...holds)).toBeLessThan(300)
 }, 20_000)
+
+test('a hold is brief while the WAL is under twice its limit, and may last longer past it', () => {
+  expect([BRIEF_HOLD_MS, HOLD_AT_MOST_MS]).toEqual([8, 250])
+  expect(holdLimitMs(32_768, 32_768)).toBe(8)
+  expect(holdLimitMs(65_535, 32_768)).toBe(8)
+  expect(holdLimitMs(65_536, 32_768)).toBe(250)
+  expect(holdLimitMs(1_000_000, 32_768)).toBe(250)
+})
