@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { connect } from '../../src/db/pg/connect'
 import { startHaproxy } from '../haproxy'
+import type { Case, Harness, PgCluster, Row, Server, WrkResult } from './harness'
 
 const root = join(import.meta.dir, '../..')
 const here = import.meta.dir
@@ -43,17 +44,6 @@ async function freePort(): Promise<number> {
   const port = probe.port
   probe.stop(true)
   return port
-}
-
-interface Server {
-  name: string
-  url: string
-  proc: Subprocess
-  dir: string
-  /** The processes whose CPU and memory a case counts (the instances behind a balancer). */
-  procs?: Subprocess[]
-  /** What the CLI needs besides the folder (the PostgreSQL URL). */
-  env?: Record<string, string>
 }
 
 async function waitHealthy(url: string, proc: Subprocess, path: string): Promise<number> {
@@ -102,15 +92,6 @@ function rssMb(pid: number): number {
 // ---------------------------------------------------------------------------------------------
 // wrk
 
-interface WrkResult {
-  requests: number
-  rps: number
-  p50ms: number
-  p99ms: number
-  non2xx: number
-  socketErrors: number
-}
-
 function toMs(value: string): number {
   const m = /([\d.]+)(us|ms|s)/.exec(value)
   if (!m) return NaN
@@ -129,19 +110,6 @@ function parseWrk(out: string): WrkResult {
   return { requests, rps, p50ms: toMs(p50), p99ms: toMs(p99), non2xx, socketErrors }
 }
 
-interface Case {
-  name: string
-  server: () => Server
-  path: string
-  headers?: Record<string, string>
-  script?: string
-  env?: Record<string, string>
-  /** wrk's connections for this case (BENCH_CONNECTIONS otherwise). */
-  connections?: number
-  /** Sets up fresh inputs (codes) before the warm-up, and before the run from the warm-up's result. */
-  before?: (warmup?: WrkResult) => Promise<Record<string, string>>
-}
-
 function wrk(c: Case, seconds: number, extraEnv: Record<string, string>): string {
   const connections = c.connections ?? CONNECTIONS
   const args = ['wrk', `-t${Math.min(THREADS, connections)}`, `-c${connections}`, `-d${seconds}s`, '--latency']
@@ -151,12 +119,6 @@ function wrk(c: Case, seconds: number, extraEnv: Record<string, string>): string
   const r = Bun.spawnSync(args, { env: { ...process.env, THREADS: String(Math.min(THREADS, connections)), LUA_PATH: `${join(here, 'lua')}/?.lua;;`, ...c.env, ...extraEnv } })
   if (r.exitCode !== 0) fail(`wrk failed for ${c.name}: ${r.stderr.toString()}`)
   return r.stdout.toString()
-}
-
-interface Row extends WrkResult {
-  name: string
-  cpuUsPerReq: number
-  rssMb: number
 }
 
 async function measure(c: Case): Promise<Row> {
@@ -185,7 +147,7 @@ async function measure(c: Case): Promise<Row> {
 // ---------------------------------------------------------------------------------------------
 // Preparation through the real endpoints
 
-function cli(server: Server, bin: string, args: string[], stdin?: string): string {
+function cli(server: Pick<Server, 'dir' | 'url' | 'env'>, bin: string, args: string[], stdin?: string): string {
   const r = Bun.spawnSync([bin, ...args], {
     cwd: server.dir,
     env: { PATH: process.env.PATH ?? '', HOME: server.dir, PORT: new URL(server.url).port, ...(server.env?.DATABASE_URL ? { DATABASE_URL: server.env.DATABASE_URL } : {}) },
@@ -311,7 +273,6 @@ function ensureBinary(): string {
   return bin
 }
 
-
 const LATCHKEY_ENV = { SETTINGS_MAX_KEYS: '1000000', CODE_TTL: '3600', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', LOGIN_ATTEMPTS_PER_MINUTE: '1000' }
 /** Teardown steps of what main() started besides servers. */
 const stops: Array<() => void> = []
@@ -338,7 +299,6 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
     })
     if (res.status !== 200) fail(`seeding settings failed: ${res.status}`)
   }
-
 
   const codesFor = (scope?: string) => async (warmup?: WrkResult) => {
     // The warm-up gets plenty; the run gets 1.5 times what the warm-up's pace needs. A
@@ -428,13 +388,6 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
       before: refreshFor,
     },
   ]
-}
-
-interface PgCluster {
-  url: string
-  /** A new database on the cluster; its URL. */
-  database(name: string): Promise<string>
-  stop(): void
 }
 
 /** A throwaway PostgreSQL cluster from pg_virtualenv (Debian's postgresql), alive until stop(). */
@@ -632,5 +585,6 @@ async function main() {
 
 if (process.argv.includes('--scale')) {
   const { scale } = await import('./scale')
-  await scale({ ensureBinary, fail, spawnServer, stopServer, cli, measure, signIn, startPgCluster })
+  const harness: Harness = { ensureBinary, fail, spawnServer, stopServer, cli, measure, signIn, startPgCluster }
+  await scale(harness)
 } else await main()

@@ -32,7 +32,8 @@ import type { Store } from '../../src/db/store'
 import { randomToken, sha256 } from '../../src/lib/crypto'
 import { ACCESS_TOKEN_PREFIX, mintOpaque } from '../../src/oauth/tokens'
 import { REFRESH_TOKEN_PREFIX } from '../../src/oauth/refresh-tokens'
-import { soak, type SoakHelpers, type SoakSample } from './soak'
+import type { Harness, PgCluster } from './harness'
+import { soak, type SoakSample } from './soak'
 
 const TOKENS = 1_000_000
 const TTL_SECONDS = 30 * 86_400
@@ -55,24 +56,6 @@ const SETTINGS_SETS: SettingsSet[] = [
   { rows: '10M', users: 100_000, perUser: 100, dir: join(scaleRoot, 'settings-10m') },
 ]
 
-interface PgCluster {
-  database(name: string): Promise<string>
-  stop(): void
-}
-
-interface Helpers extends SoakHelpers {
-  ensureBinary(): string
-  startPgCluster(): Promise<PgCluster>
-  measure(c: {
-    name: string
-    server: () => unknown
-    path: string
-    headers?: Record<string, string>
-    script?: string
-    env?: Record<string, string>
-    connections?: number
-  }): Promise<{ rps: number; p50ms: number; p99ms: number; cpuUsPerReq: number; rssMb: number; non2xx: number; socketErrors: number }>
-}
 
 /** What a sign-in and a code exchange store for one access token: a code, then its exchange. */
 async function issueToken(store: Store, clientId: string, userId: string, scope: string, now: number): Promise<string> {
@@ -103,7 +86,7 @@ async function inParallel(count: number, step: (i: number) => Promise<unknown>):
  * A settings data set: `set.users` users of one app, each with a token and `set.perUser`
  * settings, saved through the store's own `saveSetting`, users interleaved as real ones write.
  */
-async function ensureSettingsDataSet(h: Helpers, bin: string, set: SettingsSet): Promise<number> {
+async function ensureSettingsDataSet(h: Harness, bin: string, set: SettingsSet): Promise<number> {
   const metaFile = join(set.dir, 'meta.json')
   if (existsSync(metaFile)) {
     const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as { users: number; perUser: number; expiresAt: number }
@@ -136,7 +119,7 @@ async function ensureSettingsDataSet(h: Helpers, bin: string, set: SettingsSet):
  * ids (so the same token strings are valid) — building them through the store again would take
  * ~10 minutes at PostgreSQL's exchange rate, on every run (the cluster is thrown away after it).
  */
-async function pgTokenServer(h: Helpers, bin: string, pg: PgCluster, env: Record<string, string>) {
+async function pgTokenServer(h: Harness, bin: string, pg: PgCluster, env: Record<string, string>) {
   const started = performance.now()
   const databaseUrl = await pg.database('scale_tokens')
   const server = await h.spawnServer('latchkey-scale-pg', [bin], { ...env, DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '16' }, '/healthz')
@@ -170,7 +153,7 @@ function dropNewKeys(set: SettingsSet): void {
 }
 
 /** Builds the data set unless a usable one is cached; returns how long it took (0 if cached). */
-async function ensureDataSet(h: Helpers, bin: string): Promise<number> {
+async function ensureDataSet(h: Harness, bin: string): Promise<number> {
   if (existsSync(metaFile)) {
     const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as { tokens: number; expiresAt: number }
     if (meta.tokens === TOKENS && meta.expiresAt > Date.now() + 86_400_000) return 0
@@ -194,15 +177,15 @@ async function ensureDataSet(h: Helpers, bin: string): Promise<number> {
   return performance.now() - started
 }
 
-export async function scale(h: Helpers): Promise<void> {
+export async function scale(h: Harness): Promise<void> {
   const bin = process.env.BENCH_BINARY ?? h.ensureBinary()
   const only = process.env.BENCH_SCALE_ONLY?.split(',') // of 'tokens', 'connections', 'pg', 'settings', 'soak'
   const want = (part: string) => (only ? only.includes(part) : part !== 'pg' || process.env.BENCH_POSTGRES !== '0')
   const env = { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', ACCESS_TOKEN_TTL: String(TTL_SECONDS) }
-  const rows: Array<{ group: string; label: string; r: Awaited<ReturnType<Helpers['measure']>> }> = []
+  const rows: Array<{ group: string; label: string; r: Awaited<ReturnType<Harness['measure']>> }> = []
 
   /** The distinct-token and connection curves against `server`, into rows of `prefix`+group. */
-  const tokenCurves = async (prefix: string, server: Awaited<ReturnType<Helpers['spawnServer']>>, tokens: boolean, connections: boolean) => {
+  const tokenCurves = async (prefix: string, server: Awaited<ReturnType<Harness['spawnServer']>>, tokens: boolean, connections: boolean) => {
     const first = readFileSync(tokensFile, 'utf8').slice(0, 200).split('\n')[0]!
     for (const count of tokens ? [1, 10_000, 100_000, 1_000_000] : []) {
       const r = await h.measure({

@@ -12,20 +12,14 @@
 import { Database } from 'bun:sqlite'
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Subprocess } from 'bun'
+import type { Harness } from './harness'
 
 const SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 600)
 const EVERY = Number(process.env.BENCH_SOAK_EVERY ?? 30)
 const SOAK_WORKERS = 32
 const REDIRECT_URI = 'http://127.0.0.1:9/callback'
 
-export interface SoakHelpers {
-  fail(message: string): never
-  spawnServer(name: string, cmd: string[], env: Record<string, string>, healthPath: string, cwd?: string): Promise<{ url: string; proc: Subprocess; dir: string; name: string }>
-  stopServer(s: { proc: Subprocess }): Promise<void>
-  cli(server: { dir: string; url: string }, bin: string, args: string[], stdin?: string): string
-  signIn(url: string, email: string, password: string): Promise<string>
-}
+type SoakHarness = Pick<Harness, 'fail' | 'spawnServer' | 'stopServer' | 'cli' | 'signIn'>
 
 export interface SoakSample {
   seconds: number
@@ -39,7 +33,7 @@ export interface SoakSample {
   codes: number
 }
 
-export async function soak(h: SoakHelpers, bin: string, scaleRoot: string): Promise<{ samples: SoakSample[]; failures: number; flows: number }> {
+export async function soak(h: SoakHarness, bin: string, scaleRoot: string): Promise<{ samples: SoakSample[]; failures: number; flows: number }> {
   const dir = mkdtempSync(join(scaleRoot, 'soak-'))
   try {
     const env = { LOG_LEVEL: 'info', ACCESS_TOKEN_TTL: '60', REFRESH_TOKEN_TTL: '120' }
