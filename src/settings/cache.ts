@@ -4,11 +4,16 @@ const MAX_BYTES = 16 * 1024 * 1024
 /** What one (user, application) may take: its list and the keys read one by one. */
 const MAX_ENTRY_BYTES = 256 * 1024
 
-/** A `GET /api/settings/:key` answer: its body and its ETag. */
+/** A `GET /api/settings/:key` answer: its body, its ETag, and the headers that carry it. */
 export interface CachedSetting {
   body: string
   etag: string
+  /** Built once: Response copies a Headers natively, faster than building one per answer. */
+  headers: Headers
 }
+
+/** What a Headers of the API's headers and one ETag adds to an answer's size, roughly. */
+const HEADERS_BYTES = 256
 
 interface Entry {
   list: string | undefined
@@ -66,7 +71,7 @@ export class SettingsCache {
   }
 
   setOne(userId: string, clientId: string, key: string, answer: CachedSetting, ticket: number): void {
-    const size = key.length + answer.body.length + answer.etag.length
+    const size = key.length + answer.body.length + answer.etag.length + HEADERS_BYTES
     const entry = this.room(userId, clientId, size, ticket)
     if (!entry || entry.keys?.has(key)) return
     ;(entry.keys ??= new Map()).set(key, answer)

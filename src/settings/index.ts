@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import { InvalidRequest, NotFound, ValueTooLarge } from '../lib/errors'
-import { CORS_HEADERS, NOSNIFF, jsonText, readJsonObject } from '../lib/http'
+import { CORS_HEADERS, NOSNIFF, apiHeaders, jsonText, readJsonObject } from '../lib/http'
 import { authenticateBearer, checkClientId } from '../oauth/bearer'
 import type { TokenGrant } from '../oauth/tokens'
 import type { CachedSetting } from './cache'
@@ -46,16 +46,31 @@ export function settingsRoutes(ctx: AppContext) {
     return jsonText(body)
   }
 
-  /** One setting from the cache when it holds it, else from the store; undefined when there is none. */
+  /** One setting from the store (and into the cache); undefined when there is none. */
   async function readOne({ user, clientId }: TokenGrant, key: string): Promise<CachedSetting | undefined> {
-    const cached = ctx.settingsCache.getOne(user.id, clientId, key)
-    if (cached) return cached
     const ticket = ctx.settingsCache.ticket()
     const stored = await ctx.store.getSetting(user.id, clientId, key)
     if (!stored) return undefined
-    const answer = { body: `{"setting":${settingJson(stored, clientId)}}`, etag: etagOf(stored) }
+    const etag = etagOf(stored)
+    const answer = { body: `{"setting":${settingJson(stored, clientId)}}`, etag, headers: apiHeaders({ etag }) }
     ctx.settingsCache.setOne(user.id, clientId, key, answer, ticket)
     return answer
+  }
+
+  /** The answer to GET /api/settings/:key: 200 with its ETag, or 304 when If-None-Match matches. */
+  function answerOne(request: Request, key: string, found: CachedSetting | undefined): Response {
+    if (!found) throw new NotFound(`no setting named "${key}"`)
+    const ifNoneMatch = request.headers.get('if-none-match')
+    if (ifNoneMatch && etagMatches(ifNoneMatch, found.etag))
+      return new Response(null, { status: 304, headers: { etag: found.etag, 'cache-control': 'no-store', ...CORS_HEADERS, ...NOSNIFF } })
+    return jsonText(found.body, 200, found.headers)
+  }
+
+  /** Cached, the answer is made synchronously: no promise for a token or a setting already known. */
+  function one(request: Request, grant: TokenGrant, key: string): Response | Promise<Response> {
+    checkKey(key)
+    const cached = ctx.settingsCache.getOne(grant.user.id, grant.clientId, key)
+    return cached ? answerOne(request, key, cached) : readOne(grant, key).then((found) => answerOne(request, key, found))
   }
 
   return new Elysia({ name: 'settings' })
@@ -72,15 +87,9 @@ export function settingsRoutes(ctx: AppContext) {
     )
     .get(
       '/api/settings/:key',
-      async function getOne({ request, query, params }) {
-        const grant = await authenticateBearer(ctx, request, 'settings:read', query.client_id)
-        const found = await readOne(grant, checkKey(params.key))
-        if (!found) throw new NotFound(`no setting named "${params.key}"`)
-        const { etag } = found
-        const ifNoneMatch = request.headers.get('if-none-match')
-        if (ifNoneMatch && etagMatches(ifNoneMatch, etag))
-          return new Response(null, { status: 304, headers: { etag, 'cache-control': 'no-store', ...CORS_HEADERS, ...NOSNIFF } })
-        return jsonText(found.body, 200, { etag })
+      function getOne({ request, query, params }): Response | Promise<Response> {
+        const grant = authenticateBearer(ctx, request, 'settings:read', query.client_id)
+        return grant instanceof Promise ? grant.then((g) => one(request, g, params.key)) : one(request, grant, params.key)
       },
       {
         query: ClientIdQuery,

@@ -64,14 +64,15 @@ describe('the settings list cache', () => {
   test('the list and the keys of one user and app go together, within one bound', () => {
     const cache = new SettingsCache({ onChange() {}, check: () => true }, true)
     cache.setList('u', 'c', '{"settings":[]}', cache.ticket())
-    cache.setOne('u', 'c', 'k', { body: 'one', etag: '"e"' }, cache.ticket())
-    cache.setOne('u', 'other app', 'k', { body: 'two', etag: '"f"' }, cache.ticket())
-    expect([cache.getList('u', 'c'), cache.getOne('u', 'c', 'k')]).toEqual(['{"settings":[]}', { body: 'one', etag: '"e"' }])
+    const headers = new Headers()
+    cache.setOne('u', 'c', 'k', { body: 'one', etag: '"e"', headers }, cache.ticket())
+    cache.setOne('u', 'other app', 'k', { body: 'two', etag: '"f"', headers }, cache.ticket())
+    expect([cache.getList('u', 'c'), cache.getOne('u', 'c', 'k')]).toEqual(['{"settings":[]}', { body: 'one', etag: '"e"', headers }])
     cache.invalidate('u', 'c')
     expect([cache.getList('u', 'c'), cache.getOne('u', 'c', 'k'), cache.getOne('u', 'other app', 'k')?.body]).toEqual([undefined, undefined, 'two'])
     // 256 KiB per user and app, keys and list together.
-    cache.setOne('u', 'c', 'a', { body: 'x'.repeat(200 * 1024), etag: '"a"' }, cache.ticket())
-    cache.setOne('u', 'c', 'b', { body: 'x'.repeat(100 * 1024), etag: '"b"' }, cache.ticket())
+    cache.setOne('u', 'c', 'a', { body: 'x'.repeat(200 * 1024), etag: '"a"', headers }, cache.ticket())
+    cache.setOne('u', 'c', 'b', { body: 'x'.repeat(100 * 1024), etag: '"b"', headers }, cache.ticket())
     expect([cache.getOne('u', 'c', 'a')?.etag, cache.getOne('u', 'c', 'b')]).toEqual(['"a"', undefined])
   })
 
