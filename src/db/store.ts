@@ -248,8 +248,13 @@ export interface Store {
   revokeFamily(familyId: string): Promise<boolean>
 
   // access tokens
-  /** The token validation miss path: SQLite answers synchronously (no promise per request), PostgreSQL with a promise. */
-  findToken(id: number): TokenRecord | undefined | Promise<TokenRecord | undefined>
+  /**
+   * The token validation miss path: SQLite answers synchronously (no promise per request),
+   * PostgreSQL with a promise. SQLite takes the user from `knownUser` when it has it instead of
+   * reading the row again (PostgreSQL reads it in the same round trip anyway): no code path
+   * updates a user in place, and another process's change empties what the caller knows.
+   */
+  findToken(id: number, knownUser?: (userId: string) => UserRecord | undefined): TokenRecord | undefined | Promise<TokenRecord | undefined>
   deleteToken(id: number): Promise<boolean>
 
   // settings

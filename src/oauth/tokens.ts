@@ -99,7 +99,7 @@ export class AccessTokens {
 
   private lookup(parsed: { id: number; verifier: string }, now: number, trusted: boolean): TokenGrant | undefined | Promise<TokenGrant | undefined> {
     const generation = this.generation
-    const found = this.store.findToken(parsed.id)
+    const found = this.store.findToken(parsed.id, trusted ? this.knownUser : undefined)
     return found instanceof Promise ? found.then((row) => this.admit(row, parsed, now, trusted, generation)) : this.admit(found, parsed, now, trusted, generation)
   }
 
@@ -110,6 +110,8 @@ export class AccessTokens {
     if (trusted && generation === this.generation && this.changes.check()) this.cache.offer(parsed.id, parsed.verifier, grant)
     return grant
   }
+
+  private readonly knownUser = (id: string): User | undefined => this.users.get(id)
 
   private scopes(scope: string): readonly string[] {
     let list = this.scopeLists.get(scope)
