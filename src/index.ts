@@ -55,8 +55,17 @@ function applyGlobalFlags(argv: string[]): string[] {
   return rest
 }
 
+/** A reader that stopped early (`latchkey user list | head`) is not an error: a command stops quietly. */
+const brokenPipe = (error: unknown) => (error as { code?: string } | undefined)?.code === 'EPIPE'
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = applyGlobalFlags(argv)
+  // Not for the server: its log going nowhere is no reason to stop serving.
+  if (command !== undefined && command !== 'serve')
+    process.stdout.on('error', (error) => {
+      if (brokenPipe(error)) process.exit(0)
+      throw error
+    })
   switch (command) {
     case undefined:
     case 'serve':
@@ -87,13 +96,6 @@ async function main(argv: string[]): Promise<void> {
       throw new UsageError(`unknown command "${command}"; try latchkey --help`)
   }
 }
-
-/** A reader that stopped early (`latchkey user list | head`) is not an error: stop quietly. */
-const brokenPipe = (error: unknown) => (error as { code?: string } | undefined)?.code === 'EPIPE'
-process.stdout.on('error', (error) => {
-  if (brokenPipe(error)) process.exit(0)
-  throw error
-})
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (brokenPipe(error)) process.exit(0)
