@@ -9,6 +9,7 @@ import { keysCommand } from './cli/keys'
 import { ConfigError, redactUrl } from './config'
 import { DatabaseUnavailable, StoreRefusal } from './db/store'
 import { escapeForTerminal } from './lib/text'
+import { ListenError } from './server'
 
 const HELP = `latchkey ${pkg.version} — a self-hosted OAuth 2.0 authorization server with a settings store
 
@@ -101,6 +102,10 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (brokenPipe(error)) process.exit(0)
   if (error instanceof UnhealthyError) {
     process.stderr.write(`latchkey: unhealthy: ${escapeForTerminal(error.message)}\n`)
+    process.exit(1)
+  }
+  if (error instanceof ListenError) {
+    process.stderr.write(`latchkey: ${escapeForTerminal(error.message)}\n`)
     process.exit(1)
   }
   if (error instanceof DatabaseUnavailable) {

@@ -9,6 +9,21 @@ import { pathOf } from './web/request-guard'
 
 const PURGE_EVERY_MS = 60_000
 
+/** The address to serve on is taken, or needs privileges this process lacks. */
+export class ListenError extends Error {}
+
+const LISTEN_FAILURES: Record<string, string> = {
+  EADDRINUSE: 'the address is already in use (another process listens there; set PORT)',
+  EACCES: 'permission denied (ports below 1024 need privileges; set PORT)',
+  EADDRNOTAVAIL: 'no such address on this machine (set HOST)',
+}
+
+/** A refusal to listen as one clear ListenError; any other error as it is. */
+function listenError(error: unknown, config: Config): unknown {
+  const reason = LISTEN_FAILURES[(error as { code?: string } | undefined)?.code ?? '']
+  return reason ? new ListenError(`cannot listen on ${config.host}:${config.port}: ${reason}`) : error
+}
+
 export interface RunningServer {
   server: Server<undefined>
   stop(): Promise<void>
@@ -21,28 +36,34 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const ctx = await createContext({ store, config, log })
   const app = createApp(ctx)
 
-  const server = Bun.serve({
-    hostname: config.host,
-    port: config.port,
-    // The app refuses bodies past their limit itself (1 MiB API, 64 KiB forms), with SPEC's
-    // 413, before reading: declared ones before routing (request-guard), streamed ones as soon as
-    // they pass it (readBodyText). Bun never buffers a body nobody reads (measured: 300 MB sent
-    // to a route that does not read it, RSS +15 MB), so its own limit — an empty 413 — stays a
-    // far backstop and every refusal is SPEC's.
-    maxRequestBodySize: 1024 * 1024 * 1024,
-    async fetch(request) {
-      const started = performance.now()
-      const id = nextRequestId()
-      requestIds.set(request, id)
-      const response = await app.handle(request)
-      // The client address costs the server ~0.8 µs to look up (measured): only for a line that is written.
-      if (log.logsRequests) {
-        const ms = Math.round((performance.now() - started) * 100) / 100
-        log.request(request.method, pathOf(request.url), response.status, ms, id, clientAddressOf(request, config.trustedProxies))
-      }
-      return response
-    },
-  })
+  let server: Server<undefined>
+  try {
+    server = Bun.serve({
+      hostname: config.host,
+      port: config.port,
+      // The app refuses bodies past their limit itself (1 MiB API, 64 KiB forms), with SPEC's
+      // 413, before reading: declared ones before routing (request-guard), streamed ones as soon as
+      // they pass it (readBodyText). Bun never buffers a body nobody reads (measured: 300 MB sent
+      // to a route that does not read it, RSS +15 MB), so its own limit — an empty 413 — stays a
+      // far backstop and every refusal is SPEC's.
+      maxRequestBodySize: 1024 * 1024 * 1024,
+      async fetch(request) {
+        const started = performance.now()
+        const id = nextRequestId()
+        requestIds.set(request, id)
+        const response = await app.handle(request)
+        // The client address costs the server ~0.8 µs to look up (measured): only for a line that is written.
+        if (log.logsRequests) {
+          const ms = Math.round((performance.now() - started) * 100) / 100
+          log.request(request.method, pathOf(request.url), response.status, ms, id, clientAddressOf(request, config.trustedProxies))
+        }
+        return response
+      },
+    })
+  } catch (error) {
+    await store.close()
+    throw listenError(error, config)
+  }
   setPeerResolver((request) => server.requestIP(request)?.address)
 
   // Used codes are kept while a token issued from them could still be alive, so a replay can

@@ -63,6 +63,21 @@ describe('the binary’s CLI', () => {
     expect(bad.err).toBe('latchkey: no client with id "nope"\n')
   })
 
+  test('serving on a port already taken: exit 1 and one line saying so', () => {
+    expect(run(['migrate']).code).toBe(0)
+    const taken = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+    try {
+      const r = run(['serve'], undefined, { HOST: '127.0.0.1', PORT: String(taken.port) })
+      expect(r).toEqual({
+        code: 1,
+        out: '',
+        err: `latchkey: cannot listen on 127.0.0.1:${taken.port}: the address is already in use (another process listens there; set PORT)\n`,
+      })
+    } finally {
+      taken.stop(true)
+    }
+  })
+
   test('a reader that stops early (| head) ends the listing quietly: no stack, exit 0', async () => {
     const path = join(dir, 'many.sqlite')
     const { store } = await SqliteStore.open(path)
