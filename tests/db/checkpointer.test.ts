@@ -48,7 +48,7 @@ test('under a steady write load the WAL is started over: writes are held back fo
       heldSince = undefined
     },
   }
-  // A 1 MiB threshold (256 frames) instead of 64 MiB, to keep the test small.
+  // A 1 MiB threshold (256 frames) instead of 256 MiB, to keep the test small.
   const checkpointer = new Checkpointer(db, path, writes, (message) => failures.push(message), 256)
   const insert = db.prepare('INSERT INTO t (v) VALUES (?)')
   const batch = db.transaction(() => {
