@@ -61,6 +61,27 @@ describe('the settings list cache', () => {
     expect(await one()).toEqual([404, null, undefined])
   })
 
+  test('GET one key sends the same headers whether read from the store or from the cache', async () => {
+    const etag = (await call('POST', '/api/settings', { client_id: clientId, key: 'h', value: 1 })).headers.get('etag')
+    const first = await call('GET', '/api/settings/h')
+    const again = await call('GET', '/api/settings/h')
+    const expected = [
+      ['access-control-allow-origin', '*'],
+      ['access-control-expose-headers', 'ETag, WWW-Authenticate'],
+      ['cache-control', 'no-store'],
+      ['content-type', 'application/json'],
+      ['etag', etag],
+      ['x-content-type-options', 'nosniff'],
+    ]
+    for (const res of [first, again]) {
+      expect(res.status).toBe(200)
+      expect([...res.headers].sort(([a], [b]) => a.localeCompare(b))).toEqual(expected)
+    }
+    // A cached answer's headers are copied into each response, never shared with it.
+    again.headers.set('etag', '"changed"')
+    expect((await call('GET', '/api/settings/h')).headers.get('etag')).toBe(etag)
+  })
+
   test('the list and the keys of one user and app go together, within one bound', () => {
     const cache = new SettingsCache({ onChange() {}, check: () => true }, true)
     cache.setList('u', 'c', '{"settings":[]}', cache.ticket())
