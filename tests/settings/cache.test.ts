@@ -63,14 +63,15 @@ describe('the settings list cache', () => {
 
   test('GET one key sends the same headers whether read from the store or from the cache', async () => {
     const etag = (await call('POST', '/api/settings', { client_id: clientId, key: 'h', value: 1 })).headers.get('etag')
+    expect(etag).toMatch(/^"[^"]+"$/)
     const first = await call('GET', '/api/settings/h')
     const again = await call('GET', '/api/settings/h')
-    const expected = [
+    const expected: Array<[string, string]> = [
       ['access-control-allow-origin', '*'],
       ['access-control-expose-headers', 'ETag, WWW-Authenticate'],
       ['cache-control', 'no-store'],
       ['content-type', 'application/json'],
-      ['etag', etag],
+      ['etag', etag!],
       ['x-content-type-options', 'nosniff'],
     ]
     for (const res of [first, again]) {
