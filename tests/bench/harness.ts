@@ -41,6 +41,9 @@ export interface Row extends WrkResult {
   name: string
   cpuUsPerReq: number
   rssMb: number
+  /** What the server made the disk read and write, per request (page-cache hits not counted). */
+  diskReadKbPerReq: number
+  diskWriteKbPerReq: number
 }
 
 export interface PgCluster {

@@ -84,6 +84,12 @@ function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]) // utime + stime (fields 14 and 15)
 }
 
+/** Bytes the process made the disk read and write (not page-cache hits): /proc/PID/io. */
+function diskBytes(pid: number): { read: number; write: number } {
+  const io = require('node:fs').readFileSync(`/proc/${pid}/io`, 'utf8') as string
+  return { read: Number(/read_bytes: (\d+)/.exec(io)![1]), write: Number(/^write_bytes: (\d+)/m.exec(io)![1]) }
+}
+
 function rssMb(pid: number): number {
   const status = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8') as string
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024
@@ -129,6 +135,8 @@ async function measure(c: Case): Promise<Row> {
   const pids = (server.procs ?? [server.proc]).map((p) => p.pid)
   const sum = (f: (pid: number) => number) => pids.reduce((total, pid) => total + f(pid), 0)
   const ticks0 = sum(cpuTicks)
+  const read0 = sum((pid) => diskBytes(pid).read)
+  const write0 = sum((pid) => diskBytes(pid).write)
   let maxRss = sum(rssMb)
   const sampler = setInterval(() => (maxRss = Math.max(maxRss, sum(rssMb))), 250)
   const out = await new Promise<string>((resolve) => setTimeout(() => resolve(wrk(c, SECONDS, env)), 0))
@@ -136,7 +144,15 @@ async function measure(c: Case): Promise<Row> {
   maxRss = Math.max(maxRss, sum(rssMb))
   const result = parseWrk(out)
   const cpuUs = ((sum(cpuTicks) - ticks0) * 1_000_000) / CLK_TCK
-  const row: Row = { name: c.name, ...result, cpuUsPerReq: cpuUs / result.requests, rssMb: maxRss }
+  const perReqKb = (bytes: number) => bytes / 1024 / result.requests
+  const row: Row = {
+    name: c.name,
+    ...result,
+    cpuUsPerReq: cpuUs / result.requests,
+    rssMb: maxRss,
+    diskReadKbPerReq: perReqKb(sum((pid) => diskBytes(pid).read) - read0),
+    diskWriteKbPerReq: perReqKb(sum((pid) => diskBytes(pid).write) - write0),
+  }
   if (!Number.isFinite(result.rps) || result.requests === 0) fail(`could not read wrk's output for ${c.name}:\n${out}`)
   if (result.non2xx > 0 || result.socketErrors > 0)
     fail(`${c.name}: ${result.non2xx} non-2xx answers and ${result.socketErrors} socket errors — the run is invalid\n${out}`)

@@ -260,11 +260,11 @@ export async function scale(h: Harness): Promise<void> {
   const table = (group: string, heading: string, base: number, baseName: string) =>
     rows.some((x) => x.group === group)
       ? [
-          `| ${heading} | req/s | × ${baseName} | p50 ms | p99 ms | errors | CPU µs/req | RSS MB |`,
-          `| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`,
+          `| ${heading} | req/s | × ${baseName} | p50 ms | p99 ms | errors | CPU µs/req | RSS MB | disk read KB/req | disk write KB/req |`,
+          `| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`,
           ...rows
             .filter((x) => x.group === group)
-            .map(({ label, r }) => `| ${label} | ${num(r.rps)} | ${num((r.rps / base) * 100)} % | ${num(r.p50ms, 2)} | ${num(r.p99ms, 2)} | ${r.non2xx + r.socketErrors} | ${num(r.cpuUsPerReq, 1)} | ${num(r.rssMb, 1)} |`),
+            .map(({ label, r }) => `| ${label} | ${num(r.rps)} | ${num((r.rps / base) * 100)} % | ${num(r.p50ms, 2)} | ${num(r.p99ms, 2)} | ${r.non2xx + r.socketErrors} | ${num(r.cpuUsPerReq, 1)} | ${num(r.rssMb, 1)} | ${num(r.diskReadKbPerReq, 1)} | ${num(r.diskWriteKbPerReq, 1)} |`),
           '',
         ]
       : []
