@@ -46,7 +46,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     tokens: new AccessTokens(store, clock, deps.config.accessTokenTtl, store.changes, deps.config.tokenCacheSize),
     refreshTokens: new RefreshTokens(store, clock, deps.config.refreshTokenTtl, deps.config.refreshTokenReuseGrace),
     signingKeys,
-    settingsCache: new SettingsCache(store.changes, store.engine === 'sqlite'),
+    settingsCache: new SettingsCache(store.changes, store.engine === 'sqlite' ? deps.config.settingsCacheSize : 0),
     csrfKey: await store.serverSecret('csrf', randomToken, clock.now()),
   }
 }

@@ -17,6 +17,8 @@ export interface Config {
   refreshTokenReuseGrace: number
   /** Validated access tokens kept in memory per instance (0: none). */
   tokenCacheSize: number
+  /** Bytes of serialized settings answers kept in memory per instance, SQLite only (0: none). */
+  settingsCacheSize: number
   settingsMaxValueBytes: number
   settingsMaxKeys: number
   settingsMaxUserBytes: number
@@ -117,6 +119,7 @@ export function loadConfig(env: Env = process.env): Config {
     refreshTokenTtl: integer(env, 'REFRESH_TOKEN_TTL', 2_592_000, 60, 315_360_000),
     refreshTokenReuseGrace: integer(env, 'REFRESH_TOKEN_REUSE_GRACE', 10, 0, 3600),
     tokenCacheSize: integer(env, 'TOKEN_CACHE_SIZE', 100_000, 0, 10_000_000),
+    settingsCacheSize: integer(env, 'SETTINGS_CACHE_SIZE', 16_777_216, 0, 1_099_511_627_776),
     settingsMaxValueBytes: integer(env, 'SETTINGS_MAX_VALUE_BYTES', 65_536, 1, 1_048_576),
     settingsMaxKeys: integer(env, 'SETTINGS_MAX_KEYS', 1000, 1, 1_000_000),
     settingsMaxUserBytes: integer(env, 'SETTINGS_MAX_USER_BYTES', 16_777_216, 1, 1_099_511_627_776),

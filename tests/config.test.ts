@@ -15,6 +15,7 @@ describe('configuration', () => {
       refreshTokenTtl: 2_592_000,
       refreshTokenReuseGrace: 10,
       tokenCacheSize: 100_000,
+      settingsCacheSize: 16_777_216,
       settingsMaxValueBytes: 65536,
       settingsMaxKeys: 1000,
       settingsMaxUserBytes: 16_777_216,
@@ -58,6 +59,8 @@ describe('configuration', () => {
     ['REFRESH_TOKEN_TTL', '30'],
     ['REFRESH_TOKEN_REUSE_GRACE', '-1'],
     ['TOKEN_CACHE_SIZE', 'lots'],
+    ['SETTINGS_CACHE_SIZE', '16M'],
+    ['SETTINGS_CACHE_SIZE', '-1'],
   ] as const) {
     test(`${name}=${JSON.stringify(value)} is refused with a message naming the variable`, () => {
       expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)

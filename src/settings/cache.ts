@@ -1,6 +1,5 @@
 import type { ChangeFeed } from '../db/store'
 
-const MAX_BYTES = 16 * 1024 * 1024
 /** What one (user, application) may take: its list and the keys read one by one. */
 const MAX_ENTRY_BYTES = 256 * 1024
 
@@ -27,10 +26,10 @@ interface Entry {
  * user's settings for that application change. Writers drop the entry before and after their
  * write; an answer read while anything was invalidated is not kept (the generation moved on);
  * a change reported by the feed drops everything, and while the feed is down nothing is served
- * from here. Bounded by size: large lists are not kept, and the oldest entries go first, through
- * a queue (constant time; `Map.keys().next()` cost 6–7 µs in Bun). Only SQLite uses it: on
- * PostgreSQL another instance's write must be seen at once, and no feed is that fast, so there
- * every read goes to the database.
+ * from here. Bounded by size (SETTINGS_CACHE_SIZE bytes of answers): large lists are not kept,
+ * and the oldest entries go first, through a queue (constant time; `Map.keys().next()` cost
+ * 6–7 µs in Bun). Only SQLite uses it: on PostgreSQL another instance's write must be seen at
+ * once, and no feed is that fast, so there every read goes to the database.
  */
 export class SettingsCache {
   private readonly entries = new Map<string, Entry>()
@@ -40,10 +39,16 @@ export class SettingsCache {
   private bytes = 0
   private generation = 0
 
+  private readonly enabled: boolean
+  private readonly maxEntryBytes: number
+
+  /** `maxBytes`: the answers' bytes it may hold in all; 0 turns it off. */
   constructor(
     private readonly changes: ChangeFeed,
-    private readonly enabled: boolean,
+    private readonly maxBytes: number,
   ) {
+    this.enabled = maxBytes > 0
+    this.maxEntryBytes = Math.min(MAX_ENTRY_BYTES, maxBytes)
     // Deleted tokens change no settings.
     changes.onChange((change) => {
       if (!change?.tokens) this.clear()
@@ -101,8 +106,8 @@ export class SettingsCache {
     if (!this.enabled || ticket !== this.generation) return undefined
     const name = userId + '\n' + clientId
     let entry = this.entries.get(name)
-    if ((entry?.bytes ?? 0) + size > MAX_ENTRY_BYTES) return undefined
-    while (this.bytes + size > MAX_BYTES && this.head < this.queue.length) {
+    if ((entry?.bytes ?? 0) + size > this.maxEntryBytes) return undefined
+    while (this.bytes + size > this.maxBytes && this.head < this.queue.length) {
       const [oldest, held] = this.queue[this.head]!
       this.queue[this.head++] = undefined
       if (this.entries.get(oldest) === held) this.drop(oldest)

@@ -7,7 +7,7 @@ import { manualClock } from '../../src/lib/clock'
 import { createClient } from '../../src/oauth/clients'
 import { SettingsCache } from '../../src/settings/cache'
 import { mintToken, nextTurn, type TestApp } from '../helpers'
-import { openTestStorePair, type TestStorePair } from '../store'
+import { openTestStorePair, testEngine, type TestStorePair } from '../store'
 
 /** The list cache, with a second store on the same database standing in for another process or instance. */
 let pair: TestStorePair
@@ -84,7 +84,7 @@ describe('the settings list cache', () => {
   })
 
   test('the list and the keys of one user and app go together, within one bound', () => {
-    const cache = new SettingsCache({ onChange() {}, check: () => true }, true)
+    const cache = new SettingsCache({ onChange() {}, check: () => true }, 16 * 1024 * 1024)
     cache.setList('u', 'c', '{"settings":[]}', cache.ticket())
     const headers = new Headers()
     cache.setOne('u', 'c', 'k', { body: 'one', etag: '"e"', headers }, cache.ticket())
@@ -119,8 +119,41 @@ describe('the settings list cache', () => {
     expect(await keys()).toEqual([])
   })
 
+  test('SETTINGS_CACHE_SIZE is its bound, and no entry may be larger; 0 keeps nothing', () => {
+    const feed = { onChange() {}, check: () => true }
+    const small = new SettingsCache(feed, 1024 * 1024)
+    for (let i = 0; i < 8; i++) small.setList(`u${i}`, 'c', 'y'.repeat(200 * 1024), small.ticket())
+    // Five of 200 KiB fit in 1 MiB: the three oldest went.
+    expect(Array.from({ length: 8 }, (_, i) => small.getList(`u${i}`, 'c') !== undefined)).toEqual([false, false, false, true, true, true, true, true])
+    const tiny = new SettingsCache(feed, 100 * 1024)
+    tiny.setList('u', 'c', 'z'.repeat(150 * 1024), tiny.ticket())
+    tiny.setList('u', 'd', 'z'.repeat(50 * 1024), tiny.ticket())
+    expect([tiny.getList('u', 'c'), tiny.getList('u', 'd')?.length]).toEqual([undefined, 50 * 1024])
+    const none = new SettingsCache(feed, 0)
+    none.setList('u', 'c', '{"settings":[]}', none.ticket())
+    none.setOne('u', 'c', 'k', { body: '1', etag: '"e"', headers: new Headers() }, none.ticket())
+    expect([none.getList('u', 'c'), none.getOne('u', 'c', 'k')]).toEqual([undefined, undefined])
+  })
+
+  test('SETTINGS_CACHE_SIZE=0: every read goes to the database', async () => {
+    await call('POST', '/api/settings', { client_id: clientId, key: 'a', value: 1 })
+    expect(await keys()).toMatchObject([{ key: 'a', value: 1 }])
+    // A change behind the store's back, on its own connection: no write path drops the cached
+    // answer, and (SQLite) the connection's own commits do not move the change feed.
+    await t.rows(`UPDATE settings SET value = '2' WHERE key = 'a'`)
+    // With the default size SQLite answers from the cache (what makes this test able to fail);
+    // PostgreSQL never caches settings.
+    expect(await keys()).toMatchObject([{ key: 'a', value: testEngine === 'sqlite' ? 1 : 2 }])
+    const ctx = await createContext({ store: pair.store, config: loadConfig({ DATABASE_URL: ':memory:', SETTINGS_CACHE_SIZE: '0' }), clock: t.clock })
+    const uncached = createApp(ctx)
+    const list = async () => ((await (await uncached.handle(new Request('http://localhost/api/settings', { headers: { authorization: `Bearer ${token}` } }))).json()) as { settings: unknown[] }).settings
+    expect(await list()).toMatchObject([{ key: 'a', value: 2 }])
+    await t.rows(`UPDATE settings SET value = '3' WHERE key = 'a'`)
+    expect(await list()).toMatchObject([{ key: 'a', value: 3 }])
+  })
+
   test('is bounded: large lists are not kept, old entries make room', () => {
-    const cache = new SettingsCache({ onChange() {}, check: () => true }, true)
+    const cache = new SettingsCache({ onChange() {}, check: () => true }, 16 * 1024 * 1024)
     cache.setList('u', 'big', 'x'.repeat(300 * 1024), cache.ticket())
     expect(cache.getList('u', 'big')).toBeUndefined()
     for (let i = 0; i < 80; i++) cache.setList(`u${i}`, 'c', 'y'.repeat(250 * 1024), cache.ticket())
@@ -142,7 +175,7 @@ describe('the settings list cache', () => {
 
   test('a body read while a write ran is not kept; nothing is served while the change feed is down', () => {
     let up = true
-    const cache = new SettingsCache({ onChange() {}, check: () => up }, true)
+    const cache = new SettingsCache({ onChange() {}, check: () => up }, 16 * 1024 * 1024)
     const ticket = cache.ticket()
     cache.invalidate('u', 'c')
     cache.setList('u', 'c', 'stale', ticket)
