@@ -14,7 +14,8 @@
  * - connections 1 / 64 / 256 / 1024: GET /api/oauth/userinfo with one token;
  * - both curves again on PostgreSQL (a throwaway pg_virtualenv cluster, the same token rows);
  * - settings on each data set, over 1,000 users and over all of them: the list, one key, a POST
- *   of the same key and POSTs of new keys (removed again after the run);
+ *   of the same key and POSTs of new keys (removed again after the run); then the list over all
+ *   of them on a server whose SETTINGS_CACHE_SIZE (2 GiB) holds every list, each read once before;
  * - the soak (tests/bench/soak.ts): whole OAuth flows for 10 minutes, its RSS and file-size series.
  *
  *   BENCH_BINARY=/path/to/latchkey   measure another build (e.g. an older commit) on the same data
@@ -144,6 +145,32 @@ async function pgTokenServer(h: Harness, bin: string, pg: PgCluster, env: Record
   return server
 }
 
+/** A settings cache that holds every list of the set (the default 16 MiB holds ~1,100). */
+const LARGE_SETTINGS_CACHE = 2 * 1024 ** 3
+
+/**
+ * The list over all the set's users again, on a server whose SETTINGS_CACHE_SIZE holds all
+ * their lists, each read once before: what a deployment that sizes its cache to its users gets.
+ */
+async function listWithLargeCache(h: Harness, bin: string, env: Record<string, string>, set: SettingsSet) {
+  const server = await h.spawnServer(`latchkey-scale-settings-${set.rows}-cached`, [bin], { ...env, SETTINGS_CACHE_SIZE: String(LARGE_SETTINGS_CACHE) }, '/healthz', set.dir)
+  try {
+    const tokens = readFileSync(join(set.dir, 'tokens.txt'), 'utf8').trim().split('\n')
+    const started = performance.now()
+    await inParallel(tokens.length, async (i) => {
+      const res = await fetch(`${server.url}/api/settings`, { headers: { authorization: `Bearer ${tokens[i]}` } })
+      if (res.status !== 200) h.fail(`warming the settings cache: ${res.status}`)
+      await res.arrayBuffer()
+    })
+    console.error(`scale: read ${tokens.length.toLocaleString('en-US')} lists once in ${((performance.now() - started) / 1000).toFixed(0)} s`)
+    const label = `${set.rows} rows, ${set.users.toLocaleString('en-US')} users: list, SETTINGS_CACHE_SIZE=${LARGE_SETTINGS_CACHE / 1024 ** 3} GiB`
+    const r = await h.measure({ name: `settings: ${label}`, server: () => server, path: '/api/settings', script: 'tokens.lua', env: { TOKENS: join(set.dir, 'tokens.txt'), COUNT: String(set.users) } })
+    return { label, r }
+  } finally {
+    await h.stopServer(server)
+  }
+}
+
 /** The new-key POSTs' rows go once measured, so a cached data set stays what it was built as. */
 function dropNewKeys(set: SettingsSet): void {
   const db = new Database(join(set.dir, 'data/latchkey.sqlite'))
@@ -251,6 +278,7 @@ export async function scale(h: Harness): Promise<void> {
         }
       await h.stopServer(server)
       dropNewKeys(set)
+      if (set.users > 1_000) rows.push({ group: 'settings', ...(await listWithLargeCache(h, bin, env, set)) })
     }
 
   let soaked: Awaited<ReturnType<typeof soak>> | undefined
