@@ -7,7 +7,7 @@
  * `tests/bench/.scale/`, and reused while their tokens are valid (they live 30 days):
  * 1,000,000 tokens of one user (~1 minute, ~1.2 GB); settings of 10k rows (1,000 users × 10),
  * 1M rows (10,000 × 100, ~40 s) and 10M rows (100,000 × 100, ~6 minutes, ~4 GB). A run then
- * takes ~19 minutes, 10 of them the soak. Then:
+ * takes ~20 minutes, 10 of them the soak. Then:
  *
  * - distinct active tokens 1 / 10k / 100k / 1M: GET /api/oauth/userinfo, each request with a
  *   token drawn at random from the first N (so a working set larger than TOKEN_CACHE_SIZE shows);
