@@ -135,8 +135,8 @@ async function measure(c: Case): Promise<Row> {
   const pids = (server.procs ?? [server.proc]).map((p) => p.pid)
   const sum = (f: (pid: number) => number) => pids.reduce((total, pid) => total + f(pid), 0)
   const ticks0 = sum(cpuTicks)
-  const read0 = sum((pid) => diskBytes(pid).read)
-  const write0 = sum((pid) => diskBytes(pid).write)
+  const disk = () => pids.map(diskBytes).reduce((a, b) => ({ read: a.read + b.read, write: a.write + b.write }))
+  const disk0 = disk()
   let maxRss = sum(rssMb)
   const sampler = setInterval(() => (maxRss = Math.max(maxRss, sum(rssMb))), 250)
   const out = await new Promise<string>((resolve) => setTimeout(() => resolve(wrk(c, SECONDS, env)), 0))
@@ -145,13 +145,14 @@ async function measure(c: Case): Promise<Row> {
   const result = parseWrk(out)
   const cpuUs = ((sum(cpuTicks) - ticks0) * 1_000_000) / CLK_TCK
   const perReqKb = (bytes: number) => bytes / 1024 / result.requests
+  const disk1 = disk()
   const row: Row = {
     name: c.name,
     ...result,
     cpuUsPerReq: cpuUs / result.requests,
     rssMb: maxRss,
-    diskReadKbPerReq: perReqKb(sum((pid) => diskBytes(pid).read) - read0),
-    diskWriteKbPerReq: perReqKb(sum((pid) => diskBytes(pid).write) - write0),
+    diskReadKbPerReq: perReqKb(disk1.read - disk0.read),
+    diskWriteKbPerReq: perReqKb(disk1.write - disk0.write),
   }
   if (!Number.isFinite(result.rps) || result.requests === 0) fail(`could not read wrk's output for ${c.name}:\n${out}`)
   if (result.non2xx > 0 || result.socketErrors > 0)
