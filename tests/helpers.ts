@@ -27,7 +27,7 @@ let passwordHash: Promise<string> | undefined
 export async function createTestApp(env: Record<string, string> = {}, opts: { log?: Logger } = {}) {
   const config = loadConfig({ DATABASE_URL: ':memory:', ISSUER: ORIGIN, ...env })
   const test = await openTestStore()
-  await test.store.ensureSigningKey(await testSigningKey())
+  await test.store.keys.ensureSigningKey(await testSigningKey())
   const clock = manualClock()
   const ctx = await createContext({ store: test.store, config, clock, log: opts.log })
   const app = createApp(ctx)
@@ -62,7 +62,7 @@ export async function addUser(t: TestApp, email = 'ann@example.com', fullName = 
 export async function mintTokenPair(t: Pick<TestApp, 'store' | 'ctx' | 'clock'>, clientId: string, userId: string, scope = 'settings:read settings:write') {
   const code = await issueCode(t.store, { clientId, userId, redirectUri: CALLBACK, scope, codeChallenge: null }, t.clock.now(), 60)
   const pair = mintTokens(t.ctx, { clientId, userId, grantScope: scope, accessScope: scope, familyId: newFamilyId() })
-  const outcome = await t.store.exchangeCode(sha256(code), t.clock.now(), () => undefined, () => pair.issued)
+  const outcome = await t.store.grants.exchangeCode(sha256(code), t.clock.now(), () => undefined, () => pair.issued)
   if (!outcome.ok) throw new Error('minting a token failed')
   return pair.response(outcome)
 }

@@ -16,7 +16,7 @@ function escapeXml(s: string): string {
 /** An initials picture for `/avatars/<user id>.svg`. */
 export async function avatarSvg(store: Store, file: string): Promise<string | undefined> {
   const match = /^([0-9a-f-]{36})\.svg$/.exec(file)
-  const user = match && (await store.findUser(match[1]!))
+  const user = match && (await store.users.findUser(match[1]!))
   if (!user) return undefined
   const initials = user.fullName
     .split(/\s+/)

@@ -26,7 +26,7 @@ export function accountRoutes(ctx: AppContext) {
     .get('/account', async function showAccount({ request }) {
       const session = await readSession(ctx, request)
       if (!session) return seeOther(loginUrl('/account'))
-      const apps = await ctx.store.listAuthorizedApps(session.user.id)
+      const apps = await ctx.store.grants.listAuthorizedApps(session.user.id)
       const csrf = formCsrf(ctx, request, session)
       return htmlPage(<AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={apps} csrf={csrf.token} />)
     })

@@ -28,22 +28,22 @@ export interface Session {
  */
 export async function createSession(store: Store, userId: string, now: number, replacing?: string): Promise<string> {
   const token = randomToken()
-  await store.createSession(sha256(token), userId, now + SESSION_TTL_MS, now, replacing && sha256(replacing))
+  await store.sessions.createSession(sha256(token), userId, now + SESSION_TTL_MS, now, replacing && sha256(replacing))
   return token
 }
 
 export async function findSession(store: Store, token: string, now: number): Promise<Session | undefined> {
-  const found = await store.findSession(sha256(token), now)
+  const found = await store.sessions.findSession(sha256(token), now)
   return found && { user: found.user, token, authTime: found.authTime }
 }
 
 export function deleteSession(store: Store, token: string): Promise<void> {
-  return store.deleteSession(sha256(token))
+  return store.sessions.deleteSession(sha256(token))
 }
 
 /** "Sign out everywhere": every session of the user ends. */
 export function deleteSessionsOf(store: Store, userId: string): Promise<void> {
-  return store.deleteSessionsOf(userId)
+  return store.sessions.deleteSessionsOf(userId)
 }
 
 /**

@@ -102,7 +102,7 @@ export function signInRoutes(ctx: AppContext) {
           ctx.log.warn('sign-in throttled', { limit: 'account', email_hash: account, client, retry_after: wait })
           return again(429, `Too many failed sign-ins for this account. Try again in ${wait} seconds.`, { 'retry-after': String(wait) })
         }
-        const user = await ctx.store.findUserByEmail(email)
+        const user = await ctx.store.users.findUserByEmail(email)
         // Spend the same time whether or not the email exists, and say the same thing.
         const ok = await verifyPassword(password, user?.passwordHash ?? (await decoyPasswordHash()))
         if (!user || !ok) {

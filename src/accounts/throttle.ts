@@ -45,15 +45,15 @@ export class SignInLimits {
 
   /** One password check for this address: 0, or the seconds it must wait. */
   takeAddress(address: string): Promise<number> {
-    return this.store.updateThrottle(`addr:${address}`, (row) => decideAddressAttempt(row, this.clock.now(), this.perMinute))
+    return this.store.throttle.updateThrottle(`addr:${address}`, (row) => decideAddressAttempt(row, this.clock.now(), this.perMinute))
   }
 
   /** One attempt at this account, counted as failed until `succeeded`: 0, or the seconds it must wait. */
   takeAccount(accountHash: string): Promise<number> {
-    return this.store.updateThrottle(`acct:${accountHash}`, (row) => decideAccountAttempt(row, this.clock.now()))
+    return this.store.throttle.updateThrottle(`acct:${accountHash}`, (row) => decideAccountAttempt(row, this.clock.now()))
   }
 
   succeeded(accountHash: string): Promise<void> {
-    return this.store.updateThrottle(`acct:${accountHash}`, () => ({ row: null, result: undefined }))
+    return this.store.throttle.updateThrottle(`acct:${accountHash}`, () => ({ row: null, result: undefined }))
   }
 }

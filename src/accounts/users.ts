@@ -77,7 +77,7 @@ export async function insertUser(
 ): Promise<User> {
   const user: User = { id: crypto.randomUUID(), email: input.email, fullName: input.fullName, avatarUrl: input.avatarUrl, emailVerified: input.emailVerified ?? false }
   try {
-    await store.insertUser({ ...user, passwordHash: input.passwordHash }, now)
+    await store.users.insertUser({ ...user, passwordHash: input.passwordHash }, now)
   } catch (error) {
     if (error instanceof UniqueViolation) throw new EmailTakenError()
     throw error

@@ -16,7 +16,7 @@ export async function keysCommand(args: string[]): Promise<void> {
       const keys = await withStore(async (store, config) => {
         // The server makes the first key at start; a fresh database has one after any command.
         await new SigningKeys(store, systemClock, config.accessTokenTtl * 1000).ensure()
-        return (await store.listSigningKeys()).map(view)
+        return (await store.keys.listSigningKeys()).map(view)
       })
       if (values.json) return printJson(keys)
       printTable(keys.map((k) => ({ kid: k.kid, alg: k.alg, created_at: k.created_at, current: String(k.current) })))

@@ -51,7 +51,7 @@ export async function userCommand(args: string[]): Promise<void> {
     }
     case 'list': {
       const { values } = parse(rest, { json: { type: 'boolean' } })
-      const users = (await withStore((store) => store.listUsers())).map(toUserView)
+      const users = (await withStore((store) => store.users.listUsers())).map(toUserView)
       if (values.json) return printJson(users)
       if (users.length === 0) return void process.stdout.write('no users\n')
       printTable(users.map((u) => ({ id: u.id, email: u.email, full_name: u.full_name, avatar_url: u.avatar_url ?? '' })))
@@ -61,7 +61,7 @@ export async function userCommand(args: string[]): Promise<void> {
       const { positionals } = parse(rest, {}, 1)
       const id = positionals[0]
       if (!id) throw new UsageError('usage: latchkey user delete ID')
-      if (!(await withStore((store) => store.deleteUser(id)))) throw new UsageError(`no user with id "${id}"`)
+      if (!(await withStore((store) => store.users.deleteUser(id)))) throw new UsageError(`no user with id "${id}"`)
       process.stdout.write(`deleted user ${escapeForTerminal(id)}\n`)
       return
     }

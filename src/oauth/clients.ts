@@ -81,12 +81,12 @@ export async function createClient(
   const postLogoutRedirectUris = [...new Set((input.postLogoutRedirectUris ?? []).map(checkRedirectUri))]
   const id = Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex')
   const secret = input.public ? null : randomToken('lk_cs_')
-  await store.insertClient({ id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent }, now)
+  await store.clients.insertClient({ id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent }, now)
   return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent }, secret }
 }
 
 export async function listClients(store: Store): Promise<Client[]> {
-  return (await store.listClients()).map(toClient)
+  return (await store.clients.listClients()).map(toClient)
 }
 
 /** Client ids are hex; anything else (a NUL byte, kilobytes of text) is no client and is not looked up. */
@@ -98,25 +98,25 @@ export function isClientId(id: string): boolean {
 
 export async function findClient(store: Store, id: string): Promise<Client | undefined> {
   if (!CLIENT_ID.test(id)) return undefined
-  const row = await store.findClient(id)
+  const row = await store.clients.findClient(id)
   return row && toClient(row)
 }
 
 /** Deletes the client; its codes, tokens, consents and settings go with it (ON DELETE CASCADE). */
 export function deleteClient(store: Store, id: string): Promise<boolean> {
-  return store.deleteClient(id)
+  return store.clients.deleteClient(id)
 }
 
 /** Issues a new secret; the old one stops working at once. Public clients have none to rotate. */
 export async function rotateSecret(store: Store, id: string): Promise<string | undefined> {
   const secret = randomToken('lk_cs_')
-  return (await store.setClientSecret(id, sha256(secret))) ? secret : undefined
+  return (await store.clients.setClientSecret(id, sha256(secret))) ? secret : undefined
 }
 
 /** Returns the client when `secret` is its secret (constant-time over the hashes). */
 export async function verifyClientSecret(store: Store, id: string, secret: string): Promise<Client | undefined> {
   if (!CLIENT_ID.test(id)) return undefined
-  const row = await store.findClient(id)
+  const row = await store.clients.findClient(id)
   if (!row || row.secretHash === null) return undefined
   return constantTimeEqual(sha256(secret), row.secretHash) ? toClient(row) : undefined
 }

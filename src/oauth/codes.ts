@@ -20,6 +20,6 @@ export interface CodeGrant {
 export async function issueCode(store: Store, grant: CodeGrant, now: number, ttlSeconds: number, rememberScopes?: readonly string[]): Promise<string> {
   const code = randomToken()
   const remember = rememberScopes && { scopes: rememberScopes, canonicalOrder: SUPPORTED_SCOPES, now }
-  await store.issueCode({ ...grant, nonce: grant.nonce ?? null, authTime: grant.authTime ?? null, codeHash: sha256(code), expiresAt: now + ttlSeconds * 1000 }, remember)
+  await store.grants.issueCode({ ...grant, nonce: grant.nonce ?? null, authTime: grant.authTime ?? null, codeHash: sha256(code), expiresAt: now + ttlSeconds * 1000 }, remember)
   return code
 }

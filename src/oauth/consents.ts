@@ -4,7 +4,7 @@ import { isClientId } from './clients'
 /** "Revoke access": forgets the consent and revokes the app's tokens and pending codes. */
 export async function revokeAccess(ctx: AppContext, userId: string, clientId: string): Promise<boolean> {
   if (!isClientId(clientId)) return false
-  const revoked = await ctx.store.revokeAccess(userId, clientId)
+  const revoked = await ctx.store.grants.revokeAccess(userId, clientId)
   ctx.tokens.forget()
   return revoked
 }

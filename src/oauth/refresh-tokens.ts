@@ -36,7 +36,7 @@ export class RefreshTokens {
   /** The stored row of a presented token whose verifier matches (expired or rotated or not). */
   async identify(token: string): Promise<RefreshRecord | undefined> {
     const id = this.idOf(token)
-    const row = id === undefined ? undefined : await this.store.findRefreshToken(id)
+    const row = id === undefined ? undefined : await this.store.grants.findRefreshToken(id)
     return row && this.matches(token, row) ? row : undefined
   }
 }

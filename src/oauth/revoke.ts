@@ -27,7 +27,7 @@ async function revoke(ctx: AppContext, client: Client, token: string): Promise<v
     const found = await ctx.refreshTokens.identify(token)
     if (!found) return
     if (found.clientId !== client.id) throw notYours()
-    await ctx.store.revokeFamily(found.familyId)
+    await ctx.store.grants.revokeFamily(found.familyId)
     ctx.tokens.forget()
     return
   }

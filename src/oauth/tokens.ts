@@ -99,7 +99,7 @@ export class AccessTokens {
 
   private lookup(parsed: { id: number; verifier: string }, now: number, trusted: boolean): TokenGrant | undefined | Promise<TokenGrant | undefined> {
     const generation = this.generation
-    const found = this.store.findToken(parsed.id, trusted ? this.knownUser : undefined)
+    const found = this.store.tokens.findToken(parsed.id, trusted ? this.knownUser : undefined)
     return found instanceof Promise ? found.then((row) => this.admit(row, parsed, now, trusted, generation)) : this.admit(found, parsed, now, trusted, generation)
   }
 
@@ -162,7 +162,7 @@ export class AccessTokens {
   async revoke(id: number): Promise<boolean> {
     this.generation++
     this.cache.delete(id)
-    const deleted = await this.store.deleteToken(id)
+    const deleted = await this.store.tokens.deleteToken(id)
     this.generation++
     this.cache.delete(id)
     return deleted
@@ -188,7 +188,7 @@ export class AccessTokens {
   /** The stored row of a well-formed token whose verifier matches its hash (constant time). */
   private async verified(token: string) {
     const parsed = parseOpaque(ACCESS_TOKEN_PREFIX, token)
-    const row = parsed && (await this.store.findToken(parsed.id))
+    const row = parsed && (await this.store.tokens.findToken(parsed.id))
     return row && constantTimeEqual(sha256(parsed!.verifier), row.verifierHash) ? row : undefined
   }
 }

@@ -46,14 +46,14 @@ export class SigningKeys {
 
   /** Makes the first key when there is none (first start; instances starting together make one). */
   async ensure(): Promise<void> {
-    if ((await this.store.listSigningKeys()).length === 0) await this.store.ensureSigningKey(await generateSigningKey(this.clock.now()))
+    if ((await this.store.keys.listSigningKeys()).length === 0) await this.store.keys.ensureSigningKey(await generateSigningKey(this.clock.now()))
     await this.reload()
   }
 
   /** A new current key; the previous one is retired (still published for `overlapMs`). */
   async rotate(): Promise<SigningKeyRecord> {
     const key = await generateSigningKey(this.clock.now())
-    await this.store.rotateSigningKey(key)
+    await this.store.keys.rotateSigningKey(key)
     await this.reload()
     return key
   }
@@ -87,7 +87,7 @@ export class SigningKeys {
   }
 
   private async load(): Promise<Loaded> {
-    const rows = await this.store.listSigningKeys()
+    const rows = await this.store.keys.listSigningKeys()
     if (rows.length === 0) throw new Error('no ID-token signing key; the server makes one at start')
     const previous = this.loaded?.verifying
     const verifying = new Map<string, CryptoKey>()

@@ -49,7 +49,7 @@ export function settingsRoutes(ctx: AppContext) {
   /** One setting from the store (and into the cache); undefined when there is none. */
   async function readOne({ user, clientId }: TokenGrant, key: string): Promise<CachedSetting | undefined> {
     const ticket = ctx.settingsCache.ticket()
-    const stored = await ctx.store.getSetting(user.id, clientId, key)
+    const stored = await ctx.store.settings.getSetting(user.id, clientId, key)
     if (!stored) return undefined
     const etag = etagOf(stored)
     const answer = { body: `{"setting":${settingJson(stored, clientId)}}`, etag, headers: apiHeaders({ etag }) }
@@ -111,7 +111,7 @@ export function settingsRoutes(ctx: AppContext) {
         const limits = { valueBytes, now: ctx.clock.now(), maxKeys: ctx.config.settingsMaxKeys, maxUserBytes: ctx.config.settingsMaxUserBytes }
         ctx.settingsCache.invalidate(user.id, clientId)
         const stored = await ctx.store
-          .saveSetting(user.id, clientId, key, value, (current, usage) => decideSave(current, usage, limits, pre))
+          .settings.saveSetting(user.id, clientId, key, value, (current, usage) => decideSave(current, usage, limits, pre))
           .finally(() => ctx.settingsCache.invalidate(user.id, clientId))
         return jsonText(`{"success":true,"setting":${settingJson(stored, clientId)}}`, 200, { etag: etagOf(stored) })
       },
@@ -139,7 +139,7 @@ export function settingsRoutes(ctx: AppContext) {
         const pre = preconditionsOf(request)
         ctx.settingsCache.invalidate(user.id, clientId)
         const deleted = await ctx.store
-          .deleteSetting(user.id, clientId, key, (current) => checkPreconditions(current, pre))
+          .settings.deleteSetting(user.id, clientId, key, (current) => checkPreconditions(current, pre))
           .finally(() => ctx.settingsCache.invalidate(user.id, clientId))
         if (!deleted) throw new NotFound(`no setting named "${key}"`)
         return jsonText('{"success":true}')

@@ -31,7 +31,7 @@ export function settingJson(s: StoredSetting, clientId: string): string {
 
 /** The `{settings: [...]}` body, sorted by key (byte order). */
 export async function listSettingsJson(store: Store, userId: string, clientId: string): Promise<string> {
-  const rows = await store.listSettings(userId, clientId)
+  const rows = await store.settings.listSettings(userId, clientId)
   let body = '{"settings":['
   for (let i = 0; i < rows.length; i++) body += (i ? ',' : '') + settingJson(rows[i]!, clientId)
   return body + ']}'

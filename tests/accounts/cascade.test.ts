@@ -12,7 +12,7 @@ async function world() {
   const now = t.clock.now()
   await issueCode(t.store, { clientId: client.id, userId: user.id, redirectUri: 'https://app.example/callback', scope: 'email', codeChallenge: null }, now, 60, ['email'])
   await mintToken(t, client.id, user.id, 'email')
-  await t.store.saveSetting(user.id, client.id, 'k', '1', () => now)
+  await t.store.settings.saveSetting(user.id, client.id, 'k', '1', () => now)
   await createSession(t.store, user.id, now)
   const counts = async () => Promise.all(TABLES.map(async (table) => (await t.row(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${table}`))!.n))
   expect(await counts()).toEqual([1, 2, 1, 1, 1, 1])
@@ -22,13 +22,13 @@ async function world() {
 describe('deleting a user or an application', () => {
   test('a user takes their grants, codes, tokens, settings and sessions with them', async () => {
     const { t, user, counts } = await world()
-    expect(await t.store.deleteUser(user.id)).toBe(true)
+    expect(await t.store.users.deleteUser(user.id)).toBe(true)
     expect(await counts()).toEqual([0, 0, 0, 0, 0, 0])
   })
 
   test('an application takes its grants, codes, tokens and settings; the user keeps their session', async () => {
     const { t, client, counts } = await world()
-    expect(await t.store.deleteClient(client.id)).toBe(true)
+    expect(await t.store.clients.deleteClient(client.id)).toBe(true)
     expect(await counts()).toEqual([0, 0, 0, 0, 0, 1])
   })
 })

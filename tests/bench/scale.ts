@@ -62,13 +62,13 @@ const SETTINGS_SETS: SettingsSet[] = [
 async function issueToken(store: Store, clientId: string, userId: string, scope: string, now: number): Promise<string> {
   const codeHash = sha256(randomToken())
   const row = { clientId, userId, scope, familyId: Bun.randomUUIDv7() }
-  await store.issueCode(
+  await store.grants.issueCode(
     { codeHash, clientId, userId, redirectUri: REDIRECT_URI, scope, codeChallenge: null, expiresAt: now + 600_000, nonce: null, authTime: now },
     undefined,
   )
   const access = mintOpaque(ACCESS_TOKEN_PREFIX, row, now, TTL_SECONDS)
   const refresh = mintOpaque(REFRESH_TOKEN_PREFIX, row, now, TTL_SECONDS)
-  const outcome = await store.exchangeCode(codeHash, now, () => undefined, () => ({ access: access.row, refresh: { ...refresh.row, authTime: now } }))
+  const outcome = await store.grants.exchangeCode(codeHash, now, () => undefined, () => ({ access: access.row, refresh: { ...refresh.row, authTime: now } }))
   if (!outcome.ok) throw new Error('building the data set: an exchange failed')
   return access.spell(outcome.tokenId)
 }
@@ -106,7 +106,7 @@ async function ensureSettingsDataSet(h: Harness, bin: string, set: SettingsSet):
     const user = await insertUser(store, { email: `user${i}@scale.example`, fullName: `User ${i}`, avatarUrl: null, passwordHash }, now)
     tokens[i] = await issueToken(store, app.client_id, user.id, 'settings:read settings:write', now)
     for (let k = 0; k < set.perUser; k++)
-      await store.saveSetting(user.id, app.client_id, `pref.${k}`, JSON.stringify({ theme: 'dark', size: k, tags: ['a', 'b'] }), () => now)
+      await store.settings.saveSetting(user.id, app.client_id, `pref.${k}`, JSON.stringify({ theme: 'dark', size: k, tags: ['a', 'b'] }), () => now)
   })
   await store.close()
   writeFileSync(join(set.dir, 'tokens.txt'), tokens.join('\n') + '\n', { mode: 0o600 })

@@ -208,8 +208,8 @@ describe('ending a grant', () => {
       if (end === 'account') {
         const page = await (await w.t.handle('/account', { headers: { cookie: cookieHeader(w.jar) } })).text()
         expect((await postForm(w.t, '/account/revoke', { csrf_token: csrfFrom(page), client_id: w.app.client.id }, w.jar)).status).toBe(303)
-      } else if (end === 'user') await w.t.store.deleteUser(w.user.id)
-      else await w.t.store.deleteClient(w.app.client.id)
+      } else if (end === 'user') await w.t.store.users.deleteUser(w.user.id)
+      else await w.t.store.clients.deleteClient(w.app.client.id)
       const res = await refresh(w, tokens.refresh_token)
       expect([end, res.status]).toEqual([end, end === 'client' ? 401 : 400])
       expect(await w.t.rows('SELECT id FROM refresh_tokens')).toEqual([])

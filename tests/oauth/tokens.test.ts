@@ -63,14 +63,14 @@ describe('the validated-token cache', () => {
   test('a user deleted by another process (the CLI) is refused at once', async () => {
     const { user, token } = await setup()
     expect((await userinfo(token)).status).toBe(200)
-    await pair.other.deleteUser(user.id)
+    await pair.other.users.deleteUser(user.id)
     expect(await refusedSoon(token)).toBeLessThan(500)
   })
 
   test('a client deleted by another process is refused at once', async () => {
     const { client, token } = await setup()
     expect((await userinfo(token)).status).toBe(200)
-    await pair.other.deleteClient(client.id)
+    await pair.other.clients.deleteClient(client.id)
     expect(await refusedSoon(token)).toBeLessThan(500)
   })
 
@@ -78,7 +78,7 @@ describe('the validated-token cache', () => {
     const { token } = await setup()
     expect((await userinfo(token)).status).toBe(200)
     const id = parseInt(/^lk_at_([0-9a-z]+)\./.exec(token)![1]!, 36)
-    await pair.other.deleteToken(id)
+    await pair.other.tokens.deleteToken(id)
     expect(await refusedSoon(token)).toBeLessThan(500)
   })
 
@@ -107,7 +107,7 @@ describe('the validated-token cache', () => {
     const { client, user, token } = await setup()
     const other = await mintToken(t, client.id, user.id, 'email')
     for (const each of [token, other]) expect((await userinfo(each)).status).toBe(200)
-    await pair.other.deleteToken(parseInt(/^lk_at_([0-9a-z]+)\./.exec(token)![1]!, 36))
+    await pair.other.tokens.deleteToken(parseInt(/^lk_at_([0-9a-z]+)\./.exec(token)![1]!, 36))
     expect(await refusedSoon(token)).toBeLessThan(500)
     // SQLite's feed (PRAGMA data_version) cannot tell what changed: everything goes.
     expect(t.ctx.tokens.cachedCount).toBe(testEngine === 'postgres' ? 1 : 0)

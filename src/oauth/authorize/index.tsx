@@ -94,7 +94,7 @@ export function authorizeRoutes(ctx: AppContext) {
         if (silent) throw redirectError(ctx, authz, 'login_required', 'the user must sign in')
         return seeOther(signInUrl(url, session, now))
       }
-      const remembered = includesAll(await ctx.store.grantedScope(session!.user.id, authz.client.id), authz.scopes)
+      const remembered = includesAll(await ctx.store.grants.grantedScope(session!.user.id, authz.client.id), authz.scopes)
       // A first-party app skips the page, but its access is still recorded, so the user sees
       // it on /account and can revoke it there. prompt=consent asks again in any case.
       if (!authz.prompt.has('consent') && (remembered || authz.client.skipConsent)) return approve(authz, session!, !remembered)

@@ -42,7 +42,7 @@ export async function withIdToken(
   input: { userId: string; clientId: string; grantScope: string; nonce: string | null; authTime: number | null },
 ): Promise<TokenResponse> {
   if (!input.grantScope.split(' ').includes('openid')) return response
-  const user = await ctx.store.findUser(input.userId)
+  const user = await ctx.store.users.findUser(input.userId)
   if (!user) return response
   const idToken = await issueIdToken(ctx, { user, clientId: input.clientId, scopes: response.scope.split(' '), nonce: input.nonce, authTime: input.authTime })
   return { ...response, id_token: idToken }

@@ -34,7 +34,7 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   const now = ctx.clock.now()
   let minted: ReturnType<typeof mintTokens> | undefined
   let exchanged: CodeRecord | undefined
-  const outcome = await ctx.store.exchangeCode(
+  const outcome = await ctx.store.grants.exchangeCode(
     sha256(body.code!),
     now,
     (code) => refusal(code, client, body, now),

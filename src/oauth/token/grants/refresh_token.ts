@@ -56,7 +56,7 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   let pair: ReturnType<typeof mintTokens> | undefined
   let presented: RefreshRecord | undefined
   // The time is read once the row is locked: a refresh that waited for another must see its rotation as past.
-  const outcome = await ctx.store.refresh(id, ctx.clock.now(), (token) => {
+  const outcome = await ctx.store.grants.refresh(id, ctx.clock.now(), (token) => {
     presented = token
     return decide(ctx, client, body, token, ctx.clock.now(), (minted) => (pair = minted))
   })

@@ -1,0 +1,44 @@
+import type { ClientRecord, ClientStore } from '../store'
+import type { PgContext, Row } from './context'
+
+const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v) as string[]
+const toClient = (r: Row): ClientRecord => ({
+  id: r.id as string,
+  name: r.name as string,
+  secretHash: r.secret_hash as string | null,
+  redirectUris: json(r.redirect_uris),
+  postLogoutRedirectUris: json(r.post_logout_redirect_uris),
+  skipConsent: r.skip_consent as boolean,
+})
+
+export class PgClients implements ClientStore {
+  constructor(private readonly ctx: PgContext) {}
+
+  insertClient(client: ClientRecord, now: number): Promise<void> {
+    return this.ctx.run(
+      async (sql) =>
+        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, created_at)
+          VALUES (${client.id}, ${client.name}, ${client.secretHash}, ${JSON.stringify(client.redirectUris)}::jsonb,
+            ${JSON.stringify(client.postLogoutRedirectUris)}::jsonb, ${client.skipConsent}, ${now})`),
+    )
+  }
+
+  findClient(id: string): Promise<ClientRecord | undefined> {
+    return this.ctx.run(async (sql) => {
+      const [row] = await sql`SELECT id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent FROM clients WHERE id = ${id}`
+      return row && toClient(row)
+    })
+  }
+
+  listClients(): Promise<ClientRecord[]> {
+    return this.ctx.run(async (sql) => (await sql`SELECT id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent FROM clients ORDER BY created_at, id`).map(toClient))
+  }
+
+  deleteClient(id: string): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`DELETE FROM clients WHERE id = ${id}`).count > 0)
+  }
+
+  setClientSecret(id: string, secretHash: string): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`UPDATE clients SET secret_hash = ${secretHash} WHERE id = ${id} AND secret_hash IS NOT NULL`).count > 0)
+  }
+}

@@ -1,0 +1,44 @@
+import type { SQL } from 'bun'
+import { InvalidRequest } from '../../lib/errors'
+import { DatabaseUnavailable, UniqueViolation, type UserRecord } from '../store'
+
+export type Row = Record<string, unknown>
+export type Tx = SQL
+
+/** What every domain of the PostgreSQL store shares: statements and transactions, errors mapped to the port's. */
+export interface PgContext {
+  run<T>(fn: (sql: SQL) => Promise<T>): Promise<T>
+  tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
+}
+
+// int8 columns come back as strings; times stay far below 2^53.
+export const n = (v: unknown) => Number(v)
+export const toUser = (r: Row): UserRecord => ({
+  id: r.id as string,
+  email: r.email as string,
+  fullName: r.full_name as string,
+  avatarUrl: r.avatar_url as string | null,
+  emailVerified: r.email_verified as boolean,
+})
+
+/** Errors as the port names them: a unique violation, or a database out of reach (SQLSTATE 08…, 57P…). */
+export function portError(error: unknown): unknown {
+  const e = error as { code?: string; errno?: string; constraint?: string } | undefined
+  const code = e?.code ?? ''
+  const state = e?.errno ?? ''
+  if (state === '23505') return new UniqueViolation(e?.constraint ?? '')
+  // A NUL byte or other text PostgreSQL cannot hold (SQLite can): bad input, not a fault.
+  if (state === '22021' || state === '22P05') return new InvalidRequest('a parameter holds a character that cannot be stored')
+  if (/CONNECTION|ECONN|TIMEOUT|ENOTFOUND|EHOSTUNREACH|EPIPE/.test(code) || state.startsWith('08') || state.startsWith('57P'))
+    return new DatabaseUnavailable(error)
+  return error
+}
+
+/**
+ * A transaction-scoped advisory lock on a name: writers of one user's settings, one consent, one
+ * throttle row queue on it. It is its own statement: under READ COMMITTED a statement reads the
+ * snapshot taken when it began, so the reads that the lock protects must come after it.
+ */
+export async function lock(tx: Tx, name: string): Promise<void> {
+  await tx`SELECT pg_advisory_xact_lock(hashtextextended(${name}, 0))`
+}

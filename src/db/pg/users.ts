@@ -1,0 +1,36 @@
+import type { NewUser, UserRecord, UserStore } from '../store'
+import { toUser, type PgContext } from './context'
+
+export class PgUsers implements UserStore {
+  constructor(private readonly ctx: PgContext) {}
+
+  insertUser(user: NewUser, now: number): Promise<void> {
+    return this.ctx.run(
+      async (sql) =>
+        void (await sql`INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at, email_verified)
+          VALUES (${user.id}, ${user.email}, ${user.fullName}, ${user.avatarUrl}, ${user.passwordHash}, ${now}, ${user.emailVerified})`),
+    )
+  }
+
+  findUser(id: string): Promise<UserRecord | undefined> {
+    return this.ctx.run(async (sql) => {
+      const [row] = await sql`SELECT id, email, full_name, avatar_url, email_verified FROM users WHERE id = ${id}`
+      return row && toUser(row)
+    })
+  }
+
+  findUserByEmail(email: string) {
+    return this.ctx.run(async (sql) => {
+      const [row] = await sql`SELECT id, email, full_name, avatar_url, email_verified, password_hash FROM users WHERE email = ${email}`
+      return row && { ...toUser(row), passwordHash: row.password_hash as string }
+    })
+  }
+
+  listUsers(): Promise<UserRecord[]> {
+    return this.ctx.run(async (sql) => (await sql`SELECT id, email, full_name, avatar_url, email_verified FROM users ORDER BY created_at, id`).map(toUser))
+  }
+
+  deleteUser(id: string): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`DELETE FROM users WHERE id = ${id}`).count > 0)
+  }
+}

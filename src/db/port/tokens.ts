@@ -1,0 +1,24 @@
+import type { UserRecord } from './users'
+
+/** An access token's row with its user, for validation. */
+export interface TokenRecord {
+  id: number
+  verifierHash: string
+  clientId: string
+  scope: string
+  expiresAt: number
+  createdAt: number
+  user: UserRecord
+}
+
+/** Access tokens as the bearer-protected API checks them (issued through the grants). */
+export interface TokenStore {
+  /**
+   * The token validation miss path: SQLite answers synchronously (no promise per request),
+   * PostgreSQL with a promise. SQLite takes the user from `knownUser` when it has it instead of
+   * reading the row again (PostgreSQL reads it in the same round trip anyway): no code path
+   * updates a user in place, and another process's change empties what the caller knows.
+   */
+  findToken(id: number, knownUser?: (userId: string) => UserRecord | undefined): TokenRecord | undefined | Promise<TokenRecord | undefined>
+  deleteToken(id: number): Promise<boolean>
+}

@@ -1,0 +1,22 @@
+import { UniqueViolation } from '../store'
+import type { Db } from './client'
+
+/**
+ * What every domain of the SQLite store shares: the connection, and the group-commit writer
+ * every write goes through (one job at a time, so each operation is atomic).
+ */
+export interface SqliteContext {
+  readonly db: Db
+  write<T>(fn: () => T): Promise<T>
+}
+
+/** SQLite's unique-constraint failure, as the port's error. */
+export function unique<T>(fn: () => T): T {
+  try {
+    return fn()
+  } catch (error) {
+    const e = error as { code?: string; message?: string }
+    if (e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new UniqueViolation(e.message ?? '')
+    throw error
+  }
+}

@@ -1,0 +1,45 @@
+import { eq } from 'drizzle-orm'
+import type { TokenRecord, TokenStore, UserRecord } from '../store'
+import { changes } from './client'
+import type { SqliteContext } from './context'
+import { prepared } from './prepared'
+import { accessTokens } from './schema'
+
+export class SqliteTokens implements TokenStore {
+  constructor(private readonly ctx: SqliteContext) {}
+
+  /**
+   * Two lookups by key, straight through bun:sqlite: the hot miss path of token validation. As
+   * one JOIN the same read took 12.5 µs against 4.2 + 1.5 µs apart (1M tokens; SQLite plans
+   * the join with more machinery than two point lookups need), and Drizzle's row mapping added
+   * ~3 µs more (`bun run bench -- --scale`, distinct tokens). Synchronous, as every read on
+   * the serving connection is: the caller skips a promise per miss.
+   */
+  findToken(id: number, knownUser?: (userId: string) => UserRecord | undefined): TokenRecord | undefined {
+    const token = prepared(this.ctx.db, 'tokenById', () =>
+      this.ctx.db.sqlite.prepare<{ id: number; verifierHash: string; clientId: string; userId: string; scope: string; expiresAt: number; createdAt: number }, [number]>(
+        'SELECT id, verifier_hash AS verifierHash, client_id AS clientId, user_id AS userId, scope, expires_at AS expiresAt, created_at AS createdAt FROM access_tokens WHERE id = ?',
+      ),
+    ).get(id)
+    if (!token) return undefined
+    const user = knownUser?.(token.userId) ?? this.tokenUser(token.userId)
+    // Deleting a user deletes its tokens: a token whose user is gone is as good as gone.
+    if (!user) return undefined
+    return { id: token.id, verifierHash: token.verifierHash, clientId: token.clientId, scope: token.scope, expiresAt: token.expiresAt, createdAt: token.createdAt, user }
+  }
+
+  private tokenUser(userId: string): UserRecord | undefined {
+    const user = prepared(this.ctx.db, 'tokenUser', () =>
+      this.ctx.db.sqlite.prepare<{ id: string; email: string; fullName: string; avatarUrl: string | null; emailVerified: number }, [string]>(
+        'SELECT id, email, full_name AS fullName, avatar_url AS avatarUrl, email_verified AS emailVerified FROM users WHERE id = ?',
+      ),
+    ).get(userId)
+    if (!user) return undefined
+    return { id: user.id, email: user.email, fullName: user.fullName, avatarUrl: user.avatarUrl, emailVerified: user.emailVerified !== 0 }
+  }
+
+  deleteToken(id: number): Promise<boolean> {
+    const { db } = this.ctx
+    return this.ctx.write(() => changes(db.orm.delete(accessTokens).where(eq(accessTokens.id, id)).run()) > 0)
+  }
+}

@@ -1,0 +1,45 @@
+import { eq, sql } from 'drizzle-orm'
+import type { NewUser, UserRecord, UserStore } from '../store'
+import { changes } from './client'
+import { unique, type SqliteContext } from './context'
+import { prepared } from './prepared'
+import { users } from './schema'
+
+const p = (name: string) => sql.placeholder(name)
+export const toUser = (row: typeof users.$inferSelect): UserRecord => ({
+  id: row.id,
+  email: row.email,
+  fullName: row.fullName,
+  avatarUrl: row.avatarUrl,
+  emailVerified: row.emailVerified,
+})
+
+export class SqliteUsers implements UserStore {
+  constructor(private readonly ctx: SqliteContext) {}
+
+  insertUser(user: NewUser, now: number): Promise<void> {
+    const { db } = this.ctx
+    return this.ctx.write(() => void unique(() => db.orm.insert(users).values({ ...user, createdAt: now }).run()))
+  }
+
+  async findUser(id: string): Promise<UserRecord | undefined> {
+    const { db } = this.ctx
+    const row = prepared(db, 'userById', () => db.orm.select().from(users).where(eq(users.id, p('id'))).prepare()).get({ id })
+    return row && toUser(row)
+  }
+
+  async findUserByEmail(email: string) {
+    const { db } = this.ctx
+    const row = prepared(db, 'userByEmail', () => db.orm.select().from(users).where(eq(users.email, p('email'))).prepare()).get({ email })
+    return row && { ...toUser(row), passwordHash: row.passwordHash }
+  }
+
+  async listUsers(): Promise<UserRecord[]> {
+    return this.ctx.db.orm.select().from(users).orderBy(users.createdAt, users.id).all().map(toUser)
+  }
+
+  deleteUser(id: string): Promise<boolean> {
+    const { db } = this.ctx
+    return this.ctx.write(() => changes(db.orm.delete(users).where(eq(users.id, id)).run()) > 0)
+  }
+}
