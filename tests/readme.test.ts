@@ -22,7 +22,7 @@ function blocks(markdown: string): Block[] {
 function normalize(text: string): string {
   return text
     .replace(/lk_at_[0-9a-z]+\.[A-Za-z0-9_-]{43}/g, 'lk_at_<token>')
-    .replace(/lk_rt_[0-9a-z]+\.[A-Za-z0-9_-]{43}/g, 'lk_rt_<token>')
+    .replace(/lk_rt_[0-9a-z]+\.[A-Za-z0-9_-]{65}/g, 'lk_rt_<token>')
     .replace(/lk_cs_[A-Za-z0-9_-]{43}/g, 'lk_cs_<secret>')
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')
     .replace(/\b[0-9a-f]{24}\b/g, '<client_id>')

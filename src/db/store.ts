@@ -63,6 +63,16 @@ export interface ChangeFeed {
   check(): boolean
 }
 
+/** How long the purge keeps what has expired (milliseconds). */
+export interface PurgeWindows {
+  /** A used code whose family is gone, past its expiry. */
+  usedCodes: number
+  /** A throttle row since its last event. */
+  throttle: number
+  /** A rotated refresh token since its rotation: REFRESH_TOKEN_REUSE_GRACE. */
+  refreshGrace: number
+}
+
 export interface Store {
   readonly engine: 'sqlite' | 'postgres'
   readonly changes: ChangeFeed
@@ -90,6 +100,10 @@ export interface Store {
    * an existing file or through a symlink. PostgreSQL has pg_dump for that and refuses.
    */
   backupTo(path: string, shownAs: string): Promise<void>
-  /** Deletes expired tokens, sessions, codes and throttle rows; returns how many rows went. */
-  purgeExpired(now: number, keepUsedCodesMs: number, throttleForgetMs: number): Promise<number>
+  /**
+   * Deletes expired tokens, sessions, codes and throttle rows, refresh families past their last
+   * expiry and rotated refresh tokens past the reuse grace; returns how many rows went. A used
+   * code is kept while its family lives (a replay must still revoke it, RFC 6749 §4.1.2).
+   */
+  purgeExpired(now: number, keep: PurgeWindows): Promise<number>
 }

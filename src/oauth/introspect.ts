@@ -20,12 +20,15 @@ async function describe(ctx: AppContext, client: Client, token: string): Promise
   const iss = ctx.config.issuer
   if (token.startsWith(REFRESH_TOKEN_PREFIX)) {
     const found = await ctx.refreshTokens.identify(token)
-    // A refresh token is described only to its own client; a rotated one is no longer current.
-    if (!found || found.clientId !== client.id || found.expiresAt <= now || found.rotatedAt !== null) return INACTIVE
-    return { active: true, scope: found.scope, client_id: found.clientId, sub: found.userId, exp: seconds(found.expiresAt), iat: seconds(found.createdAt), token_type: 'refresh_token', iss }
+    // A refresh token is described only to its own client, and as the token endpoint treats it:
+    // a rotated one is still active within the reuse grace.
+    if (!found || found.family.clientId !== client.id || !ctx.refreshTokens.isCurrent(found, now)) return INACTIVE
+    const row = found.token!
+    return { active: true, scope: row.scope, client_id: row.clientId, sub: row.userId, exp: seconds(row.expiresAt), iat: seconds(row.createdAt), token_type: 'refresh_token', iss }
   }
   const grant = await ctx.tokens.validate(token)
-  if (!grant) return INACTIVE
+  // Each client learns only about the tokens issued to it (another's: as if unknown).
+  if (!grant || grant.clientId !== client.id) return INACTIVE
   return {
     active: true,
     scope: grant.scopes.join(' '),

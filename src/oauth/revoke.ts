@@ -26,8 +26,8 @@ async function revoke(ctx: AppContext, client: Client, token: string): Promise<v
   if (token.startsWith(REFRESH_TOKEN_PREFIX)) {
     const found = await ctx.refreshTokens.identify(token)
     if (!found) return
-    if (found.clientId !== client.id) throw notYours()
-    await ctx.store.grants.revokeFamily(found.familyId)
+    if (found.family.clientId !== client.id) throw notYours()
+    await ctx.store.grants.revokeFamily(found.family.familyId)
     ctx.tokens.forget()
     return
   }

@@ -68,7 +68,7 @@ async function issueToken(store: Store, clientId: string, userId: string, scope:
   )
   const access = mintOpaque(ACCESS_TOKEN_PREFIX, row, now, TTL_SECONDS)
   const refresh = mintOpaque(REFRESH_TOKEN_PREFIX, row, now, TTL_SECONDS)
-  const outcome = await store.grants.exchangeCode(codeHash, now, () => undefined, () => ({ access: access.row, refresh: { ...refresh.row, authTime: now } }))
+  const outcome = await store.grants.exchangeCode(codeHash, now, () => undefined, () => ({ access: access.row, refresh: { ...refresh.row, authTime: now }, keyHash: sha256(randomToken()) }))
   if (!outcome.ok) throw new Error('building the data set: an exchange failed')
   return access.spell(outcome.tokenId)
 }

@@ -16,7 +16,7 @@ describe('embedded migrations', () => {
     expect(migrate(db.sqlite).applied).toEqual(journal.entries.map((e) => e.tag))
     expect(migrate(db.sqlite).applied).toEqual([])
     const tables = db.sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name)
-    expect(tables).toEqual(['access_tokens', 'auth_codes', 'clients', 'consents', 'latchkey_migrations', 'login_throttle', 'refresh_tokens', 'server_secrets', 'sessions', 'setting_counts', 'settings', 'signing_keys', 'users'])
+    expect(tables).toEqual(['access_tokens', 'auth_codes', 'clients', 'consents', 'latchkey_migrations', 'login_throttle', 'refresh_families', 'refresh_tokens', 'server_secrets', 'sessions', 'setting_counts', 'settings', 'signing_keys', 'users'])
   })
 
   test('the database runs with foreign keys, a busy timeout and synchronous=FULL', () => {
@@ -97,7 +97,7 @@ describe('0008: settings in their key order', () => {
     const counts = () => db.sqlite.query('SELECT n, bytes FROM setting_counts').get()
     expect(counts()).toEqual({ n: 3, bytes: 12 })
 
-    expect(migrate(db.sqlite).applied).toEqual(['0008_settings_clustered'])
+    expect(migrate(db.sqlite).applied).toEqual(['0008_settings_clustered', '0009_refresh_families'])
     expect(db.sqlite.query("SELECT sql FROM sqlite_master WHERE name = 'settings'").get()).toEqual({ sql: expect.stringContaining('WITHOUT ROWID') })
     expect(db.sqlite.query('SELECT key, value, updated_at FROM settings').all()).toEqual(
       ['a', 'b', 'c'].map((key) => ({ key, value: '"xy"', updated_at: 7 })),

@@ -55,7 +55,7 @@ describe('the refresh grant (RFC 6749 §6)', () => {
   test('a code exchange returns a refresh token; refreshing gives a new access token and a new refresh token', async () => {
     const w = await world()
     const first = await codeExchange(w)
-    expect(first.refresh_token).toMatch(/^lk_rt_[0-9a-z]+\.[A-Za-z0-9_-]{43}$/)
+    expect(first.refresh_token).toMatch(/^lk_rt_[0-9a-z]+\.[A-Za-z0-9_-]{65}$/)
     const res = await refresh(w, first.refresh_token)
     expect(res.status).toBe(200)
     expect(res.headers.get('cache-control')).toBe('no-store')
@@ -182,6 +182,67 @@ describe('rotation and reuse detection (RFC 9700 §4.14.2)', () => {
     await expectError(await refresh(w, next.refresh_token), 400, 'invalid_grant')
     expect(await userinfoStatus(w.t, next.access_token)).toBe(401)
   })
+
+  test('storage per family stays bounded: rotated rows go once the grace has passed, and their reuse is still detected', async () => {
+    const w = await world()
+    const first = await codeExchange(w)
+    let current = first
+    for (let i = 0; i < 30; i++) {
+      w.t.clock.advance(11_000)
+      current = (await (await refresh(w, current.refresh_token)).json()) as Tokens
+    }
+    // One live row and the one rotated just now (within the grace); 30 rotations left nothing else.
+    expect(await w.t.rows('SELECT id FROM refresh_tokens')).toHaveLength(2)
+    expect(await w.t.rows('SELECT id FROM refresh_families')).toHaveLength(1)
+    w.t.clock.advance(11_000)
+    // The first token's row is long gone, yet it is known as this family's: its reuse revokes all of it.
+    const reuse = await refresh(w, first.refresh_token)
+    expect(reuse.status).toBe(400)
+    expect(await reuse.json()).toEqual({ error: 'invalid_grant', error_description: 'refresh token was already used; every token of its grant is revoked' })
+    await expectError(await refresh(w, current.refresh_token), 400, 'invalid_grant')
+    expect(await userinfoStatus(w.t, current.access_token)).toBe(401)
+    expect(await w.t.rows('SELECT id FROM refresh_families')).toEqual([])
+  })
+
+  test('a token naming a family without its key revokes nothing', async () => {
+    const w = await world()
+    const tokens = await codeExchange(w)
+    const [head, verifier] = tokens.refresh_token.split('.') as [string, string]
+    const forged = `${head}.${'A'.repeat(22)}${verifier.slice(22)}`
+    await expectError(await refresh(w, forged), 400, 'invalid_grant')
+    expect((await refresh(w, tokens.refresh_token)).status).toBe(200)
+  })
+
+  test('past 60 refreshes of one family in a minute: 429 invalid_grant with Retry-After, nothing revoked', async () => {
+    const w = await world()
+    let current = await codeExchange(w)
+    for (let i = 0; i < 60; i++) {
+      const res = await refresh(w, current.refresh_token)
+      expect(res.status).toBe(200)
+      current = (await res.json()) as Tokens
+    }
+    w.t.clock.advance(15_000)
+    const limited = await refresh(w, current.refresh_token)
+    expect(limited.status).toBe(429)
+    expect(limited.headers.get('retry-after')).toBe('45')
+    expect(await limited.json()).toEqual({ error: 'invalid_grant', error_description: 'this grant was refreshed too often; try again in a minute' })
+    expect(await userinfoStatus(w.t, current.access_token)).toBe(200)
+    w.t.clock.advance(45_000)
+    expect((await refresh(w, current.refresh_token)).status).toBe(200)
+    // Another family of the same user and app has its own allowance.
+    expect((await refresh(w, (await codeExchange(w)).refresh_token)).status).toBe(200)
+  })
+
+  test('a code replayed after the purge still revokes its family', async () => {
+    const w = await world()
+    const callback = await authorizeAndAllow(w.t, w.jar, { client_id: w.app.client.id, redirect_uri: CALLBACK, scope: 'email', state: 's' })
+    const exchange = () => post(w.t, '/api/oauth/token', { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: CALLBACK }, basic(w.app))
+    const tokens = (await (await exchange()).json()) as Tokens
+    w.t.clock.advance(2 * 3600_000)
+    await w.t.store.purgeExpired(w.t.clock.now(), { usedCodes: 3600_000, throttle: 3600_000, refreshGrace: 10_000 })
+    await expectError(await exchange(), 400, 'invalid_grant')
+    await expectError(await refresh(w, tokens.refresh_token), 400, 'invalid_grant')
+  })
 })
 
 describe('ending a grant', () => {
@@ -233,25 +294,27 @@ describe('introspection (RFC 7662)', () => {
   const introspect = (w: Awaited<ReturnType<typeof world>>, token: string, auth: string | undefined = basic(w.app), extra: Record<string, string> = {}) =>
     post(w.t, '/api/oauth/introspect', { token, ...extra }, auth)
 
-  test('an active access token: scope, client_id, sub, exp, iat, token_type, iss — to any confidential client', async () => {
+  test('an active access token: scope, client_id, sub, exp, iat, token_type, iss — to its own client only', async () => {
     const w = await world()
     const tokens = await codeExchange(w)
     const now = Math.floor(w.t.clock.now() / 1000)
-    for (const auth of [basic(w.app), basic(w.other)]) {
-      const res = await introspect(w, tokens.access_token, auth)
-      expect(res.status).toBe(200)
-      expect(res.headers.get('cache-control')).toBe('no-store')
-      expect(await res.json()).toEqual({
-        active: true,
-        scope: 'profile email settings:read',
-        client_id: w.app.client.id,
-        sub: w.user.id,
-        exp: now + 3600,
-        iat: now,
-        token_type: 'Bearer',
-        iss: w.t.config.issuer,
-      })
-    }
+    const res = await introspect(w, tokens.access_token, basic(w.app))
+    expect(res.status).toBe(200)
+    expect(res.headers.get('cache-control')).toBe('no-store')
+    expect(await res.json()).toEqual({
+      active: true,
+      scope: 'profile email settings:read',
+      client_id: w.app.client.id,
+      sub: w.user.id,
+      exp: now + 3600,
+      iat: now,
+      token_type: 'Bearer',
+      iss: w.t.config.issuer,
+    })
+    // Another client learns nothing about it, not even that it exists (SPEC "Introspection").
+    const other = await introspect(w, tokens.access_token, basic(w.other))
+    expect(other.status).toBe(200)
+    expect(await other.json()).toEqual({ active: false })
   })
 
   test('unknown, malformed, expired or revoked → exactly {active: false}', async () => {
@@ -265,13 +328,16 @@ describe('introspection (RFC 7662)', () => {
     expect(await (await introspect(w, later.access_token)).json()).toEqual({ active: false })
   })
 
-  test('a refresh token is described only to its own client, and only while current', async () => {
+  test('a refresh token is described only to its own client, and as the token endpoint treats it (active within the reuse grace)', async () => {
     const w = await world()
     const tokens = await codeExchange(w)
     const mine = (await (await introspect(w, tokens.refresh_token, basic(w.app), { token_type_hint: 'refresh_token' })).json()) as Record<string, unknown>
     expect(mine).toMatchObject({ active: true, client_id: w.app.client.id, sub: w.user.id, token_type: 'refresh_token', scope: 'profile email settings:read' })
     expect(await (await introspect(w, tokens.refresh_token, basic(w.other))).json()).toEqual({ active: false })
     await refresh(w, tokens.refresh_token)
+    // Rotated, but within REFRESH_TOKEN_REUSE_GRACE the token endpoint still accepts it: so does introspection.
+    expect(await (await introspect(w, tokens.refresh_token)).json()).toMatchObject({ active: true, token_type: 'refresh_token' })
+    w.t.clock.advance(10_000)
     expect(await (await introspect(w, tokens.refresh_token)).json()).toEqual({ active: false })
   })
 

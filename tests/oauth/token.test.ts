@@ -52,7 +52,7 @@ describe('POST /api/oauth/token: success', () => {
     expect(res.headers.get('pragma')).toBe('no-cache')
     const body = (await res.json()) as Record<string, unknown>
     expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type'])
-    expect(body.refresh_token).toMatch(/^lk_rt_[0-9a-z]+\.[A-Za-z0-9_-]{43}$/)
+    expect(body.refresh_token).toMatch(/^lk_rt_[0-9a-z]+\.[A-Za-z0-9_-]{65}$/)
     expect(body.access_token).toMatch(/^lk_at_[0-9a-z]+\.[A-Za-z0-9_-]{43}$/)
     expect(body.token_type).toBe('Bearer')
     expect(body.expires_in).toBe(3600)

@@ -34,8 +34,20 @@ export class PgClients implements ClientStore {
     return this.ctx.run(async (sql) => (await sql`SELECT id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent FROM clients ORDER BY created_at, id`).map(toClient))
   }
 
+  /**
+   * The client's grants go first, in the order every grant write locks them (families, then
+   * tokens, codes, consents), and the client row last: a refresh that holds a family while it
+   * inserts a token (whose key check waits on the client row) is waited for, never deadlocked.
+   */
   deleteClient(id: string): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`DELETE FROM clients WHERE id = ${id}`).count > 0)
+    return this.ctx.tx(async (tx) => {
+      await tx`DELETE FROM refresh_families WHERE client_id = ${id}`
+      await tx`DELETE FROM refresh_tokens WHERE client_id = ${id}`
+      await tx`DELETE FROM access_tokens WHERE client_id = ${id}`
+      await tx`DELETE FROM auth_codes WHERE client_id = ${id}`
+      await tx`DELETE FROM consents WHERE client_id = ${id}`
+      return (await tx`DELETE FROM clients WHERE id = ${id}`).count > 0
+    })
   }
 
   setClientSecret(id: string, secretHash: string): Promise<boolean> {

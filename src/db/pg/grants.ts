@@ -1,14 +1,16 @@
-import type { SQL } from 'bun'
 import type {
   AuthorizedApp,
   CodeRecord,
   ExchangeOutcome,
+  FoundRefresh,
   GrantStore,
   IssuedTokens,
   NewCode,
   NewRefreshToken,
   NewToken,
   RefreshDecision,
+  RefreshFamily,
+  RefreshLookup,
   RefreshOutcome,
   RefreshRecord,
 } from '../store'
@@ -27,6 +29,37 @@ const toRefresh = (r: Row): RefreshRecord => ({
   authTime: r.auth_time === null ? null : n(r.auth_time),
 })
 
+// to_jsonb rows: parsed by the client, or text on some paths.
+const jsonRow = (v: unknown): Row => (typeof v === 'string' ? JSON.parse(v) : v) as Row
+
+const toFamily = (r: Row): RefreshFamily => ({
+  id: n(r.id),
+  familyId: r.family_id as string,
+  clientId: r.client_id as string,
+  userId: r.user_id as string,
+  keyHash: r.key_hash as string | null,
+  usedAt: n(r.used_at),
+  expiresAt: n(r.expires_at),
+  windowStart: n(r.window_start),
+  windowCount: n(r.window_count),
+  live: n(r.live),
+})
+
+const FAMILY_COLUMNS = 'f.id, f.family_id, f.client_id, f.user_id, f.key_hash, f.used_at, f.expires_at, f.window_start, f.window_count'
+const LIVE = '(SELECT count(*) FROM refresh_tokens r WHERE r.family_id = f.family_id AND r.rotated_at IS NULL) AS live'
+
+/**
+ * The lock every write to a user's grants takes first — code exchange, refresh, revocation of a
+ * family or of an app's access, deleting the user — so they all take their row locks in one
+ * order, on any instance, and never deadlock one another (consent, codes, families, tokens).
+ */
+export const grantLockName = (userId: string) => `grants:${userId}`
+
+/** Takes the grant lock of the user who owns the row `from` finds (nothing when there is none). */
+async function lockGrantsOf(tx: Tx, from: 'auth_codes' | 'refresh_families' | 'refresh_tokens', where: 'code_hash' | 'id' | 'family_id', value: string | number) {
+  await tx.unsafe(`SELECT pg_advisory_xact_lock(hashtextextended('grants:' || user_id, 0)) FROM ${from} WHERE ${where} = $1`, [value])
+}
+
 /** An INSERT … RETURNING id of an access or refresh token, for a WITH clause. */
 function insertToken(tx: Tx, table: 'access_tokens' | 'refresh_tokens', t: NewToken | NewRefreshToken) {
   if (table === 'access_tokens')
@@ -36,10 +69,16 @@ function insertToken(tx: Tx, table: 'access_tokens' | 'refresh_tokens', t: NewTo
     VALUES (${t.verifierHash}, ${t.familyId}, ${t.clientId}, ${t.userId}, ${t.scope}, ${t.expiresAt}, ${t.createdAt}, ${(t as NewRefreshToken).authTime}) RETURNING id`
 }
 
+/**
+ * Revokes a family: its row first (a refresh holding it is waited for; one that comes later
+ * finds none), then, each in a statement of its own and so seeing whatever committed before it,
+ * its refresh and access tokens.
+ */
 async function deleteFamily(tx: Tx, familyId: string): Promise<boolean> {
-  const access = (await tx`DELETE FROM access_tokens WHERE family_id = ${familyId}`).count
+  const family = (await tx`DELETE FROM refresh_families WHERE family_id = ${familyId}`).count
   const refresh = (await tx`DELETE FROM refresh_tokens WHERE family_id = ${familyId}`).count
-  return access + refresh > 0
+  const access = (await tx`DELETE FROM access_tokens WHERE family_id = ${familyId}`).count
+  return family + refresh + access > 0
 }
 
 export class PgGrants implements GrantStore {
@@ -53,9 +92,13 @@ export class PgGrants implements GrantStore {
   }
 
   listAuthorizedApps(userId: string): Promise<AuthorizedApp[]> {
+    // A family notes its own last use: exchanges and refreshes never write the consent row.
     return this.ctx.run(async (sql) =>
       (
-        await sql`SELECT c.client_id, k.name, c.scope, c.updated_at, c.last_used_at FROM consents c JOIN clients k ON k.id = c.client_id
+        await sql`SELECT c.client_id, k.name, c.scope, c.updated_at,
+            nullif(greatest(coalesce(c.last_used_at, 0),
+              coalesce((SELECT max(f.used_at) FROM refresh_families f WHERE f.user_id = c.user_id AND f.client_id = c.client_id), 0)), 0) AS last_used_at
+          FROM consents c JOIN clients k ON k.id = c.client_id
           WHERE c.user_id = ${userId} ORDER BY k.name COLLATE "C"`
       ).map((r: Row) => ({
         clientId: r.client_id as string,
@@ -68,7 +111,7 @@ export class PgGrants implements GrantStore {
   }
 
   issueCode(code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number } | undefined): Promise<void> {
-    const insert = (sql: SQL) => sql`INSERT INTO auth_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time)
+    const insert = (sql: Tx) => sql`INSERT INTO auth_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time)
       VALUES (${code.codeHash}, ${code.clientId}, ${code.userId}, ${code.redirectUri}, ${code.scope}, ${code.codeChallenge}, ${code.expiresAt}, ${code.nonce}, ${code.authTime})`
     if (!remember) return this.ctx.run(async (sql) => void (await insert(sql)))
     return this.ctx.tx(async (tx) => {
@@ -86,10 +129,12 @@ export class PgGrants implements GrantStore {
 
   revokeAccess(userId: string, clientId: string): Promise<boolean> {
     return this.ctx.tx(async (tx) => {
+      await lock(tx, grantLockName(userId))
       const removed = (await tx`DELETE FROM consents WHERE user_id = ${userId} AND client_id = ${clientId}`).count
-      const revoked = (await tx`DELETE FROM access_tokens WHERE user_id = ${userId} AND client_id = ${clientId}`).count
-      await tx`DELETE FROM refresh_tokens WHERE user_id = ${userId} AND client_id = ${clientId}`
       await tx`DELETE FROM auth_codes WHERE user_id = ${userId} AND client_id = ${clientId}`
+      await tx`DELETE FROM refresh_families WHERE user_id = ${userId} AND client_id = ${clientId}`
+      await tx`DELETE FROM refresh_tokens WHERE user_id = ${userId} AND client_id = ${clientId}`
+      const revoked = (await tx`DELETE FROM access_tokens WHERE user_id = ${userId} AND client_id = ${clientId}`).count
       return removed + revoked > 0
     })
   }
@@ -101,6 +146,7 @@ export class PgGrants implements GrantStore {
     issue: (code: CodeRecord) => IssuedTokens,
   ): Promise<ExchangeOutcome> {
     return this.ctx.tx(async (tx): Promise<ExchangeOutcome> => {
+      await lockGrantsOf(tx, 'auth_codes', 'code_hash', codeHash)
       // The row lock makes a second exchange of the same code, on any instance, wait for the
       // first and then see it used.
       const [row] = await tx`SELECT client_id, user_id, redirect_uri, scope, code_challenge, expires_at, used_at, token_id, family_id, nonce, auth_time
@@ -125,44 +171,68 @@ export class PgGrants implements GrantStore {
       }
       const refused = check(code)
       if (refused) return { ok: false, reason: 'refused', description: refused }
-      const { access, refresh } = issue(code)
-      const [ids] = await tx`WITH a AS (${insertToken(tx, 'access_tokens', access)}), r AS (${insertToken(tx, 'refresh_tokens', refresh)}),
-          u AS (UPDATE auth_codes SET used_at = ${now}, token_id = (SELECT id FROM a), family_id = ${access.familyId} WHERE code_hash = ${codeHash}),
-          c AS (UPDATE consents SET last_used_at = ${now} WHERE user_id = ${code.userId} AND client_id = ${code.clientId})
-        SELECT (SELECT id FROM a) AS token_id, (SELECT id FROM r) AS refresh_id`
-      return { ok: true, tokenId: n(ids!.token_id), refreshId: n(ids!.refresh_id) }
+      const { access, refresh, keyHash } = issue(code)
+      const [ids] = await tx`WITH f AS (INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at)
+            VALUES (${refresh.familyId}, ${refresh.clientId}, ${refresh.userId}, ${keyHash}, ${now}, ${now}, ${refresh.expiresAt}) RETURNING id),
+          a AS (${insertToken(tx, 'access_tokens', access)}), r AS (${insertToken(tx, 'refresh_tokens', refresh)}),
+          u AS (UPDATE auth_codes SET used_at = ${now}, token_id = (SELECT id FROM a), family_id = ${access.familyId} WHERE code_hash = ${codeHash})
+        SELECT (SELECT id FROM a) AS token_id, (SELECT id FROM f) AS family_ref`
+      return { ok: true, tokenId: n(ids!.token_id), familyRef: n(ids!.family_ref) }
     })
   }
 
-  refresh(id: number, now: number, decide: (token: RefreshRecord) => RefreshDecision): Promise<RefreshOutcome> {
+  refresh(lookup: RefreshLookup, now: number, decide: (found: FoundRefresh) => RefreshDecision): Promise<RefreshOutcome> {
     return this.ctx.tx(async (tx): Promise<RefreshOutcome> => {
-      // Two refreshes of one token, on any instances, queue on its row.
-      const [row] = await tx`SELECT * FROM refresh_tokens WHERE id = ${id} FOR UPDATE`
-      if (!row) return { ok: false, error: 'invalid_grant', description: 'refresh token is invalid, expired or revoked' }
-      const token = toRefresh(row)
-      const decision = decide(token)
+      if ('tokenId' in lookup) await lockGrantsOf(tx, 'refresh_tokens', 'id', lookup.tokenId)
+      else await lockGrantsOf(tx, 'refresh_families', 'id', lookup.family)
+      // Every refresh of the family, on any instance, queues on its row; a revoked one is gone.
+      const found = await this.find(tx, lookup, 'FOR UPDATE OF f')
+      if (!found) return { ok: false, error: 'invalid_grant', description: 'refresh token is invalid, expired or revoked' }
+      const decision = decide(found)
       if ('refuse' in decision) return { ok: false, ...decision.refuse }
+      const { family, token } = found
       if ('revokeFamily' in decision) {
-        await deleteFamily(tx, token.familyId)
+        await deleteFamily(tx, family.familyId)
         return { ok: false, error: 'invalid_grant', description: decision.revokeFamily, familyRevoked: true }
       }
-      const { access, refresh } = decision.issue
+      const { access, refresh, keyHash } = decision.issue
+      const rotate = decision.markRotated && token !== undefined
       const [ids] = await tx`WITH a AS (${insertToken(tx, 'access_tokens', access)}), r AS (${insertToken(tx, 'refresh_tokens', refresh)}),
-          m AS (UPDATE refresh_tokens SET rotated_at = ${now} WHERE id = ${id} AND rotated_at IS NULL AND ${decision.markRotated}),
-          c AS (UPDATE consents SET last_used_at = ${now} WHERE user_id = ${token.userId} AND client_id = ${token.clientId})
-        SELECT (SELECT id FROM a) AS token_id, (SELECT id FROM r) AS refresh_id`
-      return { ok: true, tokenId: n(ids!.token_id), refreshId: n(ids!.refresh_id) }
+          m AS (UPDATE refresh_tokens SET rotated_at = ${now} WHERE id = ${token?.id ?? 0} AND rotated_at IS NULL AND ${rotate}),
+          p AS (DELETE FROM refresh_tokens WHERE family_id = ${family.familyId} AND rotated_at < ${decision.pruneRotatedBefore}),
+          f AS (UPDATE refresh_families SET used_at = ${now}, expires_at = greatest(expires_at, ${refresh.expiresAt}), key_hash = ${keyHash},
+            window_start = ${decision.window.start}, window_count = ${decision.window.count} WHERE id = ${family.id})
+        SELECT (SELECT id FROM a) AS token_id`
+      return { ok: true, tokenId: n(ids!.token_id), familyRef: family.id }
     })
   }
 
-  findRefreshToken(id: number): Promise<RefreshRecord | undefined> {
-    return this.ctx.run(async (sql) => {
-      const [row] = await sql`SELECT * FROM refresh_tokens WHERE id = ${id}`
-      return row && toRefresh(row)
-    })
+  findRefreshToken(lookup: RefreshLookup): Promise<FoundRefresh | undefined> {
+    return this.ctx.run((sql) => this.find(sql, lookup, ''))
+  }
+
+  /** The family a presented token names and its row (by the verifier's hash, or by its own id for an old token). */
+  private async find(tx: Tx, lookup: RefreshLookup, locking: '' | 'FOR UPDATE OF f'): Promise<FoundRefresh | undefined> {
+    if ('tokenId' in lookup) {
+      const [row] = await tx.unsafe(
+        `SELECT ${FAMILY_COLUMNS}, ${LIVE}, to_jsonb(t) AS token FROM refresh_tokens t JOIN refresh_families f ON f.family_id = t.family_id
+          WHERE t.id = $1 ${locking}`,
+        [lookup.tokenId],
+      )
+      return row && { family: toFamily(row), token: toRefresh(jsonRow(row.token)) }
+    }
+    const [row] = await tx.unsafe(
+      `SELECT ${FAMILY_COLUMNS}, ${LIVE}, (SELECT to_jsonb(t) FROM refresh_tokens t WHERE t.family_id = f.family_id AND t.verifier_hash = $2) AS token
+        FROM refresh_families f WHERE f.id = $1 ${locking}`,
+      [lookup.family, lookup.verifierHash],
+    )
+    return row && { family: toFamily(row), token: row.token === null ? undefined : toRefresh(jsonRow(row.token)) }
   }
 
   revokeFamily(familyId: string): Promise<boolean> {
-    return this.ctx.tx((tx) => deleteFamily(tx, familyId))
+    return this.ctx.tx(async (tx) => {
+      await lockGrantsOf(tx, 'refresh_families', 'family_id', familyId)
+      return deleteFamily(tx, familyId)
+    })
   }
 }

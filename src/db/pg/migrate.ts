@@ -6,6 +6,7 @@ import refreshTokens from '../../../drizzle/pg/0002_refresh_tokens.sql' with { t
 import openidConnect from '../../../drizzle/pg/0003_openid_connect.sql' with { type: 'text' }
 import purgeQuietly from '../../../drizzle/pg/0004_purge_quietly.sql' with { type: 'text' }
 import notifyTokenIds from '../../../drizzle/pg/0005_notify_token_ids.sql' with { type: 'text' }
+import refreshFamilies from '../../../drizzle/pg/0006_refresh_families.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -18,6 +19,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0003_openid_connect': openidConnect,
   '0004_purge_quietly': purgeQuietly,
   '0005_notify_token_ids': notifyTokenIds,
+  '0006_refresh_families': refreshFamilies,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

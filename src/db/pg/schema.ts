@@ -75,7 +75,26 @@ export const refreshTokens = pgTable(
     index('refresh_tokens_user_client').on(t.userId, t.clientId),
     index('refresh_tokens_client').on(t.clientId),
     index('refresh_tokens_expires').on(t.expiresAt),
+    index('refresh_tokens_rotated').on(t.rotatedAt),
   ],
+)
+
+/** One row per refresh-token family: see src/db/sqlite/schema.ts. */
+export const refreshFamilies = pgTable(
+  'refresh_families',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+    familyId: text('family_id').notNull().unique(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    keyHash: text('key_hash'),
+    createdAt: ms('created_at').notNull(),
+    usedAt: ms('used_at').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+    windowStart: ms('window_start').notNull().default(0),
+    windowCount: integer('window_count').notNull().default(0),
+  },
+  (t) => [index('refresh_families_user_client').on(t.userId, t.clientId), index('refresh_families_client').on(t.clientId), index('refresh_families_expires').on(t.expiresAt)],
 )
 
 export const authCodes = pgTable(

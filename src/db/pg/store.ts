@@ -1,6 +1,6 @@
 import type { SQL } from 'bun'
-import type { Store } from '../store'
-import { StoreRefusal } from '../store'
+import type { PurgeWindows, Store } from '../store'
+import { DatabaseUnavailable, StoreRefusal } from '../store'
 import { PgChangeFeed } from './change-feed'
 import { PgClients } from './clients'
 import { connect } from './connect'
@@ -13,6 +13,13 @@ import { PgSettings } from './settings'
 import { PgThrottle } from './throttle'
 import { PgTokens } from './tokens'
 import { PgUsers } from './users'
+
+const TX_ATTEMPTS = 5
+
+function isRetryable(error: unknown): boolean {
+  const state = (error as { errno?: string } | undefined)?.errno
+  return state === '40P01' || state === '40001'
+}
 
 /**
  * The store on PostgreSQL, for several instances behind a load balancer. Every operation is
@@ -79,8 +86,21 @@ export class PgStore implements Store, PgContext {
     }
   }
 
-  tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.run((sql) => sql.begin((tx) => fn(tx as unknown as Tx)) as Promise<T>)
+  /**
+   * A transaction; one that PostgreSQL aborted as a deadlock or a serialization failure
+   * (SQLSTATE 40P01, 40001) runs again, a few times, after a short random pause. Grant writes
+   * take their locks in one order, so this is a backstop: never a 500 for it (503 if it persists).
+   */
+  async tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await this.client.begin((tx) => fn(tx as unknown as Tx))) as T
+      } catch (error) {
+        if (!isRetryable(error)) throw portError(error)
+        if (attempt >= TX_ATTEMPTS) throw new DatabaseUnavailable(error)
+        await Bun.sleep(attempt * 5 + Math.random() * 20)
+      }
+    }
   }
 
   ping(): Promise<void> {
@@ -106,15 +126,23 @@ export class PgStore implements Store, PgContext {
     throw new StoreRefusal('backup copies a SQLite database; on PostgreSQL use pg_dump')
   }
 
-  purgeExpired(now: number, keepUsedCodesMs: number, throttleForgetMs: number): Promise<number> {
+  purgeExpired(now: number, keep: PurgeWindows): Promise<number> {
     return this.run(async (sql) => {
       let removed = 0
       removed += (await sql`DELETE FROM access_tokens WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM sessions WHERE expires_at < ${now}`).count
-      removed += (await sql`DELETE FROM auth_codes WHERE expires_at < ${now - keepUsedCodesMs}`).count
-      removed += (await sql`DELETE FROM login_throttle WHERE last_at < ${now - throttleForgetMs}`).count
-      removed += (await sql`DELETE FROM refresh_tokens WHERE expires_at < ${now}`).count
+      removed += (await sql`DELETE FROM login_throttle WHERE last_at < ${now - keep.throttle}`).count
+      // A family lives until the last of its tokens expires; rotated tokens only through the grace.
+      removed += (await sql`DELETE FROM refresh_tokens WHERE family_id IN (SELECT family_id FROM refresh_families WHERE expires_at < ${now})`).count
+      removed += (await sql`DELETE FROM refresh_families WHERE expires_at < ${now}`).count
+      removed += (await sql`DELETE FROM refresh_tokens WHERE rotated_at < ${now - keep.refreshGrace}`).count
+      // A used code stays while its family lives, so that its replay can still revoke it.
+      removed += (
+        await sql`DELETE FROM auth_codes WHERE expires_at < ${now - keep.usedCodes}
+          AND (family_id IS NULL OR NOT EXISTS (SELECT 1 FROM refresh_families f WHERE f.family_id = auth_codes.family_id))`
+      ).count
       return removed
     })
   }
+
 }

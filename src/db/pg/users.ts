@@ -1,5 +1,6 @@
 import type { NewUser, UserRecord, UserStore } from '../store'
-import { toUser, type PgContext } from './context'
+import { lock, toUser, type PgContext } from './context'
+import { grantLockName } from './grants'
 
 export class PgUsers implements UserStore {
   constructor(private readonly ctx: PgContext) {}
@@ -30,7 +31,11 @@ export class PgUsers implements UserStore {
     return this.ctx.run(async (sql) => (await sql`SELECT id, email, full_name, avatar_url, email_verified FROM users ORDER BY created_at, id`).map(toUser))
   }
 
+  /** Under the user's grant lock: an exchange or refresh of theirs is waited for, not deadlocked with. */
   deleteUser(id: string): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`DELETE FROM users WHERE id = ${id}`).count > 0)
+    return this.ctx.tx(async (tx) => {
+      await lock(tx, grantLockName(id))
+      return (await tx`DELETE FROM users WHERE id = ${id}`).count > 0
+    })
   }
 }

@@ -32,7 +32,7 @@ export interface NewToken {
   createdAt: number
 }
 
-/** A refresh token's row; `scope` is the original grant's (a refresh may only narrow it). */
+/** A refresh token's row (one per live token of a family); `scope` is the original grant's (a refresh may only narrow it). */
 export interface NewRefreshToken extends NewToken {
   /** When the user signed in for this grant (a refreshed id_token keeps it). */
   authTime: number | null
@@ -44,25 +44,68 @@ export interface RefreshRecord extends NewRefreshToken {
   rotatedAt: number | null
 }
 
+/**
+ * A refresh-token family: one authorization and its refreshes. Reuse detection and the rate
+ * limit keep their state here, per family, so rotated tokens need not be kept past the grace.
+ */
+export interface RefreshFamily {
+  /** The number a refresh token spells. */
+  id: number
+  familyId: string
+  clientId: string
+  userId: string
+  /** SHA-256 of the key every token of the family carries; null for a family older than keys. */
+  keyHash: string | null
+  usedAt: number
+  expiresAt: number
+  /** The refresh rate limit's window. */
+  windowStart: number
+  windowCount: number
+  /** How many of its tokens are not rotated (live branches). */
+  live: number
+}
+
 /** What a code exchange or a refresh issues. */
 export interface IssuedTokens {
   access: NewToken
   refresh: NewRefreshToken
+  /** The family's key hash: set on a new family, or given to an old one that had none. */
+  keyHash: string
 }
 
-/** What a refresh decides on the locked refresh token (RFC 6749 §6, RFC 9700 §4.14.2). */
-export type RefreshDecision =
-  | { refuse: { error: 'invalid_grant' | 'invalid_scope'; description: string } }
-  | { revokeFamily: string }
-  | { issue: IssuedTokens; markRotated: boolean }
+/**
+ * How a presented refresh token names its rows: a family and the hash of the whole verifier,
+ * or (tokens issued before families had keys) its own row id.
+ */
+export type RefreshLookup = { family: number; verifierHash: string } | { tokenId: number }
 
-export type RefreshOutcome =
-  | { ok: true; tokenId: number; refreshId: number }
-  | { ok: false; error: 'invalid_grant' | 'invalid_scope'; description: string; familyRevoked?: boolean }
+/** A presented refresh token's rows: its family, and its own row unless that is gone (rotated long ago). */
+export interface FoundRefresh {
+  family: RefreshFamily
+  token: RefreshRecord | undefined
+}
+
+export type RefreshRefusal = { error: 'invalid_grant' | 'invalid_scope' | 'too_many_refreshes'; description: string }
+
+/** What a refresh decides on the locked family (RFC 6749 §6, RFC 9700 §4.14.2). */
+export type RefreshDecision =
+  | { refuse: RefreshRefusal }
+  | { revokeFamily: string }
+  | {
+      issue: IssuedTokens
+      /** Whether the presented token is now rotated (false: a second use within the grace). */
+      markRotated: boolean
+      /** The rate limit's window after this refresh. */
+      window: { start: number; count: number }
+      /** Rotated tokens of the family older than this are deleted: past the grace, the family row detects their reuse. */
+      pruneRotatedBefore: number
+    }
+
+export type RefreshOutcome = { ok: true; tokenId: number; familyRef: number } | ({ ok: false; familyRevoked?: boolean } & RefreshRefusal)
 
 /** The outcome of a code exchange, decided inside its transaction. */
 export type ExchangeOutcome =
-  | { ok: true; tokenId: number; refreshId: number }
+  | { ok: true; tokenId: number; familyRef: number }
   | { ok: false; reason: 'unknown' | 'used' | 'refused'; description?: string }
 
 export interface AuthorizedApp {
@@ -70,7 +113,7 @@ export interface AuthorizedApp {
   name: string
   scopes: string[]
   grantedAt: number
-  /** Its last code exchange or refresh for the user; null if none yet. */
+  /** Its last code exchange or refresh for the user (of the families alive); null if none. */
   lastUsedAt: number | null
 }
 
@@ -94,13 +137,14 @@ export interface GrantStore {
     issue: (code: CodeRecord) => IssuedTokens,
   ): Promise<ExchangeOutcome>
   /**
-   * The refresh grant on the locked refresh token `id`: `decide` refuses, revokes the family
-   * (reuse after the grace window) or issues the next tokens, stamping the presented one
-   * rotated. An unknown id is invalid_grant. Two refreshes of one token, on any instances, run
-   * one after the other.
+   * The refresh grant on the locked family that `lookup` names: `decide` sees the family and the
+   * presented token's row (undefined when it is gone) and refuses, revokes the family (reuse) or
+   * issues the next tokens, stamping the presented one rotated. An unknown family is
+   * invalid_grant. Every refresh, exchange and revocation of one grant, on any instance, runs
+   * one after the other, and a revoked family stays revoked: nothing refreshes it afterwards.
    */
-  refresh(id: number, now: number, decide: (token: RefreshRecord) => RefreshDecision): Promise<RefreshOutcome>
-  findRefreshToken(id: number): Promise<RefreshRecord | undefined>
-  /** Every access and refresh token of the family. */
+  refresh(lookup: RefreshLookup, now: number, decide: (found: FoundRefresh) => RefreshDecision): Promise<RefreshOutcome>
+  findRefreshToken(lookup: RefreshLookup): Promise<FoundRefresh | undefined>
+  /** The family and every access and refresh token in it. */
   revokeFamily(familyId: string): Promise<boolean>
 }

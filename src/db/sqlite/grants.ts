@@ -3,19 +3,22 @@ import type {
   AuthorizedApp,
   CodeRecord,
   ExchangeOutcome,
+  FoundRefresh,
   GrantStore,
   IssuedTokens,
   NewCode,
   NewRefreshToken,
   NewToken,
   RefreshDecision,
+  RefreshFamily,
+  RefreshLookup,
   RefreshOutcome,
   RefreshRecord,
 } from '../store'
 import { changes, insertedId } from './client'
 import type { SqliteContext } from './context'
 import { prepared } from './prepared'
-import { accessTokens, authCodes, clients, consents, refreshTokens } from './schema'
+import { accessTokens, authCodes, clients, consents, refreshFamilies, refreshTokens } from './schema'
 
 const p = (name: string) => sql.placeholder(name)
 
@@ -47,8 +50,16 @@ export class SqliteGrants implements GrantStore {
   }
 
   async listAuthorizedApps(userId: string): Promise<AuthorizedApp[]> {
+    // A family notes its own last use: exchanges and refreshes never write the consent row.
+    const familiesUsed = sql<number | null>`(SELECT max(f.used_at) FROM refresh_families f WHERE f.user_id = ${consents.userId} AND f.client_id = ${consents.clientId})`
     return this.db.orm
-      .select({ clientId: consents.clientId, name: clients.name, scope: consents.scope, grantedAt: consents.updatedAt, lastUsedAt: consents.lastUsedAt })
+      .select({
+        clientId: consents.clientId,
+        name: clients.name,
+        scope: consents.scope,
+        grantedAt: consents.updatedAt,
+        lastUsedAt: sql<number | null>`nullif(max(coalesce(${consents.lastUsedAt}, 0), coalesce(${familiesUsed}, 0)), 0)`,
+      })
       .from(consents)
       .innerJoin(clients, eq(clients.id, consents.clientId))
       .where(eq(consents.userId, userId))
@@ -101,6 +112,7 @@ export class SqliteGrants implements GrantStore {
       const removed = changes(this.db.orm.delete(consents).where(mine(consents)).run())
       const revoked = changes(this.db.orm.delete(accessTokens).where(mine(accessTokens)).run())
       this.db.orm.delete(refreshTokens).where(and(eq(refreshTokens.userId, userId), eq(refreshTokens.clientId, clientId))).run()
+      this.db.orm.delete(refreshFamilies).where(and(eq(refreshFamilies.userId, userId), eq(refreshFamilies.clientId, clientId))).run()
       this.db.orm.delete(authCodes).where(mine(authCodes)).run()
       return removed + revoked > 0
     })
@@ -125,8 +137,9 @@ export class SqliteGrants implements GrantStore {
       const refused = check(code)
       if (refused) return { ok: false, reason: 'refused', description: refused }
       const tokens = issue(code)
+      const familyRef = this.insertFamily(tokens, now)
       const tokenId = this.insertToken(tokens.access)
-      const refreshId = this.insertRefreshToken(tokens.refresh)
+      this.insertRefreshToken(tokens.refresh)
       // The single writer saw used_at empty above, so this cannot fail; if it ever did, throwing
       // rolls the job (and the tokens) back.
       const used = prepared(this.db, 'useCode', () =>
@@ -137,73 +150,112 @@ export class SqliteGrants implements GrantStore {
           .prepare(),
       ).run({ codeHash, now, tokenId, familyId: tokens.access.familyId })
       if (changes(used) !== 1) throw new Error('authorization code changed during its exchange')
-      this.noteUse(code.userId, code.clientId, now)
-      return { ok: true, tokenId, refreshId }
+      return { ok: true, tokenId, familyRef }
     })
   }
 
-  refresh(id: number, now: number, decide: (token: RefreshRecord) => RefreshDecision): Promise<RefreshOutcome> {
+  refresh(lookup: RefreshLookup, now: number, decide: (found: FoundRefresh) => RefreshDecision): Promise<RefreshOutcome> {
     return this.ctx.write((): RefreshOutcome => {
-      const token = this.readRefreshToken(id)
-      if (!token) return { ok: false, error: 'invalid_grant', description: 'refresh token is invalid, expired or revoked' }
-      const decision = decide(token)
+      const found = this.find(lookup)
+      if (!found) return { ok: false, error: 'invalid_grant', description: 'refresh token is invalid, expired or revoked' }
+      const decision = decide(found)
       if ('refuse' in decision) return { ok: false, ...decision.refuse }
+      const { family, token } = found
       if ('revokeFamily' in decision) {
-        this.deleteFamily(token.familyId)
+        this.deleteFamily(family.familyId)
         return { ok: false, error: 'invalid_grant', description: decision.revokeFamily, familyRevoked: true }
       }
-      if (decision.markRotated)
+      if (decision.markRotated && token)
         prepared(this.db, 'rotateRefresh', () =>
           this.db.orm
             .update(refreshTokens)
             .set({ rotatedAt: p('now') as unknown as number })
             .where(eq(refreshTokens.id, p('id')))
             .prepare(),
-        ).run({ id, now })
-      const tokenId = this.insertToken(decision.issue.access)
-      const refreshId = this.insertRefreshToken(decision.issue.refresh)
-      this.noteUse(token.userId, token.clientId, now)
-      return { ok: true, tokenId, refreshId }
+        ).run({ id: token.id, now })
+      const { access, refresh, keyHash } = decision.issue
+      const tokenId = this.insertToken(access)
+      this.insertRefreshToken(refresh)
+      prepared(this.db, 'familyRefreshed', () =>
+        this.db.sqlite.prepare<unknown, [number, number, string, number, number, number]>(
+          'UPDATE refresh_families SET used_at = ?1, expires_at = max(expires_at, ?2), key_hash = ?3, window_start = ?4, window_count = ?5 WHERE id = ?6',
+        ),
+      ).run(now, refresh.expiresAt, keyHash, decision.window.start, decision.window.count, family.id)
+      // Past the grace a rotated token's row is not needed: the family's key tells its reuse.
+      prepared(this.db, 'pruneRotated', () =>
+        this.db.sqlite.prepare<unknown, [string, number]>('DELETE FROM refresh_tokens WHERE family_id = ?1 AND rotated_at < ?2'),
+      ).run(family.familyId, decision.pruneRotatedBefore)
+      return { ok: true, tokenId, familyRef: family.id }
     })
   }
 
-  async findRefreshToken(id: number): Promise<RefreshRecord | undefined> {
-    return this.readRefreshToken(id)
+  async findRefreshToken(lookup: RefreshLookup): Promise<FoundRefresh | undefined> {
+    return this.find(lookup)
   }
 
   revokeFamily(familyId: string): Promise<boolean> {
     return this.ctx.write(() => this.deleteFamily(familyId))
   }
 
-  private readRefreshToken(id: number): RefreshRecord | undefined {
-    return prepared(this.db, 'refreshById', () => this.db.orm.select().from(refreshTokens).where(eq(refreshTokens.id, p('id'))).prepare()).get({ id })
+  /** The family a presented token names and its row (by the verifier's hash, or by its own id for an old token). */
+  private find(lookup: RefreshLookup): FoundRefresh | undefined {
+    if ('tokenId' in lookup) {
+      const token = prepared(this.db, 'refreshById', () => this.db.orm.select().from(refreshTokens).where(eq(refreshTokens.id, p('id'))).prepare()).get({
+        id: lookup.tokenId,
+      })
+      const family = token && this.readFamily('family_id', token.familyId)
+      return family && { family, token }
+    }
+    const family = this.readFamily('id', lookup.family)
+    if (!family) return undefined
+    const token = prepared(this.db, 'refreshByVerifier', () =>
+      this.db.orm
+        .select()
+        .from(refreshTokens)
+        .where(and(eq(refreshTokens.familyId, p('familyId')), eq(refreshTokens.verifierHash, p('verifierHash'))))
+        .prepare(),
+    ).get({ familyId: family.familyId, verifierHash: lookup.verifierHash })
+    return { family, token }
+  }
+
+  private readFamily(by: 'id' | 'family_id', value: number | string): RefreshFamily | undefined {
+    const row = prepared(this.db, `familyBy:${by}`, () =>
+      this.db.sqlite.prepare<Omit<RefreshFamily, 'live'> & { live: number }, [number | string]>(
+        `SELECT id, family_id AS familyId, client_id AS clientId, user_id AS userId, key_hash AS keyHash, used_at AS usedAt, expires_at AS expiresAt,
+          window_start AS windowStart, window_count AS windowCount,
+          (SELECT count(*) FROM refresh_tokens r WHERE r.family_id = f.family_id AND r.rotated_at IS NULL) AS live
+        FROM refresh_families f WHERE ${by} = ?`,
+      ),
+    ).get(value)
+    return row ?? undefined
   }
 
   private deleteFamily(familyId: string): boolean {
     const access = changes(this.db.orm.delete(accessTokens).where(eq(accessTokens.familyId, familyId)).run())
     const refresh = changes(this.db.orm.delete(refreshTokens).where(eq(refreshTokens.familyId, familyId)).run())
-    return access + refresh > 0
+    const family = changes(this.db.orm.delete(refreshFamilies).where(eq(refreshFamilies.familyId, familyId)).run())
+    return access + refresh + family > 0
   }
 
-  /** The account page's "last used" of the app. */
-  private noteUse(userId: string, clientId: string, now: number): void {
-    prepared(this.db, 'noteUse', () =>
-      this.db.orm
-        .update(consents)
-        .set({ lastUsedAt: p('now') as unknown as number })
-        .where(and(eq(consents.userId, p('userId')), eq(consents.clientId, p('clientId'))))
-        .prepare(),
-    ).run({ userId, clientId, now })
+  /** A new family for a code exchange; its id is what the refresh token spells. */
+  private insertFamily(tokens: IssuedTokens, now: number): number {
+    const { refresh } = tokens
+    const insert = prepared(this.db, 'insertFamily', () =>
+      this.db.sqlite.prepare<unknown, [string, string, string, string, number, number]>(
+        'INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)',
+      ),
+    )
+    return Number(insert.run(refresh.familyId, refresh.clientId, refresh.userId, tokens.keyHash, now, refresh.expiresAt).lastInsertRowid)
   }
 
-  private insertRefreshToken(token: NewRefreshToken): number {
+  private insertRefreshToken(token: NewRefreshToken): void {
     const insert = prepared(this.db, 'insertRefreshToken', () =>
       this.db.orm
         .insert(refreshTokens)
         .values({ ...tokenColumns, authTime: p('authTime') })
         .prepare(),
     )
-    return insertedId(insert.run({ ...token }))
+    insert.run({ ...token })
   }
 
   private insertToken(token: NewToken): number {

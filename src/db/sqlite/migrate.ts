@@ -9,6 +9,7 @@ import loginThrottle from '../../../drizzle/sqlite/0005_login_throttle.sql' with
 import refreshTokens from '../../../drizzle/sqlite/0006_refresh_tokens.sql' with { type: 'text' }
 import openidConnect from '../../../drizzle/sqlite/0007_openid_connect.sql' with { type: 'text' }
 import settingsClustered from '../../../drizzle/sqlite/0008_settings_clustered.sql' with { type: 'text' }
+import refreshFamilies from '../../../drizzle/sqlite/0009_refresh_families.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -24,6 +25,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0006_refresh_tokens': refreshTokens,
   '0007_openid_connect': openidConnect,
   '0008_settings_clustered': settingsClustered,
+  '0009_refresh_families': refreshFamilies,
 }
 
 export interface MigrationResult {

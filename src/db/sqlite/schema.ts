@@ -80,7 +80,35 @@ export const refreshTokens = sqliteTable(
     index('refresh_tokens_user_client').on(t.userId, t.clientId),
     index('refresh_tokens_client').on(t.clientId),
     index('refresh_tokens_expires').on(t.expiresAt),
+    index('refresh_tokens_rotated').on(t.rotatedAt),
   ],
+)
+
+/**
+ * One row per refresh-token family (one authorization and its refreshes): what reuse detection
+ * and the refresh rate limit need, kept per family rather than per rotation. Tokens spell the
+ * row's id and carry a key whose hash is `key_hash` (null for families made before 0009, whose
+ * tokens spell their own row's id): a presented token with the right key whose row is gone was
+ * rotated, and revokes the family (RFC 9700 §4.14.2).
+ */
+export const refreshFamilies = sqliteTable(
+  'refresh_families',
+  {
+    id: integer('id').primaryKey(),
+    familyId: text('family_id').notNull().unique(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    keyHash: text('key_hash'),
+    createdAt: integer('created_at').notNull(),
+    /** The last code exchange or refresh: the account page's "last used". */
+    usedAt: integer('used_at').notNull(),
+    /** The latest expiry of any of its tokens: the family is purged after it. */
+    expiresAt: integer('expires_at').notNull(),
+    /** The refresh rate limit's current minute and how many refreshes it saw. */
+    windowStart: integer('window_start').notNull().default(0),
+    windowCount: integer('window_count').notNull().default(0),
+  },
+  (t) => [index('refresh_families_user_client').on(t.userId, t.clientId), index('refresh_families_client').on(t.clientId), index('refresh_families_expires').on(t.expiresAt)],
 )
 
 export const authCodes = sqliteTable(

@@ -1,5 +1,5 @@
 import { eq, lt } from 'drizzle-orm'
-import type { Store } from '../store'
+import type { PurgeWindows, Store } from '../store'
 import { StoreRefusal } from '../store'
 import { ExternalWrites } from './change-feed'
 import { Checkpointer } from './checkpointer'
@@ -9,7 +9,7 @@ import { SqliteClients } from './clients'
 import { SqliteGrants } from './grants'
 import { SqliteKeys } from './keys'
 import { migrate } from './migrate'
-import { accessTokens, authCodes, loginThrottle, refreshTokens, serverSecrets, sessions } from './schema'
+import { accessTokens, loginThrottle, serverSecrets, sessions } from './schema'
 import { SqliteSessions } from './sessions'
 import { SqliteSettings } from './settings'
 import { SqliteThrottle } from './throttle'
@@ -93,17 +93,27 @@ export class SqliteStore implements Store, SqliteContext {
     }
   }
 
-  purgeExpired(now: number, keepUsedCodesMs: number, throttleForgetMs: number): Promise<number> {
+  purgeExpired(now: number, keep: PurgeWindows): Promise<number> {
+    const run = (query: string, ...params: number[]) => this.db.sqlite.prepare<unknown, number[]>(query).run(...params).changes
     return this.write(() => {
       let removed = 0
       removed += changes(this.db.orm.delete(accessTokens).where(lt(accessTokens.expiresAt, now)).run())
       removed += changes(this.db.orm.delete(sessions).where(lt(sessions.expiresAt, now)).run())
-      removed += changes(this.db.orm.delete(authCodes).where(lt(authCodes.expiresAt, now - keepUsedCodesMs)).run())
-      removed += changes(this.db.orm.delete(loginThrottle).where(lt(loginThrottle.lastAt, now - throttleForgetMs)).run())
-      removed += changes(this.db.orm.delete(refreshTokens).where(lt(refreshTokens.expiresAt, now)).run())
+      removed += changes(this.db.orm.delete(loginThrottle).where(lt(loginThrottle.lastAt, now - keep.throttle)).run())
+      // A family lives until the last of its tokens expires; rotated tokens only through the grace.
+      removed += run('DELETE FROM refresh_tokens WHERE family_id IN (SELECT family_id FROM refresh_families WHERE expires_at < ?1)', now)
+      removed += run('DELETE FROM refresh_families WHERE expires_at < ?1', now)
+      removed += run('DELETE FROM refresh_tokens WHERE rotated_at < ?1', now - keep.refreshGrace)
+      // A used code stays while its family lives, so that its replay can still revoke it.
+      removed += run(
+        `DELETE FROM auth_codes WHERE expires_at < ?1
+          AND (family_id IS NULL OR NOT EXISTS (SELECT 1 FROM refresh_families f WHERE f.family_id = auth_codes.family_id))`,
+        now - keep.usedCodes,
+      )
       return removed
     })
   }
+
 }
 
 /**

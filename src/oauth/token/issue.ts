@@ -14,22 +14,22 @@ export function newFamilyId(): string {
 /**
  * The pair every grant issues: an access token with the scope asked for, and a refresh token
  * carrying the whole grant's scope (a later refresh may narrow again, never widen), both in
- * one family. `response` spells them once the store has given their rows ids.
+ * one family (a refresh passes the family's key on; without one, the family gets a new key). `response` spells them once the store has given their rows ids.
  */
 export function mintTokens(
   ctx: AppContext,
-  input: { clientId: string; userId: string; grantScope: string; accessScope: string; familyId: string; authTime?: number | null },
-): { issued: IssuedTokens; response(ids: { tokenId: number; refreshId: number }): TokenResponse } {
+  input: { clientId: string; userId: string; grantScope: string; accessScope: string; familyId: string; authTime?: number | null; familyKey?: string },
+): { issued: IssuedTokens; response(ids: { tokenId: number; familyRef: number }): TokenResponse } {
   const { clientId, userId, familyId } = input
   const access = ctx.tokens.mint({ clientId, userId, familyId, scope: input.accessScope })
-  const refresh = ctx.refreshTokens.mint({ clientId, userId, familyId, scope: input.grantScope })
+  const refresh = ctx.refreshTokens.mint({ clientId, userId, familyId, scope: input.grantScope }, input.familyKey)
   return {
-    issued: { access: access.row, refresh: { ...refresh.row, authTime: input.authTime ?? null } },
+    issued: { access: access.row, refresh: { ...refresh.row, authTime: input.authTime ?? null }, keyHash: refresh.keyHash },
     response: (ids) => ({
       access_token: access.spell(ids.tokenId),
       token_type: 'Bearer',
       expires_in: access.expiresIn,
-      refresh_token: refresh.spell(ids.refreshId),
+      refresh_token: refresh.spell(ids.familyRef),
       scope: input.accessScope,
     }),
   }

@@ -1,7 +1,8 @@
 import type { AppContext } from '../../../context'
-import type { RefreshDecision, RefreshRecord } from '../../../db/store'
-import { InvalidGrant, InvalidScope } from '../../../lib/errors'
+import type { FoundRefresh, RefreshDecision, RefreshRecord, RefreshRefusal } from '../../../db/store'
+import { ApiError, InvalidGrant, InvalidScope } from '../../../lib/errors'
 import type { Client } from '../../clients'
+import { MAX_LIVE_BRANCHES, REFRESHES_PER_MINUTE, type PresentedRefresh } from '../../refresh-tokens'
 import { parseScope } from '../../scopes'
 import { mintTokens, withIdToken } from '../issue'
 import type { TokenRequest, TokenResponse } from '../model'
@@ -9,23 +10,29 @@ import type { TokenRequest, TokenResponse } from '../model'
 export const grantType = 'refresh_token'
 export const parameters = ['refresh_token'] as const
 
-const refuse = (description: string, error: 'invalid_grant' | 'invalid_scope' = 'invalid_grant'): RefreshDecision => ({ refuse: { error, description } })
+const refuse = (description: string, error: RefreshRefusal['error'] = 'invalid_grant'): RefreshDecision => ({ refuse: { error, description } })
+const INVALID = 'refresh token is invalid, expired or revoked'
+const MINUTE = 60_000
 
 /**
- * RFC 6749 §6 with rotation and reuse detection (RFC 9700 §4.14.2), decided on the locked row:
+ * RFC 6749 §6 with rotation and reuse detection (RFC 9700 §4.14.2), decided on the locked family:
  * a token rotated less than REFRESH_TOKEN_REUSE_GRACE seconds ago still works (two tabs
- * refreshing at once) and revokes nothing; later, it revokes its whole family.
+ * refreshing at once) and revokes nothing; later — or a token of the family whose row is gone —
+ * it revokes the whole family. At most REFRESHES_PER_MINUTE refreshes per family.
  */
 function decide(
   ctx: AppContext,
   client: Client,
   body: TokenRequest,
-  token: RefreshRecord,
+  presented: PresentedRefresh,
+  found: FoundRefresh,
   now: number,
   keep: (pair: ReturnType<typeof mintTokens>) => void,
 ): RefreshDecision {
-  if (!ctx.refreshTokens.matches(body.refresh_token!, token)) return refuse('refresh token is invalid, expired or revoked')
-  if (token.clientId !== client.id) return refuse('refresh token was issued to another client')
+  const { family, token } = found
+  if (!ctx.refreshTokens.isMember(presented, found)) return refuse(INVALID)
+  if (family.clientId !== client.id) return refuse('refresh token was issued to another client')
+  if (token === undefined) return { revokeFamily: 'refresh token was already used; every token of its grant is revoked' }
   if (token.expiresAt <= now) return refuse('refresh token has expired')
   const granted = token.scope.split(' ')
   let scope = token.scope
@@ -35,9 +42,11 @@ function decide(
     scope = asked.join(' ')
   }
   // With no grace, any second use is a reuse, whatever two instances' clocks say.
-  const grace = ctx.refreshTokens.graceSeconds * 1000
-  if (token.rotatedAt !== null && !(grace > 0 && now - token.rotatedAt < grace))
-    return { revokeFamily: 'refresh token was already used; every token of its grant is revoked' }
+  if (!ctx.refreshTokens.isCurrent(found, now)) return { revokeFamily: 'refresh token was already used; every token of its grant is revoked' }
+  const sameMinute = now - family.windowStart < MINUTE
+  if (sameMinute && family.windowCount >= REFRESHES_PER_MINUTE) return refuse('this grant was refreshed too often; try again in a minute', 'too_many_refreshes')
+  // A second use within the grace starts another live token; a family keeps only a few.
+  if (token.rotatedAt !== null && family.live >= MAX_LIVE_BRANCHES) return refuse(INVALID)
   const pair = mintTokens(ctx, {
     clientId: client.id,
     userId: token.userId,
@@ -45,26 +54,38 @@ function decide(
     accessScope: scope,
     familyId: token.familyId,
     authTime: token.authTime,
+    familyKey: presented.key,
   })
   keep(pair)
-  return { issue: pair.issued, markRotated: token.rotatedAt === null }
+  return {
+    issue: pair.issued,
+    markRotated: token.rotatedAt === null,
+    window: sameMinute ? { start: family.windowStart, count: family.windowCount + 1 } : { start: now, count: 1 },
+    pruneRotatedBefore: now - ctx.refreshTokens.graceSeconds * 1000,
+  }
 }
 
 export async function handler(ctx: AppContext, client: Client, body: TokenRequest): Promise<TokenResponse> {
-  const id = ctx.refreshTokens.idOf(body.refresh_token!)
-  if (id === undefined) throw new InvalidGrant('refresh token is invalid, expired or revoked')
+  const presented = ctx.refreshTokens.read(body.refresh_token!)
+  if (presented === undefined) throw new InvalidGrant(INVALID)
   let pair: ReturnType<typeof mintTokens> | undefined
-  let presented: RefreshRecord | undefined
-  // The time is read once the row is locked: a refresh that waited for another must see its rotation as past.
-  const outcome = await ctx.store.grants.refresh(id, ctx.clock.now(), (token) => {
-    presented = token
-    return decide(ctx, client, body, token, ctx.clock.now(), (minted) => (pair = minted))
+  let token: RefreshRecord | undefined
+  let windowStart = 0
+  // The time is read once the family is locked: a refresh that waited for another must see its rotation as past.
+  const outcome = await ctx.store.grants.refresh(presented.lookup, ctx.clock.now(), (found) => {
+    token = found.token
+    windowStart = found.family.windowStart
+    return decide(ctx, client, body, presented, found, ctx.clock.now(), (minted) => (pair = minted))
   })
   if (!outcome.ok) {
     if (outcome.familyRevoked) ctx.tokens.forget()
+    if (outcome.error === 'too_many_refreshes') {
+      const wait = Math.max(1, Math.ceil((windowStart + MINUTE - ctx.clock.now()) / 1000))
+      throw new ApiError('invalid_grant', 429, outcome.description, { 'retry-after': String(wait) })
+    }
     throw outcome.error === 'invalid_scope' ? new InvalidScope(outcome.description) : new InvalidGrant(outcome.description)
   }
-  const token = presented!
+  const grant = token!
   // A refreshed id_token keeps the original auth_time and carries no nonce (Core §12.2).
-  return withIdToken(ctx, pair!.response(outcome), { userId: token.userId, clientId: client.id, grantScope: token.scope, nonce: null, authTime: token.authTime })
+  return withIdToken(ctx, pair!.response(outcome), { userId: grant.userId, clientId: client.id, grantScope: grant.scope, nonce: null, authTime: grant.authTime })
 }
