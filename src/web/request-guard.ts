@@ -5,14 +5,20 @@ import { errorPageResponse } from '../views/error-page'
 /** A reg-name, IPv4 address or bracketed IPv6 address, with an optional port (RFC 9110 §7.2). */
 const HOST = /^(?:[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,252}|\[[0-9A-Fa-f:.]{2,45}\])(?::(\d{1,5}))?$/
 
+const SLASH = 47
+
 function validHost(host: string): boolean {
   const match = HOST.exec(host)
   return match !== null && (match[1] === undefined || Number(match[1]) <= 65535)
 }
 
-/** The path of a request URL (`http://host/path?query` → `/path`), whatever the host is. */
+/**
+ * The path of a request URL (`http://host/path?query` → `/path`), whatever the host is. Bun
+ * hands a request that came without a Host (HTTP/1.0, or an empty one) its bare target
+ * (`/path?query`): that is its path too.
+ */
 export function pathOf(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2)
+  const start = url.charCodeAt(0) === SLASH ? 0 : url.indexOf('/', url.indexOf('//') + 2)
   if (start < 0) return '/'
   const q = url.indexOf('?', start)
   return q < 0 ? url.slice(start) : url.slice(start, q)
@@ -29,8 +35,8 @@ function refuse(path: string, api: ApiError, page: PageError): Response {
 }
 
 /**
- * Runs before routing, for every request (SPEC "Hostile input"): a `Host` that is not a
- * syntactically valid host[:port] is 400, and a body declared larger than its route's limit
+ * Runs before routing, for every request (SPEC "Hostile input"): a missing, empty or
+ * syntactically invalid `Host` (not host[:port]) is 400, and a body declared larger than its route's limit
  * (1 MiB on the API, 64 KiB elsewhere) is 413 before anything reads it. Which route answers
  * never depends on Host: the app is built with `standardHostname: false`, so a short Host
  * cannot shift the path Elysia routes on.
@@ -39,6 +45,14 @@ export function createRequestGuard() {
   // Nearly every request repeats the previous one's Host: check each new value once.
   let lastValidHost = ''
   return function guardRequest({ request }: { request: Request }): Response | undefined {
+    // No Host (or an empty one): Bun's URL is the bare target, on which the router would skip a
+    // host's worth of characters and answer another path. RFC 9112 §3.2: 400.
+    if (request.url.charCodeAt(0) === SLASH)
+      return refuse(
+        pathOf(request.url),
+        new InvalidRequest('the request has no Host header'),
+        new PageError(400, 'Bad request', 'The request has no Host header.'),
+      )
     const host = request.headers.get('host')
     if (host !== null && host !== lastValidHost) {
       if (!validHost(host))

@@ -135,6 +135,29 @@ describe('the binary under hostile input', () => {
     expect(bad.status).toBe(400)
   })
 
+  test('issue 18 item 3: without a Host (HTTP/1.0, HTTP/1.1, empty, absolute-form) no request reaches a route by another path', async () => {
+    const forms = [
+      'GET /xxxxxxxxx/account HTTP/1.0\r\n\r\n',
+      'GET /xxxxxxxxx/account HTTP/1.1\r\n\r\n',
+      'GET /xxxxxxxxx/account HTTP/1.1\r\nHost: \r\n\r\n',
+      'GET /xxxxxxxxx/account HTTP/1.0\r\nHost: \r\n\r\n',
+      'GET http://evil.example/xxxxxxxxx/account HTTP/1.0\r\n\r\n',
+      'GET /xxxxxxxxx/api/oauth/userinfo HTTP/1.0\r\n\r\n',
+    ]
+    for (const head of forms) {
+      const answer = await raw(head)
+      // Never the account page's redirect to sign in, nor userinfo's 401: a 400.
+      expect([head, answer.status]).toEqual([head, 400])
+      // HTTP/1.1 without any Host is refused by Bun itself, before Latchkey sees it: a bare 400
+      // that closes the connection (the README says its own 400/431 carry no nosniff).
+      const bunsOwn = head === 'GET /xxxxxxxxx/account HTTP/1.1\r\n\r\n'
+      if (bunsOwn) expect(answer.text.toLowerCase()).toStartWith('http/1.1 400 bad request\r\nconnection: close')
+      else expect(answer.text.toLowerCase()).toContain('x-content-type-options: nosniff')
+    }
+    const plain = await raw('GET /account HTTP/1.0\r\n\r\n')
+    expect(plain.status).toBe(400)
+  })
+
   // File modes are SQLite's; PostgreSQL keeps its files in its own data directory.
   test.skipIf(testEngine === 'postgres')('item 8: the database, its -wal and -shm, and its folder are for the owner only', async () => {
     await fetch(server.url + '/healthz')
