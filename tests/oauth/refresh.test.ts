@@ -84,7 +84,7 @@ describe('the refresh grant (RFC 6749 §6)', () => {
     // The next refresh token still carries the whole grant.
     const wide = (await (await refresh(w, tokens.refresh_token)).json()) as Tokens
     expect(wide.scope).toBe('profile email settings:read')
-    for (const scope of ['settings:write', 'email nope', '']) await expectError(await refresh(w, wide.refresh_token, { scope }), 400, 'invalid_scope')
+    for (const scope of ['settings:write', 'email nope', ' ']) await expectError(await refresh(w, wide.refresh_token, { scope }), 400, 'invalid_scope')
   })
 
   test('missing refresh_token → 400 invalid_request; unknown or malformed → 400 invalid_grant', async () => {
@@ -348,5 +348,24 @@ describe('introspection (RFC 7662)', () => {
     await expectError(await post(w.t, '/api/oauth/introspect', { token: tokens.access_token, client_id: pub.client.id }), 401, 'invalid_client')
     await expectError(await post(w.t, '/api/oauth/introspect', { token: tokens.access_token }), 401, 'invalid_client')
     await expectError(await introspect(w, ''), 400, 'invalid_request')
+  })
+
+  test('RFC 6749 §3.2: parameters sent without a value are omitted — HTTP Basic beside empty client_id= and client_secret= (Dovecot)', async () => {
+    const w = await world()
+    const callback = await authorizeAndAllow(w.t, w.jar, { client_id: w.app.client.id, redirect_uri: CALLBACK, scope: 'email', state: 's' })
+    const code = callback.searchParams.get('code')!
+    const exchanged = await post(w.t, '/api/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: '', client_secret: '', scope: '' }, basic(w.app))
+    expect(exchanged.status).toBe(200)
+    const tokens = (await exchanged.json()) as Tokens
+    const described = await introspect(w, tokens.access_token, basic(w.app), { client_id: '', client_secret: '', token_type_hint: '' })
+    expect(described.status).toBe(200)
+    expect(await described.json()).toMatchObject({ active: true, client_id: w.app.client.id })
+    const revoked = await post(w.t, '/api/oauth/revoke', { token: tokens.access_token, client_id: '', client_secret: '' }, basic(w.app))
+    expect(revoked.status).toBe(200)
+    expect(await userinfoStatus(w.t, tokens.access_token)).toBe(401)
+    // An empty refresh scope is no scope: the whole grant, not invalid_scope.
+    const refreshed = await refresh(w, tokens.refresh_token, { scope: '', client_id: '' })
+    expect(refreshed.status).toBe(200)
+    expect(((await refreshed.json()) as Tokens).scope).toBe('email')
   })
 })

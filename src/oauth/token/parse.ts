@@ -1,15 +1,24 @@
 import { InvalidRequest } from '../../lib/errors'
 import { mediaType, parseFormText, parseJsonText, readBodyText } from '../../lib/http'
 
-/** The token endpoint takes JSON (the seed) and form bodies (RFC 6749, what client libraries send). */
+/**
+ * The token, revocation and introspection endpoints take JSON (the seed) and form bodies (RFC
+ * 6749, what client libraries send). A parameter sent without a value is treated as omitted
+ * (RFC 6749 §3.2): Dovecot, for one, sends `client_id=&client_secret=` beside HTTP Basic.
+ */
 export async function parseTokenBody({ request }: { request: Request }): Promise<Record<string, unknown>> {
   const type = mediaType(request)
   if (type !== 'application/json' && type !== 'application/x-www-form-urlencoded')
     throw new InvalidRequest('Content-Type must be application/x-www-form-urlencoded or application/json')
   const text = await readBodyText(request)
-  if (type === 'application/x-www-form-urlencoded') return parseFormText(text)
+  if (type === 'application/x-www-form-urlencoded') return withoutEmpty(parseFormText(text))
   const value = parseJsonText(text)
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new InvalidRequest('request body must be a JSON object')
-  return value as Record<string, unknown>
+  return withoutEmpty(value as Record<string, unknown>)
+}
+
+function withoutEmpty(params: Record<string, unknown>): Record<string, unknown> {
+  for (const key of Object.keys(params)) if (params[key] === '') delete params[key]
+  return params
 }
