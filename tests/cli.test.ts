@@ -113,6 +113,8 @@ describe('latchkey CLI', () => {
     ['rotate-secret of a public client', ['client', 'rotate-secret', 'nope'], undefined],
     ['user create with an escape sequence in the name', ['user', 'create', '--email', 'e@example.com', '--name', 'Eve\u001b[2J', '--password-stdin'], 'long password\n'],
     ['user create with a zero-width space in the email', ['user', 'create', '--email', 'e\u200b@example.com', '--name', 'Eve', '--password-stdin'], 'long password\n'],
+    ['user create with a Hangul filler in the email', ['user', 'create', '--email', 'ann\u3164@example.com', '--name', 'Eve', '--password-stdin'], 'long password\n'],
+    ['user create with a combining grapheme joiner in the name', ['user', 'create', '--email', 'e@example.com', '--name', 'Ev\u034fe', '--password-stdin'], 'long password\n'],
     ['user create with an NFD spelling of a taken email', ['user', 'create', '--email', 'ANN@example.com', '--name', 'B', '--password-stdin'], 'long password\n'],
     ['client create with a control character in the name', ['client', 'create', '--name', 'App\u0007', '--redirect-uri', 'https://x.example/cb'], undefined],
   ] as const) {

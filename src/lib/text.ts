@@ -1,6 +1,11 @@
-/** Control and invisible formatting characters (Unicode Cc, Cf) and line/paragraph separators. */
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u
-const INVISIBLE_ALL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu
+/**
+ * Control and invisible formatting characters (Unicode Cc, Cf), line/paragraph separators, and
+ * every default-ignorable code point (the combining grapheme joiner U+034F, variation selectors,
+ * the Hangul fillers U+115F, U+1160, U+3164, U+FFA0, …): each renders as nothing, so
+ * `alice\u034f@example.com` would show as `alice@example.com`.
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u
+const INVISIBLE_ALL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu
 /** What JSON.stringify leaves raw but a terminal may still act on: DEL, C1 controls, Cf, separators. */
 const JSON_UNSAFE = /[\u007f-\u009f\p{Cf}\u2028\u2029]/gu
 

@@ -31,6 +31,11 @@ describe('look-alike identities', () => {
       ['Ann\u0000', 'ann@example.com', 'Full name contains control or invisible characters.'],
       ['Ann\u2028Lee', 'ann@example.com', 'Full name contains control or invisible characters.'],
       ['Ann', `${'a'.repeat(250)}@example.com`, 'Email address is not valid.'],
+      // Default-ignorable code points that are not Cc or Cf: each renders as nothing (issue 18 item 5).
+      ...['\u034f', '\ufe0f', '\u{e0100}', '\u3164', '\u115f', '\u1160', '\uffa0'].flatMap((c): Array<[string, string, string]> => [
+        ['Ann', `alice${c}@example.com`, 'Email address contains control or invisible characters.'],
+        [`An${c}n`, 'ann@example.com', 'Full name contains control or invisible characters.'],
+      ]),
     ]
     for (const [name, email, message] of cases) {
       const res = await signUp(t, name, email)
