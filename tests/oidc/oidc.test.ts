@@ -201,6 +201,26 @@ describe('prompt and max_age', () => {
     expect(await res.text()).toContain('>Allow</button>')
   })
 
+  test('login_after from the request is not trusted: 0, a forged or an old marker still asks for the sign-in (issue 18 item 6)', async () => {
+    for (const params of [{ prompt: 'login' }, { max_age: '0' }] as Array<Record<string, string>>) {
+      const w = await world()
+      await tokensFor(w, { scope: 'openid email' })
+      w.t.clock.advance(60_000)
+      // The marker Latchkey itself issues, for this client, a minute ago.
+      const issued = new URL((await authorize(w, params)).headers.get('location')!, 'http://x').searchParams.get('return_to')!
+      const marker = new URL(issued, 'http://x').searchParams.get('login_after')!
+      expect(marker).toMatch(/^\d+\.[A-Za-z0-9_-]{43}$/)
+      for (const loginAfter of ['0', String(w.t.clock.now() - 1), `${marker.split('.')[0]}.${'A'.repeat(43)}`]) {
+        const res = await authorize(w, { ...params, login_after: loginAfter })
+        expect([loginAfter, res.status]).toEqual([loginAfter, 303])
+        expect(res.headers.get('location')!).toStartWith('/login?return_to=')
+      }
+      // Past its 15 minutes the genuine marker is ignored too.
+      w.t.clock.advance(15 * 60_000 + 1)
+      expect((await authorize(w, { ...params, login_after: marker })).headers.get('location')!).toStartWith('/login?return_to=')
+    }
+  })
+
   test('prompt=login and max_age=0 send a signed-in user to sign in again, once; auth_time is the new sign-in', async () => {
     for (const params of [{ prompt: 'login' }, { max_age: '0' }] as Array<Record<string, string>>) {
       const w = await world()

@@ -17,6 +17,7 @@ import {
   AuthorizationRedirect,
   callbackUrl,
   formActionSource,
+  loginAfterParam,
   paramsFromSearch,
   validateAuthorizationRequest,
 } from './request'
@@ -52,13 +53,13 @@ function needsSignIn(authz: AuthorizationRequest, session: Session | undefined, 
 }
 
 /** The sign-in page, returning to this request; when re-authenticating, without prompt=login and with login_after. */
-function signInUrl(url: URL, session: Session | undefined, now: number): string {
+function signInUrl(ctx: AppContext, url: URL, authz: AuthorizationRequest, session: Session | undefined, now: number): string {
   if (!session && !url.searchParams.has('prompt') && !url.searchParams.has('max_age')) return loginUrl(url.pathname + url.search)
   const back = new URLSearchParams(url.searchParams)
   const prompt = (back.get('prompt') ?? '').split(' ').filter((p) => p && p !== 'login')
   if (prompt.length) back.set('prompt', prompt.join(' '))
   else back.delete('prompt')
-  if (!back.has('login_after')) back.set('login_after', String(now))
+  if (authz.loginAfter === undefined) back.set('login_after', loginAfterParam(ctx, now, authz.client.id))
   return `${loginUrl(`${url.pathname}?${back}`)}&reauth=1`
 }
 
@@ -92,7 +93,7 @@ export function authorizeRoutes(ctx: AppContext) {
       const silent = authz.prompt.has('none')
       if (needsSignIn(authz, session, now)) {
         if (silent) throw redirectError(ctx, authz, 'login_required', 'the user must sign in')
-        return seeOther(signInUrl(url, session, now))
+        return seeOther(signInUrl(ctx, url, authz, session, now))
       }
       const remembered = includesAll(await ctx.store.grants.grantedScope(session!.user.id, authz.client.id), authz.scopes)
       // A first-party app skips the page, but its access is still recorded, so the user sees

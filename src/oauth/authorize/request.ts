@@ -1,3 +1,4 @@
+import { constantTimeEqual, hmacSha256 } from '../../lib/crypto'
 import type { AppContext } from '../../context'
 import { PageError } from '../../lib/errors'
 import { findClient, type Client } from '../clients'
@@ -115,8 +116,7 @@ export async function validateAuthorizationRequest(ctx: AppContext, params: Para
   if (prompt.has('none') && prompt.size > 1) throw fail('invalid_request', 'prompt=none cannot be combined with other values')
   const maxAgeRaw = single('max_age')
   if (maxAgeRaw !== undefined && !/^\d{1,10}$/.test(maxAgeRaw)) throw fail('invalid_request', 'max_age must be a number of seconds')
-  const loginAfterRaw = single('login_after')
-  const loginAfter = loginAfterRaw !== undefined && /^\d{1,15}$/.test(loginAfterRaw) ? Number(loginAfterRaw) : undefined
+  const loginAfter = readLoginAfter(ctx, single('login_after'), client.id)
 
   return {
     client,
@@ -129,6 +129,31 @@ export async function validateAuthorizationRequest(ctx: AppContext, params: Para
     maxAge: maxAgeRaw === undefined ? undefined : Number(maxAgeRaw),
     loginAfter,
   }
+}
+
+/** How long a re-authentication marker stays good: the sign-in it asks for takes no longer. */
+const LOGIN_AFTER_TTL_MS = 15 * 60_000
+const LOGIN_AFTER = /^(\d{1,15})\.([A-Za-z0-9_-]{43})$/
+
+const loginAfterMac = (ctx: AppContext, at: number, clientId: string) => hmacSha256(ctx.csrfKey, `login_after:${at}:${clientId}`)
+
+/**
+ * The re-authentication marker Latchkey adds when it sends a user to sign in again (prompt=login,
+ * max_age): the time, MACed with the server's key for this client. It travels in the URL but is
+ * never taken from it on trust: `login_after=0`, a forged or an old one is ignored, so the
+ * request's own prompt and max_age decide again.
+ */
+export function loginAfterParam(ctx: AppContext, at: number, clientId: string): string {
+  return `${at}.${loginAfterMac(ctx, at, clientId)}`
+}
+
+function readLoginAfter(ctx: AppContext, raw: string | undefined, clientId: string): number | undefined {
+  const match = raw === undefined ? null : LOGIN_AFTER.exec(raw)
+  if (!match) return undefined
+  const at = Number(match[1])
+  const age = ctx.clock.now() - at
+  if (age < 0 || age > LOGIN_AFTER_TTL_MS || !constantTimeEqual(loginAfterMac(ctx, at, clientId), match[2]!)) return undefined
+  return at
 }
 
 /** The CSP form-action source for the callback, so the browser follows the consent redirect. */
