@@ -90,9 +90,33 @@ function databaseUrlFrom(env: Env): string {
   return raw
 }
 
-/** A URL for messages: never its password. */
+const SECRET_PARAM = /([?&][^=&]*(?:pass|secret|token)[^=&]*=)[^&#]*/gi
+
+/**
+ * A URL for messages: never its password — in the user-info part, however it is spelled (a raw
+ * `@` in it included), nor in a parameter like `?password=` or `?sslpassword=`. Parsed as a URL;
+ * what does not parse loses everything before its last `@`.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@')
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = '***'
+    u.search = u.search.replace(SECRET_PARAM, '$1***')
+    return u.href
+  } catch {
+    return url.replace(/\/\/.*@/, '//***@').replace(SECRET_PARAM, '$1***')
+  }
+}
+
+/** Text that may quote DATABASE_URL or its password (a driver's message): both masked. */
+export function redactDatabaseText(text: string, url: string): string {
+  let out = text
+  try {
+    const u = new URL(url)
+    const secrets = [decodeURIComponent(u.password), u.password, ...[...u.searchParams].filter(([k]) => /pass|secret|token/i.test(k)).map(([, v]) => v)]
+    for (const secret of secrets) if (secret.length >= 3) out = out.replaceAll(secret, '***')
+  } catch {}
+  return redactUrl(out.replaceAll(url, redactUrl(url)))
 }
 
 function trustedProxiesFrom(env: Env): TrustedProxies {

@@ -6,7 +6,7 @@ import { UsageError } from './cli/common'
 import { UnhealthyError, backupCommand, healthcheckCommand, migrateCommand, serveCommand } from './cli/ops'
 import { userCommand } from './cli/user'
 import { keysCommand } from './cli/keys'
-import { ConfigError, redactUrl } from './config'
+import { ConfigError, redactDatabaseText, redactUrl } from './config'
 import { DatabaseUnavailable, StoreRefusal } from './db/store'
 import { escapeForTerminal } from './lib/text'
 import { ListenError } from './server'
@@ -110,7 +110,8 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   }
   if (error instanceof DatabaseUnavailable) {
     const cause = (error.cause as { message?: string } | undefined)?.message
-    process.stderr.write(`latchkey: cannot reach the database at DATABASE_URL (${redactUrl(process.env.DATABASE_URL ?? '')})${cause ? `: ${escapeForTerminal(redactUrl(cause))}` : ''}\n`)
+    const url = process.env.DATABASE_URL ?? ''
+    process.stderr.write(`latchkey: cannot reach the database at DATABASE_URL (${redactUrl(url)})${cause ? `: ${escapeForTerminal(redactDatabaseText(cause, url))}` : ''}\n`)
     process.exit(1)
   }
   if (error instanceof UsageError || error instanceof ConfigError || error instanceof StoreRefusal) {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { ConfigError, loadConfig } from '../src/config'
+import { ConfigError, loadConfig, redactDatabaseText, redactUrl } from '../src/config'
 
 describe('configuration', () => {
   test('defaults per SPEC', () => {
@@ -67,4 +67,21 @@ describe('configuration', () => {
       expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `))
     })
   }
+
+  test('redactUrl never shows a password: user-info (a raw @ in it too), ?password=, ?sslpassword=', () => {
+    const cases: Array<[string, string]> = [
+      ['postgres://ann:s3cret@db:5432/latchkey', 's3cret'],
+      ['postgres://ann:p@ss@w0rd@db/latchkey', 'w0rd'],
+      ['postgresql://ann@db/latchkey?password=s3cret&sslmode=require', 's3cret'],
+      ['postgres://db/latchkey?sslpassword=k3y&user=ann', 'k3y'],
+      ['postgres://ann:p%40ss@db/latchkey', 'p%40ss'],
+    ]
+    for (const [url, secret] of cases) {
+      expect(redactUrl(url)).not.toContain(secret)
+      expect(redactUrl(url)).toContain('db')
+    }
+    expect(redactUrl('postgresql://ann@db/latchkey?password=s3cret&sslmode=require')).toBe('postgresql://ann@db/latchkey?password=***&sslmode=require')
+    expect(redactUrl('./data/latchkey.sqlite')).toBe('./data/latchkey.sqlite')
+    expect(redactDatabaseText('connect to postgres://ann:s3cret@db/x failed (s3cret)', 'postgres://ann:s3cret@db/x')).not.toContain('s3cret')
+  })
 })

@@ -21,7 +21,16 @@ export const toUser = (r: Row): UserRecord => ({
   emailVerified: r.email_verified as boolean,
 })
 
-/** Errors as the port names them: a unique violation, or a database out of reach (SQLSTATE 08…, 57P…). */
+/**
+ * SQLSTATEs that mean "no connection to be had", whenever they arrive: connection exceptions
+ * (08), authorization (28: a password changed under us), insufficient resources (53: too many
+ * connections, disk full), operator intervention (57P: shutdown, restart), system errors (58),
+ * a database that is gone (3D000) or refuses connections (55000: ALLOW_CONNECTIONS false, a
+ * restore or fail-over in progress — none of Latchkey's own statements raises it).
+ */
+const UNAVAILABLE = /^(08|28|53|57P|58)|^3D000$|^55000$/
+
+/** Errors as the port names them: a unique violation, bad input, or a database out of reach (503). */
 export function portError(error: unknown): unknown {
   const e = error as { code?: string; errno?: string; constraint?: string } | undefined
   const code = e?.code ?? ''
@@ -29,8 +38,7 @@ export function portError(error: unknown): unknown {
   if (state === '23505') return new UniqueViolation(e?.constraint ?? '')
   // A NUL byte or other text PostgreSQL cannot hold (SQLite can): bad input, not a fault.
   if (state === '22021' || state === '22P05') return new InvalidRequest('a parameter holds a character that cannot be stored')
-  if (/CONNECTION|ECONN|TIMEOUT|ENOTFOUND|EHOSTUNREACH|EPIPE/.test(code) || state.startsWith('08') || state.startsWith('57P'))
-    return new DatabaseUnavailable(error)
+  if (/CONNECTION|ECONN|TIMEOUT|ENOTFOUND|EHOSTUNREACH|EPIPE/.test(code) || UNAVAILABLE.test(state)) return new DatabaseUnavailable(error)
   return error
 }
 
