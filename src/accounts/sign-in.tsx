@@ -15,7 +15,7 @@ import { LoginPage, SignupPage } from './pages'
 import { SESSION_TTL_MS, cookieNames, createSession, deleteSession } from './sessions'
 import { SignInLimits } from './throttle'
 import { EmailTakenError, PASSWORD_MAX, PASSWORD_MIN, UserInputError, checkFullName, checkPassword, insertUser, normalizeEmail } from './users'
-import { appNameFor, csrfAccepted, formCsrf, readSession, safeReturnTo, sessionCookieOf } from './web'
+import { csrfAccepted, formCsrf, readSession, returningApp, safeReturnTo, sessionCookieOf } from './web'
 
 export const forbidden = () =>
   new PageError(403, 'Request refused', 'This form has expired or did not come from this site. Go back, reload the page and try again.')
@@ -67,8 +67,9 @@ export function signInRoutes(ctx: AppContext) {
         // reauth: an app asked for a fresh sign-in (OpenID Connect prompt=login or max_age).
         if (session && query.reauth !== '1') return seeOther(returnTo ?? '/account')
         const csrf = formCsrf(ctx, request, session)
-        const page = <LoginPage csrf={csrf.token} returnTo={returnTo} appName={await appNameFor(ctx, returnTo)} signupOpen={signupOpen} />
-        return htmlPage(page, { cookies: csrf.cookies })
+        const app = await returningApp(ctx, returnTo)
+        const page = <LoginPage csrf={csrf.token} returnTo={returnTo} appName={app.name} signupOpen={signupOpen} />
+        return htmlPage(page, { cookies: csrf.cookies, formAction: app.formAction })
       },
       { query: ReturnToQuery },
     )
@@ -80,11 +81,11 @@ export function signInRoutes(ctx: AppContext) {
         const returnTo = safeReturnTo(body.return_to)
         const email = signInEmail(body.email)
         const password = body.password ?? ''
-        const appName = await appNameFor(ctx, returnTo)
+        const app = await returningApp(ctx, returnTo)
         const again = (status: number, error: string, headers?: Record<string, string>) => {
           const csrf = formCsrf(ctx, request, session)
-          const page = <LoginPage csrf={csrf.token} returnTo={returnTo} appName={appName} email={email ?? ''} error={error} signupOpen={signupOpen} />
-          return htmlPage(page, { status, cookies: csrf.cookies, headers })
+          const page = <LoginPage csrf={csrf.token} returnTo={returnTo} appName={app.name} email={email ?? ''} error={error} signupOpen={signupOpen} />
+          return htmlPage(page, { status, cookies: csrf.cookies, headers, formAction: app.formAction })
         }
         const client = clientAddressOf(request, ctx.config.trustedProxies)
         // Nothing that cannot be an account's email and password is worth a hash (SPEC: 8–256 characters).
@@ -120,7 +121,8 @@ export function signInRoutes(ctx: AppContext) {
         requireSignupOpen()
         const csrf = formCsrf(ctx, request, await readSession(ctx, request))
         const returnTo = safeReturnTo(query.return_to)
-        return htmlPage(<SignupPage csrf={csrf.token} returnTo={returnTo} appName={await appNameFor(ctx, returnTo)} />, { cookies: csrf.cookies })
+        const app = await returningApp(ctx, returnTo)
+        return htmlPage(<SignupPage csrf={csrf.token} returnTo={returnTo} appName={app.name} />, { cookies: csrf.cookies, formAction: app.formAction })
       },
       { query: ReturnToQuery },
     )
@@ -130,11 +132,11 @@ export function signInRoutes(ctx: AppContext) {
         const session = await readSession(ctx, request)
         if (!csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
         const returnTo = safeReturnTo(body.return_to)
-        const appName = await appNameFor(ctx, returnTo)
+        const app = await returningApp(ctx, returnTo)
         const again = (error: string, status: number, headers?: Record<string, string>) => {
           const csrf = formCsrf(ctx, request, session)
-          const page = <SignupPage csrf={csrf.token} returnTo={returnTo} appName={appName} error={error} fullName={body.full_name} email={body.email} />
-          return htmlPage(page, { status, cookies: csrf.cookies, headers })
+          const page = <SignupPage csrf={csrf.token} returnTo={returnTo} appName={app.name} error={error} fullName={body.full_name} email={body.email} />
+          return htmlPage(page, { status, cookies: csrf.cookies, headers, formAction: app.formAction })
         }
         try {
           const fullName = checkFullName(body.full_name ?? '')

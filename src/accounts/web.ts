@@ -1,3 +1,4 @@
+import { formActionSource } from '../views/page'
 import type { AppContext } from '../context'
 import { findClient } from '../oauth/clients'
 import { randomToken } from '../lib/crypto'
@@ -49,10 +50,21 @@ export function safeReturnTo(raw: unknown): string | undefined {
 }
 
 /** The app a sign-in is for, when it was reached from an authorization request. */
-export async function appNameFor(ctx: AppContext, returnTo: string | undefined): Promise<string | undefined> {
-  if (!returnTo?.startsWith('/oauth/authorize?')) return undefined
-  const clientId = new URLSearchParams(returnTo.slice(returnTo.indexOf('?') + 1)).get('client_id')
-  return clientId ? (await findClient(ctx.store, clientId))?.name : undefined
+/**
+ * The app a sign-in (or sign-up) returns to, when `return_to` is an authorization request: its
+ * name for the page, and — when the request's redirect_uri is one the app registered — that
+ * URI's CSP form-action source. A returning user's sign-in POST ends at the app's callback
+ * (303 to /oauth/authorize, 303 to the app), and Chromium applies form-action to that last hop.
+ */
+export async function returningApp(ctx: AppContext, returnTo: string | undefined): Promise<{ name?: string; formAction: string[] }> {
+  if (!returnTo?.startsWith('/oauth/authorize?')) return { formAction: [] }
+  const params = new URLSearchParams(returnTo.slice(returnTo.indexOf('?') + 1))
+  const clientId = params.get('client_id')
+  const client = clientId ? await findClient(ctx.store, clientId) : undefined
+  if (!client) return { formAction: [] }
+  const redirectUri = params.get('redirect_uri')
+  const verified = redirectUri !== null && client.redirectUris.includes(redirectUri)
+  return { name: client.name, formAction: verified ? [formActionSource(redirectUri)] : [] }
 }
 
 export function loginUrl(returnTo: string): string {

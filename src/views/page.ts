@@ -20,6 +20,15 @@ export function pageHeaders(formAction: readonly string[] = []): Record<string, 
   }
 }
 
+/**
+ * The CSP form-action source for a verified redirect URI, so the browser follows a form POST's
+ * redirect chain to the app (consent; a sign-in that ends at the app's callback).
+ */
+export function formActionSource(redirectUri: string): string {
+  const url = new URL(redirectUri)
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol
+}
+
 export function htmlPage(
   body: JSX.Element,
   init: { status?: number; formAction?: readonly string[]; cookies?: readonly string[]; headers?: Record<string, string> } = {},

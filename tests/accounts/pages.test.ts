@@ -36,6 +36,19 @@ async function postLogin(fields: Record<string, string | undefined>, withCsrf = 
 }
 
 describe('/login', () => {
+  test("CSP form-action allows the app's registered callback origin, so a returning user's sign-in can land there (issue 18 item 9)", async () => {
+    const { client } = await addClient(t)
+    const authorize = (redirectUri: string) =>
+      `/oauth/authorize?${new URLSearchParams({ client_id: client.id, redirect_uri: redirectUri, scope: 'email', state: 's' })}`
+    const formAction = async (path: string) => /form-action ([^;]*)/.exec((await t.handle(path)).headers.get('content-security-policy')!)![1]
+    const origin = new URL(CALLBACK).origin
+    expect(await formAction(`/login?return_to=${encodeURIComponent(authorize(CALLBACK))}`)).toBe(`'self' ${origin}`)
+    expect(await formAction(`/signup?return_to=${encodeURIComponent(authorize(CALLBACK))}`)).toBe(`'self' ${origin}`)
+    // Only a redirect URI the app registered: never one the link merely names.
+    expect(await formAction(`/login?return_to=${encodeURIComponent(authorize('https://evil.example/cb'))}`)).toBe("'self'")
+    expect(await formAction('/login')).toBe("'self'")
+  })
+
   test('the page has Email, Password, "Sign in", a CSRF token and the security headers', async () => {
     const res = await t.handle('/login')
     expect(res.status).toBe(200)

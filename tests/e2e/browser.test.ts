@@ -10,6 +10,7 @@ let browser: Browser
 let app: ReturnType<typeof Bun.serve>
 let callbackBase: string
 let clientId: string
+let skipConsentId: string
 
 beforeAll(async () => {
   server = await startBinary()
@@ -18,7 +19,8 @@ beforeAll(async () => {
   callbackBase = `http://127.0.0.1:${app.port}/callback`
   const created = server.cli(['client', 'create', '--name', 'Browser <Demo>', '--redirect-uri', callbackBase])
   clientId = JSON.parse(created.out).client_id
-  for (const [email, name] of [['ann@example.com', 'Ann Lee'], ['bob@example.com', 'Bob Ray']] as const)
+  skipConsentId = JSON.parse(server.cli(['client', 'create', '--name', 'First Party', '--redirect-uri', callbackBase, '--skip-consent']).out).client_id
+  for (const [email, name] of [['ann@example.com', 'Ann Lee'], ['bob@example.com', 'Bob Ray'], ['cat@example.com', 'Cat Doe'], ['dan@example.com', 'Dan Roe']] as const)
     expect(server.cli(['user', 'create', '--email', email, '--name', name, '--password-stdin'], 'browser password\n').code).toBe(0)
   browser = await launchChromium()
 })
@@ -103,5 +105,49 @@ describe('a real browser (Chromium) through sign-in and consent', () => {
     await page.getByRole('button', { name: 'Revoke access' }).click()
     await page.waitForURL(`${server.url}/account`)
     expect(await page.locator('main').innerText()).toContain('You have not authorized any apps.')
+  })
+
+  /** From the app's authorization link, signed out: sign in, and the browser must land on the app's callback with no page between. */
+  async function signInStraightBack(id: string, email: string, state: string) {
+    const { page, violations } = await freshPage()
+    await page.goto(`${server.url}/oauth/authorize?client_id=${id}&redirect_uri=${encodeURIComponent(callbackBase)}&scope=profile%20email&state=${state}`)
+    expect(new URL(page.url()).pathname).toBe('/login')
+    await page.getByLabel('Email').fill(email)
+    await page.getByLabel('Password').fill('browser password')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    // The POST is answered 303 → /oauth/authorize → 303 → the callback: the sign-in page's CSP
+    // form-action must allow that last hop, or Chromium stays on /login (issue 18 item 9).
+    await page.waitForURL((u) => u.href.startsWith(callbackBase), { timeout: 10_000 })
+    const landed = new URL(page.url())
+    expect(landed.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(landed.searchParams.get('state')).toBe(state)
+    expect(await page.locator('h1').innerText()).toBe('App callback')
+    expect(violations).toEqual([])
+  }
+
+  test('a returning user (consent remembered) signs in and goes straight back to the app', async () => {
+    const { page } = await freshPage()
+    await signInAndReachConsent(page, 'cat@example.com', 'st-first')
+    await page.getByRole('button', { name: 'Allow' }).click()
+    await page.waitForURL((u) => u.href.startsWith(callbackBase))
+    await signInStraightBack(clientId, 'cat@example.com', 'st-returning')
+  })
+
+  test('a --skip-consent app: sign in, and straight back to the app', async () => {
+    await signInStraightBack(skipConsentId, 'dan@example.com', 'st-skip')
+  })
+
+  test('a --skip-consent app: sign up from its link, and straight back to the app', async () => {
+    const { page, violations } = await freshPage()
+    await page.goto(`${server.url}/oauth/authorize?client_id=${skipConsentId}&redirect_uri=${encodeURIComponent(callbackBase)}&scope=email&state=st-signup`)
+    await page.getByRole('link', { name: 'Create account' }).click()
+    await page.waitForURL((u) => u.pathname === '/signup')
+    await page.getByLabel('Full name').fill('Eve New')
+    await page.getByLabel('Email').fill('eve@example.com')
+    await page.getByLabel('Password').fill('browser password')
+    await page.getByRole('button', { name: 'Create account' }).click()
+    await page.waitForURL((u) => u.href.startsWith(callbackBase), { timeout: 10_000 })
+    expect(new URL(page.url()).searchParams.get('state')).toBe('st-signup')
+    expect(violations).toEqual([])
   })
 })

@@ -7,7 +7,7 @@ import type { Session } from '../../accounts/sessions'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from '../../accounts/web'
 import type { AppContext } from '../../context'
 import { PageError } from '../../lib/errors'
-import { htmlPage, seeOther } from '../../views/page'
+import { formActionSource, htmlPage, seeOther } from '../../views/page'
 import { parsePageForm } from '../../web/forms'
 import { issueCode } from '../codes'
 import { includesAll } from '../scopes'
@@ -16,7 +16,6 @@ import {
   type AuthorizationRequest,
   AuthorizationRedirect,
   callbackUrl,
-  formActionSource,
   loginAfterParam,
   paramsFromSearch,
   validateAuthorizationRequest,

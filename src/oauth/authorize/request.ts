@@ -156,8 +156,3 @@ function readLoginAfter(ctx: AppContext, raw: string | undefined, clientId: stri
   return at
 }
 
-/** The CSP form-action source for the callback, so the browser follows the consent redirect. */
-export function formActionSource(redirectUri: string): string {
-  const url = new URL(redirectUri)
-  return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol
-}
