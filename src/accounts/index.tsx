@@ -16,10 +16,20 @@ import { cookieNames, deleteSessionsOf } from './sessions'
 import { forbidden, signInRoutes } from './sign-in'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from './web'
 
+/** A signed-in session, or a valid bearer token with `profile`. */
+function avatarViewer(ctx: AppContext) {
+  return async function mayViewAvatars(request: Request): Promise<boolean> {
+    const header = request.headers.get('authorization')
+    if (header && header.slice(0, 7).toLowerCase() === 'bearer ') return (await ctx.tokens.validate(header.slice(7).trim()))?.scopes.includes('profile') === true
+    return (await readSession(ctx, request)) !== undefined
+  }
+}
+
 export function accountRoutes(ctx: AppContext) {
   const secure = ctx.config.secureCookies
   const names = cookieNames(secure)
 
+  const mayViewAvatars = avatarViewer(ctx)
   return new Elysia({ name: 'accounts' })
     .use(signInRoutes(ctx))
     .get('/', () => seeOther('/account'))
@@ -50,7 +60,10 @@ export function accountRoutes(ctx: AppContext) {
       },
       { parse: parsePageForm, body: CsrfForm },
     )
-    .get('/avatars/:file', async function showAvatar({ params }) {
+    .get('/avatars/:file', async function showAvatar({ params, request }) {
+      // A name's initials are the user's data: for a signed-in browser, or an app holding a
+      // token with `profile` (the scope that hands out avatar_url).
+      if (!(await mayViewAvatars(request))) throw new PageError(401, 'Sign in required', 'Sign in to see this picture.')
       const svg = await avatarSvg(ctx.store, params.file)
       if (!svg) throw new PageError(404, 'Not found', 'There is no such picture.')
       return new Response(svg, {
@@ -58,7 +71,8 @@ export function accountRoutes(ctx: AppContext) {
           'content-type': 'image/svg+xml',
           'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
           'x-content-type-options': 'nosniff',
-          'cache-control': 'public, max-age=3600',
+          'cache-control': 'private, max-age=3600',
+          vary: 'Authorization, Cookie',
         },
       })
     })

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, test } from 'bun:test'
-import { ORIGIN, addClient, addUser, bearer, createTestApp, tokenThroughFlow, type TestApp } from '../helpers'
+import { ORIGIN, addClient, addUser, bearer, cookieHeader, createTestApp, signIn, tokenThroughFlow, type TestApp } from '../helpers'
 
 let t: TestApp
 let client: Awaited<ReturnType<typeof addClient>>
@@ -36,11 +36,23 @@ describe('GET /api/oauth/userinfo: fields per granted scope', () => {
     expect(await (await userinfo(bearer(await tokenThroughFlow(t, client, 'settings:read')))).json()).toEqual({ id: userId })
   })
 
-  test('the generated avatar is an SVG of the initials', async () => {
-    const res = await t.handle(`/avatars/${userId}.svg`)
+  test('the generated avatar is an SVG of the initials, for a token with profile', async () => {
+    const res = await t.handle(`/avatars/${userId}.svg`, { headers: bearer(await tokenThroughFlow(t, client, 'profile')) })
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toBe('image/svg+xml')
+    expect(res.headers.get('cache-control')).toBe('private, max-age=3600')
     expect(await res.text()).toContain('>AL</text>')
+  })
+
+  test('the avatar needs a signed-in session or a token with profile (issue 18 item 11)', async () => {
+    const path = `/avatars/${userId}.svg`
+    expect((await t.handle(path)).status).toBe(401)
+    expect((await t.handle(path, { headers: bearer(await tokenThroughFlow(t, client, 'email')) })).status).toBe(401)
+    expect((await t.handle(path, { headers: bearer('lk_at_1.' + 'a'.repeat(43)) })).status).toBe(401)
+    const jar = await signIn(t)
+    const withSession = await t.handle(path, { headers: { cookie: cookieHeader(jar) } })
+    expect(withSession.status).toBe(200)
+    expect(await withSession.text()).toContain('>AL</text>')
   })
 })
 
