@@ -24,7 +24,8 @@ Usage:
   latchkey user list [--json]
   latchkey user delete ID
   latchkey keys list [--json]           ID-token signing keys {kid, alg, created_at, current}
-  latchkey keys rotate                 a new current signing key; older ones stay published
+  latchkey keys rotate                 the published next key signs; older ones stay published
+  latchkey keys remove KID             delete a retired or next key at once (never the signing one)
   latchkey migrate                     apply migrations and exit
   latchkey backup PATH                 consistent online copy of a SQLite database (PostgreSQL: pg_dump)
   latchkey healthcheck                 exit 0 when this server's /healthz answers 200 (for containers)

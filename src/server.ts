@@ -70,7 +70,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   // still revoke it (RFC 6749 §4.1.2).
   const purge = setInterval(() => {
     store
-      .purgeExpired(ctx.clock.now(), { usedCodes: config.accessTokenTtl * 1000, throttle: FORGET_AFTER_MS, refreshGrace: config.refreshTokenReuseGrace * 1000 })
+      .purgeExpired(ctx.clock.now(), { usedCodes: config.accessTokenTtl * 1000, throttle: FORGET_AFTER_MS, refreshGrace: config.refreshTokenReuseGrace * 1000, retiredKeys: config.accessTokenTtl * 1000 })
       // Nothing cached needs forgetting: an expired token is refused by its cached expiry.
       .then((removed) => {
         if (removed) log.debug('purged', { removed })

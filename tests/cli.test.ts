@@ -145,20 +145,37 @@ describe('latchkey CLI', () => {
     fix.close()
   })
 
-  test('keys list [--json] shows {kid, alg, created_at, current}; keys rotate makes a new current key; no private key is ever printed', () => {
-    const before = JSON.parse(cli(['keys', 'list', '--json']).out) as Array<Record<string, unknown>>
-    expect(before).toHaveLength(1)
-    expect(Object.keys(before[0]!).sort()).toEqual(['alg', 'created_at', 'current', 'kid'])
-    expect(before[0]).toMatchObject({ alg: 'RS256', current: true })
+  test('keys list [--json] shows {kid, alg, created_at, current}; keys rotate promotes the published next key; keys remove; no private key is ever printed', () => {
+    const before = JSON.parse(cli(['keys', 'list', '--json']).out) as Array<{ kid: string; current: boolean }>
+    // The signing key and the next one, published before it signs.
+    expect(before).toHaveLength(2)
+    for (const key of before) expect(Object.keys(key).sort()).toEqual(['alg', 'created_at', 'current', 'kid'])
+    const signing = before.find((k) => k.current)!
+    const next = before.find((k) => !k.current)!
+    expect(signing).toMatchObject({ alg: 'RS256', current: true })
     const rotated = cli(['keys', 'rotate'])
     expect(rotated.code).toBe(0)
     const key = JSON.parse(rotated.out) as { kid: string; current: boolean }
-    expect(key.current).toBe(true)
+    // The next key was published a moment ago: it signs once relying parties can have fetched it.
+    expect(key).toMatchObject({ kid: next.kid, current: false })
+    expect(rotated.err).toContain(`${next.kid} signs from `)
     const after = JSON.parse(cli(['keys', 'list', '--json']).out) as Array<{ kid: string; current: boolean }>
-    expect(after.map((k) => `${k.kid} ${k.current}`)).toEqual([`${key.kid} true`, `${before[0]!.kid} false`])
+    expect(after).toHaveLength(3)
+    expect(after.filter((k) => k.current).map((k) => k.kid)).toEqual([signing.kid])
     const table = cli(['keys', 'list']).out
     expect(table).toContain(key.kid)
     for (const out of [rotated.out, table, cli(['keys', 'list', '--json']).out]) expect(out).not.toMatch(/"(d|p|q|dp|dq|qi|n)"/)
+    // The signing key cannot be removed; another can, at once.
+    const refused = cli(['keys', 'remove', signing.kid])
+    expect(refused.code).toBe(2)
+    expect(refused.err).toBe(`latchkey: "${signing.kid}" is the key that signs now; run latchkey keys rotate first, then remove it\n`)
+    expect(cli(['keys', 'remove', 'nope']).code).toBe(2)
+    const newest = after.find((k) => k.kid !== signing.kid && k.kid !== next.kid)!
+    expect(JSON.parse(cli(['keys', 'remove', newest.kid]).out)).toEqual({ kid: newest.kid, removed: true })
+    // Gone at once; the next command publishes a new next key in its place.
+    const remaining = (JSON.parse(cli(['keys', 'list', '--json']).out) as Array<{ kid: string }>).map((k) => k.kid)
+    expect(remaining).not.toContain(newest.kid)
+    expect(remaining).toEqual(expect.arrayContaining([signing.kid, next.kid]))
     expect(cli(['keys', 'spin']).code).toBe(2)
   })
 

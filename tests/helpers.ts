@@ -27,7 +27,7 @@ let passwordHash: Promise<string> | undefined
 export async function createTestApp(env: Record<string, string> = {}, opts: { log?: Logger } = {}) {
   const config = loadConfig({ DATABASE_URL: ':memory:', ISSUER: ORIGIN, ...env })
   const test = await openTestStore()
-  await test.store.keys.ensureSigningKey(await testSigningKey())
+  await test.store.keys.ensureSigningKeys(await testSigningKey(), await testSigningKey('next'))
   const clock = manualClock()
   const ctx = await createContext({ store: test.store, config, clock, log: opts.log })
   const app = createApp(ctx)
@@ -37,11 +37,12 @@ export async function createTestApp(env: Record<string, string> = {}, opts: { lo
 
 export type TestApp = Awaited<ReturnType<typeof createTestApp>>
 
-let signingKey: Promise<SigningKeyRecord> | undefined
-/** One RSA key for every test app of the run: making one costs ~50 ms (the server makes its own at first start). */
-export function testSigningKey(): Promise<SigningKeyRecord> {
-  signingKey ??= generateSigningKey(Date.UTC(2026, 0, 1))
-  return signingKey
+const signingKeys = new Map<string, Promise<SigningKeyRecord>>()
+/** RSA keys shared by every test app of the run (the signing one and the next): making one costs ~50 ms. */
+export function testSigningKey(which: 'signing' | 'next' = 'signing'): Promise<SigningKeyRecord> {
+  let key = signingKeys.get(which)
+  if (!key) signingKeys.set(which, (key = generateSigningKey(Date.UTC(2026, 0, 1))))
+  return key
 }
 export type { TestStore }
 

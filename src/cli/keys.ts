@@ -1,11 +1,11 @@
 import { SigningKeys } from '../oidc/keys'
 import { systemClock } from '../lib/clock'
-import type { SigningKeyRecord } from '../db/store'
+import { signerOf, type SigningKeyRecord } from '../db/store'
 import { UsageError, parse, printJson, printTable, withStore } from './common'
 
-/** What `keys list` shows of a key: never its private half. */
-function view(key: SigningKeyRecord) {
-  return { kid: key.kid, alg: key.alg, created_at: new Date(key.createdAt).toISOString(), current: key.retiredAt === null }
+/** What `keys list` shows of a key: never its private half. `current`: it is the key that signs now. */
+function view(key: SigningKeyRecord, signer: string | undefined) {
+  return { kid: key.kid, alg: key.alg, created_at: new Date(key.createdAt).toISOString(), current: key.kid === signer }
 }
 
 export async function keysCommand(args: string[]): Promise<void> {
@@ -14,9 +14,11 @@ export async function keysCommand(args: string[]): Promise<void> {
     case 'list': {
       const { values } = parse(rest, { json: { type: 'boolean' } })
       const keys = await withStore(async (store, config) => {
-        // The server makes the first key at start; a fresh database has one after any command.
+        // The server makes the first key (and the next) at start; a fresh database has them after any command.
         await new SigningKeys(store, systemClock, config.accessTokenTtl * 1000).ensure()
-        return (await store.keys.listSigningKeys()).map(view)
+        const all = await store.keys.listSigningKeys()
+        const signer = signerOf(all, systemClock.now())?.kid
+        return all.map((k) => view(k, signer))
       })
       if (values.json) return printJson(keys)
       printTable(keys.map((k) => ({ kid: k.kid, alg: k.alg, created_at: k.created_at, current: String(k.current) })))
@@ -29,10 +31,23 @@ export async function keysCommand(args: string[]): Promise<void> {
         await keys.ensure()
         return keys.rotate()
       })
-      printJson(view(key))
+      const now = systemClock.now()
+      printJson(view(key, key.signsFrom !== null && key.signsFrom <= now ? key.kid : undefined))
+      if (key.signsFrom !== null && key.signsFrom > now)
+        process.stderr.write(`latchkey: ${key.kid} signs from ${new Date(key.signsFrom).toISOString()}, once relying parties can have fetched it; the current key signs until then\n`)
+      return
+    }
+    case 'remove': {
+      const { positionals } = parse(rest, {}, 1)
+      const kid = positionals[0]
+      if (!kid) throw new UsageError('keys remove needs a KID (see latchkey keys list)')
+      const outcome = await withStore((store, config) => new SigningKeys(store, systemClock, config.accessTokenTtl * 1000).remove(kid))
+      if (outcome === 'unknown') throw new UsageError(`no signing key "${kid}"`)
+      if (outcome === 'signing') throw new UsageError(`"${kid}" is the key that signs now; run latchkey keys rotate first, then remove it`)
+      printJson({ kid, removed: true })
       return
     }
     default:
-      throw new UsageError(`unknown keys command "${sub ?? ''}" (list, rotate)`)
+      throw new UsageError(`unknown keys command "${sub ?? ''}" (list, rotate, remove)`)
   }
 }

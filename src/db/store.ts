@@ -24,6 +24,7 @@ import type { UserStore } from './port/users'
 export type * from './port/clients'
 export type * from './port/grants'
 export type * from './port/keys'
+export { signerOf } from './port/keys'
 export type * from './port/sessions'
 export type * from './port/settings'
 export type * from './port/throttle'
@@ -71,6 +72,8 @@ export interface PurgeWindows {
   throttle: number
   /** A rotated refresh token since its rotation: REFRESH_TOKEN_REUSE_GRACE. */
   refreshGrace: number
+  /** A retired signing key since it stopped signing: as long as an ID token it signed lives. */
+  retiredKeys: number
 }
 
 export interface Store {
@@ -102,7 +105,7 @@ export interface Store {
   backupTo(path: string, shownAs: string): Promise<void>
   /**
    * Deletes expired tokens, sessions, codes and throttle rows, refresh families past their last
-   * expiry and rotated refresh tokens past the reuse grace; returns how many rows went. A used
+   * expiry, rotated refresh tokens past the reuse grace and signing keys no valid token needs; returns how many rows went. A used
    * code is kept while its family lives (a replay must still revoke it, RFC 6749 §4.1.2).
    */
   purgeExpired(now: number, keep: PurgeWindows): Promise<number>

@@ -3,11 +3,11 @@ import type { AppContext } from '../context'
 import { json } from '../lib/http'
 import { endpoints } from '../oauth/metadata'
 import { SUPPORTED_SCOPES } from '../oauth/scopes'
+import { JWKS_MAX_AGE } from './keys'
 
 
 // The JWKS may be cached, for less than a retired key stays published (ACCESS_TOKEN_TTL, one hour
 // by default), so a verifier always meets the key that signed a live token.
-const JWKS_MAX_AGE = 300
 
 /**
  * OpenID Connect Discovery 1.0 (`/.well-known/openid-configuration`) and the JWKS of the

@@ -97,7 +97,7 @@ describe('0008: settings in their key order', () => {
     const counts = () => db.sqlite.query('SELECT n, bytes FROM setting_counts').get()
     expect(counts()).toEqual({ n: 3, bytes: 12 })
 
-    expect(migrate(db.sqlite).applied).toEqual(['0008_settings_clustered', '0009_refresh_families'])
+    expect(migrate(db.sqlite).applied).toEqual(['0008_settings_clustered', '0009_refresh_families', '0010_next_signing_key'])
     expect(db.sqlite.query("SELECT sql FROM sqlite_master WHERE name = 'settings'").get()).toEqual({ sql: expect.stringContaining('WITHOUT ROWID') })
     expect(db.sqlite.query('SELECT key, value, updated_at FROM settings').all()).toEqual(
       ['a', 'b', 'c'].map((key) => ({ key, value: '"xy"', updated_at: 7 })),

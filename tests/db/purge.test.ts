@@ -14,7 +14,7 @@ describe('purging expired rows', () => {
     await mintToken(t, client.id, user.id, 'email') // a used code and its token, alive for an hour
     await t.store.throttle.updateThrottle('addr:192.0.2.1', () => ({ row: { count: 1, startedAt: t0, lastAt: t0 }, result: 0 }))
     const count = async (table: string) => (await t.row(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${table}`))!.n
-    const purge = (at: number) => t.store.purgeExpired(at, { usedCodes: 3600_000, throttle: 3600_000, refreshGrace: 10_000 })
+    const purge = (at: number) => t.store.purgeExpired(at, { usedCodes: 3600_000, throttle: 3600_000, refreshGrace: 10_000, retiredKeys: 3600_000 })
 
     expect(await purge(t0 + 120_000)).toBe(0) // the codes expired, but a token from one could still be alive
     expect(await purge(t0 + 3600_000 + 61_000)).toBe(3) // the unused code, the token and the throttle row go

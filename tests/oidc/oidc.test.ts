@@ -87,9 +87,12 @@ describe('discovery and the JWKS', () => {
     const res = await t.handle('/.well-known/jwks.json')
     expect(res.headers.get('cache-control')).toBe('public, max-age=300')
     const { keys } = (await res.json()) as { keys: Array<Record<string, string>> }
-    expect(keys).toHaveLength(1)
-    expect(Object.keys(keys[0]!).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use'])
-    expect(keys[0]).toMatchObject({ kty: 'RSA', use: 'sig', alg: 'RS256' })
+    // The key that signs, and the next one, published before it signs.
+    expect(keys).toHaveLength(2)
+    for (const key of keys) {
+      expect(Object.keys(key).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use'])
+      expect(key).toMatchObject({ kty: 'RSA', use: 'sig', alg: 'RS256' })
+    }
   })
 })
 
@@ -262,22 +265,51 @@ describe('prompt and max_age', () => {
 })
 
 describe('signing keys', () => {
-  test('after a rotation, new id_tokens use the new kid and one signed before still verifies', async () => {
+  test('rotation: the next key, published since start, signs only once relying parties can have fetched it; the retired one verifies until its tokens expire, then goes', async () => {
     const w = await world()
     const before = await tokensFor(w, { scope: 'openid' })
-    const oldKid = jose.decodeProtectedHeader(before.id_token!).kid
+    const oldKid = jose.decodeProtectedHeader(before.id_token!).kid!
+    const publishedAtStart = ((await (await w.t.handle('/.well-known/jwks.json')).json()) as { keys: Array<{ kid: string }> }).keys.map((k) => k.kid)
     const rotated = await w.t.ctx.signingKeys.rotate()
-    expect(rotated.kid).not.toBe(oldKid)
+    // The promoted key is the one published since start (the test app started a moment ago).
+    expect(publishedAtStart).toEqual(expect.arrayContaining([oldKid, rotated.kid]))
+    expect(rotated.signsFrom).toBe(w.t.clock.now() + 360_000)
+    expect(jose.decodeProtectedHeader((await tokensFor(w, { scope: 'openid' })).id_token!).kid).toBe(oldKid)
+    w.t.clock.advance(360_000)
     const after = await tokensFor(w, { scope: 'openid' })
     expect(jose.decodeProtectedHeader(after.id_token!).kid).toBe(rotated.kid)
     const keys = await jwks(w.t)
     const options = { issuer: ORIGIN, audience: w.app.client.id, currentDate: new Date(w.t.clock.now()) }
-    expect((await jose.jwtVerify(before.id_token!, keys, options)).payload.sub).toBe(w.user.id)
     expect((await jose.jwtVerify(after.id_token!, keys, options)).payload.sub).toBe(w.user.id)
-    // Once every token the old key signed has expired, it is no longer published.
+    expect((await jose.jwtVerify(before.id_token!, keys, { ...options, currentDate: new Date(w.t.clock.now() - 360_000) })).payload.sub).toBe(w.user.id)
+    expect((await w.t.ctx.signingKeys.verifier())(oldKid)).toBeDefined()
+    // Once every token the old key signed has expired, it is neither published nor trusted, and the purge deletes it.
     w.t.clock.advance(3600_000 + 1)
     const published = ((await (await w.t.handle('/.well-known/jwks.json')).json()) as { keys: Array<{ kid: string }> }).keys.map((k) => k.kid)
-    expect(published).toEqual([rotated.kid])
+    expect(published).toHaveLength(2)
+    expect(published).toContain(rotated.kid)
+    expect(published).not.toContain(oldKid)
+    expect((await w.t.ctx.signingKeys.verifier())(oldKid)).toBeUndefined()
+    await w.t.store.purgeExpired(w.t.clock.now(), { usedCodes: 3600_000, throttle: 3600_000, refreshGrace: 10_000, retiredKeys: 3600_000 })
+    expect((await w.t.store.keys.listSigningKeys()).map((k) => k.kid)).not.toContain(oldKid)
+  })
+
+  test('a rotation once the next key has been published long enough signs with it at once; remove refuses the signing key', async () => {
+    const w = await world()
+    w.t.clock.advance(10 * 60_000)
+    const rotated = await w.t.ctx.signingKeys.rotate()
+    expect(rotated.signsFrom).toBe(w.t.clock.now())
+    expect(jose.decodeProtectedHeader((await tokensFor(w, { scope: 'openid' })).id_token!).kid).toBe(rotated.kid)
+    const keys = await w.t.store.keys.listSigningKeys()
+    expect(keys).toHaveLength(3) // the signing key, the new next key, the retired one
+    const next = keys.find((k) => k.signsFrom === null)!
+    const retired = keys.find((k) => k.retiredAt !== null)!
+    expect(await w.t.ctx.signingKeys.remove(rotated.kid)).toBe('signing')
+    expect(await w.t.ctx.signingKeys.remove('no-such-kid')).toBe('unknown')
+    expect(await w.t.ctx.signingKeys.remove(retired.kid)).toBe('removed')
+    expect((await w.t.ctx.signingKeys.verifier())(retired.kid)).toBeUndefined()
+    expect(await w.t.ctx.signingKeys.remove(next.kid)).toBe('removed')
+    expect((await w.t.store.keys.listSigningKeys()).map((k) => k.kid)).toEqual([rotated.kid])
   })
 })
 

@@ -189,4 +189,9 @@ export const signingKeys = pgTable('signing_keys', {
   publicJwk: text('public_jwk').notNull(),
   createdAt: ms('created_at').notNull(),
   retiredAt: ms('retired_at'),
+  /**
+   * When it starts (started) signing; null while it waits as the next key — published in the
+   * JWKS before it signs, so relying parties that cache the JWKS already know it (issue 18).
+   */
+  signsFrom: ms('signs_from'),
 })

@@ -136,6 +136,7 @@ export class PgStore implements Store, PgContext {
       removed += (await sql`DELETE FROM refresh_tokens WHERE family_id IN (SELECT family_id FROM refresh_families WHERE expires_at < ${now})`).count
       removed += (await sql`DELETE FROM refresh_families WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM refresh_tokens WHERE rotated_at < ${now - keep.refreshGrace}`).count
+      removed += (await sql`DELETE FROM signing_keys WHERE retired_at < ${now - keep.retiredKeys}`).count
       // A used code stays while its family lives, so that its replay can still revoke it.
       removed += (
         await sql`DELETE FROM auth_codes WHERE expires_at < ${now - keep.usedCodes}

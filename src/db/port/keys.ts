@@ -5,15 +5,37 @@ export interface SigningKeyRecord {
   privateJwk: string
   publicJwk: string
   createdAt: number
-  /** When a newer key replaced it; null for the current key. */
+  /** When a newer key took over signing; null while it has not been replaced. */
   retiredAt: number | null
+  /** When it signs from; null for the next key, published but not signing yet. */
+  signsFrom: number | null
 }
+
+/** What removing a key found. */
+export type KeyRemoval = 'removed' | 'signing' | 'unknown'
 
 export interface KeyStore {
   /** Every key, newest first. */
   listSigningKeys(): Promise<SigningKeyRecord[]>
-  /** Makes `key` current and retires the current one, in one write. */
-  rotateSigningKey(key: SigningKeyRecord): Promise<void>
-  /** Inserts `key` as the first key unless one exists (instances starting together make one). */
-  ensureSigningKey(key: SigningKeyRecord): Promise<void>
+  /**
+   * At start, in one write (instances starting together agree): `first` signs at once when there
+   * is no key at all (nobody has cached a JWKS yet), and `next` waits, published, unless a key
+   * already does.
+   */
+  ensureSigningKeys(first: SigningKeyRecord, next: SigningKeyRecord | undefined): Promise<void>
+  /**
+   * Rotation, in one write: the waiting key (or `next` itself when none waits) signs from
+   * max(now, its creation + `publishedForMs`); the signing key retires at that moment; `next`
+   * waits in turn. Returns the promoted key.
+   */
+  rotateSigningKey(now: number, publishedForMs: number, next: SigningKeyRecord): Promise<SigningKeyRecord>
+  /** Deletes a key at once (a compromised one) — never the one signing at `now`. */
+  removeSigningKey(kid: string, now: number): Promise<KeyRemoval>
+}
+
+/** The key that signs at `now`: of those whose signing has begun, the latest to begin. */
+export function signerOf(keys: readonly SigningKeyRecord[], now: number): SigningKeyRecord | undefined {
+  let signer: SigningKeyRecord | undefined
+  for (const key of keys) if (key.signsFrom !== null && key.signsFrom <= now && (!signer || key.signsFrom > signer.signsFrom!)) signer = key
+  return signer
 }

@@ -222,4 +222,9 @@ export const signingKeys = sqliteTable('signing_keys', {
   publicJwk: text('public_jwk').notNull(),
   createdAt: integer('created_at').notNull(),
   retiredAt: integer('retired_at'),
+  /**
+   * When it starts (started) signing; null while it waits as the next key — published in the
+   * JWKS before it signs, so relying parties that cache the JWKS already know it (issue 18).
+   */
+  signsFrom: integer('signs_from'),
 })

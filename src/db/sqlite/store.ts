@@ -104,6 +104,7 @@ export class SqliteStore implements Store, SqliteContext {
       removed += run('DELETE FROM refresh_tokens WHERE family_id IN (SELECT family_id FROM refresh_families WHERE expires_at < ?1)', now)
       removed += run('DELETE FROM refresh_families WHERE expires_at < ?1', now)
       removed += run('DELETE FROM refresh_tokens WHERE rotated_at < ?1', now - keep.refreshGrace)
+      removed += run('DELETE FROM signing_keys WHERE retired_at < ?1', now - keep.retiredKeys)
       // A used code stays while its family lives, so that its replay can still revoke it.
       removed += run(
         `DELETE FROM auth_codes WHERE expires_at < ?1
