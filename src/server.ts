@@ -24,9 +24,23 @@ function listenError(error: unknown, config: Config): unknown {
   return reason ? new ListenError(`cannot listen on ${config.host}:${config.port}: ${reason}`) : error
 }
 
+const SLASH = 47
+
+/**
+ * A request that came without a Host (HTTP/1.0 — haproxy's health checks among them — or an empty
+ * one) has its bare target as its URL, on which the router would skip a host's worth of
+ * characters and answer another path. It is given ISSUER's origin instead, so it reaches exactly
+ * its own path; the socket's request stays known for the client address.
+ */
+const socketRequests = new WeakMap<Request, Request>()
+
 export interface RunningServer {
   server: Server<undefined>
   stop(): Promise<void>
+}
+
+function issuerOriginOf(config: Config): string {
+  return new URL(config.issuer).origin
 }
 
 /** Opens and migrates the database, serves the app, purges periodically, drains on SIGTERM. */
@@ -35,6 +49,12 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   if (applied.length) log.info('migrated', { applied: applied.join(',') })
   const ctx = await createContext({ store, config, log })
   const app = createApp(ctx)
+  const origin = issuerOriginOf(config)
+  const withIssuerOrigin = (request: Request) => {
+    const rebuilt = new Request(origin + request.url, request)
+    socketRequests.set(rebuilt, request)
+    return rebuilt
+  }
 
   let server: Server<undefined>
   try {
@@ -47,8 +67,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       // to a route that does not read it, RSS +15 MB), so its own limit — an empty 413 — stays a
       // far backstop and every refusal is SPEC's.
       maxRequestBodySize: 1024 * 1024 * 1024,
-      async fetch(request) {
+      async fetch(received) {
         const started = performance.now()
+        const request = received.url.charCodeAt(0) === SLASH ? withIssuerOrigin(received) : received
         const id = nextRequestId()
         requestIds.set(request, id)
         const response = await app.handle(request)
@@ -64,7 +85,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await store.close()
     throw listenError(error, config)
   }
-  setPeerResolver((request) => server.requestIP(request)?.address)
+  setPeerResolver((request) => server.requestIP(socketRequests.get(request) ?? request)?.address)
 
   // Used codes are kept while a token issued from them could still be alive, so a replay can
   // still revoke it (RFC 6749 §4.1.2).

@@ -35,8 +35,8 @@ function refuse(path: string, api: ApiError, page: PageError): Response {
 }
 
 /**
- * Runs before routing, for every request (SPEC "Hostile input"): a missing, empty or
- * syntactically invalid `Host` (not host[:port]) is 400, and a body declared larger than its route's limit
+ * Runs before routing, for every request (SPEC "Hostile input"): a `Host` that is not a
+ * syntactically valid host[:port] is 400, and a body declared larger than its route's limit
  * (1 MiB on the API, 64 KiB elsewhere) is 413 before anything reads it. Which route answers
  * never depends on Host: the app is built with `standardHostname: false`, so a short Host
  * cannot shift the path Elysia routes on.
@@ -45,8 +45,8 @@ export function createRequestGuard() {
   // Nearly every request repeats the previous one's Host: check each new value once.
   let lastValidHost = ''
   return function guardRequest({ request }: { request: Request }): Response | undefined {
-    // No Host (or an empty one): Bun's URL is the bare target, on which the router would skip a
-    // host's worth of characters and answer another path. RFC 9112 §3.2: 400.
+    // A bare target as the URL (no Host): the server gives such requests ISSUER's origin before
+    // they get here; anything else that arrives so would be routed on a shifted path: 400.
     if (request.url.charCodeAt(0) === SLASH)
       return refuse(
         pathOf(request.url),

@@ -4,12 +4,14 @@
  * key rotation through the CLI on a running server, and a real browser signing in through a
  * relying party and out through RP-initiated logout.
  */
+import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import * as jose from 'jose'
 import * as oauth from 'oauth4webapi'
 import * as client from 'openid-client'
 import type { Browser } from 'playwright-core'
 import { CALLBACK, authorizeAsUser, options, registerUser } from './flow'
+import { testEngine } from '../store'
 import { launchChromium, startBinary, type RunningBinary } from './server'
 
 setDefaultTimeout(60_000)
@@ -119,7 +121,13 @@ describe('signing-key rotation on a running server', () => {
     expect(listed.filter((k) => k.current).map((k) => k.kid)).toEqual([jose.decodeProtectedHeader(before).kid!])
     // A server that has run for a while: its next key has been published longer than the JWKS
     // max-age, so the rotation signs with it at once (a fresh one would wait six minutes).
-    await server.query('UPDATE signing_keys SET created_at = created_at - 600000 WHERE signs_from IS NULL')
+    const backdate = 'UPDATE signing_keys SET created_at = created_at - 600000 WHERE signs_from IS NULL'
+    if (testEngine === 'postgres') await server.query(backdate)
+    else {
+      const db = new Database(server.dbPath)
+      db.run(backdate)
+      db.close()
+    }
     const rotate = server.cli(['keys', 'rotate'])
     expect(rotate.code).toBe(0)
     const rotated = JSON.parse(rotate.out) as Record<string, unknown>
