@@ -1,5 +1,6 @@
 /** Issue 10 in-process (both engines): refresh tokens, rotation, reuse detection, introspection. */
 import { describe, expect, test } from 'bun:test'
+import { randomToken, sha256 } from '../../src/lib/crypto'
 import {
   CALLBACK,
   addClient,
@@ -202,6 +203,32 @@ describe('rotation and reuse detection (RFC 9700 §4.14.2)', () => {
     await expectError(await refresh(w, current.refresh_token), 400, 'invalid_grant')
     expect(await userinfoStatus(w.t, current.access_token)).toBe(401)
     expect(await w.t.rows('SELECT id FROM refresh_families')).toEqual([])
+  })
+
+  test('a refresh token issued before families had keys (lk_rt_<row>.<secret>) still refreshes, and moves its family to keys', async () => {
+    const w = await world()
+    const tokens = await codeExchange(w)
+    // What migration 0009/0006 leaves of an older grant: the family without a key, a row whose
+    // token spells its own id.
+    const [family] = await w.t.rows('SELECT family_id, client_id, user_id, scope, expires_at, created_at FROM refresh_tokens')
+    const secret = randomToken()
+    await w.t.rows('UPDATE refresh_families SET key_hash = NULL')
+    await w.t.rows('DELETE FROM refresh_tokens')
+    await w.t.rows(
+      'INSERT INTO refresh_tokens (id, verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      777, sha256(secret), family!.family_id, family!.client_id, family!.user_id, family!.scope, family!.expires_at, family!.created_at,
+    )
+    const old = `lk_rt_${(777).toString(36)}.${secret}`
+    await expectError(await refresh(w, tokens.refresh_token), 400, 'invalid_grant') // the family has no key now
+    const res = await refresh(w, old)
+    expect(res.status).toBe(200)
+    const next = (await res.json()) as Tokens
+    expect(next.refresh_token).toMatch(/^lk_rt_[0-9a-z]+\.[A-Za-z0-9_-]{65}$/)
+    expect((await w.t.row('SELECT key_hash FROM refresh_families'))!.key_hash).toBeString()
+    expect((await refresh(w, next.refresh_token)).status).toBe(200)
+    // Within the grace the old token still works (two tabs); its misuse later is refused.
+    w.t.clock.advance(11_000)
+    await expectError(await refresh(w, old), 400, 'invalid_grant')
   })
 
   test('a token naming a family without its key revokes nothing', async () => {

@@ -35,17 +35,17 @@ export class PgClients implements ClientStore {
   }
 
   /**
-   * The client's grants go first, in the order every grant write locks them (families, then
-   * tokens, codes, consents), and the client row last: a refresh that holds a family while it
-   * inserts a token (whose key check waits on the client row) is waited for, never deadlocked.
+   * The client's grants go first, in the order every grant write locks them (consents, codes,
+   * families, tokens), and the client row last: an exchange or a refresh that holds a code or a
+   * family while its insert checks the client row is waited for, never deadlocked.
    */
   deleteClient(id: string): Promise<boolean> {
     return this.ctx.tx(async (tx) => {
+      await tx`DELETE FROM consents WHERE client_id = ${id}`
+      await tx`DELETE FROM auth_codes WHERE client_id = ${id}`
       await tx`DELETE FROM refresh_families WHERE client_id = ${id}`
       await tx`DELETE FROM refresh_tokens WHERE client_id = ${id}`
       await tx`DELETE FROM access_tokens WHERE client_id = ${id}`
-      await tx`DELETE FROM auth_codes WHERE client_id = ${id}`
-      await tx`DELETE FROM consents WHERE client_id = ${id}`
       return (await tx`DELETE FROM clients WHERE id = ${id}`).count > 0
     })
   }

@@ -48,17 +48,13 @@ const toFamily = (r: Row): RefreshFamily => ({
 const FAMILY_COLUMNS = 'f.id, f.family_id, f.client_id, f.user_id, f.key_hash, f.used_at, f.expires_at, f.window_start, f.window_count'
 const LIVE = '(SELECT count(*) FROM refresh_tokens r WHERE r.family_id = f.family_id AND r.rotated_at IS NULL) AS live'
 
-/**
- * The lock every write to a user's grants takes first — code exchange, refresh, revocation of a
- * family or of an app's access, deleting the user — so they all take their row locks in one
- * order, on any instance, and never deadlock one another (consent, codes, families, tokens).
+/*
+ * One lock order for every write to a grant, on any instance: consent, then codes, then
+ * families, then tokens. A code exchange locks its code and inserts; a refresh locks its family
+ * and inserts; a revocation deletes in that order; none writes the consent row (a family notes
+ * its own last use). Deleting a user or a client removes their families before the row whose
+ * key the inserts check. So writes queue, never deadlock; PgStore.tx retries the rare abort.
  */
-export const grantLockName = (userId: string) => `grants:${userId}`
-
-/** Takes the grant lock of the user who owns the row `from` finds (nothing when there is none). */
-async function lockGrantsOf(tx: Tx, from: 'auth_codes' | 'refresh_families' | 'refresh_tokens', where: 'code_hash' | 'id' | 'family_id', value: string | number) {
-  await tx.unsafe(`SELECT pg_advisory_xact_lock(hashtextextended('grants:' || user_id, 0)) FROM ${from} WHERE ${where} = $1`, [value])
-}
 
 /** An INSERT … RETURNING id of an access or refresh token, for a WITH clause. */
 function insertToken(tx: Tx, table: 'access_tokens' | 'refresh_tokens', t: NewToken | NewRefreshToken) {
@@ -129,7 +125,6 @@ export class PgGrants implements GrantStore {
 
   revokeAccess(userId: string, clientId: string): Promise<boolean> {
     return this.ctx.tx(async (tx) => {
-      await lock(tx, grantLockName(userId))
       const removed = (await tx`DELETE FROM consents WHERE user_id = ${userId} AND client_id = ${clientId}`).count
       await tx`DELETE FROM auth_codes WHERE user_id = ${userId} AND client_id = ${clientId}`
       await tx`DELETE FROM refresh_families WHERE user_id = ${userId} AND client_id = ${clientId}`
@@ -146,7 +141,6 @@ export class PgGrants implements GrantStore {
     issue: (code: CodeRecord) => IssuedTokens,
   ): Promise<ExchangeOutcome> {
     return this.ctx.tx(async (tx): Promise<ExchangeOutcome> => {
-      await lockGrantsOf(tx, 'auth_codes', 'code_hash', codeHash)
       // The row lock makes a second exchange of the same code, on any instance, wait for the
       // first and then see it used.
       const [row] = await tx`SELECT client_id, user_id, redirect_uri, scope, code_challenge, expires_at, used_at, token_id, family_id, nonce, auth_time
@@ -183,10 +177,8 @@ export class PgGrants implements GrantStore {
 
   refresh(lookup: RefreshLookup, now: number, decide: (found: FoundRefresh) => RefreshDecision): Promise<RefreshOutcome> {
     return this.ctx.tx(async (tx): Promise<RefreshOutcome> => {
-      if ('tokenId' in lookup) await lockGrantsOf(tx, 'refresh_tokens', 'id', lookup.tokenId)
-      else await lockGrantsOf(tx, 'refresh_families', 'id', lookup.family)
       // Every refresh of the family, on any instance, queues on its row; a revoked one is gone.
-      const found = await this.find(tx, lookup, 'FOR UPDATE OF f')
+      const found = await this.find(tx, lookup, 'FOR UPDATE')
       if (!found) return { ok: false, error: 'invalid_grant', description: 'refresh token is invalid, expired or revoked' }
       const decision = decide(found)
       if ('refuse' in decision) return { ok: false, ...decision.refuse }
@@ -211,28 +203,27 @@ export class PgGrants implements GrantStore {
     return this.ctx.run((sql) => this.find(sql, lookup, ''))
   }
 
-  /** The family a presented token names and its row (by the verifier's hash, or by its own id for an old token). */
-  private async find(tx: Tx, lookup: RefreshLookup, locking: '' | 'FOR UPDATE OF f'): Promise<FoundRefresh | undefined> {
-    if ('tokenId' in lookup) {
-      const [row] = await tx.unsafe(
-        `SELECT ${FAMILY_COLUMNS}, ${LIVE}, to_jsonb(t) AS token FROM refresh_tokens t JOIN refresh_families f ON f.family_id = t.family_id
-          WHERE t.id = $1 ${locking}`,
-        [lookup.tokenId],
-      )
-      return row && { family: toFamily(row), token: toRefresh(jsonRow(row.token)) }
-    }
-    const [row] = await tx.unsafe(
-      `SELECT ${FAMILY_COLUMNS}, ${LIVE}, (SELECT to_jsonb(t) FROM refresh_tokens t WHERE t.family_id = f.family_id AND t.verifier_hash = $2) AS token
-        FROM refresh_families f WHERE f.id = $1 ${locking}`,
-      [lookup.family, lookup.verifierHash],
+  /**
+   * The family a presented token names and its row (by the verifier's hash, or by its own id for
+   * an old token). Locking, both rows are locked in the one statement: a refresh that waited for
+   * another's lock then reads both rows as that one committed them (never its own older
+   * snapshot), so the second of two refreshes of one token sees it rotated.
+   */
+  private async find(tx: Tx, lookup: RefreshLookup, locking: '' | 'FOR UPDATE'): Promise<FoundRefresh | undefined> {
+    const byId = 'tokenId' in lookup
+    const [pair] = await tx.unsafe(
+      `SELECT ${FAMILY_COLUMNS}, ${LIVE}, to_jsonb(t) AS token FROM refresh_families f JOIN refresh_tokens t ON t.family_id = f.family_id
+        WHERE ${byId ? 't.id = $1' : 'f.id = $1 AND t.verifier_hash = $2'} ${locking && 'FOR UPDATE OF f, t'}`,
+      byId ? [lookup.tokenId] : [lookup.family, lookup.verifierHash],
     )
-    return row && { family: toFamily(row), token: row.token === null ? undefined : toRefresh(jsonRow(row.token)) }
+    if (pair) return { family: toFamily(pair), token: toRefresh(jsonRow(pair.token)) }
+    if (byId) return undefined
+    // No live row for this verifier: an old (or forged) token of the family, if the family exists.
+    const [family] = await tx.unsafe(`SELECT ${FAMILY_COLUMNS}, ${LIVE} FROM refresh_families f WHERE f.id = $1 ${locking && 'FOR UPDATE OF f'}`, [lookup.family])
+    return family && { family: toFamily(family), token: undefined }
   }
 
   revokeFamily(familyId: string): Promise<boolean> {
-    return this.ctx.tx(async (tx) => {
-      await lockGrantsOf(tx, 'refresh_families', 'family_id', familyId)
-      return deleteFamily(tx, familyId)
-    })
+    return this.ctx.tx((tx) => deleteFamily(tx, familyId))
   }
 }

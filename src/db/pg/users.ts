@@ -1,6 +1,5 @@
 import type { NewUser, UserRecord, UserStore } from '../store'
-import { lock, toUser, type PgContext } from './context'
-import { grantLockName } from './grants'
+import { toUser, type PgContext } from './context'
 
 export class PgUsers implements UserStore {
   constructor(private readonly ctx: PgContext) {}
@@ -31,10 +30,15 @@ export class PgUsers implements UserStore {
     return this.ctx.run(async (sql) => (await sql`SELECT id, email, full_name, avatar_url, email_verified FROM users ORDER BY created_at, id`).map(toUser))
   }
 
-  /** Under the user's grant lock: an exchange or refresh of theirs is waited for, not deadlocked with. */
+  /**
+   * The user's codes and families go first (the grant lock order): an exchange or a refresh
+   * holding one while its insert checks the user row is waited for, never deadlocked with the
+   * cascade.
+   */
   deleteUser(id: string): Promise<boolean> {
     return this.ctx.tx(async (tx) => {
-      await lock(tx, grantLockName(id))
+      await tx`DELETE FROM auth_codes WHERE user_id = ${id}`
+      await tx`DELETE FROM refresh_families WHERE user_id = ${id}`
       return (await tx`DELETE FROM users WHERE id = ${id}`).count > 0
     })
   }

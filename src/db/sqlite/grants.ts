@@ -220,14 +220,19 @@ export class SqliteGrants implements GrantStore {
 
   private readFamily(by: 'id' | 'family_id', value: number | string): RefreshFamily | undefined {
     const row = prepared(this.db, `familyBy:${by}`, () =>
-      this.db.sqlite.prepare<Omit<RefreshFamily, 'live'> & { live: number }, [number | string]>(
+      this.db.sqlite.prepare<Omit<RefreshFamily, 'live'>, [number | string]>(
         `SELECT id, family_id AS familyId, client_id AS clientId, user_id AS userId, key_hash AS keyHash, used_at AS usedAt, expires_at AS expiresAt,
-          window_start AS windowStart, window_count AS windowCount,
-          (SELECT count(*) FROM refresh_tokens r WHERE r.family_id = f.family_id AND r.rotated_at IS NULL) AS live
-        FROM refresh_families f WHERE ${by} = ?`,
+          window_start AS windowStart, window_count AS windowCount
+        FROM refresh_families WHERE ${by} = ?`,
       ),
     ).get(value)
-    return row ?? undefined
+    if (!row) return undefined
+    // Counted only when asked (a second use within the grace): inside the write job, so exact.
+    const live = () =>
+      prepared(this.db, 'familyLive', () =>
+        this.db.sqlite.prepare<{ n: number }, [string]>('SELECT count(*) AS n FROM refresh_tokens WHERE family_id = ? AND rotated_at IS NULL'),
+      ).get(row.familyId)!.n
+    return Object.defineProperty(row, 'live', { get: live, enumerable: true }) as RefreshFamily
   }
 
   private deleteFamily(familyId: string): boolean {
