@@ -33,6 +33,16 @@ const tokenColumns = {
   createdAt: p('createdAt'),
 }
 
+/** A family and, when the verifier matches one, its token row (token columns null otherwise). */
+type FamilyAndToken = Omit<RefreshFamily, 'live'> & {
+  tokenId: number | null
+  tokenScope: string | null
+  tokenExpiresAt: number | null
+  tokenCreatedAt: number | null
+  tokenRotatedAt: number | null
+  tokenAuthTime: number | null
+}
+
 export class SqliteGrants implements GrantStore {
   constructor(private readonly ctx: SqliteContext) {}
 
@@ -206,16 +216,34 @@ export class SqliteGrants implements GrantStore {
       const family = token && this.readFamily('family_id', token.familyId)
       return family && { family, token }
     }
-    const family = this.readFamily('id', lookup.family)
-    if (!family) return undefined
-    const token = prepared(this.db, 'refreshByVerifier', () =>
-      this.db.orm
-        .select()
-        .from(refreshTokens)
-        .where(and(eq(refreshTokens.familyId, p('familyId')), eq(refreshTokens.verifierHash, p('verifierHash'))))
-        .prepare(),
-    ).get({ familyId: family.familyId, verifierHash: lookup.verifierHash })
-    return { family, token }
+    // One statement for the family and the row of this verifier (if any): the hot path.
+    const row = prepared(this.db, 'familyAndToken', () =>
+      this.db.sqlite.prepare<FamilyAndToken, [number, string]>(
+        `SELECT f.id, f.family_id AS familyId, f.client_id AS clientId, f.user_id AS userId, f.key_hash AS keyHash, f.used_at AS usedAt,
+          f.expires_at AS expiresAt, f.window_start AS windowStart, f.window_count AS windowCount,
+          t.id AS tokenId, t.scope AS tokenScope, t.expires_at AS tokenExpiresAt, t.created_at AS tokenCreatedAt,
+          t.rotated_at AS tokenRotatedAt, t.auth_time AS tokenAuthTime
+        FROM refresh_families f LEFT JOIN refresh_tokens t ON t.family_id = f.family_id AND t.verifier_hash = ?2 WHERE f.id = ?1`,
+      ),
+    ).get(lookup.family, lookup.verifierHash)
+    if (!row) return undefined
+    const { tokenId, tokenScope, tokenExpiresAt, tokenCreatedAt, tokenRotatedAt, tokenAuthTime, ...family } = row
+    const token: RefreshRecord | undefined =
+      tokenId === null
+        ? undefined
+        : {
+            id: tokenId,
+            verifierHash: lookup.verifierHash,
+            familyId: family.familyId,
+            clientId: family.clientId,
+            userId: family.userId,
+            scope: tokenScope!,
+            expiresAt: tokenExpiresAt!,
+            createdAt: tokenCreatedAt!,
+            rotatedAt: tokenRotatedAt,
+            authTime: tokenAuthTime,
+          }
+    return { family: this.withLive(family), token }
   }
 
   private readFamily(by: 'id' | 'family_id', value: number | string): RefreshFamily | undefined {
@@ -226,13 +254,16 @@ export class SqliteGrants implements GrantStore {
         FROM refresh_families WHERE ${by} = ?`,
       ),
     ).get(value)
-    if (!row) return undefined
-    // Counted only when asked (a second use within the grace): inside the write job, so exact.
+    return row ? this.withLive(row) : undefined
+  }
+
+  /** The live-token count, read only when asked (a second use within the grace): inside the write job, so exact. */
+  private withLive(family: Omit<RefreshFamily, 'live'>): RefreshFamily {
     const live = () =>
       prepared(this.db, 'familyLive', () =>
         this.db.sqlite.prepare<{ n: number }, [string]>('SELECT count(*) AS n FROM refresh_tokens WHERE family_id = ? AND rotated_at IS NULL'),
-      ).get(row.familyId)!.n
-    return Object.defineProperty(row, 'live', { get: live, enumerable: true }) as RefreshFamily
+      ).get(family.familyId)!.n
+    return Object.defineProperty(family, 'live', { get: live, enumerable: true }) as RefreshFamily
   }
 
   private deleteFamily(familyId: string): boolean {
