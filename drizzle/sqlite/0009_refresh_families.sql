@@ -1,5 +1,6 @@
--- Edited by hand: the last statement (data) gives every family that already has refresh tokens
--- its row (no key: old tokens spell their own row id).
+-- Edited by hand: the last two statements (data) give every family that already has refresh tokens
+-- its row (no key: old tokens spell their own row id), and say every existing key signed from its
+-- creation; the partial index names its column unqualified.
 CREATE TABLE `refresh_families` (
 	`id` integer PRIMARY KEY NOT NULL,
 	`family_id` text NOT NULL,
@@ -19,6 +20,9 @@ CREATE UNIQUE INDEX `refresh_families_family_id_unique` ON `refresh_families` (`
 CREATE INDEX `refresh_families_user_client` ON `refresh_families` (`user_id`,`client_id`);--> statement-breakpoint
 CREATE INDEX `refresh_families_client` ON `refresh_families` (`client_id`);--> statement-breakpoint
 CREATE INDEX `refresh_families_expires` ON `refresh_families` (`expires_at`);--> statement-breakpoint
-CREATE INDEX `refresh_tokens_rotated` ON `refresh_tokens` (`rotated_at`);--> statement-breakpoint
+DROP INDEX `refresh_tokens_expires`;--> statement-breakpoint
+CREATE INDEX `refresh_tokens_rotated` ON `refresh_tokens` (`rotated_at`) WHERE `rotated_at` IS NOT NULL;--> statement-breakpoint
+ALTER TABLE `signing_keys` ADD `signs_from` integer;--> statement-breakpoint
 INSERT INTO `refresh_families` (`family_id`, `client_id`, `user_id`, `key_hash`, `created_at`, `used_at`, `expires_at`)
-SELECT `family_id`, min(`client_id`), min(`user_id`), NULL, min(`created_at`), max(`created_at`), max(`expires_at`) FROM `refresh_tokens` GROUP BY `family_id`;
+SELECT `family_id`, min(`client_id`), min(`user_id`), NULL, min(`created_at`), max(`created_at`), max(`expires_at`) FROM `refresh_tokens` GROUP BY `family_id`;--> statement-breakpoint
+UPDATE `signing_keys` SET `signs_from` = `created_at`;

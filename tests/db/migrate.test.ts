@@ -97,7 +97,7 @@ describe('0008: settings in their key order', () => {
     const counts = () => db.sqlite.query('SELECT n, bytes FROM setting_counts').get()
     expect(counts()).toEqual({ n: 3, bytes: 12 })
 
-    expect(migrate(db.sqlite).applied).toEqual(['0008_settings_clustered', '0009_refresh_families', '0010_next_signing_key'])
+    expect(migrate(db.sqlite).applied).toEqual(['0008_settings_clustered', '0009_refresh_families'])
     expect(db.sqlite.query("SELECT sql FROM sqlite_master WHERE name = 'settings'").get()).toEqual({ sql: expect.stringContaining('WITHOUT ROWID') })
     expect(db.sqlite.query('SELECT key, value, updated_at FROM settings').all()).toEqual(
       ['a', 'b', 'c'].map((key) => ({ key, value: '"xy"', updated_at: 7 })),
@@ -137,6 +137,30 @@ describe('createDatabaseFile', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+})
+
+describe('0009: refresh families and the next signing key', () => {
+  test('every family with refresh tokens gets its row (no key), old rows keep their ids; existing keys signed from their creation', () => {
+    const db = openDb(':memory:')
+    db.sqlite.run('CREATE TABLE latchkey_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)')
+    for (const entry of journal.entries.slice(0, 9)) {
+      for (const stmt of embeddedMigrations[entry.tag]!.split('--> statement-breakpoint')) if (stmt.trim()) db.sqlite.run(stmt)
+      db.sqlite.query('INSERT INTO latchkey_migrations VALUES (?, ?, 0)').run(entry.tag, 'x')
+    }
+    db.sqlite.run("INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at) VALUES ('u1', 'a@x', 'A', NULL, 'h', 0)")
+    db.sqlite.run("INSERT INTO clients (id, name, secret_hash, redirect_uris, skip_consent, created_at) VALUES ('c1', 'C', NULL, '[]', 0, 0)")
+    // One family rotated once (two rows), another fresh.
+    db.sqlite.run("INSERT INTO refresh_tokens (id, verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at, rotated_at) VALUES (5, 'h5', 'fam-a', 'c1', 'u1', 'email', 100, 10, 20), (6, 'h6', 'fam-a', 'c1', 'u1', 'email', 200, 20, NULL), (7, 'h7', 'fam-b', 'c1', 'u1', 'email', 300, 30, NULL)")
+    db.sqlite.run("INSERT INTO signing_keys (kid, alg, private_jwk, public_jwk, created_at, retired_at) VALUES ('k1', 'RS256', '{}', '{}', 42, NULL)")
+
+    expect(migrate(db.sqlite).applied).toEqual(['0009_refresh_families'])
+    expect(db.sqlite.query('SELECT family_id, client_id, user_id, key_hash, created_at, used_at, expires_at FROM refresh_families ORDER BY family_id').all()).toEqual([
+      { family_id: 'fam-a', client_id: 'c1', user_id: 'u1', key_hash: null, created_at: 10, used_at: 20, expires_at: 200 },
+      { family_id: 'fam-b', client_id: 'c1', user_id: 'u1', key_hash: null, created_at: 30, used_at: 30, expires_at: 300 },
+    ])
+    expect(db.sqlite.query('SELECT id FROM refresh_tokens ORDER BY id').all()).toEqual([{ id: 5 }, { id: 6 }, { id: 7 }])
+    expect(db.sqlite.query('SELECT signs_from FROM signing_keys').get()).toEqual({ signs_from: 42 })
   })
 })
 

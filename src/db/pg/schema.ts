@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core'
 
 // The twin of ../sqlite/schema.ts for PostgreSQL: the same tables, columns and keys. Every
@@ -74,8 +75,8 @@ export const refreshTokens = pgTable(
     index('refresh_tokens_family').on(t.familyId),
     index('refresh_tokens_user_client').on(t.userId, t.clientId),
     index('refresh_tokens_client').on(t.clientId),
-    index('refresh_tokens_expires').on(t.expiresAt),
-    index('refresh_tokens_rotated').on(t.rotatedAt),
+    // Only rotated rows (few, each gone after the grace): a new token's insert does not touch it.
+    index('refresh_tokens_rotated').on(t.rotatedAt).where(sql`${t.rotatedAt} IS NOT NULL`),
   ],
 )
 
