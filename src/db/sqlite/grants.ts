@@ -33,16 +33,6 @@ const tokenColumns = {
   createdAt: p('createdAt'),
 }
 
-/** A family and, when the verifier matches one, its token row (token columns null otherwise). */
-type FamilyAndToken = Omit<RefreshFamily, 'live'> & {
-  tokenId: number | null
-  tokenScope: string | null
-  tokenExpiresAt: number | null
-  tokenCreatedAt: number | null
-  tokenRotatedAt: number | null
-  tokenAuthTime: number | null
-}
-
 export class SqliteGrants implements GrantStore {
   constructor(private readonly ctx: SqliteContext) {}
 
@@ -193,7 +183,9 @@ export class SqliteGrants implements GrantStore {
       ).run(now, refresh.expiresAt, keyHash, decision.window.start, decision.window.count, family.id)
       // Past the grace a rotated token's row is not needed: the family's key tells its reuse.
       prepared(this.db, 'pruneRotated', () =>
-        this.db.sqlite.prepare<unknown, [string, number]>('DELETE FROM refresh_tokens WHERE family_id = ?1 AND rotated_at < ?2'),
+        // The family's few rows, not every rotated row of the database (which the partial index on
+        // rotated_at would offer the planner).
+        this.db.sqlite.prepare<unknown, [string, number]>('DELETE FROM refresh_tokens INDEXED BY refresh_tokens_family WHERE family_id = ?1 AND rotated_at < ?2'),
       ).run(family.familyId, decision.pruneRotatedBefore)
       return { ok: true, tokenId, familyRef: family.id }
     })
@@ -216,34 +208,18 @@ export class SqliteGrants implements GrantStore {
       const family = token && this.readFamily('family_id', token.familyId)
       return family && { family, token }
     }
-    // One statement for the family and the row of this verifier (if any): the hot path.
-    const row = prepared(this.db, 'familyAndToken', () =>
-      this.db.sqlite.prepare<FamilyAndToken, [number, string]>(
-        `SELECT f.id, f.family_id AS familyId, f.client_id AS clientId, f.user_id AS userId, f.key_hash AS keyHash, f.used_at AS usedAt,
-          f.expires_at AS expiresAt, f.window_start AS windowStart, f.window_count AS windowCount,
-          t.id AS tokenId, t.scope AS tokenScope, t.expires_at AS tokenExpiresAt, t.created_at AS tokenCreatedAt,
-          t.rotated_at AS tokenRotatedAt, t.auth_time AS tokenAuthTime
-        FROM refresh_families f LEFT JOIN refresh_tokens t ON t.family_id = f.family_id AND t.verifier_hash = ?2 WHERE f.id = ?1`,
+    // Two point lookups: as one LEFT JOIN SQLite took 10.9 µs against 0.8 + 1.3 µs apart (the
+    // same as findToken's note), on the refresh grant's hot path.
+    const family = this.readFamily('id', lookup.family)
+    if (!family) return undefined
+    const token = prepared(this.db, 'refreshByVerifier', () =>
+      this.db.sqlite.prepare<RefreshRecord, [string, string]>(
+        `SELECT id, verifier_hash AS verifierHash, family_id AS familyId, client_id AS clientId, user_id AS userId, scope, expires_at AS expiresAt,
+          created_at AS createdAt, rotated_at AS rotatedAt, auth_time AS authTime
+        FROM refresh_tokens WHERE family_id = ? AND verifier_hash = ?`,
       ),
-    ).get(lookup.family, lookup.verifierHash)
-    if (!row) return undefined
-    const { tokenId, tokenScope, tokenExpiresAt, tokenCreatedAt, tokenRotatedAt, tokenAuthTime, ...family } = row
-    const token: RefreshRecord | undefined =
-      tokenId === null
-        ? undefined
-        : {
-            id: tokenId,
-            verifierHash: lookup.verifierHash,
-            familyId: family.familyId,
-            clientId: family.clientId,
-            userId: family.userId,
-            scope: tokenScope!,
-            expiresAt: tokenExpiresAt!,
-            createdAt: tokenCreatedAt!,
-            rotatedAt: tokenRotatedAt,
-            authTime: tokenAuthTime,
-          }
-    return { family: this.withLive(family), token }
+    ).get(family.familyId, lookup.verifierHash)
+    return { family, token: token ?? undefined }
   }
 
   private readFamily(by: 'id' | 'family_id', value: number | string): RefreshFamily | undefined {
@@ -254,16 +230,17 @@ export class SqliteGrants implements GrantStore {
         FROM refresh_families WHERE ${by} = ?`,
       ),
     ).get(value)
-    return row ? this.withLive(row) : undefined
-  }
-
-  /** The live-token count, read only when asked (a second use within the grace): inside the write job, so exact. */
-  private withLive(family: Omit<RefreshFamily, 'live'>): RefreshFamily {
-    const live = () =>
-      prepared(this.db, 'familyLive', () =>
-        this.db.sqlite.prepare<{ n: number }, [string]>('SELECT count(*) AS n FROM refresh_tokens WHERE family_id = ? AND rotated_at IS NULL'),
-      ).get(family.familyId)!.n
-    return Object.defineProperty(family, 'live', { get: live, enumerable: true }) as RefreshFamily
+    if (!row) return undefined
+    // The live-token count is read only when asked (a second use within the grace): inside the write job, so exact.
+    const live = prepared(this.db, 'familyLive', () =>
+      this.db.sqlite.prepare<{ n: number }, [string]>('SELECT count(*) AS n FROM refresh_tokens WHERE family_id = ? AND rotated_at IS NULL'),
+    )
+    return {
+      ...row,
+      get live() {
+        return live.get(row.familyId)!.n
+      },
+    }
   }
 
   private deleteFamily(familyId: string): boolean {
