@@ -155,6 +155,11 @@ describe('the binary under hostile input', () => {
       // Absolute links still come from ISSUER.
       if (status === 303) expect(answer.text).toMatch(/\r\nlocation: \/login\?return_to=%2Faccount\r\n/i)
     }
+    // A body travels with the rebuilt request: the token endpoint reads it and answers for it.
+    const body = 'grant_type=authorization_code&code=x&redirect_uri=https%3A%2F%2Fa%2Fcb&client_id=nope&client_secret=nope'
+    const posted = await raw(`POST /api/oauth/token HTTP/1.0\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
+    expect(posted.status).toBe(401)
+    expect(posted.text).toContain('"error":"invalid_client"')
     // HTTP/1.1 without any Host is refused by Bun itself, before Latchkey sees it: a bare 400
     // that closes the connection (the README says its own 400/431 carry no nosniff).
     const bare = await raw('GET /xxxxxxxxx/account HTTP/1.1\r\n\r\n')
