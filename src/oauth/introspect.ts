@@ -1,4 +1,4 @@
-import { Elysia, t } from 'elysia'
+import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import { errorResponses } from '../docs/openapi'
 import { InvalidClient, InvalidRequest } from '../lib/errors'

@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { createApp, createContext } from '../../src/app'
 import { loadConfig } from '../../src/config'
-import type { Store } from '../../src/db/store'
 import { insertUser } from '../../src/accounts/users'
 import { manualClock } from '../../src/lib/clock'
 import { createClient } from '../../src/oauth/clients'
