@@ -4,6 +4,7 @@
 import { Html } from '@elysiajs/html'
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
+import { authenticateBearer } from '../oauth/bearer'
 import { clearCookie } from '../lib/cookies'
 import { PageError } from '../lib/errors'
 import { revokeAccess } from '../oauth/consents'
@@ -16,12 +17,16 @@ import { cookieNames, deleteSessionsOf } from './sessions'
 import { forbidden, signInRoutes } from './sign-in'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from './web'
 
-/** A signed-in session, or a valid bearer token with `profile`. */
+/** A signed-in session, or a valid bearer token with `profile` (RFC 6750's check, as the API makes it). */
 function avatarViewer(ctx: AppContext) {
   return async function mayViewAvatars(request: Request): Promise<boolean> {
-    const header = request.headers.get('authorization')
-    if (header && header.slice(0, 7).toLowerCase() === 'bearer ') return (await ctx.tokens.validate(header.slice(7).trim()))?.scopes.includes('profile') === true
-    return (await readSession(ctx, request)) !== undefined
+    if (!request.headers.has('authorization')) return (await readSession(ctx, request)) !== undefined
+    try {
+      await authenticateBearer(ctx, request, 'profile')
+      return true
+    } catch {
+      return false
+    }
   }
 }
 

@@ -19,6 +19,12 @@ export interface PresentedRefresh {
   verifier: string
 }
 
+/** A family's key, as a presented token carries it, and its hash as stored (already checked). */
+export interface FamilyKey {
+  key: string
+  hash: string
+}
+
 /** A refresh token about to be stored, and how to spell it once its family has an id. */
 export interface MintedRefresh {
   row: NewToken
@@ -46,13 +52,17 @@ export class RefreshTokens {
     readonly graceSeconds: number,
   ) {}
 
-  /** A new token of a family: with its key (a refresh), or a new key (a new family, or an old one that had none). */
-  mint(input: { clientId: string; userId: string; scope: string; familyId: string }, key = randomToken().slice(0, 22)): MintedRefresh {
+  /**
+   * A new token of a family: with its key and that key's stored hash (a refresh), or a new key
+   * (a new family, or an old one that had none).
+   */
+  mint(input: { clientId: string; userId: string; scope: string; familyId: string }, family?: FamilyKey): MintedRefresh {
+    const key = family?.key ?? randomToken().slice(0, 22)
     const verifier = key + randomToken()
     const now = this.clock.now()
     return {
       row: { ...input, verifierHash: sha256(verifier), expiresAt: now + this.ttlSeconds * 1000, createdAt: now },
-      keyHash: sha256(key),
+      keyHash: family?.hash ?? sha256(key),
       spell: (familyRef) => `${REFRESH_TOKEN_PREFIX}${familyRef.toString(36)}.${verifier}`,
     }
   }

@@ -4,6 +4,17 @@ import journal from '../../drizzle/sqlite/meta/_journal.json'
 import { openDb } from '../../src/db/sqlite/client'
 import { embeddedMigrations, migrate } from '../../src/db/sqlite/migrate'
 
+/** A database as a release left it: the first `count` migrations applied and recorded. */
+function migratedThrough(count: number) {
+  const db = openDb(':memory:')
+  db.sqlite.run('CREATE TABLE latchkey_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)')
+  for (const entry of journal.entries.slice(0, count)) {
+    for (const stmt of embeddedMigrations[entry.tag]!.split('--> statement-breakpoint')) if (stmt.trim()) db.sqlite.run(stmt)
+    db.sqlite.query('INSERT INTO latchkey_migrations VALUES (?, ?, 0)').run(entry.tag, 'x')
+  }
+  return db
+}
+
 describe('embedded migrations', () => {
   test('every drizzle-kit migration is in the journal and embedded', () => {
     const files = readdirSync(new URL('../../drizzle/sqlite', import.meta.url)).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4))
@@ -62,12 +73,7 @@ describe('setting_counts triggers', () => {
 
 describe('0003: access tokens become lk_at_<id>.<verifier>', () => {
   test('tokens of the old form are dropped; codes get token_id; the rest of the data stays', () => {
-    const db = openDb(':memory:')
-    db.sqlite.run('CREATE TABLE latchkey_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)')
-    for (const tag of ['0000_init', '0001_setting_counts', '0002_setting_count_triggers']) {
-      for (const stmt of embeddedMigrations[tag]!.split('--> statement-breakpoint')) if (stmt.trim()) db.sqlite.run(stmt)
-      db.sqlite.query('INSERT INTO latchkey_migrations VALUES (?, ?, 0)').run(tag, 'x')
-    }
+    const db = migratedThrough(3) // 0000_init, 0001_setting_counts, 0002_setting_count_triggers
     db.sqlite.run("INSERT INTO users VALUES ('u1', 'a@x', 'A', NULL, 'h', 0)")
     db.sqlite.run("INSERT INTO clients VALUES ('c1', 'C', NULL, '[]', 0, 0)")
     db.sqlite.run("INSERT INTO auth_codes VALUES ('code1', 'c1', 'u1', 'https://a/cb', 'email', NULL, 0, 5)")
@@ -85,12 +91,7 @@ describe('0003: access tokens become lk_at_<id>.<verifier>', () => {
 
 describe('0008: settings in their key order', () => {
   test('settings and their counts survive the rebuild, which is WITHOUT ROWID, and the counts stay exact after it', () => {
-    const db = openDb(':memory:')
-    db.sqlite.run('CREATE TABLE latchkey_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)')
-    for (const entry of journal.entries.slice(0, 8)) {
-      for (const stmt of embeddedMigrations[entry.tag]!.split('--> statement-breakpoint')) if (stmt.trim()) db.sqlite.run(stmt)
-      db.sqlite.query('INSERT INTO latchkey_migrations VALUES (?, ?, 0)').run(entry.tag, 'x')
-    }
+    const db = migratedThrough(8)
     db.sqlite.run("INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at) VALUES ('u1', 'a@x', 'A', NULL, 'h', 0)")
     db.sqlite.run("INSERT INTO clients (id, name, secret_hash, redirect_uris, skip_consent, created_at) VALUES ('c1', 'C', NULL, '[]', 0, 0)")
     for (const key of ['b', 'a', 'c']) db.sqlite.query("INSERT INTO settings VALUES ('u1', 'c1', ?, '\"xy\"', 7)").run(key)
@@ -142,12 +143,7 @@ describe('createDatabaseFile', () => {
 
 describe('0009: refresh families and the next signing key', () => {
   test('every family with refresh tokens gets its row (no key), old rows keep their ids; existing keys signed from their creation', () => {
-    const db = openDb(':memory:')
-    db.sqlite.run('CREATE TABLE latchkey_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at INTEGER NOT NULL)')
-    for (const entry of journal.entries.slice(0, 9)) {
-      for (const stmt of embeddedMigrations[entry.tag]!.split('--> statement-breakpoint')) if (stmt.trim()) db.sqlite.run(stmt)
-      db.sqlite.query('INSERT INTO latchkey_migrations VALUES (?, ?, 0)').run(entry.tag, 'x')
-    }
+    const db = migratedThrough(9)
     db.sqlite.run("INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at) VALUES ('u1', 'a@x', 'A', NULL, 'h', 0)")
     db.sqlite.run("INSERT INTO clients (id, name, secret_hash, redirect_uris, skip_consent, created_at) VALUES ('c1', 'C', NULL, '[]', 0, 0)")
     // One family rotated once (two rows), another fresh.

@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context'
 import type { IssuedTokens } from '../../db/store'
+import type { FamilyKey } from '../refresh-tokens'
 import type { TokenResponse } from './model'
 import { issueIdToken } from '../../oidc/id-token'
 
@@ -18,7 +19,7 @@ export function newFamilyId(): string {
  */
 export function mintTokens(
   ctx: AppContext,
-  input: { clientId: string; userId: string; grantScope: string; accessScope: string; familyId: string; authTime?: number | null; familyKey?: string },
+  input: { clientId: string; userId: string; grantScope: string; accessScope: string; familyId: string; authTime?: number | null; familyKey?: FamilyKey },
 ): { issued: IssuedTokens; response(ids: { tokenId: number; familyRef: number }): TokenResponse } {
   const { clientId, userId, familyId } = input
   const access = ctx.tokens.mint({ clientId, userId, familyId, scope: input.accessScope })

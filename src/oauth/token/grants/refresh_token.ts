@@ -54,7 +54,8 @@ function decide(
     accessScope: scope,
     familyId: token.familyId,
     authTime: token.authTime,
-    familyKey: presented.key,
+    // A member's key matched the stored hash (isMember above): it is passed on, not hashed again.
+    familyKey: presented.key === undefined ? undefined : { key: presented.key, hash: family.keyHash! },
   })
   keep(pair)
   return {
