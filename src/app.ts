@@ -7,6 +7,7 @@ import type { Store } from './db/store'
 import { SettingsCache } from './settings/cache'
 import { systemClock, type Clock } from './lib/clock'
 import { randomToken } from './lib/crypto'
+import { sealKeyFrom } from './lib/seal'
 import { CORS_PREFLIGHT_HEADERS, NOSNIFF, json } from './lib/http'
 import { silentLogger, type Logger } from './lib/log'
 import { authorizeRoutes } from './oauth/authorize'
@@ -24,6 +25,9 @@ import { settingsRoutes } from './settings'
 import { docsRoutes } from './docs'
 import { createRequestGuard } from './web/request-guard'
 import appCss from './views/app.css' with { type: 'text' }
+import passkeysJs from './views/scripts/passkeys.js' with { type: 'text' }
+// SimpleWebAuthn's browser half, served from our own origin (script-src 'self').
+import webauthnJs from '../node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js' with { type: 'text' }
 
 export interface AppDeps {
   store: Store
@@ -48,8 +52,12 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     signingKeys,
     settingsCache: new SettingsCache(store.changes, store.engine === 'sqlite' ? deps.config.settingsCacheSize : 0),
     csrfKey: await store.serverSecret('csrf', randomToken, clock.now()),
+    sealKey: await sealKeyFrom(await store.serverSecret('seal', randomToken, clock.now())),
   }
 }
+
+const asset = (body: string, type: string) =>
+  new Response(body, { headers: { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'public, max-age=3600', ...NOSNIFF } })
 
 /** Builds the whole app from its context; no side effects, so tests run it in-process. */
 export function createApp(ctx: AppContext) {
@@ -86,7 +94,9 @@ export function createApp(ctx: AppContext) {
         return json({ status: 'unavailable' }, 503, { 'retry-after': '1' })
       }
     }, { detail: { tags: ['Operations'], summary: 'Health: 200 after a database round trip, 503 otherwise' } })
-    .get('/assets/app.css', () => new Response(appCss, { headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600', ...NOSNIFF } }))
+    .get('/assets/app.css', () => asset(appCss, 'text/css'))
+    .get('/assets/webauthn.js', () => asset(webauthnJs, 'text/javascript'))
+    .get('/assets/passkeys.js', () => asset(passkeysJs, 'text/javascript'))
     .use(metadataRoutes(ctx))
     .use(discoveryRoutes(ctx))
     .use(endSessionRoutes(ctx))

@@ -29,6 +29,8 @@ export interface Config {
   logLevel: LogLevel
   /** Derived: cookies get `Secure` when the issuer is https. */
   secureCookies: boolean
+  /** Derived: WebAuthn's relying party (ISSUER's host and origin); null on an IP address, where browsers refuse it. */
+  passkeys: { rpId: string; origin: string } | null
 }
 
 export class ConfigError extends Error {
@@ -151,5 +153,13 @@ export function loadConfig(env: Env = process.env): Config {
     trustedProxies: trustedProxiesFrom(env),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
     secureCookies: issuer.startsWith('https://'),
+    passkeys: passkeysFor(issuer),
   }
+}
+
+/** WebAuthn needs a domain (its RP ID): `localhost` works, an IPv4 or IPv6 literal does not. */
+function passkeysFor(issuer: string): Config['passkeys'] {
+  const { hostname, origin } = new URL(issuer)
+  const ip = hostname.startsWith('[') || /^\d+\.\d+\.\d+\.\d+$/.test(hostname)
+  return ip ? null : { rpId: hostname, origin }
 }

@@ -3,6 +3,7 @@ import type { Store } from './db/store'
 import type { SettingsCache } from './settings/cache'
 import type { Clock } from './lib/clock'
 import type { Logger } from './lib/log'
+import type { SealKey } from './lib/seal'
 import type { AccessTokens } from './oauth/tokens'
 import type { RefreshTokens } from './oauth/refresh-tokens'
 import type { SigningKeys } from './oidc/keys'
@@ -19,4 +20,6 @@ export interface AppContext {
   settingsCache: SettingsCache
   /** The server's key for CSRF tokens (shared by every instance through the database). */
   csrfKey: string
+  /** The server's key for secrets it must read back (TOTP seeds), shared the same way. */
+  sealKey: SealKey
 }

@@ -16,13 +16,15 @@ const HELP = `latchkey ${pkg.version} — a self-hosted OAuth 2.0 authorization 
 Usage:
   latchkey [serve]                     serve (default); migrates the database first
   latchkey client create --name NAME --redirect-uri URL [--redirect-uri URL]...
-                        [--post-logout-redirect-uri URL]... [--public] [--skip-consent]
+                        [--post-logout-redirect-uri URL]... [--public] [--skip-consent] [--require-mfa]
+  latchkey client update ID --require-mfa true|false
   latchkey client list [--json]
   latchkey client delete ID
   latchkey client rotate-secret ID
   latchkey user create --email E --name N [--avatar-url URL] --password-stdin
   latchkey user list [--json]
   latchkey user delete ID
+  latchkey user reset-mfa ID           remove TOTP and recovery codes (a lost phone); ends their sessions
   latchkey keys list [--json]           ID-token signing keys {kid, alg, created_at, current}
   latchkey keys rotate                 the published next key signs; older ones stay published
   latchkey keys remove KID             delete a retired or next key at once (never the signing one)

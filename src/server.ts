@@ -101,6 +101,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   purge.unref()
 
   log.info('listening', { url: `http://${server.hostname}:${server.port}`, issuer: config.issuer, engine: store.engine })
+  if (!config.passkeys) log.warn('passkeys are off: WebAuthn needs a domain name in ISSUER, not an IP address', { issuer: config.issuer })
 
   let stopping: Promise<void> | undefined
   const stop = () =>

@@ -7,3 +7,9 @@ declare module '*.sql' {
   const text: string
   export default text
 }
+
+// Browser scripts the server sends as they are (imported `with { type: 'text' }`).
+declare module '*.js' {
+  const text: string
+  export default text
+}

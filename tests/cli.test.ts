@@ -51,7 +51,7 @@ describe('latchkey CLI', () => {
     const r = cli(['client', 'create', '--name', 'Notes', '--redirect-uri', 'https://n.example/cb', '--redirect-uri', 'http://localhost:5173/cb', '--skip-consent'])
     expect(r.code).toBe(0)
     const body = JSON.parse(r.out)
-    expect(Object.keys(body)).toEqual(['client_id', 'client_secret', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent'])
+    expect(Object.keys(body)).toEqual(['client_id', 'client_secret', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa'])
     expect(body.client_secret).toMatch(/^lk_cs_[A-Za-z0-9_-]{43}$/)
     expect(body).toMatchObject({ name: 'Notes', redirect_uris: ['https://n.example/cb', 'http://localhost:5173/cb'], public: false, skip_consent: true })
     clientId = body.client_id
@@ -74,7 +74,7 @@ describe('latchkey CLI', () => {
   test('client list --json prints the create objects without secrets; plain list is a table', () => {
     const list = JSON.parse(cli(['client', 'list', '--json']).out)
     expect(list).toHaveLength(2)
-    expect(Object.keys(list[0])).toEqual(['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent'])
+    expect(Object.keys(list[0])).toEqual(['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa'])
     expect(cli(['client', 'list']).out).toContain('Notes')
   })
 
@@ -95,7 +95,31 @@ describe('latchkey CLI', () => {
     expect(body.id).toMatch(/^[0-9a-f-]{36}$/)
     userId = body.id
     const list = JSON.parse(cli(['user', 'list', '--json']).out)
-    expect(list).toEqual([body])
+    expect(list).toEqual([{ ...body, mfa: { totp: false, passkeys: 0 } }])
+  })
+
+  test('client create --require-mfa, and client update ID --require-mfa true|false', () => {
+    const made = JSON.parse(cli(['client', 'create', '--name', 'Vault', '--redirect-uri', 'https://v.example/cb', '--require-mfa']).out)
+    expect(made.require_mfa).toBe(true)
+    const off = cli(['client', 'update', made.client_id, '--require-mfa', 'false'])
+    expect(off.code).toBe(0)
+    expect(JSON.parse(off.out)).toMatchObject({ client_id: made.client_id, require_mfa: false })
+    const bad = cli(['client', 'update', made.client_id, '--require-mfa', 'yes'])
+    expect(bad.code).not.toBe(0)
+    expect(bad.err).toContain('--require-mfa must be true or false')
+    const unknown = cli(['client', 'update', 'abc123', '--require-mfa', 'true'])
+    expect(unknown.code).not.toBe(0)
+    expect(unknown.err).toContain('no client with id "abc123"')
+    expect(cli(['client', 'delete', made.client_id]).code).toBe(0)
+  })
+
+  test('user reset-mfa ID removes TOTP and recovery codes; an unknown id exits non-zero', () => {
+    const r = cli(['user', 'reset-mfa', userId])
+    expect(r.code).toBe(0)
+    expect(r.out).toBe(`reset two-step verification of user ${userId}\n`)
+    const unknown = cli(['user', 'reset-mfa', 'nobody'])
+    expect(unknown.code).not.toBe(0)
+    expect(unknown.err).toContain('no user with id "nobody"')
   })
 
   for (const [name, args, stdin] of [

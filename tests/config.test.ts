@@ -23,7 +23,15 @@ describe('configuration', () => {
       trustedProxies: [],
       logLevel: 'info',
       secureCookies: false,
+      passkeys: { rpId: 'localhost', origin: 'http://localhost:3000' },
     })
+  })
+
+  test('passkeys follow ISSUER: its host is the RP ID, an IP address turns them off', () => {
+    expect(loadConfig({ ISSUER: 'https://id.example.com' }).passkeys).toEqual({ rpId: 'id.example.com', origin: 'https://id.example.com' })
+    expect(loadConfig({ ISSUER: 'https://id.example.com:8443' }).passkeys).toEqual({ rpId: 'id.example.com', origin: 'https://id.example.com:8443' })
+    expect(loadConfig({ ISSUER: 'http://127.0.0.1:3000' }).passkeys).toBeNull()
+    expect(loadConfig({ ISSUER: 'http://[::1]:3000' }).passkeys).toBeNull()
   })
 
   test('an empty variable means its default', () => {

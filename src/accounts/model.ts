@@ -24,3 +24,28 @@ export const CsrfForm = t.Object({ csrf_token: t.Optional(t.String()) })
 export const RevokeForm = t.Object({ csrf_token: t.Optional(t.String()), client_id: t.Optional(t.String()) })
 
 export const ReturnToQuery = t.Object({ return_to: t.Optional(t.String()), reauth: t.Optional(t.String()) })
+
+export const PasskeyForm = t.Object({
+  csrf_token: t.Optional(t.String()),
+  return_to: t.Optional(t.String()),
+  credential: t.Optional(t.String()),
+})
+
+export const AddPasskeyForm = t.Object({ csrf_token: t.Optional(t.String()), name: t.Optional(t.String()), credential: t.Optional(t.String()) })
+
+export const PasskeyChangeForm = t.Object({ csrf_token: t.Optional(t.String()), credential_id: t.Optional(t.String()), name: t.Optional(t.String()) })
+
+export const TwoStepForm = t.Object({
+  csrf_token: t.Optional(t.String()),
+  return_to: t.Optional(t.String()),
+  code: t.Optional(t.String()),
+  recovery_code: t.Optional(t.String()),
+})
+
+export const TwoStepQuery = t.Object({ return_to: t.Optional(t.String()), recovery: t.Optional(t.String()) })
+
+export const CodeForm = t.Object({ csrf_token: t.Optional(t.String()), code: t.Optional(t.String()) })
+
+export const ProofForm = t.Object({ csrf_token: t.Optional(t.String()), proof: t.Optional(t.String()) })
+
+export const PasswordForm = t.Object({ csrf_token: t.Optional(t.String()), password: t.Optional(t.String()) })

@@ -5,6 +5,7 @@ import { Html } from '@elysiajs/html'
 import { SCOPES, isScope } from '../oauth/scopes'
 import type { AuthorizedApp } from '../db/store'
 import { CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
+import { PasskeyScripts, PasskeySignInForm, SecuritySections, type SecurityState } from './mfa-pages'
 import type { User } from './users'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
 
@@ -18,7 +19,7 @@ function ContinueTo(props: { appName?: string }) {
   )
 }
 
-export function LoginPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; email?: string; signupOpen: boolean }) {
+export function LoginPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; email?: string; signupOpen: boolean; passkeys: boolean }) {
   const signupHref = props.returnTo ? `/signup?return_to=${encodeURIComponent(props.returnTo)}` : '/signup'
   return (
     <Layout title="Sign in">
@@ -29,13 +30,15 @@ export function LoginPage(props: { csrf: string; returnTo?: string; appName?: st
         <CsrfField token={props.csrf} />
         {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
         <label for="email">Email</label>
-        <input id="email" name="email" type="email" autocomplete="username" required value={attr(props.email ?? '')} />
+        <input id="email" name="email" type="email" autocomplete={props.passkeys ? 'username webauthn' : 'username'} required value={attr(props.email ?? '')} />
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />
         <div class="actions">
           <button type="submit">Sign in</button>
         </div>
       </form>
+      {props.passkeys ? <PasskeySignInForm csrf={props.csrf} returnTo={props.returnTo} /> : ''}
+      {props.passkeys ? <PasskeyScripts /> : ''}
       {props.signupOpen ? (
         <p class="muted">
           No account? <a href={attr(signupHref)}>Create account</a>
@@ -85,7 +88,7 @@ export function scopeWords(scope: string): string {
   return isScope(scope) ? SCOPES[scope] : scope
 }
 
-export function AccountPage(props: { user: User; avatarUrl: string; apps: AuthorizedApp[]; csrf: string }) {
+export function AccountPage(props: { user: User; avatarUrl: string; apps: AuthorizedApp[]; csrf: string; security: SecurityState; error?: string }) {
   return (
     <Layout title="Your account" wide>
       <div class="profile">
@@ -97,6 +100,8 @@ export function AccountPage(props: { user: User; avatarUrl: string; apps: Author
           </p>
         </div>
       </div>
+      <ErrorNote message={props.error} />
+      <SecuritySections csrf={props.csrf} state={props.security} />
       <h2>Apps you authorized</h2>
       {props.apps.length === 0 ? (
         <p class="muted">You have not authorized any apps.</p>

@@ -3,6 +3,8 @@ import { constantTimeEqual, hmacSha256, randomToken, sha256 } from '../lib/crypt
 import type { User } from './users'
 
 export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000
+/** A sign-in waiting for its second factor (/login/two-step) lasts as long as a WebAuthn challenge. */
+export const PENDING_TTL_MS = 5 * 60 * 1000
 
 /**
  * The session cookie, and anonymous visitors' CSRF secret for the sign-in and sign-up forms.
@@ -18,32 +20,48 @@ export interface Session {
   user: User
   /** The raw cookie value: the secret the CSRF token is derived from. */
   token: string
-  /** When the user entered their password (OpenID Connect auth_time). */
+  /** When the user presented their last factor (OpenID Connect auth_time). */
   authTime: number
+  /** How they signed in (RFC 8176): ["pwd"], ["pwd", "otp", "mfa"], ["hwk", "user", "mfa"] … */
+  amr: string[]
+  /** The password was right and a second factor is due: not signed in yet. */
+  pending: boolean
 }
+
+/** Two factors: what an app with `--require-mfa` needs. */
+export const hasTwoFactors = (session: Session) => session.amr.includes('mfa')
 
 /**
  * Stores only the SHA-256 of the session token (Lucia's guide); returns the token for the
- * cookie. `replacing` (the browser's previous session token) ends in the same write.
+ * cookie. `replacing` (the browser's previous session token) ends in the same write. A pending
+ * sign-in (second factor due) lives five minutes.
  */
-export async function createSession(store: Store, userId: string, now: number, replacing?: string): Promise<string> {
+export async function createSession(
+  store: Store,
+  userId: string,
+  now: number,
+  how: { amr: readonly string[]; pending?: boolean },
+  replacing?: string,
+): Promise<string> {
   const token = randomToken()
-  await store.sessions.createSession(sha256(token), userId, now + SESSION_TTL_MS, now, replacing && sha256(replacing))
+  const pending = how.pending ?? false
+  const expiresAt = now + (pending ? PENDING_TTL_MS : SESSION_TTL_MS)
+  await store.sessions.createSession({ idHash: sha256(token), userId, expiresAt, authTime: now, amr: how.amr, pending }, replacing && sha256(replacing))
   return token
 }
 
 export async function findSession(store: Store, token: string, now: number): Promise<Session | undefined> {
   const found = await store.sessions.findSession(sha256(token), now)
-  return found && { user: found.user, token, authTime: found.authTime }
+  return found && { ...found, token }
 }
 
 export function deleteSession(store: Store, token: string): Promise<void> {
   return store.sessions.deleteSession(sha256(token))
 }
 
-/** "Sign out everywhere": every session of the user ends. */
-export function deleteSessionsOf(store: Store, userId: string): Promise<void> {
-  return store.sessions.deleteSessionsOf(userId)
+/** "Sign out everywhere": every session of the user ends (but the one `keeping`, when given). */
+export function deleteSessionsOf(store: Store, userId: string, keeping?: Session): Promise<void> {
+  return store.sessions.deleteSessionsOf(userId, keeping && sha256(keeping.token))
 }
 
 /**

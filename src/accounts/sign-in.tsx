@@ -4,18 +4,19 @@
 import { Html } from '@elysiajs/html'
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
-import { clearCookie, cookie } from '../lib/cookies'
+import { clearCookie } from '../lib/cookies'
 import { decoyPasswordHash, hashPassword, sha256, verifyPassword } from '../lib/crypto'
 import { PageError } from '../lib/errors'
 import { htmlPage, seeOther } from '../views/page'
-import { clientAddressOf, rateLimitKey } from '../web/client-address'
+import { clientAddressOf } from '../web/client-address'
 import { parsePageForm } from '../web/forms'
 import { CsrfForm, LoginForm, ReturnToQuery, SignupForm } from './model'
 import { LoginPage, SignupPage } from './pages'
-import { SESSION_TTL_MS, cookieNames, createSession, deleteSession } from './sessions'
+import { cookieNames, deleteSession, type Session } from './sessions'
+import { hasTotp, startSession } from './signed-in'
 import { SignInLimits } from './throttle'
 import { EmailTakenError, PASSWORD_MAX, PASSWORD_MIN, UserInputError, checkFullName, checkPassword, insertUser, normalizeEmail } from './users'
-import { csrfAccepted, formCsrf, readSession, returningApp, safeReturnTo, sessionCookieOf } from './web'
+import { csrfAccepted, formCsrf, readSession, returningApp, safeReturnTo } from './web'
 
 export const forbidden = () =>
   new PageError(403, 'Request refused', 'This form has expired or did not come from this site. Go back, reload the page and try again.')
@@ -29,8 +30,32 @@ function signInEmail(raw: string | undefined): string | undefined {
   }
 }
 
-/** A short, stable hash of an email for the log: events can be correlated, the address is not written. */
-const emailHash = (email: string) => sha256(email).slice(0, 16)
+/** A short, stable hash of an email for the log and the account throttle: events can be correlated, the address is not written. */
+export const emailHash = (email: string) => sha256(email).slice(0, 16)
+
+/** The sign-in page for this request (again, after a failed attempt: with the error and status). */
+export async function loginPage(
+  ctx: AppContext,
+  request: Request,
+  session: Session | undefined,
+  returnTo: string | undefined,
+  again?: { status: number; error: string; email?: string; headers?: Record<string, string> },
+): Promise<Response> {
+  const csrf = formCsrf(ctx, request, session)
+  const app = await returningApp(ctx, returnTo)
+  const page = (
+    <LoginPage
+      csrf={csrf.token}
+      returnTo={returnTo}
+      appName={app.name}
+      email={again?.email}
+      error={again?.error}
+      signupOpen={ctx.config.signup === 'open'}
+      passkeys={ctx.config.passkeys !== null}
+    />
+  )
+  return htmlPage(page, { status: again?.status, cookies: csrf.cookies, headers: again?.headers, formAction: app.formAction })
+}
 
 /** Sign-in, sign-up and sign-out: the pages that start and end sessions. */
 export function signInRoutes(ctx: AppContext) {
@@ -39,20 +64,8 @@ export function signInRoutes(ctx: AppContext) {
   const signupOpen = ctx.config.signup === 'open'
   const limits = new SignInLimits(ctx.store, ctx.clock, ctx.config.loginAttemptsPerMinute)
 
-  /** Signing in replaces the browser's previous session, whoever it belonged to (SPEC). */
-  async function startSession(request: Request, userId: string, returnTo: string | undefined): Promise<Response> {
-    const token = await createSession(ctx.store, userId, ctx.clock.now(), sessionCookieOf(ctx, request))
-    const sessionCookie = cookie(names.session, token, { secure, maxAgeSeconds: SESSION_TTL_MS / 1000 })
-    return seeOther(returnTo ?? '/account', [sessionCookie])
-  }
-
   /** One password check for this client address, or the seconds it must wait (counted before any hashing). */
-  async function takeAddressCheck(request: Request, event: string): Promise<number> {
-    const address = clientAddressOf(request, ctx.config.trustedProxies)
-    const wait = await limits.takeAddress(rateLimitKey(address))
-    if (wait > 0) ctx.log.warn(event, { limit: 'address', client: address, retry_after: wait })
-    return wait
-  }
+  const takeAddressCheck = (request: Request, event: string) => limits.takeAddressCheck(ctx, request, event)
 
   function requireSignupOpen() {
     if (!signupOpen) throw new PageError(404, 'Not found', 'Sign-up is closed on this server.')
@@ -66,10 +79,7 @@ export function signInRoutes(ctx: AppContext) {
         const session = await readSession(ctx, request)
         // reauth: an app asked for a fresh sign-in (OpenID Connect prompt=login or max_age).
         if (session && query.reauth !== '1') return seeOther(returnTo ?? '/account')
-        const csrf = formCsrf(ctx, request, session)
-        const app = await returningApp(ctx, returnTo)
-        const page = <LoginPage csrf={csrf.token} returnTo={returnTo} appName={app.name} signupOpen={signupOpen} />
-        return htmlPage(page, { cookies: csrf.cookies, formAction: app.formAction })
+        return loginPage(ctx, request, session, returnTo)
       },
       { query: ReturnToQuery },
     )
@@ -81,12 +91,8 @@ export function signInRoutes(ctx: AppContext) {
         const returnTo = safeReturnTo(body.return_to)
         const email = signInEmail(body.email)
         const password = body.password ?? ''
-        const app = await returningApp(ctx, returnTo)
-        const again = (status: number, error: string, headers?: Record<string, string>) => {
-          const csrf = formCsrf(ctx, request, session)
-          const page = <LoginPage csrf={csrf.token} returnTo={returnTo} appName={app.name} email={email ?? ''} error={error} signupOpen={signupOpen} />
-          return htmlPage(page, { status, cookies: csrf.cookies, headers, formAction: app.formAction })
-        }
+        const again = (status: number, error: string, headers?: Record<string, string>) =>
+          loginPage(ctx, request, session, returnTo, { status, error, headers, email: email ?? '' })
         const client = clientAddressOf(request, ctx.config.trustedProxies)
         // Nothing that cannot be an account's email and password is worth a hash (SPEC: 8–256 characters).
         if (!email || password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
@@ -104,14 +110,17 @@ export function signInRoutes(ctx: AppContext) {
           return again(429, `Too many failed sign-ins for this account. Try again in ${wait} seconds.`, { 'retry-after': String(wait) })
         }
         const user = await ctx.store.users.findUserByEmail(email)
-        // Spend the same time whether or not the email exists, and say the same thing.
-        const ok = await verifyPassword(password, user?.passwordHash ?? (await decoyPasswordHash()))
-        if (!user || !ok) {
+        // Spend the same time whether or not the email exists (or has a password), and say the same thing.
+        const ok = await verifyPassword(password, user?.passwordHash || (await decoyPasswordHash()))
+        if (!user || !user.passwordHash || !ok) {
           ctx.log.warn('sign-in failed', { reason: 'credentials', email_hash: account, client })
           return again(401, 'Invalid email or password')
         }
+        // With TOTP the attempt stays counted until the code is right too: guessing codes after
+        // the right password costs the same back-off as guessing passwords.
+        if (await hasTotp(ctx, user.id)) return startSession(ctx, request, user.id, returnTo, { amr: ['pwd'], pending: true })
         await limits.succeeded(account)
-        return startSession(request, user.id, returnTo)
+        return startSession(ctx, request, user.id, returnTo, { amr: ['pwd'] })
       },
       { parse: parsePageForm, body: LoginForm },
     )
@@ -146,7 +155,7 @@ export function signInRoutes(ctx: AppContext) {
           if (wait > 0) return again(`Too many attempts from your network. Try again in ${wait} seconds.`, 429, { 'retry-after': String(wait) })
           const passwordHash = await hashPassword(password)
           const user = await insertUser(ctx.store, { email, fullName, avatarUrl: null, passwordHash }, ctx.clock.now())
-          return startSession(request, user.id, returnTo)
+          return startSession(ctx, request, user.id, returnTo, { amr: ['pwd'] })
         } catch (error) {
           if (error instanceof UserInputError) return again(capitalize(error.message) + '.', 400)
           if (error instanceof EmailTakenError) return again('An account with this email already exists.', 409)

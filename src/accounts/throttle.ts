@@ -1,5 +1,7 @@
+import type { AppContext } from '../context'
 import type { Store, ThrottleRow } from '../db/store'
 import type { Clock } from '../lib/clock'
+import { clientAddressOf, rateLimitKey } from '../web/client-address'
 
 const FREE_FAILURES = 5
 const MAX_WAIT_MS = 15 * 60 * 1000
@@ -46,6 +48,14 @@ export class SignInLimits {
   /** One password check for this address: 0, or the seconds it must wait. */
   takeAddress(address: string): Promise<number> {
     return this.store.throttle.updateThrottle(`addr:${address}`, (row) => decideAddressAttempt(row, this.clock.now(), this.perMinute))
+  }
+
+  /** One check (a password or a code) for the request's client address, or the seconds it must wait; a wait is logged as `event`. */
+  async takeAddressCheck(ctx: AppContext, request: Request, event: string): Promise<number> {
+    const address = clientAddressOf(request, ctx.config.trustedProxies)
+    const wait = await this.takeAddress(rateLimitKey(address))
+    if (wait > 0) ctx.log.warn(event, { limit: 'address', client: address, retry_after: wait })
+    return wait
   }
 
   /** One attempt at this account, counted as failed until `succeeded`: 0, or the seconds it must wait. */

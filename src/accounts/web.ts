@@ -10,8 +10,14 @@ export function sessionCookieOf(ctx: AppContext, request: Request): string | und
   return parseCookies(request.headers.get('cookie'))[cookieNames(ctx.config.secureCookies).session]
 }
 
-/** The signed-in session of a browser request, if any. */
+/** The signed-in session of a browser request, if any (a sign-in still waiting for its second factor is not one). */
 export async function readSession(ctx: AppContext, request: Request): Promise<Session | undefined> {
+  const session = await readAnySession(ctx, request)
+  return session?.pending ? undefined : session
+}
+
+/** The browser's session, signed in or waiting for its second factor (/login/two-step). */
+export async function readAnySession(ctx: AppContext, request: Request): Promise<Session | undefined> {
   const token = sessionCookieOf(ctx, request)
   return token ? findSession(ctx.store, token, ctx.clock.now()) : undefined
 }
@@ -29,10 +35,26 @@ export function formCsrf(ctx: AppContext, request: Request, session: Session | u
   return { token: csrfTokenFor(ctx.csrfKey, secret), cookies }
 }
 
+/** The secret this browser's forms are bound to: its session, or its anonymous CSRF cookie. */
+export function browserSecret(ctx: AppContext, request: Request, session: Session | undefined): string | undefined {
+  return session ? session.token : parseCookies(request.headers.get('cookie'))[cookieNames(ctx.config.secureCookies).csrf]
+}
+
 /** Whether a submitted form carries the CSRF token of the session (or anonymous cookie) it was rendered for. */
 export function csrfAccepted(ctx: AppContext, request: Request, session: Session | undefined, submitted: unknown): boolean {
-  const secret = session ? session.token : parseCookies(request.headers.get('cookie'))[cookieNames(ctx.config.secureCookies).csrf]
-  return csrfValid(ctx.csrfKey, secret, submitted)
+  return csrfValid(ctx.csrfKey, browserSecret(ctx, request, session), submitted)
+}
+
+/**
+ * The secret a submitted form was rendered for, when its CSRF token is right: the browser's
+ * session (signed in, or waiting for its second factor) or else its anonymous cookie. Passkey
+ * ceremonies bind their challenge to it.
+ */
+export async function formBinding(ctx: AppContext, request: Request, submitted: unknown): Promise<{ secret: string; session?: Session } | undefined> {
+  const session = await readAnySession(ctx, request)
+  if (session && csrfValid(ctx.csrfKey, session.token, submitted)) return { secret: session.token, session }
+  const anonymous = browserSecret(ctx, request, undefined)
+  return anonymous && csrfValid(ctx.csrfKey, anonymous, submitted) ? { secret: anonymous } : undefined
 }
 
 /**

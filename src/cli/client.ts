@@ -1,4 +1,4 @@
-import { ClientInputError, createClient, deleteClient, insecureRedirectUris, listClients, rotateSecret, toView } from '../oauth/clients'
+import { ClientInputError, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, toView } from '../oauth/clients'
 import { UsageError, parse, printJson, printTable, withStore } from './common'
 import { escapeForTerminal } from '../lib/text'
 
@@ -12,6 +12,7 @@ export async function clientCommand(args: string[]): Promise<void> {
         'post-logout-redirect-uri': { type: 'string', multiple: true },
         public: { type: 'boolean' },
         'skip-consent': { type: 'boolean' },
+        'require-mfa': { type: 'boolean' },
       })
       if (!values.name) throw new UsageError('--name is required')
       if (!values['redirect-uri']?.length) throw new UsageError('at least one --redirect-uri is required')
@@ -26,6 +27,7 @@ export async function clientCommand(args: string[]): Promise<void> {
               postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
               public: isPublic,
               skipConsent: values['skip-consent'] ?? false,
+              requireMfa: values['require-mfa'] ?? false,
             },
             Date.now(),
           )
@@ -45,7 +47,19 @@ export async function clientCommand(args: string[]): Promise<void> {
         post_logout_redirect_uris: view.post_logout_redirect_uris,
         public: view.public,
         skip_consent: view.skip_consent,
+        require_mfa: view.require_mfa,
       })
+      return
+    }
+    case 'update': {
+      const { values, positionals } = parse(rest, { 'require-mfa': { type: 'string' } }, 1)
+      const id = positionals[0]
+      const flag = values['require-mfa']
+      if (!id || flag === undefined) throw new UsageError('usage: latchkey client update ID --require-mfa true|false')
+      if (flag !== 'true' && flag !== 'false') throw new UsageError('--require-mfa must be true or false')
+      const client = await withStore(async (store) => ((await store.clients.setRequireMfa(id, flag === 'true')) ? findClient(store, id) : undefined))
+      if (!client) throw new UsageError(`no client with id "${escapeForTerminal(id)}"`)
+      printJson(toView(client))
       return
     }
     case 'list': {
@@ -59,6 +73,7 @@ export async function clientCommand(args: string[]): Promise<void> {
           name: c.name,
           public: String(c.public),
           skip_consent: String(c.skip_consent),
+          require_mfa: String(c.require_mfa),
           redirect_uris: c.redirect_uris.join(' '),
         })),
       )
@@ -82,6 +97,6 @@ export async function clientCommand(args: string[]): Promise<void> {
       return
     }
     default:
-      throw new UsageError(`unknown client command "${sub ?? ''}" (create, list, delete, rotate-secret)`)
+      throw new UsageError(`unknown client command "${sub ?? ''}" (create, list, update, delete, rotate-secret)`)
   }
 }

@@ -51,10 +51,13 @@ export async function userCommand(args: string[]): Promise<void> {
     }
     case 'list': {
       const { values } = parse(rest, { json: { type: 'boolean' } })
-      const users = (await withStore((store) => store.users.listUsers())).map(toUserView)
+      const { list, mfa } = await withStore(async (store) => ({ list: await store.users.listUsers(), mfa: await store.mfa.summaries() }))
+      const users = list.map((u) => ({ ...toUserView(u), mfa: mfa.get(u.id) ?? { totp: false, passkeys: 0 } }))
       if (values.json) return printJson(users)
       if (users.length === 0) return void process.stdout.write('no users\n')
-      printTable(users.map((u) => ({ id: u.id, email: u.email, full_name: u.full_name, avatar_url: u.avatar_url ?? '' })))
+      printTable(
+        users.map((u) => ({ id: u.id, email: u.email, full_name: u.full_name, totp: String(u.mfa.totp), passkeys: String(u.mfa.passkeys), avatar_url: u.avatar_url ?? '' })),
+      )
       return
     }
     case 'delete': {
@@ -65,7 +68,22 @@ export async function userCommand(args: string[]): Promise<void> {
       process.stdout.write(`deleted user ${escapeForTerminal(id)}\n`)
       return
     }
+    case 'reset-mfa': {
+      // For a user who lost their phone: TOTP and recovery codes go, and so do their sessions.
+      const { positionals } = parse(rest, {}, 1)
+      const id = positionals[0]
+      if (!id) throw new UsageError('usage: latchkey user reset-mfa ID')
+      const found = await withStore(async (store) => {
+        if (!(await store.users.findUser(id))) return false
+        await store.mfa.removeTotp(id)
+        await store.sessions.deleteSessionsOf(id)
+        return true
+      })
+      if (!found) throw new UsageError(`no user with id "${escapeForTerminal(id)}"`)
+      process.stdout.write(`reset two-step verification of user ${escapeForTerminal(id)}\n`)
+      return
+    }
     default:
-      throw new UsageError(`unknown user command "${sub ?? ''}" (create, list, delete)`)
+      throw new UsageError(`unknown user command "${sub ?? ''}" (create, list, delete, reset-mfa)`)
   }
 }

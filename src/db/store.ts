@@ -15,6 +15,7 @@
 import type { ClientStore } from './port/clients'
 import type { GrantStore } from './port/grants'
 import type { KeyStore } from './port/keys'
+import type { MfaStore } from './port/mfa'
 import type { SessionStore } from './port/sessions'
 import type { SettingsStore } from './port/settings'
 import type { ThrottleStore } from './port/throttle'
@@ -25,6 +26,7 @@ export type * from './port/clients'
 export type * from './port/grants'
 export type * from './port/keys'
 export { signerOf } from './port/keys'
+export type * from './port/mfa'
 export type * from './port/sessions'
 export type * from './port/settings'
 export type * from './port/throttle'
@@ -90,6 +92,8 @@ export interface Store {
   readonly throttle: ThrottleStore
   /** ID-token signing keys. */
   readonly keys: KeyStore
+  /** Passkeys, TOTP, recovery codes. */
+  readonly mfa: MfaStore
 
   /** One round trip: for /healthz. */
   ping(): Promise<void>

@@ -9,6 +9,8 @@ export interface Client {
   postLogoutRedirectUris: string[]
   public: boolean
   skipConsent: boolean
+  /** Authorizing needs two factors (`--require-mfa`). */
+  requireMfa: boolean
 }
 
 export interface ClientView {
@@ -18,6 +20,7 @@ export interface ClientView {
   post_logout_redirect_uris: string[]
   public: boolean
   skip_consent: boolean
+  require_mfa: boolean
 }
 
 export class ClientInputError extends Error {}
@@ -54,6 +57,7 @@ export function toView(client: Client): ClientView {
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     public: client.public,
     skip_consent: client.skipConsent,
+    require_mfa: client.requireMfa,
   }
 }
 
@@ -65,12 +69,13 @@ function toClient(row: ClientRecord): Client {
     postLogoutRedirectUris: row.postLogoutRedirectUris,
     public: row.secretHash === null,
     skipConsent: row.skipConsent,
+    requireMfa: row.requireMfa,
   }
 }
 
 export async function createClient(
   store: Store,
-  input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean; skipConsent: boolean },
+  input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean; skipConsent: boolean; requireMfa?: boolean },
   now: number,
 ): Promise<{ client: Client; secret: string | null }> {
   const name = input.name.trim().normalize('NFC')
@@ -81,8 +86,9 @@ export async function createClient(
   const postLogoutRedirectUris = [...new Set((input.postLogoutRedirectUris ?? []).map(checkRedirectUri))]
   const id = Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex')
   const secret = input.public ? null : randomToken('lk_cs_')
-  await store.clients.insertClient({ id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent }, now)
-  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent }, secret }
+  const requireMfa = input.requireMfa ?? false
+  await store.clients.insertClient({ id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent, requireMfa }, now)
+  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa }, secret }
 }
 
 export async function listClients(store: Store): Promise<Client[]> {

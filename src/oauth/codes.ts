@@ -11,6 +11,8 @@ export interface CodeGrant {
   /** OpenID Connect: the request's nonce (for the id_token), and when the user signed in. */
   nonce?: string | null
   authTime?: number | null
+  /** How the user signed in (RFC 8176 values, space-separated). */
+  amr?: string | null
 }
 
 /**
@@ -20,6 +22,6 @@ export interface CodeGrant {
 export async function issueCode(store: Store, grant: CodeGrant, now: number, ttlSeconds: number, rememberScopes?: readonly string[]): Promise<string> {
   const code = randomToken()
   const remember = rememberScopes && { scopes: rememberScopes, canonicalOrder: SUPPORTED_SCOPES, now }
-  await store.grants.issueCode({ ...grant, nonce: grant.nonce ?? null, authTime: grant.authTime ?? null, codeHash: sha256(code), expiresAt: now + ttlSeconds * 1000 }, remember)
+  await store.grants.issueCode({ ...grant, nonce: grant.nonce ?? null, authTime: grant.authTime ?? null, amr: grant.amr ?? null, codeHash: sha256(code), expiresAt: now + ttlSeconds * 1000 }, remember)
   return code
 }

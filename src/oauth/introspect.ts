@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
+import type { SignIn } from '../db/store'
 import { errorResponses } from '../docs/openapi'
 import { InvalidClient, InvalidRequest } from '../lib/errors'
 import { apiHeaders, json } from '../lib/http'
@@ -24,7 +25,8 @@ async function describe(ctx: AppContext, client: Client, token: string): Promise
     // a rotated one is still active within the reuse grace.
     if (!found || found.family.clientId !== client.id || !ctx.refreshTokens.isCurrent(found, now)) return INACTIVE
     const row = found.token!
-    return { active: true, scope: row.scope, client_id: row.clientId, sub: row.userId, exp: seconds(row.expiresAt), iat: seconds(row.createdAt), token_type: 'refresh_token', iss }
+    const active = { active: true, scope: row.scope, client_id: row.clientId, sub: row.userId, exp: seconds(row.expiresAt), iat: seconds(row.createdAt), token_type: 'refresh_token', iss }
+    return { ...active, ...signInClaims({ authTime: found.family.authTime ?? row.authTime, amr: found.family.amr }) }
   }
   const grant = await ctx.tokens.validate(token)
   // Each client learns only about the tokens issued to it (another's: as if unknown).
@@ -38,7 +40,16 @@ async function describe(ctx: AppContext, client: Client, token: string): Promise
     iat: seconds(grant.issuedAt),
     token_type: 'Bearer',
     iss,
+    ...signInClaims(await ctx.store.grants.signInOfToken(grant.id)),
   }
+}
+
+/** RFC 8176 amr and auth_time, as in the id_token, when the authorization kept them. */
+function signInClaims(signIn: SignIn | undefined): { auth_time?: number; amr?: string[] } {
+  const claims: { auth_time?: number; amr?: string[] } = {}
+  if (signIn?.authTime != null) claims.auth_time = seconds(signIn.authTime)
+  if (signIn?.amr) claims.amr = signIn.amr.split(' ')
+  return claims
 }
 
 /**

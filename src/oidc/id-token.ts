@@ -25,7 +25,7 @@ export function identityClaims(ctx: AppContext, user: UserRecord, scopes: readon
  */
 export async function issueIdToken(
   ctx: AppContext,
-  input: { user: UserRecord; clientId: string; scopes: readonly string[]; nonce: string | null; authTime: number | null },
+  input: { user: UserRecord; clientId: string; scopes: readonly string[]; nonce: string | null; authTime: number | null; amr?: string | null },
 ): Promise<string> {
   const now = ctx.clock.now()
   const { kid, key } = await ctx.signingKeys.signingKey()
@@ -38,5 +38,7 @@ export async function issueIdToken(
   }
   if (input.authTime !== null) payload.auth_time = seconds(input.authTime)
   if (input.nonce !== null) payload.nonce = input.nonce
+  // RFC 8176: how the user signed in ("pwd"; "pwd otp mfa"; a passkey "hwk user", with "mfa" when verified).
+  if (input.amr) payload.amr = input.amr.split(' ')
   return signJwt(payload, key, kid)
 }

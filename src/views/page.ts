@@ -5,6 +5,9 @@ export function pageHeaders(formAction: readonly string[] = []): Record<string, 
   const csp = [
     "default-src 'none'",
     "style-src 'self'",
+    // Passkey pages run two same-origin scripts (no inline script) that fetch their options.
+    "script-src 'self'",
+    "connect-src 'self'",
     "img-src 'self' https: http: data:",
     `form-action 'self'${formAction.map((s) => ' ' + s).join('')}`,
     "frame-ancestors 'none'",

@@ -13,7 +13,7 @@ async function world() {
   await issueCode(t.store, { clientId: client.id, userId: user.id, redirectUri: 'https://app.example/callback', scope: 'email', codeChallenge: null }, now, 60, ['email'])
   await mintToken(t, client.id, user.id, 'email')
   await t.store.settings.saveSetting(user.id, client.id, 'k', '1', () => now)
-  await createSession(t.store, user.id, now)
+  await createSession(t.store, user.id, now, { amr: ['pwd'] })
   const counts = async () => Promise.all(TABLES.map(async (table) => (await t.row(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${table}`))!.n))
   expect(await counts()).toEqual([1, 2, 1, 1, 1, 1])
   return { t, client, user, counts }

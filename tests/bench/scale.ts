@@ -63,7 +63,7 @@ async function issueToken(store: Store, clientId: string, userId: string, scope:
   const codeHash = sha256(randomToken())
   const row = { clientId, userId, scope, familyId: Bun.randomUUIDv7() }
   await store.grants.issueCode(
-    { codeHash, clientId, userId, redirectUri: REDIRECT_URI, scope, codeChallenge: null, expiresAt: now + 600_000, nonce: null, authTime: now },
+    { codeHash, clientId, userId, redirectUri: REDIRECT_URI, scope, codeChallenge: null, expiresAt: now + 600_000, nonce: null, authTime: now, amr: 'pwd' },
     undefined,
   )
   const access = mintOpaque(ACCESS_TOKEN_PREFIX, row, now, TTL_SECONDS)

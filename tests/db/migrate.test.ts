@@ -15,6 +15,9 @@ function migratedThrough(count: number) {
   return db
 }
 
+/** The tags from `tag` to the newest: what migrating a database left at the one before applies. */
+const tagsFrom = (tag: string) => journal.entries.map((e) => e.tag).slice(journal.entries.findIndex((e) => e.tag === tag))
+
 describe('embedded migrations', () => {
   test('every drizzle-kit migration is in the journal and embedded', () => {
     const files = readdirSync(new URL('../../drizzle/sqlite', import.meta.url)).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4))
@@ -27,7 +30,7 @@ describe('embedded migrations', () => {
     expect(migrate(db.sqlite).applied).toEqual(journal.entries.map((e) => e.tag))
     expect(migrate(db.sqlite).applied).toEqual([])
     const tables = db.sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name)
-    expect(tables).toEqual(['access_tokens', 'auth_codes', 'clients', 'consents', 'latchkey_migrations', 'login_throttle', 'refresh_families', 'refresh_tokens', 'server_secrets', 'sessions', 'setting_counts', 'settings', 'signing_keys', 'users'])
+    expect(tables).toEqual(['access_tokens', 'auth_codes', 'clients', 'consents', 'latchkey_migrations', 'login_throttle', 'passkeys', 'recovery_codes', 'refresh_families', 'refresh_tokens', 'server_secrets', 'sessions', 'setting_counts', 'settings', 'signing_keys', 'totp_secrets', 'users', 'webauthn_challenges'])
   })
 
   test('the database runs with foreign keys, a busy timeout and synchronous=FULL', () => {
@@ -98,7 +101,7 @@ describe('0008: settings in their key order', () => {
     const counts = () => db.sqlite.query('SELECT n, bytes FROM setting_counts').get()
     expect(counts()).toEqual({ n: 3, bytes: 12 })
 
-    expect(migrate(db.sqlite).applied).toEqual(['0008_settings_clustered', '0009_refresh_families'])
+    expect(migrate(db.sqlite).applied).toEqual(tagsFrom('0008_settings_clustered'))
     expect(db.sqlite.query("SELECT sql FROM sqlite_master WHERE name = 'settings'").get()).toEqual({ sql: expect.stringContaining('WITHOUT ROWID') })
     expect(db.sqlite.query('SELECT key, value, updated_at FROM settings').all()).toEqual(
       ['a', 'b', 'c'].map((key) => ({ key, value: '"xy"', updated_at: 7 })),
@@ -150,13 +153,29 @@ describe('0009: refresh families and the next signing key', () => {
     db.sqlite.run("INSERT INTO refresh_tokens (id, verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at, rotated_at) VALUES (5, 'h5', 'fam-a', 'c1', 'u1', 'email', 100, 10, 20), (6, 'h6', 'fam-a', 'c1', 'u1', 'email', 200, 20, NULL), (7, 'h7', 'fam-b', 'c1', 'u1', 'email', 300, 30, NULL)")
     db.sqlite.run("INSERT INTO signing_keys (kid, alg, private_jwk, public_jwk, created_at, retired_at) VALUES ('k1', 'RS256', '{}', '{}', 42, NULL)")
 
-    expect(migrate(db.sqlite).applied).toEqual(['0009_refresh_families'])
+    expect(migrate(db.sqlite).applied).toEqual(tagsFrom('0009_refresh_families'))
     expect(db.sqlite.query('SELECT family_id, client_id, user_id, key_hash, created_at, used_at, expires_at FROM refresh_families ORDER BY family_id').all()).toEqual([
       { family_id: 'fam-a', client_id: 'c1', user_id: 'u1', key_hash: null, created_at: 10, used_at: 20, expires_at: 200 },
       { family_id: 'fam-b', client_id: 'c1', user_id: 'u1', key_hash: null, created_at: 30, used_at: 30, expires_at: 300 },
     ])
     expect(db.sqlite.query('SELECT id FROM refresh_tokens ORDER BY id').all()).toEqual([{ id: 5 }, { id: 6 }, { id: 7 }])
     expect(db.sqlite.query('SELECT signs_from FROM signing_keys').get()).toEqual({ signs_from: 42 })
+  })
+})
+
+describe('0010: passkeys and two-step sign-in', () => {
+  test('existing families signed in with a password, at their tokens\' auth_time; sessions and clients get defaults', () => {
+    const db = migratedThrough(journal.entries.findIndex((e) => e.tag === '0010_passkeys_two_step'))
+    db.sqlite.run("INSERT INTO users (id, email, full_name, password_hash, created_at) VALUES ('u1', 'a@b.c', 'A', 'h', 0)")
+    db.sqlite.run("INSERT INTO clients (id, name, secret_hash, redirect_uris, skip_consent, created_at) VALUES ('c1', 'C', NULL, '[]', 0, 0)")
+    db.sqlite.run("INSERT INTO sessions (id_hash, user_id, expires_at, auth_time) VALUES ('s1', 'u1', 100, 7)")
+    db.sqlite.run("INSERT INTO refresh_families (family_id, client_id, user_id, created_at, used_at, expires_at) VALUES ('fam-a', 'c1', 'u1', 1, 1, 100)")
+    db.sqlite.run("INSERT INTO refresh_tokens (verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at, auth_time) VALUES ('h', 'fam-a', 'c1', 'u1', 'email', 100, 1, 5)")
+
+    expect(migrate(db.sqlite).applied).toEqual(tagsFrom('0010_passkeys_two_step'))
+    expect(db.sqlite.query('SELECT amr, auth_time FROM refresh_families').get()).toEqual({ amr: 'pwd', auth_time: 5 })
+    expect(db.sqlite.query('SELECT amr, pending FROM sessions').get()).toEqual({ amr: 'pwd', pending: 0 })
+    expect(db.sqlite.query('SELECT require_mfa FROM clients').get()).toEqual({ require_mfa: 0 })
   })
 })
 

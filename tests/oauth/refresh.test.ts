@@ -321,7 +321,7 @@ describe('introspection (RFC 7662)', () => {
   const introspect = (w: Awaited<ReturnType<typeof world>>, token: string, auth: string | undefined = basic(w.app), extra: Record<string, string> = {}) =>
     post(w.t, '/api/oauth/introspect', { token, ...extra }, auth)
 
-  test('an active access token: scope, client_id, sub, exp, iat, token_type, iss — to its own client only', async () => {
+  test('an active access token: scope, client_id, sub, exp, iat, token_type, iss, auth_time, amr — to its own client only', async () => {
     const w = await world()
     const tokens = await codeExchange(w)
     const now = Math.floor(w.t.clock.now() / 1000)
@@ -337,6 +337,8 @@ describe('introspection (RFC 7662)', () => {
       iat: now,
       token_type: 'Bearer',
       iss: w.t.config.issuer,
+      auth_time: now,
+      amr: ['pwd'],
     })
     // Another client learns nothing about it, not even that it exists (SPEC "Introspection").
     const other = await introspect(w, tokens.access_token, basic(w.other))
@@ -359,7 +361,7 @@ describe('introspection (RFC 7662)', () => {
     const w = await world()
     const tokens = await codeExchange(w)
     const mine = (await (await introspect(w, tokens.refresh_token, basic(w.app), { token_type_hint: 'refresh_token' })).json()) as Record<string, unknown>
-    expect(mine).toMatchObject({ active: true, client_id: w.app.client.id, sub: w.user.id, token_type: 'refresh_token', scope: 'profile email settings:read' })
+    expect(mine).toMatchObject({ active: true, client_id: w.app.client.id, sub: w.user.id, token_type: 'refresh_token', scope: 'profile email settings:read', amr: ['pwd'] })
     expect(await (await introspect(w, tokens.refresh_token, basic(w.other))).json()).toEqual({ active: false })
     await refresh(w, tokens.refresh_token)
     // Rotated, but within REFRESH_TOKEN_REUSE_GRACE the token endpoint still accepts it: so does introspection.

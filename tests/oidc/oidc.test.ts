@@ -97,7 +97,7 @@ describe('discovery and the JWKS', () => {
 })
 
 describe('ID tokens', () => {
-  test('with openid the exchange returns an RS256 id_token: iss, sub, aud, exp, iat, auth_time, nonce, and the scopes\' claims', async () => {
+  test('with openid the exchange returns an RS256 id_token: iss, sub, aud, exp, iat, auth_time, amr, nonce, and the scopes\' claims', async () => {
     const w = await world({ verified: true })
     const authTime = Math.floor(w.t.clock.now() / 1000)
     const tokens = await tokensFor(w, { scope: 'openid profile email', nonce: 'n-0S6_WzA2Mj' })
@@ -111,6 +111,7 @@ describe('ID tokens', () => {
       exp: authTime + 3600,
       iat: authTime,
       auth_time: authTime,
+      amr: ['pwd'],
       nonce: 'n-0S6_WzA2Mj',
       email: 'ann@example.com',
       email_verified: true,

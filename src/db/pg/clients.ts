@@ -1,7 +1,6 @@
 import type { ClientRecord, ClientStore } from '../store'
-import type { PgContext, Row } from './context'
+import { json, type PgContext, type Row } from './context'
 
-const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v) as string[]
 const toClient = (r: Row): ClientRecord => ({
   id: r.id as string,
   name: r.name as string,
@@ -9,6 +8,7 @@ const toClient = (r: Row): ClientRecord => ({
   redirectUris: json(r.redirect_uris),
   postLogoutRedirectUris: json(r.post_logout_redirect_uris),
   skipConsent: r.skip_consent as boolean,
+  requireMfa: r.require_mfa as boolean,
 })
 
 export class PgClients implements ClientStore {
@@ -17,21 +17,21 @@ export class PgClients implements ClientStore {
   insertClient(client: ClientRecord, now: number): Promise<void> {
     return this.ctx.run(
       async (sql) =>
-        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, created_at)
+        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, created_at)
           VALUES (${client.id}, ${client.name}, ${client.secretHash}, ${JSON.stringify(client.redirectUris)}::jsonb,
-            ${JSON.stringify(client.postLogoutRedirectUris)}::jsonb, ${client.skipConsent}, ${now})`),
+            ${JSON.stringify(client.postLogoutRedirectUris)}::jsonb, ${client.skipConsent}, ${client.requireMfa}, ${now})`),
     )
   }
 
   findClient(id: string): Promise<ClientRecord | undefined> {
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`SELECT id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent FROM clients WHERE id = ${id}`
+      const [row] = await sql`SELECT id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa FROM clients WHERE id = ${id}`
       return row && toClient(row)
     })
   }
 
   listClients(): Promise<ClientRecord[]> {
-    return this.ctx.run(async (sql) => (await sql`SELECT id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent FROM clients ORDER BY created_at, id`).map(toClient))
+    return this.ctx.run(async (sql) => (await sql`SELECT id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa FROM clients ORDER BY created_at, id`).map(toClient))
   }
 
   /**
@@ -48,6 +48,10 @@ export class PgClients implements ClientStore {
       await tx`DELETE FROM access_tokens WHERE client_id = ${id}`
       return (await tx`DELETE FROM clients WHERE id = ${id}`).count > 0
     })
+  }
+
+  setRequireMfa(id: string, requireMfa: boolean): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`UPDATE clients SET require_mfa = ${requireMfa} WHERE id = ${id}`).count > 0)
   }
 
   setClientSecret(id: string, secretHash: string): Promise<boolean> {

@@ -13,6 +13,8 @@ export interface PgContext {
 
 // int8 columns come back as strings; times stay far below 2^53.
 export const n = (v: unknown) => Number(v)
+/** A jsonb array of strings (Bun's client hands jsonb back parsed, or as text). */
+export const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v) as string[]
 export const toUser = (r: Row): UserRecord => ({
   id: r.id as string,
   email: r.email as string,

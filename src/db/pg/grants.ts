@@ -13,6 +13,7 @@ import type {
   RefreshLookup,
   RefreshOutcome,
   RefreshRecord,
+  SignIn,
 } from '../store'
 import { lock, n, type PgContext, type Row, type Tx } from './context'
 
@@ -38,6 +39,8 @@ const toFamily = (r: Row): RefreshFamily => ({
   clientId: r.client_id as string,
   userId: r.user_id as string,
   keyHash: r.key_hash as string | null,
+  authTime: r.auth_time === null ? null : n(r.auth_time),
+  amr: r.amr as string | null,
   usedAt: n(r.used_at),
   expiresAt: n(r.expires_at),
   windowStart: n(r.window_start),
@@ -45,7 +48,7 @@ const toFamily = (r: Row): RefreshFamily => ({
   live: n(r.live),
 })
 
-const FAMILY_COLUMNS = 'f.id, f.family_id, f.client_id, f.user_id, f.key_hash, f.used_at, f.expires_at, f.window_start, f.window_count'
+const FAMILY_COLUMNS = 'f.id, f.family_id, f.client_id, f.user_id, f.key_hash, f.auth_time, f.amr, f.used_at, f.expires_at, f.window_start, f.window_count'
 const LIVE = '(SELECT count(*) FROM refresh_tokens r WHERE r.family_id = f.family_id AND r.rotated_at IS NULL) AS live'
 
 /*
@@ -107,8 +110,8 @@ export class PgGrants implements GrantStore {
   }
 
   issueCode(code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number } | undefined): Promise<void> {
-    const insert = (sql: Tx) => sql`INSERT INTO auth_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time)
-      VALUES (${code.codeHash}, ${code.clientId}, ${code.userId}, ${code.redirectUri}, ${code.scope}, ${code.codeChallenge}, ${code.expiresAt}, ${code.nonce}, ${code.authTime})`
+    const insert = (sql: Tx) => sql`INSERT INTO auth_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, amr)
+      VALUES (${code.codeHash}, ${code.clientId}, ${code.userId}, ${code.redirectUri}, ${code.scope}, ${code.codeChallenge}, ${code.expiresAt}, ${code.nonce}, ${code.authTime}, ${code.amr})`
     if (!remember) return this.ctx.run(async (sql) => void (await insert(sql)))
     return this.ctx.tx(async (tx) => {
       // Two consents for one user and app at once must both count: the union is taken under a lock.
@@ -143,7 +146,7 @@ export class PgGrants implements GrantStore {
     return this.ctx.tx(async (tx): Promise<ExchangeOutcome> => {
       // The row lock makes a second exchange of the same code, on any instance, wait for the
       // first and then see it used.
-      const [row] = await tx`SELECT client_id, user_id, redirect_uri, scope, code_challenge, expires_at, used_at, token_id, family_id, nonce, auth_time
+      const [row] = await tx`SELECT client_id, user_id, redirect_uri, scope, code_challenge, expires_at, used_at, token_id, family_id, nonce, auth_time, amr
         FROM auth_codes WHERE code_hash = ${codeHash} FOR UPDATE`
       if (!row) return { ok: false, reason: 'unknown' }
       if (row.used_at !== null) {
@@ -162,12 +165,13 @@ export class PgGrants implements GrantStore {
         usedAt: null,
         nonce: row.nonce as string | null,
         authTime: row.auth_time === null ? null : n(row.auth_time),
+        amr: row.amr as string | null,
       }
       const refused = check(code)
       if (refused) return { ok: false, reason: 'refused', description: refused }
-      const { access, refresh, keyHash } = issue(code)
-      const [ids] = await tx`WITH f AS (INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at)
-            VALUES (${refresh.familyId}, ${refresh.clientId}, ${refresh.userId}, ${keyHash}, ${now}, ${now}, ${refresh.expiresAt}) RETURNING id),
+      const { access, refresh, keyHash, amr } = issue(code)
+      const [ids] = await tx`WITH f AS (INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at, auth_time, amr)
+            VALUES (${refresh.familyId}, ${refresh.clientId}, ${refresh.userId}, ${keyHash}, ${now}, ${now}, ${refresh.expiresAt}, ${refresh.authTime}, ${amr ?? null}) RETURNING id),
           a AS (${insertToken(tx, 'access_tokens', access)}), r AS (${insertToken(tx, 'refresh_tokens', refresh)}),
           u AS (UPDATE auth_codes SET used_at = ${now}, token_id = (SELECT id FROM a), family_id = ${access.familyId} WHERE code_hash = ${codeHash})
         SELECT (SELECT id FROM a) AS token_id, (SELECT id FROM f) AS family_ref`
@@ -225,5 +229,12 @@ export class PgGrants implements GrantStore {
 
   revokeFamily(familyId: string): Promise<boolean> {
     return this.ctx.tx((tx) => deleteFamily(tx, familyId))
+  }
+
+  signInOfToken(tokenId: number): Promise<SignIn | undefined> {
+    return this.ctx.run(async (sql) => {
+      const [row] = await sql`SELECT f.auth_time, f.amr FROM access_tokens a JOIN refresh_families f ON f.family_id = a.family_id WHERE a.id = ${tokenId}`
+      return row && { authTime: row.auth_time === null ? null : n(row.auth_time), amr: row.amr as string | null }
+    })
   }
 }

@@ -7,6 +7,7 @@ import openidConnect from '../../../drizzle/pg/0003_openid_connect.sql' with { t
 import purgeQuietly from '../../../drizzle/pg/0004_purge_quietly.sql' with { type: 'text' }
 import notifyTokenIds from '../../../drizzle/pg/0005_notify_token_ids.sql' with { type: 'text' }
 import refreshFamilies from '../../../drizzle/pg/0006_refresh_families.sql' with { type: 'text' }
+import passkeysTwoStep from '../../../drizzle/pg/0007_passkeys_two_step.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -20,6 +21,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0004_purge_quietly': purgeQuietly,
   '0005_notify_token_ids': notifyTokenIds,
   '0006_refresh_families': refreshFamilies,
+  '0007_passkeys_two_step': passkeysTwoStep,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

@@ -29,6 +29,7 @@ export const clients = pgTable('clients', {
   postLogoutRedirectUris: jsonb('post_logout_redirect_uris').$type<string[]>().notNull().default([]),
   skipConsent: boolean('skip_consent').notNull(),
   createdAt: ms('created_at').notNull(),
+  requireMfa: boolean('require_mfa').notNull().default(false),
 })
 
 export const sessions = pgTable(
@@ -37,8 +38,10 @@ export const sessions = pgTable(
     idHash: text('id_hash').primaryKey(),
     userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
     expiresAt: ms('expires_at').notNull(),
-    /** When the user entered their password (OpenID Connect auth_time, max_age). */
+    /** When the user presented their last factor (OpenID Connect auth_time, max_age). */
     authTime: ms('auth_time').notNull().default(0),
+    amr: text('amr').notNull().default('pwd'),
+    pending: boolean('pending').notNull().default(false),
   },
   (t) => [index('sessions_user').on(t.userId), index('sessions_expires').on(t.expiresAt)],
 )
@@ -90,6 +93,8 @@ export const refreshFamilies = pgTable(
     userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
     keyHash: text('key_hash'),
     createdAt: ms('created_at').notNull(),
+    authTime: ms('auth_time'),
+    amr: text('amr'),
     usedAt: ms('used_at').notNull(),
     expiresAt: ms('expires_at').notNull(),
     windowStart: ms('window_start').notNull().default(0),
@@ -114,6 +119,7 @@ export const authCodes = pgTable(
     /** OpenID Connect: the nonce of the request, and when the user signed in. */
     nonce: text('nonce'),
     authTime: ms('auth_time'),
+    amr: text('amr'),
   },
   (t) => [index('auth_codes_expires').on(t.expiresAt), index('auth_codes_user').on(t.userId), index('auth_codes_client').on(t.clientId)],
 )
@@ -196,3 +202,50 @@ export const signingKeys = pgTable('signing_keys', {
    */
   signsFrom: ms('signs_from'),
 })
+
+export const passkeys = pgTable(
+  'passkeys',
+  {
+    credentialId: text('credential_id').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    publicKey: text('public_key').notNull(),
+    signCount: ms('sign_count').notNull(),
+    transports: jsonb('transports').$type<string[]>().notNull(),
+    createdAt: ms('created_at').notNull(),
+    lastUsedAt: ms('last_used_at'),
+  },
+  (t) => [index('passkeys_user').on(t.userId)],
+)
+
+export const webauthnChallenges = pgTable(
+  'webauthn_challenges',
+  {
+    browserHash: text('browser_hash').notNull(),
+    purpose: text('purpose').notNull(),
+    challenge: text('challenge').notNull(),
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    expiresAt: ms('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.browserHash, t.purpose] }), index('webauthn_challenges_expires').on(t.expiresAt)],
+)
+
+export const totpSecrets = pgTable('totp_secrets', {
+  userId: text('user_id')
+    .primaryKey()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  sealedSecret: text('sealed_secret').notNull(),
+  createdAt: ms('created_at').notNull(),
+  confirmedAt: ms('confirmed_at'),
+  lastStep: ms('last_step').notNull().default(0),
+})
+
+export const recoveryCodes = pgTable(
+  'recovery_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    createdAt: ms('created_at').notNull(),
+  },
+  (t) => [index('recovery_codes_user').on(t.userId)],
+)

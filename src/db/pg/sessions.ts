@@ -1,12 +1,13 @@
 import type { SQL } from 'bun'
-import type { SessionRecord, SessionStore } from '../store'
+import type { NewSession, SessionRecord, SessionStore } from '../store'
 import { n, toUser, type PgContext } from './context'
 
 export class PgSessions implements SessionStore {
   constructor(private readonly ctx: PgContext) {}
 
-  createSession(idHash: string, userId: string, expiresAt: number, authTime: number, replacing?: string): Promise<void> {
-    const insert = (sql: SQL) => sql`INSERT INTO sessions (id_hash, user_id, expires_at, auth_time) VALUES (${idHash}, ${userId}, ${expiresAt}, ${authTime})`
+  createSession(s: NewSession, replacing?: string): Promise<void> {
+    const insert = (sql: SQL) => sql`INSERT INTO sessions (id_hash, user_id, expires_at, auth_time, amr, pending)
+      VALUES (${s.idHash}, ${s.userId}, ${s.expiresAt}, ${s.authTime}, ${s.amr.join(' ')}, ${s.pending})`
     if (!replacing) return this.ctx.run(async (sql) => void (await insert(sql)))
     return this.ctx.tx(async (tx) => {
       await tx`DELETE FROM sessions WHERE id_hash = ${replacing}`
@@ -16,9 +17,9 @@ export class PgSessions implements SessionStore {
 
   findSession(idHash: string, now: number): Promise<SessionRecord | undefined> {
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`SELECT u.id, u.email, u.full_name, u.avatar_url, u.email_verified, s.auth_time FROM sessions s JOIN users u ON u.id = s.user_id
+      const [row] = await sql`SELECT u.id, u.email, u.full_name, u.avatar_url, u.email_verified, s.auth_time, s.amr, s.pending FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.id_hash = ${idHash} AND s.expires_at > ${now}`
-      return row && { user: toUser(row), authTime: n(row.auth_time) }
+      return row && { user: toUser(row), authTime: n(row.auth_time), amr: (row.amr as string).split(' '), pending: row.pending as boolean }
     })
   }
 
@@ -26,7 +27,7 @@ export class PgSessions implements SessionStore {
     return this.ctx.run(async (sql) => void (await sql`DELETE FROM sessions WHERE id_hash = ${idHash}`))
   }
 
-  deleteSessionsOf(userId: string): Promise<void> {
-    return this.ctx.run(async (sql) => void (await sql`DELETE FROM sessions WHERE user_id = ${userId}`))
+  deleteSessionsOf(userId: string, except?: string): Promise<void> {
+    return this.ctx.run(async (sql) => void (await sql`DELETE FROM sessions WHERE user_id = ${userId} AND id_hash <> ${except ?? ''}`))
   }
 }

@@ -7,6 +7,7 @@ import { connect } from './connect'
 import { portError, type PgContext, type Tx } from './context'
 import { PgGrants } from './grants'
 import { PgKeys } from './keys'
+import { PgMfa } from './mfa'
 import { migrate } from './migrate'
 import { PgSessions } from './sessions'
 import { PgSettings } from './settings'
@@ -42,6 +43,7 @@ export class PgStore implements Store, PgContext {
   readonly settings = new PgSettings(this)
   readonly throttle = new PgThrottle(this)
   readonly keys = new PgKeys(this)
+  readonly mfa = new PgMfa(this)
 
   private constructor(
     /** The connection pool (tests run assertions on it). */

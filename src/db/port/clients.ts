@@ -9,6 +9,8 @@ export interface ClientRecord {
   /** RP-initiated logout may return only to these (exact match). */
   postLogoutRedirectUris: string[]
   skipConsent: boolean
+  /** Authorizing needs a session signed in with two factors. */
+  requireMfa: boolean
 }
 
 export interface ClientStore {
@@ -18,4 +20,6 @@ export interface ClientStore {
   deleteClient(id: string): Promise<boolean>
   /** Only a confidential client's secret changes; false for public or unknown clients. */
   setClientSecret(id: string, secretHash: string): Promise<boolean>
+  /** false for an unknown client. */
+  setRequireMfa(id: string, requireMfa: boolean): Promise<boolean>
 }

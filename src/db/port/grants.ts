@@ -14,6 +14,8 @@ export interface CodeRecord {
   /** OpenID Connect: the request's nonce, and when the user signed in. */
   nonce: string | null
   authTime: number | null
+  /** How the user signed in (RFC 8176 values, space-separated); null for codes from before it was kept. */
+  amr: string | null
 }
 
 /** A code about to be stored: its record before any use, under the hash of its value. */
@@ -58,6 +60,9 @@ export interface RefreshFamily {
   keyHash: string | null
   usedAt: number
   expiresAt: number
+  /** How and when the user signed in for this authorization (null for families from before it was kept). */
+  authTime: number | null
+  amr: string | null
   /** The refresh rate limit's window. */
   windowStart: number
   windowCount: number
@@ -71,6 +76,14 @@ export interface IssuedTokens {
   refresh: NewRefreshToken
   /** The family's key hash: set on a new family, or given to an old one that had none. */
   keyHash: string
+  /** How the user signed in (RFC 8176, space-separated): kept on a new family. */
+  amr?: string | null
+}
+
+/** How and when the user signed in for an authorization: what introspection reports (RFC 8176 amr, auth_time). */
+export interface SignIn {
+  authTime: number | null
+  amr: string | null
 }
 
 /**
@@ -147,4 +160,6 @@ export interface GrantStore {
   findRefreshToken(lookup: RefreshLookup): Promise<FoundRefresh | undefined>
   /** The family and every access and refresh token in it. */
   revokeFamily(familyId: string): Promise<boolean>
+  /** How the user signed in for the authorization an access token belongs to. */
+  signInOfToken(tokenId: number): Promise<SignIn | undefined>
 }

@@ -13,6 +13,7 @@ const toClient = (row: typeof clients.$inferSelect): ClientRecord => ({
   redirectUris: row.redirectUris,
   postLogoutRedirectUris: row.postLogoutRedirectUris,
   skipConsent: row.skipConsent,
+  requireMfa: row.requireMfa,
 })
 
 export class SqliteClients implements ClientStore {
@@ -36,6 +37,11 @@ export class SqliteClients implements ClientStore {
   deleteClient(id: string): Promise<boolean> {
     const { db } = this.ctx
     return this.ctx.write(() => changes(db.orm.delete(clients).where(eq(clients.id, id)).run()) > 0)
+  }
+
+  setRequireMfa(id: string, requireMfa: boolean): Promise<boolean> {
+    const { db } = this.ctx
+    return this.ctx.write(() => changes(db.orm.update(clients).set({ requireMfa }).where(eq(clients.id, id)).run()) > 0)
   }
 
   setClientSecret(id: string, secretHash: string): Promise<boolean> {

@@ -14,6 +14,7 @@ import type {
   RefreshLookup,
   RefreshOutcome,
   RefreshRecord,
+  SignIn,
 } from '../store'
 import { changes, insertedId } from './client'
 import type { SqliteContext } from './context'
@@ -84,6 +85,7 @@ export class SqliteGrants implements GrantStore {
             expiresAt: p('expiresAt'),
             nonce: p('nonce'),
             authTime: p('authTime'),
+            amr: p('amr'),
           })
           .prepare(),
       ).run({ ...code })
@@ -199,6 +201,13 @@ export class SqliteGrants implements GrantStore {
     return this.ctx.write(() => this.deleteFamily(familyId))
   }
 
+  async signInOfToken(tokenId: number): Promise<SignIn | undefined> {
+    const row = this.db.sqlite
+      .prepare<SignIn, [number]>('SELECT f.auth_time AS authTime, f.amr FROM access_tokens a JOIN refresh_families f ON f.family_id = a.family_id WHERE a.id = ?')
+      .get(tokenId)
+    return row ?? undefined
+  }
+
   /** The family a presented token names and its row (by the verifier's hash, or by its own id for an old token). */
   private find(lookup: RefreshLookup): FoundRefresh | undefined {
     if ('tokenId' in lookup) {
@@ -226,7 +235,7 @@ export class SqliteGrants implements GrantStore {
     const row = prepared(this.db, `familyBy:${by}`, () =>
       this.db.sqlite.prepare<Omit<RefreshFamily, 'live'>, [number | string]>(
         `SELECT id, family_id AS familyId, client_id AS clientId, user_id AS userId, key_hash AS keyHash, used_at AS usedAt, expires_at AS expiresAt,
-          window_start AS windowStart, window_count AS windowCount
+          auth_time AS authTime, amr, window_start AS windowStart, window_count AS windowCount
         FROM refresh_families WHERE ${by} = ?`,
       ),
     ).get(value)
@@ -254,11 +263,12 @@ export class SqliteGrants implements GrantStore {
   private insertFamily(tokens: IssuedTokens, now: number): number {
     const { refresh } = tokens
     const insert = prepared(this.db, 'insertFamily', () =>
-      this.db.sqlite.prepare<unknown, [string, string, string, string, number, number]>(
-        'INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)',
+      this.db.sqlite.prepare<unknown, [string, string, string, string, number, number, number | null, string | null]>(
+        'INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at, auth_time, amr) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8)',
       ),
     )
-    return Number(insert.run(refresh.familyId, refresh.clientId, refresh.userId, tokens.keyHash, now, refresh.expiresAt).lastInsertRowid)
+    const { lastInsertRowid } = insert.run(refresh.familyId, refresh.clientId, refresh.userId, tokens.keyHash, now, refresh.expiresAt, refresh.authTime, tokens.amr ?? null)
+    return Number(lastInsertRowid)
   }
 
   private insertRefreshToken(token: NewRefreshToken): void {

@@ -10,6 +10,7 @@ import refreshTokens from '../../../drizzle/sqlite/0006_refresh_tokens.sql' with
 import openidConnect from '../../../drizzle/sqlite/0007_openid_connect.sql' with { type: 'text' }
 import settingsClustered from '../../../drizzle/sqlite/0008_settings_clustered.sql' with { type: 'text' }
 import refreshFamilies from '../../../drizzle/sqlite/0009_refresh_families.sql' with { type: 'text' }
+import passkeysTwoStep from '../../../drizzle/sqlite/0010_passkeys_two_step.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -26,6 +27,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0007_openid_connect': openidConnect,
   '0008_settings_clustered': settingsClustered,
   '0009_refresh_families': refreshFamilies,
+  '0010_passkeys_two_step': passkeysTwoStep,
 }
 
 export interface MigrationResult {

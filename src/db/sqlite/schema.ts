@@ -9,6 +9,7 @@ export const users = sqliteTable('users', {
   email: text('email').notNull().unique(),
   fullName: text('full_name').notNull(),
   avatarUrl: text('avatar_url'),
+  /** '' when the user removed their password and signs in with a passkey only. */
   passwordHash: text('password_hash').notNull(),
   createdAt: integer('created_at').notNull(),
   /** OpenID Connect's email_verified: true when an operator vouched for the address (CLI), false for self sign-up. */
@@ -26,6 +27,8 @@ export const clients = sqliteTable('clients', {
   postLogoutRedirectUris: text('post_logout_redirect_uris', { mode: 'json' }).$type<string[]>().notNull().default([]),
   skipConsent: integer('skip_consent', { mode: 'boolean' }).notNull(),
   createdAt: integer('created_at').notNull(),
+  /** Authorizing needs a session signed in with two factors (`--require-mfa`). */
+  requireMfa: integer('require_mfa', { mode: 'boolean' }).notNull().default(false),
 })
 
 export const sessions = sqliteTable(
@@ -34,8 +37,12 @@ export const sessions = sqliteTable(
     idHash: text('id_hash').primaryKey(),
     userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
     expiresAt: integer('expires_at').notNull(),
-    /** When the user entered their password (OpenID Connect auth_time, max_age). */
+    /** When the user presented their last factor (OpenID Connect auth_time, max_age). */
     authTime: integer('auth_time').notNull().default(0),
+    /** How the user signed in (RFC 8176 values, space-separated): "pwd", "pwd otp mfa", "hwk user mfa". */
+    amr: text('amr').notNull().default('pwd'),
+    /** The password was right and a second factor is still due (/login/two-step): not signed in yet. */
+    pending: integer('pending', { mode: 'boolean' }).notNull().default(false),
   },
   (t) => [index('sessions_user').on(t.userId)],
 )
@@ -101,6 +108,9 @@ export const refreshFamilies = sqliteTable(
     userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
     keyHash: text('key_hash'),
     createdAt: integer('created_at').notNull(),
+    /** How and when the user signed in for this authorization (id_token, introspection). */
+    authTime: integer('auth_time'),
+    amr: text('amr'),
     /** The last code exchange or refresh: the account page's "last used". */
     usedAt: integer('used_at').notNull(),
     /** The latest expiry of any of its tokens: the family is purged after it. */
@@ -130,6 +140,7 @@ export const authCodes = sqliteTable(
     /** OpenID Connect: the nonce of the request, and when the user signed in. */
     nonce: text('nonce'),
     authTime: integer('auth_time'),
+    amr: text('amr'),
   },
   (t) => [index('auth_codes_expires').on(t.expiresAt), index('auth_codes_user').on(t.userId), index('auth_codes_client').on(t.clientId)],
 )
@@ -229,3 +240,68 @@ export const signingKeys = sqliteTable('signing_keys', {
    */
   signsFrom: integer('signs_from'),
 })
+
+/**
+ * Passkeys (WebAuthn credentials). The credential id is the key, so one credential can belong to
+ * one user only; the public key is public (COSE, base64url) and the counter detects clones.
+ */
+export const passkeys = sqliteTable(
+  'passkeys',
+  {
+    credentialId: text('credential_id').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    publicKey: text('public_key').notNull(),
+    signCount: integer('sign_count').notNull(),
+    /** JSON array of the transports the browser reported ("internal", "usb", "hybrid" …). */
+    transports: text('transports', { mode: 'json' }).$type<string[]>().notNull(),
+    createdAt: integer('created_at').notNull(),
+    lastUsedAt: integer('last_used_at'),
+  },
+  (t) => [index('passkeys_user').on(t.userId)],
+)
+
+/**
+ * WebAuthn challenges: one per browser and purpose (a new one replaces the old), taken (deleted)
+ * by the answer whether it verifies or not, good for five minutes. `browser_hash` is the SHA-256
+ * of the secret the browser's CSRF token is bound to (session or anonymous cookie).
+ */
+export const webauthnChallenges = sqliteTable(
+  'webauthn_challenges',
+  {
+    browserHash: text('browser_hash').notNull(),
+    purpose: text('purpose').notNull(),
+    challenge: text('challenge').notNull(),
+    /** Registration: the user the passkey is for. */
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.browserHash, t.purpose] }), index('webauthn_challenges_expires').on(t.expiresAt)],
+)
+
+/**
+ * TOTP (RFC 6238). The secret must be read back to check codes, so it is sealed (AES-GCM under a
+ * key derived from the server secret, the user id as associated data), never stored in the clear.
+ * `confirmed_at` null: set up but not yet confirmed with a code. `last_step`: the newest 30-second
+ * step whose code was accepted, so each code works once.
+ */
+export const totpSecrets = sqliteTable('totp_secrets', {
+  userId: text('user_id')
+    .primaryKey()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  sealedSecret: text('sealed_secret').notNull(),
+  createdAt: integer('created_at').notNull(),
+  confirmedAt: integer('confirmed_at'),
+  lastStep: integer('last_step').notNull().default(0),
+})
+
+/** Recovery codes: 80 random bits each, stored as SHA-256, deleted when used. */
+export const recoveryCodes = sqliteTable(
+  'recovery_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('recovery_codes_user').on(t.userId)],
+)

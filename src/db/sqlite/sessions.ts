@@ -1,5 +1,5 @@
-import { and, eq, gt, sql } from 'drizzle-orm'
-import type { SessionRecord, SessionStore } from '../store'
+import { and, eq, gt, ne, sql } from 'drizzle-orm'
+import type { NewSession, SessionRecord, SessionStore } from '../store'
 import type { SqliteContext } from './context'
 import { prepared } from './prepared'
 import { sessions, users } from './schema'
@@ -10,11 +10,11 @@ const p = (name: string) => sql.placeholder(name)
 export class SqliteSessions implements SessionStore {
   constructor(private readonly ctx: SqliteContext) {}
 
-  createSession(idHash: string, userId: string, expiresAt: number, authTime: number, replacing?: string): Promise<void> {
+  createSession(session: NewSession, replacing?: string): Promise<void> {
     const { db } = this.ctx
     return this.ctx.write(() => {
       if (replacing) db.orm.delete(sessions).where(eq(sessions.idHash, replacing)).run()
-      db.orm.insert(sessions).values({ idHash, userId, expiresAt, authTime }).run()
+      db.orm.insert(sessions).values({ ...session, amr: session.amr.join(' ') }).run()
     })
   }
 
@@ -22,13 +22,13 @@ export class SqliteSessions implements SessionStore {
     const { db } = this.ctx
     const row = prepared(db, 'sessionByHash', () =>
       db.orm
-        .select({ user: users, authTime: sessions.authTime })
+        .select({ user: users, authTime: sessions.authTime, amr: sessions.amr, pending: sessions.pending })
         .from(sessions)
         .innerJoin(users, eq(users.id, sessions.userId))
         .where(and(eq(sessions.idHash, p('hash')), gt(sessions.expiresAt, p('now'))))
         .prepare(),
     ).get({ hash: idHash, now })
-    return row && { user: toUser(row.user), authTime: row.authTime }
+    return row && { user: toUser(row.user), authTime: row.authTime, amr: row.amr.split(' '), pending: row.pending }
   }
 
   deleteSession(idHash: string): Promise<void> {
@@ -36,8 +36,9 @@ export class SqliteSessions implements SessionStore {
     return this.ctx.write(() => void db.orm.delete(sessions).where(eq(sessions.idHash, idHash)).run())
   }
 
-  deleteSessionsOf(userId: string): Promise<void> {
+  deleteSessionsOf(userId: string, except?: string): Promise<void> {
     const { db } = this.ctx
-    return this.ctx.write(() => void db.orm.delete(sessions).where(eq(sessions.userId, userId)).run())
+    const others = except === undefined ? eq(sessions.userId, userId) : and(eq(sessions.userId, userId), ne(sessions.idHash, except))
+    return this.ctx.write(() => void db.orm.delete(sessions).where(others).run())
   }
 }

@@ -8,6 +8,7 @@ import type { SqliteContext } from './context'
 import { SqliteClients } from './clients'
 import { SqliteGrants } from './grants'
 import { SqliteKeys } from './keys'
+import { SqliteMfa } from './mfa'
 import { migrate } from './migrate'
 import { accessTokens, loginThrottle, serverSecrets, sessions } from './schema'
 import { SqliteSessions } from './sessions'
@@ -36,6 +37,7 @@ export class SqliteStore implements Store, SqliteContext {
   readonly settings = new SqliteSettings(this)
   readonly throttle = new SqliteThrottle(this)
   readonly keys = new SqliteKeys(this)
+  readonly mfa = new SqliteMfa(this)
 
   private checkpointer?: Checkpointer
 

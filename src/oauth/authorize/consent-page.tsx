@@ -7,8 +7,9 @@ import { CsrfField, Hidden, Layout } from '../../views/layout'
 import { SCOPES } from '../scopes'
 import type { AuthorizationRequest } from './request'
 
-export function ConsentPage(props: { request: AuthorizationRequest; user: User; csrf: string }) {
-  const { request, user } = props
+/** The authorization request again, as hidden fields of a form that POSTs the decision. */
+function RequestFields(props: { request: AuthorizationRequest }) {
+  const { request } = props
   const hidden: Record<string, string | undefined> = {
     client_id: request.client.id,
     redirect_uri: request.redirectUri,
@@ -19,6 +20,11 @@ export function ConsentPage(props: { request: AuthorizationRequest; user: User; 
     code_challenge_method: request.codeChallenge ? 'S256' : undefined,
     nonce: request.nonce,
   }
+  return <>{Object.entries(hidden).map(([name, value]) => (value === undefined ? '' : <Hidden name={name} value={value} />))}</>
+}
+
+export function ConsentPage(props: { request: AuthorizationRequest; user: User; csrf: string }) {
+  const { request, user } = props
   return (
     <Layout title="Authorize access">
       <h1>
@@ -37,7 +43,7 @@ export function ConsentPage(props: { request: AuthorizationRequest; user: User; 
       </ul>
       <form method="post" action="/oauth/authorize">
         <CsrfField token={props.csrf} />
-        {Object.entries(hidden).map(([name, value]) => (value === undefined ? '' : <Hidden name={name} value={value} />))}
+        <RequestFields request={request} />
         <div class="actions">
           <button type="submit" name="decision" value="allow">
             Allow
@@ -48,6 +54,29 @@ export function ConsentPage(props: { request: AuthorizationRequest; user: User; 
         </div>
       </form>
       <p class="muted">You can revoke access at any time from your account page.</p>
+    </Layout>
+  )
+}
+
+/** The app requires two factors and the user has no second one: how to set one up, or "Cancel" (access_denied). */
+export function MfaRequiredPage(props: { request: AuthorizationRequest; csrf: string }) {
+  return (
+    <Layout title="Two-step verification required">
+      <h1>Two-step verification required</h1>
+      <p>
+        <strong safe>{props.request.client.name}</strong> requires two-step verification. Turn on two-step verification or add a passkey on your{' '}
+        <a href="/account">account page</a>, then sign in to the app again.
+      </p>
+      <form method="post" action="/oauth/authorize">
+        <CsrfField token={props.csrf} />
+        <RequestFields request={props.request} />
+        <div class="actions">
+          <a href="/account">Set up two-step verification</a>
+          <button type="submit" name="decision" value="deny" class="secondary">
+            Cancel
+          </button>
+        </div>
+      </form>
     </Layout>
   )
 }

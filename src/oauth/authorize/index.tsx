@@ -3,7 +3,8 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
 import { Elysia, t } from 'elysia'
-import type { Session } from '../../accounts/sessions'
+import { hasTwoFactors, type Session } from '../../accounts/sessions'
+import { hasTotp, twoStepUrl } from '../../accounts/signed-in'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from '../../accounts/web'
 import type { AppContext } from '../../context'
 import { PageError } from '../../lib/errors'
@@ -11,7 +12,7 @@ import { formActionSource, htmlPage, seeOther } from '../../views/page'
 import { parsePageForm } from '../../web/forms'
 import { issueCode } from '../codes'
 import { includesAll } from '../scopes'
-import { ConsentPage } from './consent-page'
+import { ConsentPage, MfaRequiredPage } from './consent-page'
 import {
   type AuthorizationRequest,
   AuthorizationRedirect,
@@ -78,9 +79,25 @@ export function authorizeRoutes(ctx: AppContext) {
       codeChallenge: request.codeChallenge ?? null,
       nonce: request.nonce ?? null,
       authTime: session.authTime,
+      amr: session.amr.join(' '),
     }
     const code = await issueCode(ctx.store, grant, ctx.clock.now(), ctx.config.codeTtl, remember ? request.scopes : undefined)
     return seeOther(callbackUrl(ctx, request.redirectUri, { code }, request.state))
+  }
+
+  /**
+   * An app with `--require-mfa` needs a session signed in with two factors (SPEC): one with a
+   * single factor steps up at /login/two-step when the user has a second one; otherwise the
+   * page says how to get one, with "Cancel" (access_denied).
+   */
+  async function requireTwoFactors(request: Request, url: URL, authz: AuthorizationRequest, session: Session): Promise<Response | undefined> {
+    if (!authz.client.requireMfa || hasTwoFactors(session)) return undefined
+    if (authz.prompt.has('none')) throw redirectError(ctx, authz, 'interaction_required', 'the application requires two-step verification')
+    const userId = session.user.id
+    const [totp, passkeys] = await Promise.all([hasTotp(ctx, userId), ctx.config.passkeys ? ctx.store.mfa.listPasskeys(userId) : []])
+    if (totp || passkeys.length > 0) return seeOther(twoStepUrl(url.pathname + url.search))
+    const csrf = formCsrf(ctx, request, session)
+    return htmlPage(<MfaRequiredPage request={authz} csrf={csrf.token} />, { formAction: [formActionSource(authz.redirectUri)] })
   }
 
   return new Elysia({ name: 'oauth-authorize' })
@@ -94,6 +111,8 @@ export function authorizeRoutes(ctx: AppContext) {
         if (silent) throw redirectError(ctx, authz, 'login_required', 'the user must sign in')
         return seeOther(signInUrl(ctx, url, authz, session, now))
       }
+      const stepUp = await requireTwoFactors(request, url, authz, session!)
+      if (stepUp) return stepUp
       const remembered = includesAll(await ctx.store.grants.grantedScope(session!.user.id, authz.client.id), authz.scopes)
       // A first-party app skips the page, but its access is still recorded, so the user sees
       // it on /account and can revoke it there. prompt=consent asks again in any case.
@@ -122,7 +141,11 @@ export function authorizeRoutes(ctx: AppContext) {
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token))
           throw new PageError(403, 'Request refused', 'This consent form has expired or did not come from this site. Start again from the application.')
         const authz = await validateAuthorizationRequest(ctx, body)
-        if (body.decision === 'allow') return approve(authz, session, true)
+        if (body.decision === 'allow') {
+          // The consent form was shown to a two-factor session; a forged "allow" from one with a single factor is refused.
+          if (authz.client.requireMfa && !hasTwoFactors(session)) throw redirectError(ctx, authz, 'access_denied', 'the application requires two-step verification')
+          return approve(authz, session, true)
+        }
         const error = body.decision === 'deny' ? 'access_denied' : 'invalid_request'
         const description = body.decision === 'deny' ? 'the user denied access' : 'decision must be allow or deny'
         return seeOther(callbackUrl(ctx, authz.redirectUri, { error, error_description: description }, authz.state))

@@ -19,13 +19,22 @@ export function newFamilyId(): string {
  */
 export function mintTokens(
   ctx: AppContext,
-  input: { clientId: string; userId: string; grantScope: string; accessScope: string; familyId: string; authTime?: number | null; familyKey?: FamilyKey },
+  input: {
+    clientId: string
+    userId: string
+    grantScope: string
+    accessScope: string
+    familyId: string
+    authTime?: number | null
+    amr?: string | null
+    familyKey?: FamilyKey
+  },
 ): { issued: IssuedTokens; response(ids: { tokenId: number; familyRef: number }): TokenResponse } {
   const { clientId, userId, familyId } = input
   const access = ctx.tokens.mint({ clientId, userId, familyId, scope: input.accessScope })
   const refresh = ctx.refreshTokens.mint({ clientId, userId, familyId, scope: input.grantScope }, input.familyKey)
   return {
-    issued: { access: access.row, refresh: { ...refresh.row, authTime: input.authTime ?? null }, keyHash: refresh.keyHash },
+    issued: { access: access.row, refresh: { ...refresh.row, authTime: input.authTime ?? null }, keyHash: refresh.keyHash, amr: input.amr ?? null },
     response: (ids) => ({
       access_token: access.spell(ids.tokenId),
       token_type: 'Bearer',
@@ -40,11 +49,11 @@ export function mintTokens(
 export async function withIdToken(
   ctx: AppContext,
   response: TokenResponse,
-  input: { userId: string; clientId: string; grantScope: string; nonce: string | null; authTime: number | null },
+  input: { userId: string; clientId: string; grantScope: string; nonce: string | null; authTime: number | null; amr: string | null },
 ): Promise<TokenResponse> {
   if (!input.grantScope.split(' ').includes('openid')) return response
   const user = await ctx.store.users.findUser(input.userId)
   if (!user) return response
-  const idToken = await issueIdToken(ctx, { user, clientId: input.clientId, scopes: response.scope.split(' '), nonce: input.nonce, authTime: input.authTime })
+  const idToken = await issueIdToken(ctx, { user, clientId: input.clientId, scopes: response.scope.split(' '), nonce: input.nonce, authTime: input.authTime, amr: input.amr })
   return { ...response, id_token: idToken }
 }

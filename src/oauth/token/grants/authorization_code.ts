@@ -47,6 +47,7 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
         accessScope: code.scope,
         familyId: newFamilyId(),
         authTime: code.authTime,
+        amr: code.amr,
       })
       return minted.issued
     },
@@ -56,5 +57,5 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     throw new InvalidGrant(outcome.reason === 'unknown' ? 'authorization code is invalid' : outcome.reason === 'used' ? 'authorization code was already used' : outcome.description!)
   }
   const code = exchanged!
-  return withIdToken(ctx, minted!.response(outcome), { userId: code.userId, clientId: client.id, grantScope: code.scope, nonce: code.nonce, authTime: code.authTime })
+  return withIdToken(ctx, minted!.response(outcome), { userId: code.userId, clientId: client.id, grantScope: code.scope, nonce: code.nonce, authTime: code.authTime, amr: code.amr })
 }

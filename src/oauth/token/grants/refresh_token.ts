@@ -72,10 +72,12 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   let pair: ReturnType<typeof mintTokens> | undefined
   let token: RefreshRecord | undefined
   let windowStart = 0
+  let signIn: { authTime: number | null; amr: string | null } = { authTime: null, amr: null }
   // The time is read once the family is locked: a refresh that waited for another must see its rotation as past.
   const outcome = await ctx.store.grants.refresh(presented.lookup, ctx.clock.now(), (found) => {
     token = found.token
     windowStart = found.family.windowStart
+    signIn = found.family
     return decide(ctx, client, body, presented, found, ctx.clock.now(), (minted) => (pair = minted))
   })
   if (!outcome.ok) {
@@ -88,5 +90,5 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   }
   const grant = token!
   // A refreshed id_token keeps the original auth_time and carries no nonce (Core §12.2).
-  return withIdToken(ctx, pair!.response(outcome), { userId: grant.userId, clientId: client.id, grantScope: grant.scope, nonce: null, authTime: grant.authTime })
+  return withIdToken(ctx, pair!.response(outcome), { userId: grant.userId, clientId: client.id, grantScope: grant.scope, nonce: null, authTime: signIn.authTime ?? grant.authTime, amr: signIn.amr })
 }

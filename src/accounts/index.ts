@@ -1,21 +1,18 @@
-/** @jsxRuntime classic */
-/** @jsx Html.createElement */
-/** @jsxFrag Html.Fragment */
-import { Html } from '@elysiajs/html'
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import { authenticateBearer } from '../oauth/bearer'
 import { clearCookie } from '../lib/cookies'
 import { PageError } from '../lib/errors'
 import { revokeAccess } from '../oauth/consents'
-import { htmlPage, seeOther } from '../views/page'
+import { seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
-import { avatarSvg, avatarUrlOf } from './avatar'
+import { avatarSvg } from './avatar'
 import { CsrfForm, RevokeForm } from './model'
-import { AccountPage } from './pages'
 import { cookieNames, deleteSessionsOf } from './sessions'
+import { secondFactorRoutes } from './second-factor'
+import { accountPage, securityRoutes } from './security'
 import { forbidden, signInRoutes } from './sign-in'
-import { csrfAccepted, formCsrf, loginUrl, readSession } from './web'
+import { csrfAccepted, loginUrl, readSession } from './web'
 
 /** A signed-in session, or a valid bearer token with `profile` (RFC 6750's check, as the API makes it). */
 function avatarViewer(ctx: AppContext) {
@@ -37,13 +34,13 @@ export function accountRoutes(ctx: AppContext) {
   const mayViewAvatars = avatarViewer(ctx)
   return new Elysia({ name: 'accounts' })
     .use(signInRoutes(ctx))
+    .use(secondFactorRoutes(ctx))
+    .use(securityRoutes(ctx))
     .get('/', () => seeOther('/account'))
     .get('/account', async function showAccount({ request }) {
       const session = await readSession(ctx, request)
       if (!session) return seeOther(loginUrl('/account'))
-      const apps = await ctx.store.grants.listAuthorizedApps(session.user.id)
-      const csrf = formCsrf(ctx, request, session)
-      return htmlPage(<AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={apps} csrf={csrf.token} />)
+      return accountPage(ctx, request, session)
     })
     .post(
       '/account/revoke',

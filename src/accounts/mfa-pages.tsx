@@ -1,0 +1,268 @@
+/** @jsxRuntime classic */
+/** @jsx Html.createElement */
+/** @jsxFrag Html.Fragment */
+import { Html } from '@elysiajs/html'
+import type { PasskeyRecord } from '../db/store'
+import { CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
+import { PASSWORD_MAX, PASSWORD_MIN } from './users'
+import { PASSKEY_NAME_MAX } from './passkeys'
+
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+const When = (props: { at: number }) => <time datetime={new Date(props.at).toISOString()}>{day(props.at)}</time>
+
+/** The scripts of pages that offer passkeys: SimpleWebAuthn's browser half and ours, same origin (script-src 'self'). */
+export function PasskeyScripts() {
+  return (
+    <>
+      <script src="/assets/webauthn.js" defer></script>
+      <script src="/assets/passkeys.js" defer></script>
+    </>
+  )
+}
+
+/** "Sign in with a passkey": shown by the script when the browser can (hidden without JavaScript). */
+export function PasskeySignInForm(props: { csrf: string; returnTo?: string; label?: string }) {
+  return (
+    <form method="post" action="/login/passkey" id="passkey-sign-in" class="passkey" hidden>
+      <CsrfField token={props.csrf} />
+      {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
+      <input type="hidden" name="credential" value="" />
+      <p class="error passkey-error" role="alert" hidden></p>
+      <button type="submit" class="secondary">
+        {props.label ?? 'Sign in with a passkey'}
+      </button>
+    </form>
+  )
+}
+
+export interface SecurityState {
+  passkeysOn: boolean
+  passkeys: PasskeyRecord[]
+  totp: boolean
+  recoveryCodesLeft: number
+  hasPassword: boolean
+}
+
+/** The account page's sign-in methods: passkeys, two-step verification, password. */
+export function SecuritySections(props: { csrf: string; state: SecurityState }) {
+  const { csrf, state } = props
+  return (
+    <>
+      {state.passkeysOn ? <PasskeysSection csrf={csrf} passkeys={state.passkeys} /> : ''}
+      <h2>Two-step verification</h2>
+      {state.totp ? (
+        <>
+          <p>
+            On: after your password you enter a code from your authenticator app. <span class="muted">{String(state.recoveryCodesLeft)} recovery codes left.</span>
+          </p>
+          <form method="post" action="/account/two-step/recovery-codes" class="inline">
+            <CsrfField token={csrf} />
+            <button type="submit" class="secondary">
+              New recovery codes
+            </button>
+          </form>
+          <form method="post" action="/account/two-step/disable">
+            <CsrfField token={csrf} />
+            <label for="disable-proof">Authentication code or password</label>
+            <input id="disable-proof" name="proof" type="password" autocomplete="off" required />
+            <div class="actions">
+              <button type="submit" class="danger">
+                Turn off
+              </button>
+            </div>
+          </form>
+        </>
+      ) : (
+        <form method="post" action="/account/two-step/setup">
+          <p class="muted">Ask for a code from an authenticator app after your password.</p>
+          <CsrfField token={csrf} />
+          <button type="submit" class="secondary">
+            Turn on two-step verification
+          </button>
+        </form>
+      )}
+      <h2>Password</h2>
+      {state.hasPassword ? (
+        state.passkeys.length > 0 ? (
+          <form method="post" action="/account/password/remove">
+            <p class="muted">You can sign in with a passkey instead.</p>
+            <CsrfField token={csrf} />
+            <button type="submit" class="danger">
+              Remove password
+            </button>
+          </form>
+        ) : (
+          <p class="muted">You sign in with your password.</p>
+        )
+      ) : (
+        <form method="post" action="/account/password">
+          <p class="muted">You sign in with a passkey only.</p>
+          <CsrfField token={csrf} />
+          <label for="new-password">New password</label>
+          <input id="new-password" name="password" type="password" autocomplete="new-password" required minlength={String(PASSWORD_MIN)} maxlength={String(PASSWORD_MAX)} />
+          <div class="actions">
+            <button type="submit">Set password</button>
+          </div>
+        </form>
+      )}
+    </>
+  )
+}
+
+function PasskeysSection(props: { csrf: string; passkeys: PasskeyRecord[] }) {
+  return (
+    <>
+      <h2>Passkeys</h2>
+      {props.passkeys.length === 0 ? <p class="muted">Sign in with your fingerprint, face or device PIN instead of a password.</p> : ''}
+      <ul class="apps">
+        {props.passkeys.map((p) => (
+          <li>
+            <div>
+              <strong safe>{p.name}</strong>
+              <div class="muted">
+                Added <When at={p.createdAt} />
+                {' · '}
+                {p.lastUsedAt === null ? 'not used yet' : <>last used <When at={p.lastUsedAt} /></>}
+              </div>
+              <form method="post" action="/account/passkeys/rename" class="rename">
+                <CsrfField token={props.csrf} />
+                <Hidden name="credential_id" value={p.credentialId} />
+                <input name="name" type="text" aria-label="New name" required maxlength={String(PASSKEY_NAME_MAX)} value={attr(p.name)} />
+                <button type="submit" class="secondary">
+                  Rename
+                </button>
+              </form>
+            </div>
+            <form method="post" action="/account/passkeys/remove" class="inline">
+              <CsrfField token={props.csrf} />
+              <Hidden name="credential_id" value={p.credentialId} />
+              <button type="submit" class="danger">
+                Remove
+              </button>
+            </form>
+          </li>
+        ))}
+      </ul>
+      <form method="post" action="/account/passkeys" id="add-passkey">
+        <CsrfField token={props.csrf} />
+        <input type="hidden" name="credential" value="" />
+        <label for="passkey-name">Passkey name</label>
+        <input id="passkey-name" name="name" type="text" required maxlength={String(PASSKEY_NAME_MAX)} placeholder="e.g. Laptop" />
+        <p class="error passkey-error" role="alert" hidden></p>
+        <div class="actions">
+          <button type="submit">Add a passkey</button>
+        </div>
+      </form>
+      <PasskeyScripts />
+    </>
+  )
+}
+
+/** Step 1 of turning TOTP on: the QR code and the secret, then a code to confirm. */
+export function TotpSetupPage(props: { csrf: string; qrSvg: string; secretText: string; error?: string }) {
+  return (
+    <Layout title="Two-step verification">
+      <h1>Two-step verification</h1>
+      <p>Scan this code with your authenticator app, or type the key below into it.</p>
+      <div class="qr">{props.qrSvg}</div>
+      <p>
+        <code class="secret" safe>
+          {props.secretText}
+        </code>
+      </p>
+      <ErrorNote message={props.error} />
+      <form method="post" action="/account/two-step/confirm">
+        <CsrfField token={props.csrf} />
+        <label for="code">Authentication code</label>
+        <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" required />
+        <div class="actions">
+          <button type="submit">Turn on</button>
+          <a href="/account">Cancel</a>
+        </div>
+      </form>
+    </Layout>
+  )
+}
+
+/** Recovery codes, shown once (the page is never cached). */
+export function RecoveryCodesPage(props: { codes: string[] }) {
+  return (
+    <Layout title="Recovery codes">
+      <h1>Your recovery codes</h1>
+      <p>Keep these somewhere safe. Each one signs you in once if you lose your authenticator. They are shown only now.</p>
+      <ul class="codes">
+        {props.codes.map((c) => (
+          <li>
+            <code safe>{c}</code>
+          </li>
+        ))}
+      </ul>
+      <div class="actions">
+        <a href="/account">Done</a>
+      </div>
+    </Layout>
+  )
+}
+
+/** /login/two-step: the second factor after the password (or to step up for an app that requires it). */
+export function TwoStepPage(props: {
+  csrf: string
+  returnTo?: string
+  recovery: boolean
+  totp: boolean
+  passkeys: boolean
+  appName?: string
+  requiredBy?: string
+  error?: string
+}) {
+  const back = props.returnTo ? `&return_to=${encodeURIComponent(props.returnTo)}` : ''
+  return (
+    <Layout title="Two-step verification">
+      <h1>Two-step verification</h1>
+      {props.requiredBy ? (
+        <p>
+          <strong safe>{props.requiredBy}</strong> requires two-step verification.
+        </p>
+      ) : (
+        ''
+      )}
+      <ErrorNote message={props.error} />
+      {props.totp ? (
+        <form method="post" action="/login/two-step">
+          <CsrfField token={props.csrf} />
+          {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
+          {props.recovery ? (
+            <>
+              <label for="recovery_code">Recovery code</label>
+              <input id="recovery_code" name="recovery_code" type="text" autocomplete="off" required />
+            </>
+          ) : (
+            <>
+              <label for="code">Authentication code</label>
+              <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required />
+            </>
+          )}
+          <div class="actions">
+            <button type="submit">Verify</button>
+          </div>
+        </form>
+      ) : (
+        ''
+      )}
+      {props.totp ? (
+        <p class="muted">
+          {props.recovery ? (
+            <a href={attr(`/login/two-step?${back.slice(1)}`)}>Use an authentication code</a>
+          ) : (
+            <a href={attr(`/login/two-step?recovery=1${back}`)}>Use a recovery code</a>
+          )}
+        </p>
+      ) : (
+        ''
+      )}
+      {props.passkeys ? <PasskeySignInForm csrf={props.csrf} returnTo={props.returnTo} label="Use a passkey" /> : ''}
+      {props.passkeys ? <PasskeyScripts /> : ''}
+    </Layout>
+  )
+}
+

@@ -1,0 +1,219 @@
+/** @jsxRuntime classic */
+/** @jsx Html.createElement */
+/** @jsxFrag Html.Fragment */
+import { Html } from '@elysiajs/html'
+import { Elysia } from 'elysia'
+import type { AppContext } from '../context'
+import { hashPassword, verifyPassword } from '../lib/crypto'
+import { json } from '../lib/http'
+import { htmlPage, seeOther } from '../views/page'
+import { parsePageForm } from '../web/forms'
+import { avatarUrlOf } from './avatar'
+import { AddPasskeyForm, CodeForm, CsrfForm, PasskeyChangeForm, PasswordForm, ProofForm } from './model'
+import { RecoveryCodesPage, TotpSetupPage } from './mfa-pages'
+import { AccountPage } from './pages'
+import { PASSKEY_NAME_MAX, PasskeyRefused, registerPasskey, registrationOptions } from './passkeys'
+import { deleteSessionsOf, type Session } from './sessions'
+import { emailHash, forbidden } from './sign-in'
+import { SignInLimits } from './throttle'
+import { acceptTotpCode, newRecoveryCodes, newTotpSecret, openTotpSecret, totpSetup, totpStep } from './totp'
+import { UserInputError, checkPassword } from './users'
+import { csrfAccepted, formCsrf, readSession } from './web'
+
+const NO_STORE = { 'cache-control': 'no-store' }
+
+/** The account page, with an error when a change was refused. */
+export async function accountPage(ctx: AppContext, request: Request, session: Session, refused?: { status: number; error: string }): Promise<Response> {
+  const userId = session.user.id
+  const [apps, passkeys, totp, recoveryCodesLeft, account] = await Promise.all([
+    ctx.store.grants.listAuthorizedApps(userId),
+    ctx.store.mfa.listPasskeys(userId),
+    ctx.store.mfa.findTotp(userId),
+    ctx.store.mfa.countRecoveryCodes(userId),
+    ctx.store.users.findUserByEmail(session.user.email),
+  ])
+  const security = { passkeysOn: ctx.config.passkeys !== null, passkeys, totp: totp?.confirmedAt != null, recoveryCodesLeft, hasPassword: !!account?.passwordHash }
+  const csrf = formCsrf(ctx, request, session)
+  const page = <AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={apps} csrf={csrf.token} security={security} error={refused?.error} />
+  return htmlPage(page, { status: refused?.status })
+}
+
+/** A passkey's name as typed: trimmed, 1–64 characters, no control characters. */
+function passkeyName(raw: string | undefined): string | undefined {
+  const name = (raw ?? '').trim()
+  return name.length >= 1 && name.length <= PASSKEY_NAME_MAX && !/[\p{Cc}\p{Cf}]/u.test(name) ? name : undefined
+}
+
+/**
+ * /account's sign-in methods: passkeys (add, rename, remove), TOTP (set up, confirm, new
+ * recovery codes, turn off) and the password (remove once a passkey exists, set again). Adding
+ * or removing a passkey or TOTP, or changing the password, ends the user's other sessions.
+ */
+export function securityRoutes(ctx: AppContext) {
+  const limits = new SignInLimits(ctx.store, ctx.clock, ctx.config.loginAttemptsPerMinute)
+
+  /** The signed-in session of a form with its CSRF token, or 403. */
+  async function signedIn(request: Request, csrfToken: string | undefined): Promise<Session> {
+    const session = await readSession(ctx, request)
+    if (!session || !csrfAccepted(ctx, request, session, csrfToken)) throw forbidden()
+    return session
+  }
+
+  /** Done: the user's other browsers are signed out (a changed way to sign in), back to /account. */
+  async function changed(session: Session): Promise<Response> {
+    await deleteSessionsOf(ctx.store, session.user.id, session)
+    return seeOther('/account')
+  }
+
+  return new Elysia({ name: 'account-security' })
+    .post(
+      '/account/passkeys/options',
+      async function addPasskeyOptions({ request, body }) {
+        const session = await signedIn(request, body.csrf_token)
+        if (!ctx.config.passkeys) throw forbidden()
+        return json(await registrationOptions(ctx, session.user, session.token), 200, NO_STORE)
+      },
+      { parse: parsePageForm, body: CsrfForm },
+    )
+    .post(
+      '/account/passkeys',
+      async function addPasskey({ request, body }) {
+        const session = await signedIn(request, body.csrf_token)
+        const name = passkeyName(body.name)
+        if (!name) return accountPage(ctx, request, session, { status: 400, error: `Give the passkey a name of 1 to ${PASSKEY_NAME_MAX} characters.` })
+        try {
+          await registerPasskey(ctx, session.user, session.token, body.credential, name)
+        } catch (error) {
+          if (!(error instanceof PasskeyRefused)) throw error
+          ctx.log.warn('passkey not added', { user: session.user.id, reason: error.message })
+          return accountPage(ctx, request, session, { status: 400, error: error.message })
+        }
+        return changed(session)
+      },
+      { parse: parsePageForm, body: AddPasskeyForm },
+    )
+    .post(
+      '/account/passkeys/rename',
+      async function renamePasskey({ request, body }) {
+        const session = await signedIn(request, body.csrf_token)
+        const name = passkeyName(body.name)
+        if (!name) return accountPage(ctx, request, session, { status: 400, error: `Give the passkey a name of 1 to ${PASSKEY_NAME_MAX} characters.` })
+        if (!(await ctx.store.mfa.renamePasskey(session.user.id, body.credential_id ?? '', name)))
+          return accountPage(ctx, request, session, { status: 404, error: 'There is no such passkey.' })
+        return seeOther('/account')
+      },
+      { parse: parsePageForm, body: PasskeyChangeForm },
+    )
+    .post(
+      '/account/passkeys/remove',
+      async function removePasskey({ request, body }) {
+        const session = await signedIn(request, body.csrf_token)
+        const outcome = await ctx.store.mfa.removePasskey(session.user.id, body.credential_id ?? '')
+        if (outcome === 'unknown') return accountPage(ctx, request, session, { status: 404, error: 'There is no such passkey.' })
+        if (outcome === 'last') return accountPage(ctx, request, session, { status: 409, error: 'This passkey is your only way to sign in. Set a password first.' })
+        return changed(session)
+      },
+      { parse: parsePageForm, body: PasskeyChangeForm },
+    )
+    .get('/account/two-step', async function showTotpSetup({ request }) {
+      const session = await readSession(ctx, request)
+      if (!session) return seeOther('/login?return_to=%2Faccount%2Ftwo-step')
+      return totpSetupPage(request, session)
+    })
+    .post(
+      '/account/two-step/setup',
+      async function startTotp({ request, body }) {
+        const session = await signedIn(request, body.csrf_token)
+        const secret = await newTotpSecret(ctx, session.user.id)
+        if (!(await ctx.store.mfa.startTotp(session.user.id, secret.sealed, ctx.clock.now())))
+          return accountPage(ctx, request, session, { status: 409, error: 'Two-step verification is already on.' })
+        return seeOther('/account/two-step')
+      },
+      { parse: parsePageForm, body: CsrfForm },
+    )
+    .post(
+      '/account/two-step/confirm',
+      async function confirmTotp({ request, body }) {
+        const session = await signedIn(request, body.csrf_token)
+        const totp = await ctx.store.mfa.findTotp(session.user.id)
+        if (!totp || totp.confirmedAt !== null) return seeOther('/account')
+        const secret = await openTotpSecret(ctx, session.user.id, totp.sealedSecret)
+        const step = secret === undefined ? undefined : totpStep(ctx, secret, body.code ?? '', ctx.clock.now())
+        if (step === undefined) return totpSetupPage(request, session, 'That code is not right. Check the time on your device and try the current code.')
+        const recovery = newRecoveryCodes()
+        if (!(await ctx.store.mfa.confirmTotp(session.user.id, step, recovery.hashes, ctx.clock.now()))) return seeOther('/account')
+        await deleteSessionsOf(ctx.store, session.user.id, session)
+        return htmlPage(<RecoveryCodesPage codes={recovery.codes} />)
+      },
+      { parse: parsePageForm, body: CodeForm },
+    )
+    .post(
+      '/account/two-step/recovery-codes',
+      async function replaceRecoveryCodes({ request, body }) {
+        const session = await signedIn(request, body.csrf_token)
+        const recovery = newRecoveryCodes()
+        if (!(await ctx.store.mfa.replaceRecoveryCodes(session.user.id, recovery.hashes, ctx.clock.now())))
+          return accountPage(ctx, request, session, { status: 409, error: 'Two-step verification is off: there are no recovery codes to replace.' })
+        return htmlPage(<RecoveryCodesPage codes={recovery.codes} />)
+      },
+      { parse: parsePageForm, body: CsrfForm },
+    )
+    .post(
+      '/account/two-step/disable',
+      async function turnOffTotp({ request, body }) {
+        const session = await signedIn(request, body.csrf_token)
+        // A code or the password, guessed under the same budgets as at sign-in.
+        const wait = Math.max(await limits.takeAddressCheck(ctx, request, 'two-step throttled'), await limits.takeAccount(emailHash(session.user.email)))
+        if (wait > 0) return accountPage(ctx, request, session, { status: 429, error: `Too many attempts. Try again in ${wait} seconds.` })
+        if (!(await proves(session, body.proof ?? ''))) return accountPage(ctx, request, session, { status: 401, error: 'That is not a current authentication code or your password.' })
+        await limits.succeeded(emailHash(session.user.email))
+        await ctx.store.mfa.removeTotp(session.user.id)
+        return changed(session)
+      },
+      { parse: parsePageForm, body: ProofForm },
+    )
+    .post(
+      '/account/password/remove',
+      async function removePassword({ request, body }) {
+        const session = await signedIn(request, body.csrf_token)
+        const outcome = await ctx.store.mfa.removePassword(session.user.id)
+        if (outcome === 'last') return accountPage(ctx, request, session, { status: 409, error: 'Add a passkey before you remove your password: it is your only way to sign in.' })
+        return changed(session)
+      },
+      { parse: parsePageForm, body: CsrfForm },
+    )
+    .post(
+      '/account/password',
+      async function setPassword({ request, body }) {
+        const session = await signedIn(request, body.csrf_token)
+        const account = await ctx.store.users.findUserByEmail(session.user.email)
+        if (account?.passwordHash) return accountPage(ctx, request, session, { status: 409, error: 'You have a password already.' })
+        let password
+        try {
+          password = checkPassword(body.password ?? '')
+        } catch (error) {
+          if (error instanceof UserInputError) return accountPage(ctx, request, session, { status: 400, error: `The ${error.message}.` })
+          throw error
+        }
+        await ctx.store.mfa.setPassword(session.user.id, await hashPassword(password))
+        return changed(session)
+      },
+      { parse: parsePageForm, body: PasswordForm },
+    )
+
+  async function totpSetupPage(request: Request, session: Session, error?: string): Promise<Response> {
+    const totp = await ctx.store.mfa.findTotp(session.user.id)
+    const secret = totp && totp.confirmedAt === null ? await openTotpSecret(ctx, session.user.id, totp.sealedSecret) : undefined
+    if (!secret) return seeOther('/account')
+    const setup = totpSetup(ctx, secret, session.user.email)
+    const csrf = formCsrf(ctx, request, session)
+    return htmlPage(<TotpSetupPage csrf={csrf.token} qrSvg={setup.qrSvg} secretText={setup.secretText} error={error} />, { status: error ? 400 : 200 })
+  }
+
+  /** A current TOTP code (used up) or the account's password. */
+  async function proves(session: Session, proof: string): Promise<boolean> {
+    if (/^\s*\d{3}\s?\d{3}\s*$/.test(proof)) return acceptTotpCode(ctx, session.user.id, proof)
+    const account = await ctx.store.users.findUserByEmail(session.user.email)
+    return !!account?.passwordHash && proof.length <= 256 && (await verifyPassword(proof, account.passwordHash))
+  }
+}

@@ -1,0 +1,35 @@
+import type { AppContext } from '../context'
+import { cookie } from '../lib/cookies'
+import { seeOther } from '../views/page'
+import { PENDING_TTL_MS, SESSION_TTL_MS, cookieNames, createSession } from './sessions'
+import { sessionCookieOf } from './web'
+
+/** Where a second factor is asked for, returning to `returnTo` afterwards. */
+export function twoStepUrl(returnTo: string | undefined): string {
+  return returnTo ? `/login/two-step?return_to=${encodeURIComponent(returnTo)}` : '/login/two-step'
+}
+
+/**
+ * Ends a sign-in: a new session with how the user signed in (RFC 8176 `amr`), replacing the
+ * browser's previous one whoever it belonged to (SPEC), and back to where they were going.
+ * `pending`: the password was right and a second factor is due — the browser goes to
+ * /login/two-step, signed in to nothing until it is given.
+ */
+export async function startSession(
+  ctx: AppContext,
+  request: Request,
+  userId: string,
+  returnTo: string | undefined,
+  how: { amr: readonly string[]; pending?: boolean },
+): Promise<Response> {
+  const secure = ctx.config.secureCookies
+  const token = await createSession(ctx.store, userId, ctx.clock.now(), how, sessionCookieOf(ctx, request))
+  const maxAge = (how.pending ? PENDING_TTL_MS : SESSION_TTL_MS) / 1000
+  const sessionCookie = cookie(cookieNames(secure).session, token, { secure, maxAgeSeconds: maxAge })
+  return seeOther(how.pending ? twoStepUrl(returnTo) : (returnTo ?? '/account'), [sessionCookie])
+}
+
+/** Whether the user has TOTP turned on (a confirmed secret). */
+export async function hasTotp(ctx: AppContext, userId: string): Promise<boolean> {
+  return (await ctx.store.mfa.findTotp(userId))?.confirmedAt != null
+}

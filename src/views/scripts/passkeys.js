@@ -1,0 +1,65 @@
+// Passkeys on /login, /login/two-step and /account, with SimpleWebAuthn's browser half
+// (/assets/webauthn.js). Each ceremony asks the server for options (a challenge bound to this
+// browser), runs the browser's WebAuthn call, puts its answer in the form's hidden `credential`
+// field and submits the form as usual: the server's answer is an ordinary page.
+;(function passkeys() {
+  const lib = window.SimpleWebAuthnBrowser
+  if (!lib || !lib.browserSupportsWebAuthn()) return
+
+  async function optionsFor(url, form) {
+    const body = new URLSearchParams({ csrf_token: form.elements.csrf_token.value })
+    const response = await fetch(url, { method: 'POST', body, credentials: 'same-origin' })
+    if (!response.ok) throw new Error('The server refused the passkey request. Reload the page and try again.')
+    return response.json()
+  }
+
+  function submitWith(form, credential) {
+    form.elements.credential.value = JSON.stringify(credential)
+    form.submit()
+  }
+
+  function showError(form, error) {
+    const note = form.querySelector('.passkey-error')
+    if (!note || (error && error.name === 'AbortError')) return
+    note.textContent = error && error.name === 'NotAllowedError' ? 'The passkey request was cancelled or timed out.' : String((error && error.message) || error)
+    note.hidden = false
+  }
+
+  const add = document.getElementById('add-passkey')
+  if (add)
+    add.addEventListener('submit', async function addPasskey(event) {
+      event.preventDefault()
+      try {
+        const optionsJSON = await optionsFor('/account/passkeys/options', add)
+        submitWith(add, await lib.startRegistration({ optionsJSON }))
+      } catch (error) {
+        showError(add, error)
+      }
+    })
+
+  const signIn = document.getElementById('passkey-sign-in')
+  if (!signIn) return
+  signIn.hidden = false
+  signIn.addEventListener('submit', async function signInWithPasskey(event) {
+    event.preventDefault()
+    try {
+      const optionsJSON = await optionsFor('/login/passkey/options', signIn)
+      submitWith(signIn, await lib.startAuthentication({ optionsJSON }))
+    } catch (error) {
+      showError(signIn, error)
+    }
+  })
+
+  // Conditional mediation: the browser offers passkeys in the email field's autofill.
+  const email = document.querySelector('input[autocomplete~="webauthn"]')
+  if (email)
+    lib.browserSupportsWebAuthnAutofill().then(async function autofill(supported) {
+      if (!supported) return
+      try {
+        const optionsJSON = await optionsFor('/login/passkey/options', signIn)
+        submitWith(signIn, await lib.startAuthentication({ optionsJSON, useBrowserAutofill: true }))
+      } catch (error) {
+        showError(signIn, error)
+      }
+    })
+})()
