@@ -108,7 +108,7 @@ export interface Store {
    */
   backupTo(path: string, shownAs: string): Promise<void>
   /**
-   * Deletes expired tokens, sessions, codes and throttle rows, refresh families past their last
+   * Deletes expired tokens, sessions, codes, WebAuthn challenges and throttle rows, refresh families past their last
    * expiry, rotated refresh tokens past the reuse grace and signing keys no valid token needs; returns how many rows went. A used
    * code is kept while its family lives (a replay must still revoke it, RFC 6749 §4.1.2).
    */

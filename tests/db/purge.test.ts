@@ -26,4 +26,14 @@ describe('purging expired rows', () => {
     expect(await purge(t0 + 30 * 24 * 3600_000 + 1)).toBe(3)
     expect([await count('auth_codes'), await count('refresh_tokens'), await count('refresh_families')]).toEqual([0, 0, 0])
   })
+
+  test('WebAuthn challenges go once expired', async () => {
+    const t = await createTestApp()
+    const t0 = t.clock.now()
+    await t.store.mfa.putChallenge('browser-a', 'sign-in', { challenge: 'c1', userId: null, expiresAt: t0 + 300_000 })
+    await t.store.mfa.putChallenge('browser-b', 'sign-in', { challenge: 'c2', userId: null, expiresAt: t0 + 600_000 })
+    const purge = (at: number) => t.store.purgeExpired(at, { usedCodes: 0, throttle: 0, refreshGrace: 0, retiredKeys: 3600_000 })
+    expect(await purge(t0 + 300_001)).toBe(1)
+    expect(await t.store.mfa.takeChallenge('browser-b', 'sign-in', t0)).toEqual({ challenge: 'c2', userId: null, expiresAt: t0 + 600_000 })
+  })
 })

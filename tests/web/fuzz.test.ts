@@ -17,6 +17,19 @@ const ROUTES = [
   '/oauth/authorize',
   '/account/revoke',
   '/account/sign-out-everywhere',
+  '/login/passkey/options',
+  '/login/passkey',
+  '/login/two-step',
+  '/account/passkeys/options',
+  '/account/passkeys',
+  '/account/passkeys/rename',
+  '/account/passkeys/remove',
+  '/account/two-step/setup',
+  '/account/two-step/confirm',
+  '/account/two-step/recovery-codes',
+  '/account/two-step/disable',
+  '/account/password',
+  '/account/password/remove',
 ] as const
 const DOCUMENTED = new Set([200, 303, 400, 401, 403, 404, 409, 412, 413, 415, 429])
 
@@ -43,7 +56,7 @@ const nasty = fc.oneof(
   fc.string({ maxLength: 40 }),
 )
 const deep = fc.integer({ min: 60, max: 30_000 }).map((n) => '{"a":' + '['.repeat(n) + ']'.repeat(n) + '}')
-const fieldNames = fc.constantFrom('email', 'password', 'full_name', 'csrf_token', 'return_to', 'client_id', 'decision', 'state', 'scope', 'redirect_uri', 'grant_type', 'code', 'token', 'key', 'value', 'x')
+const fieldNames = fc.constantFrom('email', 'password', 'full_name', 'csrf_token', 'return_to', 'client_id', 'decision', 'state', 'scope', 'redirect_uri', 'grant_type', 'code', 'token', 'key', 'value', 'credential', 'credential_id', 'name', 'proof', 'recovery_code', 'x')
 const fields = fc.dictionary(fieldNames, fc.oneof(nasty, fc.constantFrom('__csrf__', '__client__', 'allow', 'authorization_code')), { maxKeys: 8 })
 const bodyText = fc.oneof(
   deep,

@@ -132,6 +132,7 @@ export class PgStore implements Store, PgContext {
     return this.run(async (sql) => {
       let removed = 0
       removed += (await sql`DELETE FROM access_tokens WHERE expires_at < ${now}`).count
+      removed += (await sql`DELETE FROM webauthn_challenges WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM sessions WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM login_throttle WHERE last_at < ${now - keep.throttle}`).count
       // A family lives until the last of its tokens expires; rotated tokens only through the grace.

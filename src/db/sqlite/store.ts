@@ -100,6 +100,7 @@ export class SqliteStore implements Store, SqliteContext {
     return this.write(() => {
       let removed = 0
       removed += changes(this.db.orm.delete(accessTokens).where(lt(accessTokens.expiresAt, now)).run())
+      removed += run('DELETE FROM webauthn_challenges WHERE expires_at < ?1', now)
       removed += changes(this.db.orm.delete(sessions).where(lt(sessions.expiresAt, now)).run())
       removed += changes(this.db.orm.delete(loginThrottle).where(lt(loginThrottle.lastAt, now - keep.throttle)).run())
       // A family lives until the last of its tokens expires; rotated tokens only through the grace.
