@@ -34,7 +34,10 @@ export async function freePort(): Promise<number> {
 }
 
 export interface RunningBinary {
+  /** ISSUER: what browsers and clients use. */
   url: string
+  /** The same server by its loopback address (fetch from tests; `localhost` may resolve to ::1 first). */
+  direct: string
   dir: string
   /** The SQLite file (meaningless on PostgreSQL). */
   dbPath: string
@@ -53,13 +56,15 @@ export interface RunningBinary {
  * Starts the binary in an empty folder on a free loopback port and waits for /healthz. In the
  * suite's PostgreSQL pass it runs on a fresh database of its own unless `env` names one.
  */
-export async function startBinary(env: Record<string, string> = {}, dir?: string): Promise<RunningBinary> {
+export async function startBinary(env: Record<string, string> = {}, dir?: string, opts: { localhost?: boolean } = {}): Promise<RunningBinary> {
   if (testEngine === 'postgres' && env.DATABASE_URL === undefined) env = { ...env, DATABASE_URL: await freshPgDatabase() }
   const bin = await binary()
   const cwd = dir ?? mkdtempSync(join(tmpdir(), 'latchkey-run-'))
   mkdirSync(cwd, { recursive: true })
   const port = await freePort()
-  const url = `http://127.0.0.1:${port}`
+  const direct = `http://127.0.0.1:${port}`
+  // WebAuthn needs a domain: passkey tests run with ISSUER=http://localhost:PORT (Chromium refuses an IP origin).
+  const url = opts.localhost ? `http://localhost:${port}` : direct
   const fullEnv = { PATH: process.env.PATH ?? '', HOME: cwd, HOST: '127.0.0.1', PORT: String(port), ISSUER: url, ...env }
   const proc = Bun.spawn([bin, 'serve'], { cwd, env: fullEnv, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   let out = ''
@@ -74,7 +79,7 @@ export async function startBinary(env: Record<string, string> = {}, dir?: string
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`latchkey exited with ${proc.exitCode}: ${out}`)
     try {
-      if ((await fetch(`${url}/healthz`)).status === 200) break
+      if ((await fetch(`${direct}/healthz`)).status === 200) break
     } catch {}
     if (Date.now() > deadline) throw new Error(`latchkey did not become healthy: ${out}`)
     await Bun.sleep(20)
@@ -82,6 +87,7 @@ export async function startBinary(env: Record<string, string> = {}, dir?: string
   const dbPath = join(cwd, env.DATABASE_URL ?? 'data/latchkey.sqlite')
   return {
     url,
+    direct,
     dir: cwd,
     dbPath,
     databaseUrl: env.DATABASE_URL ?? dbPath,
