@@ -5,7 +5,8 @@
  * send its counter backwards: exactly what the negative tests need.
  */
 
-type CborValue = number | string | Uint8Array | Map<number | string, CborValue> | Record<string, CborValue>
+type CborValue = number | string | Uint8Array | CborMap | { [key: string]: CborValue }
+interface CborMap extends Map<number | string, CborValue> {}
 
 /** The few CBOR (RFC 8949) items WebAuthn needs: integers, byte and text strings, maps. */
 function cbor(value: CborValue): Uint8Array {
@@ -25,7 +26,7 @@ function cbor(value: CborValue): Uint8Array {
   return concat(new Uint8Array(head(5, entries.length)), ...entries.flatMap(([k, v]) => [cbor(k), cbor(v)]))
 }
 
-function concat(...parts: Uint8Array[]): Uint8Array {
+function concat(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
   let at = 0
   for (const p of parts) {
@@ -36,7 +37,7 @@ function concat(...parts: Uint8Array[]): Uint8Array {
 }
 
 const b64url = (bytes: Uint8Array | ArrayBuffer) => Buffer.from(bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : bytes).toString('base64url')
-const sha256 = async (data: Uint8Array) => new Uint8Array(await crypto.subtle.digest('SHA-256', data))
+const sha256 = async (data: Uint8Array<ArrayBuffer>) => new Uint8Array(await crypto.subtle.digest('SHA-256', data))
 const u32 = (n: number) => new Uint8Array([(n >>> 24) & 255, (n >> 16) & 255, (n >> 8) & 255, n & 255])
 
 /** WebCrypto's ECDSA signature is r‖s; WebAuthn wants ASN.1 DER (§6.5.6). */
@@ -44,7 +45,7 @@ function derSignature(raw: Uint8Array): Uint8Array {
   const int = (b: Uint8Array) => {
     let i = 0
     while (i < b.length - 1 && b[i] === 0) i++
-    let v = b.slice(i)
+    let v: Uint8Array = b.slice(i)
     if (v[0]! & 0x80) v = concat(new Uint8Array([0]), v)
     return concat(new Uint8Array([0x02, v.length]), v)
   }
@@ -84,11 +85,11 @@ export class SoftAuthenticator {
     return b64url(this.credentialId)
   }
 
-  private async authData(rpId: string, flags: number, attested?: Uint8Array): Promise<Uint8Array> {
+  private async authData(rpId: string, flags: number, attested?: Uint8Array): Promise<Uint8Array<ArrayBuffer>> {
     return concat(await sha256(new TextEncoder().encode(rpId)), new Uint8Array([flags]), u32(this.counter), attested ?? new Uint8Array())
   }
 
-  private clientData(type: string, challenge: string, origin: string): Uint8Array {
+  private clientData(type: string, challenge: string, origin: string): Uint8Array<ArrayBuffer> {
     return new TextEncoder().encode(JSON.stringify({ type, challenge, origin, crossOrigin: false }))
   }
 

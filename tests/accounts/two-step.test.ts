@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, test } from 'bun:test'
 import { decodeJwt } from 'jose'
 import { CALLBACK, PASSWORD, addClient, addUser, authorizePath, cookieHeader, createTestApp, postForm, signIn, tokenRequest, type TestApp } from '../helpers'
+import { openTotpSecret } from '../../src/accounts/totp'
 import { SoftAuthenticator } from '../soft-authenticator'
 import { addPasskey, csrfOf, passkeySignIn, passwordStep, turnOnTotp, twoStep, type Jar } from './mfa-flows'
 
@@ -42,13 +43,15 @@ describe('turning TOTP on', () => {
     expect(await shown.text()).toContain('10 recovery codes left.')
   })
 
-  test('the secret is sealed at rest and the recovery codes are hashed', async () => {
-    const { codes } = await turnOnTotp(t, jar)
-    const [row] = await t.rows<{ sealed_secret: string }>('SELECT sealed_secret FROM totp_secrets')
-    expect(row!.sealed_secret).toMatch(/^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+$/)
-    const secretShown = /[A-Z2-7]{32}/
-    expect(row!.sealed_secret).not.toMatch(secretShown)
-    const hashes = await t.rows<{ code_hash: string }>('SELECT code_hash FROM recovery_codes')
+  test('the secret is sealed at rest (AES-GCM, bound to its user) and the recovery codes are hashed', async () => {
+    const { totp, codes } = await turnOnTotp(t, jar)
+    const { sealed_secret: sealed } = (await t.row('SELECT sealed_secret FROM totp_secrets')) as { sealed_secret: string }
+    expect(sealed).toMatch(/^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+$/)
+    expect(sealed).not.toContain(totp.secret.base32)
+    expect(await openTotpSecret(t.ctx, userId, sealed)).toBe(totp.secret.base32)
+    // Moved to another user's row, it does not open.
+    expect(await openTotpSecret(t.ctx, 'someone-else', sealed)).toBeUndefined()
+    const hashes = (await t.rows('SELECT code_hash FROM recovery_codes')) as Array<{ code_hash: string }>
     expect(hashes).toHaveLength(10)
     for (const { code_hash } of hashes) for (const code of codes) expect(code_hash).not.toContain(code.replace(/-/g, ''))
   })

@@ -13,6 +13,7 @@ import type { Subprocess } from 'bun'
 import { connect } from '../../src/db/pg/connect'
 import { startHaproxy } from '../haproxy'
 import type { Case, Harness, PgCluster, Row, Server, WrkResult } from './harness'
+import { measurePasskeySignIn } from './passkeys'
 
 const root = join(import.meta.dir, '../..')
 const here = import.meta.dir
@@ -497,6 +498,8 @@ async function main() {
   const codesDir = mkdtempSync(join(tmpdir(), 'bench-codes-'))
   const mintedPerSecond: number[] = []
   const sqliteCases = await latchkeyCases('', latchkey, bin, codesDir, mintedPerSecond)
+  // Passkey sign-ins need ISSUER's origin (localhost by default): not behind the balancer's IP address.
+  const passkeyTargets: Array<{ prefix: string; server: Server }> = [{ prefix: '', server: latchkey }]
 
   // PostgreSQL on this machine (a throwaway cluster), one instance, then two behind haproxy.
   const pgCases: Case[] = []
@@ -507,6 +510,7 @@ async function main() {
     const single = await spawnServer('latchkey-pg', [bin], { ...LATCHKEY_ENV, DATABASE_URL: await pg.database('bench_one'), DATABASE_POOL_SIZE: '16' }, '/healthz')
     extra.push(single)
     pgCases.push(...(await latchkeyCases('pg: ', single, bin, codesDir, mintedPerSecond)))
+    passkeyTargets.push({ prefix: 'pg: ', server: single })
     const lbPort = await freePort()
     const pgEnv = { ...LATCHKEY_ENV, DATABASE_URL: await pg.database('bench_two'), DATABASE_POOL_SIZE: '16', ISSUER: `http://127.0.0.1:${lbPort}` }
     const pair = [await spawnServer('latchkey-pg-a', [bin], pgEnv, '/healthz'), await spawnServer('latchkey-pg-b', [bin], pgEnv, '/healthz')]
@@ -543,6 +547,13 @@ async function main() {
   const only = process.env.BENCH_ONLY
   const rows: Row[] = []
   for (const c of cases) if (!only || c.name === cases[0]!.name || c.name.includes(only) || c.name.startsWith('peer')) rows.push(await measure(c))
+  for (const { prefix, server } of passkeyTargets) {
+    const name = `${prefix}POST /login/passkey (options + assertion)`
+    if (only && !name.includes(only)) continue
+    const session = await signIn(server.url, 'bench@example.com', 'bench password')
+    const timing = { warmup: WARMUP, seconds: SECONDS, cpuTicks, rssMb, clkTck: CLK_TCK }
+    rows.splice(rows.length - 2, 0, await measurePasskeySignIn(name, server, `http://localhost:${new URL(server.url).port}`, session, timing))
+  }
 
   for (const stop of stops) stop()
   for (const s of [bare, latchkey, peer, ...extra]) await stopServer(s)
