@@ -16,7 +16,7 @@ const INACTIVE = { active: false } as const
 const HEADERS = apiHeaders({ pragma: 'no-cache' })
 
 /** RFC 7662 §2.2: what an active token is; anything unknown, expired or revoked is exactly {active: false}. */
-async function describe(ctx: AppContext, client: Client, token: string): Promise<Record<string, unknown>> {
+async function describe(ctx: AppContext, client: Client, token: string, signIns: SignIns): Promise<Record<string, unknown>> {
   const now = ctx.clock.now()
   const iss = ctx.config.issuer
   if (token.startsWith(REFRESH_TOKEN_PREFIX)) {
@@ -40,7 +40,28 @@ async function describe(ctx: AppContext, client: Client, token: string): Promise
     iat: seconds(grant.issuedAt),
     token_type: 'Bearer',
     iss,
-    ...signInClaims(await ctx.store.grants.signInOfToken(grant.id)),
+    ...signInClaims(grant.familyId === null ? undefined : await signIns.of(grant.familyId)),
+  }
+}
+
+/**
+ * How the user signed in, per authorization: it never changes once the family exists, so a
+ * resource server introspecting the same token again costs no second lookup. Bounded: emptied
+ * when full, as the token cache's small maps are.
+ */
+class SignIns {
+  private readonly known = new Map<string, SignIn>()
+  constructor(private readonly store: AppContext['store']) {}
+
+  async of(familyId: string): Promise<SignIn | undefined> {
+    const known = this.known.get(familyId)
+    if (known) return known
+    const found = await this.store.grants.signInOf(familyId)
+    if (found) {
+      if (this.known.size >= 10_000) this.known.clear()
+      this.known.set(familyId, found)
+    }
+    return found
   }
 }
 
@@ -57,13 +78,14 @@ function signInClaims(signIn: SignIn | undefined): { auth_time?: number; amr?: s
  * authentication, confidential clients only (a public client or none: 401 invalid_client).
  */
 export function introspectionRoutes(ctx: AppContext) {
+  const signIns = new SignIns(ctx.store)
   return new Elysia({ name: 'oauth-introspect' }).post(
     '/api/oauth/introspect',
     async function introspect({ request, body }) {
       const client = await authenticateClient(ctx, request, body)
       if (client.public) throw new InvalidClient('introspection is for confidential clients (authenticate with the client secret)')
       if (body.token === '') throw new InvalidRequest('token is required')
-      return json(await describe(ctx, client, body.token), 200, HEADERS)
+      return json(await describe(ctx, client, body.token, signIns), 200, HEADERS)
     },
     {
       parse: [parseTokenBody, 'urlencoded', 'json'],

@@ -31,9 +31,9 @@ export function mintOpaque(
 
 /** What a valid access token grants. */
 export interface TokenGrant {
-  /** The token's row. */
-  id: number
   clientId: string
+  /** The authorization (refresh family) it was issued from; null for tokens older than families. */
+  familyId: string | null
   scopes: readonly string[]
   expiresAt: number
   issuedAt: number
@@ -108,7 +108,7 @@ export class AccessTokens {
   /** The grant of a row just read, cached unless a revocation ran meanwhile (the generation moved on). */
   private admit(row: TokenRecord | undefined, parsed: { id: number; verifier: string }, now: number, trusted: boolean, generation: number): TokenGrant | undefined {
     if (!row || !constantTimeEqual(sha256(parsed.verifier), row.verifierHash) || row.expiresAt <= now) return undefined
-    const grant: TokenGrant = { id: parsed.id, clientId: this.clientId(row.clientId), scopes: this.scopes(row.scope), expiresAt: row.expiresAt, issuedAt: row.createdAt, user: this.user(row.user) }
+    const grant: TokenGrant = { clientId: this.clientId(row.clientId), familyId: row.familyId, scopes: this.scopes(row.scope), expiresAt: row.expiresAt, issuedAt: row.createdAt, user: this.user(row.user) }
     if (trusted && generation === this.generation && this.changes.check()) this.cache.offer(parsed.id, parsed.verifier, grant)
     return grant
   }

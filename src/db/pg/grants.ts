@@ -231,9 +231,9 @@ export class PgGrants implements GrantStore {
     return this.ctx.tx((tx) => deleteFamily(tx, familyId))
   }
 
-  signInOfToken(tokenId: number): Promise<SignIn | undefined> {
+  signInOf(familyId: string): Promise<SignIn | undefined> {
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`SELECT f.auth_time, f.amr FROM access_tokens a JOIN refresh_families f ON f.family_id = a.family_id WHERE a.id = ${tokenId}`
+      const [row] = await sql`SELECT auth_time, amr FROM refresh_families WHERE family_id = ${familyId}`
       return row && { authTime: row.auth_time === null ? null : n(row.auth_time), amr: row.amr as string | null }
     })
   }

@@ -160,6 +160,6 @@ export interface GrantStore {
   findRefreshToken(lookup: RefreshLookup): Promise<FoundRefresh | undefined>
   /** The family and every access and refresh token in it. */
   revokeFamily(familyId: string): Promise<boolean>
-  /** How the user signed in for the authorization an access token belongs to. */
-  signInOfToken(tokenId: number): Promise<SignIn | undefined>
+  /** How the user signed in for an authorization (a family); undefined once it is gone. */
+  signInOf(familyId: string): Promise<SignIn | undefined>
 }

@@ -8,6 +8,8 @@ export interface TokenRecord {
   scope: string
   expiresAt: number
   createdAt: number
+  /** The authorization it was issued from (null for tokens older than families). */
+  familyId: string | null
   user: UserRecord
 }
 

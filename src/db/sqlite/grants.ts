@@ -201,10 +201,8 @@ export class SqliteGrants implements GrantStore {
     return this.ctx.write(() => this.deleteFamily(familyId))
   }
 
-  async signInOfToken(tokenId: number): Promise<SignIn | undefined> {
-    const row = this.db.sqlite
-      .prepare<SignIn, [number]>('SELECT f.auth_time AS authTime, f.amr FROM access_tokens a JOIN refresh_families f ON f.family_id = a.family_id WHERE a.id = ?')
-      .get(tokenId)
+  async signInOf(familyId: string): Promise<SignIn | undefined> {
+    const row = prepared(this.db, 'signInOf', () => this.db.sqlite.prepare<SignIn, [string]>('SELECT auth_time AS authTime, amr FROM refresh_families WHERE family_id = ?')).get(familyId)
     return row ?? undefined
   }
 

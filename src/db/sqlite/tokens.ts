@@ -17,15 +17,19 @@ export class SqliteTokens implements TokenStore {
    */
   findToken(id: number, knownUser?: (userId: string) => UserRecord | undefined): TokenRecord | undefined {
     const token = prepared(this.ctx.db, 'tokenById', () =>
-      this.ctx.db.sqlite.prepare<{ id: number; verifierHash: string; clientId: string; userId: string; scope: string; expiresAt: number; createdAt: number }, [number]>(
-        'SELECT id, verifier_hash AS verifierHash, client_id AS clientId, user_id AS userId, scope, expires_at AS expiresAt, created_at AS createdAt FROM access_tokens WHERE id = ?',
+      this.ctx.db.sqlite.prepare<
+        { id: number; verifierHash: string; clientId: string; userId: string; scope: string; expiresAt: number; createdAt: number; familyId: string | null },
+        [number]
+      >(
+        'SELECT id, verifier_hash AS verifierHash, client_id AS clientId, user_id AS userId, scope, expires_at AS expiresAt, created_at AS createdAt, family_id AS familyId FROM access_tokens WHERE id = ?',
       ),
     ).get(id)
     if (!token) return undefined
     const user = knownUser?.(token.userId) ?? this.tokenUser(token.userId)
     // Deleting a user deletes its tokens: a token whose user is gone is as good as gone.
     if (!user) return undefined
-    return { id: token.id, verifierHash: token.verifierHash, clientId: token.clientId, scope: token.scope, expiresAt: token.expiresAt, createdAt: token.createdAt, user }
+    const { verifierHash, clientId, scope, expiresAt, createdAt, familyId } = token
+    return { id: token.id, verifierHash, clientId, scope, expiresAt, createdAt, familyId, user }
   }
 
   private tokenUser(userId: string): UserRecord | undefined {
