@@ -107,18 +107,11 @@ export class SoftAuthenticator {
     const attested = concat(new Uint8Array(16), new Uint8Array([this.credentialId.length >> 8, this.credentialId.length & 255]), this.credentialId, cbor(coseKey))
     const authData = await this.authData(c.rpId, FLAG_UP | FLAG_AT | (c.uv === false ? 0 : FLAG_UV), attested)
     const attestationObject = cbor({ fmt: 'none', attStmt: {}, authData })
-    return {
-      id: this.id,
-      rawId: this.id,
-      type: 'public-key',
-      clientExtensionResults: {},
-      authenticatorAttachment: 'platform',
-      response: {
-        clientDataJSON: b64url(this.clientData('webauthn.create', options.challenge, c.origin)),
-        attestationObject: b64url(attestationObject),
-        transports: ['internal'],
-      },
-    }
+    return this.credential({
+      clientDataJSON: b64url(this.clientData('webauthn.create', options.challenge, c.origin)),
+      attestationObject: b64url(attestationObject),
+      transports: ['internal'],
+    })
   }
 
   /** navigator.credentials.get: the AuthenticationResponseJSON, counting up unless told which counter to send. */
@@ -128,18 +121,16 @@ export class SoftAuthenticator {
     const clientDataJSON = this.clientData('webauthn.get', options.challenge, c.origin)
     const signed = concat(authData, await sha256(clientDataJSON))
     const raw = new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, this.keys.privateKey, signed))
-    return {
-      id: this.id,
-      rawId: this.id,
-      type: 'public-key',
-      clientExtensionResults: {},
-      authenticatorAttachment: 'platform',
-      response: {
-        clientDataJSON: b64url(clientDataJSON),
-        authenticatorData: b64url(authData),
-        signature: b64url(derSignature(raw)),
-        userHandle: this.userHandle,
-      },
-    }
+    return this.credential({
+      clientDataJSON: b64url(clientDataJSON),
+      authenticatorData: b64url(authData),
+      signature: b64url(derSignature(raw)),
+      userHandle: this.userHandle,
+    })
+  }
+
+  /** The PublicKeyCredential JSON around an authenticator response. */
+  private credential<R>(response: R) {
+    return { id: this.id, rawId: this.id, type: 'public-key', clientExtensionResults: {}, authenticatorAttachment: 'platform', response }
   }
 }

@@ -3,12 +3,10 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
 import type { PasskeyRecord } from '../db/store'
-import { CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
+import { ButtonForm, CsrfField, ErrorNote, Hidden, LastUsed, Layout, When, attr } from '../views/layout'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
 import { PASSKEY_NAME_MAX } from './passkeys'
 
-const day = (ms: number) => new Date(ms).toISOString().slice(0, 10)
-const When = (props: { at: number }) => <time datetime={new Date(props.at).toISOString()}>{day(props.at)}</time>
 
 /** The scripts of pages that offer passkeys: SimpleWebAuthn's browser half and ours, same origin (script-src 'self'). */
 export function PasskeyScripts() {
@@ -55,12 +53,7 @@ export function SecuritySections(props: { csrf: string; state: SecurityState }) 
           <p>
             On: after your password you enter a code from your authenticator app. <span class="muted">{String(state.recoveryCodesLeft)} recovery codes left.</span>
           </p>
-          <form method="post" action="/account/two-step/recovery-codes" class="inline">
-            <CsrfField token={csrf} />
-            <button type="submit" class="secondary">
-              New recovery codes
-            </button>
-          </form>
+          <ButtonForm action="/account/two-step/recovery-codes" csrf={csrf} label="New recovery codes" kind="secondary" />
           <form method="post" action="/account/two-step/disable">
             <CsrfField token={csrf} />
             <label for="disable-proof">Authentication code or password</label>
@@ -122,7 +115,7 @@ function PasskeysSection(props: { csrf: string; passkeys: PasskeyRecord[] }) {
               <div class="muted">
                 Added <When at={p.createdAt} />
                 {' · '}
-                {p.lastUsedAt === null ? 'not used yet' : <>last used <When at={p.lastUsedAt} /></>}
+                <LastUsed at={p.lastUsedAt} />
               </div>
               <form method="post" action="/account/passkeys/rename" class="rename">
                 <CsrfField token={props.csrf} />
@@ -133,13 +126,7 @@ function PasskeysSection(props: { csrf: string; passkeys: PasskeyRecord[] }) {
                 </button>
               </form>
             </div>
-            <form method="post" action="/account/passkeys/remove" class="inline">
-              <CsrfField token={props.csrf} />
-              <Hidden name="credential_id" value={p.credentialId} />
-              <button type="submit" class="danger">
-                Remove
-              </button>
-            </form>
+            <ButtonForm action="/account/passkeys/remove" csrf={props.csrf} fields={{ credential_id: p.credentialId }} label="Remove" kind="danger" />
           </li>
         ))}
       </ul>

@@ -4,7 +4,7 @@
 import { Html } from '@elysiajs/html'
 import { SCOPES, isScope } from '../oauth/scopes'
 import type { AuthorizedApp } from '../db/store'
-import { CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
+import { ButtonForm, CsrfField, ErrorNote, Hidden, LastUsed, Layout, When, attr } from '../views/layout'
 import { PasskeyScripts, PasskeySignInForm, SecuritySections, type SecurityState } from './mfa-pages'
 import type { User } from './users'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
@@ -115,41 +115,19 @@ export function AccountPage(props: { user: User; avatarUrl: string; apps: Author
                   {app.scopes.map(scopeWords).join(' · ')}
                 </div>
                 <div class="muted">
-                  Since <time datetime={new Date(app.grantedAt).toISOString()}>{new Date(app.grantedAt).toISOString().slice(0, 10)}</time>
+                  Since <When at={app.grantedAt} />
                   {' · '}
-                  {app.lastUsedAt === null ? (
-                    'not used yet'
-                  ) : (
-                    <>
-                      last used <time datetime={new Date(app.lastUsedAt).toISOString()}>{new Date(app.lastUsedAt).toISOString().slice(0, 10)}</time>
-                    </>
-                  )}
+                  <LastUsed at={app.lastUsedAt} />
                 </div>
               </div>
-              <form method="post" action="/account/revoke" class="inline">
-                <CsrfField token={props.csrf} />
-                <Hidden name="client_id" value={app.clientId} />
-                <button type="submit" class="danger">
-                  Revoke access
-                </button>
-              </form>
+              <ButtonForm action="/account/revoke" csrf={props.csrf} fields={{ client_id: app.clientId }} label="Revoke access" kind="danger" />
             </li>
           ))}
         </ul>
       )}
       <div class="actions">
-        <form method="post" action="/logout" class="inline">
-          <CsrfField token={props.csrf} />
-          <button type="submit" class="secondary">
-            Sign out
-          </button>
-        </form>
-        <form method="post" action="/account/sign-out-everywhere" class="inline">
-          <CsrfField token={props.csrf} />
-          <button type="submit" class="secondary">
-            Sign out everywhere
-          </button>
-        </form>
+        <ButtonForm action="/logout" csrf={props.csrf} label="Sign out" kind="secondary" />
+        <ButtonForm action="/account/sign-out-everywhere" csrf={props.csrf} label="Sign out everywhere" kind="secondary" />
       </div>
     </Layout>
   )

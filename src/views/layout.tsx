@@ -48,3 +48,27 @@ export function ErrorNote(props: { message?: string }): JSX.Element {
     ''
   )
 }
+
+/** A day, as the account page shows dates: 2026-11-24, with the exact time for machines. */
+export function When(props: { at: number }): JSX.Element {
+  const iso = new Date(props.at).toISOString()
+  return <time datetime={iso}>{iso.slice(0, 10)}</time>
+}
+
+/** "not used yet", or "last used <day>". */
+export function LastUsed(props: { at: number | null }): JSX.Element {
+  return props.at === null ? 'not used yet' : <>last used <When at={props.at} /></>
+}
+
+/** A form that is one button (with its CSRF token and hidden fields): revoke, remove, sign out… */
+export function ButtonForm(props: { action: string; csrf: string; label: string; kind?: 'danger' | 'secondary'; fields?: Record<string, string>; inline?: boolean }): JSX.Element {
+  return (
+    <form method="post" action={props.action} class={props.inline === false ? undefined : 'inline'}>
+      <CsrfField token={props.csrf} />
+      {Object.entries(props.fields ?? {}).map(([name, value]) => <Hidden name={name} value={value} />)}
+      <button type="submit" class={props.kind}>
+        {props.label}
+      </button>
+    </form>
+  )
+}

@@ -281,6 +281,20 @@ describe('passkey ceremonies refuse what they must (software authenticator)', ()
     expect(await t.store.mfa.listPasskeys(userId)).toHaveLength(1)
   })
 
+  test('prompt=login re-authentication accepts a passkey: auth_time is the new sign-in', async () => {
+    const { client, secret } = await addClient(t, { skipConsent: true })
+    t.clock.advance(60_000)
+    const request = `/oauth/authorize?client_id=${client.id}&redirect_uri=${encodeURIComponent(CALLBACK)}&scope=openid&state=s&prompt=login`
+    const reauth = (await t.handle(request, { headers: { cookie: cookieHeader(jar) } })).headers.get('location')!
+    expect(reauth).toStartWith('/login?return_to=')
+    const returnTo = new URL(reauth, 'http://x').searchParams.get('return_to')!
+    const { res } = await passkeySignIn(t, key, { jar, page: reauth, returnTo })
+    expect(res.headers.get('location')).toBe(returnTo)
+    const callback = new URL((await t.handle(returnTo, { headers: { cookie: cookieHeader(jar) } })).headers.get('location')!)
+    const tokens = await tokenRequest(t, { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, client_id: client.id, client_secret: secret, redirect_uri: CALLBACK })
+    expect(decodeJwt(((await tokens.json()) as { id_token: string }).id_token)).toMatchObject({ amr: ['hwk', 'user', 'mfa'], auth_time: Math.floor(t.clock.now() / 1000) })
+  })
+
   test('a TOTP user signing in with a passkey that did not verify them still gives a code', async () => {
     const { totp } = await turnOnTotp(t, jar)
     const presence = await SoftAuthenticator.create()
