@@ -42,14 +42,14 @@ describe('the binary’s CLI', () => {
     expect(created.client_secret).toStartWith('lk_cs_')
     expect(run(['client', 'list']).out).toContain(created.client_id)
     expect(JSON.parse(run(['client', 'list', '--json']).out)).toEqual([
-      { client_id: created.client_id, name: 'Bin', redirect_uris: ['https://b.example/cb'], post_logout_redirect_uris: [], public: false, skip_consent: false },
+      { client_id: created.client_id, name: 'Bin', redirect_uris: ['https://b.example/cb'], post_logout_redirect_uris: [], public: false, skip_consent: false, require_mfa: false },
     ])
     const rotated = JSON.parse(run(['client', 'rotate-secret', created.client_id]).out)
     expect(rotated.client_secret).not.toBe(created.client_secret)
 
     const user = JSON.parse(run(['user', 'create', '--email', 'b@example.com', '--name', 'Bea', '--password-stdin'], 'binary password\n').out)
     expect(run(['user', 'list']).out).toContain('b@example.com')
-    expect(JSON.parse(run(['user', 'list', '--json']).out)).toEqual([user])
+    expect(JSON.parse(run(['user', 'list', '--json']).out)).toEqual([{ ...user, mfa: { totp: false, passkeys: 0 } }])
 
     expect(run(['backup', 'copy.sqlite']).code).toBe(0)
     expect(existsSync(join(dir, 'copy.sqlite'))).toBe(true)
@@ -118,11 +118,11 @@ describe('the binary with PostgreSQL', () => {
     expect(run(['migrate'], undefined, env).out).toBe('database is up to date\n')
     const created = JSON.parse(run(['client', 'create', '--name', 'Bin', '--redirect-uri', 'https://b.example/cb'], undefined, env).out)
     expect(JSON.parse(run(['client', 'list', '--json'], undefined, env).out)).toEqual([
-      { client_id: created.client_id, name: 'Bin', redirect_uris: ['https://b.example/cb'], post_logout_redirect_uris: [], public: false, skip_consent: false },
+      { client_id: created.client_id, name: 'Bin', redirect_uris: ['https://b.example/cb'], post_logout_redirect_uris: [], public: false, skip_consent: false, require_mfa: false },
     ])
     expect(JSON.parse(run(['client', 'rotate-secret', created.client_id], undefined, env).out).client_secret).toStartWith('lk_cs_')
     const user = JSON.parse(run(['user', 'create', '--email', 'b@example.com', '--name', 'Bea', '--password-stdin'], 'binary password\n', env).out)
-    expect(JSON.parse(run(['user', 'list', '--json'], undefined, env).out)).toEqual([user])
+    expect(JSON.parse(run(['user', 'list', '--json'], undefined, env).out)).toEqual([{ ...user, mfa: { totp: false, passkeys: 0 } }])
     expect(run(['user', 'create', '--email', 'B@example.com', '--name', 'Bea', '--password-stdin'], 'binary password\n', env).code).toBe(2)
     const backup = run(['backup', 'copy.sqlite'], undefined, env)
     expect(backup.code).toBe(2)
