@@ -29,6 +29,12 @@ export interface Config {
   logLevel: LogLevel
   /** Derived: cookies get `Secure` when the issuer is https. */
   secureCookies: boolean
+  /** `smtp://` or `smtps://` URL of the mail server; null: no mail is sent and the pages offer nothing that needs it. */
+  smtpUrl: string | null
+  /** The sender of every message. */
+  mailFrom: string
+  /** `required`: an unverified account can authorize no app until it verifies. */
+  emailVerification: 'optional' | 'required'
   /** Derived: WebAuthn's relying party (ISSUER's host and origin); null on an IP address, where browsers refuse it. */
   passkeys: { rpId: string; origin: string } | null
 }
@@ -154,7 +160,26 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
     secureCookies: issuer.startsWith('https://'),
     passkeys: passkeysFor(issuer),
+    ...mailFrom(env, issuer),
   }
+}
+
+function mailFrom(env: Env, issuer: string): Pick<Config, 'smtpUrl' | 'mailFrom' | 'emailVerification'> {
+  const raw = env.SMTP_URL || null
+  if (raw !== null) {
+    let url: URL | undefined
+    try {
+      url = new URL(raw)
+    } catch {}
+    if (!url || !['smtp:', 'smtps:'].includes(url.protocol) || !url.hostname)
+      throw new ConfigError('SMTP_URL', `must be smtp://user:pass@host:port or smtps://…, got "${redactUrl(raw)}"`)
+  }
+  const from = env.MAIL_FROM || `Latchkey <no-reply@${new URL(issuer).hostname}>`
+  // A sender is one header line: no CR, LF or other control characters (header injection).
+  if (/[\u0000-\u001f\u007f]/.test(from) || !/@/.test(from)) throw new ConfigError('MAIL_FROM', 'must be an address like "Name <user@host>" on one line')
+  const emailVerification = oneOf(env, 'EMAIL_VERIFICATION', 'optional', ['optional', 'required'] as const)
+  if (emailVerification === 'required' && raw === null) throw new ConfigError('EMAIL_VERIFICATION', 'required needs SMTP_URL (the links are sent by mail)')
+  return { smtpUrl: raw, mailFrom: from, emailVerification }
 }
 
 /** WebAuthn needs a domain (its RP ID): `localhost` works, an IPv4 or IPv6 literal does not. */

@@ -24,6 +24,10 @@ Usage:
   latchkey user create --email E --name N [--avatar-url URL] --password-stdin
   latchkey user list [--json]
   latchkey user delete ID
+  latchkey user invite --email E --name N [--print-link]
+                                       a user without a password, and a 7-day link to choose one
+                                       (mailed; printed with --print-link or without SMTP_URL)
+  latchkey user reset-link ID          print a 30-minute password reset link
   latchkey user reset-mfa ID           remove TOTP and recovery codes (a lost phone); ends their sessions
   latchkey keys list [--json]           ID-token signing keys {kid, alg, created_at, current}
   latchkey keys rotate                 the published next key signs; older ones stay published
@@ -36,7 +40,7 @@ Usage:
 Global options (before the command): --port N, --host H, --database-url PATH|postgres://...
 Configuration (environment): PORT HOST DATABASE_URL DATABASE_POOL_SIZE ISSUER SIGNUP CODE_TTL
   ACCESS_TOKEN_TTL REFRESH_TOKEN_TTL REFRESH_TOKEN_REUSE_GRACE SETTINGS_MAX_VALUE_BYTES SETTINGS_MAX_KEYS SETTINGS_MAX_USER_BYTES
-  LOGIN_ATTEMPTS_PER_MINUTE TRUSTED_PROXIES LOG_LEVEL
+  LOGIN_ATTEMPTS_PER_MINUTE TRUSTED_PROXIES LOG_LEVEL SMTP_URL MAIL_FROM EMAIL_VERIFICATION
 `
 
 const GLOBAL_FLAGS: Record<string, string> = { '--port': 'PORT', '--host': 'HOST', '--database-url': 'DATABASE_URL' }

@@ -4,6 +4,7 @@ import { createApp, createContext } from './app'
 import type { Config } from './config'
 import { openStore } from './db/open'
 import { createLogger, nextRequestId, requestIds, type Logger } from './lib/log'
+import { MAIL_KEPT_MS, Outbox, smtpTransport } from './mail/outbox'
 import { clientAddressOf, setPeerResolver } from './web/client-address'
 import { pathOf } from './web/request-guard'
 
@@ -91,7 +92,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   // still revoke it (RFC 6749 §4.1.2).
   const purge = setInterval(() => {
     store
-      .purgeExpired(ctx.clock.now(), { usedCodes: config.accessTokenTtl * 1000, throttle: FORGET_AFTER_MS, refreshGrace: config.refreshTokenReuseGrace * 1000, retiredKeys: config.accessTokenTtl * 1000 })
+      .purgeExpired(ctx.clock.now(), { usedCodes: config.accessTokenTtl * 1000, throttle: FORGET_AFTER_MS, refreshGrace: config.refreshTokenReuseGrace * 1000, retiredKeys: config.accessTokenTtl * 1000, mail: MAIL_KEPT_MS })
       // Nothing cached needs forgetting: an expired token is refused by its cached expiry.
       .then((removed) => {
         if (removed) log.debug('purged', { removed })
@@ -100,7 +101,12 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   }, PURGE_EVERY_MS)
   purge.unref()
 
-  log.info('listening', { url: `http://${server.hostname}:${server.port}`, issuer: config.issuer, engine: store.engine })
+  // The outbox's sender: requests only write rows, so a dead or slow mail server never holds one up.
+  const smtp = config.smtpUrl === null ? undefined : new URL(config.smtpUrl)
+  const outbox = smtp && new Outbox(store, ctx.clock, log, smtpTransport(config.smtpUrl!), config.mailFrom, [smtp.password, decodeURIComponent(smtp.password)])
+  outbox?.start()
+
+  log.info('listening', { url: `http://${server.hostname}:${server.port}`, issuer: config.issuer, engine: store.engine, mail: smtp ? `${smtp.protocol}//${smtp.host}` : 'off' })
   if (!config.passkeys) log.warn('passkeys are off: WebAuthn needs a domain name in ISSUER, not an IP address', { issuer: config.issuer })
 
   let stopping: Promise<void> | undefined
@@ -108,6 +114,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     (stopping ??= (async () => {
       clearInterval(purge)
       await server.stop(false) // finish in-flight requests, accept no new ones
+      await outbox?.stop()
       await store.close()
       log.info('stopped')
       log.flush()

@@ -24,7 +24,21 @@ describe('configuration', () => {
       logLevel: 'info',
       secureCookies: false,
       passkeys: { rpId: 'localhost', origin: 'http://localhost:3000' },
+      smtpUrl: null,
+      mailFrom: 'Latchkey <no-reply@localhost>',
+      emailVerification: 'optional',
     })
+  })
+
+  test('mail: SMTP_URL smtp:// or smtps://, MAIL_FROM on one line, EMAIL_VERIFICATION=required only with SMTP', () => {
+    expect(loadConfig({ SMTP_URL: 'smtps://u:p@mail.example:465', ISSUER: 'https://id.example.com' })).toMatchObject({
+      smtpUrl: 'smtps://u:p@mail.example:465',
+      mailFrom: 'Latchkey <no-reply@id.example.com>',
+    })
+    expect(() => loadConfig({ SMTP_URL: 'http://u:secret@mail.example' })).toThrow('SMTP_URL: must be smtp://user:pass@host:port or smtps://…, got "http://u:***@mail.example/"')
+    expect(() => loadConfig({ MAIL_FROM: 'a@b.c\r\nBcc: x@y.z' })).toThrow('MAIL_FROM')
+    expect(() => loadConfig({ EMAIL_VERIFICATION: 'required' })).toThrow('EMAIL_VERIFICATION: required needs SMTP_URL')
+    expect(loadConfig({ EMAIL_VERIFICATION: 'required', SMTP_URL: 'smtp://localhost:25' }).emailVerification).toBe('required')
   })
 
   test('passkeys follow ISSUER: its host is the RP ID, an IP address turns them off', () => {

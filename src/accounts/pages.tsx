@@ -19,7 +19,7 @@ function ContinueTo(props: { appName?: string }) {
   )
 }
 
-export function LoginPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; email?: string; signupOpen: boolean; passkeys: boolean }) {
+export function LoginPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; email?: string; signupOpen: boolean; passkeys: boolean; mail: boolean }) {
   const signupHref = props.returnTo ? `/signup?return_to=${encodeURIComponent(props.returnTo)}` : '/signup'
   return (
     <Layout title="Sign in">
@@ -37,6 +37,13 @@ export function LoginPage(props: { csrf: string; returnTo?: string; appName?: st
           <button type="submit">Sign in</button>
         </div>
       </form>
+      {props.mail ? (
+        <p class="muted">
+          <a href="/forgot-password">Forgot password?</a>
+        </p>
+      ) : (
+        ''
+      )}
       {props.passkeys ? <PasskeySignInForm csrf={props.csrf} returnTo={props.returnTo} /> : ''}
       {props.passkeys ? <PasskeyScripts /> : ''}
       {props.signupOpen ? (
@@ -88,7 +95,7 @@ export function scopeWords(scope: string): string {
   return isScope(scope) ? SCOPES[scope] : scope
 }
 
-export function AccountPage(props: { user: User; avatarUrl: string; apps: AuthorizedApp[]; csrf: string; security: SecurityState; error?: string }) {
+export function AccountPage(props: { user: User; avatarUrl: string; apps: AuthorizedApp[]; csrf: string; security: SecurityState; error?: string; email?: JSX.Element }) {
   return (
     <Layout title="Your account" wide>
       <div class="profile">
@@ -101,6 +108,7 @@ export function AccountPage(props: { user: User; avatarUrl: string; apps: Author
         </div>
       </div>
       <ErrorNote message={props.error} />
+      {props.email ?? ''}
       <SecuritySections csrf={props.csrf} state={props.security} />
       <h2>Apps you authorized</h2>
       {props.apps.length === 0 ? (

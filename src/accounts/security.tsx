@@ -11,6 +11,8 @@ import { parsePageForm } from '../web/forms'
 import { avatarUrlOf } from './avatar'
 import { AddPasskeyForm, CodeForm, CsrfForm, PasskeyChangeForm, PasswordForm, ProofForm } from './model'
 import { RecoveryCodesPage, TotpSetupPage } from './mfa-pages'
+import { notify, passwordChangedMessage, twoStepChangedMessage } from '../mail/messages'
+import { EmailSection } from './email-pages'
 import { AccountPage } from './pages'
 import { PASSKEY_NAME_MAX, PasskeyRefused, registerPasskey, registrationOptions } from './passkeys'
 import { deleteSessionsOf, type Session } from './sessions'
@@ -23,7 +25,7 @@ import { csrfAccepted, formCsrf, readSession } from './web'
 const NO_STORE = { 'cache-control': 'no-store' }
 
 /** The account page, with an error when a change was refused. */
-export async function accountPage(ctx: AppContext, request: Request, session: Session, refused?: { status: number; error: string }): Promise<Response> {
+export async function accountPage(ctx: AppContext, request: Request, session: Session, refused?: { status: number; error: string }, notice?: string): Promise<Response> {
   const userId = session.user.id
   const [apps, passkeys, totp, recoveryCodesLeft, account] = await Promise.all([
     ctx.store.grants.listAuthorizedApps(userId),
@@ -34,7 +36,10 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
   ])
   const security = { passkeysOn: ctx.config.passkeys !== null, passkeys, totp: totp?.confirmedAt != null, recoveryCodesLeft, hasPassword: !!account?.passwordHash }
   const csrf = formCsrf(ctx, request, session)
-  const page = <AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={apps} csrf={csrf.token} security={security} error={refused?.error} />
+  const email = ctx.config.smtpUrl === null ? undefined : <EmailSection csrf={csrf.token} email={session.user.email} verified={session.user.emailVerified} notice={notice} />
+  const page = (
+    <AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={apps} csrf={csrf.token} security={security} error={refused?.error} email={email} />
+  )
   return htmlPage(page, { status: refused?.status })
 }
 
@@ -143,6 +148,7 @@ export function securityRoutes(ctx: AppContext) {
         const recovery = newRecoveryCodes()
         if (!(await ctx.store.mfa.confirmTotp(session.user.id, step, recovery.hashes, ctx.clock.now()))) return seeOther('/account')
         await deleteSessionsOf(ctx.store, session.user.id, session)
+        await notify(ctx.config, ctx.store, twoStepChangedMessage(session.user.email, 'Two-step verification was turned on for your account'), ctx.clock.now())
         return htmlPage(<RecoveryCodesPage codes={recovery.codes} />)
       },
       { parse: parsePageForm, body: CodeForm },
@@ -168,6 +174,7 @@ export function securityRoutes(ctx: AppContext) {
         if (!(await proves(session, body.proof ?? ''))) return accountPage(ctx, request, session, { status: 401, error: 'That is not a current authentication code or your password.' })
         await limits.succeeded(emailHash(session.user.email))
         await ctx.store.mfa.removeTotp(session.user.id)
+        await notify(ctx.config, ctx.store, twoStepChangedMessage(session.user.email, 'Two-step verification was turned off for your account'), ctx.clock.now())
         return changed(session)
       },
       { parse: parsePageForm, body: ProofForm },
@@ -196,6 +203,7 @@ export function securityRoutes(ctx: AppContext) {
           throw error
         }
         await ctx.store.mfa.setPassword(session.user.id, await hashPassword(password))
+        await notify(ctx.config, ctx.store, passwordChangedMessage(session.user.email), ctx.clock.now())
         return changed(session)
       },
       { parse: parsePageForm, body: PasswordForm },

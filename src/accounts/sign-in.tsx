@@ -15,7 +15,9 @@ import { LoginPage, SignupPage } from './pages'
 import { cookieNames, deleteSession, type Session } from './sessions'
 import { hasTotp, startSession } from './signed-in'
 import { SignInLimits } from './throttle'
-import { EmailTakenError, PASSWORD_MAX, PASSWORD_MIN, UserInputError, checkFullName, checkPassword, insertUser, normalizeEmail } from './users'
+import { verifyEmailMessage } from '../mail/messages'
+import { newLink } from './email-links'
+import { type User, EmailTakenError, PASSWORD_MAX, PASSWORD_MIN, UserInputError, checkFullName, checkPassword, insertUser, normalizeEmail } from './users'
 import { csrfAccepted, formCsrf, readSession, returningApp, safeReturnTo } from './web'
 
 export const forbidden = () =>
@@ -52,6 +54,7 @@ export async function loginPage(
       error={again?.error}
       signupOpen={ctx.config.signup === 'open'}
       passkeys={ctx.config.passkeys !== null}
+      mail={ctx.config.smtpUrl !== null}
     />
   )
   return htmlPage(page, { status: again?.status, cookies: csrf.cookies, headers: again?.headers, formAction: app.formAction })
@@ -154,7 +157,13 @@ export function signInRoutes(ctx: AppContext) {
           const wait = await takeAddressCheck(request, 'sign-up throttled')
           if (wait > 0) return again(`Too many attempts from your network. Try again in ${wait} seconds.`, 429, { 'retry-after': String(wait) })
           const passwordHash = await hashPassword(password)
-          const user = await insertUser(ctx.store, { email, fullName, avatarUrl: null, passwordHash }, ctx.clock.now())
+          const now = ctx.clock.now()
+          // With mail, the verification link is written with the account (SPEC "Verify").
+          const welcome = ctx.config.smtpUrl === null ? undefined : (user: User) => {
+            const link = newLink(ctx.config, 'verify', user.id, email, now)
+            return { token: link.token, mail: verifyEmailMessage(email, link.url) }
+          }
+          const user = await insertUser(ctx.store, { email, fullName, avatarUrl: null, passwordHash }, now, welcome)
           return startSession(ctx, request, user.id, returnTo, { amr: ['pwd'] })
         } catch (error) {
           if (error instanceof UserInputError) return again(capitalize(error.message) + '.', 400)

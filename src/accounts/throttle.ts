@@ -33,6 +33,16 @@ export function decideAddressAttempt(row: ThrottleRow | undefined, now: number, 
   return { row: { count: row.count + 1, startedAt: row.startedAt, lastAt: now }, result: 0 }
 }
 
+const MAILS_PER_HOUR = 3
+const HOUR_MS = 60 * 60 * 1000
+
+/** Per address: at most three messages an hour (a fixed window), so no one can flood a mailbox. */
+export function decideMailAttempt(row: ThrottleRow | undefined, now: number): Decision {
+  if (!row || now - row.startedAt >= HOUR_MS) return { row: { count: 1, startedAt: now, lastAt: now }, result: 0 }
+  if (row.count >= MAILS_PER_HOUR) return { row, result: Math.ceil((row.startedAt + HOUR_MS - now) / 1000) }
+  return { row: { count: row.count + 1, startedAt: row.startedAt, lastAt: now }, result: 0 }
+}
+
 /**
  * The sign-in limits, kept in the database (one row per account hash and per address) so every
  * instance shares them and each decision is one atomic read-and-write. Keys are fixed-size
@@ -61,6 +71,11 @@ export class SignInLimits {
   /** One attempt at this account, counted as failed until `succeeded`: 0, or the seconds it must wait. */
   takeAccount(accountHash: string): Promise<number> {
     return this.store.throttle.updateThrottle(`acct:${accountHash}`, (row) => decideAccountAttempt(row, this.clock.now()))
+  }
+
+  /** One message to this address (by the hash of it): 0, or the seconds until another may go. */
+  takeMail(addressHash: string): Promise<number> {
+    return this.store.throttle.updateThrottle(`mail:${addressHash}`, (row) => decideMailAttempt(row, this.clock.now()))
   }
 
   succeeded(accountHash: string): Promise<void> {

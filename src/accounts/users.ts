@@ -1,4 +1,4 @@
-import { UniqueViolation, type Store, type UserRecord } from '../db/store'
+import { UniqueViolation, type EmailToken, type NewMail, type Store, type UserRecord } from '../db/store'
 import { hasInvisible } from '../lib/text'
 
 export type User = UserRecord
@@ -74,10 +74,12 @@ export async function insertUser(
   store: Store,
   input: { email: string; fullName: string; avatarUrl: string | null; passwordHash: string; emailVerified?: boolean },
   now: number,
+  /** A link for the new user (verify, invite) and its message, written with the user. */
+  welcome?: (user: User) => { token: EmailToken; mail: NewMail | null },
 ): Promise<User> {
   const user: User = { id: crypto.randomUUID(), email: input.email, fullName: input.fullName, avatarUrl: input.avatarUrl, emailVerified: input.emailVerified ?? false }
   try {
-    await store.users.insertUser({ ...user, passwordHash: input.passwordHash }, now)
+    await store.users.insertUser({ ...user, passwordHash: input.passwordHash }, now, welcome?.(user))
   } catch (error) {
     if (error instanceof UniqueViolation) throw new EmailTakenError()
     throw error

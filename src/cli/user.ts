@@ -9,6 +9,8 @@ import {
   toUserView,
 } from '../accounts/users'
 import { hashPassword } from '../lib/crypto'
+import { inviteMessage, notify, twoStepChangedMessage } from '../mail/messages'
+import { newLink } from '../accounts/email-links'
 import { UsageError, parse, printJson, printTable, withStore } from './common'
 import { escapeForTerminal } from '../lib/text'
 
@@ -68,15 +70,55 @@ export async function userCommand(args: string[]): Promise<void> {
       process.stdout.write(`deleted user ${escapeForTerminal(id)}\n`)
       return
     }
+    case 'invite': {
+      // A user without a password and a 7-day link to choose one: mailed, or printed alone on stdout.
+      const { values } = parse(rest, { email: { type: 'string' }, name: { type: 'string' }, 'print-link': { type: 'boolean' } })
+      if (!values.email) throw new UsageError('--email is required')
+      if (!values.name) throw new UsageError('--name is required')
+      const email = await inputError(() => normalizeEmail(values.email!))
+      const fullName = await inputError(() => checkFullName(values.name!))
+      const { user, url, mailed } = await withStore(async (store, config) => {
+        const mailed = config.smtpUrl !== null && !values['print-link']
+        let url = ''
+        const user = await inputError(() =>
+          insertUser(store, { email, fullName, avatarUrl: null, passwordHash: '' }, Date.now(), (u) => {
+            const link = newLink(config, 'invite', u.id, email, Date.now())
+            url = link.url
+            return { token: link.token, mail: mailed ? inviteMessage(email, fullName, link.url) : null }
+          }),
+        )
+        return { user, url, mailed }
+      })
+      if (mailed) printJson(toUserView(user))
+      else process.stdout.write(`${url}\n`)
+      return
+    }
+    case 'reset-link': {
+      const { positionals } = parse(rest, {}, 1)
+      const id = positionals[0]
+      if (!id) throw new UsageError('usage: latchkey user reset-link ID')
+      const url = await withStore(async (store, config) => {
+        const user = await store.users.findUser(id)
+        if (!user) return undefined
+        const link = newLink(config, 'reset', user.id, user.email, Date.now())
+        await store.mail.issueToken(link.token, null, Date.now())
+        return link.url
+      })
+      if (!url) throw new UsageError(`no user with id "${escapeForTerminal(id)}"`)
+      process.stdout.write(`${url}\n`)
+      return
+    }
     case 'reset-mfa': {
       // For a user who lost their phone: TOTP and recovery codes go, and so do their sessions.
       const { positionals } = parse(rest, {}, 1)
       const id = positionals[0]
       if (!id) throw new UsageError('usage: latchkey user reset-mfa ID')
-      const found = await withStore(async (store) => {
-        if (!(await store.users.findUser(id))) return false
+      const found = await withStore(async (store, config) => {
+        const user = await store.users.findUser(id)
+        if (!user) return false
         await store.mfa.removeTotp(id)
         await store.sessions.deleteSessionsOf(id)
+        await notify(config, store, twoStepChangedMessage(user.email, 'An administrator reset the two-step verification of your account'), Date.now())
         return true
       })
       if (!found) throw new UsageError(`no user with id "${escapeForTerminal(id)}"`)
@@ -84,6 +126,6 @@ export async function userCommand(args: string[]): Promise<void> {
       return
     }
     default:
-      throw new UsageError(`unknown user command "${sub ?? ''}" (create, list, delete, reset-mfa)`)
+      throw new UsageError(`unknown user command "${sub ?? ''}" (create, list, delete, invite, reset-link, reset-mfa)`)
   }
 }

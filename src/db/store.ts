@@ -15,6 +15,7 @@
 import type { ClientStore } from './port/clients'
 import type { GrantStore } from './port/grants'
 import type { KeyStore } from './port/keys'
+import type { MailStore } from './port/mail'
 import type { MfaStore } from './port/mfa'
 import type { SessionStore } from './port/sessions'
 import type { SettingsStore } from './port/settings'
@@ -26,6 +27,7 @@ export type * from './port/clients'
 export type * from './port/grants'
 export type * from './port/keys'
 export { signerOf } from './port/keys'
+export type * from './port/mail'
 export type * from './port/mfa'
 export type * from './port/sessions'
 export type * from './port/settings'
@@ -76,6 +78,8 @@ export interface PurgeWindows {
   refreshGrace: number
   /** A retired signing key since it stopped signing: as long as an ID token it signed lives. */
   retiredKeys: number
+  /** A sent or failed message since then (a week). */
+  mail: number
 }
 
 export interface Store {
@@ -94,6 +98,8 @@ export interface Store {
   readonly keys: KeyStore
   /** Passkeys, TOTP, recovery codes. */
   readonly mfa: MfaStore
+  /** The outbox and the links messages carry. */
+  readonly mail: MailStore
 
   /** One round trip: for /healthz. */
   ping(): Promise<void>

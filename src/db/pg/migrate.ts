@@ -8,6 +8,7 @@ import purgeQuietly from '../../../drizzle/pg/0004_purge_quietly.sql' with { typ
 import notifyTokenIds from '../../../drizzle/pg/0005_notify_token_ids.sql' with { type: 'text' }
 import refreshFamilies from '../../../drizzle/pg/0006_refresh_families.sql' with { type: 'text' }
 import passkeysTwoStep from '../../../drizzle/pg/0007_passkeys_two_step.sql' with { type: 'text' }
+import mail from '../../../drizzle/pg/0008_mail.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -22,6 +23,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0005_notify_token_ids': notifyTokenIds,
   '0006_refresh_families': refreshFamilies,
   '0007_passkeys_two_step': passkeysTwoStep,
+  '0008_mail': mail,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

@@ -249,3 +249,40 @@ export const recoveryCodes = pgTable(
   },
   (t) => [index('recovery_codes_user').on(t.userId)],
 )
+
+export const mailOutbox = pgTable(
+  'mail_outbox',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+    recipient: text('recipient').notNull(),
+    subject: text('subject').notNull(),
+    textBody: text('text_body').notNull(),
+    htmlBody: text('html_body').notNull(),
+    createdAt: ms('created_at').notNull(),
+    nextAttemptAt: ms('next_attempt_at').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    leaseUntil: ms('lease_until'),
+    sentAt: ms('sent_at'),
+    failedAt: ms('failed_at'),
+    lastError: text('last_error'),
+  },
+  (t) => [
+    index('mail_outbox_due').on(t.nextAttemptAt).where(sql`${t.sentAt} IS NULL AND ${t.failedAt} IS NULL`),
+    index('mail_outbox_done').on(t.sentAt, t.failedAt),
+  ],
+)
+
+export const emailTokens = pgTable(
+  'email_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    purpose: text('purpose').notNull(),
+    email: text('email').notNull(),
+    createdAt: ms('created_at').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+  },
+  (t) => [index('email_tokens_user').on(t.userId), index('email_tokens_expires').on(t.expiresAt)],
+)

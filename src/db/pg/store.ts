@@ -7,6 +7,7 @@ import { connect } from './connect'
 import { portError, type PgContext, type Tx } from './context'
 import { PgGrants } from './grants'
 import { PgKeys } from './keys'
+import { PgMail } from './mail'
 import { PgMfa } from './mfa'
 import { migrate } from './migrate'
 import { PgSessions } from './sessions'
@@ -44,6 +45,7 @@ export class PgStore implements Store, PgContext {
   readonly throttle = new PgThrottle(this)
   readonly keys = new PgKeys(this)
   readonly mfa = new PgMfa(this)
+  readonly mail = new PgMail(this)
 
   private constructor(
     /** The connection pool (tests run assertions on it). */
@@ -133,6 +135,8 @@ export class PgStore implements Store, PgContext {
       let removed = 0
       removed += (await sql`DELETE FROM access_tokens WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM webauthn_challenges WHERE expires_at < ${now}`).count
+      removed += (await sql`DELETE FROM email_tokens WHERE expires_at < ${now}`).count
+      removed += (await sql`DELETE FROM mail_outbox WHERE sent_at < ${now - keep.mail} OR failed_at < ${now - keep.mail}`).count
       removed += (await sql`DELETE FROM sessions WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM login_throttle WHERE last_at < ${now - keep.throttle}`).count
       // A family lives until the last of its tokens expires; rotated tokens only through the grace.

@@ -1,15 +1,16 @@
-import type { NewUser, UserRecord, UserStore } from '../store'
+import type { EmailToken, NewMail, NewUser, UserRecord, UserStore } from '../store'
 import { toUser, type PgContext } from './context'
+import { insertToken } from './mail'
 
 export class PgUsers implements UserStore {
   constructor(private readonly ctx: PgContext) {}
 
-  insertUser(user: NewUser, now: number): Promise<void> {
-    return this.ctx.run(
-      async (sql) =>
-        void (await sql`INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at, email_verified)
-          VALUES (${user.id}, ${user.email}, ${user.fullName}, ${user.avatarUrl}, ${user.passwordHash}, ${now}, ${user.emailVerified})`),
-    )
+  insertUser(user: NewUser, now: number, welcome?: { token: EmailToken; mail: NewMail | null }): Promise<void> {
+    return this.ctx.tx(async (tx) => {
+      await tx`INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at, email_verified)
+          VALUES (${user.id}, ${user.email}, ${user.fullName}, ${user.avatarUrl}, ${user.passwordHash}, ${now}, ${user.emailVerified})`
+      if (welcome) await insertToken(tx, welcome.token, welcome.mail, now)
+    })
   }
 
   findUser(id: string): Promise<UserRecord | undefined> {

@@ -1,4 +1,5 @@
 /** The users a person signs in as. */
+import type { EmailToken, NewMail } from './mail'
 
 export interface UserRecord {
   id: string
@@ -14,7 +15,8 @@ export interface NewUser extends UserRecord {
 }
 
 export interface UserStore {
-  insertUser(user: NewUser, now: number): Promise<void>
+  /** With `welcome`, a link (and the message carrying it, when there is one) in the same transaction. */
+  insertUser(user: NewUser, now: number, welcome?: { token: EmailToken; mail: NewMail | null }): Promise<void>
   findUser(id: string): Promise<UserRecord | undefined>
   findUserByEmail(email: string): Promise<(UserRecord & { passwordHash: string }) | undefined>
   listUsers(): Promise<UserRecord[]>

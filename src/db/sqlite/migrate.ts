@@ -11,6 +11,7 @@ import openidConnect from '../../../drizzle/sqlite/0007_openid_connect.sql' with
 import settingsClustered from '../../../drizzle/sqlite/0008_settings_clustered.sql' with { type: 'text' }
 import refreshFamilies from '../../../drizzle/sqlite/0009_refresh_families.sql' with { type: 'text' }
 import passkeysTwoStep from '../../../drizzle/sqlite/0010_passkeys_two_step.sql' with { type: 'text' }
+import mail from '../../../drizzle/sqlite/0011_mail.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -28,6 +29,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0008_settings_clustered': settingsClustered,
   '0009_refresh_families': refreshFamilies,
   '0010_passkeys_two_step': passkeysTwoStep,
+  '0011_mail': mail,
 }
 
 export interface MigrationResult {

@@ -305,3 +305,52 @@ export const recoveryCodes = sqliteTable(
   },
   (t) => [index('recovery_codes_user').on(t.userId)],
 )
+
+/**
+ * The outbox: every message is a row written with the change that causes it, then claimed (a
+ * lease, so one sender at a time has it), sent and stamped by the background sender. Sent and
+ * failed rows are purged a week later.
+ */
+export const mailOutbox = sqliteTable(
+  'mail_outbox',
+  {
+    id: integer('id').primaryKey(),
+    recipient: text('recipient').notNull(),
+    subject: text('subject').notNull(),
+    textBody: text('text_body').notNull(),
+    htmlBody: text('html_body').notNull(),
+    createdAt: integer('created_at').notNull(),
+    /** When the next attempt is due (the back-off moves it). */
+    nextAttemptAt: integer('next_attempt_at').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    /** A sender holds the message until then. */
+    leaseUntil: integer('lease_until'),
+    sentAt: integer('sent_at'),
+    failedAt: integer('failed_at'),
+    lastError: text('last_error'),
+  },
+  (t) => [
+    index('mail_outbox_due').on(t.nextAttemptAt).where(sql`${t.sentAt} IS NULL AND ${t.failedAt} IS NULL`),
+    index('mail_outbox_done').on(t.sentAt, t.failedAt),
+  ],
+)
+
+/**
+ * Links sent by mail: verify an address, reset a password, accept an invitation. Stored as the
+ * SHA-256 of their 256-bit token, bound to a purpose, single use. `email`: the address a verify
+ * link is for (an email change replaces the account's address only when it is used).
+ */
+export const emailTokens = sqliteTable(
+  'email_tokens',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    purpose: text('purpose').notNull(),
+    email: text('email').notNull(),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('email_tokens_user').on(t.userId), index('email_tokens_expires').on(t.expiresAt)],
+)

@@ -8,6 +8,7 @@ import type { SqliteContext } from './context'
 import { SqliteClients } from './clients'
 import { SqliteGrants } from './grants'
 import { SqliteKeys } from './keys'
+import { SqliteMail } from './mail'
 import { SqliteMfa } from './mfa'
 import { migrate } from './migrate'
 import { accessTokens, loginThrottle, serverSecrets, sessions } from './schema'
@@ -38,6 +39,7 @@ export class SqliteStore implements Store, SqliteContext {
   readonly throttle = new SqliteThrottle(this)
   readonly keys = new SqliteKeys(this)
   readonly mfa = new SqliteMfa(this)
+  readonly mail = new SqliteMail(this)
 
   private checkpointer?: Checkpointer
 
@@ -101,6 +103,8 @@ export class SqliteStore implements Store, SqliteContext {
       let removed = 0
       removed += changes(this.db.orm.delete(accessTokens).where(lt(accessTokens.expiresAt, now)).run())
       removed += run('DELETE FROM webauthn_challenges WHERE expires_at < ?1', now)
+      removed += run('DELETE FROM email_tokens WHERE expires_at < ?1', now)
+      removed += run('DELETE FROM mail_outbox WHERE sent_at < ?1 OR failed_at < ?1', now - keep.mail)
       removed += changes(this.db.orm.delete(sessions).where(lt(sessions.expiresAt, now)).run())
       removed += changes(this.db.orm.delete(loginThrottle).where(lt(loginThrottle.lastAt, now - keep.throttle)).run())
       // A family lives until the last of its tokens expires; rotated tokens only through the grace.

@@ -1,5 +1,6 @@
 import { eq, sql } from 'drizzle-orm'
-import type { NewUser, UserRecord, UserStore } from '../store'
+import type { EmailToken, NewMail, NewUser, UserRecord, UserStore } from '../store'
+import { insertToken } from './mail'
 import { changes } from './client'
 import { unique, type SqliteContext } from './context'
 import { prepared } from './prepared'
@@ -17,9 +18,12 @@ export const toUser = (row: typeof users.$inferSelect): UserRecord => ({
 export class SqliteUsers implements UserStore {
   constructor(private readonly ctx: SqliteContext) {}
 
-  insertUser(user: NewUser, now: number): Promise<void> {
+  insertUser(user: NewUser, now: number, welcome?: { token: EmailToken; mail: NewMail | null }): Promise<void> {
     const { db } = this.ctx
-    return this.ctx.write(() => void unique(() => db.orm.insert(users).values({ ...user, createdAt: now }).run()))
+    return this.ctx.write(() => {
+      unique(() => db.orm.insert(users).values({ ...user, createdAt: now }).run())
+      if (welcome) insertToken(db, welcome.token, welcome.mail, now)
+    })
   }
 
   async findUser(id: string): Promise<UserRecord | undefined> {

@@ -3,6 +3,7 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
 import { Elysia, t } from 'elysia'
+import { checkEmailPage } from '../../accounts/email'
 import { hasTwoFactors, type Session } from '../../accounts/sessions'
 import { hasTotp, twoStepUrl } from '../../accounts/signed-in'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from '../../accounts/web'
@@ -111,6 +112,11 @@ export function authorizeRoutes(ctx: AppContext) {
         if (silent) throw redirectError(ctx, authz, 'login_required', 'the user must sign in')
         return seeOther(signInUrl(ctx, url, authz, session, now))
       }
+      // EMAIL_VERIFICATION=required: an unverified account authorizes nothing until it verifies.
+      if (ctx.config.emailVerification === 'required' && !session!.user.emailVerified) {
+        if (silent) throw redirectError(ctx, authz, 'interaction_required', 'the user must verify their email')
+        return checkEmailPage(ctx, request, session!)
+      }
       const stepUp = await requireTwoFactors(request, url, authz, session!)
       if (stepUp) return stepUp
       const remembered = includesAll(await ctx.store.grants.grantedScope(session!.user.id, authz.client.id), authz.scopes)
@@ -144,6 +150,7 @@ export function authorizeRoutes(ctx: AppContext) {
         if (body.decision === 'allow') {
           // The consent form was shown to a two-factor session; a forged "allow" from one with a single factor is refused.
           if (authz.client.requireMfa && !hasTwoFactors(session)) throw redirectError(ctx, authz, 'access_denied', 'the application requires two-step verification')
+          if (ctx.config.emailVerification === 'required' && !session.user.emailVerified) throw redirectError(ctx, authz, 'access_denied', 'the user must verify their email')
           return approve(authz, session, true)
         }
         const error = body.decision === 'deny' ? 'access_denied' : 'invalid_request'

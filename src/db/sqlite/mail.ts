@@ -1,0 +1,116 @@
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
+import type { EmailPurpose, EmailToken, MailStore, NewMail, OutboxMessage, TokenOutcome, TokenUse } from '../store'
+import { UniqueViolation } from '../store'
+import type { Db } from './client'
+import { unique, type SqliteContext } from './context'
+import { emailTokens, mailOutbox, sessions, users } from './schema'
+
+/** Queues messages inside a write job. */
+export function insertMail(db: Db, mail: readonly NewMail[], now: number): void {
+  if (mail.length === 0) return
+  const rows = mail.map((m) => ({ recipient: m.to, subject: m.subject, textBody: m.text, htmlBody: m.html, createdAt: now, nextAttemptAt: now }))
+  db.orm.insert(mailOutbox).values(rows).run()
+}
+
+/** A link, replacing the user's earlier ones of the same purpose, and its message; inside a write job. */
+export function insertToken(db: Db, token: EmailToken, mail: NewMail | null, now: number): void {
+  db.orm.delete(emailTokens).where(and(eq(emailTokens.userId, token.userId), eq(emailTokens.purpose, token.purpose))).run()
+  db.orm.insert(emailTokens).values({ ...token, createdAt: now }).run()
+  if (mail) insertMail(db, [mail], now)
+}
+
+/** The outbox and the links, on the single writer: a claim is one job, so no two senders hold a message. */
+export class SqliteMail implements MailStore {
+  constructor(private readonly ctx: SqliteContext) {}
+
+  enqueue(mail: readonly NewMail[], now: number): Promise<void> {
+    return this.ctx.write(() => insertMail(this.ctx.db, mail, now))
+  }
+
+  issueToken(token: EmailToken, mail: NewMail | null, now: number): Promise<void> {
+    return this.ctx.write(() => insertToken(this.ctx.db, token, mail, now))
+  }
+
+  async findToken(tokenHash: string, purposes: readonly EmailPurpose[], now: number): Promise<EmailToken | undefined> {
+    const row = this.ctx.db.orm.select().from(emailTokens).where(eq(emailTokens.tokenHash, tokenHash)).get()
+    return row && purposes.includes(row.purpose as EmailPurpose) && row.expiresAt > now ? toToken(row) : undefined
+  }
+
+  useToken(tokenHash: string, purposes: readonly EmailPurpose[], now: number, use: (token: EmailToken, currentEmail: string) => TokenUse): Promise<TokenOutcome> {
+    const { db } = this.ctx
+    return this.ctx.write((): TokenOutcome => {
+      const row = db.orm.select().from(emailTokens).where(eq(emailTokens.tokenHash, tokenHash)).get()
+      if (!row || !purposes.includes(row.purpose as EmailPurpose) || row.expiresAt <= now) return { ok: false, reason: 'unknown' }
+      const user = db.orm.select({ email: users.email }).from(users).where(eq(users.id, row.userId)).get()
+      if (!user) return { ok: false, reason: 'unknown' }
+      const token = toToken(row)
+      const change = use(token, user.email)
+      const set: Partial<typeof users.$inferInsert> = {}
+      if (change.passwordHash !== undefined) set.passwordHash = change.passwordHash
+      if (change.email !== undefined) set.email = change.email
+      if (change.emailVerified !== undefined) set.emailVerified = change.emailVerified
+      if (Object.keys(set).length) {
+        try {
+          unique(() => db.orm.update(users).set(set).where(eq(users.id, row.userId)).run())
+        } catch (error) {
+          if (error instanceof UniqueViolation) return { ok: false, reason: 'taken' }
+          throw error
+        }
+      }
+      db.orm.delete(emailTokens).where(eq(emailTokens.tokenHash, tokenHash)).run()
+      if (change.endSessions) db.orm.delete(sessions).where(eq(sessions.userId, row.userId)).run()
+      insertMail(db, change.mail ?? [], now)
+      return { ok: true, token }
+    })
+  }
+
+  claim(now: number, leaseUntil: number, limit: number): Promise<OutboxMessage[]> {
+    const { db } = this.ctx
+    // A cheap read first: most ticks find nothing due and need no write job.
+    const due = sql`${mailOutbox.sentAt} IS NULL AND ${mailOutbox.failedAt} IS NULL AND ${mailOutbox.nextAttemptAt} <= ${now} AND (${mailOutbox.leaseUntil} IS NULL OR ${mailOutbox.leaseUntil} <= ${now})`
+    if (!db.orm.select({ id: mailOutbox.id }).from(mailOutbox).where(due).limit(1).get()) return Promise.resolve([])
+    return this.ctx.write(() => {
+      const rows = db.orm.select().from(mailOutbox).where(due).orderBy(mailOutbox.nextAttemptAt).limit(limit).all()
+      if (rows.length) db.orm.update(mailOutbox).set({ leaseUntil }).where(inArray(mailOutbox.id, rows.map((r) => r.id))).run()
+      return rows.map((r) => ({ id: r.id, to: r.recipient, subject: r.subject, text: r.textBody, html: r.htmlBody, createdAt: r.createdAt, attempts: r.attempts }))
+    })
+  }
+
+  markSent(id: number, now: number): Promise<void> {
+    return this.ctx.write(() => void this.ctx.db.orm.update(mailOutbox).set({ sentAt: now, leaseUntil: null, attempts: sql`${mailOutbox.attempts} + 1` }).where(eq(mailOutbox.id, id)).run())
+  }
+
+  retryLater(id: number, nextAttemptAt: number, error: string): Promise<void> {
+    return this.ctx.write(
+      () =>
+        void this.ctx.db.orm
+          .update(mailOutbox)
+          .set({ nextAttemptAt, leaseUntil: null, lastError: error, attempts: sql`${mailOutbox.attempts} + 1` })
+          .where(and(eq(mailOutbox.id, id), isNull(mailOutbox.sentAt)))
+          .run(),
+    )
+  }
+
+  markFailed(id: number, now: number, error: string): Promise<void> {
+    return this.ctx.write(
+      () => void this.ctx.db.orm.update(mailOutbox).set({ failedAt: now, leaseUntil: null, lastError: error, attempts: sql`${mailOutbox.attempts} + 1` }).where(eq(mailOutbox.id, id)).run(),
+    )
+  }
+
+  async outboxCounts() {
+    const row = this.ctx.db.sqlite
+      .prepare<{ waiting: number; sent: number; failed: number }, []>(
+        'SELECT count(*) FILTER (WHERE sent_at IS NULL AND failed_at IS NULL) AS waiting, count(sent_at) AS sent, count(failed_at) AS failed FROM mail_outbox',
+      )
+      .get()!
+    return row
+  }
+}
+
+export const toToken = (row: typeof emailTokens.$inferSelect): EmailToken => ({
+  tokenHash: row.tokenHash,
+  userId: row.userId,
+  purpose: row.purpose as EmailPurpose,
+  email: row.email,
+  expiresAt: row.expiresAt,
+})

@@ -1,0 +1,46 @@
+/**
+ * The messages Latchkey sends (SPEC "Email"): fixed subjects, a text and an HTML part, absolute
+ * links from ISSUER, no tracking. Every value that came from a user is escaped in the HTML part;
+ * addresses and names were refused at input if they held CR, LF or other control characters, and
+ * nodemailer encodes headers besides.
+ */
+import type { NewMail } from '../db/store'
+
+const escape = (s: string) => Bun.escapeHTML(s)
+
+function message(to: string, subject: string, lines: string[], link?: { url: string; label: string }): NewMail {
+  const text = [...lines, ...(link ? ['', `${link.label}: ${link.url}`] : []), '', '— Latchkey'].join('\n')
+  const html = [
+    '<!doctype html><html><body style="font-family:system-ui,sans-serif;line-height:1.5">',
+    ...lines.map((l) => `<p>${escape(l)}</p>`),
+    ...(link ? [`<p><a href="${escape(link.url)}">${escape(link.label)}</a></p>`, `<p style="color:#6b7280;font-size:0.9em">${escape(link.url)}</p>`] : []),
+    '<p style="color:#6b7280">— Latchkey</p></body></html>',
+  ].join('')
+  return { to, subject, text, html }
+}
+
+export const verifyEmailMessage = (to: string, url: string) =>
+  message(to, 'Verify your email', ['Confirm that this address is yours. The link works once, for 24 hours.', 'If you did not ask for this, ignore this message.'], { url, label: 'Verify your email' })
+
+export const resetPasswordMessage = (to: string, url: string) =>
+  message(to, 'Reset your password', ['Someone asked to reset the password of your account. The link works once, for 30 minutes.', 'If it was not you, ignore this message: your password stays as it is.'], {
+    url,
+    label: 'Choose a new password',
+  })
+
+export const inviteMessage = (to: string, name: string, url: string) =>
+  message(to, "You're invited to Latchkey", [`Hello ${name}, an account was made for you. Choose a password to start; the link works once, for 7 days.`], { url, label: 'Choose your password' })
+
+export const passwordChangedMessage = (to: string) =>
+  message(to, 'Your password was changed', ['The password of your account was just changed, and every browser signed in to it was signed out.', 'If this was not you, reset your password at once.'])
+
+export const emailChangedMessage = (to: string, newEmail: string) =>
+  message(to, 'Your email was changed', [`Your account's email address was changed from this address to ${newEmail}.`, 'If this was not you, contact the administrator of this server.'])
+
+export const twoStepChangedMessage = (to: string, what: string) =>
+  message(to, 'Two-step verification changed', [`${what}. Your other browsers were signed out.`, 'If this was not you, reset your password and contact the administrator of this server.'])
+
+/** A notice after a change (its own write, right after it): only when the server sends mail. */
+export function notify(config: { smtpUrl: string | null }, store: { mail: { enqueue(mail: readonly NewMail[], now: number): Promise<void> } }, mail: NewMail, now: number): Promise<void> {
+  return config.smtpUrl === null ? Promise.resolve() : store.mail.enqueue([mail], now)
+}
