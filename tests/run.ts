@@ -2,7 +2,8 @@
  * `bun run test`: the whole suite, on both engines, on a fresh Debian machine that has Bun.
  *
  * 1. Provisions what the tests need — Chromium (browser tests), PostgreSQL (the second engine),
- *    haproxy (several instances behind a load balancer), curl (the README's examples) — from
+ *    haproxy (several instances behind a load balancer), curl (the README's examples), openssl (the
+ *    test mail server's certificate) — from
  *    Debian's packages when running as root; otherwise it stops at once with the apt-get line.
  * 2. Runs `bun test` on SQLite, then again on a throwaway PostgreSQL cluster made by
  *    pg_virtualenv, with LATCHKEY_TEST_DATABASE_URL pointing at it.
@@ -18,6 +19,7 @@ const PACKAGES: Array<[pkg: string, present: () => boolean]> = [
   ['postgresql', () => Bun.which('pg_virtualenv') !== null && existsSync('/usr/lib/postgresql')],
   ['haproxy', () => Bun.which('haproxy') !== null || existsSync('/usr/sbin/haproxy')],
   ['curl', () => Bun.which('curl') !== null],
+  ['openssl', () => Bun.which('openssl') !== null],
 ]
 
 function provision(): void {

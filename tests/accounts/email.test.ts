@@ -1,0 +1,229 @@
+import { beforeEach, describe, expect, test } from 'bun:test'
+import { CALLBACK, PASSWORD, addClient, addUser, authorizePath, bearer, mintToken, cookieHeader, cookiesFrom, createTestApp, csrfFrom, postForm, signIn, type TestApp } from '../helpers'
+import { csrfOf, passwordStep, type Jar } from './mfa-flows'
+
+const SMTP = { SMTP_URL: 'smtp://127.0.0.1:2525', LOGIN_ATTEMPTS_PER_MINUTE: '1000' }
+
+let t: TestApp
+beforeEach(async () => {
+  t = await createTestApp(SMTP)
+})
+
+/** The outbox as the sender would see it: recipient, subject and the link of each message. */
+async function outbox(): Promise<Array<{ to: string; subject: string; link?: string; text: string; html: string }>> {
+  const rows = (await t.rows('SELECT recipient, subject, text_body, html_body FROM mail_outbox ORDER BY id')) as Array<Record<string, string>>
+  return rows.map((r) => ({ to: r.recipient!, subject: r.subject!, text: r.text_body!, html: r.html_body!, link: /https?:\/\/\S+/.exec(r.text_body!)?.[0] }))
+}
+const pathOf = (link: string) => link.slice(link.indexOf('/', 8))
+const get = (path: string, jar: Jar = {}) => t.handle(path, { headers: { cookie: cookieHeader(jar) } })
+
+async function signUp(email: string, name = 'Eve New') {
+  const jar: Jar = {}
+  const csrf = await csrfOf(t, '/signup', jar)
+  const res = await postForm(t, '/signup', { full_name: name, email, password: PASSWORD, csrf_token: csrf }, jar)
+  cookiesFrom(res, jar)
+  return { res, jar }
+}
+
+async function forgot(email: string, jar: Jar = {}) {
+  const csrf = await csrfOf(t, '/forgot-password', jar)
+  return postForm(t, '/forgot-password', { csrf_token: csrf, email }, jar)
+}
+
+async function reset(link: string, password: string) {
+  const jar: Jar = {}
+  const page = await get(pathOf(link), jar)
+  if (page.status !== 200) return page
+  cookiesFrom(page, jar)
+  const csrf = csrfFrom(await page.text())
+  return postForm(t, '/reset-password', { csrf_token: csrf, token: new URL(link).searchParams.get('token')!, password }, jar)
+}
+
+describe('verification', () => {
+  test('sign-up queues "Verify your email" with a link from ISSUER; the link verifies once', async () => {
+    expect((await signUp('eve@example.com')).res.status).toBe(303)
+    const [message] = await outbox()
+    expect(message).toMatchObject({ to: 'eve@example.com', subject: 'Verify your email' })
+    expect(message!.link).toMatch(/^http:\/\/localhost:3000\/verify-email\?token=[A-Za-z0-9_-]{43}$/)
+    expect(message!.html).toContain(`<a href="${message!.link}">Verify your email</a>`)
+    const token = new URL(message!.link!).searchParams.get('token')!
+    expect(await t.rows('SELECT token_hash FROM email_tokens WHERE token_hash = ?', token)).toEqual([]) // only its hash is stored
+    expect((await t.store.users.findUserByEmail('eve@example.com'))!.emailVerified).toBe(false)
+    const used = await get(pathOf(message!.link!))
+    expect(used.status).toBe(200)
+    expect(await used.text()).toContain('eve@example.com is verified.')
+    expect((await t.store.users.findUserByEmail('eve@example.com'))!.emailVerified).toBe(true)
+    const again = await get(pathOf(message!.link!))
+    expect(again.status).toBe(410)
+    expect(await again.text()).toContain('This verification link was already used, has expired, or is not one of ours.')
+  })
+
+  test('a verify link expires after 24 hours; an unknown or malformed one is 410', async () => {
+    await signUp('eve@example.com')
+    const [message] = await outbox()
+    t.clock.advance(24 * 3600_000 + 1)
+    expect((await get(pathOf(message!.link!))).status).toBe(410)
+    expect((await get('/verify-email?token=' + 'x'.repeat(43))).status).toBe(410)
+    expect((await get('/verify-email?token=%00')).status).toBe(410)
+    expect((await t.store.users.findUserByEmail('eve@example.com'))!.emailVerified).toBe(false)
+  })
+
+  test('without SMTP_URL nothing is queued and the pages offer nothing that needs mail', async () => {
+    t = await createTestApp()
+    await signUp('eve@example.com')
+    expect(await outbox()).toEqual([])
+    expect(await (await get('/login')).text()).not.toContain('Forgot password?')
+    expect((await get('/forgot-password')).status).toBe(404)
+    expect((await postForm(t, '/forgot-password', { email: 'eve@example.com' })).status).toBe(404)
+  })
+
+  test('a name with CR/LF is refused at sign-up: no account, no message', async () => {
+    const { res } = await signUp('mallory@example.com', 'Mallory\r\nBcc: victim@example.com')
+    expect(res.status).toBe(400)
+    expect(await outbox()).toEqual([])
+  })
+})
+
+describe('forgot and reset password', () => {
+  beforeEach(async () => {
+    await addUser(t)
+  })
+
+  test('/login links to /forgot-password; the answer is the same page whether or not the address has an account', async () => {
+    expect(await (await get('/login')).text()).toContain('<a href="/forgot-password">Forgot password?</a>')
+    const page = await (await get('/forgot-password')).text()
+    expect(page).toContain('<label for="email">Email</label>')
+    expect(page).toContain('>Send reset link</button>')
+    const known = await forgot('ann@example.com')
+    const unknown = await forgot('nobody@example.com')
+    expect([known.status, unknown.status]).toEqual([200, 200])
+    const strip = (html: string) => html.replace(/value="[^"]+"/g, '')
+    expect(strip(await known.text())).toBe(strip(await unknown.text()))
+    expect((await outbox()).map((m) => [m.to, m.subject])).toEqual([['ann@example.com', 'Reset your password']])
+  })
+
+  test('the link sets a new password: the old one and every session stop working, apps keep their tokens, a notice is sent', async () => {
+    const session = await signIn(t)
+    const { client } = await addClient(t)
+    const ann = (await t.store.users.findUserByEmail('ann@example.com'))!
+    const appToken = await mintToken(t, client.id, ann.id, 'email')
+    await forgot('ann@example.com')
+    const [message] = await outbox()
+    const form = await get(pathOf(message!.link!))
+    expect(await form.text()).toContain('<label for="password">New password</label>')
+    const done = await reset(message!.link!, 'a brand new password')
+    expect(done.status).toBe(200)
+    expect(await done.text()).toContain('Your password is set.')
+    expect((await passwordStep(t, 'ann@example.com', PASSWORD)).res.status).toBe(401)
+    expect((await passwordStep(t, 'ann@example.com', 'a brand new password')).res.status).toBe(303)
+    expect((await get('/account', session)).status).toBe(303)
+    expect((await t.handle('/api/oauth/userinfo', { headers: bearer(appToken) })).status).toBe(200)
+    expect((await outbox()).map((m) => m.subject)).toEqual(['Reset your password', 'Your password was changed'])
+    expect((await reset(message!.link!, 'yet another password')).status).toBe(410)
+  })
+
+  test('a reset link lasts 30 minutes; a verify link cannot reset a password, nor a reset link verify', async () => {
+    await forgot('ann@example.com')
+    const [resetMail] = await outbox()
+    const eve = await signUp('eve@example.com')
+    expect(eve.res.status).toBe(303)
+    const verifyMail = (await outbox())[1]!
+    const verifyToken = new URL(verifyMail.link!).searchParams.get('token')!
+    expect((await get(`/reset-password?token=${verifyToken}`)).status).toBe(410)
+    expect((await get(`/verify-email?token=${new URL(resetMail!.link!).searchParams.get('token')}`)).status).toBe(410)
+    t.clock.advance(30 * 60_000 + 1)
+    expect((await get(pathOf(resetMail!.link!))).status).toBe(410)
+  })
+
+  test('at most 3 messages per address per hour, and the client address is throttled too', async () => {
+    for (let i = 0; i < 5; i++) expect((await forgot('ann@example.com')).status).toBe(200)
+    expect(await outbox()).toHaveLength(3)
+    t.clock.advance(3600_000)
+    await forgot('ann@example.com')
+    expect(await outbox()).toHaveLength(4)
+
+    t = await createTestApp({ ...SMTP, LOGIN_ATTEMPTS_PER_MINUTE: '2' })
+    await addUser(t)
+    expect((await forgot('a@example.com')).status).toBe(200)
+    expect((await forgot('b@example.com')).status).toBe(200)
+    const limited = await forgot('ann@example.com')
+    expect(limited.status).toBe(429)
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/)
+    expect(await outbox()).toEqual([])
+  })
+
+  test('a short password is refused and the link still works', async () => {
+    await forgot('ann@example.com')
+    const [message] = await outbox()
+    const short = await reset(message!.link!, 'short')
+    expect(short.status).toBe(400)
+    expect(await short.text()).toContain('The password must be 8 to 256 characters.')
+    expect((await reset(message!.link!, 'long enough now')).status).toBe(200)
+  })
+})
+
+describe('changing the email on /account', () => {
+  let jar: Jar
+  beforeEach(async () => {
+    await addUser(t)
+    jar = await signIn(t)
+  })
+  const change = async (email: string) => postForm(t, '/account/email', { csrf_token: await csrfOf(t, '/account', jar), email }, jar)
+
+  test('the new address gets a link and replaces the old only when it is used; the old one is told', async () => {
+    expect(await (await get('/account', jar)).text()).toContain('<label for="new-email">New email</label>')
+    const res = await change('ann.new@example.com')
+    expect(res.status).toBe(200)
+    expect(await res.text()).toContain('We sent a link to ann.new@example.com.')
+    const [message] = await outbox()
+    expect(message).toMatchObject({ to: 'ann.new@example.com', subject: 'Verify your email' })
+    expect(await t.store.users.findUserByEmail('ann@example.com')).toBeDefined()
+    expect((await get(pathOf(message!.link!))).status).toBe(200)
+    expect(await t.store.users.findUserByEmail('ann@example.com')).toBeUndefined()
+    expect((await t.store.users.findUserByEmail('ann.new@example.com'))!.emailVerified).toBe(true)
+    expect((await outbox())[1]).toMatchObject({ to: 'ann@example.com', subject: 'Your email was changed' })
+  })
+
+  test("another account's address is refused and nothing is sent to either", async () => {
+    await addUser(t, 'bob@example.com', 'Bob')
+    const res = await change('bob@example.com')
+    expect(res.status).toBe(409)
+    expect(await res.text()).toContain('An account with this email already exists.')
+    expect(await outbox()).toEqual([])
+  })
+
+  test('an address taken between the link and its use: 409, nothing changes', async () => {
+    await change('taken@example.com')
+    const [message] = await outbox()
+    await addUser(t, 'taken@example.com', 'Someone')
+    const res = await get(pathOf(message!.link!))
+    expect(res.status).toBe(409)
+    expect(await t.store.users.findUserByEmail('ann@example.com')).toBeDefined()
+  })
+})
+
+describe('EMAIL_VERIFICATION=required', () => {
+  test('an unverified account sees "Check your email" with Resend, authorizes nothing until it verifies', async () => {
+    t = await createTestApp({ ...SMTP, EMAIL_VERIFICATION: 'required' })
+    const { client } = await addClient(t, { skipConsent: true })
+    const { jar } = await signUp('eve@example.com')
+    const request = authorizePath({ client_id: client.id, redirect_uri: CALLBACK, scope: 'openid email', state: 's' })
+    const page = await get(request, jar)
+    expect(page.status).toBe(403)
+    const html = await page.text()
+    expect(html).toContain('Check your email')
+    expect(html).toContain('>Resend</button>')
+    const silent = await get(authorizePath({ client_id: client.id, redirect_uri: CALLBACK, scope: 'openid', state: 's', prompt: 'none' }), jar)
+    expect(new URL(silent.headers.get('location')!).searchParams.get('error')).toBe('interaction_required')
+    const resent = await postForm(t, '/verify-email/resend', { csrf_token: csrfFrom(html) }, jar)
+    expect(resent.status).toBe(200)
+    expect(await resent.text()).toContain('We sent a new link.')
+    const messages = await outbox()
+    expect(messages).toHaveLength(2)
+    // The newest link works; the first one was replaced.
+    expect((await get(pathOf(messages[0]!.link!))).status).toBe(410)
+    expect((await get(pathOf(messages[1]!.link!))).status).toBe(200)
+    const code = new URL((await get(request, jar)).headers.get('location')!).searchParams.get('code')
+    expect(code).toBeString()
+  })
+})
