@@ -88,10 +88,10 @@ export class TestSmtp {
   }
 }
 
-/** The first link of a message's text part (quoted-printable soft breaks undone). */
+/** The first link of a message's text part (quoted-printable soft breaks undone); '' when it has none. */
 export function linkIn(raw: string): string {
   const text = raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=')
-  return /https?:\/\/[^\s"<>]+/.exec(text)![0]
+  return /https?:\/\/[^\s"<>]+/.exec(text)?.[0] ?? ''
 }
 
 export const subjectOf = (raw: string) => /^Subject: (.*)$/m.exec(raw)?.[1]?.trim()

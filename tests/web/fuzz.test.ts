@@ -30,6 +30,10 @@ const ROUTES = [
   '/account/two-step/disable',
   '/account/password',
   '/account/password/remove',
+  '/forgot-password',
+  '/reset-password',
+  '/verify-email/resend',
+  '/account/email',
 ] as const
 const DOCUMENTED = new Set([200, 303, 400, 401, 403, 404, 409, 412, 413, 415, 429])
 
@@ -40,7 +44,7 @@ let bearer: string
 let clientId: string
 
 beforeAll(async () => {
-  t = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '1000000' })
+  t = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '1000000', SMTP_URL: 'smtp://127.0.0.1:2525' })
   const app = await addClient(t)
   clientId = app.client.id
   await addUser(t)
