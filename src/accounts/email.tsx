@@ -77,12 +77,13 @@ export function emailRoutes(ctx: AppContext) {
           return answer()
         }
         // The same page whether or not the address has an account, and the same work before the
-        // answer: the per-address budget is taken either way.
+        // answer: the per-address budget is taken either way, and the link (with its message, in
+        // one transaction) is written after the answer, so its commit cannot be timed.
         const allowed = (await limits.takeMail(emailHash(email))) === 0
         const user = await ctx.store.users.findUserByEmail(email)
         if (allowed && user) {
           const link = newLink(ctx.config, 'reset', user.id, email, now())
-          await ctx.store.mail.issueToken(link.token, resetPasswordMessage(email, link.url), now())
+          void ctx.store.mail.issueToken(link.token, resetPasswordMessage(email, link.url), now()).catch(() => ctx.log.warn('reset link not written'))
         }
         return answer()
       },
