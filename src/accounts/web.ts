@@ -1,6 +1,6 @@
 import { formActionSource } from '../views/page'
 import type { AppContext } from '../context'
-import { findClient } from '../oauth/clients'
+import { findClient, redirectUriMatches } from '../oauth/clients'
 import { randomToken } from '../lib/crypto'
 import { cookie, parseCookies } from '../lib/cookies'
 import { cookieNames, csrfTokenFor, csrfValid, findSession, type Session } from './sessions'
@@ -85,7 +85,7 @@ export async function returningApp(ctx: AppContext, returnTo: string | undefined
   const client = clientId ? await findClient(ctx.store, clientId) : undefined
   if (!client) return { formAction: [] }
   const redirectUri = params.get('redirect_uri')
-  const verified = redirectUri !== null && client.redirectUris.includes(redirectUri)
+  const verified = redirectUri !== null && redirectUriMatches(client, redirectUri)
   return { name: client.name, formAction: verified ? [formActionSource(redirectUri)] : [] }
 }
 

@@ -5,9 +5,13 @@ import type { TokenGrant } from './tokens'
 
 const REALM = 'Bearer realm="latchkey"'
 
+/** RFC 9728 §2: where the API's protected-resource metadata is, for its 401 challenges (§5.1). */
+export const resourceMetadataUrl = (issuer: string) => `${issuer}/.well-known/oauth-protected-resource`
+
 /**
  * RFC 6750 §3: no credentials → 401 with a bare challenge; a bad token → 401 with
- * error="invalid_token"; a token without the scope → 403 insufficient_scope naming it.
+ * error="invalid_token"; a token without the scope → 403 insufficient_scope naming it. The 401s
+ * name the API's resource metadata (RFC 9728 §5.1), which MCP clients start from.
  * `clientId`, when the caller passed one, must be the token's own application.
  */
 export function authenticateBearer(
@@ -18,16 +22,16 @@ export function authenticateBearer(
 ): TokenGrant | Promise<TokenGrant> {
   const header = request.headers.get('authorization')
   if (!header || header.length < 8 || header.slice(0, 7).toLowerCase() !== 'bearer ')
-    throw new InvalidToken('an access token is required (Authorization: Bearer)', { 'www-authenticate': REALM })
+    throw new InvalidToken('an access token is required (Authorization: Bearer)', { 'www-authenticate': `${REALM}, resource_metadata="${resourceMetadataUrl(ctx.config.issuer)}"` })
   const found = ctx.tokens.validate(header.slice(7).trim())
   // A cache hit answers synchronously: no promise on the hot path.
-  return found instanceof Promise ? found.then((grant) => checkGrant(grant, scope, clientId)) : checkGrant(found, scope, clientId)
+  return found instanceof Promise ? found.then((grant) => checkGrant(ctx, grant, scope, clientId)) : checkGrant(ctx, found, scope, clientId)
 }
 
-function checkGrant(grant: TokenGrant | undefined, scope: Scope | undefined, clientId: string | undefined): TokenGrant {
+function checkGrant(ctx: AppContext, grant: TokenGrant | undefined, scope: Scope | undefined, clientId: string | undefined): TokenGrant {
   if (!grant)
     throw new InvalidToken('the access token is invalid, expired or revoked', {
-      'www-authenticate': `${REALM}, error="invalid_token"`,
+      'www-authenticate': `${REALM}, error="invalid_token", resource_metadata="${resourceMetadataUrl(ctx.config.issuer)}"`,
     })
   if (scope && !grant.scopes.includes(scope))
     throw new InsufficientScope(`the access token lacks the scope ${scope}`, {

@@ -41,6 +41,32 @@ export function checkRedirectUri(raw: string): string {
   return raw
 }
 
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost'])
+
+/**
+ * Whether `presented` is one of the client's redirect URIs: string-equal (RFC 6749 §3.1.2.3), or —
+ * for a public client's loopback URI registered without a port — the same URI on any port (RFC
+ * 8252 §7.3: native apps and MCP clients listen on a port the system picks at run time).
+ */
+export function redirectUriMatches(client: Pick<Client, 'redirectUris' | 'public'>, presented: string): boolean {
+  if (client.redirectUris.includes(presented)) return true
+  if (!client.public || !presented.startsWith('http://')) return false
+  let url: URL
+  try {
+    url = new URL(presented)
+  } catch {
+    return false
+  }
+  if (!LOOPBACK_HOSTS.has(url.hostname) || !url.port) return false
+  url.port = ''
+  // Without its port it must be a registered loopback URI that has none: same host, path and query.
+  return client.redirectUris.some((registered) => {
+    if (!registered.startsWith('http://')) return false
+    const r = new URL(registered)
+    return LOOPBACK_HOSTS.has(r.hostname) && !r.port && r.href === url.href
+  })
+}
+
 /** RFC 9700 §2.1: redirect URIs should use TLS, except loopback ones used during development. */
 export function insecureRedirectUris(uris: readonly string[]): string[] {
   return uris.filter((raw) => {

@@ -32,9 +32,15 @@ export function metadataRoutes(ctx: AppContext) {
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
   }
-  return new Elysia({ name: 'oauth-metadata' }).get(
-    '/.well-known/oauth-authorization-server',
-    () => json(metadata, 200, { 'cache-control': 'public, max-age=300' }),
-    { detail: { tags: ['OAuth'], summary: 'Authorization server metadata (RFC 8414)' } },
-  )
+  // RFC 9728: Latchkey's own API (userinfo, settings) as a protected resource.
+  const resource = { resource: `${issuer}/api`, authorization_servers: [issuer], scopes_supported: ['settings:read', 'settings:write'], bearer_methods_supported: ['header'] }
+  const cached = { 'cache-control': 'public, max-age=300' }
+  const resourceDetail = { detail: { tags: ['OAuth'], summary: 'Protected resource metadata of the API (RFC 9728)' } }
+  return new Elysia({ name: 'oauth-metadata' })
+    .get('/.well-known/oauth-authorization-server', () => json(metadata, 200, cached), {
+      detail: { tags: ['OAuth'], summary: 'Authorization server metadata (RFC 8414)' },
+    })
+    .get('/.well-known/oauth-protected-resource', () => json(resource, 200, cached), resourceDetail)
+    // RFC 9728 §3.1: for the resource ISSUER/api, the well-known URL with the resource's path appended.
+    .get('/.well-known/oauth-protected-resource/api', () => json(resource, 200, cached), resourceDetail)
 }

@@ -64,18 +64,18 @@ describe('Bearer protection (RFC 6750)', () => {
   }
 
   test('no Authorization header → 401 invalid_token, bare Bearer challenge', async () =>
-    expect401(await userinfo(), 'Bearer realm="latchkey"'))
+    expect401(await userinfo(), 'Bearer realm="latchkey", resource_metadata="http://localhost:3000/.well-known/oauth-protected-resource"'))
   test('another scheme → 401 invalid_token, bare challenge', async () =>
-    expect401(await userinfo({ authorization: 'Basic abc' }), 'Bearer realm="latchkey"'))
+    expect401(await userinfo({ authorization: 'Basic abc' }), 'Bearer realm="latchkey", resource_metadata="http://localhost:3000/.well-known/oauth-protected-resource"'))
   test('unknown token → 401 with error="invalid_token"', async () =>
-    expect401(await userinfo(bearer('lk_at_nope')), 'Bearer realm="latchkey", error="invalid_token"'))
+    expect401(await userinfo(bearer('lk_at_nope')), 'Bearer realm="latchkey", error="invalid_token", resource_metadata="http://localhost:3000/.well-known/oauth-protected-resource"'))
 
   test('a real token id with a wrong verifier, or a malformed token → 401 invalid_token', async () => {
     const token = await tokenThroughFlow(t, client, 'email')
     const [selector, verifier] = token.split('.') as [string, string]
     const wrong = verifier.slice(0, -1) + (verifier.endsWith('A') ? 'B' : 'A')
     for (const bad of [`${selector}.${wrong}`, `${selector}.`, selector, `${selector}.${verifier}x`, token.toUpperCase(), `lk_at_zzzzzzzzzzzzz.${verifier}`])
-      await expect401(await userinfo(bearer(bad)), 'Bearer realm="latchkey", error="invalid_token"')
+      await expect401(await userinfo(bearer(bad)), 'Bearer realm="latchkey", error="invalid_token", resource_metadata="http://localhost:3000/.well-known/oauth-protected-resource"')
     expect((await userinfo(bearer(token))).status).toBe(200)
   })
 
@@ -83,7 +83,7 @@ describe('Bearer protection (RFC 6750)', () => {
     const token = await tokenThroughFlow(t, client, 'email')
     expect((await userinfo(bearer(token))).status).toBe(200)
     t.clock.advance(3600_000)
-    await expect401(await userinfo(bearer(token)), 'Bearer realm="latchkey", error="invalid_token"')
+    await expect401(await userinfo(bearer(token)), 'Bearer realm="latchkey", error="invalid_token", resource_metadata="http://localhost:3000/.well-known/oauth-protected-resource"')
   })
 
   test('"bearer" is case-insensitive', async () => {

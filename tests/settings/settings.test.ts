@@ -191,11 +191,11 @@ describe('isolation and scopes', () => {
   test('no token → 401 invalid_token with a bare challenge; a bad token → 401 with error="invalid_token"', async () => {
     const none = await api(t, undefined).list()
     expect(none.status).toBe(401)
-    expect(none.headers.get('www-authenticate')).toBe('Bearer realm="latchkey"')
+    expect(none.headers.get('www-authenticate')).toBe('Bearer realm="latchkey", resource_metadata="http://localhost:3000/.well-known/oauth-protected-resource"')
     expect(await errorOf(none)).toBe('invalid_token')
     const bad = await api(t, 'lk_at_bad').post({ client_id: w.appA.id, key: 'k', value: 1 })
     expect(bad.status).toBe(401)
-    expect(bad.headers.get('www-authenticate')).toBe('Bearer realm="latchkey", error="invalid_token"')
+    expect(bad.headers.get('www-authenticate')).toBe('Bearer realm="latchkey", error="invalid_token", resource_metadata="http://localhost:3000/.well-known/oauth-protected-resource"')
     expect(await dump(t)).toHaveLength(0)
   })
 

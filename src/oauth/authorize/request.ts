@@ -1,7 +1,7 @@
 import { constantTimeEqual, hmacSha256 } from '../../lib/crypto'
 import type { AppContext } from '../../context'
 import { PageError } from '../../lib/errors'
-import { findClient, type Client } from '../clients'
+import { findClient, redirectUriMatches, type Client } from '../clients'
 import { parseScope, type Scope } from '../scopes'
 
 export type Prompt = 'none' | 'login' | 'consent' | 'select_account'
@@ -81,7 +81,7 @@ export async function validateAuthorizationRequest(ctx: AppContext, params: Para
   const client = clientId ? await findClient(ctx.store, clientId) : undefined
   if (!client) throw new PageError(400, 'Unknown application', 'The link you followed names an application this server does not know (client_id is missing or wrong).')
   const redirectUri = single('redirect_uri')
-  if (!redirectUri || !client.redirectUris.includes(redirectUri))
+  if (!redirectUri || !redirectUriMatches(client, redirectUri))
     throw new PageError(400, 'Invalid redirect', 'The link you followed asks to return to an address this application did not register (redirect_uri).')
 
   const state = single('state')
