@@ -6,6 +6,7 @@ import { UsageError } from './cli/common'
 import { UnhealthyError, backupCommand, healthcheckCommand, migrateCommand, serveCommand } from './cli/ops'
 import { userCommand } from './cli/user'
 import { keysCommand } from './cli/keys'
+import { resourceCommand } from './cli/resource'
 import { ConfigError, redactDatabaseText, redactUrl } from './config'
 import { DatabaseUnavailable, StoreRefusal } from './db/store'
 import { escapeForTerminal } from './lib/text'
@@ -29,6 +30,10 @@ Usage:
                                        (mailed; printed with --print-link or without SMTP_URL)
   latchkey user reset-link ID          print a 30-minute password reset link
   latchkey user reset-mfa ID           remove TOTP and recovery codes (a lost phone); ends their sessions
+  latchkey resource create --uri URI --name NAME --scope NAME=DESCRIPTION [--scope …]
+                        [--token-format opaque|jwt] [--introspector CLIENT_ID]...
+  latchkey resource list [--json] | resource delete URI
+                                       APIs (MCP servers …) tokens are issued for (RFC 8707)
   latchkey keys list [--json]           ID-token signing keys {kid, alg, created_at, current}
   latchkey keys rotate                 the published next key signs; older ones stay published
   latchkey keys remove KID             delete a retired or next key at once (never the signing one)
@@ -84,6 +89,8 @@ async function main(argv: string[]): Promise<void> {
       return userCommand(args)
     case 'keys':
       return keysCommand(args)
+    case 'resource':
+      return resourceCommand(args)
     case 'migrate':
       return migrateCommand(args)
     case 'backup':

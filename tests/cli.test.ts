@@ -113,6 +113,21 @@ describe('latchkey CLI', () => {
     expect(cli(['client', 'delete', made.client_id]).code).toBe(0)
   })
 
+  test('resource create / list --json / delete (RFC 8707); bad input exits non-zero with one line', () => {
+    const made = cli(['resource', 'create', '--uri', 'https://mcp.example.com/', '--name', 'Home MCP', '--scope', 'tools:read=Read your tools', '--scope', 'tools:call=Run tools', '--token-format', 'jwt'])
+    expect(made.code).toBe(0)
+    const view = { uri: 'https://mcp.example.com', name: 'Home MCP', scopes: { 'tools:read': 'Read your tools', 'tools:call': 'Run tools' }, token_format: 'jwt', introspectors: [] }
+    expect(JSON.parse(made.out)).toEqual(view)
+    expect(JSON.parse(cli(['resource', 'list', '--json']).out)).toEqual([view])
+    expect(cli(['resource', 'list']).out).toContain('tools:read tools:call')
+    const bad = cli(['resource', 'create', '--uri', 'https://other.example', '--name', 'X', '--scope', 'settings:read=x'])
+    expect(bad.code).not.toBe(0)
+    expect(bad.err).toBe(`latchkey: --scope "settings:read" is one of Latchkey's own scopes\n`)
+    expect(cli(['resource', 'delete', 'https://mcp.example.com/']).out).toBe('deleted resource https://mcp.example.com\n')
+    expect(cli(['resource', 'delete', 'https://mcp.example.com']).code).not.toBe(0)
+    expect(JSON.parse(cli(['resource', 'list', '--json']).out)).toEqual([])
+  })
+
   test('user reset-mfa ID removes TOTP and recovery codes; an unknown id exits non-zero', () => {
     const r = cli(['user', 'reset-mfa', userId])
     expect(r.code).toBe(0)

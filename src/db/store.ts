@@ -17,6 +17,7 @@ import type { GrantStore } from './port/grants'
 import type { KeyStore } from './port/keys'
 import type { MailStore } from './port/mail'
 import type { MfaStore } from './port/mfa'
+import type { ResourceStore } from './port/resources'
 import type { SessionStore } from './port/sessions'
 import type { SettingsStore } from './port/settings'
 import type { ThrottleStore } from './port/throttle'
@@ -29,6 +30,7 @@ export type * from './port/keys'
 export { signerOf } from './port/keys'
 export type * from './port/mail'
 export type * from './port/mfa'
+export type * from './port/resources'
 export type * from './port/sessions'
 export type * from './port/settings'
 export type * from './port/throttle'
@@ -100,6 +102,8 @@ export interface Store {
   readonly mfa: MfaStore
   /** The outbox and the links messages carry. */
   readonly mail: MailStore
+  /** Resources (RFC 8707) tokens can be issued for. */
+  readonly resources: ResourceStore
 
   /** One round trip: for /healthz. */
   ping(): Promise<void>

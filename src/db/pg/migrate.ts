@@ -9,6 +9,7 @@ import notifyTokenIds from '../../../drizzle/pg/0005_notify_token_ids.sql' with 
 import refreshFamilies from '../../../drizzle/pg/0006_refresh_families.sql' with { type: 'text' }
 import passkeysTwoStep from '../../../drizzle/pg/0007_passkeys_two_step.sql' with { type: 'text' }
 import mail from '../../../drizzle/pg/0008_mail.sql' with { type: 'text' }
+import resources from '../../../drizzle/pg/0009_resources.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -24,6 +25,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0006_refresh_families': refreshFamilies,
   '0007_passkeys_two_step': passkeysTwoStep,
   '0008_mail': mail,
+  '0009_resources': resources,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

@@ -286,3 +286,12 @@ export const emailTokens = pgTable(
   },
   (t) => [index('email_tokens_user').on(t.userId), index('email_tokens_expires').on(t.expiresAt)],
 )
+
+export const resources = pgTable('resources', {
+  uri: text('uri').primaryKey(),
+  name: text('name').notNull(),
+  scopes: jsonb('scopes').$type<Record<string, string>>().notNull(),
+  tokenFormat: text('token_format').notNull(),
+  introspectors: jsonb('introspectors').$type<string[]>().notNull(),
+  createdAt: ms('created_at').notNull(),
+})

@@ -9,6 +9,7 @@ import { PgGrants } from './grants'
 import { PgKeys } from './keys'
 import { PgMail } from './mail'
 import { PgMfa } from './mfa'
+import { PgResources } from './resources'
 import { migrate } from './migrate'
 import { PgSessions } from './sessions'
 import { PgSettings } from './settings'
@@ -46,6 +47,7 @@ export class PgStore implements Store, PgContext {
   readonly keys = new PgKeys(this)
   readonly mfa = new PgMfa(this)
   readonly mail = new PgMail(this)
+  readonly resources = new PgResources(this)
 
   private constructor(
     /** The connection pool (tests run assertions on it). */

@@ -12,6 +12,7 @@ import settingsClustered from '../../../drizzle/sqlite/0008_settings_clustered.s
 import refreshFamilies from '../../../drizzle/sqlite/0009_refresh_families.sql' with { type: 'text' }
 import passkeysTwoStep from '../../../drizzle/sqlite/0010_passkeys_two_step.sql' with { type: 'text' }
 import mail from '../../../drizzle/sqlite/0011_mail.sql' with { type: 'text' }
+import resources from '../../../drizzle/sqlite/0012_resources.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -30,6 +31,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0009_refresh_families': refreshFamilies,
   '0010_passkeys_two_step': passkeysTwoStep,
   '0011_mail': mail,
+  '0012_resources': resources,
 }
 
 export interface MigrationResult {

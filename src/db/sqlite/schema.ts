@@ -354,3 +354,17 @@ export const emailTokens = sqliteTable(
   },
   (t) => [index('email_tokens_user').on(t.userId), index('email_tokens_expires').on(t.expiresAt)],
 )
+
+/**
+ * Resources (RFC 8707): APIs such as MCP servers that tokens can be issued for. `scopes` maps each
+ * of the resource's own scopes to the words the consent page shows; `introspectors` are the
+ * clients (besides a token's own) that may introspect its tokens.
+ */
+export const resources = sqliteTable('resources', {
+  uri: text('uri').primaryKey(),
+  name: text('name').notNull(),
+  scopes: text('scopes', { mode: 'json' }).$type<Record<string, string>>().notNull(),
+  tokenFormat: text('token_format').notNull(),
+  introspectors: text('introspectors', { mode: 'json' }).$type<string[]>().notNull(),
+  createdAt: integer('created_at').notNull(),
+})

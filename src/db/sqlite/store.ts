@@ -10,6 +10,7 @@ import { SqliteGrants } from './grants'
 import { SqliteKeys } from './keys'
 import { SqliteMail } from './mail'
 import { SqliteMfa } from './mfa'
+import { SqliteResources } from './resources'
 import { migrate } from './migrate'
 import { accessTokens, loginThrottle, serverSecrets, sessions } from './schema'
 import { SqliteSessions } from './sessions'
@@ -40,6 +41,7 @@ export class SqliteStore implements Store, SqliteContext {
   readonly keys = new SqliteKeys(this)
   readonly mfa = new SqliteMfa(this)
   readonly mail = new SqliteMail(this)
+  readonly resources = new SqliteResources(this)
 
   private checkpointer?: Checkpointer
 

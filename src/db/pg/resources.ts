@@ -1,0 +1,37 @@
+import type { ResourceRecord, ResourceStore } from '../store'
+import { json, type PgContext, type Row } from './context'
+
+const toResource = (r: Row): ResourceRecord => ({
+  uri: r.uri as string,
+  name: r.name as string,
+  scopes: (typeof r.scopes === 'string' ? JSON.parse(r.scopes) : r.scopes) as Record<string, string>,
+  tokenFormat: r.token_format as ResourceRecord['tokenFormat'],
+  introspectors: json(r.introspectors),
+})
+
+export class PgResources implements ResourceStore {
+  constructor(private readonly ctx: PgContext) {}
+
+  insertResource(r: ResourceRecord, now: number): Promise<void> {
+    return this.ctx.run(
+      async (sql) =>
+        void (await sql`INSERT INTO resources (uri, name, scopes, token_format, introspectors, created_at)
+          VALUES (${r.uri}, ${r.name}, ${JSON.stringify(r.scopes)}::jsonb, ${r.tokenFormat}, ${JSON.stringify(r.introspectors)}::jsonb, ${now})`),
+    )
+  }
+
+  findResource(uri: string): Promise<ResourceRecord | undefined> {
+    return this.ctx.run(async (sql) => {
+      const [row] = await sql`SELECT * FROM resources WHERE uri = ${uri}`
+      return row && toResource(row)
+    })
+  }
+
+  listResources(): Promise<ResourceRecord[]> {
+    return this.ctx.run(async (sql) => (await sql`SELECT * FROM resources ORDER BY created_at, uri`).map(toResource))
+  }
+
+  deleteResource(uri: string): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`DELETE FROM resources WHERE uri = ${uri}`).count > 0)
+  }
+}

@@ -1,0 +1,34 @@
+import { asc, eq } from 'drizzle-orm'
+import type { ResourceRecord, ResourceStore } from '../store'
+import { changes } from './client'
+import { unique, type SqliteContext } from './context'
+import { resources } from './schema'
+
+const toResource = (row: typeof resources.$inferSelect): ResourceRecord => ({
+  uri: row.uri,
+  name: row.name,
+  scopes: row.scopes,
+  tokenFormat: row.tokenFormat as ResourceRecord['tokenFormat'],
+  introspectors: row.introspectors,
+})
+
+export class SqliteResources implements ResourceStore {
+  constructor(private readonly ctx: SqliteContext) {}
+
+  insertResource(resource: ResourceRecord, now: number): Promise<void> {
+    return this.ctx.write(() => void unique(() => this.ctx.db.orm.insert(resources).values({ ...resource, createdAt: now }).run()))
+  }
+
+  async findResource(uri: string): Promise<ResourceRecord | undefined> {
+    const row = this.ctx.db.orm.select().from(resources).where(eq(resources.uri, uri)).get()
+    return row && toResource(row)
+  }
+
+  async listResources(): Promise<ResourceRecord[]> {
+    return this.ctx.db.orm.select().from(resources).orderBy(asc(resources.createdAt), asc(resources.uri)).all().map(toResource)
+  }
+
+  deleteResource(uri: string): Promise<boolean> {
+    return this.ctx.write(() => changes(this.ctx.db.orm.delete(resources).where(eq(resources.uri, uri)).run()) > 0)
+  }
+}

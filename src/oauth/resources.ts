@@ -1,0 +1,82 @@
+import { UniqueViolation, type ResourceRecord, type Store } from '../db/store'
+import { hasInvisible } from '../lib/text'
+import { isClientId } from './clients'
+import { SUPPORTED_SCOPES } from './scopes'
+
+export class ResourceInputError extends Error {}
+
+export interface ResourceView {
+  uri: string
+  name: string
+  scopes: Record<string, string>
+  token_format: 'opaque' | 'jwt'
+  introspectors: string[]
+}
+
+export const toResourceView = (r: ResourceRecord): ResourceView => ({ uri: r.uri, name: r.name, scopes: r.scopes, token_format: r.tokenFormat, introspectors: r.introspectors })
+
+/**
+ * A resource indicator as Latchkey keeps it (RFC 8707 §2: an absolute URI without a fragment):
+ * without a trailing slash, so `https://mcp.example.com/` and `https://mcp.example.com` name one
+ * resource. Undefined when it cannot be one.
+ */
+export function canonicalResource(raw: string): string | undefined {
+  if (raw.length > 2000 || hasInvisible(raw) || raw.includes('#')) return undefined
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return undefined
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined
+  return url.href.replace(/\/+$/, '')
+}
+
+/** RFC 6749 §3.3 scope-token characters; and not one of Latchkey's own scopes. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]{1,128}$/
+
+/** Checks and stores a resource; throws ResourceInputError with a message for the operator. */
+export async function createResource(
+  store: Store,
+  input: { uri: string; name: string; scopes: string[]; tokenFormat?: string; introspectors?: string[] },
+  now: number,
+): Promise<ResourceRecord> {
+  const uri = canonicalResource(input.uri)
+  if (!uri) throw new ResourceInputError(`--uri must be an absolute http(s) URI without a fragment, got "${input.uri}"`)
+  const name = input.name.trim().normalize('NFC')
+  if (!name || name.length > 200 || hasInvisible(name)) throw new ResourceInputError('--name must be 1 to 200 characters, without control or invisible characters')
+  if (input.scopes.length === 0) throw new ResourceInputError('at least one --scope NAME=DESCRIPTION is required')
+  const scopes: Record<string, string> = {}
+  for (const spec of input.scopes) {
+    const eq = spec.indexOf('=')
+    const scope = eq < 0 ? spec : spec.slice(0, eq)
+    const description = eq < 0 ? '' : spec.slice(eq + 1).trim()
+    if (!SCOPE_TOKEN.test(scope)) throw new ResourceInputError(`--scope "${spec}": a scope name is 1 to 128 printable characters without spaces, quotes or backslashes`)
+    if ((SUPPORTED_SCOPES as readonly string[]).includes(scope)) throw new ResourceInputError(`--scope "${scope}" is one of Latchkey's own scopes`)
+    if (!description || description.length > 200 || hasInvisible(description)) throw new ResourceInputError(`--scope "${scope}" needs a description (NAME=DESCRIPTION, at most 200 characters) for the consent page`)
+    if (scopes[scope] !== undefined) throw new ResourceInputError(`--scope "${scope}" is given twice`)
+    scopes[scope] = description
+  }
+  const tokenFormat = input.tokenFormat ?? 'opaque'
+  if (tokenFormat !== 'opaque' && tokenFormat !== 'jwt') throw new ResourceInputError(`--token-format must be opaque or jwt, got "${tokenFormat}"`)
+  const introspectors = [...new Set(input.introspectors ?? [])]
+  for (const id of introspectors) {
+    const client = isClientId(id) ? await store.clients.findClient(id) : undefined
+    if (!client) throw new ResourceInputError(`--introspector "${id}" is not a registered client`)
+    if (client.secretHash === null) throw new ResourceInputError(`--introspector "${id}" is a public client; introspection needs a confidential one`)
+  }
+  const resource: ResourceRecord = { uri, name, scopes, tokenFormat, introspectors }
+  try {
+    await store.resources.insertResource(resource, now)
+  } catch (error) {
+    if (error instanceof UniqueViolation) throw new ResourceInputError(`a resource with the URI "${uri}" exists already`)
+    throw error
+  }
+  return resource
+}
+
+/** The registered resource a `resource` parameter names, with or without a trailing slash. */
+export async function findResource(store: Store, raw: string): Promise<ResourceRecord | undefined> {
+  const uri = canonicalResource(raw)
+  return uri ? store.resources.findResource(uri) : undefined
+}
