@@ -12,7 +12,7 @@ import { TwoStepPage } from './mfa-pages'
 import { PasskeyRefused, passkeyAmr, signInOptions, verifyPasskeySignIn } from './passkeys'
 import { hasTwoFactors, type Session } from './sessions'
 import { emailHash, forbidden, loginPage } from './sign-in'
-import { hasTotp, startSession } from './signed-in'
+import { hasTotp, secondFactorsOf, startSession } from './signed-in'
 import { SignInLimits } from './throttle'
 import { acceptRecoveryCode, acceptTotpCode } from './totp'
 import { formBinding, formCsrf, loginUrl, readAnySession, returningApp, safeReturnTo } from './web'
@@ -31,7 +31,7 @@ export function secondFactorRoutes(ctx: AppContext) {
   const limits = new SignInLimits(ctx.store, ctx.clock, ctx.config.loginAttemptsPerMinute)
 
   async function twoStepPage(request: Request, session: Session, returnTo: string | undefined, recovery: boolean, again?: { status: number; error: string; headers?: Record<string, string> }) {
-    const [totp, passkeys] = await Promise.all([hasTotp(ctx, session.user.id), ctx.config.passkeys ? ctx.store.mfa.listPasskeys(session.user.id) : []])
+    const { totp, passkeys } = await secondFactorsOf(ctx, session.user.id)
     const app = await returningApp(ctx, returnTo)
     const csrf = formCsrf(ctx, request, session)
     const page = (
@@ -40,7 +40,7 @@ export function secondFactorRoutes(ctx: AppContext) {
         returnTo={returnTo}
         recovery={recovery}
         totp={totp}
-        passkeys={passkeys.length > 0}
+        passkeys={passkeys}
         requiredBy={session.pending ? undefined : app.name}
         error={again?.error}
       />
@@ -100,13 +100,11 @@ export function secondFactorRoutes(ctx: AppContext) {
         const recovery = body.recovery_code !== undefined
         const again = (status: number, error: string, headers?: Record<string, string>) => twoStepPage(request, session, returnTo, recovery, { status, error, headers })
         // The same budgets as passwords (SPEC): the address's, then the account's back-off.
-        const addressWait = await limits.takeAddressCheck(ctx, request, 'two-step throttled')
-        if (addressWait > 0) return again(429, `Too many attempts from your network. Try again in ${addressWait} seconds.`, { 'retry-after': String(addressWait) })
         const account = emailHash(session.user.email)
-        const wait = await limits.takeAccount(account)
-        if (wait > 0) {
-          ctx.log.warn('two-step throttled', { limit: 'account', email_hash: account, retry_after: wait })
-          return again(429, `Too many failed attempts for this account. Try again in ${wait} seconds.`, { 'retry-after': String(wait) })
+        const throttled = await limits.takeAttempt(ctx, request, account, 'two-step throttled')
+        if (throttled) {
+          const who = throttled.limit === 'address' ? 'attempts from your network' : 'failed attempts for this account'
+          return again(429, `Too many ${who}. Try again in ${throttled.wait} seconds.`, { 'retry-after': String(throttled.wait) })
         }
         const accepted = recovery ? await acceptRecoveryCode(ctx, session.user.id, body.recovery_code ?? '') : await acceptTotpCode(ctx, session.user.id, body.code ?? '')
         if (!accepted) {

@@ -169,8 +169,8 @@ export function securityRoutes(ctx: AppContext) {
       async function turnOffTotp({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
         // A code or the password, guessed under the same budgets as at sign-in.
-        const wait = Math.max(await limits.takeAddressCheck(ctx, request, 'two-step throttled'), await limits.takeAccount(emailHash(session.user.email)))
-        if (wait > 0) return accountPage(ctx, request, session, { status: 429, error: `Too many attempts. Try again in ${wait} seconds.` })
+        const throttled = await limits.takeAttempt(ctx, request, emailHash(session.user.email), 'two-step throttled')
+        if (throttled) return accountPage(ctx, request, session, { status: 429, error: `Too many attempts. Try again in ${throttled.wait} seconds.` })
         if (!(await proves(session, body.proof ?? ''))) return accountPage(ctx, request, session, { status: 401, error: 'That is not a current authentication code or your password.' })
         await limits.succeeded(emailHash(session.user.email))
         await ctx.store.mfa.removeTotp(session.user.id)

@@ -103,14 +103,11 @@ export function signInRoutes(ctx: AppContext) {
           return again(401, 'Invalid email or password')
         }
         // Both limits are taken before any hashing: the address's budget first, then the account's.
-        const addressWait = await takeAddressCheck(request, 'sign-in throttled')
-        if (addressWait > 0)
-          return again(429, `Too many sign-in attempts from your network. Try again in ${addressWait} seconds.`, { 'retry-after': String(addressWait) })
         const account = emailHash(email)
-        const wait = await limits.takeAccount(account)
-        if (wait > 0) {
-          ctx.log.warn('sign-in throttled', { limit: 'account', email_hash: account, client, retry_after: wait })
-          return again(429, `Too many failed sign-ins for this account. Try again in ${wait} seconds.`, { 'retry-after': String(wait) })
+        const throttled = await limits.takeAttempt(ctx, request, account, 'sign-in throttled')
+        if (throttled) {
+          const who = throttled.limit === 'address' ? 'sign-in attempts from your network' : 'failed sign-ins for this account'
+          return again(429, `Too many ${who}. Try again in ${throttled.wait} seconds.`, { 'retry-after': String(throttled.wait) })
         }
         const user = await ctx.store.users.findUserByEmail(email)
         // Spend the same time whether or not the email exists (or has a password), and say the same thing.

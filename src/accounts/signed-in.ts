@@ -29,6 +29,12 @@ export async function startSession(
   return seeOther(how.pending ? twoStepUrl(returnTo) : (returnTo ?? '/account'), [sessionCookie])
 }
 
+/** The second factors a user could give now: TOTP, and passkeys (when this server offers them). */
+export async function secondFactorsOf(ctx: AppContext, userId: string): Promise<{ totp: boolean; passkeys: boolean }> {
+  const [totp, passkeys] = await Promise.all([hasTotp(ctx, userId), ctx.config.passkeys ? ctx.store.mfa.listPasskeys(userId) : []])
+  return { totp, passkeys: passkeys.length > 0 }
+}
+
 /** Whether the user has TOTP turned on (a confirmed secret). */
 export async function hasTotp(ctx: AppContext, userId: string): Promise<boolean> {
   return (await ctx.store.mfa.findTotp(userId))?.confirmedAt != null

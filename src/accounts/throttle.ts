@@ -68,6 +68,20 @@ export class SignInLimits {
     return wait
   }
 
+  /**
+   * Both budgets of one guess (a password or a code), before any checking: the address's first,
+   * then the account's back-off. Undefined when it may go ahead; otherwise which one must wait and
+   * how long (logged as `event`).
+   */
+  async takeAttempt(ctx: AppContext, request: Request, accountHash: string, event: string): Promise<{ limit: 'address' | 'account'; wait: number } | undefined> {
+    const addressWait = await this.takeAddressCheck(ctx, request, event)
+    if (addressWait > 0) return { limit: 'address', wait: addressWait }
+    const wait = await this.takeAccount(accountHash)
+    if (wait === 0) return undefined
+    ctx.log.warn(event, { limit: 'account', email_hash: accountHash, client: clientAddressOf(request, ctx.config.trustedProxies), retry_after: wait })
+    return { limit: 'account', wait }
+  }
+
   /** One attempt at this account, counted as failed until `succeeded`: 0, or the seconds it must wait. */
   takeAccount(accountHash: string): Promise<number> {
     return this.store.throttle.updateThrottle(`acct:${accountHash}`, (row) => decideAccountAttempt(row, this.clock.now()))

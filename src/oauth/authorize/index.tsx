@@ -5,7 +5,7 @@ import { Html } from '@elysiajs/html'
 import { Elysia, t } from 'elysia'
 import { checkEmailPage } from '../../accounts/email'
 import { hasTwoFactors, type Session } from '../../accounts/sessions'
-import { hasTotp, twoStepUrl } from '../../accounts/signed-in'
+import { secondFactorsOf, twoStepUrl } from '../../accounts/signed-in'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from '../../accounts/web'
 import type { AppContext } from '../../context'
 import { PageError } from '../../lib/errors'
@@ -94,9 +94,8 @@ export function authorizeRoutes(ctx: AppContext) {
   async function requireTwoFactors(request: Request, url: URL, authz: AuthorizationRequest, session: Session): Promise<Response | undefined> {
     if (!authz.client.requireMfa || hasTwoFactors(session)) return undefined
     if (authz.prompt.has('none')) throw redirectError(ctx, authz, 'interaction_required', 'the application requires two-step verification')
-    const userId = session.user.id
-    const [totp, passkeys] = await Promise.all([hasTotp(ctx, userId), ctx.config.passkeys ? ctx.store.mfa.listPasskeys(userId) : []])
-    if (totp || passkeys.length > 0) return seeOther(twoStepUrl(url.pathname + url.search))
+    const { totp, passkeys } = await secondFactorsOf(ctx, session.user.id)
+    if (totp || passkeys) return seeOther(twoStepUrl(url.pathname + url.search))
     const csrf = formCsrf(ctx, request, session)
     return htmlPage(<MfaRequiredPage request={authz} csrf={csrf.token} />, { formAction: [formActionSource(authz.redirectUri)] })
   }
