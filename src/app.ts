@@ -14,7 +14,10 @@ import { authorizeRoutes } from './oauth/authorize'
 import { metadataRoutes } from './oauth/metadata'
 import { revocationRoutes } from './oauth/revoke'
 import { introspectionRoutes } from './oauth/introspect'
+import { registrationRoutes } from './oauth/registration'
 import { tokenRoutes } from './oauth/token'
+import { ResourceDirectory } from './oauth/resources'
+import { MetadataClients } from './oauth/client-metadata'
 import { AccessTokens } from './oauth/tokens'
 import { RefreshTokens } from './oauth/refresh-tokens'
 import { SigningKeys } from './oidc/keys'
@@ -47,9 +50,14 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     config: deps.config,
     clock,
     log: deps.log ?? silentLogger,
-    tokens: new AccessTokens(store, clock, deps.config.accessTokenTtl, store.changes, deps.config.tokenCacheSize),
+    tokens: new AccessTokens(store, clock, deps.config.accessTokenTtl, store.changes, deps.config.tokenCacheSize, {
+      issuer: deps.config.issuer,
+      keys: () => signingKeys.verifier(),
+    }),
     refreshTokens: new RefreshTokens(store, clock, deps.config.refreshTokenTtl, deps.config.refreshTokenReuseGrace),
     signingKeys,
+    resources: new ResourceDirectory(store, deps.config.issuer),
+    metadataClients: new MetadataClients({ store, config: deps.config, clock, log: deps.log ?? silentLogger }),
     settingsCache: new SettingsCache(store.changes, store.engine === 'sqlite' ? deps.config.settingsCacheSize : 0),
     csrfKey: await store.serverSecret('csrf', randomToken, clock.now()),
     sealKey: await sealKeyFrom(await store.serverSecret('seal', randomToken, clock.now())),
@@ -105,6 +113,7 @@ export function createApp(ctx: AppContext) {
     .use(tokenRoutes(ctx))
     .use(revocationRoutes(ctx))
     .use(introspectionRoutes(ctx))
+    .use(registrationRoutes(ctx))
     .use(userinfoRoutes(ctx))
     .use(settingsRoutes(ctx))
   self.app = app

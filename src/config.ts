@@ -37,6 +37,12 @@ export interface Config {
   emailVerification: 'optional' | 'required'
   /** Derived: WebAuthn's relying party (ISSUER's host and origin); null on an IP address, where browsers refuse it. */
   passkeys: { rpId: string; origin: string } | null
+  /** Whether a client_id that is an https URL is fetched as a client ID metadata document. */
+  clientIdMetadataDocuments: boolean
+  /** Hosts (lower case, `host` or `host:port`) whose metadata documents may be plain http or on loopback or private addresses. */
+  clientIdMetadataAllowHosts: string[]
+  /** RFC 7591 at /api/oauth/register: off (404), open (anyone, throttled), token (an initial access token). */
+  dynamicRegistration: 'off' | 'open' | 'token'
 }
 
 export class ConfigError extends Error {
@@ -161,7 +167,19 @@ export function loadConfig(env: Env = process.env): Config {
     secureCookies: issuer.startsWith('https://'),
     passkeys: passkeysFor(issuer),
     ...mailFrom(env, issuer),
+    clientIdMetadataDocuments: oneOf(env, 'CLIENT_ID_METADATA_DOCUMENTS', 'on', ['on', 'off'] as const) === 'on',
+    clientIdMetadataAllowHosts: allowHostsFrom(env),
+    dynamicRegistration: oneOf(env, 'DYNAMIC_REGISTRATION', 'off', ['off', 'open', 'token'] as const),
   }
+}
+
+/** CLIENT_ID_METADATA_ALLOW_HOSTS: a comma list of host names (or host:port), for tests and intranets. */
+function allowHostsFrom(env: Env): string[] {
+  const hosts = (env.CLIENT_ID_METADATA_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean)
+  for (const host of hosts)
+    if (!/^(?:[a-z0-9.-]{1,253}|\[[0-9a-f:.]{2,45}\])(?::\d{1,5})?$/.test(host))
+      throw new ConfigError('CLIENT_ID_METADATA_ALLOW_HOSTS', `"${host}" is not a host name (host or host:port, comma-separated)`)
+  return hosts
 }
 
 function mailFrom(env: Env, issuer: string): Pick<Config, 'smtpUrl' | 'mailFrom' | 'emailVerification'> {

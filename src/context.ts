@@ -7,6 +7,8 @@ import type { SealKey } from './lib/seal'
 import type { AccessTokens } from './oauth/tokens'
 import type { RefreshTokens } from './oauth/refresh-tokens'
 import type { SigningKeys } from './oidc/keys'
+import type { ResourceDirectory } from './oauth/resources'
+import type { MetadataClients } from './oauth/client-metadata'
 
 /** What every feature of the app is built from; made once by `createContext`. */
 export interface AppContext {
@@ -17,6 +19,10 @@ export interface AppContext {
   tokens: AccessTokens
   refreshTokens: RefreshTokens
   signingKeys: SigningKeys
+  /** Registered resources (RFC 8707), cached. */
+  resources: ResourceDirectory
+  /** Clients met through their metadata documents, fetched and cached. */
+  metadataClients: MetadataClients
   settingsCache: SettingsCache
   /** The server's key for CSRF tokens (shared by every instance through the database). */
   csrfKey: string

@@ -22,6 +22,7 @@ Usage:
   latchkey client list [--json]
   latchkey client delete ID
   latchkey client rotate-secret ID
+  latchkey client registration-token   (an initial access token for DYNAMIC_REGISTRATION=token, valid 7 days)
   latchkey user create --email E --name N [--avatar-url URL] --password-stdin
   latchkey user list [--json]
   latchkey user delete ID

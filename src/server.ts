@@ -5,6 +5,7 @@ import type { Config } from './config'
 import { openStore } from './db/open'
 import { createLogger, nextRequestId, requestIds, type Logger } from './lib/log'
 import { MAIL_KEPT_MS, Outbox, smtpTransport } from './mail/outbox'
+import { DYNAMIC_CLIENT_UNUSED_MS } from './oauth/registration'
 import { clientAddressOf, setPeerResolver } from './web/client-address'
 import { pathOf } from './web/request-guard'
 
@@ -98,6 +99,16 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         if (removed) log.debug('purged', { removed })
       })
       .catch(() => log.warn('purge failed'))
+    // SPEC: dynamically registered apps are deleted after 30 days unused.
+    store.clients
+      .deleteUnusedDynamicClients(ctx.clock.now() - DYNAMIC_CLIENT_UNUSED_MS)
+      .then((removed) => {
+        if (removed) {
+          ctx.tokens.forget()
+          log.info('deleted unused dynamically registered clients', { removed })
+        }
+      })
+      .catch(() => log.warn('purge of unused dynamic clients failed'))
   }, PURGE_EVERY_MS)
   purge.unref()
 

@@ -27,7 +27,19 @@ describe('configuration', () => {
       smtpUrl: null,
       mailFrom: 'Latchkey <no-reply@localhost>',
       emailVerification: 'optional',
+      clientIdMetadataDocuments: true,
+      clientIdMetadataAllowHosts: [],
+      dynamicRegistration: 'off',
     })
+  })
+
+  test('agents: CLIENT_ID_METADATA_DOCUMENTS on|off, CLIENT_ID_METADATA_ALLOW_HOSTS a comma list of hosts, DYNAMIC_REGISTRATION off|open|token', () => {
+    expect(loadConfig({ CLIENT_ID_METADATA_DOCUMENTS: 'off' }).clientIdMetadataDocuments).toBe(false)
+    expect(() => loadConfig({ CLIENT_ID_METADATA_DOCUMENTS: 'yes' })).toThrow('CLIENT_ID_METADATA_DOCUMENTS')
+    expect(loadConfig({ CLIENT_ID_METADATA_ALLOW_HOSTS: ' Localhost:8443, intranet.lan,[::1]' }).clientIdMetadataAllowHosts).toEqual(['localhost:8443', 'intranet.lan', '[::1]'])
+    expect(() => loadConfig({ CLIENT_ID_METADATA_ALLOW_HOSTS: 'https://x.example' })).toThrow('CLIENT_ID_METADATA_ALLOW_HOSTS: "https://x.example" is not a host name')
+    expect(loadConfig({ DYNAMIC_REGISTRATION: 'token' }).dynamicRegistration).toBe('token')
+    expect(() => loadConfig({ DYNAMIC_REGISTRATION: 'on' })).toThrow('DYNAMIC_REGISTRATION')
   })
 
   test('mail: SMTP_URL smtp:// or smtps://, MAIL_FROM on one line, EMAIL_VERIFICATION=required only with SMTP', () => {

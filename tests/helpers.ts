@@ -60,9 +60,9 @@ export async function addUser(t: TestApp, email = 'ann@example.com', fullName = 
 }
 
 /** Tokens minted through the store's own code exchange (the HTTP flow is covered by the oauth tests). */
-export async function mintTokenPair(t: Pick<TestApp, 'store' | 'ctx' | 'clock'>, clientId: string, userId: string, scope = 'settings:read settings:write') {
-  const code = await issueCode(t.store, { clientId, userId, redirectUri: CALLBACK, scope, codeChallenge: null }, t.clock.now(), 60)
-  const pair = mintTokens(t.ctx, { clientId, userId, grantScope: scope, accessScope: scope, familyId: newFamilyId() })
+export async function mintTokenPair(t: Pick<TestApp, 'store' | 'ctx' | 'clock'>, clientId: string, userId: string, scope = 'settings:read settings:write', resource: string | null = null) {
+  const code = await issueCode(t.store, { clientId, userId, redirectUri: CALLBACK, scope, codeChallenge: null, resource }, t.clock.now(), 60)
+  const pair = mintTokens(t.ctx, { clientId, userId, grantScope: scope, accessScope: scope, familyId: newFamilyId(), resource })
   const outcome = await t.store.grants.exchangeCode(sha256(code), t.clock.now(), () => undefined, () => pair.issued)
   if (!outcome.ok) throw new Error('minting a token failed')
   return pair.response(outcome)

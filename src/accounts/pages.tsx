@@ -2,8 +2,6 @@
 /** @jsx Html.createElement */
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
-import { SCOPES, isScope } from '../oauth/scopes'
-import type { AuthorizedApp } from '../db/store'
 import { ButtonForm, CsrfField, ErrorNote, Hidden, LastUsed, Layout, When, attr } from '../views/layout'
 import { PasskeyScripts, PasskeySignInForm, SecuritySections, type SecurityState } from './mfa-pages'
 import type { User } from './users'
@@ -91,11 +89,16 @@ export function SignupPage(props: { csrf: string; returnTo?: string; appName?: s
   )
 }
 
-export function scopeWords(scope: string): string {
-  return isScope(scope) ? SCOPES[scope] : scope
+/** An app the user has allowed, with what it may do in the consent page's words (all its resources together). */
+export interface AppAccess {
+  clientId: string
+  name: string
+  access: string[]
+  grantedAt: number
+  lastUsedAt: number | null
 }
 
-export function AccountPage(props: { user: User; avatarUrl: string; apps: AuthorizedApp[]; csrf: string; security: SecurityState; error?: string; email?: JSX.Element }) {
+export function AccountPage(props: { user: User; avatarUrl: string; apps: AppAccess[]; csrf: string; security: SecurityState; error?: string; email?: JSX.Element }) {
   return (
     <Layout title="Your account" wide>
       <div class="profile">
@@ -120,7 +123,7 @@ export function AccountPage(props: { user: User; avatarUrl: string; apps: Author
               <div>
                 <strong safe>{app.name}</strong>
                 <div class="muted" safe>
-                  {app.scopes.map(scopeWords).join(' · ')}
+                  {app.access.join(' · ')}
                 </div>
                 <div class="muted">
                   Since <When at={app.grantedAt} />

@@ -13,7 +13,9 @@ import { AddPasskeyForm, CodeForm, CsrfForm, PasskeyChangeForm, PasswordForm, Pr
 import { RecoveryCodesPage, TotpSetupPage } from './mfa-pages'
 import { notify, passwordChangedMessage, twoStepChangedMessage } from '../mail/messages'
 import { EmailSection } from './email-pages'
-import { AccountPage } from './pages'
+import { AccountPage, type AppAccess } from './pages'
+import type { AuthorizedApp } from '../db/store'
+import { scopeWords } from '../oauth/scopes'
 import { PASSKEY_NAME_MAX, PasskeyRefused, registerPasskey, registrationOptions } from './passkeys'
 import { deleteSessionsOf, type Session } from './sessions'
 import { emailHash, forbidden } from './sign-in'
@@ -23,6 +25,24 @@ import { UserInputError, checkPassword } from './users'
 import { csrfAccepted, formCsrf, readSession } from './web'
 
 const NO_STORE = { 'cache-control': 'no-store' }
+
+/** One entry per app: its consents for Latchkey and for each resource (RFC 8707) together, in the consent page's words. */
+async function appAccess(ctx: AppContext, consents: AuthorizedApp[]): Promise<AppAccess[]> {
+  const apps = new Map<string, AppAccess>()
+  for (const consent of consents) {
+    const resource = consent.resource === null ? undefined : await ctx.resources.byUri(consent.resource)
+    const words = consent.scopes.map((s) => scopeWords(s, resource?.scopes))
+    const app = apps.get(consent.clientId)
+    if (!app) {
+      apps.set(consent.clientId, { clientId: consent.clientId, name: consent.name, access: words, grantedAt: consent.grantedAt, lastUsedAt: consent.lastUsedAt })
+      continue
+    }
+    app.access = [...new Set([...app.access, ...words])]
+    app.grantedAt = Math.max(app.grantedAt, consent.grantedAt)
+    app.lastUsedAt = Math.max(app.lastUsedAt ?? 0, consent.lastUsedAt ?? 0) || null
+  }
+  return [...apps.values()]
+}
 
 /** The account page, with an error when a change was refused. */
 export async function accountPage(ctx: AppContext, request: Request, session: Session, refused?: { status: number; error: string }, notice?: string): Promise<Response> {
@@ -36,9 +56,10 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
   ])
   const security = { passkeysOn: ctx.config.passkeys !== null, passkeys, totp: totp?.confirmedAt != null, recoveryCodesLeft, hasPassword: !!account?.passwordHash }
   const csrf = formCsrf(ctx, request, session)
+  const access = await appAccess(ctx, apps)
   const email = ctx.config.smtpUrl === null ? undefined : <EmailSection csrf={csrf.token} email={session.user.email} verified={session.user.emailVerified} notice={notice} />
   const page = (
-    <AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={apps} csrf={csrf.token} security={security} error={refused?.error} email={email} />
+    <AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={access} csrf={csrf.token} security={security} error={refused?.error} email={email} />
   )
   return htmlPage(page, { status: refused?.status })
 }

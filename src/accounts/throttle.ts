@@ -36,11 +36,16 @@ export function decideAddressAttempt(row: ThrottleRow | undefined, now: number, 
 const MAILS_PER_HOUR = 3
 const HOUR_MS = 60 * 60 * 1000
 
+/** At most `limit` events per fixed window: 0, or the seconds until the window ends. */
+export function decideWindowAttempt(row: ThrottleRow | undefined, now: number, limit: number, windowMs: number): Decision {
+  if (!row || now - row.startedAt >= windowMs) return { row: { count: 1, startedAt: now, lastAt: now }, result: 0 }
+  if (row.count >= limit) return { row, result: Math.max(1, Math.ceil((row.startedAt + windowMs - now) / 1000)) }
+  return { row: { count: row.count + 1, startedAt: row.startedAt, lastAt: now }, result: 0 }
+}
+
 /** Per address: at most three messages an hour (a fixed window), so no one can flood a mailbox. */
 export function decideMailAttempt(row: ThrottleRow | undefined, now: number): Decision {
-  if (!row || now - row.startedAt >= HOUR_MS) return { row: { count: 1, startedAt: now, lastAt: now }, result: 0 }
-  if (row.count >= MAILS_PER_HOUR) return { row, result: Math.ceil((row.startedAt + HOUR_MS - now) / 1000) }
-  return { row: { count: row.count + 1, startedAt: row.startedAt, lastAt: now }, result: 0 }
+  return decideWindowAttempt(row, now, MAILS_PER_HOUR, HOUR_MS)
 }
 
 /**

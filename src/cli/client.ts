@@ -1,3 +1,4 @@
+import { issueRegistrationToken } from '../oauth/registration'
 import { ClientInputError, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, toView } from '../oauth/clients'
 import { UsageError, parse, printJson, printTable, withStore } from './common'
 import { escapeForTerminal } from '../lib/text'
@@ -96,7 +97,14 @@ export async function clientCommand(args: string[]): Promise<void> {
       printJson({ client_id: id, client_secret: secret })
       return
     }
+    case 'registration-token': {
+      parse(rest, {}, 0)
+      // RFC 7591 §3's initial access token, for DYNAMIC_REGISTRATION=token: shown once, kept hashed.
+      const { token, expiresAt } = await withStore((store) => issueRegistrationToken({ store }, Date.now()))
+      printJson({ initial_access_token: token, expires_at: new Date(expiresAt).toISOString() })
+      return
+    }
     default:
-      throw new UsageError(`unknown client command "${sub ?? ''}" (create, list, update, delete, rotate-secret)`)
+      throw new UsageError(`unknown client command "${sub ?? ''}" (create, list, update, delete, rotate-secret, registration-token)`)
   }
 }

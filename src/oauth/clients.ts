@@ -1,4 +1,4 @@
-import type { ClientRecord, Store } from '../db/store'
+import type { ClientKind, ClientRecord, Store } from '../db/store'
 import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
 import { hasInvisible } from '../lib/text'
 
@@ -11,6 +11,8 @@ export interface Client {
   skipConsent: boolean
   /** Authorizing needs two factors (`--require-mfa`). */
   requireMfa: boolean
+  /** Registered by the operator, met through its metadata document (the id is that URL), or registered dynamically. */
+  kind: ClientKind
 }
 
 export interface ClientView {
@@ -87,7 +89,7 @@ export function toView(client: Client): ClientView {
   }
 }
 
-function toClient(row: ClientRecord): Client {
+export function toClient(row: ClientRecord): Client {
   return {
     id: row.id,
     name: row.name,
@@ -96,6 +98,7 @@ function toClient(row: ClientRecord): Client {
     public: row.secretHash === null,
     skipConsent: row.skipConsent,
     requireMfa: row.requireMfa,
+    kind: row.kind,
   }
 }
 
@@ -113,16 +116,21 @@ export async function createClient(
   const id = Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex')
   const secret = input.public ? null : randomToken('lk_cs_')
   const requireMfa = input.requireMfa ?? false
-  await store.clients.insertClient({ id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent, requireMfa }, now)
-  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa }, secret }
+  const record = { id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent, requireMfa }
+  await store.clients.insertClient({ ...record, kind: 'operator', metadataExpiresAt: null, registrationTokenHash: null }, now)
+  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator' }, secret }
 }
 
 export async function listClients(store: Store): Promise<Client[]> {
   return (await store.clients.listClients()).map(toClient)
 }
 
-/** Client ids are hex; anything else (a NUL byte, kilobytes of text) is no client and is not looked up. */
-const CLIENT_ID = /^[0-9a-f]{1,64}$/
+/**
+ * Client ids are hex, or the https URL of a client ID metadata document (printable ASCII, as a
+ * parsed URL spells it); anything else (a NUL byte, kilobytes of text) is no client and is not
+ * looked up.
+ */
+const CLIENT_ID = /^(?:[0-9a-f]{1,64}|https?:\/\/[\x21-\x7e]{1,2000})$/
 
 export function isClientId(id: string): boolean {
   return CLIENT_ID.test(id)

@@ -1,6 +1,5 @@
 import type { Store } from '../db/store'
 import { randomToken, sha256 } from '../lib/crypto'
-import { SUPPORTED_SCOPES } from './scopes'
 
 export interface CodeGrant {
   clientId: string
@@ -13,15 +12,23 @@ export interface CodeGrant {
   authTime?: number | null
   /** How the user signed in (RFC 8176 values, space-separated). */
   amr?: string | null
+  /** The resource (RFC 8707) the tokens will be for; null for Latchkey's own API. */
+  resource?: string | null
 }
 
 /**
  * Issues a single-use code bound to client, user, redirect_uri, scope and PKCE challenge; with
  * `rememberScopes`, the user's consent grows by them in the same write.
  */
-export async function issueCode(store: Store, grant: CodeGrant, now: number, ttlSeconds: number, rememberScopes?: readonly string[]): Promise<string> {
+export async function issueCode(
+  store: Store,
+  grant: CodeGrant,
+  now: number,
+  ttlSeconds: number,
+  remember?: { scopes: readonly string[]; canonicalOrder: readonly string[] },
+): Promise<string> {
   const code = randomToken()
-  const remember = rememberScopes && { scopes: rememberScopes, canonicalOrder: SUPPORTED_SCOPES, now }
-  await store.grants.issueCode({ ...grant, nonce: grant.nonce ?? null, authTime: grant.authTime ?? null, amr: grant.amr ?? null, codeHash: sha256(code), expiresAt: now + ttlSeconds * 1000 }, remember)
+  const record = { ...grant, nonce: grant.nonce ?? null, authTime: grant.authTime ?? null, amr: grant.amr ?? null, resource: grant.resource ?? null }
+  await store.grants.issueCode({ ...record, codeHash: sha256(code), expiresAt: now + ttlSeconds * 1000 }, remember && { ...remember, now })
   return code
 }

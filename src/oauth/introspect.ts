@@ -26,11 +26,12 @@ async function describe(ctx: AppContext, client: Client, token: string, signIns:
     if (!found || found.family.clientId !== client.id || !ctx.refreshTokens.isCurrent(found, now)) return INACTIVE
     const row = found.token!
     const active = { active: true, scope: row.scope, client_id: row.clientId, sub: row.userId, exp: seconds(row.expiresAt), iat: seconds(row.createdAt), token_type: 'refresh_token', iss }
-    return { ...active, ...signInClaims({ authTime: found.family.authTime ?? row.authTime, amr: found.family.amr }) }
+    return { ...active, ...audienceClaim(found.family.resource), ...signInClaims({ authTime: found.family.authTime ?? row.authTime, amr: found.family.amr }) }
   }
   const grant = await ctx.tokens.validate(token)
-  // Each client learns only about the tokens issued to it (another's: as if unknown).
-  if (!grant || grant.clientId !== client.id) return INACTIVE
+  // Each client learns only about the tokens issued to it (another's: as if unknown) — and a
+  // resource's introspectors about the tokens issued for that resource.
+  if (!grant || !(grant.clientId === client.id || (await introspects(ctx, client, grant.resource)))) return INACTIVE
   return {
     active: true,
     scope: grant.scopes.join(' '),
@@ -40,8 +41,17 @@ async function describe(ctx: AppContext, client: Client, token: string, signIns:
     iat: seconds(grant.issuedAt),
     token_type: 'Bearer',
     iss,
+    ...audienceClaim(grant.resource),
     ...signInClaims(grant.familyId === null ? undefined : await signIns.of(grant.familyId)),
   }
+}
+
+/** RFC 7662 §2.2 `aud`: the resource a token is for (RFC 8707); a token for Latchkey's own API has none. */
+const audienceClaim = (resource: string | null): { aud?: string } => (resource === null ? {} : { aud: resource })
+
+/** Whether the client is one of the resource's `--introspector` clients (the resource record is cached). */
+async function introspects(ctx: AppContext, client: Client, resource: string | null): Promise<boolean> {
+  return resource !== null && !!(await ctx.resources.byUri(resource))?.introspectors.includes(client.id)
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import type { Config } from '../config'
 import type { AppContext } from '../context'
 import { json } from '../lib/http'
 import { SUPPORTED_SCOPES } from './scopes'
@@ -17,6 +18,14 @@ export function endpoints(issuer: string) {
   }
 }
 
+/** What clients Latchkey has never met can use (both metadata documents carry it): RFC 7591 registration, client ID metadata documents. */
+export function agentMetadata(config: Config) {
+  return {
+    ...(config.dynamicRegistration === 'off' ? {} : { registration_endpoint: `${config.issuer}/api/oauth/register` }),
+    client_id_metadata_document_supported: config.clientIdMetadataDocuments,
+  }
+}
+
 /** RFC 8414 §2 authorization server metadata. */
 export function metadataRoutes(ctx: AppContext) {
   const issuer = ctx.config.issuer
@@ -31,6 +40,7 @@ export function metadataRoutes(ctx: AppContext) {
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
+    ...agentMetadata(ctx.config),
   }
   // RFC 9728: Latchkey's own API (userinfo, settings) as a protected resource.
   const resource = { resource: `${issuer}/api`, authorization_servers: [issuer], scopes_supported: ['settings:read', 'settings:write'], bearer_methods_supported: ['header'] }

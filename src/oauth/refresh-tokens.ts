@@ -56,7 +56,7 @@ export class RefreshTokens {
    * A new token of a family: with its key and that key's stored hash (a refresh), or a new key
    * (a new family, or an old one that had none).
    */
-  mint(input: { clientId: string; userId: string; scope: string; familyId: string }, family?: FamilyKey): MintedRefresh {
+  mint(input: { clientId: string; userId: string; scope: string; familyId: string; resource: string | null }, family?: FamilyKey): MintedRefresh {
     const key = family?.key ?? randomToken().slice(0, 22)
     const verifier = key + randomToken()
     const now = this.clock.now()

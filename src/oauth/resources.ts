@@ -80,3 +80,47 @@ export async function findResource(store: Store, raw: string): Promise<ResourceR
   const uri = canonicalResource(raw)
   return uri ? store.resources.findResource(uri) : undefined
 }
+
+/** The audience a `resource` parameter asks for: Latchkey's own API (null), a registered resource, or none (invalid_target). */
+export type Audience = { resource: ResourceRecord | null } | undefined
+
+/**
+ * Registered resources as the authorize, token and introspection endpoints read them: cached
+ * while the change feed is alive (a resource deleted anywhere empties it; resources are never
+ * updated in place), bounded, and never caching an unknown URI.
+ */
+export class ResourceDirectory {
+  private readonly known = new Map<string, ResourceRecord>()
+
+  constructor(
+    private readonly store: Store,
+    private readonly issuer: string,
+  ) {
+    store.changes.onChange(() => this.known.clear())
+  }
+
+  /** What a `resource` parameter names: `ISSUER/api` (RFC 9728's name for the settings API) is Latchkey's own. */
+  async audience(raw: string): Promise<Audience> {
+    const uri = canonicalResource(raw)
+    if (!uri) return undefined
+    if (uri === `${this.issuer}/api`) return { resource: null }
+    const resource = await this.byUri(uri)
+    return resource && { resource }
+  }
+
+  async byUri(uri: string): Promise<ResourceRecord | undefined> {
+    const trusted = this.store.changes.check()
+    const cached = trusted ? this.known.get(uri) : undefined
+    if (cached) return cached
+    const found = await this.store.resources.findResource(uri)
+    if (found && trusted && this.store.changes.check()) {
+      if (this.known.size >= 1000) this.known.clear()
+      this.known.set(uri, found)
+    }
+    return found
+  }
+
+  forget(): void {
+    this.known.clear()
+  }
+}

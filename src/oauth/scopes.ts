@@ -29,6 +29,35 @@ export function parseScope(raw: string | null | undefined): Scope[] | undefined 
   return SUPPORTED_SCOPES.filter((s) => wanted.has(s))
 }
 
+/** Latchkey's scopes that a token for another resource may carry beside the resource's own: sign-in and profile, never the settings API's. */
+const WITH_RESOURCE: readonly Scope[] = ['openid', 'profile', 'email', 'offline_access']
+
+/**
+ * The scope of an authorization request: Latchkey's own scopes, or — when it names a resource
+ * (RFC 8707) — that resource's scopes with the sign-in ones. Undefined when it is empty or names
+ * a scope the audience does not have. Latchkey's scopes come first, in canonical order, then
+ * the resource's in the order it lists them.
+ */
+export function parseRequestScope(raw: string | null | undefined, resourceScopes: Record<string, string> | undefined): string[] | undefined {
+  if (!resourceScopes) return parseScope(raw)
+  if (!raw) return undefined
+  const wanted = new Set(raw.split(' ').filter((s) => s !== ''))
+  if (wanted.size === 0) return undefined
+  for (const s of wanted) if (!(WITH_RESOURCE as readonly string[]).includes(s) && !Object.hasOwn(resourceScopes, s)) return undefined
+  return scopeOrder(resourceScopes).filter((s) => wanted.has(s))
+}
+
+/** Every scope an audience has, in canonical order (a consent's scopes are kept in it). */
+export function scopeOrder(resourceScopes: Record<string, string> | undefined): readonly string[] {
+  return resourceScopes ? [...WITH_RESOURCE, ...Object.keys(resourceScopes)] : SUPPORTED_SCOPES
+}
+
+/** The words the consent and account pages show for a scope. */
+export function scopeWords(scope: string, resourceScopes?: Record<string, string>): string {
+  if (resourceScopes && Object.hasOwn(resourceScopes, scope)) return resourceScopes[scope]!
+  return isScope(scope) ? SCOPES[scope] : scope
+}
+
 export function includesAll(granted: readonly string[], requested: readonly string[]): boolean {
   return requested.every((s) => granted.includes(s))
 }

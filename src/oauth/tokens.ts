@@ -2,6 +2,7 @@ import type { User } from '../accounts/users'
 import type { ChangeFeed, NewToken, Store, TokenRecord } from '../db/store'
 import type { Clock } from '../lib/clock'
 import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
+import { claimedRow, looksLikeJwt, verifiedRow } from './jwt-access-tokens'
 import { TokenCache } from './token-cache'
 
 export const ACCESS_TOKEN_PREFIX = 'lk_at_'
@@ -17,7 +18,7 @@ export function parseOpaque(prefix: string, token: string): { id: number; verifi
 /** A token's row (its verifier only hashed) and how to spell it once the row has its id. */
 export function mintOpaque(
   prefix: string,
-  input: { clientId: string; userId: string; scope: string; familyId: string },
+  input: { clientId: string; userId: string; scope: string; familyId: string; resource: string | null },
   now: number,
   ttlSeconds: number,
 ): MintedToken {
@@ -34,6 +35,8 @@ export interface TokenGrant {
   clientId: string
   /** The authorization (refresh family) it was issued from; null for tokens older than families. */
   familyId: string | null
+  /** The resource it is for (RFC 8707, its audience); null for Latchkey's own API. */
+  resource: string | null
   scopes: readonly string[]
   expiresAt: number
   issuedAt: number
@@ -72,18 +75,21 @@ export class AccessTokens {
     private readonly ttlSeconds: number,
     private readonly changes: ChangeFeed,
     maxCached = 100_000,
+    /** For JWT access tokens (RFC 9068): the issuer they must name and the keys that may have signed them. */
+    private readonly jwt?: { issuer: string; keys: () => Promise<(kid: string) => CryptoKey | undefined> },
   ) {
     this.cache = new TokenCache(maxCached)
     changes.onChange((change) => (change?.tokens ? this.drop(change.tokens) : this.forget()))
   }
 
   /** A new token for the store to insert; spelled with the id its row gets. */
-  mint(input: { clientId: string; userId: string; scope: string; familyId: string }): MintedToken {
+  mint(input: { clientId: string; userId: string; scope: string; familyId: string; resource: string | null }): MintedToken {
     return mintOpaque(ACCESS_TOKEN_PREFIX, input, this.clock.now(), this.ttlSeconds)
   }
 
   /** A cached grant is returned as it is, and so is a SQLite lookup: a promise only for PostgreSQL's. */
   validate(token: string): TokenGrant | undefined | Promise<TokenGrant | undefined> {
+    if (looksLikeJwt(token)) return this.validateJwt(token)
     const parsed = parseOpaque(ACCESS_TOKEN_PREFIX, token)
     if (!parsed) return undefined
     const trusted = this.changes.check()
@@ -99,6 +105,33 @@ export class AccessTokens {
     return this.lookup(parsed, now, trusted)
   }
 
+  /**
+   * A JWT access token is cached under its row's id with the whole JWT as its "verifier": a hit
+   * is the very token verified before. A miss verifies the signature, then reads the row — so a
+   * revoked JWT stops working here as an opaque token does.
+   */
+  private validateJwt(token: string): TokenGrant | undefined | Promise<TokenGrant | undefined> {
+    const claimed = claimedRow(token)
+    if (!claimed || !this.jwt) return undefined
+    const trusted = this.changes.check()
+    const now = this.clock.now()
+    const cached = trusted ? this.cache.get(claimed.id, token) : undefined
+    if (cached) return cached.expiresAt > now ? cached : undefined
+    const generation = this.generation
+    return this.verifiedJwtRow(token).then((row) => {
+      if (!row || row.expiresAt <= now) return undefined
+      const grant = this.grantOf(row)
+      if (trusted && generation === this.generation && this.changes.check()) this.cache.offer(claimed.id, token, grant)
+      return grant
+    })
+  }
+
+  private async verifiedJwtRow(token: string): Promise<TokenRecord | undefined> {
+    const claimed = this.jwt && (await verifiedRow(token, this.jwt.issuer, this.jwt.keys))
+    const row = claimed && (await this.store.tokens.findToken(claimed.id))
+    return row && row.resource !== null && row.verifierHash.startsWith(claimed.hashPrefix) ? row : undefined
+  }
+
   private lookup(parsed: { id: number; verifier: string }, now: number, trusted: boolean): TokenGrant | undefined | Promise<TokenGrant | undefined> {
     const generation = this.generation
     const found = this.store.tokens.findToken(parsed.id, trusted ? this.knownUser : undefined)
@@ -108,9 +141,21 @@ export class AccessTokens {
   /** The grant of a row just read, cached unless a revocation ran meanwhile (the generation moved on). */
   private admit(row: TokenRecord | undefined, parsed: { id: number; verifier: string }, now: number, trusted: boolean, generation: number): TokenGrant | undefined {
     if (!row || !constantTimeEqual(sha256(parsed.verifier), row.verifierHash) || row.expiresAt <= now) return undefined
-    const grant: TokenGrant = { clientId: this.clientId(row.clientId), familyId: row.familyId, scopes: this.scopes(row.scope), expiresAt: row.expiresAt, issuedAt: row.createdAt, user: this.user(row.user) }
+    const grant = this.grantOf(row)
     if (trusted && generation === this.generation && this.changes.check()) this.cache.offer(parsed.id, parsed.verifier, grant)
     return grant
+  }
+
+  private grantOf(row: TokenRecord): TokenGrant {
+    return {
+      clientId: this.clientId(row.clientId),
+      familyId: row.familyId,
+      resource: row.resource,
+      scopes: this.scopes(row.scope),
+      expiresAt: row.expiresAt,
+      issuedAt: row.createdAt,
+      user: this.user(row.user),
+    }
   }
 
   private readonly knownUser = (id: string): User | undefined => this.users.get(id)
@@ -187,8 +232,9 @@ export class AccessTokens {
     return this.cache.size
   }
 
-  /** The stored row of a well-formed token whose verifier matches its hash (constant time). */
+  /** The stored row of a well-formed token whose verifier matches its hash (constant time), or that a valid JWT names. */
   private async verified(token: string) {
+    if (looksLikeJwt(token)) return this.verifiedJwtRow(token)
     const parsed = parseOpaque(ACCESS_TOKEN_PREFIX, token)
     const row = parsed && (await this.store.tokens.findToken(parsed.id))
     return row && constantTimeEqual(sha256(parsed!.verifier), row.verifierHash) ? row : undefined

@@ -36,7 +36,7 @@ export function userinfoRoutes(ctx: AppContext) {
   return new Elysia({ name: 'oauth-userinfo' }).get(
     '/api/oauth/userinfo',
     async function userinfo({ request }) {
-      return answer(await authenticateBearer(ctx, request))
+      return answer(await authenticateBearer(ctx, request, undefined, undefined, true))
     },
     {
       response: { 200: UserInfo, ...errorResponses(401) },

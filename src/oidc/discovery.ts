@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import { json } from '../lib/http'
-import { endpoints } from '../oauth/metadata'
+import { agentMetadata, endpoints } from '../oauth/metadata'
 import { SUPPORTED_SCOPES } from '../oauth/scopes'
 import { JWKS_MAX_AGE } from './keys'
 
@@ -33,6 +33,7 @@ export function discoveryRoutes(ctx: AppContext) {
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     authorization_response_iss_parameter_supported: true,
+    ...agentMetadata(ctx.config),
   }
   return new Elysia({ name: 'oidc-discovery' })
     .get('/.well-known/openid-configuration', () => json(configuration, 200, { 'cache-control': 'public, max-age=300' }), {

@@ -4,14 +4,15 @@ const ALGORITHM = { name: 'RSASSA-PKCS1-v1_5' } as const
 const encoder = new TextEncoder()
 const b64url = (bytes: ArrayBuffer | Uint8Array | string) => Buffer.from(typeof bytes === 'string' ? encoder.encode(bytes) : new Uint8Array(bytes)).toString('base64url')
 
-export async function signJwt(payload: Record<string, unknown>, key: CryptoKey, kid: string): Promise<string> {
-  const input = `${b64url(JSON.stringify({ alg: 'RS256', typ: 'JWT', kid }))}.${b64url(JSON.stringify(payload))}`
+/** `typ` is JWT for ID tokens, at+jwt for access tokens (RFC 9068 §2.1). */
+export async function signJwt(payload: Record<string, unknown>, key: CryptoKey, kid: string, typ = 'JWT'): Promise<string> {
+  const input = `${b64url(JSON.stringify({ alg: 'RS256', typ, kid }))}.${b64url(JSON.stringify(payload))}`
   const signature = await crypto.subtle.sign(ALGORITHM, key, encoder.encode(input))
   return `${input}.${b64url(signature)}`
 }
 
 export interface VerifiedJwt {
-  header: { alg?: string; kid?: string }
+  header: { alg?: string; kid?: string; typ?: string }
   payload: Record<string, unknown>
 }
 

@@ -10,7 +10,7 @@ async function world() {
   const { client } = await addClient(t)
   const user = await addUser(t)
   const now = t.clock.now()
-  await issueCode(t.store, { clientId: client.id, userId: user.id, redirectUri: 'https://app.example/callback', scope: 'email', codeChallenge: null }, now, 60, ['email'])
+  await issueCode(t.store, { clientId: client.id, userId: user.id, redirectUri: 'https://app.example/callback', scope: 'email', codeChallenge: null }, now, 60, { scopes: ['email'], canonicalOrder: ['email'] })
   await mintToken(t, client.id, user.id, 'email')
   await t.store.settings.saveSetting(user.id, client.id, 'k', '1', () => now)
   await createSession(t.store, user.id, now, { amr: ['pwd'] })

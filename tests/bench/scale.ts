@@ -61,9 +61,9 @@ const SETTINGS_SETS: SettingsSet[] = [
 /** What a sign-in and a code exchange store for one access token: a code, then its exchange. */
 async function issueToken(store: Store, clientId: string, userId: string, scope: string, now: number): Promise<string> {
   const codeHash = sha256(randomToken())
-  const row = { clientId, userId, scope, familyId: Bun.randomUUIDv7() }
+  const row = { clientId, userId, scope, familyId: Bun.randomUUIDv7(), resource: null }
   await store.grants.issueCode(
-    { codeHash, clientId, userId, redirectUri: REDIRECT_URI, scope, codeChallenge: null, expiresAt: now + 600_000, nonce: null, authTime: now, amr: 'pwd' },
+    { codeHash, clientId, userId, redirectUri: REDIRECT_URI, scope, codeChallenge: null, expiresAt: now + 600_000, nonce: null, authTime: now, amr: 'pwd', resource: null },
     undefined,
   )
   const access = mintOpaque(ACCESS_TOKEN_PREFIX, row, now, TTL_SECONDS)

@@ -30,7 +30,7 @@ describe('embedded migrations', () => {
     expect(migrate(db.sqlite).applied).toEqual(journal.entries.map((e) => e.tag))
     expect(migrate(db.sqlite).applied).toEqual([])
     const tables = db.sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name)
-    expect(tables).toEqual(['access_tokens', 'auth_codes', 'clients', 'consents', 'email_tokens', 'latchkey_migrations', 'login_throttle', 'mail_outbox', 'passkeys', 'recovery_codes', 'refresh_families', 'refresh_tokens', 'resources', 'server_secrets', 'sessions', 'setting_counts', 'settings', 'signing_keys', 'totp_secrets', 'users', 'webauthn_challenges'])
+    expect(tables).toEqual(['access_tokens', 'auth_codes', 'clients', 'consents', 'email_tokens', 'latchkey_migrations', 'login_throttle', 'mail_outbox', 'passkeys', 'recovery_codes', 'refresh_families', 'refresh_tokens', 'registration_tokens', 'resources', 'server_secrets', 'sessions', 'setting_counts', 'settings', 'signing_keys', 'totp_secrets', 'users', 'webauthn_challenges'])
   })
 
   test('the database runs with foreign keys, a busy timeout and synchronous=FULL', () => {
@@ -84,7 +84,7 @@ describe('0003: access tokens become lk_at_<id>.<verifier>', () => {
     db.sqlite.run("INSERT INTO settings VALUES ('u1', 'c1', 'k', '1', 0)")
     expect(migrate(db.sqlite).applied).toEqual(journal.entries.slice(3).map((e) => e.tag))
     const columns = (table: string) => db.sqlite.query(`SELECT name FROM pragma_table_info('${table}')`).all().map((r) => (r as { name: string }).name)
-    expect(columns('access_tokens')).toEqual(['id', 'verifier_hash', 'client_id', 'user_id', 'scope', 'expires_at', 'created_at', 'family_id'])
+    expect(columns('access_tokens')).toEqual(['id', 'verifier_hash', 'client_id', 'user_id', 'scope', 'expires_at', 'created_at', 'family_id', 'resource'])
     expect(columns('auth_codes')).toContain('token_id')
     expect(db.sqlite.query('SELECT CAST(count(*) AS INTEGER) AS n FROM access_tokens').get()).toEqual({ n: 0 })
     expect(db.sqlite.query('SELECT CAST(count(*) AS INTEGER) AS n FROM settings').get()).toEqual({ n: 1 })

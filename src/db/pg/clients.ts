@@ -1,5 +1,5 @@
-import type { ClientRecord, ClientStore } from '../store'
-import { json, type PgContext, type Row } from './context'
+import type { ClientKind, ClientRecord, ClientStore } from '../store'
+import { json, n, type PgContext, type Row } from './context'
 
 const toClient = (r: Row): ClientRecord => ({
   id: r.id as string,
@@ -9,7 +9,12 @@ const toClient = (r: Row): ClientRecord => ({
   postLogoutRedirectUris: json(r.post_logout_redirect_uris),
   skipConsent: r.skip_consent as boolean,
   requireMfa: r.require_mfa as boolean,
+  kind: r.kind as ClientKind,
+  metadataExpiresAt: r.metadata_expires_at === null ? null : n(r.metadata_expires_at),
+  registrationTokenHash: r.registration_token_hash as string | null,
 })
+
+const COLUMNS = 'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash'
 
 export class PgClients implements ClientStore {
   constructor(private readonly ctx: PgContext) {}
@@ -17,21 +22,21 @@ export class PgClients implements ClientStore {
   insertClient(client: ClientRecord, now: number): Promise<void> {
     return this.ctx.run(
       async (sql) =>
-        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, created_at)
+        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, created_at)
           VALUES (${client.id}, ${client.name}, ${client.secretHash}, ${JSON.stringify(client.redirectUris)}::jsonb,
-            ${JSON.stringify(client.postLogoutRedirectUris)}::jsonb, ${client.skipConsent}, ${client.requireMfa}, ${now})`),
+            ${JSON.stringify(client.postLogoutRedirectUris)}::jsonb, ${client.skipConsent}, ${client.requireMfa}, ${client.kind}, ${client.metadataExpiresAt}, ${client.registrationTokenHash}, ${now})`),
     )
   }
 
   findClient(id: string): Promise<ClientRecord | undefined> {
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`SELECT id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa FROM clients WHERE id = ${id}`
+      const [row] = await sql.unsafe(`SELECT ${COLUMNS} FROM clients WHERE id = $1`, [id])
       return row && toClient(row)
     })
   }
 
   listClients(): Promise<ClientRecord[]> {
-    return this.ctx.run(async (sql) => (await sql`SELECT id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa FROM clients ORDER BY created_at, id`).map(toClient))
+    return this.ctx.run(async (sql) => (await sql.unsafe(`SELECT ${COLUMNS} FROM clients ORDER BY created_at, id`)).map(toClient))
   }
 
   /**
@@ -52,6 +57,42 @@ export class PgClients implements ClientStore {
 
   setRequireMfa(id: string, requireMfa: boolean): Promise<boolean> {
     return this.ctx.run(async (sql) => (await sql`UPDATE clients SET require_mfa = ${requireMfa} WHERE id = ${id}`).count > 0)
+  }
+
+  saveMetadataClient(client: ClientRecord, now: number): Promise<void> {
+    const uris = JSON.stringify(client.redirectUris)
+    return this.ctx.run(
+      async (sql) =>
+        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, created_at)
+          VALUES (${client.id}, ${client.name}, NULL, ${uris}::jsonb, '[]'::jsonb, false, false, 'metadata', ${client.metadataExpiresAt}, ${now})
+          ON CONFLICT (id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris, metadata_expires_at = excluded.metadata_expires_at
+          WHERE clients.kind = 'metadata'`),
+    )
+  }
+
+  /** Each client's grants go before its row, as deleteClient does (one lock order). */
+  deleteUnusedDynamicClients(before: number): Promise<number> {
+    return this.ctx.tx(async (tx) => {
+      const ids = (
+        await tx`SELECT id FROM clients c WHERE kind = 'dynamic' AND created_at < ${before}
+          AND NOT EXISTS (SELECT 1 FROM refresh_families f WHERE f.client_id = c.id AND f.used_at >= ${before}) FOR UPDATE`
+      ).map((r: Row) => r.id as string)
+      if (ids.length === 0) return 0
+      await tx`DELETE FROM consents WHERE client_id IN ${tx(ids)}`
+      await tx`DELETE FROM auth_codes WHERE client_id IN ${tx(ids)}`
+      await tx`DELETE FROM refresh_families WHERE client_id IN ${tx(ids)}`
+      await tx`DELETE FROM refresh_tokens WHERE client_id IN ${tx(ids)}`
+      await tx`DELETE FROM access_tokens WHERE client_id IN ${tx(ids)}`
+      return (await tx`DELETE FROM clients WHERE id IN ${tx(ids)}`).count
+    })
+  }
+
+  insertRegistrationToken(tokenHash: string, now: number, expiresAt: number): Promise<void> {
+    return this.ctx.run(async (sql) => void (await sql`INSERT INTO registration_tokens (token_hash, created_at, expires_at) VALUES (${tokenHash}, ${now}, ${expiresAt})`))
+  }
+
+  registrationTokenValid(tokenHash: string, now: number): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`SELECT 1 FROM registration_tokens WHERE token_hash = ${tokenHash} AND expires_at > ${now}`).length > 0)
   }
 
   setClientSecret(id: string, secretHash: string): Promise<boolean> {

@@ -28,6 +28,7 @@ const toRefresh = (r: Row): RefreshRecord => ({
   createdAt: n(r.created_at),
   rotatedAt: r.rotated_at === null ? null : n(r.rotated_at),
   authTime: r.auth_time === null ? null : n(r.auth_time),
+  resource: (r.resource ?? null) as string | null,
 })
 
 // to_jsonb rows: parsed by the client, or text on some paths.
@@ -41,6 +42,7 @@ const toFamily = (r: Row): RefreshFamily => ({
   keyHash: r.key_hash as string | null,
   authTime: r.auth_time === null ? null : n(r.auth_time),
   amr: r.amr as string | null,
+  resource: r.resource as string | null,
   usedAt: n(r.used_at),
   expiresAt: n(r.expires_at),
   windowStart: n(r.window_start),
@@ -48,7 +50,7 @@ const toFamily = (r: Row): RefreshFamily => ({
   live: n(r.live),
 })
 
-const FAMILY_COLUMNS = 'f.id, f.family_id, f.client_id, f.user_id, f.key_hash, f.auth_time, f.amr, f.used_at, f.expires_at, f.window_start, f.window_count'
+const FAMILY_COLUMNS = 'f.id, f.family_id, f.client_id, f.user_id, f.key_hash, f.auth_time, f.amr, f.resource, f.used_at, f.expires_at, f.window_start, f.window_count'
 const LIVE = '(SELECT count(*) FROM refresh_tokens r WHERE r.family_id = f.family_id AND r.rotated_at IS NULL) AS live'
 
 /*
@@ -62,10 +64,10 @@ const LIVE = '(SELECT count(*) FROM refresh_tokens r WHERE r.family_id = f.famil
 /** An INSERT … RETURNING id of an access or refresh token, for a WITH clause. */
 function insertToken(tx: Tx, table: 'access_tokens' | 'refresh_tokens', t: NewToken | NewRefreshToken) {
   if (table === 'access_tokens')
-    return tx`INSERT INTO access_tokens (verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at)
-      VALUES (${t.verifierHash}, ${t.familyId}, ${t.clientId}, ${t.userId}, ${t.scope}, ${t.expiresAt}, ${t.createdAt}) RETURNING id`
-  return tx`INSERT INTO refresh_tokens (verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at, auth_time)
-    VALUES (${t.verifierHash}, ${t.familyId}, ${t.clientId}, ${t.userId}, ${t.scope}, ${t.expiresAt}, ${t.createdAt}, ${(t as NewRefreshToken).authTime}) RETURNING id`
+    return tx`INSERT INTO access_tokens (verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at, resource)
+      VALUES (${t.verifierHash}, ${t.familyId}, ${t.clientId}, ${t.userId}, ${t.scope}, ${t.expiresAt}, ${t.createdAt}, ${t.resource}) RETURNING id`
+  return tx`INSERT INTO refresh_tokens (verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at, auth_time, resource)
+    VALUES (${t.verifierHash}, ${t.familyId}, ${t.clientId}, ${t.userId}, ${t.scope}, ${t.expiresAt}, ${t.createdAt}, ${(t as NewRefreshToken).authTime}, ${t.resource}) RETURNING id`
 }
 
 /**
@@ -83,9 +85,9 @@ async function deleteFamily(tx: Tx, familyId: string): Promise<boolean> {
 export class PgGrants implements GrantStore {
   constructor(private readonly ctx: PgContext) {}
 
-  grantedScope(userId: string, clientId: string): Promise<string[]> {
+  grantedScope(userId: string, clientId: string, resource: string | null): Promise<string[]> {
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`SELECT scope FROM consents WHERE user_id = ${userId} AND client_id = ${clientId}`
+      const [row] = await sql`SELECT scope FROM consents WHERE user_id = ${userId} AND client_id = ${clientId} AND resource = ${resource ?? ''}`
       return row ? (row.scope as string).split(' ') : []
     })
   }
@@ -94,15 +96,16 @@ export class PgGrants implements GrantStore {
     // A family notes its own last use: exchanges and refreshes never write the consent row.
     return this.ctx.run(async (sql) =>
       (
-        await sql`SELECT c.client_id, k.name, c.scope, c.updated_at,
+        await sql`SELECT c.client_id, k.name, c.scope, c.resource, c.updated_at,
             nullif(greatest(coalesce(c.last_used_at, 0),
               coalesce((SELECT max(f.used_at) FROM refresh_families f WHERE f.user_id = c.user_id AND f.client_id = c.client_id), 0)), 0) AS last_used_at
           FROM consents c JOIN clients k ON k.id = c.client_id
-          WHERE c.user_id = ${userId} ORDER BY k.name COLLATE "C"`
+          WHERE c.user_id = ${userId} ORDER BY k.name COLLATE "C", c.client_id, c.resource COLLATE "C"`
       ).map((r: Row) => ({
         clientId: r.client_id as string,
         name: r.name as string,
         scopes: (r.scope as string).split(' '),
+        resource: (r.resource as string) || null,
         grantedAt: n(r.updated_at),
         lastUsedAt: r.last_used_at === null ? null : n(r.last_used_at),
       })),
@@ -110,18 +113,19 @@ export class PgGrants implements GrantStore {
   }
 
   issueCode(code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number } | undefined): Promise<void> {
-    const insert = (sql: Tx) => sql`INSERT INTO auth_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, amr)
-      VALUES (${code.codeHash}, ${code.clientId}, ${code.userId}, ${code.redirectUri}, ${code.scope}, ${code.codeChallenge}, ${code.expiresAt}, ${code.nonce}, ${code.authTime}, ${code.amr})`
+    const insert = (sql: Tx) => sql`INSERT INTO auth_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, amr, resource)
+      VALUES (${code.codeHash}, ${code.clientId}, ${code.userId}, ${code.redirectUri}, ${code.scope}, ${code.codeChallenge}, ${code.expiresAt}, ${code.nonce}, ${code.authTime}, ${code.amr}, ${code.resource})`
     if (!remember) return this.ctx.run(async (sql) => void (await insert(sql)))
     return this.ctx.tx(async (tx) => {
       // Two consents for one user and app at once must both count: the union is taken under a lock.
-      await lock(tx, `consent:${code.userId}:${code.clientId}`)
-      const [row] = await tx`SELECT scope FROM consents WHERE user_id = ${code.userId} AND client_id = ${code.clientId}`
+      const resource = code.resource ?? ''
+      await lock(tx, `consent:${code.userId}:${code.clientId}:${resource}`)
+      const [row] = await tx`SELECT scope FROM consents WHERE user_id = ${code.userId} AND client_id = ${code.clientId} AND resource = ${resource}`
       const all = new Set([...(row?.scope ? (row.scope as string).split(' ') : []), ...remember.scopes])
       const scope = remember.canonicalOrder.filter((s) => all.has(s)).join(' ')
-      await tx`INSERT INTO consents (user_id, client_id, scope, created_at, updated_at)
-        VALUES (${code.userId}, ${code.clientId}, ${scope}, ${remember.now}, ${remember.now})
-        ON CONFLICT (user_id, client_id) DO UPDATE SET scope = excluded.scope, updated_at = excluded.updated_at`
+      await tx`INSERT INTO consents (user_id, client_id, resource, scope, created_at, updated_at)
+        VALUES (${code.userId}, ${code.clientId}, ${resource}, ${scope}, ${remember.now}, ${remember.now})
+        ON CONFLICT (user_id, client_id, resource) DO UPDATE SET scope = excluded.scope, updated_at = excluded.updated_at`
       await insert(tx)
     })
   }
@@ -146,7 +150,7 @@ export class PgGrants implements GrantStore {
     return this.ctx.tx(async (tx): Promise<ExchangeOutcome> => {
       // The row lock makes a second exchange of the same code, on any instance, wait for the
       // first and then see it used.
-      const [row] = await tx`SELECT client_id, user_id, redirect_uri, scope, code_challenge, expires_at, used_at, token_id, family_id, nonce, auth_time, amr
+      const [row] = await tx`SELECT client_id, user_id, redirect_uri, scope, code_challenge, expires_at, used_at, token_id, family_id, nonce, auth_time, amr, resource
         FROM auth_codes WHERE code_hash = ${codeHash} FOR UPDATE`
       if (!row) return { ok: false, reason: 'unknown' }
       if (row.used_at !== null) {
@@ -166,12 +170,13 @@ export class PgGrants implements GrantStore {
         nonce: row.nonce as string | null,
         authTime: row.auth_time === null ? null : n(row.auth_time),
         amr: row.amr as string | null,
+        resource: row.resource as string | null,
       }
       const refused = check(code)
       if (refused) return { ok: false, reason: 'refused', description: refused }
       const { access, refresh, keyHash, amr } = issue(code)
-      const [ids] = await tx`WITH f AS (INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at, auth_time, amr)
-            VALUES (${refresh.familyId}, ${refresh.clientId}, ${refresh.userId}, ${keyHash}, ${now}, ${now}, ${refresh.expiresAt}, ${refresh.authTime}, ${amr ?? null}) RETURNING id),
+      const [ids] = await tx`WITH f AS (INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at, auth_time, amr, resource)
+            VALUES (${refresh.familyId}, ${refresh.clientId}, ${refresh.userId}, ${keyHash}, ${now}, ${now}, ${refresh.expiresAt}, ${refresh.authTime}, ${amr ?? null}, ${refresh.resource}) RETURNING id),
           a AS (${insertToken(tx, 'access_tokens', access)}), r AS (${insertToken(tx, 'refresh_tokens', refresh)}),
           u AS (UPDATE auth_codes SET used_at = ${now}, token_id = (SELECT id FROM a), family_id = ${access.familyId} WHERE code_hash = ${codeHash})
         SELECT (SELECT id FROM a) AS token_id, (SELECT id FROM f) AS family_ref`

@@ -10,6 +10,7 @@ import refreshFamilies from '../../../drizzle/pg/0006_refresh_families.sql' with
 import passkeysTwoStep from '../../../drizzle/pg/0007_passkeys_two_step.sql' with { type: 'text' }
 import mail from '../../../drizzle/pg/0008_mail.sql' with { type: 'text' }
 import resources from '../../../drizzle/pg/0009_resources.sql' with { type: 'text' }
+import agents from '../../../drizzle/pg/0010_agents.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -26,6 +27,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0007_passkeys_two_step': passkeysTwoStep,
   '0008_mail': mail,
   '0009_resources': resources,
+  '0010_agents': agents,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

@@ -31,7 +31,15 @@ export class PgResources implements ResourceStore {
     return this.ctx.run(async (sql) => (await sql`SELECT * FROM resources ORDER BY created_at, uri`).map(toResource))
   }
 
+  /** Its consents, codes and tokens go first, in the order every grant write locks them. */
   deleteResource(uri: string): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`DELETE FROM resources WHERE uri = ${uri}`).count > 0)
+    return this.ctx.tx(async (tx) => {
+      await tx`DELETE FROM consents WHERE resource = ${uri}`
+      await tx`DELETE FROM auth_codes WHERE resource = ${uri}`
+      await tx`DELETE FROM refresh_families WHERE resource = ${uri}`
+      await tx`DELETE FROM refresh_tokens WHERE resource = ${uri}`
+      await tx`DELETE FROM access_tokens WHERE resource = ${uri}`
+      return (await tx`DELETE FROM resources WHERE uri = ${uri}`).count > 0
+    })
   }
 }

@@ -30,6 +30,9 @@ export const clients = pgTable('clients', {
   skipConsent: boolean('skip_consent').notNull(),
   createdAt: ms('created_at').notNull(),
   requireMfa: boolean('require_mfa').notNull().default(false),
+  kind: text('kind').notNull().default('operator'),
+  metadataExpiresAt: ms('metadata_expires_at'),
+  registrationTokenHash: text('registration_token_hash'),
 })
 
 export const sessions = pgTable(
@@ -55,8 +58,10 @@ export const consents = pgTable(
     createdAt: ms('created_at').notNull(),
     updatedAt: ms('updated_at').notNull(),
     lastUsedAt: ms('last_used_at'),
+    /** The resource (RFC 8707) the consent is for; '' for Latchkey's own API. A consent covers one resource. */
+    resource: text('resource').notNull().default(''),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.clientId] }), index('consents_client').on(t.clientId)],
+  (t) => [primaryKey({ columns: [t.userId, t.clientId, t.resource] }), index('consents_client').on(t.clientId)],
 )
 
 export const refreshTokens = pgTable(
@@ -73,6 +78,8 @@ export const refreshTokens = pgTable(
     rotatedAt: ms('rotated_at'),
     /** When the user signed in for this grant: a refreshed id_token keeps it (OpenID Connect Core §12.2). */
     authTime: ms('auth_time'),
+    /** The resource (RFC 8707) the tokens are for, their audience; null for Latchkey's own API. */
+    resource: text('resource'),
   },
   (t) => [
     index('refresh_tokens_family').on(t.familyId),
@@ -94,6 +101,8 @@ export const refreshFamilies = pgTable(
     keyHash: text('key_hash'),
     createdAt: ms('created_at').notNull(),
     authTime: ms('auth_time'),
+    /** The resource (RFC 8707) the tokens are for, their audience; null for Latchkey's own API. */
+    resource: text('resource'),
     amr: text('amr'),
     usedAt: ms('used_at').notNull(),
     expiresAt: ms('expires_at').notNull(),
@@ -119,6 +128,8 @@ export const authCodes = pgTable(
     /** OpenID Connect: the nonce of the request, and when the user signed in. */
     nonce: text('nonce'),
     authTime: ms('auth_time'),
+    /** The resource (RFC 8707) the tokens are for, their audience; null for Latchkey's own API. */
+    resource: text('resource'),
     amr: text('amr'),
   },
   (t) => [index('auth_codes_expires').on(t.expiresAt), index('auth_codes_user').on(t.userId), index('auth_codes_client').on(t.clientId)],
@@ -135,6 +146,8 @@ export const accessTokens = pgTable(
     expiresAt: ms('expires_at').notNull(),
     createdAt: ms('created_at').notNull(),
     familyId: text('family_id'),
+    /** The resource (RFC 8707) the tokens are for, their audience; null for Latchkey's own API. */
+    resource: text('resource'),
   },
   (t) => [
     index('access_tokens_family').on(t.familyId),
@@ -294,4 +307,10 @@ export const resources = pgTable('resources', {
   tokenFormat: text('token_format').notNull(),
   introspectors: jsonb('introspectors').$type<string[]>().notNull(),
   createdAt: ms('created_at').notNull(),
+})
+
+export const registrationTokens = pgTable('registration_tokens', {
+  tokenHash: text('token_hash').primaryKey(),
+  createdAt: ms('created_at').notNull(),
+  expiresAt: ms('expires_at').notNull(),
 })

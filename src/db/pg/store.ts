@@ -138,6 +138,7 @@ export class PgStore implements Store, PgContext {
       removed += (await sql`DELETE FROM access_tokens WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM webauthn_challenges WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM email_tokens WHERE expires_at < ${now}`).count
+      removed += (await sql`DELETE FROM registration_tokens WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM mail_outbox WHERE sent_at < ${now - keep.mail} OR failed_at < ${now - keep.mail}`).count
       removed += (await sql`DELETE FROM sessions WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM login_throttle WHERE last_at < ${now - keep.throttle}`).count

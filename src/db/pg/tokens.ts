@@ -6,7 +6,7 @@ export class PgTokens implements TokenStore {
 
   findToken(id: number): Promise<TokenRecord | undefined> {
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`SELECT t.id, t.verifier_hash, t.client_id, t.scope, t.expires_at, t.created_at, t.family_id, u.id AS user_id, u.email, u.full_name, u.avatar_url, u.email_verified
+      const [row] = await sql`SELECT t.id, t.verifier_hash, t.client_id, t.scope, t.expires_at, t.created_at, t.family_id, t.resource, u.id AS user_id, u.email, u.full_name, u.avatar_url, u.email_verified
         FROM access_tokens t JOIN users u ON u.id = t.user_id WHERE t.id = ${id}`
       if (!row) return undefined
       return {
@@ -17,6 +17,7 @@ export class PgTokens implements TokenStore {
         expiresAt: n(row.expires_at),
         createdAt: n(row.created_at),
         familyId: row.family_id as string | null,
+        resource: row.resource as string | null,
         user: toUser({ ...row, id: row.user_id }),
       }
     })

@@ -11,7 +11,15 @@ export interface ClientRecord {
   skipConsent: boolean
   /** Authorizing needs a session signed in with two factors. */
   requireMfa: boolean
+  /** Who registered it: the operator, a client ID metadata document (the id is its URL), or dynamic registration (RFC 7591). */
+  kind: ClientKind
+  /** A metadata document's client: until when the fetched document is fresh. */
+  metadataExpiresAt: number | null
+  /** A dynamically registered client: the hash of its registration access token (RFC 7592). */
+  registrationTokenHash: string | null
 }
+
+export type ClientKind = 'operator' | 'metadata' | 'dynamic'
 
 export interface ClientStore {
   insertClient(client: ClientRecord, now: number): Promise<void>
@@ -22,4 +30,11 @@ export interface ClientStore {
   setClientSecret(id: string, secretHash: string): Promise<boolean>
   /** false for an unknown client. */
   setRequireMfa(id: string, requireMfa: boolean): Promise<boolean>
+  /** A metadata document's client as last fetched: inserted, or its name, redirect URIs and freshness replaced. */
+  saveMetadataClient(client: ClientRecord, now: number): Promise<void>
+  /** Dynamically registered clients created before `before` that no authorization used since then, with everything they had. */
+  deleteUnusedDynamicClients(before: number): Promise<number>
+  insertRegistrationToken(tokenHash: string, now: number, expiresAt: number): Promise<void>
+  /** Whether an initial access token is known and unexpired. */
+  registrationTokenValid(tokenHash: string, now: number): Promise<boolean>
 }

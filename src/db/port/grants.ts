@@ -16,6 +16,8 @@ export interface CodeRecord {
   authTime: number | null
   /** How the user signed in (RFC 8176 values, space-separated); null for codes from before it was kept. */
   amr: string | null
+  /** The resource (RFC 8707) the tokens will be for; null for Latchkey's own API. */
+  resource: string | null
 }
 
 /** A code about to be stored: its record before any use, under the hash of its value. */
@@ -32,6 +34,8 @@ export interface NewToken {
   scope: string
   expiresAt: number
   createdAt: number
+  /** The resource (RFC 8707) the token is for, its audience; null for Latchkey's own API. */
+  resource: string | null
 }
 
 /** A refresh token's row (one per live token of a family); `scope` is the original grant's (a refresh may only narrow it). */
@@ -63,6 +67,8 @@ export interface RefreshFamily {
   /** How and when the user signed in for this authorization (null for families from before it was kept). */
   authTime: number | null
   amr: string | null
+  /** The resource its tokens are for (null: Latchkey's own API); a refresh keeps it. */
+  resource: string | null
   /** The refresh rate limit's window. */
   windowStart: number
   windowCount: number
@@ -98,7 +104,7 @@ export interface FoundRefresh {
   token: RefreshRecord | undefined
 }
 
-export type RefreshRefusal = { error: 'invalid_grant' | 'invalid_scope' | 'too_many_refreshes'; description: string }
+export type RefreshRefusal = { error: 'invalid_grant' | 'invalid_scope' | 'invalid_target' | 'too_many_refreshes'; description: string }
 
 /** What a refresh decides on the locked family (RFC 6749 §6, RFC 9700 §4.14.2). */
 export type RefreshDecision =
@@ -125,15 +131,18 @@ export interface AuthorizedApp {
   clientId: string
   name: string
   scopes: string[]
+  /** The resource the consent is for (null: Latchkey's own API); an app has one consent per resource. */
+  resource: string | null
   grantedAt: number
   /** Its last code exchange or refresh for the user (of the families alive); null if none. */
   lastUsedAt: number | null
 }
 
 export interface GrantStore {
-  grantedScope(userId: string, clientId: string): Promise<string[]>
+  /** What the user allowed the app for one resource (null: Latchkey's own API). */
+  grantedScope(userId: string, clientId: string, resource: string | null): Promise<string[]>
   listAuthorizedApps(userId: string): Promise<AuthorizedApp[]>
-  /** Issues a code; with `remember`, first adds those scopes to the user's consent (a union, in SQL). */
+  /** Issues a code; with `remember`, first adds those scopes to the user's consent for the code's resource (a union). */
   issueCode(code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number } | undefined): Promise<void>
   /** "Revoke access": the consent, the access and refresh tokens and the pending codes of the user at the client. */
   revokeAccess(userId: string, clientId: string): Promise<boolean>

@@ -16,5 +16,6 @@ export interface ResourceStore {
   insertResource(resource: ResourceRecord, now: number): Promise<void>
   findResource(uri: string): Promise<ResourceRecord | undefined>
   listResources(): Promise<ResourceRecord[]>
+  /** The resource and every consent, code and token for it. */
   deleteResource(uri: string): Promise<boolean>
 }

@@ -10,6 +10,8 @@ export interface TokenRecord {
   createdAt: number
   /** The authorization it was issued from (null for tokens older than families). */
   familyId: string | null
+  /** The resource it is for (RFC 8707), null for Latchkey's own API. */
+  resource: string | null
   user: UserRecord
 }
 

@@ -1,9 +1,9 @@
-import { and, eq, sql } from 'drizzle-orm'
-import type { ClientRecord, ClientStore } from '../store'
+import { and, eq, gt, sql } from 'drizzle-orm'
+import type { ClientKind, ClientRecord, ClientStore } from '../store'
 import { changes } from './client'
 import { unique, type SqliteContext } from './context'
 import { prepared } from './prepared'
-import { clients } from './schema'
+import { clients, registrationTokens } from './schema'
 
 const p = (name: string) => sql.placeholder(name)
 const toClient = (row: typeof clients.$inferSelect): ClientRecord => ({
@@ -14,6 +14,9 @@ const toClient = (row: typeof clients.$inferSelect): ClientRecord => ({
   postLogoutRedirectUris: row.postLogoutRedirectUris,
   skipConsent: row.skipConsent,
   requireMfa: row.requireMfa,
+  kind: row.kind as ClientKind,
+  metadataExpiresAt: row.metadataExpiresAt,
+  registrationTokenHash: row.registrationTokenHash,
 })
 
 export class SqliteClients implements ClientStore {
@@ -42,6 +45,41 @@ export class SqliteClients implements ClientStore {
   setRequireMfa(id: string, requireMfa: boolean): Promise<boolean> {
     const { db } = this.ctx
     return this.ctx.write(() => changes(db.orm.update(clients).set({ requireMfa }).where(eq(clients.id, id)).run()) > 0)
+  }
+
+  saveMetadataClient(client: ClientRecord, now: number): Promise<void> {
+    const { name, redirectUris, metadataExpiresAt } = client
+    return this.ctx.write(
+      () =>
+        void this.ctx.db.orm
+          .insert(clients)
+          .values({ ...client, createdAt: now })
+          .onConflictDoUpdate({ target: clients.id, set: { name, redirectUris, metadataExpiresAt }, setWhere: eq(clients.kind, 'metadata') })
+          .run(),
+    )
+  }
+
+  deleteUnusedDynamicClients(before: number): Promise<number> {
+    const { db } = this.ctx
+    return this.ctx.write(() =>
+      changes(
+        db.sqlite
+          .prepare(
+            `DELETE FROM clients WHERE kind = 'dynamic' AND created_at < ?1
+              AND NOT EXISTS (SELECT 1 FROM refresh_families f WHERE f.client_id = clients.id AND f.used_at >= ?1)`,
+          )
+          .run(before),
+      ),
+    )
+  }
+
+  insertRegistrationToken(tokenHash: string, now: number, expiresAt: number): Promise<void> {
+    return this.ctx.write(() => void this.ctx.db.orm.insert(registrationTokens).values({ tokenHash, createdAt: now, expiresAt }).run())
+  }
+
+  async registrationTokenValid(tokenHash: string, now: number): Promise<boolean> {
+    const { db } = this.ctx
+    return !!db.orm.select({ at: registrationTokens.createdAt }).from(registrationTokens).where(and(eq(registrationTokens.tokenHash, tokenHash), gt(registrationTokens.expiresAt, now))).get()
   }
 
   setClientSecret(id: string, secretHash: string): Promise<boolean> {

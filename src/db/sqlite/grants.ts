@@ -32,6 +32,7 @@ const tokenColumns = {
   scope: p('scope'),
   expiresAt: p('expiresAt'),
   createdAt: p('createdAt'),
+  resource: p('resource'),
 }
 
 export class SqliteGrants implements GrantStore {
@@ -41,11 +42,11 @@ export class SqliteGrants implements GrantStore {
     return this.ctx.db
   }
 
-  async grantedScope(userId: string, clientId: string): Promise<string[]> {
+  async grantedScope(userId: string, clientId: string, resource: string | null): Promise<string[]> {
     const row = this.db.orm
       .select({ scope: consents.scope })
       .from(consents)
-      .where(and(eq(consents.userId, userId), eq(consents.clientId, clientId)))
+      .where(and(eq(consents.userId, userId), eq(consents.clientId, clientId), eq(consents.resource, resource ?? '')))
       .get()
     return row ? row.scope.split(' ') : []
   }
@@ -58,20 +59,21 @@ export class SqliteGrants implements GrantStore {
         clientId: consents.clientId,
         name: clients.name,
         scope: consents.scope,
+        resource: consents.resource,
         grantedAt: consents.updatedAt,
         lastUsedAt: sql<number | null>`nullif(max(coalesce(${consents.lastUsedAt}, 0), coalesce(${familiesUsed}, 0)), 0)`,
       })
       .from(consents)
       .innerJoin(clients, eq(clients.id, consents.clientId))
       .where(eq(consents.userId, userId))
-      .orderBy(clients.name)
+      .orderBy(clients.name, consents.clientId, consents.resource)
       .all()
-      .map((r) => ({ clientId: r.clientId, name: r.name, scopes: r.scope.split(' '), grantedAt: r.grantedAt, lastUsedAt: r.lastUsedAt }))
+      .map((r) => ({ clientId: r.clientId, name: r.name, scopes: r.scope.split(' '), resource: r.resource || null, grantedAt: r.grantedAt, lastUsedAt: r.lastUsedAt }))
   }
 
   issueCode(code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number } | undefined): Promise<void> {
     return this.ctx.write(() => {
-      if (remember) this.rememberConsent(code.userId, code.clientId, remember.scopes, remember.canonicalOrder, remember.now)
+      if (remember) this.rememberConsent(code.userId, code.clientId, code.resource ?? '', remember.scopes, remember.canonicalOrder, remember.now)
       prepared(this.db, 'insertCode', () =>
         this.db.orm
           .insert(authCodes)
@@ -86,6 +88,7 @@ export class SqliteGrants implements GrantStore {
             nonce: p('nonce'),
             authTime: p('authTime'),
             amr: p('amr'),
+            resource: p('resource'),
           })
           .prepare(),
       ).run({ ...code })
@@ -93,18 +96,18 @@ export class SqliteGrants implements GrantStore {
   }
 
   /** The union of what was granted before and now, in canonical order. Runs inside a write job. */
-  private rememberConsent(userId: string, clientId: string, scopes: readonly string[], order: readonly string[], now: number): void {
+  private rememberConsent(userId: string, clientId: string, resource: string, scopes: readonly string[], order: readonly string[], now: number): void {
     const row = this.db.orm
       .select({ scope: consents.scope })
       .from(consents)
-      .where(and(eq(consents.userId, userId), eq(consents.clientId, clientId)))
+      .where(and(eq(consents.userId, userId), eq(consents.clientId, clientId), eq(consents.resource, resource)))
       .get()
     const all = new Set([...(row ? row.scope.split(' ') : []), ...scopes])
     const scope = order.filter((s) => all.has(s)).join(' ')
     this.db.orm
       .insert(consents)
-      .values({ userId, clientId, scope, createdAt: now, updatedAt: now })
-      .onConflictDoUpdate({ target: [consents.userId, consents.clientId], set: { scope, updatedAt: now } })
+      .values({ userId, clientId, resource, scope, createdAt: now, updatedAt: now })
+      .onConflictDoUpdate({ target: [consents.userId, consents.clientId, consents.resource], set: { scope, updatedAt: now } })
       .run()
   }
 
@@ -222,7 +225,7 @@ export class SqliteGrants implements GrantStore {
     const token = prepared(this.db, 'refreshByVerifier', () =>
       this.db.sqlite.prepare<RefreshRecord, [string, string]>(
         `SELECT id, verifier_hash AS verifierHash, family_id AS familyId, client_id AS clientId, user_id AS userId, scope, expires_at AS expiresAt,
-          created_at AS createdAt, rotated_at AS rotatedAt, auth_time AS authTime
+          created_at AS createdAt, rotated_at AS rotatedAt, auth_time AS authTime, resource
         FROM refresh_tokens WHERE family_id = ? AND verifier_hash = ?`,
       ),
     ).get(family.familyId, lookup.verifierHash)
@@ -233,7 +236,7 @@ export class SqliteGrants implements GrantStore {
     const row = prepared(this.db, `familyBy:${by}`, () =>
       this.db.sqlite.prepare<Omit<RefreshFamily, 'live'>, [number | string]>(
         `SELECT id, family_id AS familyId, client_id AS clientId, user_id AS userId, key_hash AS keyHash, used_at AS usedAt, expires_at AS expiresAt,
-          auth_time AS authTime, amr, window_start AS windowStart, window_count AS windowCount
+          auth_time AS authTime, amr, resource, window_start AS windowStart, window_count AS windowCount
         FROM refresh_families WHERE ${by} = ?`,
       ),
     ).get(value)
@@ -261,11 +264,11 @@ export class SqliteGrants implements GrantStore {
   private insertFamily(tokens: IssuedTokens, now: number): number {
     const { refresh } = tokens
     const insert = prepared(this.db, 'insertFamily', () =>
-      this.db.sqlite.prepare<unknown, [string, string, string, string, number, number, number | null, string | null]>(
-        'INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at, auth_time, amr) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8)',
+      this.db.sqlite.prepare<unknown, [string, string, string, string, number, number, number | null, string | null, string | null]>(
+        'INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at, auth_time, amr, resource) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9)',
       ),
     )
-    const { lastInsertRowid } = insert.run(refresh.familyId, refresh.clientId, refresh.userId, tokens.keyHash, now, refresh.expiresAt, refresh.authTime, tokens.amr ?? null)
+    const { lastInsertRowid } = insert.run(refresh.familyId, refresh.clientId, refresh.userId, tokens.keyHash, now, refresh.expiresAt, refresh.authTime, tokens.amr ?? null, refresh.resource)
     return Number(lastInsertRowid)
   }
 

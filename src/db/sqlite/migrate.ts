@@ -13,6 +13,7 @@ import refreshFamilies from '../../../drizzle/sqlite/0009_refresh_families.sql' 
 import passkeysTwoStep from '../../../drizzle/sqlite/0010_passkeys_two_step.sql' with { type: 'text' }
 import mail from '../../../drizzle/sqlite/0011_mail.sql' with { type: 'text' }
 import resources from '../../../drizzle/sqlite/0012_resources.sql' with { type: 'text' }
+import agents from '../../../drizzle/sqlite/0013_agents.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -32,6 +33,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0010_passkeys_two_step': passkeysTwoStep,
   '0011_mail': mail,
   '0012_resources': resources,
+  '0013_agents': agents,
 }
 
 export interface MigrationResult {

@@ -29,6 +29,10 @@ export class SqliteResources implements ResourceStore {
   }
 
   deleteResource(uri: string): Promise<boolean> {
-    return this.ctx.write(() => changes(this.ctx.db.orm.delete(resources).where(eq(resources.uri, uri)).run()) > 0)
+    const { sqlite } = this.ctx.db
+    return this.ctx.write(() => {
+      for (const table of ['consents', 'auth_codes', 'refresh_families', 'refresh_tokens', 'access_tokens']) sqlite.prepare(`DELETE FROM ${table} WHERE resource = ?`).run(uri)
+      return changes(this.ctx.db.orm.delete(resources).where(eq(resources.uri, uri)).run()) > 0
+    })
   }
 }

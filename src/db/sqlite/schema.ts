@@ -29,6 +29,12 @@ export const clients = sqliteTable('clients', {
   createdAt: integer('created_at').notNull(),
   /** Authorizing needs a session signed in with two factors (`--require-mfa`). */
   requireMfa: integer('require_mfa', { mode: 'boolean' }).notNull().default(false),
+  /** Who registered it: 'operator' (CLI), 'metadata' (a client ID metadata document: the id is its URL), 'dynamic' (RFC 7591). */
+  kind: text('kind').notNull().default('operator'),
+  /** A metadata document's client: when the fetched document stops being fresh (its Cache-Control, at most 24 h). */
+  metadataExpiresAt: integer('metadata_expires_at'),
+  /** A dynamically registered client: the hash of its registration access token (RFC 7592). */
+  registrationTokenHash: text('registration_token_hash'),
 })
 
 export const sessions = sqliteTable(
@@ -58,8 +64,10 @@ export const consents = sqliteTable(
     updatedAt: integer('updated_at').notNull(),
     /** When the app last exchanged a code or refreshed a token for the user. */
     lastUsedAt: integer('last_used_at'),
+    /** The resource (RFC 8707) the consent is for; '' for Latchkey's own API. A consent covers one resource. */
+    resource: text('resource').notNull().default(''),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.clientId] }), index('consents_client').on(t.clientId)],
+  (t) => [primaryKey({ columns: [t.userId, t.clientId, t.resource] }), index('consents_client').on(t.clientId)],
 )
 
 /**
@@ -82,6 +90,8 @@ export const refreshTokens = sqliteTable(
     rotatedAt: integer('rotated_at'),
     /** When the user signed in for this grant: a refreshed id_token keeps it (OpenID Connect Core §12.2). */
     authTime: integer('auth_time'),
+    /** The resource (RFC 8707) the tokens are for, their audience; null for Latchkey's own API. */
+    resource: text('resource'),
   },
   (t) => [
     index('refresh_tokens_family').on(t.familyId),
@@ -110,6 +120,8 @@ export const refreshFamilies = sqliteTable(
     createdAt: integer('created_at').notNull(),
     /** How and when the user signed in for this authorization (id_token, introspection). */
     authTime: integer('auth_time'),
+    /** The resource (RFC 8707) the tokens are for, their audience; null for Latchkey's own API. */
+    resource: text('resource'),
     amr: text('amr'),
     /** The last code exchange or refresh: the account page's "last used". */
     usedAt: integer('used_at').notNull(),
@@ -140,6 +152,8 @@ export const authCodes = sqliteTable(
     /** OpenID Connect: the nonce of the request, and when the user signed in. */
     nonce: text('nonce'),
     authTime: integer('auth_time'),
+    /** The resource (RFC 8707) the tokens are for, their audience; null for Latchkey's own API. */
+    resource: text('resource'),
     amr: text('amr'),
   },
   (t) => [index('auth_codes_expires').on(t.expiresAt), index('auth_codes_user').on(t.userId), index('auth_codes_client').on(t.clientId)],
@@ -162,6 +176,8 @@ export const accessTokens = sqliteTable(
     createdAt: integer('created_at').notNull(),
     /** Every token issued from one authorization (a code and its refreshes) shares a family. */
     familyId: text('family_id'),
+    /** The resource (RFC 8707) the tokens are for, their audience; null for Latchkey's own API. */
+    resource: text('resource'),
   },
   (t) => [
     index('access_tokens_family').on(t.familyId),
@@ -367,4 +383,11 @@ export const resources = sqliteTable('resources', {
   tokenFormat: text('token_format').notNull(),
   introspectors: text('introspectors', { mode: 'json' }).$type<string[]>().notNull(),
   createdAt: integer('created_at').notNull(),
+})
+
+/** Initial access tokens for dynamic client registration (RFC 7591 §3, DYNAMIC_REGISTRATION=token): hashed, until they expire. */
+export const registrationTokens = sqliteTable('registration_tokens', {
+  tokenHash: text('token_hash').primaryKey(),
+  createdAt: integer('created_at').notNull(),
+  expiresAt: integer('expires_at').notNull(),
 })

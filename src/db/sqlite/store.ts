@@ -106,6 +106,7 @@ export class SqliteStore implements Store, SqliteContext {
       removed += changes(this.db.orm.delete(accessTokens).where(lt(accessTokens.expiresAt, now)).run())
       removed += run('DELETE FROM webauthn_challenges WHERE expires_at < ?1', now)
       removed += run('DELETE FROM email_tokens WHERE expires_at < ?1', now)
+      removed += run('DELETE FROM registration_tokens WHERE expires_at < ?1', now)
       removed += run('DELETE FROM mail_outbox WHERE sent_at < ?1 OR failed_at < ?1', now - keep.mail)
       removed += changes(this.db.orm.delete(sessions).where(lt(sessions.expiresAt, now)).run())
       removed += changes(this.db.orm.delete(loginThrottle).where(lt(loginThrottle.lastAt, now - keep.throttle)).run())

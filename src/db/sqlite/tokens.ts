@@ -18,18 +18,18 @@ export class SqliteTokens implements TokenStore {
   findToken(id: number, knownUser?: (userId: string) => UserRecord | undefined): TokenRecord | undefined {
     const token = prepared(this.ctx.db, 'tokenById', () =>
       this.ctx.db.sqlite.prepare<
-        { id: number; verifierHash: string; clientId: string; userId: string; scope: string; expiresAt: number; createdAt: number; familyId: string | null },
+        { id: number; verifierHash: string; clientId: string; userId: string; scope: string; expiresAt: number; createdAt: number; familyId: string | null; resource: string | null },
         [number]
       >(
-        'SELECT id, verifier_hash AS verifierHash, client_id AS clientId, user_id AS userId, scope, expires_at AS expiresAt, created_at AS createdAt, family_id AS familyId FROM access_tokens WHERE id = ?',
+        'SELECT id, verifier_hash AS verifierHash, client_id AS clientId, user_id AS userId, scope, expires_at AS expiresAt, created_at AS createdAt, family_id AS familyId, resource FROM access_tokens WHERE id = ?',
       ),
     ).get(id)
     if (!token) return undefined
     const user = knownUser?.(token.userId) ?? this.tokenUser(token.userId)
     // Deleting a user deletes its tokens: a token whose user is gone is as good as gone.
     if (!user) return undefined
-    const { verifierHash, clientId, scope, expiresAt, createdAt, familyId } = token
-    return { id: token.id, verifierHash, clientId, scope, expiresAt, createdAt, familyId, user }
+    const { verifierHash, clientId, scope, expiresAt, createdAt, familyId, resource } = token
+    return { id: token.id, verifierHash, clientId, scope, expiresAt, createdAt, familyId, resource, user }
   }
 
   private tokenUser(userId: string): UserRecord | undefined {

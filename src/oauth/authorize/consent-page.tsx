@@ -4,7 +4,7 @@
 import { Html } from '@elysiajs/html'
 import type { User } from '../../accounts/users'
 import { CsrfField, Hidden, Layout } from '../../views/layout'
-import { SCOPES } from '../scopes'
+import { scopeWords } from '../scopes'
 import type { AuthorizationRequest } from './request'
 
 /** The authorization request again, as hidden fields of a form that POSTs the decision. */
@@ -19,8 +19,31 @@ function RequestFields(props: { request: AuthorizationRequest }) {
     code_challenge: request.codeChallenge,
     code_challenge_method: request.codeChallenge ? 'S256' : undefined,
     nonce: request.nonce,
+    resource: request.resource?.uri,
   }
   return <>{Object.entries(hidden).map(([name, value]) => (value === undefined ? '' : <Hidden name={name} value={value} />))}</>
+}
+
+/**
+ * Where an app the operator did not register comes from: a metadata document's client is its
+ * URL's host (the name is the document's own claim, the host is what the user can trust), and a
+ * dynamically registered one is said to be unverified.
+ */
+function WhoIsAsking(props: { request: AuthorizationRequest }) {
+  const { client } = props.request
+  if (client.kind === 'metadata')
+    return (
+      <p class="origin" data-origin>
+        From <strong safe>{new URL(client.id).host}</strong> — allow it only if you trust that site.
+      </p>
+    )
+  if (client.kind === 'dynamic')
+    return (
+      <p class="origin" data-unverified>
+        This app registered itself: it is <strong>not verified by your administrator</strong>.
+      </p>
+    )
+  return ''
 }
 
 export function ConsentPage(props: { request: AuthorizationRequest; user: User; csrf: string }) {
@@ -28,8 +51,9 @@ export function ConsentPage(props: { request: AuthorizationRequest; user: User; 
   return (
     <Layout title="Authorize access">
       <h1>
-        <span safe>{request.client.name}</span> wants to access your account
+        <span safe>{request.client.name}</span> wants to access {request.resource ? <strong safe>{request.resource.name}</strong> : 'your account'}
       </h1>
+      <WhoIsAsking request={request} />
       <p class="muted">
         Signed in as <strong safe>{user.fullName}</strong> (<span safe>{user.email}</span>)
       </p>
@@ -37,7 +61,7 @@ export function ConsentPage(props: { request: AuthorizationRequest; user: User; 
       <ul class="scopes">
         {request.scopes.map((s) => (
           <li data-scope={s} safe>
-            {SCOPES[s]}
+            {scopeWords(s, request.resource?.scopes)}
           </li>
         ))}
       </ul>

@@ -12,7 +12,7 @@ import { PageError } from '../../lib/errors'
 import { formActionSource, htmlPage, seeOther } from '../../views/page'
 import { parsePageForm } from '../../web/forms'
 import { issueCode } from '../codes'
-import { includesAll } from '../scopes'
+import { includesAll, scopeOrder } from '../scopes'
 import { ConsentPage, MfaRequiredPage } from './consent-page'
 import {
   type AuthorizationRequest,
@@ -40,6 +40,7 @@ const ConsentForm = t.Object({
   prompt: field,
   max_age: field,
   login_after: field,
+  resource: field,
 })
 
 /**
@@ -81,8 +82,10 @@ export function authorizeRoutes(ctx: AppContext) {
       nonce: request.nonce ?? null,
       authTime: session.authTime,
       amr: session.amr.join(' '),
+      resource: request.resource?.uri ?? null,
     }
-    const code = await issueCode(ctx.store, grant, ctx.clock.now(), ctx.config.codeTtl, remember ? request.scopes : undefined)
+    const remembered = remember ? { scopes: request.scopes, canonicalOrder: scopeOrder(request.resource?.scopes) } : undefined
+    const code = await issueCode(ctx.store, grant, ctx.clock.now(), ctx.config.codeTtl, remembered)
     return seeOther(callbackUrl(ctx, request.redirectUri, { code }, request.state))
   }
 
@@ -118,7 +121,7 @@ export function authorizeRoutes(ctx: AppContext) {
       }
       const stepUp = await requireTwoFactors(request, url, authz, session!)
       if (stepUp) return stepUp
-      const remembered = includesAll(await ctx.store.grants.grantedScope(session!.user.id, authz.client.id), authz.scopes)
+      const remembered = includesAll(await ctx.store.grants.grantedScope(session!.user.id, authz.client.id, authz.resource?.uri ?? null), authz.scopes)
       // A first-party app skips the page, but its access is still recorded, so the user sees
       // it on /account and can revoke it there. prompt=consent asks again in any case.
       if (!authz.prompt.has('consent') && (remembered || authz.client.skipConsent)) return approve(authz, session!, !remembered)
@@ -131,7 +134,7 @@ export function authorizeRoutes(ctx: AppContext) {
       detail: {
         tags: ['OAuth'],
         summary: 'Authorization endpoint: sign-in and consent pages, then a 303 to redirect_uri with code (or error), state and iss',
-        parameters: ['client_id', 'redirect_uri', 'scope', 'state', 'response_type', 'code_challenge', 'code_challenge_method', 'nonce', 'prompt', 'max_age'].map((name) => ({
+        parameters: ['client_id', 'redirect_uri', 'scope', 'state', 'response_type', 'code_challenge', 'code_challenge_method', 'nonce', 'prompt', 'max_age', 'resource'].map((name) => ({
           name,
           in: 'query' as const,
           required: ['client_id', 'redirect_uri', 'scope'].includes(name),

@@ -1,8 +1,10 @@
 import { constantTimeEqual, hmacSha256 } from '../../lib/crypto'
 import type { AppContext } from '../../context'
 import { PageError } from '../../lib/errors'
-import { findClient, redirectUriMatches, type Client } from '../clients'
-import { parseScope, type Scope } from '../scopes'
+import { clientForAuthorization } from '../client-metadata'
+import { redirectUriMatches, type Client } from '../clients'
+import type { ResourceRecord } from '../../db/store'
+import { parseRequestScope } from '../scopes'
 
 export type Prompt = 'none' | 'login' | 'consent' | 'select_account'
 
@@ -10,7 +12,10 @@ export type Prompt = 'none' | 'login' | 'consent' | 'select_account'
 export interface AuthorizationRequest {
   client: Client
   redirectUri: string
-  scopes: Scope[]
+  /** Latchkey's scopes first, then the resource's (see parseRequestScope). */
+  scopes: string[]
+  /** The resource the tokens will be for (RFC 8707); null for Latchkey's own API. */
+  resource: ResourceRecord | null
   state?: string
   codeChallenge?: string
   nonce?: string
@@ -42,6 +47,7 @@ export const PARAMS = [
   'prompt',
   'max_age',
   'login_after',
+  'resource',
 ] as const
 
 const PROMPTS = new Set<string>(['none', 'login', 'consent', 'select_account'])
@@ -78,7 +84,7 @@ export async function validateAuthorizationRequest(ctx: AppContext, params: Para
     return typeof v === 'string' ? v : undefined
   }
   const clientId = single('client_id')
-  const client = clientId ? await findClient(ctx.store, clientId) : undefined
+  const client = clientId ? await clientForAuthorization(ctx, clientId) : undefined
   if (!client) throw new PageError(400, 'Unknown application', 'The link you followed names an application this server does not know (client_id is missing or wrong).')
   const redirectUri = single('redirect_uri')
   if (!redirectUri || !redirectUriMatches(client, redirectUri))
@@ -88,14 +94,20 @@ export async function validateAuthorizationRequest(ctx: AppContext, params: Para
   const fail = (error: string, description: string) =>
     new AuthorizationRedirect(callbackUrl(ctx, redirectUri, { error, error_description: description }, state))
 
+  // RFC 8707 §2: several resources may be asked for at once; Latchkey issues a token for one.
+  if (Array.isArray(params.resource)) throw fail('invalid_target', 'one resource per authorization request')
   for (const name of PARAMS) {
     if (Array.isArray(params[name])) throw fail('invalid_request', `parameter "${name}" is repeated`)
   }
   const responseType = single('response_type')
   if (responseType !== undefined && responseType !== 'code')
     throw fail('unsupported_response_type', 'only response_type=code is supported')
-  const scopes = parseScope(single('scope'))
-  if (!scopes) throw fail('invalid_scope', 'scope is missing, empty or names an unknown scope')
+  const resourceParam = single('resource')
+  const audience = resourceParam === undefined ? { resource: null } : await ctx.resources.audience(resourceParam)
+  if (!audience) throw fail('invalid_target', 'resource is not a resource registered with this server')
+  const scopes = parseRequestScope(single('scope'), audience.resource?.scopes)
+  if (!scopes)
+    throw fail('invalid_scope', audience.resource ? `scope is missing, empty or names a scope ${audience.resource.name} does not have` : 'scope is missing, empty or names an unknown scope')
 
   const codeChallenge = single('code_challenge')
   const method = single('code_challenge_method')
@@ -122,6 +134,7 @@ export async function validateAuthorizationRequest(ctx: AppContext, params: Para
     client,
     redirectUri,
     scopes,
+    resource: audience.resource,
     state,
     codeChallenge,
     nonce,

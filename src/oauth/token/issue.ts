@@ -3,6 +3,8 @@ import type { IssuedTokens } from '../../db/store'
 import type { FamilyKey } from '../refresh-tokens'
 import type { TokenResponse } from './model'
 import { issueIdToken } from '../../oidc/id-token'
+import { jwtAccessToken } from '../jwt-access-tokens'
+import { InvalidTarget } from '../../lib/errors'
 
 /**
  * A family id: time-ordered (UUIDv7), so the family indexes grow at their end rather than at a
@@ -28,15 +30,18 @@ export function mintTokens(
     authTime?: number | null
     amr?: string | null
     familyKey?: FamilyKey
+    /** The resource the tokens are for (RFC 8707); null for Latchkey's own API. */
+    resource: string | null
   },
-): { issued: IssuedTokens; response(ids: { tokenId: number; familyRef: number }): TokenResponse } {
-  const { clientId, userId, familyId } = input
-  const access = ctx.tokens.mint({ clientId, userId, familyId, scope: input.accessScope })
-  const refresh = ctx.refreshTokens.mint({ clientId, userId, familyId, scope: input.grantScope }, input.familyKey)
+): { issued: IssuedTokens; response(ids: { tokenId: number; familyRef: number }): Promise<TokenResponse> } {
+  const { clientId, userId, familyId, resource } = input
+  const access = ctx.tokens.mint({ clientId, userId, familyId, scope: input.accessScope, resource })
+  const refresh = ctx.refreshTokens.mint({ clientId, userId, familyId, scope: input.grantScope, resource }, input.familyKey)
   return {
     issued: { access: access.row, refresh: { ...refresh.row, authTime: input.authTime ?? null }, keyHash: refresh.keyHash, amr: input.amr ?? null },
-    response: (ids) => ({
-      access_token: access.spell(ids.tokenId),
+    response: async (ids) => ({
+      // A --token-format jwt resource gets an RFC 9068 JWT naming the same row (revocation and introspection find it).
+      access_token: resource !== null && (await ctx.resources.byUri(resource))?.tokenFormat === 'jwt' ? await jwtAccessToken(ctx, access.row, resource, ids.tokenId) : access.spell(ids.tokenId),
       token_type: 'Bearer',
       expires_in: access.expiresIn,
       refresh_token: refresh.spell(ids.familyRef),
@@ -57,3 +62,17 @@ export async function withIdToken(
   const idToken = await issueIdToken(ctx, { user, clientId: input.clientId, scopes: response.scope.split(' '), nonce: input.nonce, authTime: input.authTime, amr: input.amr })
   return { ...response, id_token: idToken }
 }
+
+/**
+ * RFC 8707 §2.2 at the token endpoint: the `resource` a code exchange or a refresh names, if any,
+ * as its audience (null: Latchkey's own API). An unregistered one, or several, is
+ * invalid_target; the caller compares it with the grant's.
+ */
+export async function requestedAudience(ctx: AppContext, resource: string | string[] | undefined): Promise<string | null | undefined> {
+  if (resource === undefined) return undefined
+  const audience = typeof resource === 'string' ? await ctx.resources.audience(resource) : undefined
+  if (!audience) throw new InvalidTarget(typeof resource === 'string' ? 'resource is not a resource registered with this server' : 'one resource per token request')
+  return audience.resource?.uri ?? null
+}
+
+export const AUDIENCE_MISMATCH = 'resource is not the one the authorization was for'

@@ -11,6 +11,7 @@ export const TokenRequest = t.Object(
     code_verifier: t.Optional(t.String()),
     refresh_token: t.Optional(t.String()),
     scope: t.Optional(t.String()),
+    resource: t.Optional(t.Union([t.String(), t.Array(t.String())], { description: 'RFC 8707: the resource the authorization was for (with or without a trailing slash)' })),
   },
   { additionalProperties: true },
 )

@@ -1,10 +1,10 @@
 import type { AppContext } from '../../../context'
 import type { CodeRecord } from '../../../db/store'
 import { constantTimeEqual, s256, sha256 } from '../../../lib/crypto'
-import { InvalidGrant } from '../../../lib/errors'
+import { InvalidGrant, InvalidTarget } from '../../../lib/errors'
 import type { Client } from '../../clients'
 import type { TokenRequest, TokenResponse } from '../model'
-import { mintTokens, newFamilyId, withIdToken } from '../issue'
+import { AUDIENCE_MISMATCH, mintTokens, newFamilyId, requestedAudience, withIdToken } from '../issue'
 
 export const grantType = 'authorization_code'
 export const parameters = ['code', 'redirect_uri'] as const
@@ -32,12 +32,19 @@ function refusal(code: CodeRecord, client: Client, body: TokenRequest, now: numb
  */
 export async function handler(ctx: AppContext, client: Client, body: TokenRequest): Promise<TokenResponse> {
   const now = ctx.clock.now()
+  const audience = await requestedAudience(ctx, body.resource)
   let minted: ReturnType<typeof mintTokens> | undefined
   let exchanged: CodeRecord | undefined
+  let otherAudience = false
   const outcome = await ctx.store.grants.exchangeCode(
     sha256(body.code!),
     now,
-    (code) => refusal(code, client, body, now),
+    (code) => {
+      const refused = refusal(code, client, body, now)
+      // RFC 8707 §2.2: a code is for the resource it was asked for; the exchange may repeat it, not change it.
+      if (!refused && audience !== undefined && audience !== code.resource) otherAudience = true
+      return refused ?? (otherAudience ? AUDIENCE_MISMATCH : undefined)
+    },
     (code) => {
       exchanged = code
       minted = mintTokens(ctx, {
@@ -48,14 +55,16 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
         familyId: newFamilyId(),
         authTime: code.authTime,
         amr: code.amr,
+        resource: code.resource,
       })
       return minted.issued
     },
   )
   if (!outcome.ok) {
     if (outcome.reason === 'used') ctx.tokens.forget()
+    if (otherAudience) throw new InvalidTarget(AUDIENCE_MISMATCH)
     throw new InvalidGrant(outcome.reason === 'unknown' ? 'authorization code is invalid' : outcome.reason === 'used' ? 'authorization code was already used' : outcome.description!)
   }
   const code = exchanged!
-  return withIdToken(ctx, minted!.response(outcome), { userId: code.userId, clientId: client.id, grantScope: code.scope, nonce: code.nonce, authTime: code.authTime, amr: code.amr })
+  return withIdToken(ctx, await minted!.response(outcome), { userId: code.userId, clientId: client.id, grantScope: code.scope, nonce: code.nonce, authTime: code.authTime, amr: code.amr })
 }

@@ -1,10 +1,9 @@
 import type { AppContext } from '../../../context'
 import type { FoundRefresh, RefreshDecision, RefreshRecord, RefreshRefusal } from '../../../db/store'
-import { ApiError, InvalidGrant, InvalidScope } from '../../../lib/errors'
+import { ApiError, InvalidGrant, InvalidScope, InvalidTarget } from '../../../lib/errors'
 import type { Client } from '../../clients'
 import { MAX_LIVE_BRANCHES, REFRESHES_PER_MINUTE, type PresentedRefresh } from '../../refresh-tokens'
-import { parseScope } from '../../scopes'
-import { mintTokens, withIdToken } from '../issue'
+import { AUDIENCE_MISMATCH, mintTokens, requestedAudience, withIdToken } from '../issue'
 import type { TokenRequest, TokenResponse } from '../model'
 
 export const grantType = 'refresh_token'
@@ -25,6 +24,7 @@ function decide(
   client: Client,
   body: TokenRequest,
   presented: PresentedRefresh,
+  audience: string | null | undefined,
   found: FoundRefresh,
   now: number,
   keep: (pair: ReturnType<typeof mintTokens>) => void,
@@ -34,12 +34,14 @@ function decide(
   if (family.clientId !== client.id) return refuse('refresh token was issued to another client')
   if (token === undefined) return { revokeFamily: 'refresh token was already used; every token of its grant is revoked' }
   if (token.expiresAt <= now) return refuse('refresh token has expired')
+  // A refresh keeps the grant's audience (RFC 8707 §2.2): `resource`, when sent, must name it.
+  if (audience !== undefined && audience !== family.resource) return refuse(AUDIENCE_MISMATCH, 'invalid_target')
   const granted = token.scope.split(' ')
   let scope = token.scope
   if (body.scope !== undefined) {
-    const asked = parseScope(body.scope)
-    if (!asked || !asked.every((s) => granted.includes(s))) return refuse('scope must be within the scope originally granted', 'invalid_scope')
-    scope = asked.join(' ')
+    const asked = new Set(body.scope.split(' ').filter(Boolean))
+    if (asked.size === 0 || ![...asked].every((s) => granted.includes(s))) return refuse('scope must be within the scope originally granted', 'invalid_scope')
+    scope = granted.filter((s) => asked.has(s)).join(' ')
   }
   // With no grace, any second use is a reuse, whatever two instances' clocks say.
   if (!ctx.refreshTokens.isCurrent(found, now)) return { revokeFamily: 'refresh token was already used; every token of its grant is revoked' }
@@ -54,6 +56,7 @@ function decide(
     accessScope: scope,
     familyId: token.familyId,
     authTime: token.authTime,
+    resource: family.resource,
     // A member's key matched the stored hash (isMember above): it is passed on, not hashed again.
     familyKey: presented.key === undefined ? undefined : { key: presented.key, hash: family.keyHash! },
   })
@@ -69,6 +72,7 @@ function decide(
 export async function handler(ctx: AppContext, client: Client, body: TokenRequest): Promise<TokenResponse> {
   const presented = ctx.refreshTokens.read(body.refresh_token!)
   if (presented === undefined) throw new InvalidGrant(INVALID)
+  const audience = await requestedAudience(ctx, body.resource)
   let pair: ReturnType<typeof mintTokens> | undefined
   let token: RefreshRecord | undefined
   let windowStart = 0
@@ -78,7 +82,7 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     token = found.token
     windowStart = found.family.windowStart
     signIn = found.family
-    return decide(ctx, client, body, presented, found, ctx.clock.now(), (minted) => (pair = minted))
+    return decide(ctx, client, body, presented, audience, found, ctx.clock.now(), (minted) => (pair = minted))
   })
   if (!outcome.ok) {
     if (outcome.familyRevoked) ctx.tokens.forget()
@@ -86,9 +90,10 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
       const wait = Math.max(1, Math.ceil((windowStart + MINUTE - ctx.clock.now()) / 1000))
       throw new ApiError('invalid_grant', 429, outcome.description, { 'retry-after': String(wait) })
     }
+    if (outcome.error === 'invalid_target') throw new InvalidTarget(outcome.description)
     throw outcome.error === 'invalid_scope' ? new InvalidScope(outcome.description) : new InvalidGrant(outcome.description)
   }
   const grant = token!
   // A refreshed id_token keeps the original auth_time and carries no nonce (Core §12.2).
-  return withIdToken(ctx, pair!.response(outcome), { userId: grant.userId, clientId: client.id, grantScope: grant.scope, nonce: null, authTime: signIn.authTime ?? grant.authTime, amr: signIn.amr })
+  return withIdToken(ctx, await pair!.response(outcome), { userId: grant.userId, clientId: client.id, grantScope: grant.scope, nonce: null, authTime: signIn.authTime ?? grant.authTime, amr: signIn.amr })
 }

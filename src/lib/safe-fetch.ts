@@ -1,0 +1,98 @@
+import { lookup as dnsLookup } from 'node:dns'
+import http from 'node:http'
+import https from 'node:https'
+import { isIP } from 'node:net'
+import { isPublicAddress } from './public-address'
+
+/** Why a document could not be fetched: a sentence for the operator's log and the user's error page. */
+export class FetchRefused extends Error {}
+
+export interface SafeFetchPolicy {
+  /** Hosts (`host` or `host:port`, lower case) that may be plain http and on any address. */
+  allowHosts: readonly string[]
+  /** Extra trusted CA certificates (PEM), for tests; the binary reads NODE_EXTRA_CA_CERTS. */
+  ca?: string
+  /** The resolver (node:dns by default): tests give hosts that resolve to private addresses. */
+  lookup?: typeof dnsLookup
+  timeoutMs?: number
+  maxBytes?: number
+}
+
+export interface Fetched {
+  body: string
+  cacheControl: string | null
+}
+
+/**
+ * A GET for a document named by someone else (a client ID metadata document): only https, no
+ * redirects, 5 s in all, 64 KiB at most, and only public addresses — checked on every address
+ * the name resolves to and again on the address the socket connected to, so a name that
+ * re-resolves to a private address between the two (DNS rebinding) is still refused. An allowed
+ * host may be plain http and private (tests, intranets).
+ */
+export function safeFetch(url: URL, policy: SafeFetchPolicy): Promise<Fetched> {
+  const allowed = policy.allowHosts.includes(url.host.toLowerCase()) || policy.allowHosts.includes(url.hostname.toLowerCase())
+  if (url.protocol !== 'https:' && !(allowed && url.protocol === 'http:')) return Promise.reject(new FetchRefused('only https:// URLs are fetched'))
+  if (url.username || url.password) return Promise.reject(new FetchRefused('the URL must not carry credentials'))
+  const literal = url.hostname.replace(/^\[|\]$/g, '')
+  if (isIP(literal) && !allowed && !isPublicAddress(literal)) return Promise.reject(new FetchRefused(`${url.hostname} is not a public address`))
+  const maxBytes = policy.maxBytes ?? 65_536
+  const resolve = policy.lookup ?? dnsLookup
+  return new Promise<Fetched>((fulfil, reject) => {
+    let settled = false
+    const fail = (reason: string) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      request.destroy()
+      reject(new FetchRefused(reason))
+    }
+    const lookup = (hostname: string, options: object, callback: (error: Error | null, address: string | { address: string; family: number }[], family?: number) => void) =>
+      resolve(hostname, { ...options, all: true }, (error, addresses) => {
+        if (error) return callback(error, [])
+        const list = addresses as { address: string; family: number }[]
+        if (!allowed && !list.every((a) => isPublicAddress(a.address))) {
+          callback(new FetchRefused(`${hostname} resolves to an address that is not public`), [])
+          return
+        }
+        callback(null, list)
+      })
+    const options = {
+      method: 'GET',
+      headers: { accept: 'application/json', 'user-agent': 'Latchkey' },
+      lookup,
+      ...(policy.ca ? { ca: policy.ca } : {}),
+    }
+    const request = (url.protocol === 'https:' ? https : http).request(url, options, (response) => {
+      const status = response.statusCode ?? 0
+      if (status >= 300 && status < 400) return fail(`answered ${status}: redirects are not followed`)
+      if (status !== 200) return fail(`answered ${status}`)
+      const declared = Number(response.headers['content-length'] ?? 0)
+      if (declared > maxBytes) return fail(`is larger than ${maxBytes} bytes`)
+      const chunks: Buffer[] = []
+      let size = 0
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.length
+        if (size > maxBytes) return fail(`is larger than ${maxBytes} bytes`)
+        chunks.push(chunk)
+      })
+      response.on('end', () => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        const cacheControl = response.headers['cache-control']
+        fulfil({ body: Buffer.concat(chunks).toString('utf8'), cacheControl: typeof cacheControl === 'string' ? cacheControl : null })
+      })
+      response.on('error', (error) => fail(error.message))
+    })
+    // The address actually connected to, whatever the resolver said before.
+    request.on('socket', (socket) => {
+      socket.once('connect', () => {
+        if (!allowed && !isPublicAddress(socket.remoteAddress ?? '')) fail(`connected to ${socket.remoteAddress}, which is not a public address`)
+      })
+    })
+    request.on('error', (error) => fail(error instanceof FetchRefused ? error.message : `could not be fetched (${error.message})`))
+    const timer = setTimeout(() => fail(`did not answer within ${(policy.timeoutMs ?? 5000) / 1000} s`), policy.timeoutMs ?? 5000)
+    request.end()
+  })
+}
