@@ -61,6 +61,9 @@ export function safeFetch(url: URL, policy: SafeFetchPolicy): Promise<Fetched> {
       method: 'GET',
       headers: { accept: 'application/json', 'user-agent': 'Latchkey' },
       lookup,
+      // A fresh connection each time: a pooled socket would skip the resolver's checks (and
+      // could have been opened under another policy).
+      agent: false,
       ...(policy.ca ? { ca: policy.ca } : {}),
     }
     const request = (url.protocol === 'https:' ? https : http).request(url, options, (response) => {
