@@ -85,6 +85,25 @@ describe('latchkey CLI', () => {
     expect(body.client_secret).toMatch(/^lk_cs_/)
   })
 
+  test('client registration-token prints an initial access token for DYNAMIC_REGISTRATION=token, kept hashed, valid 7 days', () => {
+    const before = Date.now()
+    const r = cli(['client', 'registration-token'])
+    expect(r.code).toBe(0)
+    const body = JSON.parse(r.out) as { initial_access_token: string; expires_at: string }
+    expect(Object.keys(body)).toEqual(['initial_access_token', 'expires_at'])
+    expect(body.initial_access_token).toMatch(/^lk_ia_[A-Za-z0-9_-]{43}$/)
+    const expires = Date.parse(body.expires_at) - before
+    expect(expires).toBeGreaterThanOrEqual(7 * 86_400_000 - 1000)
+    expect(expires).toBeLessThan(7 * 86_400_000 + 60_000)
+    const db = new Database(dbPath, { readonly: true })
+    try {
+      expect(db.query('SELECT token_hash FROM registration_tokens').all()).toEqual([{ token_hash: new Bun.CryptoHasher('sha256').update(body.initial_access_token).digest('base64url') }])
+    } finally {
+      db.close()
+    }
+    expect(cli(['client', 'registration-token', 'extra']).code).toBe(2)
+  })
+
   let userId = ''
   test('user create reads the password from stdin and prints {id, email, full_name, avatar_url}', () => {
     const r = cli(['user', 'create', '--email', 'Ann@Example.com', '--name', 'Ann Lee', '--avatar-url', 'https://img.example/a.png', '--password-stdin'], 'a long password\n')
