@@ -29,7 +29,7 @@ export function registerUser(server: RunningBinary, email: string, name = 'Erin 
  * A user agent walking the authorization request: sign-in form, consent form, Allow.
  * Returns the callback URL the server redirected to.
  */
-export async function authorizeAsUser(server: RunningBinary, authorizationUrl: URL, email: string): Promise<URL> {
+export async function authorizeAsUser(server: RunningBinary, authorizationUrl: URL, email: string, onConsent?: (html: string) => void): Promise<URL> {
   const browser = new CookieClient(server.url)
   let res = await browser.fetch(authorizationUrl.href)
   if (res.status === 303 && res.headers.get('location')!.startsWith('/login')) {
@@ -44,6 +44,7 @@ export async function authorizeAsUser(server: RunningBinary, authorizationUrl: U
   }
   if (res.status === 200) {
     const html = await res.text()
+    onConsent?.(html)
     const fields = new URLSearchParams()
     for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g))
       fields.append(m[1]!, m[2]!.replaceAll('&quot;', '"').replaceAll('&amp;', '&'))
