@@ -190,8 +190,9 @@ async function signIn(url: string, email: string, password: string): Promise<str
 }
 
 /** Codes minted through GET /oauth/authorize (a skip-consent app, a signed-in browser). */
-async function mintCodes(url: string, cookie: string, clientId: string, count: number, scope = 'profile email'): Promise<string[]> {
-  const authorize = `${url}/oauth/authorize?client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&scope=${encodeURIComponent(scope)}&nonce=bench`
+async function mintCodes(url: string, cookie: string, clientId: string, count: number, scope = 'profile email', resource?: string): Promise<string[]> {
+  const forResource = resource === undefined ? '' : `&resource=${encodeURIComponent(resource)}`
+  const authorize = `${url}/oauth/authorize?client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&scope=${encodeURIComponent(scope)}&nonce=bench${forResource}`
   const codes: string[] = []
   let next = 0
   const worker = async () => {
@@ -300,6 +301,9 @@ const stops: Array<() => void> = []
  * CLI, a token through sign-in, authorize and exchange, ten settings; then its cases, named with
  * `prefix`.
  */
+const JWT_RESOURCE = 'https://api.bench.example'
+const OPAQUE_RESOURCE = 'https://mcp.bench.example'
+
 async function latchkeyCases(prefix: string, latchkey: Server, bin: string, codesDir: string, mintedPerSecond: number[]): Promise<Case[]> {
   // Latchkey: an app and a user from the CLI, a token through sign-in, authorize and exchange.
   const app = JSON.parse(cli(latchkey, bin, ['client', 'create', '--name', 'Bench', '--redirect-uri', REDIRECT_URI, '--skip-consent']))
@@ -318,15 +322,21 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
     if (res.status !== 200) fail(`seeding settings failed: ${res.status}`)
   }
 
-  const codesFor = (scope?: string) => async (warmup?: WrkResult) => {
+  // Resources (RFC 8707): one with RFC 9068 JWT access tokens, one opaque whose token is introspected.
+  cli(latchkey, bin, ['resource', 'create', '--uri', JWT_RESOURCE, '--name', 'JWT API', '--scope', 'tools:read=Read your tools', '--token-format', 'jwt'])
+  cli(latchkey, bin, ['resource', 'create', '--uri', OPAQUE_RESOURCE, '--name', 'MCP', '--scope', 'tools:read=Read your tools'])
+  const [resourceCode] = await mintCodes(latchkey.url, session, app.client_id, 1, 'tools:read', OPAQUE_RESOURCE)
+  const resourceToken = await exchange(latchkey.url, app.client_id, app.client_secret, resourceCode!)
+
+  const codesFor = (scope?: string, resource?: string) => async (warmup?: WrkResult) => {
     // The warm-up gets plenty; the run gets 1.5 times what the warm-up's pace needs. A
     // shortfall would show as non-2xx answers and fail the run.
     const pace = warmup ? (warmup.requests - warmup.non2xx) / WARMUP : 0
     const count = warmup ? Math.ceil(pace * SECONDS * 1.5) + 5_000 : WARMUP * (scope ? 5_000 : 40_000)
     const started = performance.now()
-    const codes = await mintCodes(latchkey.url, session, app.client_id, count, scope)
+    const codes = await mintCodes(latchkey.url, session, app.client_id, count, scope, resource)
     mintedPerSecond.push(count / ((performance.now() - started) / 1000))
-    const file = join(codesDir, `${prefix.replace(/[^a-z0-9]/gi, '')}${scope ? 'oidc' : ''}${warmup ? 'run' : 'warmup'}.txt`)
+    const file = join(codesDir, `${prefix.replace(/[^a-z0-9]/gi, '')}${scope ? scope.replace(/[^a-z]/g, '') : ''}${warmup ? 'run' : 'warmup'}.txt`)
     writeFileSync(file, codes.join('\n') + '\n')
     return { CODES: file, REDIRECT_URI: encodeURIComponent(REDIRECT_URI) }
   }
@@ -394,6 +404,23 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
             headers: { Authorization: basicApp, 'Content-Type': 'application/x-www-form-urlencoded' },
             script: 'token.lua',
             before: codesFor('openid profile email'),
+          },
+          {
+            name: 'POST /api/oauth/token (code exchange, jwt resource)',
+            server: () => latchkey,
+            path: '/api/oauth/token',
+            headers: { Authorization: basicApp, 'Content-Type': 'application/x-www-form-urlencoded' },
+            script: 'token.lua',
+            before: codesFor('tools:read', JWT_RESOURCE),
+          },
+          // The resource server's check: client authentication, then the token through the cache userinfo uses.
+          {
+            name: 'POST /api/oauth/introspect (resource token)',
+            server: () => latchkey,
+            path: '/api/oauth/introspect',
+            headers: { Authorization: basicApp, 'Content-Type': 'application/x-www-form-urlencoded' },
+            script: 'post.lua',
+            env: { BODY: `token=${resourceToken}` },
           },
         ]
       : []),
@@ -544,12 +571,14 @@ async function main() {
     },
   ]
 
-  const only = process.env.BENCH_ONLY
+  // BENCH_ONLY: cases whose name contains one of its |-separated parts (the ceiling and the peer always run).
+  const only = process.env.BENCH_ONLY?.split('|')
+  const picked = (name: string) => !only || only.some((part) => name.includes(part))
   const rows: Row[] = []
-  for (const c of cases) if (!only || c.name === cases[0]!.name || c.name.includes(only) || c.name.startsWith('peer')) rows.push(await measure(c))
+  for (const c of cases) if (picked(c.name) || c.name === cases[0]!.name || c.name.startsWith('peer')) rows.push(await measure(c))
   for (const { prefix, server } of passkeyTargets) {
     const name = `${prefix}POST /login/passkey (options + assertion)`
-    if (only && !name.includes(only)) continue
+    if (!picked(name)) continue
     const session = await signIn(server.url, 'bench@example.com', 'bench password')
     const timing = { warmup: WARMUP, seconds: SECONDS, cpuTicks, rssMb, clkTck: CLK_TCK }
     rows.splice(rows.length - 2, 0, await measurePasskeySignIn(name, server, `http://localhost:${new URL(server.url).port}`, session, timing))
