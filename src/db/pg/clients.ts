@@ -1,5 +1,6 @@
 import type { ClientKind, ClientRecord, ClientStore } from '../store'
 import { json, n, type PgContext, type Row } from './context'
+import { deleteGrantsWhere } from './grants'
 
 const toClient = (r: Row): ClientRecord => ({
   id: r.id as string,
@@ -46,11 +47,7 @@ export class PgClients implements ClientStore {
    */
   deleteClient(id: string): Promise<boolean> {
     return this.ctx.tx(async (tx) => {
-      await tx`DELETE FROM consents WHERE client_id = ${id}`
-      await tx`DELETE FROM auth_codes WHERE client_id = ${id}`
-      await tx`DELETE FROM refresh_families WHERE client_id = ${id}`
-      await tx`DELETE FROM refresh_tokens WHERE client_id = ${id}`
-      await tx`DELETE FROM access_tokens WHERE client_id = ${id}`
+      await deleteGrantsWhere(tx, 'client_id', [id])
       return (await tx`DELETE FROM clients WHERE id = ${id}`).count > 0
     })
   }
@@ -73,17 +70,13 @@ export class PgClients implements ClientStore {
   /** Each client's grants go before its row, as deleteClient does (one lock order). */
   deleteUnusedDynamicClients(before: number): Promise<number> {
     return this.ctx.tx(async (tx) => {
-      const ids = (
+      const ids: string[] = (
         await tx`SELECT id FROM clients c WHERE kind = 'dynamic' AND created_at < ${before}
           AND NOT EXISTS (SELECT 1 FROM refresh_families f WHERE f.client_id = c.id AND f.used_at >= ${before}) FOR UPDATE`
       ).map((r: Row) => r.id as string)
       if (ids.length === 0) return 0
-      await tx`DELETE FROM consents WHERE client_id IN ${tx(ids)}`
-      await tx`DELETE FROM auth_codes WHERE client_id IN ${tx(ids)}`
-      await tx`DELETE FROM refresh_families WHERE client_id IN ${tx(ids)}`
-      await tx`DELETE FROM refresh_tokens WHERE client_id IN ${tx(ids)}`
-      await tx`DELETE FROM access_tokens WHERE client_id IN ${tx(ids)}`
-      return (await tx`DELETE FROM clients WHERE id IN ${tx(ids)}`).count
+      await deleteGrantsWhere(tx, 'client_id', ids)
+      return (await tx.unsafe(`DELETE FROM clients WHERE id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')})`, ids)).count
     })
   }
 

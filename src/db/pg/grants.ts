@@ -61,6 +61,16 @@ const LIVE = '(SELECT count(*) FROM refresh_tokens r WHERE r.family_id = f.famil
  * key the inserts check. So writes queue, never deadlock; PgStore.tx retries the rare abort.
  */
 
+/**
+ * Every consent, code, family and token whose `column` is one of `values`, in that lock order:
+ * what deleting a client (or several) or a resource takes with it, before its own row goes.
+ */
+export async function deleteGrantsWhere(tx: Tx, column: 'client_id' | 'resource', values: readonly string[]): Promise<void> {
+  const list = values.map((_, i) => `$${i + 1}`).join(', ')
+  for (const table of ['consents', 'auth_codes', 'refresh_families', 'refresh_tokens', 'access_tokens'])
+    await tx.unsafe(`DELETE FROM ${table} WHERE ${column} IN (${list})`, values as string[])
+}
+
 /** An INSERT … RETURNING id of an access or refresh token, for a WITH clause. */
 function insertToken(tx: Tx, table: 'access_tokens' | 'refresh_tokens', t: NewToken | NewRefreshToken) {
   if (table === 'access_tokens')

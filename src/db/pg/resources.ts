@@ -1,5 +1,6 @@
 import type { ResourceRecord, ResourceStore } from '../store'
 import { json, type PgContext, type Row } from './context'
+import { deleteGrantsWhere } from './grants'
 
 const toResource = (r: Row): ResourceRecord => ({
   uri: r.uri as string,
@@ -34,11 +35,7 @@ export class PgResources implements ResourceStore {
   /** Its consents, codes and tokens go first, in the order every grant write locks them. */
   deleteResource(uri: string): Promise<boolean> {
     return this.ctx.tx(async (tx) => {
-      await tx`DELETE FROM consents WHERE resource = ${uri}`
-      await tx`DELETE FROM auth_codes WHERE resource = ${uri}`
-      await tx`DELETE FROM refresh_families WHERE resource = ${uri}`
-      await tx`DELETE FROM refresh_tokens WHERE resource = ${uri}`
-      await tx`DELETE FROM access_tokens WHERE resource = ${uri}`
+      await deleteGrantsWhere(tx, 'resource', [uri])
       return (await tx`DELETE FROM resources WHERE uri = ${uri}`).count > 0
     })
   }
