@@ -99,13 +99,14 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         if (removed) log.debug('purged', { removed })
       })
       .catch(() => log.warn('purge failed'))
-    // SPEC: dynamically registered apps are deleted after 30 days unused.
+    // SPEC: dynamically registered apps are deleted after 30 days unused; so are metadata-document
+    // clients, and at once those whose stale document no one ever used (anyone can make one).
     store.clients
-      .deleteUnusedDynamicClients(ctx.clock.now() - DYNAMIC_CLIENT_UNUSED_MS)
+      .deleteUnusedClients(ctx.clock.now() - DYNAMIC_CLIENT_UNUSED_MS, ctx.clock.now())
       .then((removed) => {
         if (removed) {
           ctx.tokens.forget()
-          log.info('deleted unused dynamically registered clients', { removed })
+          log.info('deleted unused clients that registered themselves', { removed })
         }
       })
       .catch(() => log.warn('purge of unused dynamic clients failed'))

@@ -13,6 +13,8 @@ const MAX_AGE_MS = 24 * 3600_000
 const DEFAULT_AGE_MS = 5 * 60_000
 /** Fetches per host per minute, per instance: a burst of new clients from one host waits. */
 const FETCHES_PER_HOST = 10
+/** Fetches per minute in all, per instance: hosts are cheap (wildcard DNS), this bounds them together. */
+const FETCHES_PER_MINUTE = 120
 const MAX_REDIRECT_URIS = 20
 
 /** How long a fetched document may be used: its Cache-Control's max-age, at most a day; no-store or no-cache, not at all. */
@@ -66,12 +68,13 @@ export function readMetadataDocument(url: string, body: string): { name: string;
 /**
  * Clients that identify themselves by the URL of their metadata document. The store's row is the
  * cache, shared by every instance, fresh until its document's Cache-Control says; a stale or new
- * one is fetched, one fetch per URL at a time (coalesced), at most FETCHES_PER_HOST per host per
- * minute. A document that fails is not stored: the authorize request gets the 400 page.
+ * one is fetched, one fetch per URL at a time (coalesced), at most FETCHES_PER_HOST per host and
+ * FETCHES_PER_MINUTE in all per minute. The purge deletes the rows of documents nobody used. A document that fails is not stored: the authorize request gets the 400 page.
  */
 export class MetadataClients {
   private readonly fetching = new Map<string, Promise<Client>>()
   private readonly perHost = new Map<string, { start: number; count: number }>()
+  private all = { start: 0, count: 0 }
 
   constructor(
     private readonly deps: { store: Store; config: Config; clock: Clock; log: Logger },
@@ -129,6 +132,9 @@ export class MetadataClients {
     }
     if (++window.count > FETCHES_PER_HOST)
       throw new PageError(429, 'Too many new applications', `Too many metadata documents were fetched from ${host} in the last minute. Try again in a minute.`)
+    if (now - this.all.start >= 60_000) this.all = { start: now, count: 0 }
+    if (++this.all.count > FETCHES_PER_MINUTE)
+      throw new PageError(429, 'Too many new applications', 'Too many metadata documents were fetched in the last minute. Try again in a minute.')
   }
 }
 

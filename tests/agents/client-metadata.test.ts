@@ -195,3 +195,25 @@ describe('clients met through their metadata documents', () => {
     expect((await authorize(docs.document('/n10.json', GOOD))).status).toBe(200)
   })
 })
+
+describe('metadata-document clients nobody uses do not pile up', () => {
+  test('the purge deletes one whose document went stale with no consent, code or authorization; one in use stays', async () => {
+    docs.hits.clear()
+    const t = await createTestApp({ CLIENT_ID_METADATA_ALLOW_HOSTS: docs.host })
+    t.ctx.metadataClients = new MetadataClients(t.ctx, { allowHosts: [docs.host], ca: docs.tls.cert })
+    const user = await addUser(t)
+    const jar = await signIn(t)
+    const idle = docs.document('/idle.json', GOOD, { 'cache-control': 'max-age=60' })
+    const used = docs.document('/used.json', GOOD, { 'cache-control': 'max-age=60' })
+    for (const id of [idle, used]) {
+      const res = await t.handle(authorizePath({ client_id: id, redirect_uri: 'http://127.0.0.1:5000/callback', scope: 'openid', state: 's', code_challenge: CHALLENGE, code_challenge_method: 'S256' }), { headers: { cookie: cookieHeader(jar) } })
+      expect(res.status).toBe(200)
+    }
+    await t.store.grants.issueCode({ codeHash: 'h', clientId: used, userId: user.id, redirectUri: 'http://127.0.0.1/callback', scope: 'openid', codeChallenge: null, expiresAt: t.clock.now() + 3_600_000, nonce: null, authTime: null, amr: null, resource: null }, undefined)
+    const purge = () => t.store.clients.deleteUnusedClients(t.clock.now() - 30 * 86_400_000, t.clock.now())
+    expect(await purge()).toBe(0) // both documents are fresh
+    t.clock.advance(61_000)
+    expect(await purge()).toBe(1)
+    expect(await t.rows('SELECT id FROM clients')).toEqual([{ id: used }])
+  })
+})

@@ -139,7 +139,7 @@ describe('dynamic client registration (RFC 7591, RFC 7592)', () => {
     t.clock.advance(DYNAMIC_CLIENT_UNUSED_MS - 1000)
     await mintTokenPair(t, busy, user.id, 'openid')
     t.clock.advance(2000)
-    expect(await t.store.clients.deleteUnusedDynamicClients(t.clock.now() - DYNAMIC_CLIENT_UNUSED_MS)).toBe(1)
+    expect(await t.store.clients.deleteUnusedClients(t.clock.now() - DYNAMIC_CLIENT_UNUSED_MS, t.clock.now())).toBe(1)
     expect((await t.rows('SELECT id FROM clients')).map((r) => (r as { id: string }).id)).not.toContain(idle)
     expect(await t.rows('SELECT kind FROM clients ORDER BY kind')).toEqual([{ kind: 'dynamic' }, { kind: 'operator' }])
   })

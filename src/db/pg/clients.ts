@@ -68,11 +68,14 @@ export class PgClients implements ClientStore {
   }
 
   /** Each client's grants go before its row, as deleteClient does (one lock order). */
-  deleteUnusedDynamicClients(before: number): Promise<number> {
+  deleteUnusedClients(before: number, now: number): Promise<number> {
     return this.ctx.tx(async (tx) => {
       const ids: string[] = (
-        await tx`SELECT id FROM clients c WHERE kind = 'dynamic' AND created_at < ${before}
-          AND NOT EXISTS (SELECT 1 FROM refresh_families f WHERE f.client_id = c.id AND f.used_at >= ${before}) FOR UPDATE`
+        await tx.unsafe(`SELECT id FROM clients c WHERE kind IN ('dynamic', 'metadata') AND NOT EXISTS (SELECT 1 FROM refresh_families f WHERE f.client_id = c.id AND f.used_at >= $1)
+              AND (created_at < $1 OR (kind = 'metadata' AND metadata_expires_at < $2
+                AND NOT EXISTS (SELECT 1 FROM refresh_families f WHERE f.client_id = c.id)
+                AND NOT EXISTS (SELECT 1 FROM consents k WHERE k.client_id = c.id)
+                AND NOT EXISTS (SELECT 1 FROM auth_codes a WHERE a.client_id = c.id))) FOR UPDATE`, [before, now])
       ).map((r: Row) => r.id as string)
       if (ids.length === 0) return 0
       await deleteGrantsWhere(tx, 'client_id', ids)

@@ -32,8 +32,13 @@ export interface ClientStore {
   setRequireMfa(id: string, requireMfa: boolean): Promise<boolean>
   /** A metadata document's client as last fetched: inserted, or its name, redirect URIs and freshness replaced. */
   saveMetadataClient(client: ClientRecord, now: number): Promise<void>
-  /** Dynamically registered clients created before `before` that no authorization used since then, with everything they had. */
-  deleteUnusedDynamicClients(before: number): Promise<number>
+  /**
+   * Clients nobody registered by hand that are not in use, with everything they had: dynamically
+   * registered or metadata-document clients older than `before` that no authorization used since
+   * then, and metadata-document clients whose document went stale with no consent, code or
+   * authorization at all (fetched again if they come back).
+   */
+  deleteUnusedClients(before: number, now: number): Promise<number>
   insertRegistrationToken(tokenHash: string, now: number, expiresAt: number): Promise<void>
   /** Whether an initial access token is known and unexpired. */
   registrationTokenValid(tokenHash: string, now: number): Promise<boolean>

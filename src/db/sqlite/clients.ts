@@ -59,18 +59,16 @@ export class SqliteClients implements ClientStore {
     )
   }
 
-  deleteUnusedDynamicClients(before: number): Promise<number> {
+  deleteUnusedClients(before: number, now: number): Promise<number> {
     const { db } = this.ctx
-    return this.ctx.write(() =>
-      changes(
-        db.sqlite
-          .prepare(
-            `DELETE FROM clients WHERE kind = 'dynamic' AND created_at < ?1
-              AND NOT EXISTS (SELECT 1 FROM refresh_families f WHERE f.client_id = clients.id AND f.used_at >= ?1)`,
-          )
-          .run(before),
-      ),
+    const unused = db.sqlite.prepare(
+      `DELETE FROM clients AS c WHERE kind IN ('dynamic', 'metadata') AND NOT EXISTS (SELECT 1 FROM refresh_families f WHERE f.client_id = c.id AND f.used_at >= ?1)
+              AND (created_at < ?1 OR (kind = 'metadata' AND metadata_expires_at < ?2
+                AND NOT EXISTS (SELECT 1 FROM refresh_families f WHERE f.client_id = c.id)
+                AND NOT EXISTS (SELECT 1 FROM consents k WHERE k.client_id = c.id)
+                AND NOT EXISTS (SELECT 1 FROM auth_codes a WHERE a.client_id = c.id)))`,
     )
+    return this.ctx.write(() => changes(unused.run(before, now)))
   }
 
   insertRegistrationToken(tokenHash: string, now: number, expiresAt: number): Promise<void> {
