@@ -18,6 +18,8 @@ import { registrationRoutes } from './oauth/registration'
 import { tokenRoutes } from './oauth/token'
 import { ResourceDirectory } from './oauth/resources'
 import { MetadataClients } from './oauth/client-metadata'
+import { SettingsHub } from './settings/hub'
+import { settingsStreamRoutes } from './settings/stream'
 import { AccessTokens } from './oauth/tokens'
 import { RefreshTokens } from './oauth/refresh-tokens'
 import { SigningKeys } from './oidc/keys'
@@ -42,6 +44,11 @@ export interface AppDeps {
 export async function createContext(deps: AppDeps): Promise<AppContext> {
   const clock = deps.clock ?? systemClock
   const { store } = deps
+  const log = deps.log ?? silentLogger
+  const tokens = new AccessTokens(store, clock, deps.config.accessTokenTtl, store.changes, deps.config.tokenCacheSize, {
+    issuer: deps.config.issuer,
+    keys: () => signingKeys.verifier(),
+  })
   // An ID token lives as long as an access token; a retired key is published that much longer.
   const signingKeys = new SigningKeys(store, clock, deps.config.accessTokenTtl * 1000)
   await signingKeys.ensure()
@@ -49,16 +56,14 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     store,
     config: deps.config,
     clock,
-    log: deps.log ?? silentLogger,
-    tokens: new AccessTokens(store, clock, deps.config.accessTokenTtl, store.changes, deps.config.tokenCacheSize, {
-      issuer: deps.config.issuer,
-      keys: () => signingKeys.verifier(),
-    }),
+    log,
+    tokens,
     refreshTokens: new RefreshTokens(store, clock, deps.config.refreshTokenTtl, deps.config.refreshTokenReuseGrace),
     signingKeys,
     resources: new ResourceDirectory(store, deps.config.issuer),
-    metadataClients: new MetadataClients({ store, config: deps.config, clock, log: deps.log ?? silentLogger }),
+    metadataClients: new MetadataClients({ store, config: deps.config, clock, log }),
     settingsCache: new SettingsCache(store.changes, store.engine === 'sqlite' ? deps.config.settingsCacheSize : 0),
+    settingsHub: new SettingsHub({ store, clock, tokens, config: deps.config, log }),
     csrfKey: await store.serverSecret('csrf', randomToken, clock.now()),
     sealKey: await sealKeyFrom(await store.serverSecret('seal', randomToken, clock.now())),
   }
@@ -116,6 +121,7 @@ export function createApp(ctx: AppContext) {
     .use(registrationRoutes(ctx))
     .use(userinfoRoutes(ctx))
     .use(settingsRoutes(ctx))
+    .use(settingsStreamRoutes(ctx))
   self.app = app
   return app
 }

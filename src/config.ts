@@ -43,6 +43,10 @@ export interface Config {
   clientIdMetadataAllowHosts: string[]
   /** RFC 7591 at /api/oauth/register: off (404), open (anyone, throttled), token (an initial access token). */
   dynamicRegistration: 'off' | 'open' | 'token'
+  /** Settings changes are kept this many days for `since` and stream replays. */
+  settingsChangesDays: number
+  /** Open settings streams per instance. */
+  settingsStreamsMax: number
 }
 
 export class ConfigError extends Error {
@@ -170,6 +174,8 @@ export function loadConfig(env: Env = process.env): Config {
     clientIdMetadataDocuments: oneOf(env, 'CLIENT_ID_METADATA_DOCUMENTS', 'on', ['on', 'off'] as const) === 'on',
     clientIdMetadataAllowHosts: allowHostsFrom(env),
     dynamicRegistration: oneOf(env, 'DYNAMIC_REGISTRATION', 'off', ['off', 'open', 'token'] as const),
+    settingsChangesDays: integer(env, 'SETTINGS_CHANGES_DAYS', 30, 1, 3650),
+    settingsStreamsMax: integer(env, 'SETTINGS_STREAMS_MAX', 10_000, 1, 1_000_000),
   }
 }
 

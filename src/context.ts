@@ -9,6 +9,7 @@ import type { RefreshTokens } from './oauth/refresh-tokens'
 import type { SigningKeys } from './oidc/keys'
 import type { ResourceDirectory } from './oauth/resources'
 import type { MetadataClients } from './oauth/client-metadata'
+import type { SettingsHub } from './settings/hub'
 
 /** What every feature of the app is built from; made once by `createContext`. */
 export interface AppContext {
@@ -24,6 +25,8 @@ export interface AppContext {
   /** Clients met through their metadata documents, fetched and cached. */
   metadataClients: MetadataClients
   settingsCache: SettingsCache
+  /** The open settings streams of this instance. */
+  settingsHub: SettingsHub
   /** The server's key for CSRF tokens (shared by every instance through the database). */
   csrfKey: string
   /** The server's key for secrets it must read back (TOTP seeds), shared the same way. */

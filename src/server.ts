@@ -75,6 +75,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         const id = nextRequestId()
         requestIds.set(request, id)
         const response = await app.handle(request)
+        // A settings stream is idle between events (a comment every 15 s): not Bun's 10 s idle timeout.
+        if (response.headers.get('content-type') === 'text/event-stream') server.timeout(received, 0)
         // The client address costs the server ~0.8 µs to look up (measured): only for a line that is written.
         if (log.logsRequests) {
           const ms = Math.round((performance.now() - started) * 100) / 100
@@ -93,7 +95,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   // still revoke it (RFC 6749 §4.1.2).
   const purge = setInterval(() => {
     store
-      .purgeExpired(ctx.clock.now(), { usedCodes: config.accessTokenTtl * 1000, throttle: FORGET_AFTER_MS, refreshGrace: config.refreshTokenReuseGrace * 1000, retiredKeys: config.accessTokenTtl * 1000, mail: MAIL_KEPT_MS })
+      .purgeExpired(ctx.clock.now(), { usedCodes: config.accessTokenTtl * 1000, throttle: FORGET_AFTER_MS, refreshGrace: config.refreshTokenReuseGrace * 1000, retiredKeys: config.accessTokenTtl * 1000, mail: MAIL_KEPT_MS, settingChanges: config.settingsChangesDays * 86_400_000 })
       // Nothing cached needs forgetting: an expired token is refused by its cached expiry.
       .then((removed) => {
         if (removed) log.debug('purged', { removed })
@@ -125,6 +127,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const stop = () =>
     (stopping ??= (async () => {
       clearInterval(purge)
+      ctx.settingsHub.closeAll() // open streams end with `event: end` (reason "shutdown") and reconnect elsewhere
       await server.stop(false) // finish in-flight requests, accept no new ones
       await outbox?.stop()
       await store.close()

@@ -30,6 +30,8 @@ describe('configuration', () => {
       clientIdMetadataDocuments: true,
       clientIdMetadataAllowHosts: [],
       dynamicRegistration: 'off',
+      settingsChangesDays: 30,
+      settingsStreamsMax: 10_000,
     })
   })
 

@@ -82,6 +82,8 @@ export interface PurgeWindows {
   retiredKeys: number
   /** A sent or failed message since then (a week). */
   mail: number
+  /** A settings change since it was made: SETTINGS_CHANGES_DAYS. */
+  settingChanges: number
 }
 
 export interface Store {

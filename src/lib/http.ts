@@ -19,7 +19,7 @@ export const CORS_PREFLIGHT_HEADERS = {
   ...CORS_HEADERS,
   ...NOSNIFF,
   'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
-  'access-control-allow-headers': 'Authorization, Content-Type, If-Match, If-None-Match',
+  'access-control-allow-headers': 'Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID',
   'access-control-max-age': '86400',
 } as const
 

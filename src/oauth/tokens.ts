@@ -32,6 +32,8 @@ export function mintOpaque(
 
 /** What a valid access token grants. */
 export interface TokenGrant {
+  /** Its row: what a revocation names, and what a stream ends with. */
+  tokenId: number
   clientId: string
   /** The authorization (refresh family) it was issued from; null for tokens older than families. */
   familyId: string | null
@@ -68,6 +70,8 @@ export class AccessTokens {
   private readonly scopeLists = new Map<string, readonly string[]>()
   private readonly clientIds = new Map<string, string>()
   private readonly users = new Map<string, User>()
+  /** Told of every revocation: the ids when known, nothing when it may be any (open streams check theirs). */
+  private readonly revoked: Array<(ids?: readonly number[]) => void> = []
 
   constructor(
     private readonly store: Store,
@@ -80,6 +84,16 @@ export class AccessTokens {
   ) {
     this.cache = new TokenCache(maxCached)
     changes.onChange((change) => (change?.tokens ? this.drop(change.tokens) : this.forget()))
+  }
+
+  onRevoked(listener: (ids?: readonly number[]) => void): void {
+    this.revoked.push(listener)
+  }
+
+  /** The grant of a stored token by its id (a stream ticket names one), while it is valid. */
+  async grantById(id: number): Promise<TokenGrant | undefined> {
+    const row = await this.store.tokens.findToken(id)
+    return row && row.expiresAt > this.clock.now() ? this.grantOf(row) : undefined
   }
 
   /** A new token for the store to insert; spelled with the id its row gets. */
@@ -148,6 +162,7 @@ export class AccessTokens {
 
   private grantOf(row: TokenRecord): TokenGrant {
     return {
+      tokenId: row.id,
       clientId: this.clientId(row.clientId),
       familyId: row.familyId,
       resource: row.resource,
@@ -212,6 +227,7 @@ export class AccessTokens {
     const deleted = await this.store.tokens.deleteToken(id)
     this.generation++
     this.cache.delete(id)
+    for (const listener of this.revoked) listener([id])
     return deleted
   }
 
@@ -219,6 +235,7 @@ export class AccessTokens {
   private drop(ids: readonly number[]): void {
     this.generation++
     for (const id of ids) this.cache.delete(id)
+    for (const listener of this.revoked) listener(ids)
   }
 
   /** Empties the cache: after a revocation of many tokens, or a deletion of a user or client. */
@@ -226,6 +243,7 @@ export class AccessTokens {
     this.generation++
     this.cache.clear()
     this.users.clear()
+    for (const listener of this.revoked) listener()
   }
 
   get cachedCount(): number {

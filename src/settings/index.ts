@@ -9,6 +9,7 @@ import {
   ClientIdQuery,
   KEY_PATTERN,
   KeyParams,
+  ListQuery,
   SettingDeleted,
   SettingInput,
   SettingList,
@@ -17,6 +18,7 @@ import {
 } from './model'
 import { errorResponses } from '../docs/openapi'
 import { checkPreconditions, decideSave, etagMatches, etagOf, listSettingsJson, settingJson, type Preconditions } from './service'
+import { checkSince, deltaJson, parseRevision } from './sync'
 
 function checkKey(key: string): string {
   if (!KEY_PATTERN.test(key))
@@ -44,6 +46,14 @@ export function settingsRoutes(ctx: AppContext) {
       ctx.settingsCache.setList(user.id, clientId, body, ticket)
     }
     return jsonText(body)
+  }
+
+  /** Settings sync: what changed after a revision (`since`), each key once at its latest state. */
+  async function changesSince({ user, clientId }: TokenGrant, raw: string): Promise<Response> {
+    const since = parseRevision(raw, 'since')
+    const delta = await ctx.store.settings.changesSince(user.id, clientId, since)
+    checkSince(delta, since, 'since')
+    return jsonText(deltaJson(delta, clientId))
   }
 
   /** One setting from the store (and into the cache); undefined when there is none. */
@@ -77,10 +87,11 @@ export function settingsRoutes(ctx: AppContext) {
     .get(
       '/api/settings',
       async function listAll({ request, query }) {
-        return list(await authenticateBearer(ctx, request, 'settings:read', query.client_id))
+        const grant = await authenticateBearer(ctx, request, 'settings:read', query.client_id)
+        return query.since === undefined ? list(grant) : changesSince(grant, query.since)
       },
       {
-        query: ClientIdQuery,
+        query: ListQuery,
         response: { 200: SettingList, ...errorResponses(400, 401, 403) },
         detail: { tags: ['Settings'], summary: "List the token's user's settings for the token's application, sorted by key (scope settings:read)", security: [{ bearer: [] }] },
       },
@@ -113,6 +124,7 @@ export function settingsRoutes(ctx: AppContext) {
         const stored = await ctx.store
           .settings.saveSetting(user.id, clientId, key, value, (current, usage) => decideSave(current, usage, limits, pre))
           .finally(() => ctx.settingsCache.invalidate(user.id, clientId))
+        ctx.settingsHub.published(user.id, clientId, { revision: stored.revision, key, setting: stored })
         return jsonText(`{"success":true,"setting":${settingJson(stored, clientId)}}`, 200, { etag: etagOf(stored) })
       },
       {
@@ -138,10 +150,11 @@ export function settingsRoutes(ctx: AppContext) {
         const key = checkKey(params.key)
         const pre = preconditionsOf(request)
         ctx.settingsCache.invalidate(user.id, clientId)
-        const deleted = await ctx.store
-          .settings.deleteSetting(user.id, clientId, key, (current) => checkPreconditions(current, pre))
+        const revision = await ctx.store
+          .settings.deleteSetting(user.id, clientId, key, ctx.clock.now(), (current) => checkPreconditions(current, pre))
           .finally(() => ctx.settingsCache.invalidate(user.id, clientId))
-        if (!deleted) throw new NotFound(`no setting named "${key}"`)
+        if (revision === false) throw new NotFound(`no setting named "${key}"`)
+        ctx.settingsHub.published(user.id, clientId, { revision, key, setting: undefined })
         return jsonText('{"success":true}')
       },
       {

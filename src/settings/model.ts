@@ -13,6 +13,10 @@ export const SettingInput = t.Object({
 export type SettingInput = typeof SettingInput.static
 
 export const ClientIdQuery = t.Object({ client_id: t.Optional(t.String()) })
+export const ListQuery = t.Object({
+  client_id: t.Optional(t.String()),
+  since: t.Optional(t.String({ description: 'a revision: answer only what changed after it, as {revision, changes}' })),
+})
 
 export const KeyParams = t.Object({ key: t.String() })
 
@@ -23,7 +27,13 @@ export const Setting = t.Object({
   updated_at: t.String({ format: 'date-time' }),
 })
 
-export const SettingList = t.Object({ settings: t.Array(Setting) })
+export const SettingList = t.Union([
+  t.Object({ settings: t.Array(Setting), revision: t.Integer({ description: 'the revision of this (user, app) the list is at' }) }),
+  t.Object({
+    revision: t.Integer(),
+    changes: t.Array(t.Union([Setting, t.Object({ key: t.String(), deleted: t.Literal(true) })]), { description: 'with since: each key changed after it, once, at its latest state, in revision order' }),
+  }),
+])
 export const SettingOne = t.Object({ setting: Setting })
 export const SettingSaved = t.Object({ success: t.Literal(true), setting: Setting })
 export const SettingDeleted = t.Object({ success: t.Literal(true) })

@@ -29,12 +29,12 @@ export function settingJson(s: StoredSetting, clientId: string): string {
   return `{"key":"${s.key}","value":${s.value},"client_id":"${clientId}","updated_at":"${isoTime(s.updatedAt)}"}`
 }
 
-/** The `{settings: [...]}` body, sorted by key (byte order). */
+/** The `{settings: [...], revision}` body, sorted by key (byte order), with the revision it is at (settings sync). */
 export async function listSettingsJson(store: Store, userId: string, clientId: string): Promise<string> {
-  const rows = await store.settings.listSettings(userId, clientId)
+  const { settings: rows, revision } = await store.settings.listSettings(userId, clientId)
   let body = '{"settings":['
   for (let i = 0; i < rows.length; i++) body += (i ? ',' : '') + settingJson(rows[i]!, clientId)
-  return body + ']}'
+  return `${body}],"revision":${revision}}`
 }
 
 /** `If-Match` / `If-None-Match` as RFC 9110 §13.1.1–2 define them for a state-changing request. */

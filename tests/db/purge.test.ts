@@ -14,7 +14,7 @@ describe('purging expired rows', () => {
     await mintToken(t, client.id, user.id, 'email') // a used code and its token, alive for an hour
     await t.store.throttle.updateThrottle('addr:192.0.2.1', () => ({ row: { count: 1, startedAt: t0, lastAt: t0 }, result: 0 }))
     const count = async (table: string) => (await t.row(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${table}`))!.n
-    const purge = (at: number) => t.store.purgeExpired(at, { usedCodes: 3600_000, throttle: 3600_000, refreshGrace: 10_000, retiredKeys: 3600_000, mail: 7 * 24 * 3600_000 })
+    const purge = (at: number) => t.store.purgeExpired(at, { usedCodes: 3600_000, throttle: 3600_000, refreshGrace: 10_000, retiredKeys: 3600_000, mail: 7 * 24 * 3600_000, settingChanges: 30 * 86_400_000 })
 
     expect(await purge(t0 + 120_000)).toBe(0) // the codes expired, but a token from one could still be alive
     expect(await purge(t0 + 3600_000 + 61_000)).toBe(3) // the unused code, the token and the throttle row go
@@ -32,7 +32,7 @@ describe('purging expired rows', () => {
     const t0 = t.clock.now()
     await t.store.mfa.putChallenge('browser-a', 'sign-in', { challenge: 'c1', userId: null, expiresAt: t0 + 300_000 })
     await t.store.mfa.putChallenge('browser-b', 'sign-in', { challenge: 'c2', userId: null, expiresAt: t0 + 600_000 })
-    const purge = (at: number) => t.store.purgeExpired(at, { usedCodes: 0, throttle: 0, refreshGrace: 0, retiredKeys: 3600_000, mail: 7 * 24 * 3600_000 })
+    const purge = (at: number) => t.store.purgeExpired(at, { usedCodes: 0, throttle: 0, refreshGrace: 0, retiredKeys: 3600_000, mail: 7 * 24 * 3600_000, settingChanges: 30 * 86_400_000 })
     expect(await purge(t0 + 300_001)).toBe(1)
     expect(await t.store.mfa.takeChallenge('browser-b', 'sign-in', t0)).toEqual({ challenge: 'c2', userId: null, expiresAt: t0 + 600_000 })
   })

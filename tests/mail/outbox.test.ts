@@ -115,7 +115,7 @@ describe('the outbox', () => {
     await t.store.mail.enqueue([mail('dan@example.com')], t.clock.now())
     await outbox.tick()
     const week = 7 * 24 * 3600_000
-    const purge = (at: number) => t.store.purgeExpired(at, { usedCodes: 0, throttle: 0, refreshGrace: 0, retiredKeys: 3600_000, mail: week })
+    const purge = (at: number) => t.store.purgeExpired(at, { usedCodes: 0, throttle: 0, refreshGrace: 0, retiredKeys: 3600_000, mail: week, settingChanges: 30 * 86_400_000 })
     expect(await purge(t.clock.now() + week - 1000)).toBe(0)
     expect(await purge(t.clock.now() + week + 1000)).toBe(1)
     expect(await t.store.mail.outboxCounts()).toEqual({ waiting: 0, sent: 0, failed: 0 })

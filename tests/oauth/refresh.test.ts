@@ -266,7 +266,7 @@ describe('rotation and reuse detection (RFC 9700 §4.14.2)', () => {
     const exchange = () => post(w.t, '/api/oauth/token', { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: CALLBACK }, basic(w.app))
     const tokens = (await (await exchange()).json()) as Tokens
     w.t.clock.advance(2 * 3600_000)
-    await w.t.store.purgeExpired(w.t.clock.now(), { usedCodes: 3600_000, throttle: 3600_000, refreshGrace: 10_000, retiredKeys: 3600_000, mail: 7 * 24 * 3600_000 })
+    await w.t.store.purgeExpired(w.t.clock.now(), { usedCodes: 3600_000, throttle: 3600_000, refreshGrace: 10_000, retiredKeys: 3600_000, mail: 7 * 24 * 3600_000, settingChanges: 30 * 86_400_000 })
     await expectError(await exchange(), 400, 'invalid_grant')
     await expectError(await refresh(w, tokens.refresh_token), 400, 'invalid_grant')
   })

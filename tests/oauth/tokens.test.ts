@@ -163,7 +163,7 @@ describe('purging', () => {
     expect(t.ctx.tokens.cachedCount).toBe(1)
     // A purge (nothing it removes is valid) — this server's own, or on PostgreSQL another
     // instance's — leaves the cached token cached.
-    expect(await (testEngine === 'postgres' ? pair.other : t.store).purgeExpired(clock.now(), { usedCodes: 3600_000, throttle: 3600_000, refreshGrace: 10_000, retiredKeys: 3600_000, mail: 7 * 24 * 3600_000 })).toBeGreaterThan(0)
+    expect(await (testEngine === 'postgres' ? pair.other : t.store).purgeExpired(clock.now(), { usedCodes: 3600_000, throttle: 3600_000, refreshGrace: 10_000, retiredKeys: 3600_000, mail: 7 * 24 * 3600_000, settingChanges: 30 * 86_400_000 })).toBeGreaterThan(0)
     await nextTurn()
     await Bun.sleep(testEngine === 'postgres' ? 50 : 0)
     expect((await userinfo(token)).status).toBe(200)

@@ -291,7 +291,7 @@ describe('signing keys', () => {
     expect(published).toContain(rotated.kid)
     expect(published).not.toContain(oldKid)
     expect((await w.t.ctx.signingKeys.verifier())(oldKid)).toBeUndefined()
-    await w.t.store.purgeExpired(w.t.clock.now(), { usedCodes: 3600_000, throttle: 3600_000, refreshGrace: 10_000, retiredKeys: 3600_000, mail: 7 * 24 * 3600_000 })
+    await w.t.store.purgeExpired(w.t.clock.now(), { usedCodes: 3600_000, throttle: 3600_000, refreshGrace: 10_000, retiredKeys: 3600_000, mail: 7 * 24 * 3600_000, settingChanges: 30 * 86_400_000 })
     expect((await w.t.store.keys.listSigningKeys()).map((k) => k.kid)).not.toContain(oldKid)
   })
 

@@ -114,7 +114,7 @@ describe('the settings list cache', () => {
     await pair.other.settings.saveSetting(userId, clientId, 'a', '"changed"', () => Date.now())
     await nextTurn()
     expect(await keys()).toMatchObject([{ key: 'a', value: 'changed' }])
-    await pair.other.settings.deleteSetting(userId, clientId, 'a', () => {})
+    await pair.other.settings.deleteSetting(userId, clientId, 'a', Date.now(), () => {})
     await nextTurn()
     expect(await keys()).toEqual([])
   })

@@ -62,8 +62,8 @@ describe('GET /api/settings and /api/settings/:key', () => {
     expect((await api(t, w.annA).list(`?client_id=${w.appA.id}`)).status).toBe(200)
   })
 
-  test('an empty list is {settings: []}', async () => {
-    expect(await (await api(t, w.annA).list()).json()).toEqual({ settings: [] })
+  test('an empty list is {settings: [], revision: 0}', async () => {
+    expect(await (await api(t, w.annA).list()).json()).toEqual({ settings: [], revision: 0 })
   })
 
   test('one setting: 200 {setting} with its ETag; 404 not_found when absent', async () => {

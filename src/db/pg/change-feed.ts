@@ -1,8 +1,10 @@
 import type { SQL } from 'bun'
 import { connect } from './connect'
-import type { Change, ChangeFeed } from '../store'
+import type { Change, ChangeFeed, RemoteSettingChange } from '../store'
 
 export const CHANNEL = 'latchkey_changes'
+/** Settings sync: `<user id> <client id> <revision>`, sent at commit by the writing transaction. */
+export const SETTINGS_CHANNEL = 'latchkey_settings'
 /** The payload prefix of deleted access tokens named by id (drizzle/pg/0005). */
 const TOKENS_NAMED = 'access_tokens:'
 /** How often each process proves its LISTEN connection alive. */
@@ -73,6 +75,11 @@ class Listener {
     return this.subscription
   }
 
+  /** Settings changes, on the same connection (and so the same heartbeat) as the cache feed. */
+  listenSettings(onPayload: (payload: string) => void, onListen: () => void): Promise<SQL.ListenSubscription> {
+    return this.sql.listen(SETTINGS_CHANNEL, onPayload, onListen)
+  }
+
   /** Drops a feed; true when it was the last one and the connection closed. */
   async remove(feed: PgChangeFeed): Promise<boolean> {
     this.feeds.delete(feed)
@@ -124,6 +131,25 @@ export class PgChangeFeed implements ChangeFeed {
 
   onChange(listener: (change?: Change) => void): void {
     this.subscribers.push(listener)
+  }
+
+  /** Settings changes other instances committed; `resubscribed` after the connection came back. */
+  listenSettings(onChange: (change: RemoteSettingChange) => void, resubscribed: () => void): Promise<SQL.ListenSubscription> {
+    let first = true
+    return this.listener.listenSettings(
+      (payload) => {
+        const [userId, clientId, revision] = payload.split(' ')
+        if (userId && clientId && revision) onChange({ userId, clientId, revision: Number(revision) })
+      },
+      () => {
+        if (!first) resubscribed()
+        first = false
+      },
+    )
+  }
+
+  get alive(): boolean {
+    return this.listener.alive
   }
 
   changed(change?: Change): void {

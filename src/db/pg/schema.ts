@@ -314,3 +314,32 @@ export const registrationTokens = pgTable('registration_tokens', {
   createdAt: ms('created_at').notNull(),
   expiresAt: ms('expires_at').notNull(),
 })
+
+export const settingChanges = pgTable(
+  'setting_changes',
+  {
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    revision: bigint('revision', { mode: 'number' }).notNull(),
+    key: byteOrderedText('key').notNull(),
+    changedAt: ms('changed_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.clientId, t.revision] }), index('setting_changes_changed').on(t.changedAt), index('setting_changes_client').on(t.clientId)],
+)
+
+export const settingHeads = pgTable(
+  'setting_heads',
+  {
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    revision: bigint('revision', { mode: 'number' }).notNull(),
+    purgedThrough: bigint('purged_through', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.clientId] }), index('setting_heads_client').on(t.clientId)],
+)
+
+export const streamTickets = pgTable('stream_tickets', {
+  ticketHash: text('ticket_hash').primaryKey(),
+  tokenId: bigint('token_id', { mode: 'number' }).notNull(),
+  expiresAt: ms('expires_at').notNull(),
+})

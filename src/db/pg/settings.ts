@@ -1,15 +1,35 @@
-import type { SettingsStore, SettingsUsage, StoredSetting } from '../store'
+import type { RemoteSettingChange, SettingChange, SettingsDelta, SettingsStore, SettingsUsage, StoredSetting } from '../store'
+import { SETTINGS_CHANNEL, type PgChangeFeed } from './change-feed'
 import { lock, n, type PgContext, type Row, type Tx } from './context'
 
 const toSetting = (r: Row): StoredSetting => ({ key: r.key as string, value: r.value as string, updatedAt: n(r.updated_at) })
 
-export class PgSettings implements SettingsStore {
-  constructor(private readonly ctx: PgContext) {}
+/**
+ * The (user, app)'s next revision and its change row, and the NOTIFY that tells every instance
+ * once the transaction commits (never before: a change is announced only when it is durable).
+ * Runs under the user's settings lock, so revisions are gap-free however instances race.
+ */
+function bump(tx: Tx, userId: string, clientId: string, key: string, now: number) {
+  return tx`WITH h AS (INSERT INTO setting_heads (user_id, client_id, revision) VALUES (${userId}, ${clientId}, 1)
+        ON CONFLICT (user_id, client_id) DO UPDATE SET revision = setting_heads.revision + 1 RETURNING revision),
+      c AS (INSERT INTO setting_changes (user_id, client_id, revision, key, changed_at) SELECT ${userId}, ${clientId}, revision, ${key}, ${now} FROM h)
+    SELECT revision, pg_notify(${SETTINGS_CHANNEL}, ${`${userId} ${clientId} `} || revision) FROM h`.then((rows: Row[]) => n(rows[0]!.revision))
+}
 
-  listSettings(userId: string, clientId: string): Promise<StoredSetting[]> {
-    return this.ctx.run(async (sql) =>
-      (await sql`SELECT key, value, updated_at FROM settings WHERE user_id = ${userId} AND client_id = ${clientId} ORDER BY key`).map(toSetting),
-    )
+export class PgSettings implements SettingsStore {
+  constructor(
+    private readonly ctx: PgContext,
+    private readonly feed: () => PgChangeFeed,
+  ) {}
+
+  /** One statement, one snapshot: the rows and the revision they are at. */
+  listSettings(userId: string, clientId: string): Promise<{ settings: StoredSetting[]; revision: number }> {
+    return this.ctx.run(async (sql) => {
+      const rows = await sql`SELECT h.revision, s.key, s.value, s.updated_at
+        FROM (SELECT coalesce((SELECT revision FROM setting_heads WHERE user_id = ${userId} AND client_id = ${clientId}), 0) AS revision) h
+        LEFT JOIN settings s ON s.user_id = ${userId} AND s.client_id = ${clientId} ORDER BY s.key`
+      return { settings: rows.filter((r: Row) => r.key !== null).map(toSetting), revision: n(rows[0]!.revision) }
+    })
   }
 
   getSetting(userId: string, clientId: string, key: string): Promise<StoredSetting | undefined> {
@@ -36,24 +56,72 @@ export class PgSettings implements SettingsStore {
     key: string,
     value: string,
     decide: (current: StoredSetting | undefined, usage: SettingsUsage) => number,
-  ): Promise<StoredSetting> {
+  ): Promise<StoredSetting & { revision: number }> {
     return this.ctx.tx(async (tx) => {
       // One writer per user at a time, on every instance: quotas span the user's applications.
       const { current, usage } = await this.lockedSetting(tx, userId, clientId, key)
       const updatedAt = decide(current, usage)
       await tx`INSERT INTO settings (user_id, client_id, key, value, updated_at) VALUES (${userId}, ${clientId}, ${key}, ${value}, ${updatedAt})
         ON CONFLICT (user_id, client_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
-      return { key, value, updatedAt }
+      return { key, value, updatedAt, revision: await bump(tx, userId, clientId, key, updatedAt) }
     })
   }
 
-  deleteSetting(userId: string, clientId: string, key: string, check: (current: StoredSetting | undefined) => void): Promise<boolean> {
+  deleteSetting(userId: string, clientId: string, key: string, now: number, check: (current: StoredSetting | undefined) => void): Promise<number | false> {
     return this.ctx.tx(async (tx) => {
       const { current } = await this.lockedSetting(tx, userId, clientId, key)
       check(current)
       if (!current) return false
       await tx`DELETE FROM settings WHERE user_id = ${userId} AND client_id = ${clientId} AND key = ${key}`
-      return true
+      return bump(tx, userId, clientId, key, now)
     })
+  }
+
+  deleteAppSettings(userId: string, clientId: string, now: number): Promise<SettingChange[]> {
+    return this.ctx.tx(async (tx) => {
+      await lock(tx, `settings:${userId}`)
+      const keys = (await tx`DELETE FROM settings WHERE user_id = ${userId} AND client_id = ${clientId} RETURNING key`).map((r: Row) => r.key as string).sort()
+      const out: SettingChange[] = []
+      for (const key of keys) out.push({ key, revision: await bump(tx, userId, clientId, key, now), setting: undefined })
+      return out
+    })
+  }
+
+  /** One statement, one snapshot: the head, and each key changed after `since` at its latest change with its state now. */
+  changesSince(userId: string, clientId: string, since: number): Promise<SettingsDelta> {
+    return this.ctx.run(async (sql) => {
+      const rows = await sql`SELECT h.revision AS head, h.purged_through, c.key, c.revision, s.value, s.updated_at
+        FROM (SELECT coalesce(max(revision), 0) AS revision, coalesce(max(purged_through), 0) AS purged_through
+              FROM setting_heads WHERE user_id = ${userId} AND client_id = ${clientId}) h
+        LEFT JOIN (SELECT key, max(revision) AS revision FROM setting_changes
+              WHERE user_id = ${userId} AND client_id = ${clientId} AND revision > ${since} GROUP BY key) c ON true
+        LEFT JOIN settings s ON s.user_id = ${userId} AND s.client_id = ${clientId} AND s.key = c.key
+        ORDER BY c.revision`
+      const changes = rows
+        .filter((r: Row) => r.key !== null)
+        .map((r: Row) => ({ key: r.key as string, revision: n(r.revision), setting: r.value === null ? undefined : toSetting(r) }))
+      return { revision: n(rows[0]!.head), purgedThrough: n(rows[0]!.purged_through), changes }
+    })
+  }
+
+  exportSettings(userId: string): Promise<Array<{ clientId: string; settings: StoredSetting[] }>> {
+    return this.ctx.run(async (sql) => {
+      const apps = new Map<string, StoredSetting[]>()
+      for (const r of await sql`SELECT client_id, key, value, updated_at FROM settings WHERE user_id = ${userId} ORDER BY client_id, key`) {
+        const list = apps.get(r.client_id as string)
+        if (list) list.push(toSetting(r))
+        else apps.set(r.client_id as string, [toSetting(r)])
+      }
+      return [...apps].map(([clientId, settings]) => ({ clientId, settings }))
+    })
+  }
+
+  onRemoteChange(listener: (change: RemoteSettingChange | undefined) => void): { alive(): boolean; close(): Promise<void> } {
+    const feed = this.feed()
+    const subscription = feed.listenSettings(listener, () => listener(undefined))
+    return {
+      alive: () => feed.alive,
+      close: async () => void (await (await subscription).unlisten()),
+    }
   }
 }

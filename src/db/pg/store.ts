@@ -42,7 +42,7 @@ export class PgStore implements Store, PgContext {
   readonly sessions = new PgSessions(this)
   readonly grants = new PgGrants(this)
   readonly tokens = new PgTokens(this)
-  readonly settings = new PgSettings(this)
+  readonly settings = new PgSettings(this, () => this.changes)
   readonly throttle = new PgThrottle(this)
   readonly keys = new PgKeys(this)
   readonly mfa = new PgMfa(this)
@@ -139,6 +139,15 @@ export class PgStore implements Store, PgContext {
       removed += (await sql`DELETE FROM webauthn_challenges WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM email_tokens WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM registration_tokens WHERE expires_at < ${now}`).count
+      removed += (await sql`DELETE FROM stream_tickets WHERE expires_at < ${now}`).count
+      // Settings changes: each (user, app) remembers through which revision they are gone (410 before it).
+      removed += (
+        await sql`WITH gone AS (DELETE FROM setting_changes WHERE changed_at < ${now - keep.settingChanges} RETURNING user_id, client_id, revision),
+            last AS (SELECT user_id, client_id, max(revision) AS revision FROM gone GROUP BY user_id, client_id),
+            heads AS (UPDATE setting_heads h SET purged_through = greatest(h.purged_through, last.revision) FROM last
+              WHERE h.user_id = last.user_id AND h.client_id = last.client_id)
+          SELECT 1 FROM gone`
+      ).count
       removed += (await sql`DELETE FROM mail_outbox WHERE sent_at < ${now - keep.mail} OR failed_at < ${now - keep.mail}`).count
       removed += (await sql`DELETE FROM sessions WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM login_throttle WHERE last_at < ${now - keep.throttle}`).count

@@ -23,6 +23,26 @@ export class PgTokens implements TokenStore {
     })
   }
 
+  existingTokens(ids: readonly number[]): Promise<Set<number>> {
+    if (ids.length === 0) return Promise.resolve(new Set())
+    return this.ctx.run(async (sql) => {
+      const rows = await sql.unsafe(`SELECT id FROM access_tokens WHERE id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')})`, ids as number[])
+      return new Set(rows.map((r: { id: unknown }) => n(r.id)))
+    })
+  }
+
+  insertStreamTicket(ticketHash: string, tokenId: number, expiresAt: number): Promise<void> {
+    return this.ctx.run(async (sql) => void (await sql`INSERT INTO stream_tickets (ticket_hash, token_id, expires_at) VALUES (${ticketHash}, ${tokenId}, ${expiresAt})`))
+  }
+
+  /** DELETE … RETURNING: of two instances given one ticket at once, one gets the row. */
+  useStreamTicket(ticketHash: string, now: number): Promise<number | undefined> {
+    return this.ctx.run(async (sql) => {
+      const [row] = await sql`DELETE FROM stream_tickets WHERE ticket_hash = ${ticketHash} AND expires_at > ${now} RETURNING token_id`
+      return row ? n(row.token_id) : undefined
+    })
+  }
+
   deleteToken(id: number): Promise<boolean> {
     return this.ctx.run(async (sql) => (await sql`DELETE FROM access_tokens WHERE id = ${id}`).count > 0)
   }

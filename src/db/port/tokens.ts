@@ -25,4 +25,10 @@ export interface TokenStore {
    */
   findToken(id: number, knownUser?: (userId: string) => UserRecord | undefined): TokenRecord | undefined | Promise<TokenRecord | undefined>
   deleteToken(id: number): Promise<boolean>
+  /** Which of these tokens still exist (open settings streams ask after a revocation somewhere). */
+  existingTokens(ids: readonly number[]): Promise<Set<number>>
+  /** A one-time ticket standing for an access token (EventSource cannot send a header). */
+  insertStreamTicket(ticketHash: string, tokenId: number, expiresAt: number): Promise<void>
+  /** Uses a ticket up: the token it stands for, once, before it expires. */
+  useStreamTicket(ticketHash: string, now: number): Promise<number | undefined>
 }

@@ -14,6 +14,7 @@ import passkeysTwoStep from '../../../drizzle/sqlite/0010_passkeys_two_step.sql'
 import mail from '../../../drizzle/sqlite/0011_mail.sql' with { type: 'text' }
 import resources from '../../../drizzle/sqlite/0012_resources.sql' with { type: 'text' }
 import agents from '../../../drizzle/sqlite/0013_agents.sql' with { type: 'text' }
+import settingsSync from '../../../drizzle/sqlite/0014_settings_sync.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -34,6 +35,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0011_mail': mail,
   '0012_resources': resources,
   '0013_agents': agents,
+  '0014_settings_sync': settingsSync,
 }
 
 export interface MigrationResult {

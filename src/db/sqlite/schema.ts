@@ -391,3 +391,40 @@ export const registrationTokens = sqliteTable('registration_tokens', {
   createdAt: integer('created_at').notNull(),
   expiresAt: integer('expires_at').notNull(),
 })
+
+/**
+ * Settings sync: every change to a user's settings for an app, one row per key changed, numbered
+ * per (user, app) from 1 without gaps (WITHOUT ROWID: a user's changes for an app sit together in
+ * revision order). The value is not kept here: `since` answers each key's latest state from
+ * `settings`. Rows older than SETTINGS_CHANGES_DAYS are purged.
+ */
+export const settingChanges = sqliteTable(
+  'setting_changes',
+  {
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    revision: integer('revision').notNull(),
+    key: text('key').notNull(),
+    changedAt: integer('changed_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.clientId, t.revision] }), index('setting_changes_changed').on(t.changedAt), index('setting_changes_client').on(t.clientId)],
+)
+
+/** Each (user, app)'s latest revision, and the revision through which its changes were purged (an older `since` is 410). */
+export const settingHeads = sqliteTable(
+  'setting_heads',
+  {
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    revision: integer('revision').notNull(),
+    purgedThrough: integer('purged_through').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.clientId] }), index('setting_heads_client').on(t.clientId)],
+)
+
+/** One-time tickets for EventSource, which cannot send a header: a ticket stands for its access token for 30 s, once. */
+export const streamTickets = sqliteTable('stream_tickets', {
+  ticketHash: text('ticket_hash').primaryKey(),
+  tokenId: integer('token_id').notNull(),
+  expiresAt: integer('expires_at').notNull(),
+})

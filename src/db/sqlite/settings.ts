@@ -1,5 +1,5 @@
 import { and, asc, eq, sql } from 'drizzle-orm'
-import type { SettingsStore, SettingsUsage, StoredSetting } from '../store'
+import type { RemoteSettingChange, SettingChange, SettingsDelta, SettingsStore, SettingsUsage, StoredSetting } from '../store'
 import { changes } from './client'
 import type { SqliteContext } from './context'
 import { prepared } from './prepared'
@@ -14,7 +14,38 @@ export class SqliteSettings implements SettingsStore {
     return this.ctx.db
   }
 
-  async listSettings(userId: string, clientId: string): Promise<StoredSetting[]> {
+  async listSettings(userId: string, clientId: string): Promise<{ settings: StoredSetting[]; revision: number }> {
+    // Both read synchronously on the serving connection: one snapshot, no write between them.
+    return { settings: this.rows(userId, clientId), revision: this.head(userId, clientId).revision }
+  }
+
+  private head(userId: string, clientId: string): { revision: number; purgedThrough: number } {
+    const row = prepared(this.db, 'settingsHead', () =>
+      this.db.sqlite.prepare<{ revision: number; purgedThrough: number }, [string, string]>(
+        'SELECT revision, purged_through AS purgedThrough FROM setting_heads WHERE user_id = ? AND client_id = ?',
+      ),
+    ).get(userId, clientId)
+    return row ?? { revision: 0, purgedThrough: 0 }
+  }
+
+  /**
+   * The (user, app)'s next revision and its change row; inside the write job, so two writes
+   * never take one number and none is skipped.
+   */
+  private bump(userId: string, clientId: string, key: string, now: number): number {
+    const { revision } = prepared(this.db, 'settingsBump', () =>
+      this.db.sqlite.prepare<{ revision: number }, [string, string]>(
+        `INSERT INTO setting_heads (user_id, client_id, revision) VALUES (?1, ?2, 1)
+          ON CONFLICT (user_id, client_id) DO UPDATE SET revision = revision + 1 RETURNING revision`,
+      ),
+    ).get(userId, clientId)!
+    prepared(this.db, 'settingsChange', () =>
+      this.db.sqlite.prepare<unknown, [string, string, number, string, number]>('INSERT INTO setting_changes (user_id, client_id, revision, key, changed_at) VALUES (?, ?, ?, ?, ?)'),
+    ).run(userId, clientId, revision, key, now)
+    return revision
+  }
+
+  private rows(userId: string, clientId: string): StoredSetting[] {
     // Raw rows (`values`) skip Drizzle's per-row object mapping on this hot path.
     const rows = prepared(this.db, 'settingsList', () =>
       this.db.orm
@@ -62,7 +93,7 @@ export class SqliteSettings implements SettingsStore {
     key: string,
     value: string,
     decide: (current: StoredSetting | undefined, usage: SettingsUsage) => number,
-  ): Promise<StoredSetting> {
+  ): Promise<StoredSetting & { revision: number }> {
     return this.ctx.write(() => {
       const current = this.readSetting(userId, clientId, key)
       // Usage is read only if asked for: most writes replace a value with one no larger.
@@ -86,11 +117,11 @@ export class SqliteSettings implements SettingsStore {
           })
           .prepare(),
       ).run({ userId, clientId, key, value, updatedAt })
-      return { key, value, updatedAt }
+      return { key, value, updatedAt, revision: this.bump(userId, clientId, key, updatedAt) }
     })
   }
 
-  deleteSetting(userId: string, clientId: string, key: string, check: (current: StoredSetting | undefined) => void): Promise<boolean> {
+  deleteSetting(userId: string, clientId: string, key: string, now: number, check: (current: StoredSetting | undefined) => void): Promise<number | false> {
     return this.ctx.write(() => {
       const current = this.readSetting(userId, clientId, key)
       check(current)
@@ -101,7 +132,50 @@ export class SqliteSettings implements SettingsStore {
           .where(and(eq(settings.userId, p('userId')), eq(settings.clientId, p('clientId')), eq(settings.key, p('key'))))
           .prepare(),
       ).run({ userId, clientId, key })
-      return changes(deleted) > 0
+      return changes(deleted) > 0 && this.bump(userId, clientId, key, now)
     })
+  }
+
+  deleteAppSettings(userId: string, clientId: string, now: number): Promise<SettingChange[]> {
+    return this.ctx.write(() => {
+      const keys = this.rows(userId, clientId).map((s) => s.key)
+      this.db.sqlite.prepare('DELETE FROM settings WHERE user_id = ? AND client_id = ?').run(userId, clientId)
+      return keys.map((key) => ({ key, revision: this.bump(userId, clientId, key, now), setting: undefined }))
+    })
+  }
+
+  async changesSince(userId: string, clientId: string, since: number): Promise<SettingsDelta> {
+    const head = this.head(userId, clientId)
+    // Each key once, at its latest change, with its state now (none: deleted since).
+    const rows = prepared(this.db, 'settingsSince', () =>
+      this.db.sqlite.prepare<{ key: string; revision: number; value: string | null; updatedAt: number | null }, [string, string, number]>(
+        `SELECT c.key, c.revision, s.value, s.updated_at AS updatedAt
+          FROM (SELECT key, max(revision) AS revision FROM setting_changes WHERE user_id = ?1 AND client_id = ?2 AND revision > ?3 GROUP BY key) c
+          LEFT JOIN settings s ON s.user_id = ?1 AND s.client_id = ?2 AND s.key = c.key
+          ORDER BY c.revision`,
+      ),
+    ).all(userId, clientId, since)
+    const changes = rows.map((r) => ({ key: r.key, revision: r.revision, setting: r.value === null ? undefined : { key: r.key, value: r.value, updatedAt: r.updatedAt! } }))
+    return { ...head, changes }
+  }
+
+  async exportSettings(userId: string): Promise<Array<{ clientId: string; settings: StoredSetting[] }>> {
+    const rows = this.db.sqlite
+      .prepare<{ clientId: string; key: string; value: string; updatedAt: number }, [string]>(
+        'SELECT client_id AS clientId, key, value, updated_at AS updatedAt FROM settings WHERE user_id = ? ORDER BY client_id, key',
+      )
+      .all(userId)
+    const apps = new Map<string, StoredSetting[]>()
+    for (const { clientId, ...setting } of rows) {
+      const list = apps.get(clientId)
+      if (list) list.push(setting)
+      else apps.set(clientId, [setting])
+    }
+    return [...apps].map(([clientId, settings]) => ({ clientId, settings }))
+  }
+
+  /** One process writes a SQLite file: every change is published by the instance that made it. */
+  onRemoteChange(_listener: (change: RemoteSettingChange | undefined) => void): { alive(): boolean; close(): Promise<void> } {
+    return { alive: () => true, close: async () => {} }
   }
 }

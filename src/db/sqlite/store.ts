@@ -107,6 +107,7 @@ export class SqliteStore implements Store, SqliteContext {
       removed += run('DELETE FROM webauthn_challenges WHERE expires_at < ?1', now)
       removed += run('DELETE FROM email_tokens WHERE expires_at < ?1', now)
       removed += run('DELETE FROM registration_tokens WHERE expires_at < ?1', now)
+      removed += run('DELETE FROM stream_tickets WHERE expires_at < ?1', now)
       removed += run('DELETE FROM mail_outbox WHERE sent_at < ?1 OR failed_at < ?1', now - keep.mail)
       removed += changes(this.db.orm.delete(sessions).where(lt(sessions.expiresAt, now)).run())
       removed += changes(this.db.orm.delete(loginThrottle).where(lt(loginThrottle.lastAt, now - keep.throttle)).run())
@@ -115,6 +116,14 @@ export class SqliteStore implements Store, SqliteContext {
       removed += run('DELETE FROM refresh_families WHERE expires_at < ?1', now)
       removed += run('DELETE FROM refresh_tokens WHERE rotated_at < ?1', now - keep.refreshGrace)
       removed += run('DELETE FROM signing_keys WHERE retired_at < ?1', now - keep.retiredKeys)
+      // Settings changes: each (user, app) remembers through which revision they are gone (410 before it).
+      run(
+        `UPDATE setting_heads SET purged_through = max(purged_through, (SELECT max(c.revision) FROM setting_changes c
+            WHERE c.user_id = setting_heads.user_id AND c.client_id = setting_heads.client_id AND c.changed_at < ?1))
+          WHERE EXISTS (SELECT 1 FROM setting_changes c WHERE c.user_id = setting_heads.user_id AND c.client_id = setting_heads.client_id AND c.changed_at < ?1)`,
+        now - keep.settingChanges,
+      )
+      removed += run('DELETE FROM setting_changes WHERE changed_at < ?1', now - keep.settingChanges)
       // A used code stays while its family lives, so that its replay can still revoke it.
       removed += run(
         `DELETE FROM auth_codes WHERE expires_at < ?1

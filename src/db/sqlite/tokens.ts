@@ -42,6 +42,24 @@ export class SqliteTokens implements TokenStore {
     return { id: user.id, email: user.email, fullName: user.fullName, avatarUrl: user.avatarUrl, emailVerified: user.emailVerified !== 0 }
   }
 
+  async existingTokens(ids: readonly number[]): Promise<Set<number>> {
+    const found = new Set<number>()
+    const exists = prepared(this.ctx.db, 'tokenExists', () => this.ctx.db.sqlite.prepare<{ id: number }, [number]>('SELECT id FROM access_tokens WHERE id = ?'))
+    for (const id of ids) if (exists.get(id)) found.add(id)
+    return found
+  }
+
+  insertStreamTicket(ticketHash: string, tokenId: number, expiresAt: number): Promise<void> {
+    return this.ctx.write(() => void this.ctx.db.sqlite.prepare('INSERT INTO stream_tickets (ticket_hash, token_id, expires_at) VALUES (?, ?, ?)').run(ticketHash, tokenId, expiresAt))
+  }
+
+  useStreamTicket(ticketHash: string, now: number): Promise<number | undefined> {
+    return this.ctx.write(() => {
+      const row = this.ctx.db.sqlite.prepare<{ tokenId: number }, [string, number]>('DELETE FROM stream_tickets WHERE ticket_hash = ? AND expires_at > ? RETURNING token_id AS tokenId').get(ticketHash, now)
+      return row?.tokenId
+    })
+  }
+
   deleteToken(id: number): Promise<boolean> {
     const { db } = this.ctx
     return this.ctx.write(() => changes(db.orm.delete(accessTokens).where(eq(accessTokens.id, id)).run()) > 0)

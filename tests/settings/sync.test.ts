@@ -1,0 +1,276 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { createApp, createContext } from '../../src/app'
+import { loadConfig } from '../../src/config'
+import { manualClock } from '../../src/lib/clock'
+import { cookieHeader, createTestApp, csrfFrom, form, mintToken, signIn, type TestApp } from '../helpers'
+import { openTestStorePair, testEngine } from '../store'
+import { api, settingsWorld } from './helpers'
+import { SseReader, type SseEvent } from './sse'
+
+let t: TestApp
+let w: Awaited<ReturnType<typeof settingsWorld>>
+
+beforeEach(async () => {
+  t = await createTestApp()
+  w = await settingsWorld(t)
+})
+afterEach(() => t.ctx.settingsHub.closeAll())
+
+const json = async (res: Response) => (await res.json()) as any
+const post = (token: string, key: string, value: unknown, clientId = w.appA.id) => api(t, token).post({ client_id: clientId, key, value })
+const del = (token: string, key: string, clientId = w.appA.id) => api(t, token).del(key, `?client_id=${clientId}`)
+const stream = (token: string | undefined, query = '', headers: Record<string, string> = {}) =>
+  t.handle(`/api/settings-events${query}`, { headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers } })
+const data = (e: SseEvent | undefined) => JSON.parse(e!.data!)
+
+async function expectError(res: Response, status: number, error: string, description?: string) {
+  expect(res.status).toBe(status)
+  const body = await json(res)
+  expect(body.error).toBe(error)
+  if (description !== undefined) expect(body.error_description).toBe(description)
+  return res
+}
+
+describe('revisions: one per key changed, per (user, app), from 1', () => {
+  test('GET /api/settings answers revision beside settings; writes and deletes count, per user and app', async () => {
+    expect(await json(await api(t, w.annA).list())).toEqual({ settings: [], revision: 0 })
+    await post(w.annA, 'a', 1)
+    await post(w.annA, 'b', 2)
+    await post(w.annA, 'a', 3)
+    await del(w.annA, 'b')
+    await post(w.annB, 'x', 1, w.appB.id) // another app of the same user
+    await post(w.bobA, 'y', 1) // another user of the same app
+    const list = await json(await api(t, w.annA).list())
+    expect(list.revision).toBe(4)
+    expect(list.settings.map((s: { key: string }) => s.key)).toEqual(['a'])
+    expect((await json(await api(t, w.annB).list())).revision).toBe(1)
+    expect((await json(await api(t, w.bobA).list())).revision).toBe(1)
+    // A refused write takes no revision.
+    expect((await api(t, w.annA).post({ client_id: w.appA.id, key: 'a', value: 4 }, { 'if-match': '"stale"' })).status).toBe(412)
+    expect((await json(await api(t, w.annA).list())).revision).toBe(4)
+  })
+
+  test('racing writes get gap-free, unrepeated revisions', async () => {
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => post(w.annA, `k${i % 50}`, i)))
+    expect(results.every((r) => r.status === 200)).toBe(true)
+    expect((await json(await api(t, w.annA).list())).revision).toBe(200)
+    const revisions = (await t.rows(`SELECT revision FROM setting_changes WHERE user_id = '${w.ann.id}' AND client_id = '${w.appA.id}' ORDER BY revision`)).map((r) => Number((r as { revision: number }).revision))
+    expect(revisions).toEqual(Array.from({ length: 200 }, (_, i) => i + 1))
+  })
+})
+
+describe('GET /api/settings?since=REV', () => {
+  test('each key changed after REV once, at its latest state, in revision order; deletions as {key, deleted: true}', async () => {
+    await post(w.annA, 'a', 1) // 1
+    await post(w.annA, 'b', 1) // 2
+    await post(w.annA, 'c', 1) // 3
+    await post(w.annA, 'a', 2) // 4
+    await del(w.annA, 'b') // 5
+    await post(w.annA, 'c', 3) // 6
+    const res = await api(t, w.annA).list('?since=1')
+    expect(res.status).toBe(200)
+    expect(await json(res)).toEqual({
+      revision: 6,
+      changes: [
+        { key: 'a', value: 2, client_id: w.appA.id, updated_at: expect.any(String) },
+        { key: 'b', deleted: true },
+        { key: 'c', value: 3, client_id: w.appA.id, updated_at: expect.any(String) },
+      ],
+    })
+    expect(await json(await api(t, w.annA).list('?since=6'))).toEqual({ revision: 6, changes: [] })
+    expect(await json(await api(t, w.annA).list('?since=0'))).toMatchObject({ revision: 6, changes: [{ key: 'a' }, { key: 'b', deleted: true }, { key: 'c' }] })
+  })
+
+  test('since that is not a non-negative integer, or past the current revision: 400 invalid_request', async () => {
+    await post(w.annA, 'a', 1)
+    for (const since of ['abc', '-1', '1.5', '', '1e3', '01x', '9999999999999999'])
+      await expectError(await api(t, w.annA).list(`?since=${encodeURIComponent(since)}`), 400, 'invalid_request')
+    await expectError(await api(t, w.annA).list('?since=2'), 400, 'invalid_request', 'since 2 is past the current revision 1')
+  })
+
+  test('older than what is kept: 410 gone (fetch the list again)', async () => {
+    await post(w.annA, 'a', 1)
+    await post(w.annA, 'b', 1)
+    t.clock.advance(31 * 86_400_000)
+    const token = await mintToken(t, w.appA.id, w.ann.id)
+    await post(token, 'c', 1)
+    const windows = { usedCodes: 0, throttle: 0, refreshGrace: 0, retiredKeys: 0, mail: 0, settingChanges: 30 * 86_400_000 }
+    await t.store.purgeExpired(t.clock.now(), windows)
+    await expectError(await api(t, token).list('?since=1'), 410, 'gone', 'changes after revision 1 are no longer kept; fetch the settings again')
+    await expectError(await stream(token, '', { 'last-event-id': '0' }), 410, 'gone')
+    expect(await json(await api(t, token).list('?since=2'))).toMatchObject({ revision: 3, changes: [{ key: 'c' }] })
+    expect((await json(await api(t, token).list())).revision).toBe(3)
+  })
+})
+
+describe('GET /api/settings-events', () => {
+  test('set and delete events in revision order: id = revision, set carries the setting and its ETag as the header quotes it', async () => {
+    const res = await stream(w.annA)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('text/event-stream')
+    expect(res.headers.get('cache-control')).toBe('no-store')
+    const events = new SseReader(res)
+    const saved = await post(w.annA, 'theme', 'dark')
+    await del(w.annA, 'theme')
+    await post(w.bobA, 'theme', 'bob') // another user's: not on this stream
+    await post(w.annB, 'theme', 'b') // another app's: not on this stream
+    await post(w.annA, 'lang', 'en')
+    const got = await events.collect((e) => e.id === '3')
+    expect(got.map((e) => [e.id, e.event])).toEqual([
+      ['1', 'set'],
+      ['2', 'delete'],
+      ['3', 'set'],
+    ])
+    expect(data(got[0])).toEqual({ key: 'theme', value: 'dark', client_id: w.appA.id, updated_at: expect.any(String), etag: saved.headers.get('etag') })
+    expect(data(got[1])).toEqual({ key: 'theme' })
+  })
+
+  test('Last-Event-ID (or ?since=) replays what was missed first, then goes on live', async () => {
+    await post(w.annA, 'a', 1)
+    await post(w.annA, 'b', 1)
+    await post(w.annA, 'a', 2)
+    const replay = new SseReader(await stream(w.annA, '', { 'last-event-id': '1' }))
+    expect((await replay.collect((e) => e.id === '3')).map((e) => [e.id, data(e).key])).toEqual([
+      ['2', 'b'],
+      ['3', 'a'],
+    ])
+    await post(w.annA, 'c', 1)
+    expect((await replay.next())!.id).toBe('4')
+    const since = new SseReader(await stream(w.annA, '?since=3'))
+    expect((await since.next())!.id).toBe('4')
+  })
+
+  test('bad resume points: not an integer 400, from the future 400, purged 410; no token 401; without settings:read 403', async () => {
+    await post(w.annA, 'a', 1)
+    await expectError(await stream(w.annA, '', { 'last-event-id': 'x' }), 400, 'invalid_request', 'Last-Event-ID must be a non-negative integer revision')
+    await expectError(await stream(w.annA, '', { 'last-event-id': '5' }), 400, 'invalid_request', 'Last-Event-ID 5 is past the current revision 1')
+    await expectError(await stream(w.annA, '?since=-2'), 400, 'invalid_request')
+    await expectError(await stream(undefined), 401, 'invalid_token')
+    const profileOnly = await mintToken(t, w.appA.id, w.ann.id, 'profile')
+    await expectError(await stream(profileOnly), 403, 'insufficient_scope')
+    expect(t.ctx.settingsHub.count).toBe(0)
+  })
+
+  test('a stream ends within a second of its token being revoked, or expiring', async () => {
+    const revokedToken = await mintToken(t, w.appA.id, w.ann.id)
+    const one = new SseReader(await stream(revokedToken))
+    // What POST /api/oauth/revoke does for an access token (tests/oauth/revoke.test.ts drives the endpoint).
+    await t.ctx.tokens.revoke((await t.ctx.tokens.identify(revokedToken))!.id)
+    const started = Date.now()
+    expect(await one.collect((e) => e.event === 'end', 2000)).toEqual([{ event: 'end', data: '{"reason":"revoked"}' }])
+    expect(await one.next()).toBeUndefined()
+    expect(Date.now() - started).toBeLessThan(1000)
+
+    const two = new SseReader(await stream(w.annA))
+    t.clock.advance(3601_000)
+    expect(await two.collect((e) => e.event === 'end', 2000)).toEqual([{ event: 'end', data: '{"reason":"expired"}' }])
+    expect(t.ctx.settingsHub.count).toBe(0)
+  })
+
+  test('revoking the app on /account, or deleting the user, ends their streams', async () => {
+    const jar = await signIn(t, 'ann@example.com')
+    const events = new SseReader(await stream(w.annA))
+    const page = await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })
+    const revoke = await t.handle('/account/revoke', {
+      method: 'POST',
+      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
+      body: form({ client_id: w.appA.id, csrf_token: csrfFrom(await page.text()) }),
+    })
+    expect(revoke.status).toBe(303)
+    expect(await events.collect((e) => e.event === 'end', 2000)).toEqual([{ event: 'end', data: '{"reason":"revoked"}' }])
+
+    const bobs = new SseReader(await stream(w.bobA))
+    expect(await t.store.users.deleteUser(w.bob.id)).toBe(true)
+    t.ctx.tokens.forget()
+    expect(await bobs.collect((e) => e.event === 'end', 2000)).toEqual([{ event: 'end', data: '{"reason":"revoked"}' }])
+  })
+
+  test('at most 20 streams per user (429) and SETTINGS_STREAMS_MAX per instance (503), with Retry-After', async () => {
+    const open = await Promise.all(Array.from({ length: 20 }, () => stream(w.annA)))
+    expect(open.every((r) => r.status === 200)).toBe(true)
+    const refused = await expectError(await stream(w.annA), 429, 'too_many_requests')
+    expect(refused.headers.get('retry-after')).toBe('10')
+    expect((await stream(w.bobA)).status).toBe(200)
+
+    const small = await createTestApp({ SETTINGS_STREAMS_MAX: '1' })
+    const sw = await settingsWorld(small)
+    expect((await small.handle('/api/settings-events', { headers: { authorization: `Bearer ${sw.annA}` } })).status).toBe(200)
+    const full = await small.handle('/api/settings-events', { headers: { authorization: `Bearer ${sw.bobA}` } })
+    await expectError(full, 503, 'temporarily_unavailable', 'this server has as many settings streams open as it may')
+    expect(full.headers.get('retry-after')).toBe('5')
+    small.ctx.settingsHub.closeAll()
+  })
+
+  test('a reader that falls 1 MiB behind is dropped with a clear end; it resumes with Last-Event-ID', async () => {
+    const slow = await stream(w.annA) // never read while the writes go on
+    const big = 'x'.repeat(60_000)
+    for (let i = 0; i < 20; i++) expect((await post(w.annA, `k${i}`, big)).status).toBe(200)
+    expect(t.ctx.settingsHub.count).toBe(0)
+    const events = await new SseReader(slow).collect((e) => e.event === 'end')
+    expect(events.at(-1)).toEqual({ event: 'end', data: '{"reason":"backlog"}' })
+    const last = events.filter((e) => e.id).at(-1)!.id!
+    const resumed = new SseReader(await stream(w.annA, '', { 'last-event-id': last }))
+    expect((await resumed.collect((e) => e.id === '20')).at(-1)!.id).toBe('20')
+  })
+
+  test('stopping the server ends every stream cleanly', async () => {
+    const events = new SseReader(await stream(w.annA))
+    t.ctx.settingsHub.closeAll()
+    expect(await events.collect((e) => e.event === 'end')).toEqual([{ event: 'end', data: '{"reason":"shutdown"}' }])
+    await expectError(await stream(w.annA), 503, 'temporarily_unavailable', 'the server is stopping')
+  })
+
+  test('CORS lets a browser send Last-Event-ID', async () => {
+    const res = await t.handle('/api/settings-events', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'last-event-id' } })
+    expect(res.headers.get('access-control-allow-headers')).toContain('Last-Event-ID')
+  })
+})
+
+describe('POST /api/settings-events/ticket: for EventSource, which cannot send a header', () => {
+  test('a ticket opens one stream, once, within 30 s; the token never travels in the URL', async () => {
+    const issue = () => t.handle('/api/settings-events/ticket', { method: 'POST', headers: { authorization: `Bearer ${w.annA}` } })
+    const res = await issue()
+    expect(res.status).toBe(200)
+    const { ticket } = await json(res)
+    expect(ticket).toMatch(/^lk_st_[A-Za-z0-9_-]{43}$/)
+    const opened = await stream(undefined, `?ticket=${ticket}`)
+    expect(opened.status).toBe(200)
+    const events = new SseReader(opened)
+    await post(w.annA, 'a', 1)
+    expect((await events.next())!.event).toBe('set')
+    await expectError(await stream(undefined, `?ticket=${ticket}`), 401, 'invalid_token', 'the ticket is invalid, used or expired (a ticket works once, for 30 seconds)')
+    const late = (await json(await issue())).ticket
+    t.clock.advance(30_001)
+    await expectError(await stream(undefined, `?ticket=${late}`), 401, 'invalid_token')
+    expect(await t.rows('SELECT token_id FROM stream_tickets')).toHaveLength(1) // the late one, unused
+  })
+
+  test('a ticket needs a token with settings:read', async () => {
+    const profileOnly = await mintToken(t, w.appA.id, w.ann.id, 'profile')
+    await expectError(await t.handle('/api/settings-events/ticket', { method: 'POST', headers: { authorization: `Bearer ${profileOnly}` } }), 403, 'insufficient_scope')
+  })
+})
+
+describe('several instances on one database', () => {
+  test.skipIf(testEngine === 'sqlite')('a write through one instance arrives on a stream held on another (PostgreSQL NOTIFY at commit)', async () => {
+    // SQLite has one serving process: its twin is every stream test above, the write made by the process holding the stream.
+    const pair = await openTestStorePair()
+    try {
+      const clock = manualClock()
+      const config = loadConfig({ DATABASE_URL: ':memory:' })
+      const a = createApp(await createContext({ store: pair.store, config, clock }))
+      const bCtx = await createContext({ store: pair.other, config, clock })
+      const b = createApp(bCtx)
+      const other: TestApp = { ...t, store: pair.other, ctx: bCtx, app: b, handle: (p, i) => b.handle(new Request('http://localhost' + p, i)) }
+      const world = await settingsWorld(other)
+      const held = new SseReader(await b.handle(new Request('http://localhost/api/settings-events', { headers: { authorization: `Bearer ${world.annA}` } })))
+      const write = await a.handle(new Request('http://localhost/api/settings', { method: 'POST', headers: { authorization: `Bearer ${world.annA}`, 'content-type': 'application/json' }, body: JSON.stringify({ client_id: world.appA.id, key: 'k', value: 1 }) }))
+      expect(write.status).toBe(200)
+      const event = await held.next(3000)
+      expect(event).toMatchObject({ id: '1', event: 'set' })
+      bCtx.settingsHub.closeAll()
+    } finally {
+      await pair.close()
+    }
+  })
+})
