@@ -9,6 +9,7 @@ import { parsePageForm } from '../web/forms'
 import { avatarSvg } from './avatar'
 import { CsrfForm, RevokeForm } from './model'
 import { cookieNames, deleteSessionsOf } from './sessions'
+import { dataRoutes } from './data'
 import { emailRoutes } from './email'
 import { secondFactorRoutes } from './second-factor'
 import { accountPage, securityRoutes } from './security'
@@ -38,6 +39,7 @@ export function accountRoutes(ctx: AppContext) {
     .use(secondFactorRoutes(ctx))
     .use(securityRoutes(ctx))
     .use(emailRoutes(ctx))
+    .use(dataRoutes(ctx))
     .get('/', () => seeOther('/account'))
     .get('/account', async function showAccount({ request }) {
       const session = await readSession(ctx, request)

@@ -131,11 +131,23 @@ export function AccountPage(props: { user: User; avatarUrl: string; apps: AppAcc
                   <LastUsed at={app.lastUsedAt} />
                 </div>
               </div>
-              <ButtonForm action="/account/revoke" csrf={props.csrf} fields={{ client_id: app.clientId }} label="Revoke access" kind="danger" />
+              <div class="actions">
+                <a href={`/account/data?client_id=${encodeURIComponent(app.clientId)}`} download="">
+                  Download data
+                </a>
+                <ButtonForm action="/account/data/delete" csrf={props.csrf} fields={{ client_id: app.clientId }} label="Delete data" kind="secondary" />
+                <ButtonForm action="/account/revoke" csrf={props.csrf} fields={{ client_id: app.clientId }} label="Revoke access" kind="danger" />
+              </div>
             </li>
           ))}
         </ul>
       )}
+      <p>
+        <a href="/account/data" download="">
+          Download all my data
+        </a>{' '}
+        <span class="muted">(your profile, the apps you authorized and every setting they saved, as JSON)</span>
+      </p>
       <div class="actions">
         <ButtonForm action="/logout" csrf={props.csrf} label="Sign out" kind="secondary" />
         <ButtonForm action="/account/sign-out-everywhere" csrf={props.csrf} label="Sign out everywhere" kind="secondary" />

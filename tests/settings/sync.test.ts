@@ -274,3 +274,52 @@ describe('several instances on one database', () => {
     }
   })
 })
+
+describe('/account: the user’s own data', () => {
+  test('"Download data" is one app’s settings as a JSON file; "Download all my data" the profile, apps with scopes and every setting', async () => {
+    await post(w.annA, 'theme', { dark: true })
+    await post(w.annB, 'lang', 'en', w.appB.id)
+    await post(w.bobA, 'theme', 'bob')
+    const jar = await signIn(t, 'ann@example.com')
+    const page = await (await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).text()
+    expect(page).toContain('Download all my data')
+
+    const one = await t.handle(`/account/data?client_id=${w.appA.id}`, { headers: { cookie: cookieHeader(jar) } })
+    expect(one.status).toBe(200)
+    expect(one.headers.get('content-disposition')).toBe(`attachment; filename="latchkey-settings-${w.appA.id}.json"`)
+    expect(one.headers.get('cache-control')).toBe('no-store')
+    expect(await one.json()).toEqual({ app: { client_id: w.appA.id, name: 'App A' }, settings: [{ key: 'theme', value: { dark: true }, updated_at: expect.any(String) }] })
+
+    const all = await t.handle('/account/data', { headers: { cookie: cookieHeader(jar) } })
+    const body = await json(all)
+    expect(body.profile).toEqual({ id: w.ann.id, email: 'ann@example.com', email_verified: false, full_name: 'Ann', avatar_url: null })
+    expect(body.apps.map((a: { name: string; settings: Array<{ key: string }> }) => [a.name, a.settings.map((s) => s.key)]).sort()).toEqual([
+      ['App A', ['theme']],
+      ['App B', ['lang']],
+    ])
+    // Without a session: to the sign-in page, never someone's data.
+    expect((await t.handle('/account/data')).status).toBe(303)
+    expect((await t.handle('/account/data?client_id=ffff', { headers: { cookie: cookieHeader(jar) } })).status).toBe(404)
+  })
+
+  test('"Delete data" deletes all of one app’s settings (CSRF), one revision per key, which its streams hear', async () => {
+    await post(w.annA, 'a', 1)
+    await post(w.annA, 'b', 2)
+    await post(w.bobA, 'a', 1)
+    const events = new SseReader(await stream(w.annA))
+    const jar = await signIn(t, 'ann@example.com')
+    const page = await (await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).text()
+    const send = (csrf: string) =>
+      t.handle('/account/data/delete', { method: 'POST', headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' }, body: form({ client_id: w.appA.id, csrf_token: csrf }) })
+    expect((await send('forged')).status).toBe(403)
+    expect((await json(await api(t, w.annA).list())).settings).toHaveLength(2)
+    const res = await send(csrfFrom(page))
+    expect(res.status).toBe(303)
+    expect(await json(await api(t, w.annA).list())).toEqual({ settings: [], revision: 4 })
+    expect((await json(await api(t, w.bobA).list())).settings).toHaveLength(1)
+    expect((await events.collect((e) => e.id === '4')).map((e) => [e.id, e.event, data(e).key])).toEqual([
+      ['3', 'delete', 'a'],
+      ['4', 'delete', 'b'],
+    ])
+  })
+})

@@ -34,6 +34,7 @@ const ROUTES = [
   '/reset-password',
   '/verify-email/resend',
   '/account/email',
+  '/account/data/delete',
 ] as const
 const DOCUMENTED = new Set([200, 303, 400, 401, 403, 404, 409, 412, 413, 415, 429])
 

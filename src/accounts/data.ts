@@ -1,0 +1,74 @@
+import { Elysia, t } from 'elysia'
+import type { AppContext } from '../context'
+import type { StoredSetting } from '../db/store'
+import { PageError } from '../lib/errors'
+import { isClientId } from '../oauth/clients'
+import { seeOther } from '../views/page'
+import { parsePageForm } from '../web/forms'
+import { RevokeForm } from './model'
+import { forbidden } from './sign-in'
+import { csrfAccepted, loginUrl, readSession } from './web'
+
+const iso = (ms: number) => new Date(ms).toISOString()
+const settingOut = (s: StoredSetting) => ({ key: s.key, value: JSON.parse(s.value) as unknown, updated_at: iso(s.updatedAt) })
+
+/** A JSON file the browser saves (never cached: it is the user's data). */
+function download(body: unknown, filename: string): Response {
+  return new Response(JSON.stringify(body, null, 2) + '\n', {
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'content-disposition': `attachment; filename="${filename}"`,
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    },
+  })
+}
+
+/**
+ * The user's own data (SPEC, settings sync): "Download data" of one app's settings, "Delete data"
+ * (each key deleted takes its revision, so the app's other devices hear of it), and "Download all
+ * my data": the profile, the apps with their scopes, and every setting.
+ */
+export function dataRoutes(ctx: AppContext) {
+  return new Elysia({ name: 'account-data' })
+    .get(
+      '/account/data',
+      async function downloadData({ request, query }) {
+        const session = await readSession(ctx, request)
+        if (!session) return seeOther(loginUrl('/account'))
+        const { user } = session
+        const [apps, settings, clients] = await Promise.all([ctx.store.grants.listAuthorizedApps(user.id), ctx.store.settings.exportSettings(user.id), ctx.store.clients.listClients()])
+        const names = new Map(clients.map((c) => [c.id, c.name]))
+        if (query.client_id !== undefined) {
+          if (!isClientId(query.client_id) || !names.has(query.client_id)) throw new PageError(404, 'Unknown application', 'There is no such application.')
+          const mine = settings.find((a) => a.clientId === query.client_id)?.settings ?? []
+          const app = { client_id: query.client_id, name: names.get(query.client_id)! }
+          return download({ app, settings: mine.map(settingOut) }, `latchkey-settings-${query.client_id.replace(/[^A-Za-z0-9]/g, '-').slice(0, 64)}.json`)
+        }
+        const ids = [...new Set([...apps.map((a) => a.clientId), ...settings.map((s) => s.clientId)])]
+        const profile = { id: user.id, email: user.email, email_verified: user.emailVerified, full_name: user.fullName, avatar_url: user.avatarUrl }
+        const all = ids.map((clientId) => ({
+          client_id: clientId,
+          name: names.get(clientId) ?? clientId,
+          scopes: [...new Set(apps.filter((a) => a.clientId === clientId).flatMap((a) => a.scopes))],
+          settings: (settings.find((s) => s.clientId === clientId)?.settings ?? []).map(settingOut),
+        }))
+        return download({ exported_at: iso(ctx.clock.now()), profile, apps: all }, 'latchkey-my-data.json')
+      },
+      { query: t.Object({ client_id: t.Optional(t.String()) }) },
+    )
+    .post(
+      '/account/data/delete',
+      async function deleteData({ request, body }) {
+        const session = await readSession(ctx, request)
+        if (!session || !csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
+        const clientId = body.client_id ?? ''
+        if (!isClientId(clientId)) throw new PageError(400, 'Unknown application', 'There is no such application.')
+        const changes = await ctx.store.settings.deleteAppSettings(session.user.id, clientId, ctx.clock.now())
+        ctx.settingsCache.invalidate(session.user.id, clientId)
+        for (const change of changes) ctx.settingsHub.published(session.user.id, clientId, change)
+        return seeOther('/account')
+      },
+      { parse: parsePageForm, body: RevokeForm },
+    )
+}
