@@ -14,6 +14,7 @@ import { connect } from '../../src/db/pg/connect'
 import { startHaproxy } from '../haproxy'
 import type { Case, Harness, PgCluster, Row, Server, WrkResult } from './harness'
 import { measurePasskeySignIn } from './passkeys'
+import { measureStreams } from './streams'
 
 const root = join(import.meta.dir, '../..')
 const here = import.meta.dir
@@ -584,6 +585,11 @@ async function main() {
     rows.splice(rows.length - 2, 0, await measurePasskeySignIn(name, server, `http://localhost:${new URL(server.url).port}`, session, timing))
   }
 
+  // Settings streams (issue 22): fan-out, idle streams' memory and lag, the POST rate with streams open.
+  const streams = picked('stream')
+    ? await measureStreams(latchkey, JSON.parse(cli(latchkey, bin, ['client', 'create', '--name', 'Streams', '--redirect-uri', REDIRECT_URI])).client_id, rssMb, measure)
+    : undefined
+
   for (const stop of stops) stop()
   for (const s of [bare, latchkey, peer, ...extra]) await stopServer(s)
   pg?.stop()
@@ -604,6 +610,7 @@ async function main() {
       restartIdleRssMb: startup.restart.map((s) => s.idleRssMb),
     },
     codesMintedPerSecond: mintedPerSecond,
+    streams,
     bareRs256SignaturesPerSecond: signingRate,
     cases: rows.map((r) => ({
       ...r,
@@ -635,6 +642,13 @@ async function main() {
     }),
     `bare RS256 signing (key imported once, 8 in flight): ${num(signingRate)} signatures/s; the openid exchange reached ${num(((report.cases.find((r) => r.name.includes('openid'))?.rps ?? 0) / signingRate) * 100)} % of it.`,
     `× peer: the token endpoint against oidc-provider's client_credentials (${num(peerCc)} req/s), the other cases against its introspection (${num(peerIntrospect)} req/s).`,
+    ...(streams
+      ? [
+          `settings streams: one write per user to 1,000 open streams (50 users × 20): sent → received p50 ${num(streams.fanOut.p50ms, 2)} ms, p99 ${num(streams.fanOut.p99ms, 2)} ms over ${num(streams.fanOut.deliveries)} deliveries`,
+          `settings streams: 10,000 idle: RSS ${num(streams.idle.rssBeforeMb, 1)} → ${num(streams.idle.rssWithMb, 1)} MB (${num(streams.idle.kbPerStream, 1)} KB per stream); /healthz p50/p99 ${num(streams.idle.healthz.withoutP50, 3)}/${num(streams.idle.healthz.withoutP99, 3)} ms without, ${num(streams.idle.healthz.withP50, 3)}/${num(streams.idle.healthz.withP99, 3)} ms with them`,
+          `settings streams: POST /api/settings (same key) ${num(streams.post.without.rps)} req/s without streams, ${num(streams.post.with.rps)} req/s with 1,000 open (the writer's 20 among them): ${num((streams.post.with.rps / streams.post.without.rps) * 100)} %`,
+        ]
+      : []),
     `results: ${file.slice(root.length + 1)}`,
   ]
   console.log(lines.join('\n'))

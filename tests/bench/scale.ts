@@ -59,7 +59,7 @@ const SETTINGS_SETS: SettingsSet[] = [
 
 
 /** What a sign-in and a code exchange store for one access token: a code, then its exchange. */
-async function issueToken(store: Store, clientId: string, userId: string, scope: string, now: number): Promise<string> {
+export async function issueToken(store: Store, clientId: string, userId: string, scope: string, now: number): Promise<string> {
   const codeHash = sha256(randomToken())
   const row = { clientId, userId, scope, familyId: Bun.randomUUIDv7(), resource: null }
   await store.grants.issueCode(

@@ -1,3 +1,4 @@
+import type { SQL } from 'bun'
 import type { RemoteSettingChange, SettingChange, SettingsDelta, SettingsStore, SettingsUsage, StoredSetting } from '../store'
 import { SETTINGS_CHANNEL, type PgChangeFeed } from './change-feed'
 import { lock, n, type PgContext, type Row, type Tx } from './context'
@@ -5,12 +6,14 @@ import { lock, n, type PgContext, type Row, type Tx } from './context'
 const toSetting = (r: Row): StoredSetting => ({ key: r.key as string, value: r.value as string, updatedAt: n(r.updated_at) })
 
 /**
- * The (user, app)'s next revision and its change row, and the NOTIFY that tells every instance
- * once the transaction commits (never before: a change is announced only when it is durable).
- * Runs under the user's settings lock, so revisions are gap-free however instances race.
+ * A write (or deletion) of one key with the (user, app)'s next revision, its change row and the
+ * NOTIFY that tells every instance once the transaction commits (never before: a change is
+ * announced only when it is durable) — one round trip. Runs under the user's settings lock, so
+ * revisions are gap-free however instances race.
  */
-function bump(tx: Tx, userId: string, clientId: string, key: string, now: number) {
-  return tx`WITH h AS (INSERT INTO setting_heads (user_id, client_id, revision) VALUES (${userId}, ${clientId}, 1)
+function writeWithRevision(tx: Tx, userId: string, clientId: string, key: string, now: number, write: SQL.Query<unknown>): Promise<number> {
+  return tx`WITH w AS (${write}),
+      h AS (INSERT INTO setting_heads (user_id, client_id, revision) VALUES (${userId}, ${clientId}, 1)
         ON CONFLICT (user_id, client_id) DO UPDATE SET revision = setting_heads.revision + 1 RETURNING revision),
       c AS (INSERT INTO setting_changes (user_id, client_id, revision, key, changed_at) SELECT ${userId}, ${clientId}, revision, ${key}, ${now} FROM h)
     SELECT revision, pg_notify(${SETTINGS_CHANNEL}, ${`${userId} ${clientId} `} || revision) FROM h`.then((rows: Row[]) => n(rows[0]!.revision))
@@ -61,9 +64,9 @@ export class PgSettings implements SettingsStore {
       // One writer per user at a time, on every instance: quotas span the user's applications.
       const { current, usage } = await this.lockedSetting(tx, userId, clientId, key)
       const updatedAt = decide(current, usage)
-      await tx`INSERT INTO settings (user_id, client_id, key, value, updated_at) VALUES (${userId}, ${clientId}, ${key}, ${value}, ${updatedAt})
+      const upsert = tx`INSERT INTO settings (user_id, client_id, key, value, updated_at) VALUES (${userId}, ${clientId}, ${key}, ${value}, ${updatedAt})
         ON CONFLICT (user_id, client_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
-      return { key, value, updatedAt, revision: await bump(tx, userId, clientId, key, updatedAt) }
+      return { key, value, updatedAt, revision: await writeWithRevision(tx, userId, clientId, key, updatedAt, upsert) }
     })
   }
 
@@ -72,8 +75,7 @@ export class PgSettings implements SettingsStore {
       const { current } = await this.lockedSetting(tx, userId, clientId, key)
       check(current)
       if (!current) return false
-      await tx`DELETE FROM settings WHERE user_id = ${userId} AND client_id = ${clientId} AND key = ${key}`
-      return bump(tx, userId, clientId, key, now)
+      return writeWithRevision(tx, userId, clientId, key, now, tx`DELETE FROM settings WHERE user_id = ${userId} AND client_id = ${clientId} AND key = ${key}`)
     })
   }
 
@@ -82,7 +84,7 @@ export class PgSettings implements SettingsStore {
       await lock(tx, `settings:${userId}`)
       const keys = (await tx`DELETE FROM settings WHERE user_id = ${userId} AND client_id = ${clientId} RETURNING key`).map((r: Row) => r.key as string).sort()
       const out: SettingChange[] = []
-      for (const key of keys) out.push({ key, revision: await bump(tx, userId, clientId, key, now), setting: undefined })
+      for (const key of keys) out.push({ key, revision: await writeWithRevision(tx, userId, clientId, key, now, tx`SELECT 1`), setting: undefined })
       return out
     })
   }
