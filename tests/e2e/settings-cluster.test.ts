@@ -112,7 +112,8 @@ describe.skipIf(!onPostgres)('settings sync on two instances behind haproxy', ()
       const run = (async () => {
         while (!stop) {
           try {
-            const stream = await openStream(lb, token, seen.at(-1))
+            // From revision 0 the first time (a client that kept its revision), then from the last id seen.
+            const stream = await openStream(lb, token, seen.at(-1) ?? '0')
             for (;;) {
               const e: SseEvent | undefined = await stream.next(30_000)
               if (!e || e.event === 'end') break
