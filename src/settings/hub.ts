@@ -26,7 +26,7 @@ interface Group {
 /** How often open streams are checked for an expired token (SPEC: within a second) and, on SQLite, other processes' writes. */
 const SWEEP_MS = 500
 /** A comment keeps proxies from timing an idle stream out (SPEC: every 15 s). */
-const HEARTBEAT_MS = 15_000
+export const HEARTBEAT_MS = 15_000
 export const STREAMS_PER_USER = 20
 
 /**

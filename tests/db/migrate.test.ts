@@ -30,7 +30,7 @@ describe('embedded migrations', () => {
     expect(migrate(db.sqlite).applied).toEqual(journal.entries.map((e) => e.tag))
     expect(migrate(db.sqlite).applied).toEqual([])
     const tables = db.sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name)
-    expect(tables).toEqual(['access_tokens', 'auth_codes', 'clients', 'consents', 'email_tokens', 'latchkey_migrations', 'login_throttle', 'mail_outbox', 'passkeys', 'recovery_codes', 'refresh_families', 'refresh_tokens', 'registration_tokens', 'resources', 'server_secrets', 'sessions', 'setting_changes', 'setting_counts', 'setting_heads', 'settings', 'signing_keys', 'stream_tickets', 'totp_secrets', 'users', 'webauthn_challenges'])
+    expect(tables).toEqual(['access_tokens', 'auth_codes', 'clients', 'consents', 'email_tokens', 'latchkey_migrations', 'login_throttle', 'mail_outbox', 'passkeys', 'recovery_codes', 'refresh_families', 'refresh_tokens', 'registration_tokens', 'resources', 'server_secrets', 'sessions', 'setting_counts', 'setting_heads', 'setting_tombstones', 'settings', 'signing_keys', 'stream_tickets', 'totp_secrets', 'users', 'webauthn_challenges'])
   })
 
   test('the database runs with foreign keys, a busy timeout and synchronous=FULL', () => {
@@ -50,7 +50,7 @@ describe('setting_counts triggers', () => {
     run("INSERT INTO clients (id, name, secret_hash, redirect_uris, skip_consent, created_at) VALUES ('c1', 'C', NULL, '[]', 0, 0)")
     const count = () => (db.sqlite.query("SELECT n FROM setting_counts WHERE user_id = 'u1' AND client_id = 'c1'").get() as { n: number } | null)?.n
     const upsert = (key: string) =>
-      run("INSERT INTO settings VALUES ('u1', 'c1', ?, '1', 0) ON CONFLICT DO UPDATE SET value = excluded.value", key)
+      run("INSERT INTO settings (user_id, client_id, key, value, updated_at) VALUES ('u1', 'c1', ?, '1', 0) ON CONFLICT DO UPDATE SET value = excluded.value", key)
     upsert('a')
     upsert('b')
     upsert('a')
@@ -68,7 +68,7 @@ describe('setting_counts triggers', () => {
     db.sqlite.run("INSERT INTO latchkey_migrations VALUES ('0000_init', 'x', 0)")
     db.sqlite.run("INSERT INTO users VALUES ('u1', 'a@x', 'A', NULL, 'h', 0)")
     db.sqlite.run("INSERT INTO clients VALUES ('c1', 'C', NULL, '[]', 0, 0)")
-    for (const key of ['a', 'b', 'c']) db.sqlite.query("INSERT INTO settings VALUES ('u1', 'c1', ?, '1', 0)").run(key)
+    for (const key of ['a', 'b', 'c']) db.sqlite.query("INSERT INTO settings (user_id, client_id, key, value, updated_at) VALUES ('u1', 'c1', ?, '1', 0)").run(key)
     expect(migrate(db.sqlite).applied).toEqual(journal.entries.slice(1).map((e) => e.tag))
     expect(db.sqlite.query('SELECT n FROM setting_counts').get()).toEqual({ n: 3 })
   })
@@ -81,7 +81,7 @@ describe('0003: access tokens become lk_at_<id>.<verifier>', () => {
     db.sqlite.run("INSERT INTO clients VALUES ('c1', 'C', NULL, '[]', 0, 0)")
     db.sqlite.run("INSERT INTO auth_codes VALUES ('code1', 'c1', 'u1', 'https://a/cb', 'email', NULL, 0, 5)")
     db.sqlite.run("INSERT INTO access_tokens VALUES ('tok1', 'c1', 'u1', 'email', 'code1', 9, 0)")
-    db.sqlite.run("INSERT INTO settings VALUES ('u1', 'c1', 'k', '1', 0)")
+    db.sqlite.run("INSERT INTO settings (user_id, client_id, key, value, updated_at) VALUES ('u1', 'c1', 'k', '1', 0)")
     expect(migrate(db.sqlite).applied).toEqual(journal.entries.slice(3).map((e) => e.tag))
     const columns = (table: string) => db.sqlite.query(`SELECT name FROM pragma_table_info('${table}')`).all().map((r) => (r as { name: string }).name)
     expect(columns('access_tokens')).toEqual(['id', 'verifier_hash', 'client_id', 'user_id', 'scope', 'expires_at', 'created_at', 'family_id', 'resource'])
@@ -97,7 +97,7 @@ describe('0008: settings in their key order', () => {
     const db = migratedThrough(8)
     db.sqlite.run("INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at) VALUES ('u1', 'a@x', 'A', NULL, 'h', 0)")
     db.sqlite.run("INSERT INTO clients (id, name, secret_hash, redirect_uris, skip_consent, created_at) VALUES ('c1', 'C', NULL, '[]', 0, 0)")
-    for (const key of ['b', 'a', 'c']) db.sqlite.query("INSERT INTO settings VALUES ('u1', 'c1', ?, '\"xy\"', 7)").run(key)
+    for (const key of ['b', 'a', 'c']) db.sqlite.query("INSERT INTO settings (user_id, client_id, key, value, updated_at) VALUES ('u1', 'c1', ?, '\"xy\"', 7)").run(key)
     const counts = () => db.sqlite.query('SELECT n, bytes FROM setting_counts').get()
     expect(counts()).toEqual({ n: 3, bytes: 12 })
 
@@ -113,7 +113,7 @@ describe('0008: settings in their key order', () => {
       'SEARCH settings USING PRIMARY KEY (user_id=? AND client_id=?)',
     ])
     expect(plan("DELETE FROM settings WHERE client_id = 'c1'")).toEqual(['SEARCH settings USING INDEX settings_client (client_id=?)'])
-    db.sqlite.run("INSERT INTO settings VALUES ('u1', 'c1', 'd', '1', 8)")
+    db.sqlite.run("INSERT INTO settings (user_id, client_id, key, value, updated_at) VALUES ('u1', 'c1', 'd', '1', 8)")
     db.sqlite.run("UPDATE settings SET value = '\"longer\"' WHERE key = 'a'")
     db.sqlite.run("DELETE FROM settings WHERE key = 'b'")
     expect(counts()).toEqual({ n: 3, bytes: 4 + 1 + 8 })

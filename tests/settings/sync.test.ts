@@ -4,6 +4,7 @@ import { loadConfig } from '../../src/config'
 import { manualClock } from '../../src/lib/clock'
 import { cookieHeader, createTestApp, csrfFrom, form, mintToken, signIn, type TestApp } from '../helpers'
 import { openTestStorePair, testEngine } from '../store'
+import { HEARTBEAT_MS } from '../../src/settings/hub'
 import { api, settingsWorld } from './helpers'
 import { SseReader, type SseEvent } from './sse'
 
@@ -51,11 +52,12 @@ describe('revisions: one per key changed, per (user, app), from 1', () => {
   })
 
   test('racing writes get gap-free, unrepeated revisions', async () => {
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => post(w.annA, `k${i % 50}`, i)))
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => post(w.annA, `k${i}`, i)))
     expect(results.every((r) => r.status === 200)).toBe(true)
     expect((await json(await api(t, w.annA).list())).revision).toBe(200)
-    const revisions = (await t.rows(`SELECT revision FROM setting_changes WHERE user_id = '${w.ann.id}' AND client_id = '${w.appA.id}' ORDER BY revision`)).map((r) => Number((r as { revision: number }).revision))
-    expect(revisions).toEqual(Array.from({ length: 200 }, (_, i) => i + 1))
+    // Each key was written once: the revisions its rows carry are every number from 1 to 200.
+    const revisions = (await t.rows(`SELECT revision FROM settings WHERE user_id = '${w.ann.id}' AND client_id = '${w.appA.id}'`)).map((r) => Number((r as { revision: number }).revision))
+    expect(revisions.sort((x, y) => x - y)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1))
   })
 })
 
@@ -89,17 +91,19 @@ describe('GET /api/settings?since=REV', () => {
   })
 
   test('older than what is kept: 410 gone (fetch the list again)', async () => {
-    await post(w.annA, 'a', 1)
-    await post(w.annA, 'b', 1)
+    await post(w.annA, 'a', 1) // 1
+    await del(w.annA, 'a') // 2: a tombstone says a is gone
+    await post(w.annA, 'b', 1) // 3
     t.clock.advance(31 * 86_400_000)
     const token = await mintToken(t, w.appA.id, w.ann.id)
-    await post(token, 'c', 1)
+    await post(token, 'c', 1) // 4
     const windows = { usedCodes: 0, throttle: 0, refreshGrace: 0, retiredKeys: 0, mail: 0, settingChanges: 30 * 86_400_000 }
     await t.store.purgeExpired(t.clock.now(), windows)
+    // Who knew revision 1 would not learn that a was deleted: gone.
     await expectError(await api(t, token).list('?since=1'), 410, 'gone', 'changes after revision 1 are no longer kept; fetch the settings again')
     await expectError(await stream(token, '', { 'last-event-id': '0' }), 410, 'gone')
-    expect(await json(await api(t, token).list('?since=2'))).toMatchObject({ revision: 3, changes: [{ key: 'c' }] })
-    expect((await json(await api(t, token).list())).revision).toBe(3)
+    expect(await json(await api(t, token).list('?since=2'))).toMatchObject({ revision: 4, changes: [{ key: 'b' }, { key: 'c' }] })
+    expect((await json(await api(t, token).list())).revision).toBe(4)
   })
 })
 
@@ -218,6 +222,17 @@ describe('GET /api/settings-events', () => {
     t.ctx.settingsHub.closeAll()
     expect(await events.collect((e) => e.event === 'end')).toEqual([{ event: 'end', data: '{"reason":"shutdown"}' }])
     await expectError(await stream(w.annA), 503, 'temporarily_unavailable', 'the server is stopping')
+  })
+
+  test('a comment every 15 s keeps an idle stream open through proxies; the stream starts with retry: 2000', async () => {
+    expect(HEARTBEAT_MS).toBe(15_000)
+    const res = await stream(w.annA)
+    const reader = res.body!.getReader()
+    const text = async () => new TextDecoder().decode((await reader.read()).value)
+    expect(await text()).toBe('retry: 2000\n\n')
+    ;(t.ctx.settingsHub as unknown as { beat(): void }).beat() // what the 15-second timer runs
+    expect(await text()).toBe(': keep-alive\n\n')
+    await reader.cancel()
   })
 
   test('CORS lets a browser send Last-Event-ID', async () => {

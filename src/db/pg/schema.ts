@@ -165,6 +165,7 @@ export const settings = pgTable(
     key: byteOrderedText('key').notNull(),
     value: text('value').notNull(),
     updatedAt: ms('updated_at').notNull(),
+    revision: bigint('revision', { mode: 'number' }).notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.userId, t.clientId, t.key] }), index('settings_client').on(t.clientId)],
 )
@@ -315,16 +316,16 @@ export const registrationTokens = pgTable('registration_tokens', {
   expiresAt: ms('expires_at').notNull(),
 })
 
-export const settingChanges = pgTable(
-  'setting_changes',
+export const settingTombstones = pgTable(
+  'setting_tombstones',
   {
     userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
     clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
-    revision: bigint('revision', { mode: 'number' }).notNull(),
     key: byteOrderedText('key').notNull(),
-    changedAt: ms('changed_at').notNull(),
+    revision: bigint('revision', { mode: 'number' }).notNull(),
+    deletedAt: ms('deleted_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.clientId, t.revision] }), index('setting_changes_changed').on(t.changedAt), index('setting_changes_client').on(t.clientId)],
+  (t) => [primaryKey({ columns: [t.userId, t.clientId, t.key] }), index('setting_tombstones_deleted').on(t.deletedAt), index('setting_tombstones_client').on(t.clientId)],
 )
 
 export const settingHeads = pgTable(

@@ -6,16 +6,21 @@ import { lock, n, type PgContext, type Row, type Tx } from './context'
 const toSetting = (r: Row): StoredSetting => ({ key: r.key as string, value: r.value as string, updatedAt: n(r.updated_at) })
 
 /**
- * A write (or deletion) of one key with the (user, app)'s next revision, its change row and the
- * NOTIFY that tells every instance once the transaction commits (never before: a change is
- * announced only when it is durable) — one round trip. Runs under the user's settings lock, so
- * revisions are gap-free however instances race.
+ * A write (or deletion) of one key with the (user, app)'s next revision (`h`, which the write
+ * may read), the key's tombstone laid (a deletion) or lifted (a save), and the NOTIFY that tells
+ * every instance once the transaction commits (never before: a change is announced only when it
+ * is durable) — one round trip. Runs under the user's settings lock, so revisions are gap-free
+ * however instances race.
  */
-function writeWithRevision(tx: Tx, userId: string, clientId: string, key: string, now: number, write: SQL.Query<unknown>): Promise<number> {
-  return tx`WITH w AS (${write}),
-      h AS (INSERT INTO setting_heads (user_id, client_id, revision) VALUES (${userId}, ${clientId}, 1)
+function writeWithRevision(tx: Tx, userId: string, clientId: string, key: string, now: number, write: SQL.Query<unknown>, tombstone: 'bury' | 'lift'): Promise<number> {
+  const grave =
+    tombstone === 'bury'
+      ? tx`INSERT INTO setting_tombstones (user_id, client_id, key, revision, deleted_at) SELECT ${userId}, ${clientId}, ${key}, revision, ${now} FROM h
+          ON CONFLICT (user_id, client_id, key) DO UPDATE SET revision = excluded.revision, deleted_at = excluded.deleted_at`
+      : tx`DELETE FROM setting_tombstones WHERE user_id = ${userId} AND client_id = ${clientId} AND key = ${key}`
+  return tx`WITH h AS (INSERT INTO setting_heads (user_id, client_id, revision) VALUES (${userId}, ${clientId}, 1)
         ON CONFLICT (user_id, client_id) DO UPDATE SET revision = setting_heads.revision + 1 RETURNING revision),
-      c AS (INSERT INTO setting_changes (user_id, client_id, revision, key, changed_at) SELECT ${userId}, ${clientId}, revision, ${key}, ${now} FROM h)
+      w AS (${write}), t AS (${grave})
     SELECT revision, pg_notify(${SETTINGS_CHANNEL}, ${`${userId} ${clientId} `} || revision) FROM h`.then((rows: Row[]) => n(rows[0]!.revision))
 }
 
@@ -64,9 +69,9 @@ export class PgSettings implements SettingsStore {
       // One writer per user at a time, on every instance: quotas span the user's applications.
       const { current, usage } = await this.lockedSetting(tx, userId, clientId, key)
       const updatedAt = decide(current, usage)
-      const upsert = tx`INSERT INTO settings (user_id, client_id, key, value, updated_at) VALUES (${userId}, ${clientId}, ${key}, ${value}, ${updatedAt})
-        ON CONFLICT (user_id, client_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
-      return { key, value, updatedAt, revision: await writeWithRevision(tx, userId, clientId, key, updatedAt, upsert) }
+      const upsert = tx`INSERT INTO settings (user_id, client_id, key, value, updated_at, revision) SELECT ${userId}, ${clientId}, ${key}, ${value}, ${updatedAt}, revision FROM h
+        ON CONFLICT (user_id, client_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at, revision = excluded.revision`
+      return { key, value, updatedAt, revision: await writeWithRevision(tx, userId, clientId, key, updatedAt, upsert, 'lift') }
     })
   }
 
@@ -75,7 +80,7 @@ export class PgSettings implements SettingsStore {
       const { current } = await this.lockedSetting(tx, userId, clientId, key)
       check(current)
       if (!current) return false
-      return writeWithRevision(tx, userId, clientId, key, now, tx`DELETE FROM settings WHERE user_id = ${userId} AND client_id = ${clientId} AND key = ${key}`)
+      return writeWithRevision(tx, userId, clientId, key, now, tx`DELETE FROM settings WHERE user_id = ${userId} AND client_id = ${clientId} AND key = ${key}`, 'bury')
     })
   }
 
@@ -84,7 +89,7 @@ export class PgSettings implements SettingsStore {
       await lock(tx, `settings:${userId}`)
       const keys = (await tx`DELETE FROM settings WHERE user_id = ${userId} AND client_id = ${clientId} RETURNING key`).map((r: Row) => r.key as string).sort()
       const out: SettingChange[] = []
-      for (const key of keys) out.push({ key, revision: await writeWithRevision(tx, userId, clientId, key, now, tx`SELECT 1`), setting: undefined })
+      for (const key of keys) out.push({ key, revision: await writeWithRevision(tx, userId, clientId, key, now, tx`SELECT 1`, 'bury'), setting: undefined })
       return out
     })
   }
@@ -92,12 +97,12 @@ export class PgSettings implements SettingsStore {
   /** One statement, one snapshot: the head, and each key changed after `since` at its latest change with its state now. */
   changesSince(userId: string, clientId: string, since: number): Promise<SettingsDelta> {
     return this.ctx.run(async (sql) => {
-      const rows = await sql`SELECT h.revision AS head, h.purged_through, c.key, c.revision, s.value, s.updated_at
+      // Each key once, at its latest change: a live key with its value, a deleted one by its tombstone.
+      const rows = await sql`SELECT h.revision AS head, h.purged_through, c.key, c.revision, c.value, c.updated_at
         FROM (SELECT coalesce(max(revision), 0) AS revision, coalesce(max(purged_through), 0) AS purged_through
               FROM setting_heads WHERE user_id = ${userId} AND client_id = ${clientId}) h
-        LEFT JOIN (SELECT key, max(revision) AS revision FROM setting_changes
-              WHERE user_id = ${userId} AND client_id = ${clientId} AND revision > ${since} GROUP BY key) c ON true
-        LEFT JOIN settings s ON s.user_id = ${userId} AND s.client_id = ${clientId} AND s.key = c.key
+        LEFT JOIN (SELECT key, revision, value, updated_at FROM settings WHERE user_id = ${userId} AND client_id = ${clientId} AND revision > ${since}
+              UNION ALL SELECT key, revision, NULL, NULL FROM setting_tombstones WHERE user_id = ${userId} AND client_id = ${clientId} AND revision > ${since}) c ON true
         ORDER BY c.revision`
       const changes = rows
         .filter((r: Row) => r.key !== null)

@@ -140,9 +140,9 @@ export class PgStore implements Store, PgContext {
       removed += (await sql`DELETE FROM email_tokens WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM registration_tokens WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM stream_tickets WHERE expires_at < ${now}`).count
-      // Settings changes: each (user, app) remembers through which revision they are gone (410 before it).
+      // Tombstones of settings deleted long ago: each (user, app) remembers through which revision they are gone (410 before it).
       removed += (
-        await sql`WITH gone AS (DELETE FROM setting_changes WHERE changed_at < ${now - keep.settingChanges} RETURNING user_id, client_id, revision),
+        await sql`WITH gone AS (DELETE FROM setting_tombstones WHERE deleted_at < ${now - keep.settingChanges} RETURNING user_id, client_id, revision),
             last AS (SELECT user_id, client_id, max(revision) AS revision FROM gone GROUP BY user_id, client_id),
             heads AS (UPDATE setting_heads h SET purged_through = greatest(h.purged_through, last.revision) FROM last
               WHERE h.user_id = last.user_id AND h.client_id = last.client_id)

@@ -196,6 +196,8 @@ export const settings = sqliteTable(
     /** Serialized JSON, returned with the type it was saved with. */
     value: text('value').notNull(),
     updatedAt: integer('updated_at').notNull(),
+    /** Settings sync: the (user, app) revision of the key's latest change (0: from before revisions). */
+    revision: integer('revision').notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.userId, t.clientId, t.key] }), index('settings_client').on(t.clientId, t.key)],
 )
@@ -393,21 +395,21 @@ export const registrationTokens = sqliteTable('registration_tokens', {
 })
 
 /**
- * Settings sync: every change to a user's settings for an app, one row per key changed, numbered
- * per (user, app) from 1 without gaps (WITHOUT ROWID: a user's changes for an app sit together in
- * revision order). The value is not kept here: `since` answers each key's latest state from
- * `settings`. Rows older than SETTINGS_CHANGES_DAYS are purged.
+ * Settings sync: a deleted key's tombstone — its key and the revision that deleted it — so that
+ * `since` can say it is gone; removed when the key is saved again, purged after
+ * SETTINGS_CHANGES_DAYS (a `since` older than a purged one is then 410). Live keys carry their own
+ * latest revision (settings.revision): a change log would grow with every write.
  */
-export const settingChanges = sqliteTable(
-  'setting_changes',
+export const settingTombstones = sqliteTable(
+  'setting_tombstones',
   {
     userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
     clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
-    revision: integer('revision').notNull(),
     key: text('key').notNull(),
-    changedAt: integer('changed_at').notNull(),
+    revision: integer('revision').notNull(),
+    deletedAt: integer('deleted_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.clientId, t.revision] }), index('setting_changes_changed').on(t.changedAt), index('setting_changes_client').on(t.clientId)],
+  (t) => [primaryKey({ columns: [t.userId, t.clientId, t.key] }), index('setting_tombstones_deleted').on(t.deletedAt), index('setting_tombstones_client').on(t.clientId)],
 )
 
 /** Each (user, app)'s latest revision, and the revision through which its changes were purged (an older `since` is 410). */

@@ -28,21 +28,24 @@ export class SqliteSettings implements SettingsStore {
     return row ?? { revision: 0, purgedThrough: 0 }
   }
 
-  /**
-   * The (user, app)'s next revision and its change row; inside the write job, so two writes
-   * never take one number and none is skipped.
-   */
-  private bump(userId: string, clientId: string, key: string, now: number): number {
-    const { revision } = prepared(this.db, 'settingsBump', () =>
+  /** The (user, app)'s next revision; inside the write job, so two writes never take one number and none is skipped. */
+  private bump(userId: string, clientId: string): number {
+    return prepared(this.db, 'settingsBump', () =>
       this.db.sqlite.prepare<{ revision: number }, [string, string]>(
         `INSERT INTO setting_heads (user_id, client_id, revision) VALUES (?1, ?2, 1)
           ON CONFLICT (user_id, client_id) DO UPDATE SET revision = revision + 1 RETURNING revision`,
       ),
-    ).get(userId, clientId)!
-    prepared(this.db, 'settingsChange', () =>
-      this.db.sqlite.prepare<unknown, [string, string, number, string, number]>('INSERT INTO setting_changes (user_id, client_id, revision, key, changed_at) VALUES (?, ?, ?, ?, ?)'),
-    ).run(userId, clientId, revision, key, now)
-    return revision
+    ).get(userId, clientId)!.revision
+  }
+
+  /** A deleted key's tombstone (until it is saved again, or purged). */
+  private bury(userId: string, clientId: string, key: string, revision: number, now: number): void {
+    prepared(this.db, 'settingsBury', () =>
+      this.db.sqlite.prepare<unknown, [string, string, string, number, number]>(
+        `INSERT INTO setting_tombstones (user_id, client_id, key, revision, deleted_at) VALUES (?1, ?2, ?3, ?4, ?5)
+          ON CONFLICT (user_id, client_id, key) DO UPDATE SET revision = excluded.revision, deleted_at = excluded.deleted_at`,
+      ),
+    ).run(userId, clientId, key, revision, now)
   }
 
   private rows(userId: string, clientId: string): StoredSetting[] {
@@ -107,17 +110,23 @@ export class SqliteSettings implements SettingsStore {
           return usage().bytes
         },
       })
+      const revision = this.bump(userId, clientId)
       prepared(this.db, 'settingsUpsert', () =>
         this.db.orm
           .insert(settings)
-          .values({ userId: p('userId'), clientId: p('clientId'), key: p('key'), value: p('value'), updatedAt: p('updatedAt') })
+          .values({ userId: p('userId'), clientId: p('clientId'), key: p('key'), value: p('value'), updatedAt: p('updatedAt'), revision: p('revision') })
           .onConflictDoUpdate({
             target: [settings.userId, settings.clientId, settings.key],
-            set: { value: sql`excluded.value`, updatedAt: sql`excluded.updated_at` },
+            set: { value: sql`excluded.value`, updatedAt: sql`excluded.updated_at`, revision: sql`excluded.revision` },
           })
           .prepare(),
-      ).run({ userId, clientId, key, value, updatedAt })
-      return { key, value, updatedAt, revision: this.bump(userId, clientId, key, updatedAt) }
+      ).run({ userId, clientId, key, value, updatedAt, revision })
+      // Only a new key can have a tombstone.
+      if (!current)
+        prepared(this.db, 'settingsUnbury', () =>
+          this.db.sqlite.prepare<unknown, [string, string, string]>('DELETE FROM setting_tombstones WHERE user_id = ? AND client_id = ? AND key = ?'),
+        ).run(userId, clientId, key)
+      return { key, value, updatedAt, revision }
     })
   }
 
@@ -132,7 +141,10 @@ export class SqliteSettings implements SettingsStore {
           .where(and(eq(settings.userId, p('userId')), eq(settings.clientId, p('clientId')), eq(settings.key, p('key'))))
           .prepare(),
       ).run({ userId, clientId, key })
-      return changes(deleted) > 0 && this.bump(userId, clientId, key, now)
+      if (changes(deleted) === 0) return false
+      const revision = this.bump(userId, clientId)
+      this.bury(userId, clientId, key, revision, now)
+      return revision
     })
   }
 
@@ -140,19 +152,22 @@ export class SqliteSettings implements SettingsStore {
     return this.ctx.write(() => {
       const keys = this.rows(userId, clientId).map((s) => s.key)
       this.db.sqlite.prepare('DELETE FROM settings WHERE user_id = ? AND client_id = ?').run(userId, clientId)
-      return keys.map((key) => ({ key, revision: this.bump(userId, clientId, key, now), setting: undefined }))
+      return keys.map((key) => {
+        const revision = this.bump(userId, clientId)
+        this.bury(userId, clientId, key, revision, now)
+        return { key, revision, setting: undefined }
+      })
     })
   }
 
   async changesSince(userId: string, clientId: string, since: number): Promise<SettingsDelta> {
     const head = this.head(userId, clientId)
-    // Each key once, at its latest change, with its state now (none: deleted since).
+    // Each key once, at its latest change: a live key with its value, a deleted one by its tombstone.
     const rows = prepared(this.db, 'settingsSince', () =>
       this.db.sqlite.prepare<{ key: string; revision: number; value: string | null; updatedAt: number | null }, [string, string, number]>(
-        `SELECT c.key, c.revision, s.value, s.updated_at AS updatedAt
-          FROM (SELECT key, max(revision) AS revision FROM setting_changes WHERE user_id = ?1 AND client_id = ?2 AND revision > ?3 GROUP BY key) c
-          LEFT JOIN settings s ON s.user_id = ?1 AND s.client_id = ?2 AND s.key = c.key
-          ORDER BY c.revision`,
+        `SELECT key, revision, value, updated_at AS updatedAt FROM settings WHERE user_id = ?1 AND client_id = ?2 AND revision > ?3
+          UNION ALL SELECT key, revision, NULL, NULL FROM setting_tombstones WHERE user_id = ?1 AND client_id = ?2 AND revision > ?3
+          ORDER BY revision`,
       ),
     ).all(userId, clientId, since)
     const changes = rows.map((r) => ({ key: r.key, revision: r.revision, setting: r.value === null ? undefined : { key: r.key, value: r.value, updatedAt: r.updatedAt! } }))

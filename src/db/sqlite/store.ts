@@ -116,14 +116,14 @@ export class SqliteStore implements Store, SqliteContext {
       removed += run('DELETE FROM refresh_families WHERE expires_at < ?1', now)
       removed += run('DELETE FROM refresh_tokens WHERE rotated_at < ?1', now - keep.refreshGrace)
       removed += run('DELETE FROM signing_keys WHERE retired_at < ?1', now - keep.retiredKeys)
-      // Settings changes: each (user, app) remembers through which revision they are gone (410 before it).
+      // Tombstones of settings deleted long ago: each (user, app) remembers through which revision they are gone (410 before it).
       run(
-        `UPDATE setting_heads SET purged_through = max(purged_through, (SELECT max(c.revision) FROM setting_changes c
-            WHERE c.user_id = setting_heads.user_id AND c.client_id = setting_heads.client_id AND c.changed_at < ?1))
-          WHERE EXISTS (SELECT 1 FROM setting_changes c WHERE c.user_id = setting_heads.user_id AND c.client_id = setting_heads.client_id AND c.changed_at < ?1)`,
+        `UPDATE setting_heads SET purged_through = max(purged_through, (SELECT max(t.revision) FROM setting_tombstones t
+            WHERE t.user_id = setting_heads.user_id AND t.client_id = setting_heads.client_id AND t.deleted_at < ?1))
+          WHERE EXISTS (SELECT 1 FROM setting_tombstones t WHERE t.user_id = setting_heads.user_id AND t.client_id = setting_heads.client_id AND t.deleted_at < ?1)`,
         now - keep.settingChanges,
       )
-      removed += run('DELETE FROM setting_changes WHERE changed_at < ?1', now - keep.settingChanges)
+      removed += run('DELETE FROM setting_tombstones WHERE deleted_at < ?1', now - keep.settingChanges)
       // A used code stays while its family lives, so that its replay can still revoke it.
       removed += run(
         `DELETE FROM auth_codes WHERE expires_at < ?1
