@@ -7,17 +7,19 @@ const toSetting = (r: Row): StoredSetting => ({ key: r.key as string, value: r.v
 
 /**
  * A write (or deletion) of one key with the (user, app)'s next revision (`h`, which the write
- * may read), the key's tombstone laid (a deletion) or lifted (a save), and the NOTIFY that tells
+ * may read), the key's tombstone laid (a deletion) or lifted (a save of a new key), and the NOTIFY that tells
  * every instance once the transaction commits (never before: a change is announced only when it
  * is durable) — one round trip. Runs under the user's settings lock, so revisions are gap-free
  * however instances race.
  */
-function writeWithRevision(tx: Tx, userId: string, clientId: string, key: string, now: number, write: SQL.Query<unknown>, tombstone: 'bury' | 'lift'): Promise<number> {
+function writeWithRevision(tx: Tx, userId: string, clientId: string, key: string, now: number, write: SQL.Query<unknown>, tombstone: 'bury' | 'lift' | 'none'): Promise<number> {
   const grave =
     tombstone === 'bury'
       ? tx`INSERT INTO setting_tombstones (user_id, client_id, key, revision, deleted_at) SELECT ${userId}, ${clientId}, ${key}, revision, ${now} FROM h
           ON CONFLICT (user_id, client_id, key) DO UPDATE SET revision = excluded.revision, deleted_at = excluded.deleted_at`
-      : tx`DELETE FROM setting_tombstones WHERE user_id = ${userId} AND client_id = ${clientId} AND key = ${key}`
+      : tombstone === 'lift'
+        ? tx`DELETE FROM setting_tombstones WHERE user_id = ${userId} AND client_id = ${clientId} AND key = ${key}`
+        : tx`SELECT 1`
   return tx`WITH h AS (INSERT INTO setting_heads (user_id, client_id, revision) VALUES (${userId}, ${clientId}, 1)
         ON CONFLICT (user_id, client_id) DO UPDATE SET revision = setting_heads.revision + 1 RETURNING revision),
       w AS (${write}), t AS (${grave})
@@ -71,7 +73,7 @@ export class PgSettings implements SettingsStore {
       const updatedAt = decide(current, usage)
       const upsert = tx`INSERT INTO settings (user_id, client_id, key, value, updated_at, revision) SELECT ${userId}, ${clientId}, ${key}, ${value}, ${updatedAt}, revision FROM h
         ON CONFLICT (user_id, client_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at, revision = excluded.revision`
-      return { key, value, updatedAt, revision: await writeWithRevision(tx, userId, clientId, key, updatedAt, upsert, 'lift') }
+      return { key, value, updatedAt, revision: await writeWithRevision(tx, userId, clientId, key, updatedAt, upsert, current ? 'none' : 'lift') }
     })
   }
 
