@@ -7,6 +7,7 @@ import { UnhealthyError, backupCommand, healthcheckCommand, migrateCommand, serv
 import { userCommand } from './cli/user'
 import { keysCommand } from './cli/keys'
 import { resourceCommand } from './cli/resource'
+import { groupCommand } from './cli/group'
 import { ConfigError, redactDatabaseText, redactUrl } from './config'
 import { DatabaseUnavailable, StoreRefusal } from './db/store'
 import { escapeForTerminal } from './lib/text'
@@ -18,7 +19,8 @@ Usage:
   latchkey [serve]                     serve (default); migrates the database first
   latchkey client create --name NAME --redirect-uri URL [--redirect-uri URL]...
                         [--post-logout-redirect-uri URL]... [--public] [--skip-consent] [--require-mfa]
-  latchkey client update ID --require-mfa true|false
+                        [--allowed-group NAME]...   (only members of these groups may authorize it)
+  latchkey client update ID [--require-mfa true|false] [--allowed-group NAME]...
   latchkey client list [--json]
   latchkey client delete ID
   latchkey client rotate-secret ID
@@ -31,6 +33,9 @@ Usage:
                                        (mailed; printed with --print-link or without SMTP_URL)
   latchkey user reset-link ID          print a 30-minute password reset link
   latchkey user reset-mfa ID           remove TOTP and recovery codes (a lost phone); ends their sessions
+  latchkey group create|delete NAME
+  latchkey group add|remove NAME USER  (USER: id or email)
+  latchkey group list [--json]
   latchkey resource create --uri URI --name NAME --scope NAME=DESCRIPTION [--scope …]
                         [--token-format opaque|jwt] [--introspector CLIENT_ID]...
   latchkey resource list [--json] | resource delete URI
@@ -92,6 +97,8 @@ async function main(argv: string[]): Promise<void> {
       return keysCommand(args)
     case 'resource':
       return resourceCommand(args)
+    case 'group':
+      return groupCommand(args)
     case 'migrate':
       return migrateCommand(args)
     case 'backup':

@@ -53,7 +53,7 @@ describe('discovery and health', () => {
       revocation_endpoint: `${ORIGIN}/api/oauth/revoke`,
       end_session_endpoint: `${ORIGIN}/oauth/logout`,
       jwks_uri: `${ORIGIN}/.well-known/jwks.json`,
-      scopes_supported: ['openid', 'profile', 'email', 'settings:read', 'settings:write', 'offline_access'],
+      scopes_supported: ['openid', 'profile', 'email', 'groups', 'settings:read', 'settings:write', 'offline_access'],
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
       grant_types_supported: ['authorization_code', 'refresh_token'],

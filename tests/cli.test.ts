@@ -51,7 +51,7 @@ describe('latchkey CLI', () => {
     const r = cli(['client', 'create', '--name', 'Notes', '--redirect-uri', 'https://n.example/cb', '--redirect-uri', 'http://localhost:5173/cb', '--skip-consent'])
     expect(r.code).toBe(0)
     const body = JSON.parse(r.out)
-    expect(Object.keys(body)).toEqual(['client_id', 'client_secret', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa'])
+    expect(Object.keys(body)).toEqual(['client_id', 'client_secret', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'allowed_groups'])
     expect(body.client_secret).toMatch(/^lk_cs_[A-Za-z0-9_-]{43}$/)
     expect(body).toMatchObject({ name: 'Notes', redirect_uris: ['https://n.example/cb', 'http://localhost:5173/cb'], public: false, skip_consent: true })
     clientId = body.client_id
@@ -74,7 +74,7 @@ describe('latchkey CLI', () => {
   test('client list --json prints the create objects without secrets; plain list is a table', () => {
     const list = JSON.parse(cli(['client', 'list', '--json']).out)
     expect(list).toHaveLength(2)
-    expect(Object.keys(list[0])).toEqual(['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa'])
+    expect(Object.keys(list[0])).toEqual(['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'allowed_groups'])
     expect(cli(['client', 'list']).out).toContain('Notes')
   })
 
@@ -129,6 +129,30 @@ describe('latchkey CLI', () => {
     const unknown = cli(['client', 'update', 'abc123', '--require-mfa', 'true'])
     expect(unknown.code).not.toBe(0)
     expect(unknown.err).toContain('no client with id "abc123"')
+    expect(cli(['client', 'delete', made.client_id]).code).toBe(0)
+  })
+
+  test('group create/add/remove/list --json/delete, and client create|update --allowed-group', () => {
+    expect(cli(['group', 'create', 'family'])).toMatchObject({ code: 0, out: 'created group family\n' })
+    expect(cli(['group', 'create', 'family'])).toMatchObject({ code: 2, err: 'latchkey: a group named "family" exists already\n' })
+    expect(cli(['group', 'create', 'has space']).code).toBe(2)
+    expect(cli(['group', 'add', 'family', 'ANN@example.com'])).toMatchObject({ code: 0, out: 'added ann@example.com to family\n' })
+    expect(cli(['group', 'add', 'family', 'nobody@example.com'])).toMatchObject({ code: 2, err: 'latchkey: no user "nobody@example.com"\n' })
+    expect(cli(['group', 'add', 'ghosts', userId])).toMatchObject({ code: 2, err: 'latchkey: no group named "ghosts"\n' })
+    expect(JSON.parse(cli(['group', 'list', '--json']).out)).toEqual([{ name: 'family', members: [{ id: userId, email: 'ann@example.com' }] }])
+
+    const clients = count('clients')
+    const refused = cli(['client', 'create', '--name', 'Photos', '--redirect-uri', 'https://p.example/cb', '--allowed-group', 'ghosts'])
+    expect(refused).toMatchObject({ code: 2, err: 'latchkey: no group named "ghosts" (create it first: latchkey group create ghosts)\n' })
+    expect(count('clients')).toBe(clients)
+    const made = JSON.parse(cli(['client', 'create', '--name', 'Photos', '--redirect-uri', 'https://p.example/cb', '--allowed-group', 'family']).out)
+    expect(made.allowed_groups).toEqual(['family'])
+    expect(JSON.parse(cli(['client', 'update', made.client_id, '--allowed-group', 'family', '--allowed-group', 'family']).out).allowed_groups).toEqual(['family'])
+    expect(cli(['client', 'update', made.client_id, '--allowed-group', 'ghosts']).code).toBe(2)
+    expect(cli(['group', 'remove', 'family', userId])).toMatchObject({ code: 0, out: 'removed ann@example.com from family\n' })
+    expect(cli(['group', 'delete', 'family'])).toMatchObject({ code: 0, out: 'deleted group family\n' })
+    const listed = (JSON.parse(cli(['client', 'list', '--json']).out) as Array<{ client_id: string; allowed_groups: string[] }>).find((c) => c.client_id === made.client_id)
+    expect(listed?.allowed_groups).toEqual([])
     expect(cli(['client', 'delete', made.client_id]).code).toBe(0)
   })
 

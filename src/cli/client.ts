@@ -1,6 +1,14 @@
 import { issueRegistrationToken } from '../oauth/registration'
 import { ClientInputError, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, toView } from '../oauth/clients'
+import { GroupInputError, existingGroups } from '../accounts/groups'
+import type { Store } from '../db/store'
+import type { Client } from '../oauth/clients'
 import { UsageError, parse, printJson, printTable, withStore } from './common'
+
+/** A client as the CLI prints it (the shape `latchkey apply` takes): its options and allowed groups. */
+async function viewWithGroups(store: Store, client: Client) {
+  return { ...toView(client), allowed_groups: await store.groups.allowedGroups(client.id) }
+}
 import { escapeForTerminal } from '../lib/text'
 
 export async function clientCommand(args: string[]): Promise<void> {
@@ -14,13 +22,15 @@ export async function clientCommand(args: string[]): Promise<void> {
         public: { type: 'boolean' },
         'skip-consent': { type: 'boolean' },
         'require-mfa': { type: 'boolean' },
+        'allowed-group': { type: 'string', multiple: true },
       })
       if (!values.name) throw new UsageError('--name is required')
       if (!values['redirect-uri']?.length) throw new UsageError('at least one --redirect-uri is required')
       const isPublic = values.public ?? false
-      const { client, secret } = await withStore(async (store) => {
+      const { client, secret, allowedGroups } = await withStore(async (store) => {
         try {
-          return await createClient(
+          const groups = await existingGroups(store, values['allowed-group'] ?? [])
+          const made = await createClient(
             store,
             {
               name: values.name!,
@@ -32,8 +42,10 @@ export async function clientCommand(args: string[]): Promise<void> {
             },
             Date.now(),
           )
+          if (groups.length) await store.groups.setAllowedGroups(made.client.id, groups)
+          return { ...made, allowedGroups: groups }
         } catch (error) {
-          if (error instanceof ClientInputError) throw new UsageError(error.message)
+          if (error instanceof ClientInputError || error instanceof GroupInputError) throw new UsageError(error.message)
           throw error
         }
       })
@@ -49,23 +61,32 @@ export async function clientCommand(args: string[]): Promise<void> {
         public: view.public,
         skip_consent: view.skip_consent,
         require_mfa: view.require_mfa,
+        allowed_groups: allowedGroups,
       })
       return
     }
     case 'update': {
-      const { values, positionals } = parse(rest, { 'require-mfa': { type: 'string' } }, 1)
+      const { values, positionals } = parse(rest, { 'require-mfa': { type: 'string' }, 'allowed-group': { type: 'string', multiple: true } }, 1)
       const id = positionals[0]
       const flag = values['require-mfa']
-      if (!id || flag === undefined) throw new UsageError('usage: latchkey client update ID --require-mfa true|false')
-      if (flag !== 'true' && flag !== 'false') throw new UsageError('--require-mfa must be true or false')
-      const client = await withStore(async (store) => ((await store.clients.setRequireMfa(id, flag === 'true')) ? findClient(store, id) : undefined))
-      if (!client) throw new UsageError(`no client with id "${escapeForTerminal(id)}"`)
-      printJson(toView(client))
+      const groups = values['allowed-group']
+      if (!id || (flag === undefined && groups === undefined)) throw new UsageError('usage: latchkey client update ID [--require-mfa true|false] [--allowed-group NAME]...')
+      if (flag !== undefined && flag !== 'true' && flag !== 'false') throw new UsageError('--require-mfa must be true or false')
+      const view = await withStore(async (store) => {
+        const client = await findClient(store, id)
+        if (!client) throw new UsageError(`no client with id "${escapeForTerminal(id)}"`)
+        // Every check first: a bad group name changes nothing.
+        const allowed = groups === undefined ? undefined : await existingGroups(store, groups).catch((e) => Promise.reject(e instanceof GroupInputError ? new UsageError(e.message) : e))
+        if (flag !== undefined) await store.clients.setRequireMfa(id, flag === 'true')
+        if (allowed !== undefined) await store.groups.setAllowedGroups(id, allowed)
+        return viewWithGroups(store, (await findClient(store, id))!)
+      })
+      printJson(view)
       return
     }
     case 'list': {
       const { values } = parse(rest, { json: { type: 'boolean' } })
-      const clients = (await withStore((store) => listClients(store))).map(toView)
+      const clients = await withStore(async (store) => Promise.all((await listClients(store)).map((c) => viewWithGroups(store, c))))
       if (values.json) return printJson(clients)
       if (clients.length === 0) return void process.stdout.write('no clients\n')
       printTable(

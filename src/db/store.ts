@@ -13,6 +13,7 @@
  * Times are milliseconds since the epoch. Every secret column holds a SHA-256 hash.
  */
 import type { ClientStore } from './port/clients'
+import type { GroupStore } from './port/groups'
 import type { GrantStore } from './port/grants'
 import type { KeyStore } from './port/keys'
 import type { MailStore } from './port/mail'
@@ -26,6 +27,7 @@ import type { UserStore } from './port/users'
 
 export type * from './port/clients'
 export type * from './port/grants'
+export type * from './port/groups'
 export type * from './port/keys'
 export { signerOf } from './port/keys'
 export type * from './port/mail'
@@ -106,6 +108,7 @@ export interface Store {
   readonly mail: MailStore
   /** Resources (RFC 8707) tokens can be issued for. */
   readonly resources: ResourceStore
+  readonly groups: GroupStore
 
   /** One round trip: for /healthz. */
   ping(): Promise<void>

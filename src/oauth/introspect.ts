@@ -8,6 +8,7 @@ import type { Client } from './clients'
 import { REFRESH_TOKEN_PREFIX } from './refresh-tokens'
 import { RevocationRequest } from './revoke'
 import { authenticateClient } from './token/client-auth'
+import { groupsClaim } from '../oidc/id-token'
 import { parseTokenBody } from './token/parse'
 
 const seconds = (ms: number) => Math.floor(ms / 1000)
@@ -42,6 +43,7 @@ async function describe(ctx: AppContext, client: Client, token: string, signIns:
     token_type: 'Bearer',
     iss,
     ...audienceClaim(grant.resource),
+    ...(await groupsClaim(ctx, grant.user.id, grant.scopes)),
     ...signInClaims(grant.familyId === null ? undefined : await signIns.of(grant.familyId)),
   }
 }

@@ -3,6 +3,7 @@ export const SCOPES = {
   openid: 'Sign you in with your account',
   profile: 'See your name and profile picture',
   email: 'See your email address',
+  groups: 'See the groups you belong to',
   'settings:read': 'Read the settings this app saved for you',
   'settings:write': 'Save and delete settings for you in this app',
   // Accepted, and grants nothing more: every code exchange already returns a refresh token.
@@ -30,7 +31,7 @@ export function parseScope(raw: string | null | undefined): Scope[] | undefined 
 }
 
 /** Latchkey's scopes that a token for another resource may carry beside the resource's own: sign-in and profile, never the settings API's. */
-const WITH_RESOURCE: readonly Scope[] = ['openid', 'profile', 'email', 'offline_access']
+const WITH_RESOURCE: readonly Scope[] = ['openid', 'profile', 'email', 'groups', 'offline_access']
 
 /**
  * The scope of an authorization request: Latchkey's own scopes, or — when it names a resource

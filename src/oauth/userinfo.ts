@@ -5,7 +5,7 @@ import { json } from '../lib/http'
 import { errorResponses } from '../docs/openapi'
 import { authenticateBearer } from './bearer'
 import type { TokenGrant } from './tokens'
-import { identityClaims } from '../oidc/id-token'
+import { groupsClaim, identityClaims } from '../oidc/id-token'
 
 export const UserInfo = t.Object({
   id: t.String({ format: 'uuid' }),
@@ -16,6 +16,7 @@ export const UserInfo = t.Object({
   email_verified: t.Optional(t.Boolean({ description: 'with openid and email' })),
   name: t.Optional(t.String({ description: 'with openid and profile' })),
   picture: t.Optional(t.String({ format: 'uri', description: 'with openid and profile' })),
+  groups: t.Optional(t.Array(t.String(), { description: 'with groups: the names of the user’s groups' })),
 })
 
 export function userinfoRoutes(ctx: AppContext) {
@@ -23,14 +24,16 @@ export function userinfoRoutes(ctx: AppContext) {
    * Keys outside the granted scopes are absent, not null (SPEC). With openid, OpenID Connect's
    * standard claims join the seed's own (Core §5.3): sub, and per scope email_verified, name, picture.
    */
-  function answer({ user, scopes }: TokenGrant): Response {
+  function answer({ user, scopes }: TokenGrant): Response | Promise<Response> {
     const body: typeof UserInfo.static = { id: user.id }
     if (scopes.includes('email')) body.email = user.email
     if (scopes.includes('profile')) {
       body.full_name = user.fullName
       body.avatar_url = avatarUrlOf(ctx.config, user)
     }
-    return json(scopes.includes('openid') ? { ...body, ...identityClaims(ctx, user, scopes) } : body)
+    const answer = scopes.includes('openid') ? { ...body, ...identityClaims(ctx, user, scopes) } : body
+    // Scope groups reads the user's groups: only then is there a second lookup.
+    return scopes.includes('groups') ? groupsClaim(ctx, user.id, scopes).then((groups) => json({ ...answer, ...groups })) : json(answer)
   }
 
   return new Elysia({ name: 'oauth-userinfo' }).get(

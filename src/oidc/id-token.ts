@@ -19,6 +19,11 @@ export function identityClaims(ctx: AppContext, user: UserRecord, scopes: readon
   return claims
 }
 
+/** Scope `groups` → claim `groups`, the names of the user's groups (id_token, userinfo, introspection). */
+export async function groupsClaim(ctx: Pick<AppContext, 'store'>, userId: string, scopes: readonly string[]): Promise<{ groups?: string[] }> {
+  return scopes.includes('groups') ? { groups: await ctx.store.groups.groupsOf(userId) } : {}
+}
+
 /**
  * An RS256 ID token (Core §2): iss, sub, aud, exp, iat, auth_time, the request's nonce exactly
  * as sent (none on a refresh, §12.2), and the claims of the granted scopes.
@@ -32,6 +37,7 @@ export async function issueIdToken(
   const payload: Record<string, unknown> = {
     iss: ctx.config.issuer,
     ...identityClaims(ctx, input.user, input.scopes),
+    ...(await groupsClaim(ctx, input.user.id, input.scopes)),
     aud: input.clientId,
     exp: seconds(now) + ctx.config.accessTokenTtl,
     iat: seconds(now),

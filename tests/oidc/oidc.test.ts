@@ -78,7 +78,7 @@ describe('discovery and the JWKS', () => {
       code_challenge_methods_supported: ['S256'],
       grant_types_supported: ['authorization_code', 'refresh_token'],
     })
-    expect(doc.scopes_supported).toEqual(['openid', 'profile', 'email', 'settings:read', 'settings:write', 'offline_access'])
+    expect(doc.scopes_supported).toEqual(['openid', 'profile', 'email', 'groups', 'settings:read', 'settings:write', 'offline_access'])
     expect(doc.claims_supported).toContain('email_verified')
   })
 

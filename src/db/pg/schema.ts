@@ -344,3 +344,26 @@ export const streamTickets = pgTable('stream_tickets', {
   tokenId: bigint('token_id', { mode: 'number' }).notNull(),
   expiresAt: ms('expires_at').notNull(),
 })
+
+export const groups = pgTable('groups', {
+  name: byteOrderedText('name').primaryKey(),
+  createdAt: ms('created_at').notNull(),
+})
+
+export const groupMembers = pgTable(
+  'group_members',
+  {
+    groupName: byteOrderedText('group_name').notNull().references(() => groups.name, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  },
+  (t) => [primaryKey({ columns: [t.groupName, t.userId] }), index('group_members_user').on(t.userId)],
+)
+
+export const clientGroups = pgTable(
+  'client_groups',
+  {
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    groupName: byteOrderedText('group_name').notNull().references(() => groups.name, { onDelete: 'cascade' }),
+  },
+  (t) => [primaryKey({ columns: [t.clientId, t.groupName] }), index('client_groups_group').on(t.groupName)],
+)

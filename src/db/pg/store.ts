@@ -10,6 +10,7 @@ import { PgKeys } from './keys'
 import { PgMail } from './mail'
 import { PgMfa } from './mfa'
 import { PgResources } from './resources'
+import { PgGroups } from './groups'
 import { migrate } from './migrate'
 import { PgSessions } from './sessions'
 import { PgSettings } from './settings'
@@ -48,6 +49,7 @@ export class PgStore implements Store, PgContext {
   readonly mfa = new PgMfa(this)
   readonly mail = new PgMail(this)
   readonly resources = new PgResources(this)
+  readonly groups = new PgGroups(this)
 
   private constructor(
     /** The connection pool (tests run assertions on it). */

@@ -430,3 +430,28 @@ export const streamTickets = sqliteTable('stream_tickets', {
   tokenId: integer('token_id').notNull(),
   expiresAt: integer('expires_at').notNull(),
 })
+
+/** Groups of users (issue 23): a `groups` claim, and apps restricted to some groups. */
+export const groups = sqliteTable('groups', {
+  name: text('name').primaryKey(),
+  createdAt: integer('created_at').notNull(),
+})
+
+export const groupMembers = sqliteTable(
+  'group_members',
+  {
+    groupName: text('group_name').notNull().references(() => groups.name, { onDelete: 'cascade' }),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  },
+  (t) => [primaryKey({ columns: [t.groupName, t.userId] }), index('group_members_user').on(t.userId)],
+)
+
+/** An app restricted to groups (`--allowed-group`): only their members may authorize it. No row: anyone. */
+export const clientGroups = sqliteTable(
+  'client_groups',
+  {
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    groupName: text('group_name').notNull().references(() => groups.name, { onDelete: 'cascade' }),
+  },
+  (t) => [primaryKey({ columns: [t.clientId, t.groupName] }), index('client_groups_group').on(t.groupName)],
+)

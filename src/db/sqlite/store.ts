@@ -11,6 +11,7 @@ import { SqliteKeys } from './keys'
 import { SqliteMail } from './mail'
 import { SqliteMfa } from './mfa'
 import { SqliteResources } from './resources'
+import { SqliteGroups } from './groups'
 import { migrate } from './migrate'
 import { accessTokens, loginThrottle, serverSecrets, sessions } from './schema'
 import { SqliteSessions } from './sessions'
@@ -42,6 +43,7 @@ export class SqliteStore implements Store, SqliteContext {
   readonly mfa = new SqliteMfa(this)
   readonly mail = new SqliteMail(this)
   readonly resources = new SqliteResources(this)
+  readonly groups = new SqliteGroups(this)
 
   private checkpointer?: Checkpointer
 

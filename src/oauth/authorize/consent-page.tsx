@@ -82,6 +82,23 @@ export function ConsentPage(props: { request: AuthorizationRequest; user: User; 
   )
 }
 
+/** The app is restricted to groups the user is in none of (`--allowed-group`): no consent to give; "Back to the app" says so to it. */
+export function AccessDeniedPage(props: { request: AuthorizationRequest; back: string }) {
+  return (
+    <Layout title="Access denied">
+      <h1>Access denied</h1>
+      <p>
+        Your account may not use <strong safe>{props.request.client.name}</strong>. Ask your administrator to add you to one of its groups.
+      </p>
+      <p>
+        <a href={props.back} safe>
+          Back to the app
+        </a>
+      </p>
+    </Layout>
+  )
+}
+
 /** The app requires two factors and the user has no second one: how to set one up, or "Cancel" (access_denied). */
 export function MfaRequiredPage(props: { request: AuthorizationRequest; csrf: string }) {
   return (

@@ -13,7 +13,7 @@ import { formActionSource, htmlPage, seeOther } from '../../views/page'
 import { parsePageForm } from '../../web/forms'
 import { issueCode } from '../codes'
 import { includesAll, scopeOrder } from '../scopes'
-import { ConsentPage, MfaRequiredPage } from './consent-page'
+import { AccessDeniedPage, ConsentPage, MfaRequiredPage } from './consent-page'
 import {
   type AuthorizationRequest,
   AuthorizationRedirect,
@@ -119,6 +119,12 @@ export function authorizeRoutes(ctx: AppContext) {
         if (silent) throw redirectError(ctx, authz, 'interaction_required', 'the user must verify their email')
         return checkEmailPage(ctx, request, session!)
       }
+      // SPEC: an app restricted to groups is for their members only; anyone else gets "Access denied".
+      if (!(await ctx.store.groups.mayAuthorize(authz.client.id, session!.user.id))) {
+        const denied = redirectError(ctx, authz, 'access_denied', 'the user is in none of the groups allowed to use the application')
+        if (silent) throw denied
+        return htmlPage(<AccessDeniedPage request={authz} back={denied.location} />, { status: 403 })
+      }
       const stepUp = await requireTwoFactors(request, url, authz, session!)
       if (stepUp) return stepUp
       const remembered = includesAll(await ctx.store.grants.grantedScope(session!.user.id, authz.client.id, authz.resource?.uri ?? null), authz.scopes)
@@ -153,6 +159,7 @@ export function authorizeRoutes(ctx: AppContext) {
           // The consent form was shown to a two-factor session; a forged "allow" from one with a single factor is refused.
           if (authz.client.requireMfa && !hasTwoFactors(session)) throw redirectError(ctx, authz, 'access_denied', 'the application requires two-step verification')
           if (ctx.config.emailVerification === 'required' && !session.user.emailVerified) throw redirectError(ctx, authz, 'access_denied', 'the user must verify their email')
+          if (!(await ctx.store.groups.mayAuthorize(authz.client.id, session.user.id))) throw redirectError(ctx, authz, 'access_denied', 'the user is in none of the groups allowed to use the application')
           return approve(authz, session, true)
         }
         const error = body.decision === 'deny' ? 'access_denied' : 'invalid_request'

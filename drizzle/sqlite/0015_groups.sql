@@ -1,0 +1,23 @@
+-- Issue 23, first part: groups of users, their members, and apps restricted to groups.
+CREATE TABLE `client_groups` (
+	`client_id` text NOT NULL,
+	`group_name` text NOT NULL,
+	PRIMARY KEY(`client_id`, `group_name`),
+	FOREIGN KEY (`client_id`) REFERENCES `clients`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`group_name`) REFERENCES `groups`(`name`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `client_groups_group` ON `client_groups` (`group_name`);--> statement-breakpoint
+CREATE TABLE `group_members` (
+	`group_name` text NOT NULL,
+	`user_id` text NOT NULL,
+	PRIMARY KEY(`group_name`, `user_id`),
+	FOREIGN KEY (`group_name`) REFERENCES `groups`(`name`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `group_members_user` ON `group_members` (`user_id`);--> statement-breakpoint
+CREATE TABLE `groups` (
+	`name` text PRIMARY KEY NOT NULL,
+	`created_at` integer NOT NULL
+);

@@ -1,0 +1,46 @@
+import type { Store, UserRecord } from '../db/store'
+import { UniqueViolation } from '../db/store'
+import { normalizeEmail } from './users'
+
+/** A group's name: what the `groups` claim carries, so plain and bounded. */
+const GROUP_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+const USER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+export class GroupInputError extends Error {}
+
+export function checkGroupName(raw: string): string {
+  if (!GROUP_NAME.test(raw)) throw new GroupInputError(`group name "${raw}" must be 1 to 64 of A-Z a-z 0-9 . _ - (starting with a letter or digit)`)
+  return raw
+}
+
+export async function createGroup(store: Store, raw: string, now: number): Promise<string> {
+  const name = checkGroupName(raw)
+  try {
+    await store.groups.createGroup(name, now)
+  } catch (error) {
+    if (error instanceof UniqueViolation) throw new GroupInputError(`a group named "${name}" exists already`)
+    throw error
+  }
+  return name
+}
+
+/** A user named by id or by email (as the CLI and the declarative file name them). */
+export async function userByRef(store: Store, ref: string): Promise<UserRecord | undefined> {
+  if (USER_ID.test(ref)) return store.users.findUser(ref)
+  let email: string
+  try {
+    email = normalizeEmail(ref)
+  } catch {
+    return undefined
+  }
+  return store.users.findUserByEmail(email)
+}
+
+/** Checks that every name is an existing group; the list without repeats. */
+export async function existingGroups(store: Store, names: readonly string[]): Promise<string[]> {
+  const wanted = [...new Set(names.map(checkGroupName))]
+  const known = new Set((await store.groups.listGroups()).map((g) => g.name))
+  const missing = wanted.filter((n) => !known.has(n))
+  if (missing.length) throw new GroupInputError(`no group named "${missing[0]}" (create it first: latchkey group create ${missing[0]})`)
+  return wanted
+}

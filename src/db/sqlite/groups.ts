@@ -1,0 +1,72 @@
+import type { GroupStore, GroupView } from '../store'
+import { unique, type SqliteContext } from './context'
+
+export class SqliteGroups implements GroupStore {
+  constructor(private readonly ctx: SqliteContext) {}
+
+  private get sqlite() {
+    return this.ctx.db.sqlite
+  }
+
+  createGroup(name: string, now: number): Promise<void> {
+    return this.ctx.write(() => void unique(() => this.sqlite.prepare('INSERT INTO groups (name, created_at) VALUES (?, ?)').run(name, now)))
+  }
+
+  deleteGroup(name: string): Promise<boolean> {
+    return this.ctx.write(() => this.sqlite.prepare('DELETE FROM groups WHERE name = ?').run(name).changes > 0)
+  }
+
+  addMember(name: string, userId: string): Promise<boolean> {
+    return this.ctx.write(() => {
+      const exists = this.sqlite.prepare('SELECT (SELECT 1 FROM groups WHERE name = ?1) AND (SELECT 1 FROM users WHERE id = ?2) AS ok').get(name, userId) as { ok: number | null }
+      if (!exists.ok) return false
+      this.sqlite.prepare('INSERT INTO group_members (group_name, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING').run(name, userId)
+      return true
+    })
+  }
+
+  removeMember(name: string, userId: string): Promise<boolean> {
+    return this.ctx.write(() => this.sqlite.prepare('DELETE FROM group_members WHERE group_name = ? AND user_id = ?').run(name, userId).changes > 0)
+  }
+
+  async listGroups(): Promise<GroupView[]> {
+    const rows = this.sqlite
+      .prepare(
+        `SELECT g.name, u.id, u.email FROM groups g LEFT JOIN group_members m ON m.group_name = g.name LEFT JOIN users u ON u.id = m.user_id
+          ORDER BY g.name, u.email`,
+      )
+      .all() as Array<{ name: string; id: string | null; email: string | null }>
+    const out: GroupView[] = []
+    for (const r of rows) {
+      if (out.at(-1)?.name !== r.name) out.push({ name: r.name, members: [] })
+      if (r.id !== null) out.at(-1)!.members.push({ id: r.id, email: r.email! })
+    }
+    return out
+  }
+
+  async groupsOf(userId: string): Promise<string[]> {
+    return (this.sqlite.prepare('SELECT group_name AS name FROM group_members WHERE user_id = ? ORDER BY group_name').all(userId) as Array<{ name: string }>).map((r) => r.name)
+  }
+
+  setAllowedGroups(clientId: string, names: readonly string[]): Promise<void> {
+    return this.ctx.write(() => {
+      this.sqlite.prepare('DELETE FROM client_groups WHERE client_id = ?').run(clientId)
+      const insert = this.sqlite.prepare('INSERT INTO client_groups (client_id, group_name) VALUES (?, ?)')
+      for (const name of names) insert.run(clientId, name)
+    })
+  }
+
+  async allowedGroups(clientId: string): Promise<string[]> {
+    return (this.sqlite.prepare('SELECT group_name AS name FROM client_groups WHERE client_id = ? ORDER BY group_name').all(clientId) as Array<{ name: string }>).map((r) => r.name)
+  }
+
+  async mayAuthorize(clientId: string, userId: string): Promise<boolean> {
+    const row = this.sqlite
+      .prepare(
+        `SELECT NOT EXISTS (SELECT 1 FROM client_groups WHERE client_id = ?1)
+          OR EXISTS (SELECT 1 FROM client_groups c JOIN group_members m ON m.group_name = c.group_name WHERE c.client_id = ?1 AND m.user_id = ?2) AS ok`,
+      )
+      .get(clientId, userId) as { ok: number }
+    return row.ok === 1
+  }
+}
