@@ -25,8 +25,10 @@ Usage:
   latchkey client delete ID
   latchkey client rotate-secret ID
   latchkey client registration-token   (an initial access token for DYNAMIC_REGISTRATION=token, valid 7 days)
-  latchkey user create --email E --name N [--avatar-url URL] --password-stdin
+  latchkey user create --email E --name N [--avatar-url URL] [--admin] --password-stdin
   latchkey user list [--json]
+  latchkey user update ID [--admin true|false] [--disabled true|false]
+                                       disabled: cannot sign in; every session and token ends at once
   latchkey user delete ID
   latchkey user invite --email E --name N [--print-link]
                                        a user without a password, and a 7-day link to choose one

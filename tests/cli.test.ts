@@ -109,12 +109,12 @@ describe('latchkey CLI', () => {
     const r = cli(['user', 'create', '--email', 'Ann@Example.com', '--name', 'Ann Lee', '--avatar-url', 'https://img.example/a.png', '--password-stdin'], 'a long password\n')
     expect(r.code).toBe(0)
     const body = JSON.parse(r.out)
-    expect(Object.keys(body)).toEqual(['id', 'email', 'full_name', 'avatar_url'])
+    expect(Object.keys(body)).toEqual(['id', 'email', 'full_name', 'avatar_url', 'admin'])
     expect(body).toMatchObject({ email: 'ann@example.com', full_name: 'Ann Lee', avatar_url: 'https://img.example/a.png' })
     expect(body.id).toMatch(/^[0-9a-f-]{36}$/)
     userId = body.id
     const list = JSON.parse(cli(['user', 'list', '--json']).out)
-    expect(list).toEqual([{ ...body, mfa: { totp: false, passkeys: 0 } }])
+    expect(list).toEqual([{ ...body, disabled: false, mfa: { totp: false, passkeys: 0 } }])
   })
 
   test('client create --require-mfa, and client update ID --require-mfa true|false', () => {
@@ -130,6 +130,20 @@ describe('latchkey CLI', () => {
     expect(unknown.code).not.toBe(0)
     expect(unknown.err).toContain('no client with id "abc123"')
     expect(cli(['client', 'delete', made.client_id]).code).toBe(0)
+  })
+
+  test('user update ID --admin true|false --disabled true|false; user create --admin', () => {
+    const on = cli(['user', 'update', userId, '--admin', 'true', '--disabled', 'true'])
+    expect(on.code).toBe(0)
+    expect(JSON.parse(on.out)).toMatchObject({ id: userId, admin: true, disabled: true })
+    expect(JSON.parse(cli(['user', 'list', '--json']).out)[0]).toMatchObject({ admin: true, disabled: true })
+    expect(JSON.parse(cli(['user', 'update', userId, '--admin', 'false', '--disabled', 'false']).out)).toMatchObject({ admin: false, disabled: false })
+    expect(cli(['user', 'update', userId, '--admin', 'yes'])).toMatchObject({ code: 2, err: 'latchkey: --admin must be true or false\n' })
+    expect(cli(['user', 'update', userId]).code).toBe(2)
+    expect(cli(['user', 'update', '00000000-0000-0000-0000-000000000000', '--admin', 'true']).code).toBe(2)
+    const root = JSON.parse(cli(['user', 'create', '--email', 'root@example.com', '--name', 'Root', '--admin', '--password-stdin'], 'a long password\n').out)
+    expect(root.admin).toBe(true)
+    expect(cli(['user', 'delete', root.id]).code).toBe(0)
   })
 
   test('group create/add/remove/list --json/delete, and client create|update --allowed-group', () => {

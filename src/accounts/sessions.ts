@@ -42,12 +42,13 @@ export async function createSession(
   now: number,
   how: { amr: readonly string[]; pending?: boolean },
   replacing?: string,
-): Promise<string> {
+): Promise<string | undefined> {
   const token = randomToken()
   const pending = how.pending ?? false
   const expiresAt = now + (pending ? PENDING_TTL_MS : SESSION_TTL_MS)
-  await store.sessions.createSession({ idHash: sha256(token), userId, expiresAt, authTime: now, amr: how.amr, pending }, replacing && sha256(replacing))
-  return token
+  const started = await store.sessions.createSession({ idHash: sha256(token), userId, expiresAt, authTime: now, amr: how.amr, pending }, replacing && sha256(replacing))
+  // A disabled (or deleted) account gets no session.
+  return started ? token : undefined
 }
 
 export async function findSession(store: Store, token: string, now: number): Promise<Session | undefined> {

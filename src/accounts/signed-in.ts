@@ -1,5 +1,6 @@
 import type { AppContext } from '../context'
 import { cookie } from '../lib/cookies'
+import { PageError } from '../lib/errors'
 import { seeOther } from '../views/page'
 import { PENDING_TTL_MS, SESSION_TTL_MS, cookieNames, createSession } from './sessions'
 import { sessionCookieOf } from './web'
@@ -24,6 +25,7 @@ export async function startSession(
 ): Promise<Response> {
   const secure = ctx.config.secureCookies
   const token = await createSession(ctx.store, userId, ctx.clock.now(), how, sessionCookieOf(ctx, request))
+  if (token === undefined) throw new PageError(403, 'Account disabled', 'This account is disabled. Ask your administrator.')
   const maxAge = (how.pending ? PENDING_TTL_MS : SESSION_TTL_MS) / 1000
   const sessionCookie = cookie(cookieNames(secure).session, token, { secure, maxAgeSeconds: maxAge })
   return seeOther(how.pending ? twoStepUrl(returnTo) : (returnTo ?? '/account'), [sessionCookie])

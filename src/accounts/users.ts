@@ -1,5 +1,6 @@
 import { UniqueViolation, type EmailToken, type NewMail, type Store, type UserRecord } from '../db/store'
 import { hasInvisible } from '../lib/text'
+import type { AppContext } from '../context'
 
 export type User = UserRecord
 
@@ -85,4 +86,14 @@ export async function insertUser(
     throw error
   }
   return user
+}
+
+/**
+ * Disables (or enables) an account: a disabled user cannot sign in, and every session and token
+ * of theirs ends at once — here, and on other instances through the change feed.
+ */
+export async function setUserDisabled(ctx: Pick<AppContext, 'store' | 'tokens' | 'clock'>, id: string, disabled: boolean): Promise<boolean> {
+  const found = await ctx.store.users.setDisabled(id, disabled, ctx.clock.now())
+  if (found && disabled) ctx.tokens.forget()
+  return found
 }

@@ -37,6 +37,7 @@ export async function userCommand(args: string[]): Promise<void> {
         name: { type: 'string' },
         'avatar-url': { type: 'string' },
         'password-stdin': { type: 'boolean' },
+        admin: { type: 'boolean' },
       })
       if (!values.email) throw new UsageError('--email is required')
       if (!values.name) throw new UsageError('--name is required')
@@ -47,18 +48,32 @@ export async function userCommand(args: string[]): Promise<void> {
       const avatarUrl = values['avatar-url'] === undefined ? null : await inputError(() => checkAvatarUrl(values['avatar-url']!))
       const password = await inputError(() => checkPassword(stdinPassword))
       const passwordHash = await hashPassword(password)
-      const user = await withStore((store) => inputError(() => insertUser(store, { email, fullName, avatarUrl, passwordHash, emailVerified: true }, Date.now())))
-      printJson(toUserView(user))
+      const admin = values.admin ?? false
+      const user = await withStore(async (store) => {
+        const made = await inputError(() => insertUser(store, { email, fullName, avatarUrl, passwordHash, emailVerified: true }, Date.now()))
+        if (admin) await store.users.setAdmin(made.id, true)
+        return made
+      })
+      printJson({ ...toUserView(user), admin })
       return
     }
     case 'list': {
       const { values } = parse(rest, { json: { type: 'boolean' } })
       const { list, mfa } = await withStore(async (store) => ({ list: await store.users.listUsers(), mfa: await store.mfa.summaries() }))
-      const users = list.map((u) => ({ ...toUserView(u), mfa: mfa.get(u.id) ?? { totp: false, passkeys: 0 } }))
+      const users = list.map((u) => ({ ...toUserView(u), admin: u.admin, disabled: u.disabled, mfa: mfa.get(u.id) ?? { totp: false, passkeys: 0 } }))
       if (values.json) return printJson(users)
       if (users.length === 0) return void process.stdout.write('no users\n')
       printTable(
-        users.map((u) => ({ id: u.id, email: u.email, full_name: u.full_name, totp: String(u.mfa.totp), passkeys: String(u.mfa.passkeys), avatar_url: u.avatar_url ?? '' })),
+        users.map((u) => ({
+          id: u.id,
+          email: u.email,
+          full_name: u.full_name,
+          admin: String(u.admin),
+          disabled: String(u.disabled),
+          totp: String(u.mfa.totp),
+          passkeys: String(u.mfa.passkeys),
+          avatar_url: u.avatar_url ?? '',
+        })),
       )
       return
     }
@@ -125,7 +140,23 @@ export async function userCommand(args: string[]): Promise<void> {
       process.stdout.write(`reset two-step verification of user ${escapeForTerminal(id)}\n`)
       return
     }
+    case 'update': {
+      // --admin: may use /admin. --disabled true: cannot sign in, and every session and token of theirs ends at once, on every instance.
+      const { values, positionals } = parse(rest, { admin: { type: 'string' }, disabled: { type: 'string' } }, 1)
+      const id = positionals[0]
+      if (!id || (values.admin === undefined && values.disabled === undefined)) throw new UsageError('usage: latchkey user update ID [--admin true|false] [--disabled true|false]')
+      for (const [name, value] of Object.entries(values))
+        if (value !== undefined && value !== 'true' && value !== 'false') throw new UsageError(`--${name} must be true or false`)
+      const user = await withStore(async (store) => {
+        if (!(await store.users.findUser(id))) throw new UsageError(`no user with id "${escapeForTerminal(id)}"`)
+        if (values.admin !== undefined) await store.users.setAdmin(id, values.admin === 'true')
+        if (values.disabled !== undefined) await store.users.setDisabled(id, values.disabled === 'true', Date.now())
+        return (await store.users.listUsers()).find((u) => u.id === id)!
+      })
+      printJson({ ...toUserView(user), admin: user.admin, disabled: user.disabled })
+      return
+    }
     default:
-      throw new UsageError(`unknown user command "${sub ?? ''}" (create, list, delete, invite, reset-link, reset-mfa)`)
+      throw new UsageError(`unknown user command "${sub ?? ''}" (create, list, update, delete, invite, reset-link, reset-mfa)`)
   }
 }

@@ -49,7 +49,7 @@ describe('the binary’s CLI', () => {
 
     const user = JSON.parse(run(['user', 'create', '--email', 'b@example.com', '--name', 'Bea', '--password-stdin'], 'binary password\n').out)
     expect(run(['user', 'list']).out).toContain('b@example.com')
-    expect(JSON.parse(run(['user', 'list', '--json']).out)).toEqual([{ ...user, mfa: { totp: false, passkeys: 0 } }])
+    expect(JSON.parse(run(['user', 'list', '--json']).out)).toEqual([{ ...user, disabled: false, mfa: { totp: false, passkeys: 0 } }])
 
     expect(run(['backup', 'copy.sqlite']).code).toBe(0)
     expect(existsSync(join(dir, 'copy.sqlite'))).toBe(true)
@@ -122,7 +122,7 @@ describe('the binary with PostgreSQL', () => {
     ])
     expect(JSON.parse(run(['client', 'rotate-secret', created.client_id], undefined, env).out).client_secret).toStartWith('lk_cs_')
     const user = JSON.parse(run(['user', 'create', '--email', 'b@example.com', '--name', 'Bea', '--password-stdin'], 'binary password\n', env).out)
-    expect(JSON.parse(run(['user', 'list', '--json'], undefined, env).out)).toEqual([{ ...user, mfa: { totp: false, passkeys: 0 } }])
+    expect(JSON.parse(run(['user', 'list', '--json'], undefined, env).out)).toEqual([{ ...user, disabled: false, mfa: { totp: false, passkeys: 0 } }])
     expect(run(['user', 'create', '--email', 'B@example.com', '--name', 'Bea', '--password-stdin'], 'binary password\n', env).code).toBe(2)
     const backup = run(['backup', 'copy.sqlite'], undefined, env)
     expect(backup.code).toBe(2)

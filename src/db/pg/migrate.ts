@@ -12,7 +12,7 @@ import mail from '../../../drizzle/pg/0008_mail.sql' with { type: 'text' }
 import resources from '../../../drizzle/pg/0009_resources.sql' with { type: 'text' }
 import agents from '../../../drizzle/pg/0010_agents.sql' with { type: 'text' }
 import settingsSync from '../../../drizzle/pg/0011_settings_sync.sql' with { type: 'text' }
-import groups from '../../../drizzle/pg/0012_groups.sql' with { type: 'text' }
+import operators from '../../../drizzle/pg/0012_operators.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -31,7 +31,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0009_resources': resources,
   '0010_agents': agents,
   '0011_settings_sync': settingsSync,
-  '0012_groups': groups,
+  '0012_operators': operators,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

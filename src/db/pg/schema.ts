@@ -19,6 +19,8 @@ export const users = pgTable('users', {
   createdAt: ms('created_at').notNull(),
   /** OpenID Connect's email_verified: true when an operator vouched for the address (CLI), false for self sign-up. */
   emailVerified: boolean('email_verified').notNull().default(false),
+  isAdmin: boolean('is_admin').notNull().default(false),
+  disabledAt: ms('disabled_at'),
 })
 
 export const clients = pgTable('clients', {

@@ -5,13 +5,21 @@ import { n, toUser, type PgContext } from './context'
 export class PgSessions implements SessionStore {
   constructor(private readonly ctx: PgContext) {}
 
-  createSession(s: NewSession, replacing?: string): Promise<void> {
-    const insert = (sql: SQL) => sql`INSERT INTO sessions (id_hash, user_id, expires_at, auth_time, amr, pending)
-      VALUES (${s.idHash}, ${s.userId}, ${s.expiresAt}, ${s.authTime}, ${s.amr.join(' ')}, ${s.pending})`
-    if (!replacing) return this.ctx.run(async (sql) => void (await insert(sql)))
+  /**
+   * The user's row is read FOR SHARE: a disabling that holds it is waited for, and then seen —
+   * so no session starts for a user being disabled, whatever the timing across instances.
+   */
+  createSession(s: NewSession, replacing?: string): Promise<boolean> {
+    const insert = async (sql: SQL) =>
+      (
+        await sql`WITH u AS (SELECT id FROM users WHERE id = ${s.userId} AND disabled_at IS NULL FOR SHARE)
+          INSERT INTO sessions (id_hash, user_id, expires_at, auth_time, amr, pending)
+          SELECT ${s.idHash}, id, ${s.expiresAt}, ${s.authTime}, ${s.amr.join(' ')}, ${s.pending} FROM u`
+      ).count > 0
+    if (!replacing) return this.ctx.run(insert)
     return this.ctx.tx(async (tx) => {
       await tx`DELETE FROM sessions WHERE id_hash = ${replacing}`
-      await insert(tx)
+      return insert(tx)
     })
   }
 

@@ -1,5 +1,5 @@
-import type { EmailToken, NewMail, NewUser, UserRecord, UserStore } from '../store'
-import { toUser, type PgContext } from './context'
+import type { EmailToken, NewMail, NewUser, UserListing, UserRecord, UserStore } from '../store'
+import { toUser, type PgContext, type Row } from './context'
 import { insertToken } from './mail'
 
 export class PgUsers implements UserStore {
@@ -27,8 +27,33 @@ export class PgUsers implements UserStore {
     })
   }
 
-  listUsers(): Promise<UserRecord[]> {
-    return this.ctx.run(async (sql) => (await sql`SELECT id, email, full_name, avatar_url, email_verified FROM users ORDER BY created_at, id`).map(toUser))
+  listUsers(): Promise<UserListing[]> {
+    return this.ctx.run(async (sql) =>
+      (await sql`SELECT id, email, full_name, avatar_url, email_verified, is_admin, disabled_at FROM users ORDER BY created_at, id`).map((r: Row) => ({
+        ...toUser(r),
+        admin: r.is_admin as boolean,
+        disabled: r.disabled_at !== null,
+      })),
+    )
+  }
+
+  setAdmin(id: string, admin: boolean): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`UPDATE users SET is_admin = ${admin} WHERE id = ${id}`).count > 0)
+  }
+
+  /** The user's row first (a session insert waits on it), then their grants in the lock order, then their sessions. */
+  setDisabled(id: string, disabled: boolean, now: number): Promise<boolean> {
+    return this.ctx.tx(async (tx) => {
+      const found = (await tx`UPDATE users SET disabled_at = ${disabled ? now : null} WHERE id = ${id}`).count > 0
+      if (found && disabled) {
+        await tx`DELETE FROM auth_codes WHERE user_id = ${id}`
+        await tx`DELETE FROM refresh_families WHERE user_id = ${id}`
+        await tx`DELETE FROM refresh_tokens WHERE user_id = ${id}`
+        await tx`DELETE FROM access_tokens WHERE user_id = ${id}`
+        await tx`DELETE FROM sessions WHERE user_id = ${id}`
+      }
+      return found
+    })
   }
 
   /**

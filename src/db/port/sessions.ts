@@ -20,7 +20,8 @@ export interface NewSession {
 
 export interface SessionStore {
   /** Creates a session, ending `replacing` (the browser's previous session) in the same write. */
-  createSession(session: NewSession, replacing?: string): Promise<void>
+  /** false when the user is disabled or gone: no session starts. */
+  createSession(session: NewSession, replacing?: string): Promise<boolean>
   findSession(idHash: string, now: number): Promise<SessionRecord | undefined>
   deleteSession(idHash: string): Promise<void>
   /** Every session of the user, but `except` (the hash of the one asking) when given. */

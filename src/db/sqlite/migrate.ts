@@ -15,7 +15,7 @@ import mail from '../../../drizzle/sqlite/0011_mail.sql' with { type: 'text' }
 import resources from '../../../drizzle/sqlite/0012_resources.sql' with { type: 'text' }
 import agents from '../../../drizzle/sqlite/0013_agents.sql' with { type: 'text' }
 import settingsSync from '../../../drizzle/sqlite/0014_settings_sync.sql' with { type: 'text' }
-import groups from '../../../drizzle/sqlite/0015_groups.sql' with { type: 'text' }
+import operators from '../../../drizzle/sqlite/0015_operators.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -37,7 +37,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0012_resources': resources,
   '0013_agents': agents,
   '0014_settings_sync': settingsSync,
-  '0015_groups': groups,
+  '0015_operators': operators,
 }
 
 export interface MigrationResult {

@@ -14,6 +14,10 @@ export const users = sqliteTable('users', {
   createdAt: integer('created_at').notNull(),
   /** OpenID Connect's email_verified: true when an operator vouched for the address (CLI), false for self sign-up. */
   emailVerified: integer('email_verified', { mode: 'boolean' }).notNull().default(false),
+  /** May use /admin (`--admin`). */
+  isAdmin: integer('is_admin', { mode: 'boolean' }).notNull().default(false),
+  /** When an operator disabled the account: it cannot sign in, and its tokens were revoked then. */
+  disabledAt: integer('disabled_at'),
 })
 
 export const clients = sqliteTable('clients', {

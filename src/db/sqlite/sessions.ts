@@ -10,11 +10,14 @@ const p = (name: string) => sql.placeholder(name)
 export class SqliteSessions implements SessionStore {
   constructor(private readonly ctx: SqliteContext) {}
 
-  createSession(session: NewSession, replacing?: string): Promise<void> {
+  createSession(session: NewSession, replacing?: string): Promise<boolean> {
     const { db } = this.ctx
     return this.ctx.write(() => {
+      const user = db.sqlite.prepare('SELECT disabled_at AS disabledAt FROM users WHERE id = ?').get(session.userId) as { disabledAt: number | null } | null
+      if (!user || user.disabledAt !== null) return false
       if (replacing) db.orm.delete(sessions).where(eq(sessions.idHash, replacing)).run()
       db.orm.insert(sessions).values({ ...session, amr: session.amr.join(' ') }).run()
+      return true
     })
   }
 

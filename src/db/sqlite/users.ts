@@ -1,5 +1,5 @@
 import { eq, sql } from 'drizzle-orm'
-import type { EmailToken, NewMail, NewUser, UserRecord, UserStore } from '../store'
+import type { EmailToken, NewMail, NewUser, UserListing, UserRecord, UserStore } from '../store'
 import { insertToken } from './mail'
 import { changes } from './client'
 import { unique, type SqliteContext } from './context'
@@ -38,8 +38,27 @@ export class SqliteUsers implements UserStore {
     return row && { ...toUser(row), passwordHash: row.passwordHash }
   }
 
-  async listUsers(): Promise<UserRecord[]> {
-    return this.ctx.db.orm.select().from(users).orderBy(users.createdAt, users.id).all().map(toUser)
+  async listUsers(): Promise<UserListing[]> {
+    return this.ctx.db.orm
+      .select()
+      .from(users)
+      .orderBy(users.createdAt, users.id)
+      .all()
+      .map((row) => ({ ...toUser(row), admin: row.isAdmin, disabled: row.disabledAt !== null }))
+  }
+
+  setAdmin(id: string, admin: boolean): Promise<boolean> {
+    return this.ctx.write(() => changes(this.ctx.db.orm.update(users).set({ isAdmin: admin }).where(eq(users.id, id)).run()) > 0)
+  }
+
+  setDisabled(id: string, disabled: boolean, now: number): Promise<boolean> {
+    const { sqlite } = this.ctx.db
+    return this.ctx.write(() => {
+      const found = changes(this.ctx.db.orm.update(users).set({ disabledAt: disabled ? now : null }).where(eq(users.id, id)).run()) > 0
+      if (found && disabled)
+        for (const table of ['sessions', 'auth_codes', 'refresh_tokens', 'refresh_families', 'access_tokens']) sqlite.prepare(`DELETE FROM ${table} WHERE user_id = ?`).run(id)
+      return found
+    })
   }
 
   deleteUser(id: string): Promise<boolean> {

@@ -1,4 +1,5 @@
--- Issue 23, first part: groups of users, their members, and apps restricted to groups.
+-- Issue 23, first part: groups of users, their members, apps restricted to groups; admins and
+-- disabled accounts.
 CREATE TABLE `client_groups` (
 	`client_id` text NOT NULL,
 	`group_name` text NOT NULL,
@@ -21,3 +22,6 @@ CREATE TABLE `groups` (
 	`name` text PRIMARY KEY NOT NULL,
 	`created_at` integer NOT NULL
 );
+--> statement-breakpoint
+ALTER TABLE `users` ADD `is_admin` integer DEFAULT false NOT NULL;--> statement-breakpoint
+ALTER TABLE `users` ADD `disabled_at` integer;

@@ -1,4 +1,5 @@
--- Issue 23, first part: groups of users, their members, and apps restricted to groups.
+-- Issue 23, first part: groups of users, their members, apps restricted to groups; admins and
+-- disabled accounts.
 CREATE TABLE "client_groups" (
 	"client_id" text NOT NULL,
 	"group_name" text COLLATE "C" NOT NULL,
@@ -16,6 +17,8 @@ CREATE TABLE "groups" (
 	"created_at" bigint NOT NULL
 );
 --> statement-breakpoint
+ALTER TABLE "users" ADD COLUMN "is_admin" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+ALTER TABLE "users" ADD COLUMN "disabled_at" bigint;--> statement-breakpoint
 ALTER TABLE "client_groups" ADD CONSTRAINT "client_groups_client_id_clients_id_fk" FOREIGN KEY ("client_id") REFERENCES "clients"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "client_groups" ADD CONSTRAINT "client_groups_group_name_groups_name_fk" FOREIGN KEY ("group_name") REFERENCES "groups"("name") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "group_members" ADD CONSTRAINT "group_members_group_name_groups_name_fk" FOREIGN KEY ("group_name") REFERENCES "groups"("name") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
