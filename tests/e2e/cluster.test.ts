@@ -9,8 +9,8 @@ import * as oauth from 'oauth4webapi'
 import { startHaproxy, type Balancer } from '../haproxy'
 import { freshPgDatabase } from '../pg-store'
 import { testEngine } from '../store'
-import { CALLBACK, authorizeAsUser, discover, obtainToken, options, registerClient, registerUser } from './flow'
-import { freePort, startBinary, type RunningBinary } from './server'
+import { CALLBACK, authorizeAsUser, csrfOf, discover, obtainToken, options, registerClient, registerUser } from './flow'
+import { CookieClient, freePort, startBinary, type RunningBinary } from './server'
 
 setDefaultTimeout(120_000)
 
@@ -135,6 +135,29 @@ describe.skipIf(!onPostgres)('two instances on one PostgreSQL database behind ha
       expect(a.cli(['user', 'delete', user.id]).code).toBe(0)
       expect(await refusedWithin(async () => (await userinfoStatus(b, second)) === 401, 'user delete by the CLI')).toBeLessThan(100)
     }
+  })
+
+  test('`user update ID --disabled true` by the CLI: the token is refused on A and B within 100 ms, sign-in too; enabling lets them back', async () => {
+    const client = registerClient(through)
+    const as = await discover(through)
+    const email = 'disabled@example.com'
+    const user = registerUser(through, email)
+    const token = (await obtainToken(through, as, client, email, 'email')).access_token
+    expect(await userinfoStatus(a, token)).toBe(200) // cached on both
+    expect(await userinfoStatus(b, token)).toBe(200)
+    expect(a.cli(['user', 'update', user.id, '--disabled', 'true']).code).toBe(0)
+    const onA = refusedWithin(async () => (await userinfoStatus(a, token)) === 401, 'disabled: A')
+    const onB = refusedWithin(async () => (await userinfoStatus(b, token)) === 401, 'disabled: B')
+    expect(await onA).toBeLessThan(100)
+    expect(await onB).toBeLessThan(100)
+    // Signing in: the password is right, the account is not.
+    const browser = new CookieClient(through.url)
+    const login = await (await browser.fetch('/login')).text()
+    const refused = await browser.fetch('/login', { method: 'POST', body: new URLSearchParams({ email, password: 'e2e password 1', csrf_token: csrfOf(login) }) })
+    expect(refused.status).toBe(403)
+    expect(await refused.text()).toContain('This account is disabled.')
+    expect(a.cli(['user', 'update', user.id, '--disabled', 'false']).code).toBe(0)
+    expect(await userinfoStatus(b, (await obtainToken(through, as, client, email, 'email')).access_token)).toBe(200)
   })
 
   test('one code exchanged on A and B at the same moment: exactly one 200 and one invalid_grant, never 5xx', async () => {
