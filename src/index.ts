@@ -8,6 +8,7 @@ import { userCommand } from './cli/user'
 import { keysCommand } from './cli/keys'
 import { resourceCommand } from './cli/resource'
 import { groupCommand } from './cli/group'
+import { applyCommand, exportCommand } from './cli/apply'
 import { ConfigError, redactDatabaseText, redactUrl } from './config'
 import { DatabaseUnavailable, StoreRefusal } from './db/store'
 import { escapeForTerminal } from './lib/text'
@@ -38,6 +39,10 @@ Usage:
   latchkey group create|delete NAME
   latchkey group add|remove NAME USER  (USER: id or email)
   latchkey group list [--json]
+  latchkey apply FILE [--dry-run] [--prune]   make the database match a YAML or JSON file
+                                       (clients, groups, users, resources); --prune deletes what the
+                                       file's sections do not list
+  latchkey export                      the database in apply's shape, without secrets
   latchkey resource create --uri URI --name NAME --scope NAME=DESCRIPTION [--scope …]
                         [--token-format opaque|jwt] [--introspector CLIENT_ID]...
   latchkey resource list [--json] | resource delete URI
@@ -101,6 +106,10 @@ async function main(argv: string[]): Promise<void> {
       return resourceCommand(args)
     case 'group':
       return groupCommand(args)
+    case 'apply':
+      return applyCommand(args)
+    case 'export':
+      return exportCommand(args)
     case 'migrate':
       return migrateCommand(args)
     case 'backup':

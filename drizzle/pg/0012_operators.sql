@@ -24,4 +24,7 @@ ALTER TABLE "client_groups" ADD CONSTRAINT "client_groups_group_name_groups_name
 ALTER TABLE "group_members" ADD CONSTRAINT "group_members_group_name_groups_name_fk" FOREIGN KEY ("group_name") REFERENCES "groups"("name") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "group_members" ADD CONSTRAINT "group_members_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "client_groups_group" ON "client_groups" USING btree ("group_name");--> statement-breakpoint
-CREATE INDEX "group_members_user" ON "group_members" USING btree ("user_id");
+CREATE INDEX "group_members_user" ON "group_members" USING btree ("user_id");--> statement-breakpoint
+-- A resource changed in place (latchkey apply) empties the caches that hold its record, as a deleted one does (0010).
+CREATE TRIGGER resources_update_notify AFTER UPDATE ON resources REFERENCING OLD TABLE AS gone
+FOR EACH STATEMENT EXECUTE FUNCTION latchkey_notify_deletes();

@@ -1,4 +1,4 @@
-import type { ClientKind, ClientRecord, Store } from '../db/store'
+import { UniqueViolation, type ClientKind, type ClientRecord, type Store } from '../db/store'
 import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
 import { hasInvisible } from '../lib/text'
 
@@ -104,7 +104,7 @@ export function toClient(row: ClientRecord): Client {
 
 export async function createClient(
   store: Store,
-  input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean; skipConsent: boolean; requireMfa?: boolean },
+  input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean; skipConsent: boolean; requireMfa?: boolean; id?: string; secret?: string },
   now: number,
 ): Promise<{ client: Client; secret: string | null }> {
   const name = input.name.trim().normalize('NFC')
@@ -113,11 +113,17 @@ export async function createClient(
   if (input.redirectUris.length === 0) throw new ClientInputError('at least one --redirect-uri is required')
   const redirectUris = [...new Set(input.redirectUris.map(checkRedirectUri))]
   const postLogoutRedirectUris = [...new Set((input.postLogoutRedirectUris ?? []).map(checkRedirectUri))]
-  const id = Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex')
-  const secret = input.public ? null : randomToken('lk_cs_')
+  if (input.id !== undefined && !CHOSEN_CLIENT_ID.test(input.id)) throw new ClientInputError(`client_id "${input.id}" must be 1 to 64 of A-Z a-z 0-9 . _ -`)
+  const id = input.id ?? Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex')
+  const secret = input.public ? null : (input.secret ?? randomToken('lk_cs_'))
   const requireMfa = input.requireMfa ?? false
   const record = { id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent, requireMfa }
-  await store.clients.insertClient({ ...record, kind: 'operator', metadataExpiresAt: null, registrationTokenHash: null }, now)
+  try {
+    await store.clients.insertClient({ ...record, kind: 'operator', metadataExpiresAt: null, registrationTokenHash: null }, now)
+  } catch (error) {
+    if (error instanceof UniqueViolation) throw new ClientInputError(`a client with the id "${id}" exists already`)
+    throw error
+  }
   return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator' }, secret }
 }
 
@@ -125,12 +131,15 @@ export async function listClients(store: Store): Promise<Client[]> {
   return (await store.clients.listClients()).map(toClient)
 }
 
+/** A client id an operator chooses (`latchkey apply`): plain, so it needs no escaping anywhere. */
+export const CHOSEN_CLIENT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+
 /**
- * Client ids are hex, or the https URL of a client ID metadata document (printable ASCII, as a
+ * Client ids are hex (generated), chosen (`latchkey apply`: letters, digits, `. _ -`), or the https URL of a client ID metadata document (printable ASCII, as a
  * parsed URL spells it); anything else (a NUL byte, kilobytes of text) is no client and is not
  * looked up.
  */
-const CLIENT_ID = /^(?:[0-9a-f]{1,64}|https?:\/\/[\x21-\x7e]{1,2000})$/
+const CLIENT_ID = /^(?:[A-Za-z0-9._-]{1,64}|https?:\/\/[\x21-\x7e]{1,2000})$/
 
 export function isClientId(id: string): boolean {
   return CLIENT_ID.test(id)

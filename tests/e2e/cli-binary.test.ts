@@ -132,3 +132,51 @@ describe('the binary with PostgreSQL', () => {
     expect(JSON.parse(run(['client', 'list', '--json'], undefined, env).out)).toEqual([])
   })
 })
+
+describe('latchkey apply / export, by the binary', () => {
+  test('apply twice: the second changes nothing; export | apply --dry-run plans nothing; an invalid file changes nothing', async () => {
+    const env = { DATABASE_URL: testEngine === 'postgres' ? await freshPgDatabase() : join(dir, 'apply.sqlite') }
+    const { writeFileSync } = await import('node:fs')
+    writeFileSync(join(dir, 'grafana.secret'), 'grafana-secret-0123456789abcdef\n', { mode: 0o600 })
+    const file = join(dir, 'latchkey.yaml')
+    writeFileSync(
+      file,
+      [
+        'clients:',
+        '  - client_id: grafana',
+        '    name: Grafana',
+        '    redirect_uris: [https://grafana.example.com/login/generic_oauth]',
+        '    allowed_groups: [family]',
+        '    secret_file: grafana.secret',
+        'groups:',
+        '  - name: family',
+        '    members: [ada@example.com]',
+        'users:',
+        '  - email: ada@example.com',
+        '    full_name: Ada',
+        '    admin: true',
+        'resources:',
+        '  - uri: https://mcp.example.com',
+        '    name: Home MCP',
+        '    scopes: { "tools:read": Read your tools }',
+        '',
+      ].join('\n'),
+    )
+    const first = run(['apply', file], undefined, env)
+    expect(first.code).toBe(0)
+    expect(first.out.split('\n').slice(0, 5)).toEqual(['+ group family', '+ user ada@example.com (invited)', '+ member ada@example.com of family', '+ client grafana', '+ resource https://mcp.example.com'])
+    expect(first.out).toMatch(/^invitation for ada@example\.com: http:\/\/localhost:3000\/reset-password\?token=/m)
+    expect(first.out).toEndWith('applied 5 change(s)\n')
+    expect(run(['apply', file], undefined, env)).toEqual({ code: 0, out: 'nothing to change\n', err: '' })
+    const exported = run(['export'], undefined, env)
+    expect(exported.code).toBe(0)
+    expect(exported.out).not.toContain('grafana-secret')
+    writeFileSync(join(dir, 'exported.json'), exported.out)
+    expect(run(['apply', join(dir, 'exported.json'), '--dry-run'], undefined, env)).toEqual({ code: 0, out: 'nothing to change\n', err: '' })
+    writeFileSync(join(dir, 'bad.yaml'), 'clients:\n  - name: X\n    redirect_uris: []\ngroups:\n  - name: new-group\n')
+    const bad = run(['apply', join(dir, 'bad.yaml')], undefined, env)
+    expect(bad.code).toBe(2)
+    expect(bad.err).toBe(`latchkey: clients[0].redirect_uris: must list at least one redirect URI\nlatchkey: ${join(dir, 'bad.yaml')}: 1 error(s); nothing changed\n`)
+    expect(JSON.parse(run(['group', 'list', '--json'], undefined, env).out).map((g: { name: string }) => g.name)).toEqual(['family'])
+  })
+})

@@ -91,6 +91,16 @@ export class PgClients implements ClientStore {
     return this.ctx.run(async (sql) => (await sql`SELECT 1 FROM registration_tokens WHERE token_hash = ${tokenHash} AND expires_at > ${now}`).length > 0)
   }
 
+  updateClient(id: string, f: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa'>): Promise<boolean> {
+    return this.ctx.run(
+      async (sql) =>
+        (
+          await sql`UPDATE clients SET name = ${f.name}, redirect_uris = ${JSON.stringify(f.redirectUris)}::jsonb, post_logout_redirect_uris = ${JSON.stringify(f.postLogoutRedirectUris)}::jsonb,
+            skip_consent = ${f.skipConsent}, require_mfa = ${f.requireMfa} WHERE id = ${id}`
+        ).count > 0,
+    )
+  }
+
   setClientSecret(id: string, secretHash: string): Promise<boolean> {
     return this.ctx.run(async (sql) => (await sql`UPDATE clients SET secret_hash = ${secretHash} WHERE id = ${id} AND secret_hash IS NOT NULL`).count > 0)
   }

@@ -32,6 +32,16 @@ export class PgResources implements ResourceStore {
     return this.ctx.run(async (sql) => (await sql`SELECT * FROM resources ORDER BY created_at, uri`).map(toResource))
   }
 
+  updateResource(r: ResourceRecord): Promise<boolean> {
+    return this.ctx.run(
+      async (sql) =>
+        (
+          await sql`UPDATE resources SET name = ${r.name}, scopes = ${JSON.stringify(r.scopes)}::jsonb, token_format = ${r.tokenFormat}, introspectors = ${JSON.stringify(r.introspectors)}::jsonb
+            WHERE uri = ${r.uri}`
+        ).count > 0,
+    )
+  }
+
   /** Its consents, codes and tokens go first, in the order every grant write locks them. */
   deleteResource(uri: string): Promise<boolean> {
     return this.ctx.tx(async (tx) => {

@@ -37,6 +37,10 @@ export class PgUsers implements UserStore {
     )
   }
 
+  setFullName(id: string, fullName: string): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`UPDATE users SET full_name = ${fullName} WHERE id = ${id}`).count > 0)
+  }
+
   setAdmin(id: string, admin: boolean): Promise<boolean> {
     return this.ctx.run(async (sql) => (await sql`UPDATE users SET is_admin = ${admin} WHERE id = ${id}`).count > 0)
   }

@@ -30,6 +30,8 @@ export interface ClientStore {
   setClientSecret(id: string, secretHash: string): Promise<boolean>
   /** false for an unknown client. */
   setRequireMfa(id: string, requireMfa: boolean): Promise<boolean>
+  /** Replaces an operator's client's options (`latchkey apply`); false for an unknown client. */
+  updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa'>): Promise<boolean>
   /** A metadata document's client as last fetched: inserted, or its name, redirect URIs and freshness replaced. */
   saveMetadataClient(client: ClientRecord, now: number): Promise<void>
   /**

@@ -16,6 +16,8 @@ export interface ResourceStore {
   insertResource(resource: ResourceRecord, now: number): Promise<void>
   findResource(uri: string): Promise<ResourceRecord | undefined>
   listResources(): Promise<ResourceRecord[]>
+  /** Replaces a resource's name, scopes, token format and introspectors; false for an unknown URI. */
+  updateResource(resource: ResourceRecord): Promise<boolean>
   /** The resource and every consent, code and token for it. */
   deleteResource(uri: string): Promise<boolean>
 }

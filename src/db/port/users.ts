@@ -28,6 +28,7 @@ export interface UserStore {
   listUsers(): Promise<UserListing[]>
   /** false for an unknown user. */
   setAdmin(id: string, admin: boolean): Promise<boolean>
+  setFullName(id: string, fullName: string): Promise<boolean>
   /**
    * Disabling revokes everything the user holds — sessions, codes, refresh families, access
    * tokens — in the same transaction, and no session can start for them afterwards (the session

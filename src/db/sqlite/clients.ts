@@ -80,6 +80,11 @@ export class SqliteClients implements ClientStore {
     return !!db.orm.select({ at: registrationTokens.createdAt }).from(registrationTokens).where(and(eq(registrationTokens.tokenHash, tokenHash), gt(registrationTokens.expiresAt, now))).get()
   }
 
+  updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa'>): Promise<boolean> {
+    const { db } = this.ctx
+    return this.ctx.write(() => changes(db.orm.update(clients).set(fields).where(eq(clients.id, id)).run()) > 0)
+  }
+
   setClientSecret(id: string, secretHash: string): Promise<boolean> {
     const { db } = this.ctx
     return this.ctx.write(

@@ -28,6 +28,11 @@ export class SqliteResources implements ResourceStore {
     return this.ctx.db.orm.select().from(resources).orderBy(asc(resources.createdAt), asc(resources.uri)).all().map(toResource)
   }
 
+  updateResource(r: ResourceRecord): Promise<boolean> {
+    const { name, scopes, tokenFormat, introspectors } = r
+    return this.ctx.write(() => changes(this.ctx.db.orm.update(resources).set({ name, scopes, tokenFormat, introspectors }).where(eq(resources.uri, r.uri)).run()) > 0)
+  }
+
   deleteResource(uri: string): Promise<boolean> {
     const { sqlite } = this.ctx.db
     return this.ctx.write(() => {

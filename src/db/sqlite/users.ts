@@ -47,6 +47,10 @@ export class SqliteUsers implements UserStore {
       .map((row) => ({ ...toUser(row), admin: row.isAdmin, disabled: row.disabledAt !== null }))
   }
 
+  setFullName(id: string, fullName: string): Promise<boolean> {
+    return this.ctx.write(() => changes(this.ctx.db.orm.update(users).set({ fullName }).where(eq(users.id, id)).run()) > 0)
+  }
+
   setAdmin(id: string, admin: boolean): Promise<boolean> {
     return this.ctx.write(() => changes(this.ctx.db.orm.update(users).set({ isAdmin: admin }).where(eq(users.id, id)).run()) > 0)
   }

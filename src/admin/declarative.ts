@@ -1,0 +1,384 @@
+import { readFileSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { newLink } from '../accounts/email-links'
+import { checkGroupName } from '../accounts/groups'
+import { checkFullName, insertUser, normalizeEmail } from '../accounts/users'
+import type { Config } from '../config'
+import type { ResourceRecord, Store, UserListing } from '../db/store'
+import { sha256 } from '../lib/crypto'
+import { CHOSEN_CLIENT_ID, checkRedirectUri, createClient, listClients, type Client } from '../oauth/clients'
+import { canonicalResource, createResource } from '../oauth/resources'
+
+/**
+ * `latchkey apply FILE` / `latchkey export` (SPEC, operators): the database made to match a file
+ * of clients, groups, users and resources — the keys of the CLI's JSON output. The whole file is
+ * checked before anything changes (every error, with its path in the file); the plan lists each
+ * change; applying it twice changes nothing the second time; `export` prints the same shape
+ * without secrets, so export → apply is a no-op. Clients met through metadata documents or
+ * registered dynamically are neither exported nor pruned.
+ */
+
+export class ApplyError extends Error {
+  constructor(readonly errors: string[]) {
+    super(errors.join('\n'))
+  }
+}
+
+interface DesiredClient {
+  path: string
+  clientId?: string
+  name: string
+  redirectUris: string[]
+  postLogoutRedirectUris: string[]
+  public: boolean
+  skipConsent: boolean
+  requireMfa: boolean
+  allowedGroups: string[]
+  secret?: string
+}
+interface DesiredGroup {
+  name: string
+  members: string[]
+}
+interface DesiredUser {
+  email: string
+  fullName: string
+  admin: boolean
+}
+
+export interface Plan {
+  /** One line per change: `+ client grafana`, `~ user ada@example.com: admin`, `- group old`. */
+  lines: string[]
+  /** Makes the changes; returns what must be shown once (generated secrets, invitation links). */
+  apply(): Promise<string[]>
+}
+
+const SECTIONS = ['clients', 'groups', 'users', 'resources'] as const
+const CLIENT_KEYS = ['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'allowed_groups', 'secret_file']
+const RESOURCE_KEYS = ['uri', 'name', 'scopes', 'token_format', 'introspectors']
+
+/** JSON or YAML (Bun's parser), by the text. */
+export function parseDocument(text: string, file: string): unknown {
+  try {
+    return text.trimStart().startsWith('{') ? JSON.parse(text) : Bun.YAML.parse(text)
+  } catch (error) {
+    throw new ApplyError([`${file}: not valid YAML or JSON (${(error as Error).message.split('\n')[0]})`])
+  }
+}
+
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i])
+
+/** Checks the whole document and compares it with the database: the plan, or every error. */
+export async function planApply(store: Store, config: Config, doc: unknown, opts: { prune: boolean; baseDir: string; now: number }): Promise<Plan> {
+  const errors: string[] = []
+  const err = (path: string, message: string) => void errors.push(`${path}: ${message}`)
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ApplyError(['(top): the file must be a mapping of clients, groups, users and resources'])
+  const top = doc as Record<string, unknown>
+  for (const key of Object.keys(top)) if (!(SECTIONS as readonly string[]).includes(key)) err(key, `unknown section (${SECTIONS.join(', ')})`)
+  const list = (key: string): unknown[] => {
+    const v = top[key]
+    if (v === undefined || v === null) return []
+    if (!Array.isArray(v)) return err(key, 'must be a list'), []
+    return v
+  }
+  const entry = (path: string, v: unknown, allowed?: string[]): Record<string, unknown> | undefined => {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return err(path, 'must be a mapping'), undefined
+    if (allowed) for (const k of Object.keys(v)) if (!allowed.includes(k)) err(`${path}.${k}`, 'unknown key')
+    return v as Record<string, unknown>
+  }
+  const str = (path: string, v: unknown, required = true): string | undefined => {
+    if (v === undefined && !required) return undefined
+    if (typeof v !== 'string' || v.trim() === '') return err(path, 'must be a non-empty string'), undefined
+    return v
+  }
+  const bool = (path: string, v: unknown): boolean => {
+    if (v === undefined) return false
+    if (typeof v !== 'boolean') return err(path, 'must be true or false'), false
+    return v
+  }
+  const strings = (path: string, v: unknown): string[] => {
+    if (v === undefined) return []
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) return err(path, 'must be a list of strings'), []
+    return v as string[]
+  }
+  /** A required string checked by `check`: one error at most, either way. */
+  const checked = <T>(path: string, v: unknown, check: (s: string) => T): T | undefined => {
+    const s = str(path, v)
+    return s === undefined ? undefined : attempt(path, () => check(s))
+  }
+  const attempt = <T>(path: string, fn: () => T): T | undefined => {
+    try {
+      return fn()
+    } catch (error) {
+      return err(path, (error as Error).message), undefined
+    }
+  }
+
+  const [current, groups, users, resources] = await Promise.all([
+    listClients(store).then((all) => all.filter((c) => c.kind === 'operator')),
+    store.groups.listGroups(),
+    store.users.listUsers(),
+    store.resources.listResources(),
+  ])
+  const usersByEmail = new Map(users.map((u) => [u.email, u]))
+
+  // users
+  const wantUsers: DesiredUser[] = []
+  for (const [i, raw] of list('users').entries()) {
+    const e = entry(`users[${i}]`, raw, ['email', 'full_name', 'admin'])
+    if (!e) continue
+    const email = checked(`users[${i}].email`, e.email, normalizeEmail)
+    const fullName = checked(`users[${i}].full_name`, e.full_name, checkFullName)
+    const admin = bool(`users[${i}].admin`, e.admin)
+    if (email && wantUsers.some((u) => u.email === email)) err(`users[${i}].email`, `${email} is listed twice`)
+    if (email && fullName) wantUsers.push({ email, fullName, admin })
+  }
+  const knownUser = (ref: string) => wantUsers.some((u) => u.email === ref) || usersByEmail.has(ref) || users.some((u) => u.id === ref)
+
+  // groups
+  const wantGroups: DesiredGroup[] = []
+  for (const [i, raw] of list('groups').entries()) {
+    const e = entry(`groups[${i}]`, raw, ['name', 'members'])
+    if (!e) continue
+    const name = checked(`groups[${i}].name`, e.name, checkGroupName)
+    const members: string[] = []
+    for (const [j, m] of strings(`groups[${i}].members`, e.members).entries()) {
+      const ref = attempt(`groups[${i}].members[${j}]`, () => (m.includes('@') ? normalizeEmail(m) : m))
+      if (ref === undefined) continue
+      if (!knownUser(ref)) err(`groups[${i}].members[${j}]`, `no user ${m} (in the database or in users)`)
+      else members.push(ref)
+    }
+    if (name && wantGroups.some((g) => g.name === name)) err(`groups[${i}].name`, `${name} is listed twice`)
+    if (name) wantGroups.push({ name, members: [...new Set(members)] })
+  }
+  const knownGroup = (name: string) => wantGroups.some((g) => g.name === name) || groups.some((g) => g.name === name)
+
+  // clients
+  const wantClients: DesiredClient[] = []
+  for (const [i, raw] of list('clients').entries()) {
+    const path = `clients[${i}]`
+    const e = entry(path, raw, CLIENT_KEYS)
+    if (!e) continue
+    const clientId = str(`${path}.client_id`, e.client_id, false)
+    if (clientId !== undefined && !CHOSEN_CLIENT_ID.test(clientId) && !current.some((c) => c.id === clientId)) err(`${path}.client_id`, 'must be 1 to 64 of A-Z a-z 0-9 . _ -')
+    const name = str(`${path}.name`, e.name)
+    const redirectUris = strings(`${path}.redirect_uris`, e.redirect_uris)
+    if (redirectUris.length === 0) err(`${path}.redirect_uris`, 'must list at least one redirect URI')
+    for (const [j, uri] of redirectUris.entries()) attempt(`${path}.redirect_uris[${j}]`, () => checkRedirectUri(uri))
+    const postLogout = strings(`${path}.post_logout_redirect_uris`, e.post_logout_redirect_uris)
+    for (const [j, uri] of postLogout.entries()) attempt(`${path}.post_logout_redirect_uris[${j}]`, () => checkRedirectUri(uri))
+    const isPublic = bool(`${path}.public`, e.public)
+    const allowed = strings(`${path}.allowed_groups`, e.allowed_groups)
+    for (const [j, g] of allowed.entries()) if (!knownGroup(g)) err(`${path}.allowed_groups[${j}]`, `no group ${g} (in the database or in groups)`)
+    let secret: string | undefined
+    const secretFile = str(`${path}.secret_file`, e.secret_file, false)
+    if (secretFile !== undefined) {
+      if (isPublic) err(`${path}.secret_file`, 'a public client has no secret')
+      else secret = readSecretFile(resolve(opts.baseDir, secretFile), (m) => err(`${path}.secret_file`, m))
+    }
+    if (clientId !== undefined && wantClients.some((c) => c.clientId === clientId)) err(`${path}.client_id`, `${clientId} is listed twice`)
+    if (clientId === undefined && name !== undefined && current.filter((c) => c.name === name).length > 1)
+      err(`${path}.client_id`, `several clients are named "${name}": give client_id`)
+    if (name !== undefined)
+      wantClients.push({ path, clientId, name, redirectUris: [...new Set(redirectUris)], postLogoutRedirectUris: [...new Set(postLogout)], public: isPublic, skipConsent: bool(`${path}.skip_consent`, e.skip_consent), requireMfa: bool(`${path}.require_mfa`, e.require_mfa), allowedGroups: [...new Set(allowed)].sort(), secret })
+  }
+  const knownClient = (id: string) => wantClients.some((c) => c.clientId === id) || current.some((c) => c.id === id)
+
+  // resources
+  const wantResources: ResourceRecord[] = []
+  for (const [i, raw] of list('resources').entries()) {
+    const path = `resources[${i}]`
+    const e = entry(path, raw, RESOURCE_KEYS)
+    if (!e) continue
+    const uri = canonicalResource(str(`${path}.uri`, e.uri) ?? '')
+    if (!uri) err(`${path}.uri`, 'must be an absolute http(s) URI without a fragment')
+    const name = str(`${path}.name`, e.name)
+    const scopes = e.scopes
+    if (typeof scopes !== 'object' || scopes === null || Array.isArray(scopes) || !Object.values(scopes).every((d) => typeof d === 'string'))
+      err(`${path}.scopes`, 'must be a mapping of scope names to descriptions')
+    const tokenFormat = e.token_format ?? 'opaque'
+    if (tokenFormat !== 'opaque' && tokenFormat !== 'jwt') err(`${path}.token_format`, 'must be opaque or jwt')
+    const introspectors = strings(`${path}.introspectors`, e.introspectors)
+    for (const [j, id] of introspectors.entries()) if (!knownClient(id)) err(`${path}.introspectors[${j}]`, `no client ${id}`)
+    if (uri && wantResources.some((r) => r.uri === uri)) err(`${path}.uri`, `${uri} is listed twice`)
+    if (uri && name && scopes && typeof scopes === 'object')
+      wantResources.push({ uri, name, scopes: scopes as Record<string, string>, tokenFormat: tokenFormat as 'opaque' | 'jwt', introspectors: [...new Set(introspectors)] })
+  }
+  if (errors.length) throw new ApplyError(errors)
+
+  // The plan, section by section (only the sections the file has).
+  const lines: string[] = []
+  const steps: Array<(out: string[]) => Promise<void>> = []
+  const has = (key: string) => top[key] !== undefined
+
+  for (const g of wantGroups)
+    if (!groups.some((x) => x.name === g.name)) {
+      lines.push(`+ group ${g.name}`)
+      steps.push(() => store.groups.createGroup(g.name, opts.now))
+    }
+
+  for (const u of wantUsers) {
+    const found = usersByEmail.get(u.email)
+    if (!found) {
+      lines.push(`+ user ${u.email} (invited)`)
+      steps.push(async (out) => {
+        let url = ''
+        const made = await insertUser(store, { email: u.email, fullName: u.fullName, avatarUrl: null, passwordHash: '' }, opts.now, (user) => {
+          const link = newLink(config, 'invite', user.id, u.email, opts.now)
+          url = link.url
+          return { token: link.token, mail: null }
+        })
+        if (u.admin) await store.users.setAdmin(made.id, true)
+        usersByEmail.set(u.email, { ...made, admin: u.admin, disabled: false })
+        out.push(`invitation for ${u.email}: ${url}`)
+      })
+      continue
+    }
+    const changed = [found.fullName !== u.fullName && 'full_name', found.admin !== u.admin && 'admin'].filter(Boolean)
+    if (changed.length) {
+      lines.push(`~ user ${u.email}: ${changed.join(', ')}`)
+      steps.push(async () => {
+        if (found.fullName !== u.fullName) await store.users.setFullName(found.id, u.fullName)
+        if (found.admin !== u.admin) await store.users.setAdmin(found.id, u.admin)
+      })
+    }
+  }
+
+  const userIdOf = (ref: string) => (usersByEmail.get(ref) as UserListing | undefined)?.id ?? ref
+  for (const g of wantGroups) {
+    const before = groups.find((x) => x.name === g.name)?.members ?? []
+    const present = new Set(before.flatMap((m) => [m.email, m.id]))
+    const wanted = new Set(g.members)
+    const add = g.members.filter((m) => !present.has(m))
+    const remove = before.filter((m) => !wanted.has(m.email) && !wanted.has(m.id))
+    for (const m of add) {
+      lines.push(`+ member ${m} of ${g.name}`)
+      steps.push(async () => void (await store.groups.addMember(g.name, userIdOf(m))))
+    }
+    for (const m of remove) {
+      lines.push(`- member ${m.email} of ${g.name}`)
+      steps.push(async () => void (await store.groups.removeMember(g.name, m.id)))
+    }
+  }
+
+  const matched = new Set<string>()
+  for (const c of wantClients) {
+    const found = c.clientId !== undefined ? current.find((x) => x.id === c.clientId) : current.find((x) => x.name === c.name)
+    if (!found) {
+      lines.push(`+ client ${c.clientId ?? c.name}`)
+      steps.push(async (out) => {
+        const made = await createClient(store, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, public: c.public, skipConsent: c.skipConsent, requireMfa: c.requireMfa, id: c.clientId, secret: c.secret }, opts.now)
+        if (c.allowedGroups.length) await store.groups.setAllowedGroups(made.client.id, c.allowedGroups)
+        if (made.secret && !c.secret) out.push(`client ${made.client.id} (${c.name}): client_secret ${made.secret} — shown this once`)
+        else out.push(`client ${made.client.id} (${c.name}) created`)
+      })
+      continue
+    }
+    matched.add(found.id)
+    if (found.public !== c.public) throw new ApplyError([`${c.path}.public: ${found.id} is ${found.public ? 'public' : 'confidential'}; delete it to change that`])
+    const allowedNow = await store.groups.allowedGroups(found.id)
+    const storedHash = c.secret === undefined ? undefined : (await store.clients.findClient(found.id))?.secretHash
+    const changed = [
+      found.name !== c.name && 'name',
+      !sameList(found.redirectUris, c.redirectUris) && 'redirect_uris',
+      !sameList(found.postLogoutRedirectUris, c.postLogoutRedirectUris) && 'post_logout_redirect_uris',
+      found.skipConsent !== c.skipConsent && 'skip_consent',
+      found.requireMfa !== c.requireMfa && 'require_mfa',
+      !sameList(allowedNow, c.allowedGroups) && 'allowed_groups',
+      c.secret !== undefined && storedHash !== sha256(c.secret) && 'secret',
+    ].filter(Boolean)
+    if (!changed.length) continue
+    lines.push(`~ client ${found.id}: ${changed.join(', ')}`)
+    steps.push(async () => {
+      await store.clients.updateClient(found.id, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, skipConsent: c.skipConsent, requireMfa: c.requireMfa })
+      if (changed.includes('allowed_groups')) await store.groups.setAllowedGroups(found.id, c.allowedGroups)
+      if (changed.includes('secret')) await store.clients.setClientSecret(found.id, sha256(c.secret!))
+    })
+  }
+
+  for (const r of wantResources) {
+    const found = resources.find((x) => x.uri === r.uri)
+    if (!found) {
+      lines.push(`+ resource ${r.uri}`)
+      steps.push(async () => {
+        const scopes = Object.entries(r.scopes).map(([k, v]) => `${k}=${v}`)
+        await createResource(store, { uri: r.uri, name: r.name, scopes, tokenFormat: r.tokenFormat, introspectors: r.introspectors }, opts.now)
+      })
+      continue
+    }
+    const same = found.name === r.name && JSON.stringify(found.scopes) === JSON.stringify(r.scopes) && found.tokenFormat === r.tokenFormat && sameList(found.introspectors, r.introspectors)
+    if (!same) {
+      lines.push(`~ resource ${r.uri}`)
+      steps.push(async () => void (await store.resources.updateResource(r)))
+    }
+  }
+
+  if (opts.prune) {
+    if (has('clients'))
+      for (const c of current.filter((x) => !matched.has(x.id))) {
+        lines.push(`- client ${c.id} (${c.name})`)
+        steps.push(async () => void (await store.clients.deleteClient(c.id)))
+      }
+    if (has('resources'))
+      for (const r of resources.filter((x) => !wantResources.some((w) => w.uri === x.uri))) {
+        lines.push(`- resource ${r.uri}`)
+        steps.push(async () => void (await store.resources.deleteResource(r.uri)))
+      }
+    if (has('groups'))
+      for (const g of groups.filter((x) => !wantGroups.some((w) => w.name === x.name))) {
+        lines.push(`- group ${g.name}`)
+        steps.push(async () => void (await store.groups.deleteGroup(g.name)))
+      }
+    if (has('users'))
+      for (const u of users.filter((x) => !wantUsers.some((w) => w.email === x.email))) {
+        lines.push(`- user ${u.email}`)
+        steps.push(async () => void (await store.users.deleteUser(u.id)))
+      }
+  }
+
+  return {
+    lines,
+    async apply() {
+      const out: string[] = []
+      for (const step of steps) await step(out)
+      return out
+    },
+  }
+}
+
+/** A client secret from a file only its owner can read (SPEC: missing or readable by others is refused). */
+function readSecretFile(path: string, fail: (message: string) => void): string | undefined {
+  let mode: number
+  try {
+    mode = statSync(path).mode
+  } catch {
+    return fail(`${path} does not exist`), undefined
+  }
+  if (mode & 0o077) return fail(`${path} is readable by others (chmod 600 it)`), undefined
+  const secret = readFileSync(path, 'utf8').trim()
+  if (secret.length < 16) return fail(`${path} must hold a secret of at least 16 characters`), undefined
+  return secret
+}
+
+/** The database in the file's shape, without secrets (and without self-registered clients). */
+export async function exportState(store: Store): Promise<Record<string, unknown>> {
+  const [clients, groups, users, resources] = await Promise.all([listClients(store), store.groups.listGroups(), store.users.listUsers(), store.resources.listResources()])
+  const operators = clients.filter((c: Client) => c.kind === 'operator')
+  return {
+    clients: await Promise.all(
+      operators.map(async (c) => ({
+        client_id: c.id,
+        name: c.name,
+        redirect_uris: c.redirectUris,
+        post_logout_redirect_uris: c.postLogoutRedirectUris,
+        public: c.public,
+        skip_consent: c.skipConsent,
+        require_mfa: c.requireMfa,
+        allowed_groups: await store.groups.allowedGroups(c.id),
+      })),
+    ),
+    groups: groups.map((g) => ({ name: g.name, members: g.members.map((m) => m.email) })),
+    users: users.map((u) => ({ email: u.email, full_name: u.fullName, admin: u.admin })),
+    resources: resources.map((r) => ({ uri: r.uri, name: r.name, scopes: r.scopes, token_format: r.tokenFormat, introspectors: r.introspectors })),
+  }
+}

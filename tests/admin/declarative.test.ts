@@ -1,0 +1,137 @@
+import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ApplyError, exportState, parseDocument, planApply } from '../../src/admin/declarative'
+import { sha256 } from '../../src/lib/crypto'
+import { addUser, createTestApp, type TestApp } from '../helpers'
+
+const dir = mkdtempSync(join(tmpdir(), 'latchkey-apply-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const SECRET = 'grafana-secret-0123456789abcdef'
+writeFileSync(join(dir, 'grafana.secret'), `${SECRET}\n`, { mode: 0o600 })
+writeFileSync(join(dir, 'open.secret'), `${SECRET}\n`)
+chmodSync(join(dir, 'open.secret'), 0o644)
+
+const YAML = `
+clients:
+  - client_id: grafana
+    name: Grafana
+    redirect_uris: [https://grafana.example.com/login/generic_oauth]
+    post_logout_redirect_uris: []
+    public: false
+    skip_consent: false
+    require_mfa: false
+    allowed_groups: [family]
+    secret_file: grafana.secret
+  - name: Notes
+    redirect_uris: [http://127.0.0.1/callback]
+    public: true
+groups:
+  - name: family
+    members: [ada@example.com]
+users:
+  - email: ada@example.com
+    full_name: Ada
+    admin: true
+resources:
+  - uri: https://mcp.example.com
+    name: Home MCP
+    scopes: { "tools:read": Read your tools }
+    token_format: opaque
+`
+
+let t: TestApp
+beforeEach(async () => {
+  t = await createTestApp()
+})
+
+const plan = (doc: unknown, prune = false) => planApply(t.store, t.config, doc, { prune, baseDir: dir, now: t.clock.now() })
+
+async function errorsOf(doc: unknown): Promise<string[]> {
+  try {
+    await plan(doc)
+  } catch (error) {
+    expect(error).toBeInstanceOf(ApplyError)
+    return (error as ApplyError).errors
+  }
+  throw new Error('the document was accepted')
+}
+
+describe('latchkey apply: the database made to match a file', () => {
+  test('the plan, the changes, and a second apply that changes nothing; export → apply is a no-op', async () => {
+    const first = await plan(parseDocument(YAML, 'latchkey.yaml'))
+    expect(first.lines).toEqual(['+ group family', '+ user ada@example.com (invited)', '+ member ada@example.com of family', '+ client grafana', '+ client Notes', '+ resource https://mcp.example.com'])
+    const shown = await first.apply()
+    expect(shown[0]).toStartWith('invitation for ada@example.com: http://localhost:3000/')
+    expect(shown.slice(1)).toEqual(['client grafana (Grafana) created', 'client ' + shown[2]!.split(' ')[1] + ' (Notes) created'])
+    const grafana = await t.store.clients.findClient('grafana')
+    expect(grafana).toMatchObject({ name: 'Grafana', secretHash: sha256(SECRET), kind: 'operator' })
+    expect(await t.store.groups.allowedGroups('grafana')).toEqual(['family'])
+    expect((await t.store.users.listUsers()).map((u) => [u.email, u.fullName, u.admin])).toEqual([['ada@example.com', 'Ada', true]])
+    expect((await t.store.resources.findResource('https://mcp.example.com'))?.scopes).toEqual({ 'tools:read': 'Read your tools' })
+
+    expect((await plan(parseDocument(YAML, 'latchkey.yaml'))).lines).toEqual([])
+    const exported = await exportState(t.store)
+    expect(exported.users).toEqual([{ email: 'ada@example.com', full_name: 'Ada', admin: true }])
+    expect((await plan(JSON.parse(JSON.stringify(exported)))).lines).toEqual([])
+    expect(JSON.stringify(exported)).not.toContain(SECRET)
+  })
+
+  test('changes are listed per field and applied; --prune deletes only in the sections the file has', async () => {
+    await (await plan(parseDocument(YAML, 'latchkey.yaml'))).apply()
+    const bob = await addUser(t, 'bob@example.com', 'Bob')
+    await t.store.groups.createGroup('extra', t.clock.now())
+    const changed = parseDocument(YAML.replace('full_name: Ada', 'full_name: Ada L.').replace('require_mfa: false', 'require_mfa: true').replace('Home MCP', 'Home'), 'f.yaml') as Record<string, unknown>
+    const p = await plan(changed)
+    expect(p.lines).toEqual(['~ user ada@example.com: full_name', '~ client grafana: require_mfa', '~ resource https://mcp.example.com'])
+    await p.apply()
+    expect((await t.store.clients.findClient('grafana'))?.requireMfa).toBe(true)
+    const onlyGroups = { groups: [{ name: 'family', members: ['ada@example.com'] }] }
+    expect((await plan(onlyGroups, true)).lines).toEqual(['- group extra'])
+    await (await plan(onlyGroups, true)).apply()
+    expect((await t.store.users.listUsers()).map((u) => u.email)).toEqual(['ada@example.com', 'bob@example.com'])
+    void bob
+  })
+
+  test('an invalid file: every error with its path, and nothing changes', async () => {
+    const errors = await errorsOf({
+      clients: [{ name: 'A', redirect_uris: [] }, { redirect_uris: ['javascript:alert(1)'], public: 'yes', allowed_groups: ['ghosts'], secret_file: 'missing.secret', color: 'red' }],
+      groups: [{ name: 'bad name', members: ['nobody@example.com'] }],
+      users: [{ email: 'not-an-email', full_name: '' }],
+      resources: [{ uri: 'https://r.example#x', name: 'R', scopes: ['x'], token_format: 'paseto', introspectors: ['nope'] }],
+      extra: [],
+    })
+    expect(errors).toEqual([
+      'extra: unknown section (clients, groups, users, resources)',
+      'users[0].email: email address is not valid',
+      'users[0].full_name: must be a non-empty string',
+      'groups[0].name: group name "bad name" must be 1 to 64 of A-Z a-z 0-9 . _ - (starting with a letter or digit)',
+      'groups[0].members[0]: no user nobody@example.com (in the database or in users)',
+      'clients[0].redirect_uris: must list at least one redirect URI',
+      'clients[1].color: unknown key',
+      'clients[1].name: must be a non-empty string',
+      'clients[1].redirect_uris[0]: redirect URI "javascript:alert(1)" uses a forbidden scheme',
+      'clients[1].public: must be true or false',
+      'clients[1].allowed_groups[0]: no group ghosts (in the database or in groups)',
+      `clients[1].secret_file: ${join(dir, 'missing.secret')} does not exist`,
+      'resources[0].uri: must be an absolute http(s) URI without a fragment',
+      'resources[0].scopes: must be a mapping of scope names to descriptions',
+      'resources[0].token_format: must be opaque or jwt',
+      'resources[0].introspectors[0]: no client nope',
+    ])
+    expect(await exportState(t.store)).toEqual({ clients: [], groups: [], users: [], resources: [] })
+  })
+
+  test('a secret file readable by others is refused; a public client cannot turn confidential', async () => {
+    expect(await errorsOf({ clients: [{ client_id: 'x', name: 'X', redirect_uris: ['https://x.example/cb'], secret_file: 'open.secret' }] })).toEqual([
+      `clients[0].secret_file: ${join(dir, 'open.secret')} is readable by others (chmod 600 it)`,
+    ])
+    await (await plan({ clients: [{ client_id: 'pub', name: 'P', redirect_uris: ['https://p.example/cb'], public: true }] })).apply()
+    expect(await errorsOf({ clients: [{ client_id: 'pub', name: 'P', redirect_uris: ['https://p.example/cb'], public: false }] })).toEqual([
+      'clients[0].public: pub is public; delete it to change that',
+    ])
+    expect(() => parseDocument('clients: [', 'broken.yaml')).toThrow(/^broken\.yaml: not valid YAML or JSON \(/)
+  })
+})
