@@ -19,6 +19,7 @@ import { tokenRoutes } from './oauth/token'
 import { ResourceDirectory } from './oauth/resources'
 import { MetadataClients } from './oauth/client-metadata'
 import { SettingsHub } from './settings/hub'
+import { Metrics } from './metrics'
 import { settingsStreamRoutes } from './settings/stream'
 import { AccessTokens } from './oauth/tokens'
 import { RefreshTokens } from './oauth/refresh-tokens'
@@ -45,10 +46,11 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const clock = deps.clock ?? systemClock
   const { store } = deps
   const log = deps.log ?? silentLogger
-  const tokens = new AccessTokens(store, clock, deps.config.accessTokenTtl, store.changes, deps.config.tokenCacheSize, {
+  const tokens: AccessTokens = new AccessTokens(store, clock, deps.config.accessTokenTtl, store.changes, deps.config.tokenCacheSize, {
     issuer: deps.config.issuer,
     keys: () => signingKeys.verifier(),
   })
+  const settingsHub = new SettingsHub({ store, clock, tokens, config: deps.config, log })
   // An ID token lives as long as an access token; a retired key is published that much longer.
   const signingKeys = new SigningKeys(store, clock, deps.config.accessTokenTtl * 1000)
   await signingKeys.ensure()
@@ -63,7 +65,12 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     resources: new ResourceDirectory(store, deps.config.issuer),
     metadataClients: new MetadataClients({ store, config: deps.config, clock, log }),
     settingsCache: new SettingsCache(store.changes, store.engine === 'sqlite' ? deps.config.settingsCacheSize : 0),
-    settingsHub: new SettingsHub({ store, clock, tokens, config: deps.config, log }),
+    settingsHub,
+    metrics: new Metrics({
+      tokenCache: () => tokens.cacheCounts,
+      streams: () => settingsHub.count,
+      outbox: async () => ({ pending: (await store.mail.outboxCounts()).waiting }),
+    }),
     csrfKey: await store.serverSecret('csrf', randomToken, clock.now()),
     sealKey: await sealKeyFrom(await store.serverSecret('seal', randomToken, clock.now())),
   }
@@ -71,6 +78,28 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
 
 const asset = (body: string, type: string) =>
   new Response(body, { headers: { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'public, max-age=3600', ...NOSNIFF } })
+
+const patternOf = (path: string) => new RegExp('^' + path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*') + '$')
+
+/**
+ * The route a path is served by, as its pattern (`/api/settings/:key`): the metrics' label, so
+ * their number stays that of the routes, whatever paths clients send. Remembered per path
+ * (bounded); a path no route serves is `unmatched`.
+ */
+export function routeLabels(app: AnyElysia): (path: string) => string {
+  let table: Array<{ pattern: RegExp; path: string }> | undefined
+  const known = new Map<string, string>()
+  return (path) => {
+    const hit = known.get(path)
+    if (hit !== undefined) return hit
+    table ??= app.routes.filter((r: { method: string }) => r.method !== 'OPTIONS').map((r: { path: string }) => ({ path: r.path, pattern: patternOf(r.path) }))
+    // Exact paths before patterns, so /api/settings-events is not taken for /api/settings/:key.
+    const label = table!.find((r) => r.path === path)?.path ?? table!.find((r) => r.pattern.test(path))?.path ?? 'unmatched'
+    if (known.size >= 4096) known.clear()
+    known.set(path, label)
+    return label
+  }
+}
 
 /** Builds the whole app from its context; no side effects, so tests run it in-process. */
 export function createApp(ctx: AppContext) {
@@ -82,7 +111,7 @@ export function createApp(ctx: AppContext) {
       .filter((r: { method: string }) => r.method !== 'OPTIONS')
       .map((r: { method: string; path: string }) => ({
         method: r.method,
-        pattern: new RegExp('^' + r.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*') + '$'),
+        pattern: patternOf(r.path),
       }))
     return [...new Set(routeTable!.filter((r) => r.pattern.test(path)).map((r) => r.method))]
   }

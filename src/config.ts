@@ -47,6 +47,8 @@ export interface Config {
   settingsChangesDays: number
   /** Open settings streams per instance. */
   settingsStreamsMax: number
+  /** Where GET /metrics listens (a listener of its own); null: off. */
+  metricsAddress: { host: string; port: number } | null
 }
 
 export class ConfigError extends Error {
@@ -176,7 +178,18 @@ export function loadConfig(env: Env = process.env): Config {
     dynamicRegistration: oneOf(env, 'DYNAMIC_REGISTRATION', 'off', ['off', 'open', 'token'] as const),
     settingsChangesDays: integer(env, 'SETTINGS_CHANGES_DAYS', 30, 1, 3650),
     settingsStreamsMax: integer(env, 'SETTINGS_STREAMS_MAX', 10_000, 1, 1_000_000),
+    metricsAddress: metricsAddressFrom(env),
   }
+}
+
+/** METRICS_ADDRESS: `host:port` (`127.0.0.1:9464`, `[::1]:9464`); empty: off. */
+function metricsAddressFrom(env: Env): Config['metricsAddress'] {
+  const raw = env.METRICS_ADDRESS ?? ''
+  if (raw === '') return null
+  const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(raw)
+  const port = match ? Number(match[2]) : NaN
+  if (!match || port < 1 || port > 65535) throw new ConfigError('METRICS_ADDRESS', `must be host:port (e.g. 127.0.0.1:9464), got "${raw}"`)
+  return { host: match[1]!.replace(/^\[|\]$/g, ''), port }
 }
 
 /** CLIENT_ID_METADATA_ALLOW_HOSTS: a comma list of host names (or host:port), for tests and intranets. */

@@ -10,6 +10,7 @@ import type { SigningKeys } from './oidc/keys'
 import type { ResourceDirectory } from './oauth/resources'
 import type { MetadataClients } from './oauth/client-metadata'
 import type { SettingsHub } from './settings/hub'
+import type { Metrics } from './metrics'
 
 /** What every feature of the app is built from; made once by `createContext`. */
 export interface AppContext {
@@ -27,6 +28,8 @@ export interface AppContext {
   settingsCache: SettingsCache
   /** The open settings streams of this instance. */
   settingsHub: SettingsHub
+  /** Counters and histograms for GET /metrics (served only on METRICS_ADDRESS). */
+  metrics: Metrics
   /** The server's key for CSRF tokens (shared by every instance through the database). */
   csrfKey: string
   /** The server's key for secrets it must read back (TOTP seeds), shared the same way. */

@@ -1,6 +1,6 @@
 import type { Server } from 'bun'
 import { FORGET_AFTER_MS } from './accounts/throttle'
-import { createApp, createContext } from './app'
+import { createApp, createContext, routeLabels } from './app'
 import type { Config } from './config'
 import { openStore } from './db/open'
 import { createLogger, nextRequestId, requestIds, type Logger } from './lib/log'
@@ -58,6 +58,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     return rebuilt
   }
 
+  const routeOf = routeLabels(app)
+  // Requests are timed for the metrics only when something can read them.
+  const observing = config.metricsAddress !== null
   let server: Server<undefined>
   try {
     server = Bun.serve({
@@ -75,6 +78,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         const id = nextRequestId()
         requestIds.set(request, id)
         const response = await app.handle(request)
+        if (observing) ctx.metrics.request(routeOf(pathOf(request.url)), request.method, response.status, (performance.now() - started) / 1000)
         // A settings stream is idle between events (a comment every 15 s): not Bun's 10 s idle timeout.
         if (response.headers.get('content-type') === 'text/event-stream') server.timeout(received, 0)
         // The client address costs the server ~0.8 µs to look up (measured): only for a line that is written.
@@ -115,12 +119,25 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   }, PURGE_EVERY_MS)
   purge.unref()
 
+  // GET /metrics on a listener of its own: the app never serves it, and this one serves nothing else.
+  const metricsServer =
+    config.metricsAddress &&
+    Bun.serve({
+      hostname: config.metricsAddress.host,
+      port: config.metricsAddress.port,
+      async fetch(request) {
+        if (new URL(request.url).pathname !== '/metrics' || request.method !== 'GET') return new Response('not found\n', { status: 404 })
+        return new Response(await ctx.metrics.text(), { headers: { 'content-type': ctx.metrics.contentType } })
+      },
+    })
+  if (metricsServer) ctx.metrics.startLagProbe()
+
   // The outbox's sender: requests only write rows, so a dead or slow mail server never holds one up.
   const smtp = config.smtpUrl === null ? undefined : new URL(config.smtpUrl)
   const outbox = smtp && new Outbox(store, ctx.clock, log, smtpTransport(config.smtpUrl!), config.mailFrom, [smtp.password, decodeURIComponent(smtp.password)])
   outbox?.start()
 
-  log.info('listening', { url: `http://${server.hostname}:${server.port}`, issuer: config.issuer, engine: store.engine, mail: smtp ? `${smtp.protocol}//${smtp.host}` : 'off' })
+  log.info('listening', { url: `http://${server.hostname}:${server.port}`, issuer: config.issuer, engine: store.engine, mail: smtp ? `${smtp.protocol}//${smtp.host}` : 'off', metrics: metricsServer ? `http://${metricsServer.hostname}:${metricsServer.port}/metrics` : 'off' })
   if (!config.passkeys) log.warn('passkeys are off: WebAuthn needs a domain name in ISSUER, not an IP address', { issuer: config.issuer })
 
   let stopping: Promise<void> | undefined
@@ -128,6 +145,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     (stopping ??= (async () => {
       clearInterval(purge)
       ctx.settingsHub.closeAll() // open streams end with `event: end` (reason "shutdown") and reconnect elsewhere
+      metricsServer?.stop(true)
+      ctx.metrics.stop()
       await server.stop(false) // finish in-flight requests, accept no new ones
       await outbox?.stop()
       await store.close()

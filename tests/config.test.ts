@@ -32,7 +32,14 @@ describe('configuration', () => {
       dynamicRegistration: 'off',
       settingsChangesDays: 30,
       settingsStreamsMax: 10_000,
+      metricsAddress: null,
     })
+  })
+
+  test('METRICS_ADDRESS is host:port; empty is off', () => {
+    expect(loadConfig({ METRICS_ADDRESS: '127.0.0.1:9464' }).metricsAddress).toEqual({ host: '127.0.0.1', port: 9464 })
+    expect(loadConfig({ METRICS_ADDRESS: '[::1]:9464' }).metricsAddress).toEqual({ host: '::1', port: 9464 })
+    for (const bad of ['9464', 'localhost', 'http://x:1', 'x:0', 'x:70000']) expect(() => loadConfig({ METRICS_ADDRESS: bad })).toThrow('METRICS_ADDRESS: must be host:port')
   })
 
   test('agents: CLIENT_ID_METADATA_DOCUMENTS on|off, CLIENT_ID_METADATA_ALLOW_HOSTS a comma list of hosts, DYNAMIC_REGISTRATION off|open|token', () => {

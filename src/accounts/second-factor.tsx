@@ -70,8 +70,10 @@ export function secondFactorRoutes(ctx: AppContext) {
         } catch (error) {
           if (!(error instanceof PasskeyRefused)) throw error
           ctx.log.warn('sign-in failed', { reason: 'passkey' })
+          ctx.metrics.signIn('passkey', 'failure')
           return loginPage(ctx, request, binding.session?.pending ? undefined : binding.session, returnTo, { status: 401, error: error.message })
         }
+        ctx.metrics.signIn('passkey', 'success')
         const amr = passkeyAmr(verified.userVerified)
         // Without user verification a passkey is one factor: a user with TOTP still gives a code.
         const pending = !verified.userVerified && (await hasTotp(ctx, verified.userId))
@@ -103,15 +105,18 @@ export function secondFactorRoutes(ctx: AppContext) {
         const account = emailHash(session.user.email)
         const throttled = await limits.takeAttempt(ctx, request, account, 'two-step throttled')
         if (throttled) {
+          ctx.metrics.signIn(recovery ? 'recovery_code' : 'two_step', 'throttled')
           const who = throttled.limit === 'address' ? 'attempts from your network' : 'failed attempts for this account'
           return again(429, `Too many ${who}. Try again in ${throttled.wait} seconds.`, { 'retry-after': String(throttled.wait) })
         }
         const accepted = recovery ? await acceptRecoveryCode(ctx, session.user.id, body.recovery_code ?? '') : await acceptTotpCode(ctx, session.user.id, body.code ?? '')
         if (!accepted) {
           ctx.log.warn('two-step failed', { reason: recovery ? 'recovery code' : 'code', email_hash: account })
+          ctx.metrics.signIn(recovery ? 'recovery_code' : 'two_step', 'failure')
           return again(401, recovery ? 'Invalid recovery code' : 'Invalid authentication code')
         }
         await limits.succeeded(account)
+        ctx.metrics.signIn(recovery ? 'recovery_code' : 'two_step', 'success')
         return startSession(ctx, request, session.user.id, returnTo, { amr: withOtp(session.amr) })
       },
       { parse: parsePageForm, body: TwoStepForm },

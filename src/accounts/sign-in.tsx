@@ -100,12 +100,14 @@ export function signInRoutes(ctx: AppContext) {
         // Nothing that cannot be an account's email and password is worth a hash (SPEC: 8–256 characters).
         if (!email || password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
           ctx.log.warn('sign-in failed', { reason: 'malformed', client })
+          ctx.metrics.signIn('password', 'failure')
           return again(401, 'Invalid email or password')
         }
         // Both limits are taken before any hashing: the address's budget first, then the account's.
         const account = emailHash(email)
         const throttled = await limits.takeAttempt(ctx, request, account, 'sign-in throttled')
         if (throttled) {
+          ctx.metrics.signIn('password', 'throttled')
           const who = throttled.limit === 'address' ? 'sign-in attempts from your network' : 'failed sign-ins for this account'
           return again(429, `Too many ${who}. Try again in ${throttled.wait} seconds.`, { 'retry-after': String(throttled.wait) })
         }
@@ -114,8 +116,10 @@ export function signInRoutes(ctx: AppContext) {
         const ok = await verifyPassword(password, user?.passwordHash || (await decoyPasswordHash()))
         if (!user || !user.passwordHash || !ok) {
           ctx.log.warn('sign-in failed', { reason: 'credentials', email_hash: account, client })
+          ctx.metrics.signIn('password', 'failure')
           return again(401, 'Invalid email or password')
         }
+        ctx.metrics.signIn('password', 'success')
         // With TOTP the attempt stays counted until the code is right too: guessing codes after
         // the right password costs the same back-off as guessing passwords.
         if (await hasTotp(ctx, user.id)) return startSession(ctx, request, user.id, returnTo, { amr: ['pwd'], pending: true })

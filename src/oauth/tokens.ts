@@ -101,6 +101,14 @@ export class AccessTokens {
     return mintOpaque(ACCESS_TOKEN_PREFIX, input, this.clock.now(), this.ttlSeconds)
   }
 
+  /** Tokens answered from the cache, and looked up (metrics; plain numbers, read when scraped). */
+  private hits = 0
+  private misses = 0
+
+  get cacheCounts(): { hits: number; misses: number } {
+    return { hits: this.hits, misses: this.misses }
+  }
+
   /** A cached grant is returned as it is, and so is a SQLite lookup: a promise only for PostgreSQL's. */
   validate(token: string): TokenGrant | undefined | Promise<TokenGrant | undefined> {
     if (looksLikeJwt(token)) return this.validateJwt(token)
@@ -111,11 +119,13 @@ export class AccessTokens {
     if (trusted) {
       const cached = this.cache.get(parsed.id, parsed.verifier)
       if (cached) {
+        this.hits++
         if (cached.expiresAt > now) return cached
         this.cache.delete(parsed.id)
         return undefined
       }
     }
+    this.misses++
     return this.lookup(parsed, now, trusted)
   }
 

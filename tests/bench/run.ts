@@ -510,7 +510,8 @@ async function main() {
   const signingRate = await bareSigningRate()
 
   const bare = await spawnServer('bare', ['bun', join(here, 'bare.ts')], {}, '/')
-  const latchkey = await spawnServer('latchkey', [bin], LATCHKEY_ENV, '/healthz')
+  // With its metrics listener on, as a deployment that graphs it runs: their cost is in every case.
+  const latchkey = await spawnServer('latchkey', [bin], { ...LATCHKEY_ENV, METRICS_ADDRESS: `127.0.0.1:${await freePort()}` }, '/healthz')
   const peer = await spawnServer('peer', ['node', join(here, 'peer/server.mjs')], { NODE_ENV: 'production' }, '/.well-known/openid-configuration')
 
   // The peer: a client_credentials token to introspect.

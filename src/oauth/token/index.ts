@@ -35,6 +35,7 @@ export function tokenRoutes(ctx: AppContext) {
       const grant = grantFor(body.grant_type)
       if (!grant) throw new UnsupportedGrantType(`grant_type "${body.grant_type}" is not supported`)
       const response = await grant.handler(ctx, client, body)
+      ctx.metrics.tokenIssued(body.grant_type)
       return json(response, 200, TOKEN_HEADERS)
     },
     {

@@ -85,7 +85,10 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     return decide(ctx, client, body, presented, audience, found, ctx.clock.now(), (minted) => (pair = minted))
   })
   if (!outcome.ok) {
-    if (outcome.familyRevoked) ctx.tokens.forget()
+    if (outcome.familyRevoked) {
+      ctx.tokens.forget()
+      ctx.metrics.reuseDetected()
+    }
     if (outcome.error === 'too_many_refreshes') {
       const wait = Math.max(1, Math.ceil((windowStart + MINUTE - ctx.clock.now()) / 1000))
       throw new ApiError('invalid_grant', 429, outcome.description, { 'retry-after': String(wait) })

@@ -1,0 +1,79 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+
+export type SignInMethod = 'password' | 'passkey' | 'two_step' | 'recovery_code'
+export type SignInResult = 'success' | 'failure' | 'throttled'
+
+/**
+ * What `GET /metrics` shows (Prometheus text, on METRICS_ADDRESS only): request durations by
+ * route and status, sign-ins by method and result, tokens issued by grant, refresh-token reuse,
+ * the token cache's hits and misses, event-loop lag, open settings streams, the mail outbox's
+ * backlog. Counting costs a hot path an increment
+ * (the cache's counters are plain numbers read at scrape time); the rest is read when scraped.
+ */
+export class Metrics {
+  readonly registry = new Registry()
+  private readonly requests = new Histogram({
+    name: 'latchkey_http_request_duration_seconds',
+    help: 'HTTP requests by route (the pattern, not the path), method and status, and how long they took',
+    labelNames: ['route', 'method', 'status'],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  })
+  private readonly signIns = new Counter({ name: 'latchkey_sign_ins_total', help: 'Sign-in attempts by method and result', labelNames: ['method', 'result'], registers: [this.registry] })
+  private readonly tokens = new Counter({ name: 'latchkey_tokens_issued_total', help: 'Access tokens issued by the token endpoint, by grant', labelNames: ['grant'], registers: [this.registry] })
+  private readonly reuse = new Counter({ name: 'latchkey_refresh_reuse_detected_total', help: 'Rotated refresh tokens presented again (the family was revoked)', registers: [this.registry] })
+  private lag = 0
+  private lagTimer: ReturnType<typeof setTimeout> | undefined
+
+  /** Read at scrape time: the token cache's counters, the open streams, the outbox. */
+  constructor(sources: { tokenCache: () => { hits: number; misses: number }; streams: () => number; outbox: () => Promise<{ pending: number }> }) {
+    const registers = [this.registry]
+    new Counter({ name: 'latchkey_token_cache_hits_total', help: 'Access tokens answered from the in-process cache', registers, collect() { this.reset(); this.inc(sources.tokenCache().hits) } })
+    new Counter({ name: 'latchkey_token_cache_misses_total', help: 'Access tokens looked up in the database', registers, collect() { this.reset(); this.inc(sources.tokenCache().misses) } })
+    const self = this
+    new Gauge({ name: 'latchkey_event_loop_lag_seconds', help: 'How late a 100 ms timer fired, last time', registers, collect() { this.set(self.lag) } })
+    new Gauge({ name: 'latchkey_settings_streams_open', help: 'Settings event streams open on this instance', registers, collect() { this.set(sources.streams()) } })
+    new Gauge({ name: 'latchkey_outbox_backlog', help: 'Messages waiting in the mail outbox', registers, async collect() { this.set((await sources.outbox()).pending) } })
+  }
+
+  request(route: string, method: string, status: number, seconds: number): void {
+    this.requests.observe({ route, method, status: String(status) }, seconds)
+  }
+
+  signIn(method: SignInMethod, result: SignInResult): void {
+    this.signIns.inc({ method, result })
+  }
+
+  tokenIssued(grant: string): void {
+    this.tokens.inc({ grant })
+  }
+
+  reuseDetected(): void {
+    this.reuse.inc()
+  }
+
+  /** Starts measuring event-loop lag: a 100 ms timer, and how late it fires. */
+  startLagProbe(): void {
+    const tick = () => {
+      const expected = performance.now() + 100
+      this.lagTimer = setTimeout(() => {
+        this.lag = Math.max(0, performance.now() - expected) / 1000
+        tick()
+      }, 100)
+      this.lagTimer.unref?.()
+    }
+    if (!this.lagTimer) tick()
+  }
+
+  stop(): void {
+    clearTimeout(this.lagTimer)
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics()
+  }
+
+  get contentType(): string {
+    return this.registry.contentType
+  }
+}

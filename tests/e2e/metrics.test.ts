@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { parsePrometheus, valueOf } from '../ops/prometheus'
+import { discover, obtainToken, registerClient, registerUser } from './flow'
+import { freePort, startBinary, type RunningBinary } from './server'
+
+setDefaultTimeout(60_000)
+
+let server: RunningBinary
+let metricsUrl: string
+
+beforeAll(async () => {
+  const port = await freePort()
+  metricsUrl = `http://127.0.0.1:${port}/metrics`
+  server = await startBinary({ METRICS_ADDRESS: `127.0.0.1:${port}` })
+})
+afterAll(() => server?.cleanup())
+
+async function scrape() {
+  const res = await fetch(metricsUrl)
+  expect(res.status).toBe(200)
+  expect(res.headers.get('content-type')).toStartWith('text/plain; version=0.0.4')
+  return parsePrometheus(await res.text())
+}
+
+describe('GET /metrics on METRICS_ADDRESS (Prometheus text)', () => {
+  test('counters move after a sign-in and a token exchange; the histogram labels routes by their pattern', async () => {
+    const before = await scrape()
+    expect(before.types.get('latchkey_http_request_duration_seconds')).toBe('histogram')
+    expect(before.types.get('latchkey_sign_ins_total')).toBe('counter')
+    for (const name of ['latchkey_tokens_issued_total', 'latchkey_refresh_reuse_detected_total', 'latchkey_token_cache_hits_total', 'latchkey_token_cache_misses_total', 'latchkey_event_loop_lag_seconds', 'latchkey_settings_streams_open', 'latchkey_outbox_backlog'])
+      expect(before.types.has(name)).toBe(true)
+
+    const client = registerClient(server)
+    registerUser(server, 'metrics@example.com')
+    const tokens = await obtainToken(server, await discover(server), client, 'metrics@example.com', 'email settings:read')
+    for (let i = 0; i < 3; i++) expect((await fetch(`${server.url}/api/oauth/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(200)
+    expect((await fetch(`${server.url}/api/settings/some.key`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(404)
+
+    const after = await scrape()
+    const delta = (name: string, labels: Record<string, string> = {}) => valueOf(after.samples, name, labels) - valueOf(before.samples, name, labels)
+    expect(delta('latchkey_sign_ins_total', { method: 'password', result: 'success' })).toBe(1)
+    expect(delta('latchkey_tokens_issued_total', { grant: 'authorization_code' })).toBe(1)
+    expect(delta('latchkey_http_request_duration_seconds_count', { route: '/api/oauth/userinfo', method: 'GET', status: '200' })).toBe(3)
+    expect(delta('latchkey_http_request_duration_seconds_count', { route: '/api/settings/:key', method: 'GET', status: '404' })).toBe(1)
+    expect(delta('latchkey_token_cache_hits_total') + delta('latchkey_token_cache_misses_total')).toBeGreaterThanOrEqual(4)
+    expect(after.samples.some((s) => s.labels.route === '/api/settings/some.key')).toBe(false)
+  })
+
+  test('the metrics listener serves only /metrics; the app never serves it', async () => {
+    expect((await fetch(metricsUrl.replace('/metrics', '/healthz'))).status).toBe(404)
+    expect((await fetch(`${server.url}/metrics`)).status).toBe(404)
+    expect(server.output()).toContain(`"metrics":"${metricsUrl}"`)
+  })
+})
