@@ -61,6 +61,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const routeOf = routeLabels(app)
   // Requests are timed for the metrics only when something can read them.
   const observing = config.metricsAddress !== null
+  const SETTINGS_EVENTS = '/api/settings-events'
   let server: Server<undefined>
   try {
     server = Bun.serve({
@@ -78,13 +79,14 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         const id = nextRequestId()
         requestIds.set(request, id)
         const response = await app.handle(request)
-        if (observing) ctx.metrics.request(routeOf(pathOf(request.url)), request.method, response.status, (performance.now() - started) / 1000)
+        const path = pathOf(request.url)
+        if (observing) ctx.metrics.request(routeOf(path), request.method, response.status, (performance.now() - started) / 1000)
         // A settings stream is idle between events (a comment every 15 s): not Bun's 10 s idle timeout.
-        if (response.headers.get('content-type') === 'text/event-stream') server.timeout(received, 0)
+        if (path === SETTINGS_EVENTS && response.status === 200) server.timeout(received, 0)
         // The client address costs the server ~0.8 µs to look up (measured): only for a line that is written.
         if (log.logsRequests) {
           const ms = Math.round((performance.now() - started) * 100) / 100
-          log.request(request.method, pathOf(request.url), response.status, ms, id, clientAddressOf(request, config.trustedProxies))
+          log.request(request.method, path, response.status, ms, id, clientAddressOf(request, config.trustedProxies))
         }
         return response
       },
