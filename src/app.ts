@@ -20,6 +20,7 @@ import { ResourceDirectory } from './oauth/resources'
 import { MetadataClients } from './oauth/client-metadata'
 import { SettingsHub } from './settings/hub'
 import { Metrics } from './metrics'
+import { AuditLog } from './audit'
 import { settingsStreamRoutes } from './settings/stream'
 import { AccessTokens } from './oauth/tokens'
 import { RefreshTokens } from './oauth/refresh-tokens'
@@ -66,6 +67,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     metadataClients: new MetadataClients({ store, config: deps.config, clock, log }),
     settingsCache: new SettingsCache(store.changes, store.engine === 'sqlite' ? deps.config.settingsCacheSize : 0),
     settingsHub,
+    audit: new AuditLog({ store, clock, log, config: deps.config }),
     metrics: new Metrics({
       tokenCache: () => tokens.cacheCounts,
       streams: () => settingsHub.count,

@@ -47,6 +47,8 @@ export interface Config {
   settingsChangesDays: number
   /** Open settings streams per instance. */
   settingsStreamsMax: number
+  /** Audit events are kept this many days. */
+  auditDays: number
   /** Where GET /metrics listens (a listener of its own); null: off. */
   metricsAddress: { host: string; port: number } | null
 }
@@ -179,6 +181,7 @@ export function loadConfig(env: Env = process.env): Config {
     settingsChangesDays: integer(env, 'SETTINGS_CHANGES_DAYS', 30, 1, 3650),
     settingsStreamsMax: integer(env, 'SETTINGS_STREAMS_MAX', 10_000, 1, 1_000_000),
     metricsAddress: metricsAddressFrom(env),
+    auditDays: integer(env, 'AUDIT_DAYS', 90, 1, 36_500),
   }
 }
 

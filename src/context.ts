@@ -11,6 +11,7 @@ import type { ResourceDirectory } from './oauth/resources'
 import type { MetadataClients } from './oauth/client-metadata'
 import type { SettingsHub } from './settings/hub'
 import type { Metrics } from './metrics'
+import type { AuditLog } from './audit'
 
 /** What every feature of the app is built from; made once by `createContext`. */
 export interface AppContext {
@@ -30,6 +31,8 @@ export interface AppContext {
   settingsHub: SettingsHub
   /** Counters and histograms for GET /metrics (served only on METRICS_ADDRESS). */
   metrics: Metrics
+  /** The audit log (batched writes). */
+  audit: AuditLog
   /** The server's key for CSRF tokens (shared by every instance through the database). */
   csrfKey: string
   /** The server's key for secrets it must read back (TOTP seeds), shared the same way. */

@@ -9,6 +9,7 @@ import { keysCommand } from './cli/keys'
 import { resourceCommand } from './cli/resource'
 import { groupCommand } from './cli/group'
 import { applyCommand, exportCommand } from './cli/apply'
+import { auditCommand } from './cli/audit'
 import { ConfigError, redactDatabaseText, redactUrl } from './config'
 import { DatabaseUnavailable, StoreRefusal } from './db/store'
 import { escapeForTerminal } from './lib/text'
@@ -43,6 +44,7 @@ Usage:
                                        (clients, groups, users, resources); --prune deletes what the
                                        file's sections do not list
   latchkey export                      the database in apply's shape, without secrets
+  latchkey audit [--user ID] [--client ID] [--since ISO] [--json]   the audit log, newest first
   latchkey resource create --uri URI --name NAME --scope NAME=DESCRIPTION [--scope …]
                         [--token-format opaque|jwt] [--introspector CLIENT_ID]...
   latchkey resource list [--json] | resource delete URI
@@ -110,6 +112,8 @@ async function main(argv: string[]): Promise<void> {
       return applyCommand(args)
     case 'export':
       return exportCommand(args)
+    case 'audit':
+      return auditCommand(args)
     case 'migrate':
       return migrateCommand(args)
     case 'backup':

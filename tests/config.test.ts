@@ -33,6 +33,7 @@ describe('configuration', () => {
       settingsChangesDays: 30,
       settingsStreamsMax: 10_000,
       metricsAddress: null,
+      auditDays: 90,
     })
   })
 

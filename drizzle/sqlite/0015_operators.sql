@@ -1,5 +1,19 @@
 -- Issue 23, first part: groups of users, their members, apps restricted to groups; admins and
--- disabled accounts.
+-- disabled accounts; the audit log.
+CREATE TABLE `audit_events` (
+	`id` integer PRIMARY KEY NOT NULL,
+	`at` integer NOT NULL,
+	`kind` text NOT NULL,
+	`user_id` text,
+	`client_id` text,
+	`address` text,
+	`user_agent` text,
+	`detail` text
+);
+--> statement-breakpoint
+CREATE INDEX `audit_events_at` ON `audit_events` (`at`);--> statement-breakpoint
+CREATE INDEX `audit_events_user` ON `audit_events` (`user_id`,`at`);--> statement-breakpoint
+CREATE INDEX `audit_events_client` ON `audit_events` (`client_id`,`at`);--> statement-breakpoint
 CREATE TABLE `client_groups` (
 	`client_id` text NOT NULL,
 	`group_name` text NOT NULL,

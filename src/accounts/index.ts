@@ -51,7 +51,7 @@ export function accountRoutes(ctx: AppContext) {
       async function revokeApp({ request, body }) {
         const session = await readSession(ctx, request)
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
-        await revokeAccess(ctx, session.user.id, body.client_id ?? '')
+        await revokeAccess(ctx, session.user.id, body.client_id ?? '', request)
         return seeOther('/account')
       },
       { parse: parsePageForm, body: RevokeForm },

@@ -3,6 +3,7 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
 import { ButtonForm, CsrfField, ErrorNote, Hidden, LastUsed, Layout, When, attr } from '../views/layout'
+import type { AuditEvent } from '../db/store'
 import { PasskeyScripts, PasskeySignInForm, SecuritySections, type SecurityState } from './mfa-pages'
 import type { User } from './users'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
@@ -98,7 +99,33 @@ export interface AppAccess {
   lastUsedAt: number | null
 }
 
-export function AccountPage(props: { user: User; avatarUrl: string; apps: AppAccess[]; csrf: string; security: SecurityState; error?: string; email?: JSX.Element }) {
+/** The audit log's kinds, in the words /account shows. */
+const ACTIVITY: Record<string, string> = {
+  'sign_in.succeeded': 'Signed in',
+  'sign_in.failed': 'Failed sign-in',
+  'consent.granted': 'Allowed an app',
+  'consent.revoked': 'Revoked an app',
+  'token.issued': 'An app got a token',
+  'token.refreshed': 'An app refreshed its token',
+  'refresh.reuse_detected': 'A stolen or replayed token was refused',
+}
+
+function RecentActivity(props: { events: AuditEvent[] }) {
+  if (props.events.length === 0) return <p class="muted">No recent activity.</p>
+  return (
+    <ul class="activity">
+      {props.events.map((e) => (
+        <li>
+          <When at={e.at} /> — <span safe>{ACTIVITY[e.kind] ?? e.kind}</span>
+          {e.detail && JSON.parse(e.detail).method ? <span class="muted" safe>{` (${JSON.parse(e.detail).method})`}</span> : ''}
+          {e.address ? <span class="muted" safe>{` from ${e.address}`}</span> : ''}
+        </li>
+      ))}
+    </ul>
+  )
+}
+
+export function AccountPage(props: { user: User; avatarUrl: string; apps: AppAccess[]; activity: AuditEvent[]; csrf: string; security: SecurityState; error?: string; email?: JSX.Element }) {
   return (
     <Layout title="Your account" wide>
       <div class="profile">
@@ -148,6 +175,8 @@ export function AccountPage(props: { user: User; avatarUrl: string; apps: AppAcc
         </a>{' '}
         <span class="muted">(your profile, the apps you authorized and every setting they saved, as JSON)</span>
       </p>
+      <h2>Recent activity</h2>
+      <RecentActivity events={props.activity} />
       <div class="actions">
         <ButtonForm action="/logout" csrf={props.csrf} label="Sign out" kind="secondary" />
         <ButtonForm action="/account/sign-out-everywhere" csrf={props.csrf} label="Sign out everywhere" kind="secondary" />

@@ -47,19 +47,22 @@ async function appAccess(ctx: AppContext, consents: AuthorizedApp[]): Promise<Ap
 /** The account page, with an error when a change was refused. */
 export async function accountPage(ctx: AppContext, request: Request, session: Session, refused?: { status: number; error: string }, notice?: string): Promise<Response> {
   const userId = session.user.id
-  const [apps, passkeys, totp, recoveryCodesLeft, account] = await Promise.all([
+  // The user's own recent events: written in batches, so what just happened is written first.
+  await ctx.audit.flush()
+  const [apps, passkeys, totp, recoveryCodesLeft, account, activity] = await Promise.all([
     ctx.store.grants.listAuthorizedApps(userId),
     ctx.store.mfa.listPasskeys(userId),
     ctx.store.mfa.findTotp(userId),
     ctx.store.mfa.countRecoveryCodes(userId),
     ctx.store.users.findUserByEmail(session.user.email),
+    ctx.store.audit.list({ userId, limit: 50 }),
   ])
   const security = { passkeysOn: ctx.config.passkeys !== null, passkeys, totp: totp?.confirmedAt != null, recoveryCodesLeft, hasPassword: !!account?.passwordHash }
   const csrf = formCsrf(ctx, request, session)
   const access = await appAccess(ctx, apps)
   const email = ctx.config.smtpUrl === null ? undefined : <EmailSection csrf={csrf.token} email={session.user.email} verified={session.user.emailVerified} notice={notice} />
   const page = (
-    <AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={access} csrf={csrf.token} security={security} error={refused?.error} email={email} />
+    <AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={access} activity={activity} csrf={csrf.token} security={security} error={refused?.error} email={email} />
   )
   return htmlPage(page, { status: refused?.status })
 }

@@ -101,6 +101,7 @@ export function signInRoutes(ctx: AppContext) {
         if (!email || password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
           ctx.log.warn('sign-in failed', { reason: 'malformed', client })
           ctx.metrics.signIn('password', 'failure')
+          ctx.audit.record('sign_in.failed', { request, detail: { method: 'password', reason: 'malformed' } })
           return again(401, 'Invalid email or password')
         }
         // Both limits are taken before any hashing: the address's budget first, then the account's.
@@ -117,9 +118,11 @@ export function signInRoutes(ctx: AppContext) {
         if (!user || !user.passwordHash || !ok) {
           ctx.log.warn('sign-in failed', { reason: 'credentials', email_hash: account, client })
           ctx.metrics.signIn('password', 'failure')
+          ctx.audit.record('sign_in.failed', { userId: user?.id, request, detail: { method: 'password', reason: 'credentials' } })
           return again(401, 'Invalid email or password')
         }
         ctx.metrics.signIn('password', 'success')
+        ctx.audit.record('sign_in.succeeded', { userId: user.id, request, detail: { method: 'password' } })
         // With TOTP the attempt stays counted until the code is right too: guessing codes after
         // the right password costs the same back-off as guessing passwords.
         if (await hasTotp(ctx, user.id)) return startSession(ctx, request, user.id, returnTo, { amr: ['pwd'], pending: true })

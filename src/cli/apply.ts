@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { ApplyError, exportState, parseDocument, planApply } from '../admin/declarative'
 import { escapeForTerminal } from '../lib/text'
-import { UsageError, parse, printJson, withStore } from './common'
+import { UsageError, cliAudit, parse, printJson, withStore } from './common'
 
 /**
  * `latchkey apply FILE [--dry-run] [--prune]`: the database made to match the file (YAML or
@@ -25,6 +25,7 @@ export async function applyCommand(args: string[]): Promise<void> {
       if (plan.lines.length === 0) return void process.stdout.write('nothing to change\n')
       if (values['dry-run']) return void process.stdout.write(`${plan.lines.length} change(s) planned (dry run: nothing changed)\n`)
       for (const line of await plan.apply()) process.stdout.write(`${escapeForTerminal(line)}\n`)
+      await cliAudit(store, 'config.applied', { detail: { changes: plan.lines.length, prune: values.prune ?? false } })
       process.stdout.write(`applied ${plan.lines.length} change(s)\n`)
     } catch (error) {
       if (!(error instanceof ApplyError)) throw error

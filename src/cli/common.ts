@@ -67,3 +67,10 @@ export function printTable(table: Array<Record<string, string>>): void {
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()
   process.stdout.write([line(keys), ...rows.map((r) => line(keys.map((k) => r[k]!)))].join('\n') + '\n')
 }
+
+/** An operator's change made from the CLI, in the audit log (no request: no address). */
+export function cliAudit(store: Store, kind: string, fields: { userId?: string; clientId?: string; detail?: Record<string, string | number | boolean> } = {}): Promise<void> {
+  return store.audit.record([
+    { at: Date.now(), kind, userId: fields.userId ?? null, clientId: fields.clientId ?? null, address: null, userAgent: 'latchkey CLI', detail: JSON.stringify({ actor: 'cli', ...fields.detail }) },
+  ])
+}

@@ -1,6 +1,6 @@
 import { GroupInputError, createGroup, checkGroupName, userByRef } from '../accounts/groups'
 import { escapeForTerminal } from '../lib/text'
-import { UsageError, parse, printJson, printTable, withStore } from './common'
+import { UsageError, cliAudit, parse, printJson, printTable, withStore } from './common'
 
 async function inputError<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -20,7 +20,10 @@ export async function groupCommand(args: string[]): Promise<void> {
     case 'create': {
       const name = parse(rest, {}, 1).positionals[0]
       if (!name) throw new UsageError('usage: latchkey group create NAME')
-      await withStore((store) => inputError(() => createGroup(store, name, Date.now())))
+      await withStore(async (store) => {
+        await inputError(() => createGroup(store, name, Date.now()))
+        await cliAudit(store, 'group.created', { detail: { group: name } })
+      })
       process.stdout.write(`created group ${name}\n`)
       return
     }
@@ -42,6 +45,7 @@ export async function groupCommand(args: string[]): Promise<void> {
         if (sub === 'add') {
           if (!(await store.groups.addMember(name, user.id))) throw new UsageError(`no group named "${name}"`)
         } else if (!(await store.groups.removeMember(name, user.id))) throw new UsageError(`${escapeForTerminal(user.email)} is not in group "${name}"`)
+        await cliAudit(store, sub === 'add' ? 'group.member_added' : 'group.member_removed', { userId: user.id, detail: { group: name } })
         process.stdout.write(`${sub === 'add' ? 'added' : 'removed'} ${escapeForTerminal(user.email)} ${sub === 'add' ? 'to' : 'from'} ${name}\n`)
       })
       return

@@ -11,7 +11,7 @@ import {
 import { hashPassword } from '../lib/crypto'
 import { inviteMessage, notify, twoStepChangedMessage } from '../mail/messages'
 import { newLink } from '../accounts/email-links'
-import { UsageError, parse, printJson, printTable, withStore } from './common'
+import { UsageError, cliAudit, parse, printJson, printTable, withStore } from './common'
 import { escapeForTerminal } from '../lib/text'
 
 async function readPassword(): Promise<string> {
@@ -81,7 +81,8 @@ export async function userCommand(args: string[]): Promise<void> {
       const { positionals } = parse(rest, {}, 1)
       const id = positionals[0]
       if (!id) throw new UsageError('usage: latchkey user delete ID')
-      if (!(await withStore((store) => store.users.deleteUser(id)))) throw new UsageError(`no user with id "${id}"`)
+      if (!(await withStore(async (store) => (await store.users.deleteUser(id)) && (await cliAudit(store, 'user.deleted', { userId: id }), true))))
+        throw new UsageError(`no user with id "${id}"`)
       process.stdout.write(`deleted user ${escapeForTerminal(id)}\n`)
       return
     }
@@ -151,6 +152,7 @@ export async function userCommand(args: string[]): Promise<void> {
         if (!(await store.users.findUser(id))) throw new UsageError(`no user with id "${escapeForTerminal(id)}"`)
         if (values.admin !== undefined) await store.users.setAdmin(id, values.admin === 'true')
         if (values.disabled !== undefined) await store.users.setDisabled(id, values.disabled === 'true', Date.now())
+        await cliAudit(store, 'user.updated', { userId: id, detail: { ...(values.admin ? { admin: values.admin === 'true' } : {}), ...(values.disabled ? { disabled: values.disabled === 'true' } : {}) } })
         return (await store.users.listUsers()).find((u) => u.id === id)!
       })
       printJson({ ...toUserView(user), admin: user.admin, disabled: user.disabled })

@@ -14,6 +14,7 @@
  */
 import type { ClientStore } from './port/clients'
 import type { GroupStore } from './port/groups'
+import type { AuditStore } from './port/audit'
 import type { GrantStore } from './port/grants'
 import type { KeyStore } from './port/keys'
 import type { MailStore } from './port/mail'
@@ -28,6 +29,7 @@ import type { UserStore } from './port/users'
 export type * from './port/clients'
 export type * from './port/grants'
 export type * from './port/groups'
+export type * from './port/audit'
 export type * from './port/keys'
 export { signerOf } from './port/keys'
 export type * from './port/mail'
@@ -86,6 +88,8 @@ export interface PurgeWindows {
   mail: number
   /** A settings change since it was made: SETTINGS_CHANGES_DAYS. */
   settingChanges: number
+  /** An audit event since it happened: AUDIT_DAYS (absent: kept). */
+  audit?: number
 }
 
 export interface Store {
@@ -109,6 +113,7 @@ export interface Store {
   /** Resources (RFC 8707) tokens can be issued for. */
   readonly resources: ResourceStore
   readonly groups: GroupStore
+  readonly audit: AuditStore
 
   /** One round trip: for /healthz. */
   ping(): Promise<void>

@@ -2,9 +2,10 @@ import type { AppContext } from '../context'
 import { isClientId } from './clients'
 
 /** "Revoke access": forgets the consent and revokes the app's tokens and pending codes. */
-export async function revokeAccess(ctx: AppContext, userId: string, clientId: string): Promise<boolean> {
+export async function revokeAccess(ctx: AppContext, userId: string, clientId: string, request?: Request): Promise<boolean> {
   if (!isClientId(clientId)) return false
   const revoked = await ctx.store.grants.revokeAccess(userId, clientId)
   ctx.tokens.forget()
+  if (revoked) ctx.audit.record('consent.revoked', { userId, clientId, request })
   return revoked
 }

@@ -369,3 +369,18 @@ export const clientGroups = pgTable(
   },
   (t) => [primaryKey({ columns: [t.clientId, t.groupName] }), index('client_groups_group').on(t.groupName)],
 )
+
+export const auditEvents = pgTable(
+  'audit_events',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+    at: ms('at').notNull(),
+    kind: text('kind').notNull(),
+    userId: text('user_id'),
+    clientId: text('client_id'),
+    address: text('address'),
+    userAgent: text('user_agent'),
+    detail: text('detail'),
+  },
+  (t) => [index('audit_events_at').on(t.at), index('audit_events_user').on(t.userId, t.at), index('audit_events_client').on(t.clientId, t.at)],
+)

@@ -11,6 +11,7 @@ import { PgMail } from './mail'
 import { PgMfa } from './mfa'
 import { PgResources } from './resources'
 import { PgGroups } from './groups'
+import { PgAudit } from './audit'
 import { migrate } from './migrate'
 import { PgSessions } from './sessions'
 import { PgSettings } from './settings'
@@ -50,6 +51,7 @@ export class PgStore implements Store, PgContext {
   readonly mail = new PgMail(this)
   readonly resources = new PgResources(this)
   readonly groups = new PgGroups(this)
+  readonly audit = new PgAudit(this)
 
   private constructor(
     /** The connection pool (tests run assertions on it). */
@@ -142,6 +144,7 @@ export class PgStore implements Store, PgContext {
       removed += (await sql`DELETE FROM email_tokens WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM registration_tokens WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM stream_tickets WHERE expires_at < ${now}`).count
+      if (keep.audit !== undefined) removed += (await sql`DELETE FROM audit_events WHERE at < ${now - keep.audit}`).count
       // Tombstones of settings deleted long ago: each (user, app) remembers through which revision they are gone (410 before it).
       removed += (
         await sql`WITH gone AS (DELETE FROM setting_tombstones WHERE deleted_at < ${now - keep.settingChanges} RETURNING user_id, client_id, revision),

@@ -459,3 +459,23 @@ export const clientGroups = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.clientId, t.groupName] }), index('client_groups_group').on(t.groupName)],
 )
+
+/**
+ * The audit log (issue 23): what happened, when, to whom, through which app, from where — never a
+ * secret. No foreign keys: a deleted user's or app's history stays (by id). Kept AUDIT_DAYS.
+ */
+export const auditEvents = sqliteTable(
+  'audit_events',
+  {
+    id: integer('id').primaryKey(),
+    at: integer('at').notNull(),
+    kind: text('kind').notNull(),
+    userId: text('user_id'),
+    clientId: text('client_id'),
+    address: text('address'),
+    userAgent: text('user_agent'),
+    /** A small JSON object (the sign-in method, the grant, the actor): never a secret. */
+    detail: text('detail'),
+  },
+  (t) => [index('audit_events_at').on(t.at), index('audit_events_user').on(t.userId, t.at), index('audit_events_client').on(t.clientId, t.at)],
+)

@@ -12,6 +12,7 @@ import { SqliteMail } from './mail'
 import { SqliteMfa } from './mfa'
 import { SqliteResources } from './resources'
 import { SqliteGroups } from './groups'
+import { SqliteAudit } from './audit'
 import { migrate } from './migrate'
 import { accessTokens, loginThrottle, serverSecrets, sessions } from './schema'
 import { SqliteSessions } from './sessions'
@@ -44,6 +45,7 @@ export class SqliteStore implements Store, SqliteContext {
   readonly mail = new SqliteMail(this)
   readonly resources = new SqliteResources(this)
   readonly groups = new SqliteGroups(this)
+  readonly audit = new SqliteAudit(this)
 
   private checkpointer?: Checkpointer
 
@@ -110,6 +112,7 @@ export class SqliteStore implements Store, SqliteContext {
       removed += run('DELETE FROM email_tokens WHERE expires_at < ?1', now)
       removed += run('DELETE FROM registration_tokens WHERE expires_at < ?1', now)
       removed += run('DELETE FROM stream_tickets WHERE expires_at < ?1', now)
+      if (keep.audit !== undefined) removed += run('DELETE FROM audit_events WHERE at < ?1', now - keep.audit)
       removed += run('DELETE FROM mail_outbox WHERE sent_at < ?1 OR failed_at < ?1', now - keep.mail)
       removed += changes(this.db.orm.delete(sessions).where(lt(sessions.expiresAt, now)).run())
       removed += changes(this.db.orm.delete(loginThrottle).where(lt(loginThrottle.lastAt, now - keep.throttle)).run())

@@ -72,7 +72,7 @@ function redirectError(ctx: AppContext, authz: AuthorizationRequest, error: stri
 
 export function authorizeRoutes(ctx: AppContext) {
   /** Issues the code (remembering consent when the user just gave it) and sends the browser back. */
-  async function approve(request: AuthorizationRequest, session: Session, remember: boolean): Promise<Response> {
+  async function approve(request: AuthorizationRequest, session: Session, remember: boolean, from: Request): Promise<Response> {
     const grant = {
       clientId: request.client.id,
       userId: session.user.id,
@@ -86,6 +86,7 @@ export function authorizeRoutes(ctx: AppContext) {
     }
     const remembered = remember ? { scopes: request.scopes, canonicalOrder: scopeOrder(request.resource?.scopes) } : undefined
     const code = await issueCode(ctx.store, grant, ctx.clock.now(), ctx.config.codeTtl, remembered)
+    if (remember) ctx.audit.record('consent.granted', { userId: session.user.id, clientId: request.client.id, request: from, detail: { scope: grant.scope, ...(grant.resource ? { resource: grant.resource } : {}) } })
     return seeOther(callbackUrl(ctx, request.redirectUri, { code }, request.state))
   }
 
@@ -130,7 +131,7 @@ export function authorizeRoutes(ctx: AppContext) {
       const remembered = includesAll(await ctx.store.grants.grantedScope(session!.user.id, authz.client.id, authz.resource?.uri ?? null), authz.scopes)
       // A first-party app skips the page, but its access is still recorded, so the user sees
       // it on /account and can revoke it there. prompt=consent asks again in any case.
-      if (!authz.prompt.has('consent') && (remembered || authz.client.skipConsent)) return approve(authz, session!, !remembered)
+      if (!authz.prompt.has('consent') && (remembered || authz.client.skipConsent)) return approve(authz, session!, !remembered, request)
       if (silent) throw redirectError(ctx, authz, 'consent_required', 'the user must consent')
       const csrf = formCsrf(ctx, request, session)
       return htmlPage(<ConsentPage request={authz} user={session!.user} csrf={csrf.token} />, {
@@ -160,7 +161,7 @@ export function authorizeRoutes(ctx: AppContext) {
           if (authz.client.requireMfa && !hasTwoFactors(session)) throw redirectError(ctx, authz, 'access_denied', 'the application requires two-step verification')
           if (ctx.config.emailVerification === 'required' && !session.user.emailVerified) throw redirectError(ctx, authz, 'access_denied', 'the user must verify their email')
           if (!(await ctx.store.groups.mayAuthorize(authz.client.id, session.user.id))) throw redirectError(ctx, authz, 'access_denied', 'the user is in none of the groups allowed to use the application')
-          return approve(authz, session, true)
+          return approve(authz, session, true, request)
         }
         const error = body.decision === 'deny' ? 'access_denied' : 'invalid_request'
         const description = body.decision === 'deny' ? 'the user denied access' : 'decision must be allow or deny'

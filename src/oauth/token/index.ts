@@ -34,7 +34,7 @@ export function tokenRoutes(ctx: AppContext) {
       const client = await authenticateClient(ctx, request, body)
       const grant = grantFor(body.grant_type)
       if (!grant) throw new UnsupportedGrantType(`grant_type "${body.grant_type}" is not supported`)
-      const response = await grant.handler(ctx, client, body)
+      const response = await grant.handler(ctx, client, body, request)
       ctx.metrics.tokenIssued(body.grant_type)
       return json(response, 200, TOKEN_HEADERS)
     },

@@ -30,7 +30,7 @@ function refusal(code: CodeRecord, client: Client, body: TokenRequest, now: numb
  * Checking, using up the code and issuing the tokens are one atomic store operation, correct
  * across instances; a replay (§4.1.2) revokes everything the code led to even though it fails.
  */
-export async function handler(ctx: AppContext, client: Client, body: TokenRequest): Promise<TokenResponse> {
+export async function handler(ctx: AppContext, client: Client, body: TokenRequest, request?: Request): Promise<TokenResponse> {
   const now = ctx.clock.now()
   const audience = await requestedAudience(ctx, body.resource)
   let minted: ReturnType<typeof mintTokens> | undefined
@@ -66,5 +66,6 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     throw new InvalidGrant(outcome.reason === 'unknown' ? 'authorization code is invalid' : outcome.reason === 'used' ? 'authorization code was already used' : outcome.description!)
   }
   const code = exchanged!
+  ctx.audit.record('token.issued', { userId: code.userId, clientId: client.id, request, detail: { grant: grantType, scope: code.scope } })
   return withIdToken(ctx, await minted!.response(outcome), { userId: code.userId, clientId: client.id, grantScope: code.scope, nonce: code.nonce, authTime: code.authTime, amr: code.amr })
 }

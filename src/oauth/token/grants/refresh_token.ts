@@ -69,7 +69,7 @@ function decide(
   }
 }
 
-export async function handler(ctx: AppContext, client: Client, body: TokenRequest): Promise<TokenResponse> {
+export async function handler(ctx: AppContext, client: Client, body: TokenRequest, request?: Request): Promise<TokenResponse> {
   const presented = ctx.refreshTokens.read(body.refresh_token!)
   if (presented === undefined) throw new InvalidGrant(INVALID)
   const audience = await requestedAudience(ctx, body.resource)
@@ -88,6 +88,7 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     if (outcome.familyRevoked) {
       ctx.tokens.forget()
       ctx.metrics.reuseDetected()
+      ctx.audit.record('refresh.reuse_detected', { userId: token?.userId, clientId: client.id })
     }
     if (outcome.error === 'too_many_refreshes') {
       const wait = Math.max(1, Math.ceil((windowStart + MINUTE - ctx.clock.now()) / 1000))
@@ -97,6 +98,7 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     throw outcome.error === 'invalid_scope' ? new InvalidScope(outcome.description) : new InvalidGrant(outcome.description)
   }
   const grant = token!
+  ctx.audit.record('token.refreshed', { userId: grant.userId, clientId: client.id, request })
   // A refreshed id_token keeps the original auth_time and carries no nonce (Core §12.2).
   return withIdToken(ctx, await pair!.response(outcome), { userId: grant.userId, clientId: client.id, grantScope: grant.scope, nonce: null, authTime: signIn.authTime ?? grant.authTime, amr: signIn.amr })
 }
