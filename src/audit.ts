@@ -56,9 +56,14 @@ export class AuditLog {
     const batch = this.queue
     this.queue = []
     if (batch.length === 0) return this.writing
-    this.writing = this.writing.then(() =>
-      this.deps.store.audit.record(batch).catch((error) => this.deps.log.warn('audit write failed', { events: batch.length, error: (error as Error).message })),
-    )
+    // Never a rejection: a failing write (the database gone, or closed under a late batch) is logged, not thrown.
+    this.writing = this.writing.then(async () => {
+      try {
+        await this.deps.store.audit.record(batch)
+      } catch (error) {
+        this.deps.log.warn('audit write failed', { events: batch.length, error: (error as Error).message })
+      }
+    })
     return this.writing
   }
 }

@@ -57,3 +57,16 @@ describe('the audit log', () => {
     expect((await t.store.audit.list({ kind: 'test.event', limit: 10 })).map((e) => JSON.parse(e.detail!).i)).toEqual([4, 3, 2])
   })
 })
+
+describe('the audit writer never throws', () => {
+  test('a batch written after its store closed is logged, not an unhandled rejection', async () => {
+    const t = await createTestApp()
+    const warnings: string[] = []
+    const log = { ...t.ctx.log, warn: (msg: string) => void warnings.push(msg) }
+    const writer = new AuditLog({ store: t.store, clock: t.clock, log, config: t.config }, 10, 60_000)
+    writer.record('test.event')
+    await t.store.close()
+    await writer.flush()
+    expect(warnings).toEqual(['audit write failed'])
+  })
+})

@@ -5,8 +5,8 @@ export class SqliteAudit implements AuditStore {
   constructor(private readonly ctx: SqliteContext) {}
 
   record(events: readonly AuditEvent[]): Promise<void> {
-    const insert = this.ctx.db.sqlite.prepare('INSERT INTO audit_events (at, kind, user_id, client_id, address, user_agent, detail) VALUES (?, ?, ?, ?, ?, ?, ?)')
     return this.ctx.write(() => {
+      const insert = this.ctx.db.sqlite.prepare('INSERT INTO audit_events (at, kind, user_id, client_id, address, user_agent, detail) VALUES (?, ?, ?, ?, ?, ?, ?)')
       for (const e of events) insert.run(e.at, e.kind, e.userId, e.clientId, e.address, e.userAgent, e.detail)
     })
   }
