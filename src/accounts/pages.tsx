@@ -108,6 +108,13 @@ const ACTIVITY: Record<string, string> = {
   'token.issued': 'An app got a token',
   'token.refreshed': 'An app refreshed its token',
   'refresh.reuse_detected': 'A stolen or replayed token was refused',
+  'passkey.added': 'Added a passkey',
+  'passkey.removed': 'Removed a passkey',
+  'two_step.enabled': 'Turned on two-step verification',
+  'two_step.disabled': 'Turned off two-step verification',
+  'password.changed': 'Set a password',
+  'password.removed': 'Removed the password',
+  'password.reset': 'Reset the password by email',
 }
 
 function RecentActivity(props: { events: AuditEvent[] }) {

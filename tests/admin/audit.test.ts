@@ -70,3 +70,19 @@ describe('the audit writer never throws', () => {
     expect(warnings).toEqual(['audit write failed'])
   })
 })
+
+describe('account changes are in the audit log', () => {
+  test('setting a password on /account is recorded, and shown in the user’s recent activity', async () => {
+    const t = await createTestApp()
+    const { insertUser } = await import('../../src/accounts/users')
+    const { createSession } = await import('../../src/accounts/sessions')
+    const user = await insertUser(t.store, { email: 'pk@example.com', fullName: 'Passkey Only', avatarUrl: null, passwordHash: '' }, t.clock.now())
+    const jar = { lk_session: (await createSession(t.store, user.id, t.clock.now(), { amr: ['hwk', 'user'] }))! }
+    const page = await (await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).text()
+    const res = await t.handle('/account/password', { method: 'POST', headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' }, body: form({ password: 'a brand new password', csrf_token: csrfFrom(page) }) })
+    expect(res.status).toBe(303)
+    await t.ctx.audit.flush()
+    expect((await t.store.audit.list({ userId: user.id, limit: 10 })).map((e) => e.kind)).toEqual(['password.changed'])
+    expect(await (await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).text()).toContain('— <span>Set a password</span>')
+  })
+})
