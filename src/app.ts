@@ -30,6 +30,7 @@ import { endSessionRoutes } from './oidc/end-session'
 import { userinfoRoutes } from './oauth/userinfo'
 import { settingsRoutes } from './settings'
 import { docsRoutes } from './docs'
+import { adminRoutes } from './admin'
 import { createRequestGuard } from './web/request-guard'
 import appCss from './views/app.css' with { type: 'text' }
 import passkeysJs from './views/scripts/passkeys.js' with { type: 'text' }
@@ -145,6 +146,7 @@ export function createApp(ctx: AppContext) {
     .use(discoveryRoutes(ctx))
     .use(endSessionRoutes(ctx))
     .use(accountRoutes(ctx))
+    .use(adminRoutes(ctx))
     .use(authorizeRoutes(ctx))
     .use(tokenRoutes(ctx))
     .use(revocationRoutes(ctx))

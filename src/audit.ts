@@ -4,6 +4,43 @@ import type { Clock } from './lib/clock'
 import type { Logger } from './lib/log'
 import { clientAddressOf } from './web/client-address'
 
+/** Every kind of event the log holds (the admin page filters by them). */
+export const AUDIT_KINDS: readonly string[] = [
+  'sign_in.succeeded',
+  'sign_in.failed',
+  'consent.granted',
+  'consent.revoked',
+  'token.issued',
+  'token.refreshed',
+  'token.revoked',
+  'refresh.reuse_detected',
+  'passkey.added',
+  'passkey.removed',
+  'two_step.enabled',
+  'two_step.disabled',
+  'password.changed',
+  'password.removed',
+  'password.reset',
+  'user.created',
+  'user.invited',
+  'user.updated',
+  'user.signed_out',
+  'user.two_step_reset',
+  'user.deleted',
+  'client.created',
+  'client.updated',
+  'client.secret_rotated',
+  'client.deleted',
+  'group.created',
+  'group.deleted',
+  'group.member_added',
+  'group.member_removed',
+  'resource.created',
+  'resource.deleted',
+  'key.rotated',
+  'config.applied',
+]
+
 export interface AuditFields {
   userId?: string | null
   clientId?: string | null

@@ -46,7 +46,8 @@ export function errorAnswer(
       : page(503, 'Temporarily unavailable', 'The service cannot reach its database right now. Try again in a moment.', retry)
   }
   if (code === 'NOT_FOUND') {
-    const allowed = allowedMethods(path)
+    // /admin answers strangers as if it were not there: no 405 naming its methods either.
+    const allowed = path === '/admin' || path.startsWith('/admin/') ? [] : allowedMethods(path)
     if (allowed.length > 0)
       return errorResponse(new MethodNotAllowed(`${request.method} is not allowed here`, { allow: allowed.join(', ') }))
     return errorResponse(new NotFound(`no route for ${request.method} ${path}`))

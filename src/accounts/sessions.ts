@@ -18,6 +18,8 @@ export function cookieNames(secure: boolean) {
 
 export interface Session {
   user: User
+  /** The user may use /admin. */
+  admin: boolean
   /** The raw cookie value: the secret the CSRF token is derived from. */
   token: string
   /** When the user presented their last factor (OpenID Connect auth_time). */
@@ -54,6 +56,11 @@ export async function createSession(
 export async function findSession(store: Store, token: string, now: number): Promise<Session | undefined> {
   const found = await store.sessions.findSession(sha256(token), now)
   return found && { ...found, token }
+}
+
+/** The user presented a factor again: the session's auth_time becomes `now`. */
+export function reauthenticated(store: Store, session: Session, now: number): Promise<void> {
+  return store.sessions.reauthenticated(sha256(session.token), now)
 }
 
 export function deleteSession(store: Store, token: string): Promise<void> {

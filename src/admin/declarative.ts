@@ -1,8 +1,8 @@
 import { readFileSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { newLink } from '../accounts/email-links'
+import { inviteUser } from '../accounts/email-links'
 import { checkGroupName } from '../accounts/groups'
-import { checkFullName, insertUser, normalizeEmail } from '../accounts/users'
+import { checkFullName, normalizeEmail } from '../accounts/users'
 import type { Config } from '../config'
 import type { ResourceRecord, Store, UserListing } from '../db/store'
 import { sha256 } from '../lib/crypto'
@@ -222,12 +222,7 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (!found) {
       lines.push(`+ user ${u.email} (invited)`)
       steps.push(async (out) => {
-        let url = ''
-        const made = await insertUser(store, { email: u.email, fullName: u.fullName, avatarUrl: null, passwordHash: '' }, opts.now, (user) => {
-          const link = newLink(config, 'invite', user.id, u.email, opts.now)
-          url = link.url
-          return { token: link.token, mail: null }
-        })
+        const { user: made, url } = await inviteUser(store, config, u, opts.now, false)
         if (u.admin) await store.users.setAdmin(made.id, true)
         usersByEmail.set(u.email, { ...made, admin: u.admin, disabled: false })
         out.push(`invitation for ${u.email}: ${url}`)

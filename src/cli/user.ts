@@ -9,8 +9,7 @@ import {
   toUserView,
 } from '../accounts/users'
 import { hashPassword } from '../lib/crypto'
-import { inviteMessage, notify, twoStepChangedMessage } from '../mail/messages'
-import { newLink } from '../accounts/email-links'
+import { inviteUser, newLink, resetTwoStep } from '../accounts/email-links'
 import { UsageError, cliAudit, parse, printJson, printTable, withStore } from './common'
 import { escapeForTerminal } from '../lib/text'
 
@@ -95,15 +94,7 @@ export async function userCommand(args: string[]): Promise<void> {
       const fullName = await inputError(() => checkFullName(values.name!))
       const { user, url, mailed } = await withStore(async (store, config) => {
         const mailed = config.smtpUrl !== null && !values['print-link']
-        let url = ''
-        const user = await inputError(() =>
-          insertUser(store, { email, fullName, avatarUrl: null, passwordHash: '' }, Date.now(), (u) => {
-            const link = newLink(config, 'invite', u.id, email, Date.now())
-            url = link.url
-            return { token: link.token, mail: mailed ? inviteMessage(email, fullName, link.url) : null }
-          }),
-        )
-        return { user, url, mailed }
+        return { ...(await inputError(() => inviteUser(store, config, { email, fullName }, Date.now(), mailed))), mailed }
       })
       if (mailed) printJson(toUserView(user))
       else process.stdout.write(`${url}\n`)
@@ -129,14 +120,7 @@ export async function userCommand(args: string[]): Promise<void> {
       const { positionals } = parse(rest, {}, 1)
       const id = positionals[0]
       if (!id) throw new UsageError('usage: latchkey user reset-mfa ID')
-      const found = await withStore(async (store, config) => {
-        const user = await store.users.findUser(id)
-        if (!user) return false
-        await store.mfa.removeTotp(id)
-        await store.sessions.deleteSessionsOf(id)
-        await notify(config, store, twoStepChangedMessage(user.email, 'An administrator reset the two-step verification of your account'), Date.now())
-        return true
-      })
+      const found = await withStore((store, config) => resetTwoStep(store, config, id, Date.now()))
       if (!found) throw new UsageError(`no user with id "${escapeForTerminal(id)}"`)
       process.stdout.write(`reset two-step verification of user ${escapeForTerminal(id)}\n`)
       return

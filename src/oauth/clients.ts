@@ -102,17 +102,32 @@ export function toClient(row: ClientRecord): Client {
   }
 }
 
-export async function createClient(
-  store: Store,
-  input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean; skipConsent: boolean; requireMfa?: boolean; id?: string; secret?: string },
-  now: number,
-): Promise<{ client: Client; secret: string | null }> {
+/** A client's name and redirect URIs as given: checked, trimmed, without repeats. */
+function checkClientOptions(input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[] }) {
   const name = input.name.trim().normalize('NFC')
   if (!name || name.length > 200) throw new ClientInputError('name must be 1 to 200 characters')
   if (hasInvisible(name)) throw new ClientInputError('name contains control or invisible characters')
   if (input.redirectUris.length === 0) throw new ClientInputError('at least one --redirect-uri is required')
   const redirectUris = [...new Set(input.redirectUris.map(checkRedirectUri))]
   const postLogoutRedirectUris = [...new Set((input.postLogoutRedirectUris ?? []).map(checkRedirectUri))]
+  return { name, redirectUris, postLogoutRedirectUris }
+}
+
+/** Replaces an app's name, redirect URIs and options, checked as at creation; false for an unknown app. */
+export async function updateClient(
+  store: Store,
+  id: string,
+  input: { name: string; redirectUris: string[]; postLogoutRedirectUris: string[]; skipConsent: boolean; requireMfa: boolean },
+): Promise<boolean> {
+  return store.clients.updateClient(id, { ...checkClientOptions(input), skipConsent: input.skipConsent, requireMfa: input.requireMfa })
+}
+
+export async function createClient(
+  store: Store,
+  input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean; skipConsent: boolean; requireMfa?: boolean; id?: string; secret?: string },
+  now: number,
+): Promise<{ client: Client; secret: string | null }> {
+  const { name, redirectUris, postLogoutRedirectUris } = checkClientOptions(input)
   if (input.id !== undefined && !CHOSEN_CLIENT_ID.test(input.id)) throw new ClientInputError(`client_id "${input.id}" must be 1 to 64 of A-Z a-z 0-9 . _ -`)
   const id = input.id ?? Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex')
   const secret = input.public ? null : (input.secret ?? randomToken('lk_cs_'))

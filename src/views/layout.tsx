@@ -4,7 +4,7 @@
 import { Html } from '@elysiajs/html'
 import type { Children } from '@kitajs/html'
 
-export function Layout(props: { title: string; wide?: boolean; children?: Children }): JSX.Element {
+export function Layout(props: { title: string; wide?: boolean; admin?: boolean; children?: Children }): JSX.Element {
   return (
     <html lang="en">
       <head>
@@ -14,7 +14,7 @@ export function Layout(props: { title: string; wide?: boolean; children?: Childr
         <link rel="stylesheet" href="/assets/app.css" />
       </head>
       <body>
-        <main class={props.wide ? 'wide' : undefined}>{props.children}</main>
+        <main class={props.admin ? 'admin' : props.wide ? 'wide' : undefined}>{props.children}</main>
       </body>
     </html>
   )

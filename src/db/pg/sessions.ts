@@ -25,14 +25,18 @@ export class PgSessions implements SessionStore {
 
   findSession(idHash: string, now: number): Promise<SessionRecord | undefined> {
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`SELECT u.id, u.email, u.full_name, u.avatar_url, u.email_verified, s.auth_time, s.amr, s.pending FROM sessions s JOIN users u ON u.id = s.user_id
+      const [row] = await sql`SELECT u.id, u.email, u.full_name, u.avatar_url, u.email_verified, u.is_admin, s.auth_time, s.amr, s.pending FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.id_hash = ${idHash} AND s.expires_at > ${now}`
-      return row && { user: toUser(row), authTime: n(row.auth_time), amr: (row.amr as string).split(' '), pending: row.pending as boolean }
+      return row && { user: toUser(row), admin: row.is_admin as boolean, authTime: n(row.auth_time), amr: (row.amr as string).split(' '), pending: row.pending as boolean }
     })
   }
 
   deleteSession(idHash: string): Promise<void> {
     return this.ctx.run(async (sql) => void (await sql`DELETE FROM sessions WHERE id_hash = ${idHash}`))
+  }
+
+  reauthenticated(idHash: string, now: number): Promise<void> {
+    return this.ctx.run(async (sql) => void (await sql`UPDATE sessions SET auth_time = ${now} WHERE id_hash = ${idHash}`))
   }
 
   deleteSessionsOf(userId: string, except?: string): Promise<void> {

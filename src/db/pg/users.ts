@@ -1,5 +1,5 @@
-import type { EmailToken, NewMail, NewUser, UserListing, UserRecord, UserStore } from '../store'
-import { toUser, type PgContext, type Row } from './context'
+import type { AdminChange, EmailToken, NewMail, NewUser, UserListing, UserRecord, UserStore } from '../store'
+import { toUser, type PgContext, type Row, type Tx } from './context'
 import { insertToken } from './mail'
 
 export class PgUsers implements UserStore {
@@ -27,9 +27,15 @@ export class PgUsers implements UserStore {
     })
   }
 
-  listUsers(): Promise<UserListing[]> {
+  listUsers(filter: { query?: string; limit?: number } = {}): Promise<UserListing[]> {
+    // `\` escapes the pattern's own % and _.
+    const pattern = filter.query ? `%${filter.query.replace(/[\\%_]/g, (c) => '\\' + c)}%` : null
     return this.ctx.run(async (sql) =>
-      (await sql`SELECT id, email, full_name, avatar_url, email_verified, is_admin, disabled_at FROM users ORDER BY created_at, id`).map((r: Row) => ({
+      (
+        await sql`SELECT id, email, full_name, avatar_url, email_verified, is_admin, disabled_at FROM users
+          WHERE ${pattern}::text IS NULL OR email ILIKE ${pattern} OR full_name ILIKE ${pattern}
+          ORDER BY created_at, id LIMIT ${filter.limit ?? null}`
+      ).map((r: Row) => ({
         ...toUser(r),
         admin: r.is_admin as boolean,
         disabled: r.disabled_at !== null,
@@ -47,17 +53,7 @@ export class PgUsers implements UserStore {
 
   /** The user's row first (a session insert waits on it), then their grants in the lock order, then their sessions. */
   setDisabled(id: string, disabled: boolean, now: number): Promise<boolean> {
-    return this.ctx.tx(async (tx) => {
-      const found = (await tx`UPDATE users SET disabled_at = ${disabled ? now : null} WHERE id = ${id}`).count > 0
-      if (found && disabled) {
-        await tx`DELETE FROM auth_codes WHERE user_id = ${id}`
-        await tx`DELETE FROM refresh_families WHERE user_id = ${id}`
-        await tx`DELETE FROM refresh_tokens WHERE user_id = ${id}`
-        await tx`DELETE FROM access_tokens WHERE user_id = ${id}`
-        await tx`DELETE FROM sessions WHERE user_id = ${id}`
-      }
-      return found
-    })
+    return this.ctx.tx((tx) => disable(tx, id, disabled, now))
   }
 
   /**
@@ -66,10 +62,50 @@ export class PgUsers implements UserStore {
    * cascade.
    */
   deleteUser(id: string): Promise<boolean> {
-    return this.ctx.tx(async (tx) => {
-      await tx`DELETE FROM auth_codes WHERE user_id = ${id}`
-      await tx`DELETE FROM refresh_families WHERE user_id = ${id}`
-      return (await tx`DELETE FROM users WHERE id = ${id}`).count > 0
-    })
+    return this.ctx.tx((tx) => remove(tx, id))
   }
+
+  /**
+   * Every enabled admin's row is locked first (in id order, so two of these queue rather than
+   * deadlock); under READ COMMITTED a waiter re-reads a row that changed, so after a concurrent
+   * demotion it sees one admin fewer. A refusal rolls back: a delete's grants come back too.
+   */
+  async changeKeepingAnAdmin(id: string, change: AdminChange, now: number): Promise<'done' | 'unknown' | 'last-admin'> {
+    try {
+      return await this.ctx.tx(async (tx) => {
+        const admins = await tx`SELECT id FROM users WHERE is_admin AND disabled_at IS NULL ORDER BY id FOR UPDATE`
+        if (admins.length === 1 && admins[0].id === id) throw LAST_ADMIN
+        const found =
+          change === 'demote'
+            ? (await tx`UPDATE users SET is_admin = false WHERE id = ${id}`).count > 0
+            : change === 'disable'
+              ? await disable(tx, id, true, now)
+              : await remove(tx, id)
+        return found ? 'done' : 'unknown'
+      })
+    } catch (error) {
+      if (error === LAST_ADMIN) return 'last-admin'
+      throw error
+    }
+  }
+}
+
+const LAST_ADMIN = new Error('last admin')
+
+async function disable(tx: Tx, id: string, disabled: boolean, now: number): Promise<boolean> {
+  const found = (await tx`UPDATE users SET disabled_at = ${disabled ? now : null} WHERE id = ${id}`).count > 0
+  if (found && disabled) {
+    await tx`DELETE FROM auth_codes WHERE user_id = ${id}`
+    await tx`DELETE FROM refresh_families WHERE user_id = ${id}`
+    await tx`DELETE FROM refresh_tokens WHERE user_id = ${id}`
+    await tx`DELETE FROM access_tokens WHERE user_id = ${id}`
+    await tx`DELETE FROM sessions WHERE user_id = ${id}`
+  }
+  return found
+}
+
+async function remove(tx: Tx, id: string): Promise<boolean> {
+  await tx`DELETE FROM auth_codes WHERE user_id = ${id}`
+  await tx`DELETE FROM refresh_families WHERE user_id = ${id}`
+  return (await tx`DELETE FROM users WHERE id = ${id}`).count > 0
 }

@@ -25,7 +25,8 @@ export interface UserStore {
   insertUser(user: NewUser, now: number, welcome?: { token: EmailToken; mail: NewMail | null }): Promise<void>
   findUser(id: string): Promise<UserRecord | undefined>
   findUserByEmail(email: string): Promise<(UserRecord & { passwordHash: string }) | undefined>
-  listUsers(): Promise<UserListing[]>
+  /** In sign-up order; `query` keeps those whose email or name contains it (any case), at most `limit`. */
+  listUsers(filter?: { query?: string; limit?: number }): Promise<UserListing[]>
   /** false for an unknown user. */
   setAdmin(id: string, admin: boolean): Promise<boolean>
   setFullName(id: string, fullName: string): Promise<boolean>
@@ -37,4 +38,13 @@ export interface UserStore {
   setDisabled(id: string, disabled: boolean, now: number): Promise<boolean>
   /** With their sessions, consents, codes, tokens and settings. */
   deleteUser(id: string): Promise<boolean>
+  /**
+   * An admin page's change that could leave nobody to administer: demote, disable or delete
+   * `id`. 'last-admin' (nothing changed) when `id` is the last enabled admin — decided under a
+   * lock on every enabled admin's row, so two admins demoting each other at once cannot both
+   * succeed. Disabling and deleting do what setDisabled and deleteUser do.
+   */
+  changeKeepingAnAdmin(id: string, change: AdminChange, now: number): Promise<'done' | 'unknown' | 'last-admin'>
 }
+
+export type AdminChange = 'demote' | 'disable' | 'delete'

@@ -31,12 +31,17 @@ export class SqliteSessions implements SessionStore {
         .where(and(eq(sessions.idHash, p('hash')), gt(sessions.expiresAt, p('now'))))
         .prepare(),
     ).get({ hash: idHash, now })
-    return row && { user: toUser(row.user), authTime: row.authTime, amr: row.amr.split(' '), pending: row.pending }
+    return row && { user: toUser(row.user), admin: row.user.isAdmin, authTime: row.authTime, amr: row.amr.split(' '), pending: row.pending }
   }
 
   deleteSession(idHash: string): Promise<void> {
     const { db } = this.ctx
     return this.ctx.write(() => void db.orm.delete(sessions).where(eq(sessions.idHash, idHash)).run())
+  }
+
+  reauthenticated(idHash: string, now: number): Promise<void> {
+    const { db } = this.ctx
+    return this.ctx.write(() => void db.orm.update(sessions).set({ authTime: now }).where(eq(sessions.idHash, idHash)).run())
   }
 
   deleteSessionsOf(userId: string, except?: string): Promise<void> {

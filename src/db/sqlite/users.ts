@@ -1,5 +1,5 @@
-import { eq, sql } from 'drizzle-orm'
-import type { EmailToken, NewMail, NewUser, UserListing, UserRecord, UserStore } from '../store'
+import { and, eq, isNull, or, sql } from 'drizzle-orm'
+import type { AdminChange, EmailToken, NewMail, NewUser, UserListing, UserRecord, UserStore } from '../store'
 import { insertToken } from './mail'
 import { changes } from './client'
 import { unique, type SqliteContext } from './context'
@@ -38,11 +38,16 @@ export class SqliteUsers implements UserStore {
     return row && { ...toUser(row), passwordHash: row.passwordHash }
   }
 
-  async listUsers(): Promise<UserListing[]> {
+  async listUsers(filter: { query?: string; limit?: number } = {}): Promise<UserListing[]> {
+    // LIKE is case-insensitive for ASCII in SQLite; `\` escapes the pattern's own % and _.
+    const pattern = filter.query ? `%${filter.query.replace(/[\\%_]/g, (c) => '\\' + c)}%` : undefined
+    const matching = pattern === undefined ? undefined : or(sql`${users.email} LIKE ${pattern} ESCAPE '\\'`, sql`${users.fullName} LIKE ${pattern} ESCAPE '\\'`)
     return this.ctx.db.orm
       .select()
       .from(users)
+      .where(matching)
       .orderBy(users.createdAt, users.id)
+      .limit(filter.limit ?? -1)
       .all()
       .map((row) => ({ ...toUser(row), admin: row.isAdmin, disabled: row.disabledAt !== null }))
   }
@@ -56,17 +61,35 @@ export class SqliteUsers implements UserStore {
   }
 
   setDisabled(id: string, disabled: boolean, now: number): Promise<boolean> {
+    return this.ctx.write(() => this.disable(id, disabled, now))
+  }
+
+  private disable(id: string, disabled: boolean, now: number): boolean {
     const { sqlite } = this.ctx.db
-    return this.ctx.write(() => {
-      const found = changes(this.ctx.db.orm.update(users).set({ disabledAt: disabled ? now : null }).where(eq(users.id, id)).run()) > 0
-      if (found && disabled)
-        for (const table of ['sessions', 'auth_codes', 'refresh_tokens', 'refresh_families', 'access_tokens']) sqlite.prepare(`DELETE FROM ${table} WHERE user_id = ?`).run(id)
-      return found
-    })
+    const found = changes(this.ctx.db.orm.update(users).set({ disabledAt: disabled ? now : null }).where(eq(users.id, id)).run()) > 0
+    if (found && disabled)
+      for (const table of ['sessions', 'auth_codes', 'refresh_tokens', 'refresh_families', 'access_tokens']) sqlite.prepare(`DELETE FROM ${table} WHERE user_id = ?`).run(id)
+    return found
   }
 
   deleteUser(id: string): Promise<boolean> {
     const { db } = this.ctx
     return this.ctx.write(() => changes(db.orm.delete(users).where(eq(users.id, id)).run()) > 0)
+  }
+
+  /** One write job: the check and the change see the same database. */
+  changeKeepingAnAdmin(id: string, change: AdminChange, now: number): Promise<'done' | 'unknown' | 'last-admin'> {
+    const { db } = this.ctx
+    return this.ctx.write(() => {
+      const admins = db.orm.select({ id: users.id }).from(users).where(and(eq(users.isAdmin, true), isNull(users.disabledAt))).all()
+      if (admins.length === 1 && admins[0]!.id === id) return 'last-admin'
+      const found =
+        change === 'demote'
+          ? changes(db.orm.update(users).set({ isAdmin: false }).where(eq(users.id, id)).run()) > 0
+          : change === 'disable'
+            ? this.disable(id, true, now)
+            : changes(db.orm.delete(users).where(eq(users.id, id)).run()) > 0
+      return found ? 'done' : 'unknown'
+    })
   }
 }
