@@ -20,7 +20,9 @@ const NOT_API = ['/', '/login', '/signup', '/logout', '/account', '/account/revo
  */
 export async function buildOpenApiDocument(app: AnyElysia, config: Config) {
   const { toOpenAPISchema } = await import('@elysiajs/openapi')
-  const { paths, components } = toOpenAPISchema(app, { methods: ['OPTIONS'], paths: NOT_API }, undefined, undefined, '3.0.3')
+  // /admin is pages for people, and says nothing of itself to strangers.
+  const admin = app.routes.map((r: { path: string }) => r.path).filter((p: string) => p === '/admin' || p.startsWith('/admin/'))
+  const { paths, components } = toOpenAPISchema(app, { methods: ['OPTIONS'], paths: [...NOT_API, ...admin] }, undefined, undefined, '3.0.3')
   return {
     openapi: '3.0.3',
     info: {

@@ -35,6 +35,26 @@ const ROUTES = [
   '/verify-email/resend',
   '/account/email',
   '/account/data/delete',
+  // The session's user is an admin. (/admin/apps/delete is left out: a generated client_id
+  // may name the app whose token the end of the test still uses.)
+  '/admin/users',
+  '/admin/users/invite',
+  '/admin/users/disable',
+  '/admin/users/enable',
+  '/admin/users/admin',
+  '/admin/users/sign-out',
+  '/admin/users/reset-two-step',
+  '/admin/users/delete',
+  '/admin/apps',
+  '/admin/apps/update',
+  '/admin/apps/rotate-secret',
+  '/admin/groups',
+  '/admin/groups/delete',
+  '/admin/groups/add',
+  '/admin/groups/remove',
+  '/admin/resources',
+  '/admin/resources/delete',
+  '/admin/keys/rotate',
 ] as const
 // 410: a link already used, expired or not ours (/reset-password, /verify-email), as SPEC documents it.
 const DOCUMENTED = new Set([200, 303, 400, 401, 403, 404, 409, 410, 412, 413, 415, 429])
@@ -49,7 +69,7 @@ beforeAll(async () => {
   t = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '1000000', SMTP_URL: 'smtp://127.0.0.1:2525' })
   const app = await addClient(t)
   clientId = app.client.id
-  await addUser(t)
+  await t.store.users.setAdmin((await addUser(t)).id, true)
   bearer = await tokenThroughFlow(t, app, 'settings:read settings:write')
   session = await signIn(t)
   csrf = csrfFrom(await (await t.handle('/account', { headers: { cookie: cookieHeader(session) } })).text())
@@ -62,7 +82,7 @@ const nasty = fc.oneof(
   fc.string({ maxLength: 40 }),
 )
 const deep = fc.integer({ min: 60, max: 30_000 }).map((n) => '{"a":' + '['.repeat(n) + ']'.repeat(n) + '}')
-const fieldNames = fc.constantFrom('email', 'password', 'full_name', 'csrf_token', 'return_to', 'client_id', 'decision', 'state', 'scope', 'redirect_uri', 'grant_type', 'code', 'token', 'key', 'value', 'credential', 'credential_id', 'name', 'proof', 'recovery_code', 'x')
+const fieldNames = fc.constantFrom('email', 'password', 'full_name', 'csrf_token', 'return_to', 'client_id', 'decision', 'state', 'scope', 'redirect_uri', 'grant_type', 'code', 'token', 'key', 'value', 'credential', 'credential_id', 'name', 'proof', 'recovery_code', 'user_id', 'user', 'uri', 'scopes', 'redirect_uris', 'admin', 'confirm_password', 'x')
 const fields = fc.dictionary(fieldNames, fc.oneof(nasty, fc.constantFrom('__csrf__', '__client__', 'allow', 'authorization_code')), { maxKeys: 8 })
 const bodyText = fc.oneof(
   deep,
