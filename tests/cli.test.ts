@@ -170,8 +170,17 @@ describe('latchkey CLI', () => {
     expect(cli(['client', 'delete', made.client_id]).code).toBe(0)
     // Each change is in the audit log, newest first; --since must be a date.
     const events = JSON.parse(cli(['audit', '--json']).out) as Array<{ kind: string; detail: Record<string, unknown>; user_agent: string }>
-    expect(events.slice(0, 4).map((e) => e.kind)).toEqual(['group.member_removed', 'group.member_added', 'group.created', 'user.deleted'])
-    expect(events[2]).toMatchObject({ detail: { actor: 'cli', group: 'family' }, user_agent: 'latchkey CLI' })
+    expect(events.slice(0, 8).map((e) => e.kind)).toEqual([
+      'client.deleted',
+      'group.deleted',
+      'group.member_removed',
+      'client.updated',
+      'client.created',
+      'group.member_added',
+      'group.created',
+      'user.deleted',
+    ])
+    expect(events[6]).toMatchObject({ detail: { actor: 'cli', group: 'family' }, user_agent: 'latchkey CLI' })
     expect(JSON.parse(cli(['audit', '--json', '--user', userId, '--since', '2000-01-01T00:00:00Z']).out).every((e: { user_id: string }) => e.user_id === userId)).toBe(true)
     expect(cli(['audit', '--since', 'yesterday'])).toMatchObject({ code: 2, err: 'latchkey: --since must be a date and time (ISO 8601), got "yesterday"\n' })
   })

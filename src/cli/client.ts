@@ -3,7 +3,7 @@ import { ClientInputError, createClient, deleteClient, findClient, insecureRedir
 import { GroupInputError, existingGroups } from '../accounts/groups'
 import type { Store } from '../db/store'
 import type { Client } from '../oauth/clients'
-import { UsageError, parse, printJson, printTable, withStore } from './common'
+import { UsageError, cliAudit, parse, printJson, printTable, withStore } from './common'
 
 /** A client as the CLI prints it (the shape `latchkey apply` takes): its options and allowed groups. */
 async function viewWithGroups(store: Store, client: Client) {
@@ -43,6 +43,7 @@ export async function clientCommand(args: string[]): Promise<void> {
             Date.now(),
           )
           if (groups.length) await store.groups.setAllowedGroups(made.client.id, groups)
+          await cliAudit(store, 'client.created', { clientId: made.client.id })
           return { ...made, allowedGroups: groups }
         } catch (error) {
           if (error instanceof ClientInputError || error instanceof GroupInputError) throw new UsageError(error.message)
@@ -79,6 +80,7 @@ export async function clientCommand(args: string[]): Promise<void> {
         const allowed = groups === undefined ? undefined : await existingGroups(store, groups).catch((e) => Promise.reject(e instanceof GroupInputError ? new UsageError(e.message) : e))
         if (flag !== undefined) await store.clients.setRequireMfa(id, flag === 'true')
         if (allowed !== undefined) await store.groups.setAllowedGroups(id, allowed)
+        await cliAudit(store, 'client.updated', { clientId: id })
         return viewWithGroups(store, (await findClient(store, id))!)
       })
       printJson(view)
@@ -105,7 +107,7 @@ export async function clientCommand(args: string[]): Promise<void> {
       const { positionals } = parse(rest, {}, 1)
       const id = positionals[0]
       if (!id) throw new UsageError('usage: latchkey client delete ID')
-      if (!(await withStore((store) => deleteClient(store, id)))) throw new UsageError(`no client with id "${id}"`)
+      if (!(await withStore(async (store) => (await deleteClient(store, id)) && (await cliAudit(store, 'client.deleted', { clientId: id }), true)))) throw new UsageError(`no client with id "${id}"`)
       process.stdout.write(`deleted client ${escapeForTerminal(id)}\n`)
       return
     }
@@ -113,7 +115,11 @@ export async function clientCommand(args: string[]): Promise<void> {
       const { positionals } = parse(rest, {}, 1)
       const id = positionals[0]
       if (!id) throw new UsageError('usage: latchkey client rotate-secret ID')
-      const secret = await withStore((store) => rotateSecret(store, id))
+      const secret = await withStore(async (store) => {
+        const made = await rotateSecret(store, id)
+        if (made) await cliAudit(store, 'client.secret_rotated', { clientId: id })
+        return made
+      })
       if (!secret) throw new UsageError(`no confidential client with id "${id}"`)
       printJson({ client_id: id, client_secret: secret })
       return

@@ -30,7 +30,7 @@ export async function groupCommand(args: string[]): Promise<void> {
     case 'delete': {
       const name = parse(rest, {}, 1).positionals[0]
       if (!name) throw new UsageError('usage: latchkey group delete NAME')
-      if (!(await withStore((store) => store.groups.deleteGroup(name)))) throw new UsageError(`no group named "${escapeForTerminal(name)}"`)
+      if (!(await withStore(async (store) => (await store.groups.deleteGroup(name)) && (await cliAudit(store, 'group.deleted', { detail: { group: name } }), true)))) throw new UsageError(`no group named "${escapeForTerminal(name)}"`)
       process.stdout.write(`deleted group ${escapeForTerminal(name)}\n`)
       return
     }

@@ -1,7 +1,7 @@
 import { SigningKeys } from '../oidc/keys'
 import { systemClock } from '../lib/clock'
 import { signerOf, type SigningKeyRecord } from '../db/store'
-import { UsageError, parse, printJson, printTable, withStore } from './common'
+import { UsageError, cliAudit, parse, printJson, printTable, withStore } from './common'
 
 /** What `keys list` shows of a key: never its private half. `current`: it is the key that signs now. */
 function view(key: SigningKeyRecord, signer: string | undefined) {
@@ -29,7 +29,9 @@ export async function keysCommand(args: string[]): Promise<void> {
       const key = await withStore(async (store, config) => {
         const keys = new SigningKeys(store, systemClock, config.accessTokenTtl * 1000)
         await keys.ensure()
-        return keys.rotate()
+        const made = await keys.rotate()
+        await cliAudit(store, 'key.rotated', { detail: { kid: made.kid } })
+        return made
       })
       const now = systemClock.now()
       printJson(view(key, key.signsFrom !== null && key.signsFrom <= now ? key.kid : undefined))

@@ -1,6 +1,6 @@
 import { ResourceInputError, canonicalResource, createResource, toResourceView } from '../oauth/resources'
 import { escapeForTerminal } from '../lib/text'
-import { UsageError, parse, printJson, printTable, withStore } from './common'
+import { UsageError, cliAudit, parse, printJson, printTable, withStore } from './common'
 
 export async function resourceCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args
@@ -17,11 +17,13 @@ export async function resourceCommand(args: string[]): Promise<void> {
       if (!values.name) throw new UsageError('--name is required')
       const resource = await withStore(async (store) => {
         try {
-          return await createResource(
+          const made = await createResource(
             store,
             { uri: values.uri!, name: values.name!, scopes: values.scope ?? [], tokenFormat: values['token-format'], introspectors: values.introspector },
             Date.now(),
           )
+          await cliAudit(store, 'resource.created', { detail: { resource: made.uri } })
+          return made
         } catch (error) {
           if (error instanceof ResourceInputError) throw new UsageError(error.message)
           throw error
@@ -43,7 +45,7 @@ export async function resourceCommand(args: string[]): Promise<void> {
       const raw = positionals[0]
       if (!raw) throw new UsageError('usage: latchkey resource delete URI')
       const uri = canonicalResource(raw)
-      if (!uri || !(await withStore((store) => store.resources.deleteResource(uri)))) throw new UsageError(`no resource with the URI "${escapeForTerminal(raw)}"`)
+      if (!uri || !(await withStore(async (store) => (await store.resources.deleteResource(uri)) && (await cliAudit(store, 'resource.deleted', { detail: { resource: uri } }), true)))) throw new UsageError(`no resource with the URI "${escapeForTerminal(raw)}"`)
       process.stdout.write(`deleted resource ${escapeForTerminal(uri)}\n`)
       return
     }

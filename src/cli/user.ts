@@ -51,6 +51,7 @@ export async function userCommand(args: string[]): Promise<void> {
       const user = await withStore(async (store) => {
         const made = await inputError(() => insertUser(store, { email, fullName, avatarUrl, passwordHash, emailVerified: true }, Date.now()))
         if (admin) await store.users.setAdmin(made.id, true)
+        await cliAudit(store, 'user.created', { userId: made.id, detail: { admin } })
         return made
       })
       printJson({ ...toUserView(user), admin })
@@ -94,7 +95,9 @@ export async function userCommand(args: string[]): Promise<void> {
       const fullName = await inputError(() => checkFullName(values.name!))
       const { user, url, mailed } = await withStore(async (store, config) => {
         const mailed = config.smtpUrl !== null && !values['print-link']
-        return { ...(await inputError(() => inviteUser(store, config, { email, fullName }, Date.now(), mailed))), mailed }
+        const invited = await inputError(() => inviteUser(store, config, { email, fullName }, Date.now(), mailed))
+        await cliAudit(store, 'user.invited', { userId: invited.user.id, detail: { mailed } })
+        return { ...invited, mailed }
       })
       if (mailed) printJson(toUserView(user))
       else process.stdout.write(`${url}\n`)
@@ -120,7 +123,7 @@ export async function userCommand(args: string[]): Promise<void> {
       const { positionals } = parse(rest, {}, 1)
       const id = positionals[0]
       if (!id) throw new UsageError('usage: latchkey user reset-mfa ID')
-      const found = await withStore((store, config) => resetTwoStep(store, config, id, Date.now()))
+      const found = await withStore(async (store, config) => (await resetTwoStep(store, config, id, Date.now())) && (await cliAudit(store, 'user.two_step_reset', { userId: id }), true))
       if (!found) throw new UsageError(`no user with id "${escapeForTerminal(id)}"`)
       process.stdout.write(`reset two-step verification of user ${escapeForTerminal(id)}\n`)
       return
