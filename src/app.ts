@@ -73,6 +73,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
       tokenCache: () => tokens.cacheCounts,
       streams: () => settingsHub.count,
       outbox: async () => ({ pending: (await store.mail.outboxCounts()).waiting }),
+      db: () => store.stats,
     }),
     csrfKey: await store.serverSecret('csrf', randomToken, clock.now()),
     sealKey: await sealKeyFrom(await store.serverSecret('seal', randomToken, clock.now())),

@@ -7,7 +7,7 @@ export type SignInResult = 'success' | 'failure' | 'throttled'
  * What `GET /metrics` shows (Prometheus text, on METRICS_ADDRESS only): request durations by
  * route and status, sign-ins by method and result, tokens issued by grant, refresh-token reuse,
  * the token cache's hits and misses, event-loop lag, open settings streams, the mail outbox's
- * backlog. Counting costs a hot path an increment
+ * backlog, the database pool's use and its operations' time. Counting costs a hot path an increment
  * (the cache's counters are plain numbers read at scrape time); the rest is read when scraped.
  */
 export class Metrics {
@@ -26,13 +26,22 @@ export class Metrics {
   private lagTimer: ReturnType<typeof setTimeout> | undefined
 
   /** Read at scrape time: the token cache's counters, the open streams, the outbox. */
-  constructor(sources: { tokenCache: () => { hits: number; misses: number }; streams: () => number; outbox: () => Promise<{ pending: number }> }) {
+  constructor(sources: {
+    tokenCache: () => { hits: number; misses: number }
+    streams: () => number
+    outbox: () => Promise<{ pending: number }>
+    db: () => { inUse: number; size: number; operations: number; seconds: number }
+  }) {
     const registers = [this.registry]
     new Counter({ name: 'latchkey_token_cache_hits_total', help: 'Access tokens answered from the in-process cache', registers, collect() { this.reset(); this.inc(sources.tokenCache().hits) } })
     new Counter({ name: 'latchkey_token_cache_misses_total', help: 'Access tokens looked up in the database', registers, collect() { this.reset(); this.inc(sources.tokenCache().misses) } })
     const self = this
     new Gauge({ name: 'latchkey_event_loop_lag_seconds', help: 'How late a 100 ms timer fired, last time', registers, collect() { this.set(self.lag) } })
     new Gauge({ name: 'latchkey_settings_streams_open', help: 'Settings event streams open on this instance', registers, collect() { this.set(sources.streams()) } })
+    new Gauge({ name: 'latchkey_db_pool_in_use', help: 'Database connections in use (SQLite: writes waiting for the one writer)', registers, collect() { this.set(sources.db().inUse) } })
+    new Gauge({ name: 'latchkey_db_pool_size', help: 'Database connections the pool may open (SQLite: 1, the writer)', registers, collect() { this.set(sources.db().size) } })
+    new Counter({ name: 'latchkey_db_operations_total', help: 'Database operations done (SQLite: writes)', registers, collect() { this.reset(); this.inc(sources.db().operations) } })
+    new Counter({ name: 'latchkey_db_operation_seconds_total', help: 'Time spent in database operations; divided by latchkey_db_operations_total, the mean', registers, collect() { this.reset(); this.inc(sources.db().seconds) } })
     new Gauge({ name: 'latchkey_outbox_backlog', help: 'Messages waiting in the mail outbox', registers, async collect() { this.set((await sources.outbox()).pending) } })
   }
 

@@ -92,8 +92,22 @@ export interface PurgeWindows {
   audit?: number
 }
 
+/**
+ * What the metrics read of the database at scrape time (plain numbers, so counting costs a
+ * write path an addition): connections in use and the pool's size — on SQLite, writes waiting for
+ * the one writer, of one — and the operations done and the seconds they took (on SQLite, the
+ * writes, timed by the group commit they were in).
+ */
+export interface StoreStats {
+  inUse: number
+  size: number
+  operations: number
+  seconds: number
+}
+
 export interface Store {
   readonly engine: 'sqlite' | 'postgres'
+  readonly stats: StoreStats
   readonly changes: ChangeFeed
   readonly users: UserStore
   readonly clients: ClientStore

@@ -27,7 +27,7 @@ describe('GET /metrics on METRICS_ADDRESS (Prometheus text)', () => {
     const before = await scrape()
     expect(before.types.get('latchkey_http_request_duration_seconds')).toBe('histogram')
     expect(before.types.get('latchkey_sign_ins_total')).toBe('counter')
-    for (const name of ['latchkey_tokens_issued_total', 'latchkey_refresh_reuse_detected_total', 'latchkey_token_cache_hits_total', 'latchkey_token_cache_misses_total', 'latchkey_event_loop_lag_seconds', 'latchkey_settings_streams_open', 'latchkey_outbox_backlog'])
+    for (const name of ['latchkey_tokens_issued_total', 'latchkey_refresh_reuse_detected_total', 'latchkey_token_cache_hits_total', 'latchkey_token_cache_misses_total', 'latchkey_event_loop_lag_seconds', 'latchkey_settings_streams_open', 'latchkey_outbox_backlog', 'latchkey_db_pool_in_use', 'latchkey_db_pool_size', 'latchkey_db_operations_total', 'latchkey_db_operation_seconds_total'])
       expect(before.types.has(name)).toBe(true)
 
     const client = registerClient(server)
@@ -44,6 +44,11 @@ describe('GET /metrics on METRICS_ADDRESS (Prometheus text)', () => {
     expect(delta('latchkey_http_request_duration_seconds_count', { route: '/api/settings/:key', method: 'GET', status: '404' })).toBe(1)
     expect(delta('latchkey_token_cache_hits_total') + delta('latchkey_token_cache_misses_total')).toBeGreaterThanOrEqual(4)
     expect(after.samples.some((s) => s.labels.route === '/api/settings/some.key')).toBe(false)
+    // The sign-in, the consent and the exchange wrote to the database, and took some time doing it.
+    expect(delta('latchkey_db_operations_total')).toBeGreaterThanOrEqual(3)
+    expect(delta('latchkey_db_operation_seconds_total')).toBeGreaterThan(0)
+    expect(valueOf(after.samples, 'latchkey_db_pool_size', {})).toBe(process.env.LATCHKEY_TEST_DATABASE_URL ? 10 : 1)
+    expect(valueOf(after.samples, 'latchkey_db_pool_in_use', {})).toBeGreaterThanOrEqual(0)
   })
 
   test('the metrics listener serves only /metrics; the app never serves it', async () => {

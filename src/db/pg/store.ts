@@ -1,5 +1,5 @@
 import type { SQL } from 'bun'
-import type { PurgeWindows, Store } from '../store'
+import type { PurgeWindows, Store, StoreStats } from '../store'
 import { DatabaseUnavailable, StoreRefusal } from '../store'
 import { PgChangeFeed } from './change-feed'
 import { PgClients } from './clients'
@@ -53,11 +53,15 @@ export class PgStore implements Store, PgContext {
   readonly groups = new PgGroups(this)
   readonly audit = new PgAudit(this)
 
+  readonly stats: StoreStats
+
   private constructor(
     /** The connection pool (tests run assertions on it). */
     readonly client: SQL,
     url: string,
+    poolSize: number,
   ) {
+    this.stats = { inUse: 0, size: poolSize, operations: 0, seconds: 0 }
     this.changes = new PgChangeFeed(url)
   }
 
@@ -76,7 +80,7 @@ export class PgStore implements Store, PgContext {
       idleTimeout: opts.idleTimeout ?? 30,
       ...(opts.searchPath ? { connection: { search_path: opts.searchPath } } : {}),
     })
-    const store = new PgStore(client, url)
+    const store = new PgStore(client, url, poolSize)
     try {
       const applied = await migrate(client)
       await store.changes.start()
@@ -89,11 +93,26 @@ export class PgStore implements Store, PgContext {
 
   /** Every operation: errors mapped to the port's. */
   async run<T>(fn: (sql: SQL) => Promise<T>): Promise<T> {
+    const started = this.began()
     try {
       return await fn(this.client)
     } catch (error) {
       throw portError(error)
+    } finally {
+      this.ended(started)
     }
+  }
+
+  /** The pool's use, as the metrics read it: an operation holds a connection from here to `ended`. */
+  private began(): number {
+    this.stats.inUse++
+    return performance.now()
+  }
+
+  private ended(started: number): void {
+    this.stats.inUse--
+    this.stats.operations++
+    this.stats.seconds += (performance.now() - started) / 1000
   }
 
   /**
@@ -103,13 +122,16 @@ export class PgStore implements Store, PgContext {
    */
   async tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
+      const started = this.began()
       try {
         return (await this.client.begin((tx) => fn(tx as unknown as Tx))) as T
       } catch (error) {
         if (!isRetryable(error)) throw portError(error)
         if (attempt >= TX_ATTEMPTS) throw new DatabaseUnavailable(error)
-        await Bun.sleep(attempt * 5 + Math.random() * 20)
+      } finally {
+        this.ended(started)
       }
+      await Bun.sleep(attempt * 5 + Math.random() * 20)
     }
   }
 

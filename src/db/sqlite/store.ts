@@ -1,5 +1,5 @@
 import { eq, lt } from 'drizzle-orm'
-import type { PurgeWindows, Store } from '../store'
+import type { PurgeWindows, Store, StoreStats } from '../store'
 import { StoreRefusal } from '../store'
 import { ExternalWrites } from './change-feed'
 import { Checkpointer } from './checkpointer'
@@ -48,6 +48,11 @@ export class SqliteStore implements Store, SqliteContext {
   readonly audit = new SqliteAudit(this)
 
   private checkpointer?: Checkpointer
+
+  get stats(): StoreStats {
+    const { waiting, operations, seconds } = this.writer.stats
+    return { inUse: waiting, size: 1, operations, seconds }
+  }
 
   constructor(readonly db: Db) {
     this.changes = new ExternalWrites(db.sqlite)

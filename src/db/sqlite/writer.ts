@@ -21,6 +21,8 @@ interface Job {
  */
 export class Writer {
   private queue: Job[] = []
+  /** Writes waiting, writes done, and the seconds their batches took (the metrics read them). */
+  readonly stats = { waiting: 0, operations: 0, seconds: 0 }
   private scheduled = false
   private held = false
   // Compiled once: Database.run() would compile these on every job.
@@ -43,6 +45,7 @@ export class Writer {
   write<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ fn, resolve, reject })
+      this.stats.waiting = this.queue.length
       this.schedule()
     })
   }
@@ -77,10 +80,14 @@ export class Writer {
     const jobs = this.queue
     if (jobs.length === 0) return
     this.queue = []
+    this.stats.waiting = 0
+    const started = performance.now()
     let outcomes: Outcome[]
     try {
       outcomes = this.runOptimistic(jobs) ?? this.runIsolated(jobs)
       this.commit.run()
+      this.stats.operations += jobs.length
+      this.stats.seconds += (performance.now() - started) / 1000
     } catch (error) {
       if (this.sqlite.inTransaction) this.rollback.run()
       for (const job of jobs) job.reject(error)
