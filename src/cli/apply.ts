@@ -18,15 +18,20 @@ export async function applyCommand(args: string[]): Promise<void> {
   } catch {
     throw new UsageError(`cannot read ${escapeForTerminal(file)}`)
   }
+  // One transaction: the plan is made from what the database holds in it, and every change of
+  // the plan (and its audit event) commits together — or, on any failure, none does.
   await withStore(async (store, config) => {
     try {
-      const plan = await planApply(store, config, parseDocument(text, file), { prune: values.prune ?? false, baseDir: dirname(resolve(file)), now: Date.now() })
-      for (const line of plan.lines) process.stdout.write(`${escapeForTerminal(line)}\n`)
-      if (plan.lines.length === 0) return void process.stdout.write('nothing to change\n')
-      if (values['dry-run']) return void process.stdout.write(`${plan.lines.length} change(s) planned (dry run: nothing changed)\n`)
-      for (const line of await plan.apply()) process.stdout.write(`${escapeForTerminal(line)}\n`)
-      await cliAudit(store, 'config.applied', { detail: { changes: plan.lines.length, prune: values.prune ?? false } })
-      process.stdout.write(`applied ${plan.lines.length} change(s)\n`)
+      const out = await store.transaction(async () => {
+        const plan = await planApply(store, config, parseDocument(text, file), { prune: values.prune ?? false, baseDir: dirname(resolve(file)), now: Date.now() })
+        const lines = plan.lines.map((line) => `${escapeForTerminal(line)}\n`)
+        if (plan.lines.length === 0) return [...lines, 'nothing to change\n']
+        if (values['dry-run']) return [...lines, `${plan.lines.length} change(s) planned (dry run: nothing changed)\n`]
+        for (const line of await plan.apply()) lines.push(`${escapeForTerminal(line)}\n`)
+        await cliAudit(store, 'config.applied', { detail: { changes: plan.lines.length, prune: values.prune ?? false } })
+        return [...lines, `applied ${plan.lines.length} change(s)\n`]
+      })
+      process.stdout.write(out.join(''))
     } catch (error) {
       if (!(error instanceof ApplyError)) throw error
       for (const line of error.errors) process.stderr.write(`latchkey: ${escapeForTerminal(line)}\n`)

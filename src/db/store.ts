@@ -129,6 +129,13 @@ export interface Store {
   readonly groups: GroupStore
   readonly audit: AuditStore
 
+  /**
+   * Everything `fn` does through this store commits together, or nothing does (`latchkey apply`).
+   * For one-shot commands only: while it runs, every operation of this store object joins it —
+   * on SQLite the writer's group commit is bypassed — so a serving process never calls it.
+   */
+  transaction<T>(fn: () => Promise<T>): Promise<T>
+
   /** One round trip: for /healthz. */
   ping(): Promise<void>
   close(): Promise<void>

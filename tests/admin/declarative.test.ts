@@ -134,4 +134,19 @@ describe('latchkey apply: the database made to match a file', () => {
     ])
     expect(() => parseDocument('clients: [', 'broken.yaml')).toThrow(/^broken\.yaml: not valid YAML or JSON \(/)
   })
+
+  test('apply is one transaction: a step that fails part-way leaves none of the changes before it', async () => {
+    const planned = await plan({ groups: [{ name: 'family', members: [] }], users: [{ email: 'late@example.com', full_name: 'Late' }] })
+    expect(planned.lines).toEqual(['+ group family', '+ user late@example.com (invited)'])
+    // Someone takes the address between the plan and its steps (the CLI plans inside the transaction; this is the backstop).
+    await addUser(t, 'late@example.com', 'Early')
+    await expect(t.store.transaction(() => planned.apply())).rejects.toThrow('an account with this email already exists')
+    expect(await t.store.groups.listGroups()).toEqual([])
+    // The store works on afterwards, and a transaction that succeeds commits everything.
+    await t.store.transaction(async () => {
+      await t.store.groups.createGroup('one', 0)
+      await t.store.groups.createGroup('two', 0)
+    })
+    expect((await t.store.groups.listGroups()).map((g) => g.name)).toEqual(['one', 'two'])
+  })
 })

@@ -95,11 +95,30 @@ export class PgStore implements Store, PgContext {
   async run<T>(fn: (sql: SQL) => Promise<T>): Promise<T> {
     const started = this.began()
     try {
-      return await fn(this.client)
+      return await fn(this.current ?? this.client)
     } catch (error) {
       throw portError(error)
     } finally {
       this.ended(started)
+    }
+  }
+
+  /** The transaction every operation joins while `transaction` runs. */
+  private current: Tx | undefined
+
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.current) throw new Error('store transactions do not nest')
+    try {
+      return (await this.client.begin(async (tx) => {
+        this.current = tx as unknown as Tx
+        try {
+          return await fn()
+        } finally {
+          this.current = undefined
+        }
+      })) as T
+    } catch (error) {
+      throw portError(error)
     }
   }
 
@@ -121,6 +140,8 @@ export class PgStore implements Store, PgContext {
    * take their locks in one order, so this is a backstop: never a 500 for it (503 if it persists).
    */
   async tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    // Inside `transaction`: a savepoint of it (a retry would be the whole transaction's to make).
+    if (this.current) return (await (this.current as unknown as { savepoint(f: (sp: Tx) => Promise<T>): Promise<T> }).savepoint(fn).catch((e) => Promise.reject(portError(e)))) as T
     for (let attempt = 1; ; attempt++) {
       const started = this.began()
       try {

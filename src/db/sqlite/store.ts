@@ -74,7 +74,32 @@ export class SqliteStore implements Store, SqliteContext {
   }
 
   write<T>(fn: () => T): Promise<T> {
-    return this.writer.write(fn)
+    if (!this.inTransaction) return this.writer.write(fn)
+    try {
+      return Promise.resolve(fn())
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
+  private inTransaction = false
+
+  /** What was queued is written first; then one BEGIN IMMEDIATE … COMMIT around `fn`, its writes run as they come. */
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.inTransaction) throw new Error('store transactions do not nest')
+    await this.writer.write(() => undefined)
+    this.db.sqlite.run('BEGIN IMMEDIATE')
+    this.inTransaction = true
+    try {
+      const value = await fn()
+      this.db.sqlite.run('COMMIT')
+      return value
+    } catch (error) {
+      if (this.db.sqlite.inTransaction) this.db.sqlite.run('ROLLBACK')
+      throw error
+    } finally {
+      this.inTransaction = false
+    }
   }
 
   async ping(): Promise<void> {
