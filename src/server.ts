@@ -47,7 +47,7 @@ function issuerOriginOf(config: Config): string {
 
 /** Opens and migrates the database, serves the app, purges periodically, drains on SIGTERM. */
 export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
-  const { store, applied } = await openStore(config)
+  const { store, applied } = await openStore(config, { serving: true })
   if (applied.length) log.info('migrated', { applied: applied.join(',') })
   const ctx = await createContext({ store, config, log })
   const app = createApp(ctx)

@@ -16,11 +16,11 @@ export function isPostgresUrl(url: string): boolean {
  * a SQLite file (or :memory:). Migrations run before the store is handed out. Each engine is
  * loaded only when used, so a SQLite server never loads the PostgreSQL code.
  */
-export async function openStore(config: Pick<Config, 'databaseUrl' | 'databasePoolSize'>): Promise<OpenedStore> {
+export async function openStore(config: Pick<Config, 'databaseUrl' | 'databasePoolSize'>, opts: { serving?: boolean } = {}): Promise<OpenedStore> {
   if (isPostgresUrl(config.databaseUrl)) {
     const { PgStore } = await import('./pg/store')
     return PgStore.open(config.databaseUrl, config.databasePoolSize)
   }
   const { SqliteStore } = await import('./sqlite/store')
-  return SqliteStore.open(config.databaseUrl)
+  return SqliteStore.open(config.databaseUrl, { checkpointer: opts.serving ?? false })
 }

@@ -242,17 +242,25 @@ async function startOnce(bin: string, dir: string): Promise<Start> {
   return { ms, idleRssMb }
 }
 
-/** Each run: a first start in an empty folder (creates and migrates), then a restart there. */
-async function startupRuns(bin: string, runs = 3): Promise<{ first: Start[]; restart: Start[] }> {
+/**
+ * Each run: a first start in an empty folder (creates and migrates), then a restart there, then a
+ * CLI command on that database (`client list`: opens, reads a few rows, closes), wall time.
+ */
+async function startupRuns(bin: string, runs = 3): Promise<{ first: Start[]; restart: Start[]; cliMs: number[] }> {
   const first: Start[] = []
   const restart: Start[] = []
+  const cliMs: number[] = []
   for (let i = 0; i < runs; i++) {
     const dir = mkdtempSync(join(tmpdir(), 'bench-startup-'))
     first.push(await startOnce(bin, dir))
     restart.push(await startOnce(bin, dir))
+    const started = performance.now()
+    const listed = Bun.spawnSync([bin, 'client', 'list'], { cwd: dir, env: { PATH: '' }, stdout: 'ignore', stderr: 'ignore' })
+    cliMs.push(performance.now() - started)
+    if (listed.exitCode !== 0) fail('latchkey client list failed')
     rmSync(dir, { recursive: true, force: true })
   }
-  return { first, restart }
+  return { first, restart, cliMs }
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -609,6 +617,7 @@ async function main() {
       firstStartIdleRssMb: startup.first.map((s) => s.idleRssMb),
       restartMs: startup.restart.map((s) => s.ms),
       restartIdleRssMb: startup.restart.map((s) => s.idleRssMb),
+      cliClientListMs: startup.cliMs,
     },
     codesMintedPerSecond: mintedPerSecond,
     streams,
@@ -641,6 +650,7 @@ async function main() {
       const label = kind === 'first' ? 'first start (empty folder)' : 'restart (existing database)'
       return `${label}: spawn → first /healthz 200 ${runs.map((s) => num(s.ms, 1)).join(', ')} ms (median ${num(median(runs.map((s) => s.ms)), 1)}); idle RSS ${runs.map((s) => num(s.idleRssMb, 1)).join(', ')} MB (median ${num(median(runs.map((s) => s.idleRssMb)), 1)})`
     }),
+    `CLI: client list on that database, wall ${startup.cliMs.map((ms) => num(ms, 1)).join(', ')} ms (median ${num(median(startup.cliMs), 1)})`,
     `bare RS256 signing (key imported once, 8 in flight): ${num(signingRate)} signatures/s; the openid exchange reached ${num(((report.cases.find((r) => r.name.includes('openid'))?.rps ?? 0) / signingRate) * 100)} % of it.`,
     `× peer: the token endpoint against oidc-provider's client_credentials (${num(peerCc)} req/s), the other cases against its introspection (${num(peerIntrospect)} req/s).`,
     ...(streams

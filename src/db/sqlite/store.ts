@@ -59,13 +59,17 @@ export class SqliteStore implements Store, SqliteContext {
     this.writer = new Writer(db.sqlite)
   }
 
-  /** Opens (creating, 0600) and migrates the file; `:memory:` for tests. A file gets its checkpointer. */
-  static async open(path: string): Promise<{ store: SqliteStore; applied: string[] }> {
+  /**
+   * Opens (creating, 0600) and migrates the file; `:memory:` for tests. A serving file gets its
+   * checkpointer; a CLI command (a few rows, then close's TRUNCATE checkpoint) does without the
+   * worker, whose start and stop cost more than the command.
+   */
+  static async open(path: string, opts: { checkpointer?: boolean } = {}): Promise<{ store: SqliteStore; applied: string[] }> {
     await createDatabaseFile(path)
     const db = openDb(path)
     const { applied } = migrate(db.sqlite)
     const store = new SqliteStore(db)
-    if (path !== ':memory:')
+    if (path !== ':memory:' && opts.checkpointer !== false)
       // Rare enough that the store has no logger for it: one JSON line on stderr.
       store.checkpointer = new Checkpointer(db.sqlite, path, store.writer, (message) =>
         console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg: 'checkpointer failed; the serving connection checkpoints again', error: message })),
