@@ -55,7 +55,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   const settingsHub = new SettingsHub({ store, clock, tokens, config: deps.config, log })
   // An ID token lives as long as an access token; a retired key is published that much longer.
   const signingKeys = new SigningKeys(store, clock, deps.config.accessTokenTtl * 1000)
-  await signingKeys.ensure()
+  signingKeys.start()
   return {
     store,
     config: deps.config,

@@ -1,3 +1,4 @@
+import { generateKeyPair, type KeyObject } from 'node:crypto'
 import { signerOf, type KeyRemoval, type SigningKeyRecord, type Store } from '../db/store'
 import type { Clock } from '../lib/clock'
 import { sha256 } from '../lib/crypto'
@@ -19,11 +20,17 @@ function thumbprint(jwk: JsonWebKey): string {
   return sha256(JSON.stringify({ e: jwk.e, kty: jwk.kty, n: jwk.n })).slice(0, 16)
 }
 
-/** A new RS256 key pair as a row: the private JWK stays in the database, never in a log or output. */
+/**
+ * A new RS256 key pair as a row: the private JWK stays in the database, never in a log or output.
+ * node:crypto's generateKeyPair works off the main thread (WebCrypto's blocks it ~50 ms a key in
+ * Bun), so a server making its first keys goes on answering meanwhile.
+ */
 export async function generateSigningKey(now: number): Promise<SigningKeyRecord> {
-  const pair = (await crypto.subtle.generateKey({ ...RSA, modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) }, true, ['sign', 'verify'])) as CryptoKeyPair
-  const privateJwk = await crypto.subtle.exportKey('jwk', pair.privateKey)
-  const publicJwk = await crypto.subtle.exportKey('jwk', pair.publicKey)
+  const pair = await new Promise<{ publicKey: KeyObject; privateKey: KeyObject }>((resolve, reject) =>
+    generateKeyPair('rsa', { modulusLength: 2048, publicExponent: 0x10001 }, (error, publicKey, privateKey) => (error ? reject(error) : resolve({ publicKey, privateKey }))),
+  )
+  const privateJwk = pair.privateKey.export({ format: 'jwk' })
+  const publicJwk = pair.publicKey.export({ format: 'jwk' }) as JsonWebKey
   const kid = thumbprint(publicJwk)
   const published = { kty: publicJwk.kty, n: publicJwk.n, e: publicJwk.e, kid, use: 'sig', alg: 'RS256' }
   return { kid, alg: 'RS256', privateJwk: JSON.stringify(privateJwk), publicJwk: JSON.stringify(published), createdAt: now, retiredAt: null, signsFrom: now }
@@ -48,6 +55,8 @@ interface Loaded {
 export class SigningKeys {
   private loaded: Loaded | undefined
   private loading: Promise<Loaded> | undefined
+  /** The start's key making, while it runs: whatever needs a key waits for it. */
+  private making: Promise<void> | undefined
 
   constructor(
     private readonly store: Store,
@@ -56,13 +65,26 @@ export class SigningKeys {
     readonly overlapMs: number,
   ) {}
 
-  /** At start: the first key when there is none, and a next key unless one waits. RSA keys are made only when needed. */
+  /** The first key when there is none, and a next key unless one waits. RSA keys are made only when needed. */
   async ensure(): Promise<void> {
     const keys = await this.store.keys.listSigningKeys()
     const now = this.clock.now()
     if (keys.length === 0 || !keys.some((k) => k.signsFrom === null))
       await this.store.keys.ensureSigningKeys(keys.length === 0 ? await generateSigningKey(now) : keys[0]!, await generateSigningKey(now))
-    await this.reload()
+    await this.load()
+  }
+
+  /**
+   * At start, without waiting: a first start makes its RSA keys (~100 ms) while the server
+   * already answers; an ID token, the JWKS or a JWT access token wait for them. A failure (the
+   * database away) is tried again by the first thing that needs a key.
+   */
+  start(): void {
+    const making = this.ensure().finally(() => {
+      if (this.making === making) this.making = undefined
+    })
+    this.making = making
+    making.catch(() => {})
   }
 
   /**
@@ -113,8 +135,13 @@ export class SigningKeys {
   }
 
   private reload(): Promise<Loaded> {
-    this.loading ??= this.load().finally(() => (this.loading = undefined))
+    this.loading ??= this.afterStart().finally(() => (this.loading = undefined))
     return this.loading
+  }
+
+  private async afterStart(): Promise<Loaded> {
+    if (this.making) await this.making.catch(() => this.ensure())
+    return this.load()
   }
 
   private async load(): Promise<Loaded> {
