@@ -6,7 +6,7 @@ import { openStore } from './db/open'
 import { createLogger, nextRequestId, requestIds, type Logger } from './lib/log'
 import { MAIL_KEPT_MS, Outbox, smtpTransport } from './mail/outbox'
 import { DYNAMIC_CLIENT_UNUSED_MS } from './oauth/registration'
-import { clientAddressOf, setPeerResolver } from './web/client-address'
+import { clientAddressFrom, setPeerResolver } from './web/client-address'
 import { pathOf } from './web/request-guard'
 
 const PURGE_EVERY_MS = 60_000
@@ -86,7 +86,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         // The client address costs the server ~0.8 µs to look up (measured): only for a line that is written.
         if (log.logsRequests) {
           const ms = Math.round((performance.now() - started) * 100) / 100
-          log.request(request.method, path, response.status, ms, id, clientAddressOf(request, config.trustedProxies))
+          log.request(request.method, path, response.status, ms, id, clientAddressFrom(server.requestIP(received)?.address, request, config.trustedProxies))
         }
         return response
       },
@@ -154,7 +154,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       await ctx.audit.flush()
       await store.close()
       log.info('stopped')
-      log.flush()
+      await log.drain()
     })())
   return { server, stop }
 }

@@ -165,7 +165,11 @@ export function setPeerResolver(resolve: (request: Request) => string | undefine
 
 /** The client address of a request: for the access log and the sign-in limits. */
 export function clientAddressOf(request: Request, proxies: TrustedProxies): string {
-  const peer = peerAddresses.get(request) ?? serverPeer?.(request)
+  return clientAddressFrom(peerAddresses.get(request) ?? serverPeer?.(request), request, proxies)
+}
+
+/** The same, when the socket's peer address is known already (the server, for its access log). */
+export function clientAddressFrom(peer: string | undefined, request: Request, proxies: TrustedProxies): string {
   if (proxies.length === 0) return peer ?? 'unknown'
   return resolveClientAddress(peer, request.headers.get('x-forwarded-for'), proxies)
 }

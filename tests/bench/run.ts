@@ -59,13 +59,14 @@ async function waitHealthy(url: string, proc: Subprocess, path: string): Promise
   }
 }
 
-async function spawnServer(name: string, cmd: string[], env: Record<string, string>, healthPath: string, cwd?: string): Promise<Server & { env: Record<string, string> }> {
+/** A server in a folder of its own; `stdoutFile`: its standard output goes to that file there (an access log as operators keep it). */
+async function spawnServer(name: string, cmd: string[], env: Record<string, string>, healthPath: string, cwd?: string, stdoutFile?: string): Promise<Server & { env: Record<string, string> }> {
   const port = await freePort()
   const dir = cwd ?? mkdtempSync(join(tmpdir(), `bench-${name}-`))
   const proc = Bun.spawn(cmd, {
     cwd: dir,
     env: { PATH: process.env.PATH ?? '', HOME: dir, HOST: '127.0.0.1', PORT: String(port), ...env },
-    stdout: 'ignore',
+    stdout: stdoutFile ? Bun.file(join(dir, stdoutFile)) : 'ignore',
     stderr: 'ignore',
   })
   children.add(proc)
@@ -518,8 +519,11 @@ async function main() {
   const signingRate = await bareSigningRate()
 
   const bare = await spawnServer('bare', ['bun', join(here, 'bare.ts')], {}, '/')
-  // With its metrics listener on, as a deployment that graphs it runs: their cost is in every case.
-  const latchkey = await spawnServer('latchkey', [bin], { ...LATCHKEY_ENV, METRICS_ADDRESS: `127.0.0.1:${await freePort()}` }, '/healthz')
+  // With its metrics listener on and its access log (LOG_LEVEL=info) going to a file, as a
+  // deployment runs: their cost is in every case. A second instance with LOG_LEVEL=warn gives
+  // the log's cost on the read and write paths, in the same run.
+  const latchkey = await spawnServer('latchkey', [bin], { ...LATCHKEY_ENV, METRICS_ADDRESS: `127.0.0.1:${await freePort()}` }, '/healthz', undefined, 'latchkey.log')
+  const quiet = await spawnServer('latchkey-quiet', [bin], { ...LATCHKEY_ENV, LOG_LEVEL: 'warn', METRICS_ADDRESS: `127.0.0.1:${await freePort()}` }, '/healthz', undefined, 'latchkey.log')
   const peer = await spawnServer('peer', ['node', join(here, 'peer/server.mjs')], { NODE_ENV: 'production' }, '/.well-known/openid-configuration')
 
   // The peer: a client_credentials token to introspect.
@@ -532,9 +536,13 @@ async function main() {
     })
   ).json()) as { access_token: string }
 
+  // BENCH_ONLY: cases whose name contains one of its |-separated parts (the ceiling and the peer always run).
+  const only = process.env.BENCH_ONLY?.split('|')
   const codesDir = mkdtempSync(join(tmpdir(), 'bench-codes-'))
   const mintedPerSecond: number[] = []
   const sqliteCases = await latchkeyCases('', latchkey, bin, codesDir, mintedPerSecond)
+  const LOGGED = /userinfo|settings \(10 keys\)|POST \/api\/settings \(same key\)/
+  const quietCases = (await latchkeyCases('LOG_LEVEL=warn: ', quiet, bin, codesDir, [])).filter((c) => LOGGED.test(c.name))
   // Passkey sign-ins need ISSUER's origin (localhost by default): not behind the balancer's IP address.
   const passkeyTargets: Array<{ prefix: string; server: Server }> = [{ prefix: '', server: latchkey }]
 
@@ -561,7 +569,8 @@ async function main() {
 
   const cases: Case[] = [
     { name: 'bare Bun.serve (ceiling)', server: () => bare, path: '/' },
-    ...sqliteCases,
+    // Each logged case followed by its LOG_LEVEL=warn twin: the pair meets the machine in the same state.
+    ...sqliteCases.flatMap((c) => [c, ...quietCases.filter((q) => q.name === `LOG_LEVEL=warn: ${c.name}`)]),
     ...pgCases,
     {
       name: 'peer: client_credentials',
@@ -581,8 +590,6 @@ async function main() {
     },
   ]
 
-  // BENCH_ONLY: cases whose name contains one of its |-separated parts (the ceiling and the peer always run).
-  const only = process.env.BENCH_ONLY?.split('|')
   const picked = (name: string) => !only || only.some((part) => name.includes(part))
   const rows: Row[] = []
   for (const c of cases) if (picked(c.name) || c.name === cases[0]!.name || c.name.startsWith('peer')) rows.push(await measure(c))
@@ -600,7 +607,7 @@ async function main() {
     : undefined
 
   for (const stop of stops) stop()
-  for (const s of [bare, latchkey, peer, ...extra]) await stopServer(s)
+  for (const s of [bare, latchkey, quiet, peer, ...extra]) await stopServer(s)
   pg?.stop()
   rmSync(codesDir, { recursive: true, force: true })
 
@@ -650,6 +657,12 @@ async function main() {
       const label = kind === 'first' ? 'first start (empty folder)' : 'restart (existing database)'
       return `${label}: spawn → first /healthz 200 ${runs.map((s) => num(s.ms, 1)).join(', ')} ms (median ${num(median(runs.map((s) => s.ms)), 1)}); idle RSS ${runs.map((s) => num(s.idleRssMb, 1)).join(', ')} MB (median ${num(median(runs.map((s) => s.idleRssMb)), 1)})`
     }),
+    ...report.cases
+      .filter((r) => r.name.startsWith('LOG_LEVEL=warn: '))
+      .flatMap((quietRow) => {
+        const logged = report.cases.find((r) => r.name === quietRow.name.slice('LOG_LEVEL=warn: '.length))
+        return logged ? [`access log (LOG_LEVEL=info to a file) vs LOG_LEVEL=warn: ${quietRow.name.slice(16)} ${num((logged.rps / quietRow.rps) * 100)} % of the throughput`] : []
+      }),
     `CLI: client list on that database, wall ${startup.cliMs.map((ms) => num(ms, 1)).join(', ')} ms (median ${num(median(startup.cliMs), 1)})`,
     `bare RS256 signing (key imported once, 8 in flight): ${num(signingRate)} signatures/s; the openid exchange reached ${num(((report.cases.find((r) => r.name.includes('openid'))?.rps ?? 0) / signingRate) * 100)} % of it.`,
     `× peer: the token endpoint against oidc-provider's client_credentials (${num(peerCc)} req/s), the other cases against its introspection (${num(peerIntrospect)} req/s).`,
