@@ -50,6 +50,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const { store, applied } = await openStore(config, { serving: true })
   if (applied.length) log.info('migrated', { applied: applied.join(',') })
   const ctx = await createContext({ store, config, log })
+  // prom-client is loaded only when /metrics is served.
+  if (config.metricsAddress) await ctx.metrics.enable()
   const app = createApp(ctx)
   const origin = issuerOriginOf(config)
   const withIssuerOrigin = (request: Request) => {
@@ -132,7 +134,6 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         return new Response(await ctx.metrics.text(), { headers: { 'content-type': ctx.metrics.contentType } })
       },
     })
-  if (metricsServer) ctx.metrics.startLagProbe()
 
   // The outbox's sender: requests only write rows, so a dead or slow mail server never holds one up.
   const smtp = config.smtpUrl === null ? undefined : new URL(config.smtpUrl)

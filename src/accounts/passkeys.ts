@@ -1,16 +1,16 @@
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type RegistrationResponseJSON,
-  type WebAuthnCredential,
-} from '@simplewebauthn/server'
+import type { AuthenticationResponseJSON, RegistrationResponseJSON, WebAuthnCredential } from '@simplewebauthn/server'
 import type { AppContext } from '../context'
 import { UniqueViolation, type ChallengePurpose, type PasskeyRecord } from '../db/store'
 import { sha256 } from '../lib/crypto'
 import type { User } from './users'
+
+/**
+ * SimpleWebAuthn's server half, loaded with the first passkey ceremony (~18 MB a server may never
+ * need). reflect-metadata first: SimpleWebAuthn imports it for its certificate helpers, but in a
+ * lazily loaded part of the compiled binary tsyringe would initialise before it ("tsyringe
+ * requires a reflect polyfill").
+ */
+const webauthn = () => import('reflect-metadata').then(() => import('@simplewebauthn/server'))
 
 /** SPEC: a challenge expires after five minutes. */
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000
@@ -59,7 +59,7 @@ function parseCredential<T extends { id: string }>(raw: string | undefined): T {
 export async function registrationOptions(ctx: AppContext, user: User, browserSecret: string) {
   const rp = relyingParty(ctx)
   const existing = await ctx.store.mfa.listPasskeys(user.id)
-  const options = await generateRegistrationOptions({
+  const options = await (await webauthn()).generateRegistrationOptions({
     rpName: 'Latchkey',
     rpID: rp.rpId,
     userName: user.email,
@@ -83,7 +83,7 @@ export async function registerPasskey(ctx: AppContext, user: User, browserSecret
   if (!challenge || challenge.userId !== user.id) throw new PasskeyRefused(EXPIRED)
   let info
   try {
-    const verification = await verifyRegistrationResponse({
+    const verification = await (await webauthn()).verifyRegistrationResponse({
       response,
       expectedChallenge: challenge.challenge,
       expectedOrigin: rp.origin,
@@ -118,7 +118,7 @@ export async function registerPasskey(ctx: AppContext, user: User, browserSecret
 /** "Sign in with a passkey": options for navigator.credentials.get with no allow-list (a discoverable credential names the user). */
 export async function signInOptions(ctx: AppContext, browserSecret: string) {
   const rp = relyingParty(ctx)
-  const options = await generateAuthenticationOptions({ rpID: rp.rpId, userVerification: 'preferred', timeout: CHALLENGE_TTL_MS })
+  const options = await (await webauthn()).generateAuthenticationOptions({ rpID: rp.rpId, userVerification: 'preferred', timeout: CHALLENGE_TTL_MS })
   await newChallenge(ctx, browserSecret, 'sign-in', options.challenge, null)
   return options
 }
@@ -150,6 +150,7 @@ export async function verifyPasskeySignIn(ctx: AppContext, browserSecret: string
     counter: passkey.signCount,
     transports: passkey.transports as WebAuthnCredential['transports'],
   }
+  const { verifyAuthenticationResponse } = await webauthn()
   const verify = (counter: number) =>
     verifyAuthenticationResponse({
       response,

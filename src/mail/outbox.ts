@@ -1,4 +1,3 @@
-import { createTransport } from 'nodemailer'
 import type { NewMail, OutboxMessage, Store } from '../db/store'
 import type { Clock } from '../lib/clock'
 import type { Logger } from '../lib/log'
@@ -32,10 +31,15 @@ export function smtpTransport(url: string, opts: { ca?: string } = {}): MailTran
   const u = new URL(url)
   const secure = u.protocol === 'smtps:'
   const auth = u.username ? { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) } : undefined
-  const transport = createTransport({ host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) || (secure ? 465 : 587), secure, auth, ...TIMEOUTS, tls: opts.ca ? { ca: opts.ca } : undefined })
+  // nodemailer is loaded with the first message, not at start (~15 MB a server without mail never needs).
+  let transport: Promise<ReturnType<typeof import('nodemailer').createTransport>> | undefined
+  const connect = async () => {
+    const { createTransport } = await import('nodemailer')
+    return createTransport({ host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) || (secure ? 465 : 587), secure, auth, ...TIMEOUTS, tls: opts.ca ? { ca: opts.ca } : undefined })
+  }
   return {
     async send(mail) {
-      await transport.sendMail({ from: mail.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html })
+      await (await (transport ??= connect())).sendMail({ from: mail.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html })
     },
   }
 }
