@@ -47,7 +47,7 @@ function issuerOriginOf(config: Config): string {
 
 /** Opens and migrates the database, serves the app, purges periodically, drains on SIGTERM. */
 export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
-  const { store, applied } = await openStore(config, { serving: true })
+  const { store, applied, startUpkeep } = await openStore(config, { serving: true })
   if (applied.length) log.info('migrated', { applied: applied.join(',') })
   const ctx = await createContext({ store, config, log })
   // prom-client is loaded only when /metrics is served.
@@ -97,6 +97,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await store.close()
     throw listenError(error, config)
   }
+  startUpkeep()
   setPeerResolver((request) => server.requestIP(socketRequests.get(request) ?? request)?.address)
 
   // Used codes are kept while a token issued from them could still be alive, so a replay can

@@ -5,6 +5,8 @@ export interface OpenedStore {
   store: Store
   /** Migrations this start applied. */
   applied: string[]
+  /** A server's background work on the database (SQLite: the checkpointer), started once it listens. */
+  startUpkeep: () => void
 }
 
 export function isPostgresUrl(url: string): boolean {
@@ -19,8 +21,8 @@ export function isPostgresUrl(url: string): boolean {
 export async function openStore(config: Pick<Config, 'databaseUrl' | 'databasePoolSize'>, opts: { serving?: boolean } = {}): Promise<OpenedStore> {
   if (isPostgresUrl(config.databaseUrl)) {
     const { PgStore } = await import('./pg/store')
-    return PgStore.open(config.databaseUrl, config.databasePoolSize)
+    return { ...(await PgStore.open(config.databaseUrl, config.databasePoolSize)), startUpkeep: () => {} }
   }
   const { SqliteStore } = await import('./sqlite/store')
-  return SqliteStore.open(config.databaseUrl, { checkpointer: opts.serving ?? false })
+  return SqliteStore.open(config.databaseUrl, { checkpointer: opts.serving ? 'later' : 'off' })
 }

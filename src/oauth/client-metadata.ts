@@ -3,7 +3,7 @@ import type { ClientRecord, Store } from '../db/store'
 import type { Clock } from '../lib/clock'
 import { PageError } from '../lib/errors'
 import type { Logger } from '../lib/log'
-import { FetchRefused, safeFetch, type SafeFetchPolicy } from '../lib/safe-fetch'
+import type { SafeFetchPolicy } from '../lib/safe-fetch'
 import { hasInvisible } from '../lib/text'
 import { ClientInputError, checkRedirectUri, findClient, insecureRedirectUris, toClient, type Client } from './clients'
 
@@ -98,6 +98,8 @@ export class MetadataClients {
     const now = this.deps.clock.now()
     let document: { name: string; redirectUris: string[] }
     let cacheControl: string | null
+    // The fetcher (node:http, node:https, node:dns) is loaded with the first document, not at start.
+    const { FetchRefused, safeFetch } = await import('../lib/safe-fetch')
     try {
       const fetched = await safeFetch(parsed, this.policy)
       cacheControl = fetched.cacheControl

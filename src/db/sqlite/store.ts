@@ -60,21 +60,25 @@ export class SqliteStore implements Store, SqliteContext {
   }
 
   /**
-   * Opens (creating, 0600) and migrates the file; `:memory:` for tests. A serving file gets its
-   * checkpointer; a CLI command (a few rows, then close's TRUNCATE checkpoint) does without the
-   * worker, whose start and stop cost more than the command.
+   * Opens (creating, 0600) and migrates the file; `:memory:` for tests. A file gets its
+   * checkpointer: `now`, or `later` — when `startUpkeep` is called: its worker takes the main
+   * thread ~20 ms to start, so a server starts it once it listens — or `off`: a CLI command (a few
+   * rows, then close's TRUNCATE checkpoint), whose time the worker's start and stop would be.
    */
-  static async open(path: string, opts: { checkpointer?: boolean } = {}): Promise<{ store: SqliteStore; applied: string[] }> {
+  static async open(path: string, opts: { checkpointer?: 'now' | 'later' | 'off' } = {}): Promise<{ store: SqliteStore; applied: string[]; startUpkeep: () => void }> {
     await createDatabaseFile(path)
     const db = openDb(path)
     const { applied } = migrate(db.sqlite)
     const store = new SqliteStore(db)
-    if (path !== ':memory:' && opts.checkpointer !== false)
+    const startUpkeep = () => {
+      if (path === ':memory:' || opts.checkpointer === 'off' || store.checkpointer) return
       // Rare enough that the store has no logger for it: one JSON line on stderr.
       store.checkpointer = new Checkpointer(db.sqlite, path, store.writer, (message) =>
         console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg: 'checkpointer failed; the serving connection checkpoints again', error: message })),
       )
-    return { store, applied }
+    }
+    if (opts.checkpointer !== 'later') startUpkeep()
+    return { store, applied, startUpkeep }
   }
 
   write<T>(fn: () => T): Promise<T> {
