@@ -10,7 +10,7 @@ import { GroupInputError, checkGroupName, createGroup, existingGroups, userByRef
 import { deleteSessionsOf, type Session } from '../accounts/sessions'
 import { EmailTakenError, UserInputError, checkFullName, checkPassword, insertUser, normalizeEmail, setUserDisabled } from '../accounts/users'
 import { formCsrf, loginUrl } from '../accounts/web'
-import { signerOf } from '../db/store'
+import { signerOf, type AdminChange } from '../db/store'
 import { hashPassword } from '../lib/crypto'
 import { PageError } from '../lib/errors'
 import { ClientInputError, createClient, deleteClient, findClient, listClients, rotateSecret, toView, updateClient, type Client } from '../oauth/clients'
@@ -125,10 +125,20 @@ export function adminRoutes(ctx: AppContext) {
       }
       if (outcome instanceof Response) return outcome
       if (outcome === undefined) return seeOther(`/admin/${section}`)
-      return section === 'apps' ? pages.apps(request, session, outcome) : pages[section](request, session, outcome)
+      return pages[section](request, session, outcome)
     }
   }
-  const post = { parse: forms.parse }
+  /** A POST route of an admin form: its path, the parser that checks admin and CSRF, the action. */
+  const form = (path: string, section: Section, run: Parameters<typeof action>[2], destructive = false) => [path, action(path, section, run, destructive), { parse: forms.parse }] as const
+
+  const NO_USER = { error: 'There is no such user.', status: 404 }
+  /** Demote, disable or delete — never the last enabled admin; what a disabled or deleted user held stops working at once. */
+  async function keepingAnAdmin(id: string, change: AdminChange): Promise<Outcome> {
+    const outcome = await ctx.store.users.changeKeepingAnAdmin(id, change, ctx.clock.now())
+    if (outcome === 'last-admin') return { error: 'This is the last enabled admin: make another admin first.', status: 409 }
+    if (outcome === 'unknown') return NO_USER
+    if (change !== 'demote') ctx.tokens.forget()
+  }
 
   /** The app a form names, or its page's refusal. */
   async function namedApp(body: FormFields): Promise<Client> {
@@ -146,8 +156,7 @@ export function adminRoutes(ctx: AppContext) {
       // Users
       .get('/admin/users', get((request, session) => pages.users(request, session)))
       .post(
-        '/admin/users',
-        action('/admin/users', 'users', async (request, session, body) => {
+        ...form('/admin/users', 'users', async (request, session, body) => {
           const email = normalizeEmail(field(body, 'email'))
           const fullName = checkFullName(field(body, 'full_name'))
           const passwordHash = await hashPassword(checkPassword(field(body, 'password')))
@@ -155,11 +164,9 @@ export function adminRoutes(ctx: AppContext) {
           if (checkbox(body, 'admin')) await ctx.store.users.setAdmin(user.id, true)
           audit('user.created', request, session, { userId: user.id, detail: { admin: checkbox(body, 'admin') } })
         }),
-        post,
       )
       .post(
-        '/admin/users/invite',
-        action('/admin/users/invite', 'users', async (request, session, body) => {
+        ...form('/admin/users/invite', 'users', async (request, session, body) => {
           const email = normalizeEmail(field(body, 'email'))
           const fullName = checkFullName(field(body, 'full_name'))
           const mailed = ctx.config.smtpUrl !== null
@@ -169,93 +176,75 @@ export function adminRoutes(ctx: AppContext) {
           if (mailed) return pages.users(request, session, { notice: `Invitation sent to ${email}.` })
           return pages.users(request, session, { notice: `Invited ${email}.` }, url)
         }),
-        post,
       )
       .post(
-        '/admin/users/disable',
-        action(
+        ...form(
           '/admin/users/disable',
           'users',
           async (request, session, body) => {
             const id = field(body, 'user_id')
             if (id === session.user.id) return { error: 'You cannot disable your own account.', status: 409 }
-            const outcome = await ctx.store.users.changeKeepingAnAdmin(id, 'disable', ctx.clock.now())
-            if (outcome === 'last-admin') return { error: 'This is the last enabled admin: make another admin first.', status: 409 }
-            if (outcome === 'unknown') return { error: 'There is no such user.', status: 404 }
-            ctx.tokens.forget()
+            const refused = await keepingAnAdmin(id, 'disable')
+            if (refused) return refused
             audit('user.updated', request, session, { userId: id, detail: { disabled: true } })
           },
           true,
         ),
-        post,
       )
       .post(
-        '/admin/users/enable',
-        action('/admin/users/enable', 'users', async (request, session, body) => {
+        ...form('/admin/users/enable', 'users', async (request, session, body) => {
           const id = field(body, 'user_id')
-          if (!(await setUserDisabled(ctx, id, false))) return { error: 'There is no such user.', status: 404 }
+          if (!(await setUserDisabled(ctx, id, false))) return NO_USER
           audit('user.updated', request, session, { userId: id, detail: { disabled: false } })
         }),
-        post,
       )
       .post(
-        '/admin/users/admin',
-        action('/admin/users/admin', 'users', async (request, session, body) => {
+        ...form('/admin/users/admin', 'users', async (request, session, body) => {
           const id = field(body, 'user_id')
           const admin = field(body, 'admin')
           if (admin !== 'true' && admin !== 'false') return { error: 'Say whether the user is an admin.', status: 400 }
           if (admin === 'true') {
-            if (!(await ctx.store.users.setAdmin(id, true))) return { error: 'There is no such user.', status: 404 }
+            if (!(await ctx.store.users.setAdmin(id, true))) return NO_USER
           } else {
-            const outcome = await ctx.store.users.changeKeepingAnAdmin(id, 'demote', ctx.clock.now())
-            if (outcome === 'last-admin') return { error: 'This is the last enabled admin: make another admin first.', status: 409 }
-            if (outcome === 'unknown') return { error: 'There is no such user.', status: 404 }
+            const refused = await keepingAnAdmin(id, 'demote')
+            if (refused) return refused
           }
           audit('user.updated', request, session, { userId: id, detail: { admin: admin === 'true' } })
         }),
-        post,
       )
       .post(
-        '/admin/users/sign-out',
-        action('/admin/users/sign-out', 'users', async (request, session, body) => {
+        ...form('/admin/users/sign-out', 'users', async (request, session, body) => {
           const id = field(body, 'user_id')
-          if (!(await ctx.store.users.findUser(id))) return { error: 'There is no such user.', status: 404 }
+          if (!(await ctx.store.users.findUser(id))) return NO_USER
           await deleteSessionsOf(ctx.store, id, id === session.user.id ? session : undefined)
           audit('user.signed_out', request, session, { userId: id })
         }),
-        post,
       )
       .post(
-        '/admin/users/reset-two-step',
-        action(
+        ...form(
           '/admin/users/reset-two-step',
           'users',
           async (request, session, body) => {
             const id = field(body, 'user_id')
-            if (!(await resetTwoStep(ctx.store, ctx.config, id, ctx.clock.now()))) return { error: 'There is no such user.', status: 404 }
+            if (!(await resetTwoStep(ctx.store, ctx.config, id, ctx.clock.now()))) return NO_USER
             audit('user.two_step_reset', request, session, { userId: id })
           },
           true,
         ),
-        post,
       )
       .post(
-        '/admin/users/delete',
-        action(
+        ...form(
           '/admin/users/delete',
           'users',
           async (request, session, body) => {
             const id = field(body, 'user_id')
             if (id === session.user.id) return { error: 'You cannot delete your own account here.', status: 409 }
-            const outcome = await ctx.store.users.changeKeepingAnAdmin(id, 'delete', ctx.clock.now())
-            if (outcome === 'last-admin') return { error: 'This is the last enabled admin: make another admin first.', status: 409 }
-            if (outcome === 'unknown') return { error: 'There is no such user.', status: 404 }
-            ctx.tokens.forget()
+            const refused = await keepingAnAdmin(id, 'delete')
+            if (refused) return refused
             audit('user.deleted', request, session, { userId: id })
           },
           true,
         ),
-        post,
       )
       // Apps
       .get('/admin/apps', get((request, session) => pages.apps(request, session)))
@@ -266,8 +255,7 @@ export function adminRoutes(ctx: AppContext) {
         return pages.app(request, session, client)
       })
       .post(
-        '/admin/apps',
-        action('/admin/apps', 'apps', async (request, session, body) => {
+        ...form('/admin/apps', 'apps', async (request, session, body) => {
           const groups = await existingGroups(ctx.store, fieldValues(body, 'allowed_groups'))
           const { client, secret } = await createClient(
             ctx.store,
@@ -286,11 +274,9 @@ export function adminRoutes(ctx: AppContext) {
           if (secret) return htmlPage(<SecretPage clientId={client.id} name={client.name} secret={secret} />)
           return seeOther(`/admin/apps/edit?client_id=${encodeURIComponent(client.id)}`)
         }),
-        post,
       )
       .post(
-        '/admin/apps/update',
-        action('/admin/apps/update', 'apps', async (request, session, body) => {
+        ...form('/admin/apps/update', 'apps', async (request, session, body) => {
           const client = await namedApp(body)
           try {
             const groups = await existingGroups(ctx.store, fieldValues(body, 'allowed_groups'))
@@ -304,11 +290,9 @@ export function adminRoutes(ctx: AppContext) {
           }
           return seeOther(`/admin/apps/edit?client_id=${encodeURIComponent(client.id)}`)
         }),
-        post,
       )
       .post(
-        '/admin/apps/rotate-secret',
-        action(
+        ...form(
           '/admin/apps/rotate-secret',
           'apps',
           async (request, session, body) => {
@@ -320,11 +304,9 @@ export function adminRoutes(ctx: AppContext) {
           },
           true,
         ),
-        post,
       )
       .post(
-        '/admin/apps/delete',
-        action(
+        ...form(
           '/admin/apps/delete',
           'apps',
           async (request, session, body) => {
@@ -335,21 +317,17 @@ export function adminRoutes(ctx: AppContext) {
           },
           true,
         ),
-        post,
       )
       // Groups
       .get('/admin/groups', get((request, session) => pages.groups(request, session)))
       .post(
-        '/admin/groups',
-        action('/admin/groups', 'groups', async (request, session, body) => {
+        ...form('/admin/groups', 'groups', async (request, session, body) => {
           const name = await createGroup(ctx.store, field(body, 'name').trim(), ctx.clock.now())
           audit('group.created', request, session, { detail: { group: name } })
         }),
-        post,
       )
       .post(
-        '/admin/groups/delete',
-        action(
+        ...form(
           '/admin/groups/delete',
           'groups',
           async (request, session, body) => {
@@ -359,34 +337,28 @@ export function adminRoutes(ctx: AppContext) {
           },
           true,
         ),
-        post,
       )
       .post(
-        '/admin/groups/add',
-        action('/admin/groups/add', 'groups', async (request, session, body) => {
+        ...form('/admin/groups/add', 'groups', async (request, session, body) => {
           const name = checkGroupName(field(body, 'name'))
           const user = await userByRef(ctx.store, field(body, 'user').trim())
           if (!user) return { error: `There is no user "${field(body, 'user').trim()}".`, status: 404 }
           if (!(await ctx.store.groups.addMember(name, user.id))) return { error: 'There is no such group.', status: 404 }
           audit('group.member_added', request, session, { userId: user.id, detail: { group: name } })
         }),
-        post,
       )
       .post(
-        '/admin/groups/remove',
-        action('/admin/groups/remove', 'groups', async (request, session, body) => {
+        ...form('/admin/groups/remove', 'groups', async (request, session, body) => {
           const name = field(body, 'name')
           const userId = field(body, 'user')
           if (!(await ctx.store.groups.removeMember(name, userId))) return { error: 'That user is not in that group.', status: 404 }
           audit('group.member_removed', request, session, { userId, detail: { group: name } })
         }),
-        post,
       )
       // Resources
       .get('/admin/resources', get((request, session) => pages.resources(request, session)))
       .post(
-        '/admin/resources',
-        action('/admin/resources', 'resources', async (request, session, body) => {
+        ...form('/admin/resources', 'resources', async (request, session, body) => {
           const resource = await createResource(
             ctx.store,
             {
@@ -401,11 +373,9 @@ export function adminRoutes(ctx: AppContext) {
           ctx.resources.forget()
           audit('resource.created', request, session, { detail: { resource: resource.uri } })
         }),
-        post,
       )
       .post(
-        '/admin/resources/delete',
-        action(
+        ...form(
           '/admin/resources/delete',
           'resources',
           async (request, session, body) => {
@@ -417,13 +387,11 @@ export function adminRoutes(ctx: AppContext) {
           },
           true,
         ),
-        post,
       )
       // Signing keys
       .get('/admin/keys', get((request, session) => pages.keys(request, session)))
       .post(
-        '/admin/keys/rotate',
-        action(
+        ...form(
           '/admin/keys/rotate',
           'keys',
           async (request, session) => {
@@ -432,7 +400,6 @@ export function adminRoutes(ctx: AppContext) {
           },
           true,
         ),
-        post,
       )
       // The audit log
       .get('/admin/audit', async ({ request }) => {
