@@ -22,7 +22,8 @@ Usage:
   latchkey client create --name NAME --redirect-uri URL [--redirect-uri URL]...
                         [--post-logout-redirect-uri URL]... [--public] [--skip-consent] [--require-mfa]
                         [--allowed-group NAME]...   (only members of these groups may authorize it)
-  latchkey client update ID [--require-mfa true|false] [--allowed-group NAME]...
+                        [--id-token-alg RS256|ES256|EdDSA]   (how its ID tokens are signed; RS256)
+  latchkey client update ID [--require-mfa true|false] [--allowed-group NAME]... [--id-token-alg ALG]
   latchkey client list [--json]
   latchkey client delete ID
   latchkey client rotate-secret ID

@@ -51,7 +51,8 @@ describe('latchkey CLI', () => {
     const r = cli(['client', 'create', '--name', 'Notes', '--redirect-uri', 'https://n.example/cb', '--redirect-uri', 'http://localhost:5173/cb', '--skip-consent'])
     expect(r.code).toBe(0)
     const body = JSON.parse(r.out)
-    expect(Object.keys(body)).toEqual(['client_id', 'client_secret', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'allowed_groups'])
+    expect(Object.keys(body)).toEqual(['client_id', 'client_secret', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups'])
+    expect(body.id_token_signed_response_alg).toBe('RS256')
     expect(body.client_secret).toMatch(/^lk_cs_[A-Za-z0-9_-]{43}$/)
     expect(body).toMatchObject({ name: 'Notes', redirect_uris: ['https://n.example/cb', 'http://localhost:5173/cb'], public: false, skip_consent: true })
     clientId = body.client_id
@@ -71,10 +72,22 @@ describe('latchkey CLI', () => {
     expect(body.public).toBe(true)
   })
 
+  test('client create|update --id-token-alg RS256|ES256|EdDSA; anything else exits 2 and changes nothing', () => {
+    const made = JSON.parse(cli(['client', 'create', '--name', 'Curves', '--redirect-uri', 'https://c.example/cb', '--id-token-alg', 'ES256']).out)
+    expect(made.id_token_signed_response_alg).toBe('ES256')
+    expect(JSON.parse(cli(['client', 'update', made.client_id, '--id-token-alg', 'EdDSA']).out).id_token_signed_response_alg).toBe('EdDSA')
+    expect(cli(['client', 'update', made.client_id, '--id-token-alg', 'HS256'])).toMatchObject({ code: 2, err: 'latchkey: the ID-token algorithm must be one of RS256, ES256, EdDSA, got "HS256"\n' })
+    expect(cli(['client', 'create', '--name', 'Bad', '--redirect-uri', 'https://b.example/cb', '--id-token-alg', 'none']).code).toBe(2)
+    const listed = (JSON.parse(cli(['client', 'list', '--json']).out) as Array<{ client_id: string; name: string; id_token_signed_response_alg: string }>)
+    expect(listed.find((c) => c.client_id === made.client_id)?.id_token_signed_response_alg).toBe('EdDSA')
+    expect(listed.some((c) => c.name === 'Bad')).toBe(false)
+    expect(cli(['client', 'delete', made.client_id]).code).toBe(0)
+  })
+
   test('client list --json prints the create objects without secrets; plain list is a table', () => {
     const list = JSON.parse(cli(['client', 'list', '--json']).out)
     expect(list).toHaveLength(2)
-    expect(Object.keys(list[0])).toEqual(['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'allowed_groups'])
+    expect(Object.keys(list[0])).toEqual(['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups'])
     expect(cli(['client', 'list']).out).toContain('Notes')
   })
 

@@ -4,9 +4,9 @@ import { inviteUser } from '../accounts/email-links'
 import { checkGroupName } from '../accounts/groups'
 import { checkFullName, normalizeEmail } from '../accounts/users'
 import type { Config } from '../config'
-import type { ResourceRecord, Store, UserListing } from '../db/store'
+import type { IdTokenAlg, ResourceRecord, Store, UserListing } from '../db/store'
 import { sha256 } from '../lib/crypto'
-import { CHOSEN_CLIENT_ID, checkRedirectUri, createClient, listClients, type Client } from '../oauth/clients'
+import { CHOSEN_CLIENT_ID, ID_TOKEN_ALGS, checkRedirectUri, createClient, listClients, type Client } from '../oauth/clients'
 import { canonicalResource, createResource } from '../oauth/resources'
 
 /**
@@ -33,6 +33,7 @@ interface DesiredClient {
   public: boolean
   skipConsent: boolean
   requireMfa: boolean
+  idTokenAlg: IdTokenAlg
   allowedGroups: string[]
   secret?: string
 }
@@ -54,7 +55,7 @@ export interface Plan {
 }
 
 const SECTIONS = ['clients', 'groups', 'users', 'resources'] as const
-const CLIENT_KEYS = ['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'allowed_groups', 'secret_file']
+const CLIENT_KEYS = ['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups', 'secret_file']
 const RESOURCE_KEYS = ['uri', 'name', 'scopes', 'token_format', 'introspectors']
 
 /** JSON or YAML (Bun's parser), by the text. */
@@ -168,6 +169,8 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     const postLogout = strings(`${path}.post_logout_redirect_uris`, e.post_logout_redirect_uris)
     for (const [j, uri] of postLogout.entries()) attempt(`${path}.post_logout_redirect_uris[${j}]`, () => checkRedirectUri(uri))
     const isPublic = bool(`${path}.public`, e.public)
+    const alg = str(`${path}.id_token_signed_response_alg`, e.id_token_signed_response_alg, false) ?? 'RS256'
+    if (!ID_TOKEN_ALGS.includes(alg as IdTokenAlg)) err(`${path}.id_token_signed_response_alg`, `must be one of ${ID_TOKEN_ALGS.join(', ')}`)
     const allowed = strings(`${path}.allowed_groups`, e.allowed_groups)
     for (const [j, g] of allowed.entries()) if (!knownGroup(g)) err(`${path}.allowed_groups[${j}]`, `no group ${g} (in the database or in groups)`)
     let secret: string | undefined
@@ -180,7 +183,7 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (clientId === undefined && name !== undefined && current.filter((c) => c.name === name).length > 1)
       err(`${path}.client_id`, `several clients are named "${name}": give client_id`)
     if (name !== undefined)
-      wantClients.push({ path, clientId, name, redirectUris: [...new Set(redirectUris)], postLogoutRedirectUris: [...new Set(postLogout)], public: isPublic, skipConsent: bool(`${path}.skip_consent`, e.skip_consent), requireMfa: bool(`${path}.require_mfa`, e.require_mfa), allowedGroups: [...new Set(allowed)].sort(), secret })
+      wantClients.push({ path, clientId, name, redirectUris: [...new Set(redirectUris)], postLogoutRedirectUris: [...new Set(postLogout)], public: isPublic, skipConsent: bool(`${path}.skip_consent`, e.skip_consent), requireMfa: bool(`${path}.require_mfa`, e.require_mfa), idTokenAlg: alg as IdTokenAlg, allowedGroups: [...new Set(allowed)].sort(), secret })
   }
   const knownClient = (id: string) => wantClients.some((c) => c.clientId === id) || current.some((c) => c.id === id)
 
@@ -262,7 +265,7 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (!found) {
       lines.push(`+ client ${c.clientId ?? c.name}`)
       steps.push(async (out) => {
-        const made = await createClient(store, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, public: c.public, skipConsent: c.skipConsent, requireMfa: c.requireMfa, id: c.clientId, secret: c.secret }, opts.now)
+        const made = await createClient(store, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, public: c.public, skipConsent: c.skipConsent, requireMfa: c.requireMfa, idTokenAlg: c.idTokenAlg, id: c.clientId, secret: c.secret }, opts.now)
         if (c.allowedGroups.length) await store.groups.setAllowedGroups(made.client.id, c.allowedGroups)
         if (made.secret && !c.secret) out.push(`client ${made.client.id} (${c.name}): client_secret ${made.secret} — shown this once`)
         else out.push(`client ${made.client.id} (${c.name}) created`)
@@ -279,13 +282,14 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
       !sameList(found.postLogoutRedirectUris, c.postLogoutRedirectUris) && 'post_logout_redirect_uris',
       found.skipConsent !== c.skipConsent && 'skip_consent',
       found.requireMfa !== c.requireMfa && 'require_mfa',
+      found.idTokenAlg !== c.idTokenAlg && 'id_token_signed_response_alg',
       !sameList(allowedNow, c.allowedGroups) && 'allowed_groups',
       c.secret !== undefined && storedHash !== sha256(c.secret) && 'secret',
     ].filter(Boolean)
     if (!changed.length) continue
     lines.push(`~ client ${found.id}: ${changed.join(', ')}`)
     steps.push(async () => {
-      await store.clients.updateClient(found.id, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, skipConsent: c.skipConsent, requireMfa: c.requireMfa })
+      await store.clients.updateClient(found.id, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, skipConsent: c.skipConsent, requireMfa: c.requireMfa, idTokenAlg: c.idTokenAlg })
       if (changed.includes('allowed_groups')) await store.groups.setAllowedGroups(found.id, c.allowedGroups)
       if (changed.includes('secret')) await store.clients.setClientSecret(found.id, sha256(c.secret!))
     })
@@ -369,6 +373,7 @@ export async function exportState(store: Store): Promise<Record<string, unknown>
         public: c.public,
         skip_consent: c.skipConsent,
         require_mfa: c.requireMfa,
+        id_token_signed_response_alg: c.idTokenAlg,
         allowed_groups: await store.groups.allowedGroups(c.id),
       })),
     ),

@@ -395,8 +395,7 @@ export function adminRoutes(ctx: AppContext) {
           '/admin/keys/rotate',
           'keys',
           async (request, session) => {
-            const key = await ctx.signingKeys.rotate()
-            audit('key.rotated', request, session, { detail: { kid: key.kid } })
+            for (const key of await ctx.signingKeys.rotate()) audit('key.rotated', request, session, { detail: { kid: key.kid, alg: key.alg } })
           },
           true,
         ),

@@ -1,5 +1,14 @@
 import { issueRegistrationToken } from '../oauth/registration'
-import { ClientInputError, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, toView } from '../oauth/clients'
+import { ClientInputError, checkIdTokenAlg, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, toView, updateClient } from '../oauth/clients'
+
+/** A ClientInputError as the CLI reports bad input: one line, exit 2. */
+function inputCheck<T>(fn: () => T): T {
+  try {
+    return fn()
+  } catch (error) {
+    throw error instanceof ClientInputError ? new UsageError(error.message) : error
+  }
+}
 import { GroupInputError, existingGroups } from '../accounts/groups'
 import type { Store } from '../db/store'
 import type { Client } from '../oauth/clients'
@@ -23,6 +32,7 @@ export async function clientCommand(args: string[]): Promise<void> {
         'skip-consent': { type: 'boolean' },
         'require-mfa': { type: 'boolean' },
         'allowed-group': { type: 'string', multiple: true },
+        'id-token-alg': { type: 'string' },
       })
       if (!values.name) throw new UsageError('--name is required')
       if (!values['redirect-uri']?.length) throw new UsageError('at least one --redirect-uri is required')
@@ -39,6 +49,7 @@ export async function clientCommand(args: string[]): Promise<void> {
               public: isPublic,
               skipConsent: values['skip-consent'] ?? false,
               requireMfa: values['require-mfa'] ?? false,
+              idTokenAlg: values['id-token-alg'],
             },
             Date.now(),
           )
@@ -62,17 +73,21 @@ export async function clientCommand(args: string[]): Promise<void> {
         public: view.public,
         skip_consent: view.skip_consent,
         require_mfa: view.require_mfa,
+        id_token_signed_response_alg: view.id_token_signed_response_alg,
         allowed_groups: allowedGroups,
       })
       return
     }
     case 'update': {
-      const { values, positionals } = parse(rest, { 'require-mfa': { type: 'string' }, 'allowed-group': { type: 'string', multiple: true } }, 1)
+      const { values, positionals } = parse(rest, { 'require-mfa': { type: 'string' }, 'allowed-group': { type: 'string', multiple: true }, 'id-token-alg': { type: 'string' } }, 1)
       const id = positionals[0]
       const flag = values['require-mfa']
       const groups = values['allowed-group']
-      if (!id || (flag === undefined && groups === undefined)) throw new UsageError('usage: latchkey client update ID [--require-mfa true|false] [--allowed-group NAME]...')
+      const alg = values['id-token-alg']
+      if (!id || (flag === undefined && groups === undefined && alg === undefined))
+        throw new UsageError('usage: latchkey client update ID [--require-mfa true|false] [--allowed-group NAME]... [--id-token-alg RS256|ES256|EdDSA]')
       if (flag !== undefined && flag !== 'true' && flag !== 'false') throw new UsageError('--require-mfa must be true or false')
+      if (alg !== undefined) inputCheck(() => checkIdTokenAlg(alg))
       const view = await withStore(async (store) => {
         const client = await findClient(store, id)
         if (!client) throw new UsageError(`no client with id "${escapeForTerminal(id)}"`)
@@ -80,6 +95,7 @@ export async function clientCommand(args: string[]): Promise<void> {
         const allowed = groups === undefined ? undefined : await existingGroups(store, groups).catch((e) => Promise.reject(e instanceof GroupInputError ? new UsageError(e.message) : e))
         if (flag !== undefined) await store.clients.setRequireMfa(id, flag === 'true')
         if (allowed !== undefined) await store.groups.setAllowedGroups(id, allowed)
+        if (alg !== undefined) await updateClient(store, id, { ...client, idTokenAlg: alg, requireMfa: flag === undefined ? client.requireMfa : flag === 'true' })
         await cliAudit(store, 'client.updated', { clientId: id })
         return viewWithGroups(store, (await findClient(store, id))!)
       })

@@ -17,8 +17,9 @@ export async function keysCommand(args: string[]): Promise<void> {
         // The server makes the first key (and the next) at start; a fresh database has them after any command.
         await new SigningKeys(store, systemClock, config.accessTokenTtl * 1000).ensure()
         const all = await store.keys.listSigningKeys()
-        const signer = signerOf(all, systemClock.now())?.kid
-        return all.map((k) => view(k, signer))
+        // One key signs for each algorithm (RS256, and ES256 or EdDSA once a client uses them).
+        const signers = new Set(all.map((k) => signerOf(all.filter((o) => o.alg === k.alg), systemClock.now())?.kid))
+        return all.map((k) => view(k, signers.has(k.kid) ? k.kid : undefined))
       })
       if (values.json) return printJson(keys)
       printTable(keys.map((k) => ({ kid: k.kid, alg: k.alg, created_at: k.created_at, current: String(k.current) })))
@@ -30,8 +31,9 @@ export async function keysCommand(args: string[]): Promise<void> {
         const keys = new SigningKeys(store, systemClock, config.accessTokenTtl * 1000)
         await keys.ensure()
         const made = await keys.rotate()
-        await cliAudit(store, 'key.rotated', { detail: { kid: made.kid } })
-        return made
+        for (const key of made) await cliAudit(store, 'key.rotated', { detail: { kid: key.kid, alg: key.alg } })
+        // RS256's is printed; the other algorithms' keys rotate with it.
+        return made[0]!
       })
       const now = systemClock.now()
       printJson(view(key, key.signsFrom !== null && key.signsFrom <= now ? key.kid : undefined))

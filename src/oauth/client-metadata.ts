@@ -118,6 +118,7 @@ export class MetadataClients {
       skipConsent: false,
       requireMfa: false,
       kind: 'metadata',
+      idTokenAlg: 'RS256',
       metadataExpiresAt: now + freshFor(cacheControl),
       registrationTokenHash: null,
     }

@@ -1,4 +1,4 @@
-import { UniqueViolation, type ClientKind, type ClientRecord, type Store } from '../db/store'
+import { UniqueViolation, type ClientKind, type ClientRecord, type IdTokenAlg, type Store } from '../db/store'
 import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
 import { hasInvisible } from '../lib/text'
 
@@ -13,6 +13,8 @@ export interface Client {
   requireMfa: boolean
   /** Registered by the operator, met through its metadata document (the id is that URL), or registered dynamically. */
   kind: ClientKind
+  /** How its ID tokens are signed (`--id-token-alg`; OpenID Connect id_token_signed_response_alg). */
+  idTokenAlg: IdTokenAlg
 }
 
 export interface ClientView {
@@ -23,6 +25,7 @@ export interface ClientView {
   public: boolean
   skip_consent: boolean
   require_mfa: boolean
+  id_token_signed_response_alg: IdTokenAlg
 }
 
 export class ClientInputError extends Error {}
@@ -86,7 +89,18 @@ export function toView(client: Client): ClientView {
     public: client.public,
     skip_consent: client.skipConsent,
     require_mfa: client.requireMfa,
+    id_token_signed_response_alg: client.idTokenAlg,
   }
+}
+
+/** What discovery lists as id_token_signing_alg_values_supported: RS256 first, the default. */
+export const ID_TOKEN_ALGS: readonly IdTokenAlg[] = ['RS256', 'ES256', 'EdDSA']
+
+/** `--id-token-alg`: one of the algorithms Latchkey signs ID tokens with (RS256 when not given). */
+export function checkIdTokenAlg(raw: string | undefined): IdTokenAlg {
+  if (raw === undefined) return 'RS256'
+  if (!(ID_TOKEN_ALGS as readonly string[]).includes(raw)) throw new ClientInputError(`the ID-token algorithm must be one of ${ID_TOKEN_ALGS.join(', ')}, got "${raw}"`)
+  return raw as IdTokenAlg
 }
 
 export function toClient(row: ClientRecord): Client {
@@ -99,6 +113,7 @@ export function toClient(row: ClientRecord): Client {
     skipConsent: row.skipConsent,
     requireMfa: row.requireMfa,
     kind: row.kind,
+    idTokenAlg: row.idTokenAlg,
   }
 }
 
@@ -117,14 +132,14 @@ function checkClientOptions(input: { name: string; redirectUris: string[]; postL
 export async function updateClient(
   store: Store,
   id: string,
-  input: { name: string; redirectUris: string[]; postLogoutRedirectUris: string[]; skipConsent: boolean; requireMfa: boolean },
+  input: { name: string; redirectUris: string[]; postLogoutRedirectUris: string[]; skipConsent: boolean; requireMfa: boolean; idTokenAlg?: string },
 ): Promise<boolean> {
-  return store.clients.updateClient(id, { ...checkClientOptions(input), skipConsent: input.skipConsent, requireMfa: input.requireMfa })
+  return store.clients.updateClient(id, { ...checkClientOptions(input), skipConsent: input.skipConsent, requireMfa: input.requireMfa, idTokenAlg: checkIdTokenAlg(input.idTokenAlg) })
 }
 
 export async function createClient(
   store: Store,
-  input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean; skipConsent: boolean; requireMfa?: boolean; id?: string; secret?: string },
+  input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean; skipConsent: boolean; requireMfa?: boolean; id?: string; secret?: string; idTokenAlg?: string },
   now: number,
 ): Promise<{ client: Client; secret: string | null }> {
   const { name, redirectUris, postLogoutRedirectUris } = checkClientOptions(input)
@@ -132,14 +147,15 @@ export async function createClient(
   const id = input.id ?? Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex')
   const secret = input.public ? null : (input.secret ?? randomToken('lk_cs_'))
   const requireMfa = input.requireMfa ?? false
-  const record = { id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent, requireMfa }
+  const idTokenAlg = checkIdTokenAlg(input.idTokenAlg)
+  const record = { id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent, requireMfa, idTokenAlg }
   try {
     await store.clients.insertClient({ ...record, kind: 'operator', metadataExpiresAt: null, registrationTokenHash: null }, now)
   } catch (error) {
     if (error instanceof UniqueViolation) throw new ClientInputError(`a client with the id "${id}" exists already`)
     throw error
   }
-  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator' }, secret }
+  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator', idTokenAlg }, secret }
 }
 
 export async function listClients(store: Store): Promise<Client[]> {

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context'
 import type { NewToken } from '../db/store'
-import { signJwt, verifyJwt } from '../oidc/jwt'
+import { signJwt, verifyJwt, type JwsKey } from '../oidc/jwt'
 
 /**
  * RFC 9068 JWT access tokens, for resources registered with `--token-format jwt`: the resource
@@ -19,7 +19,7 @@ const JTI = /^([0-9a-z]{1,11})\.([A-Za-z0-9_-]{22})$/
 const jtiOf = (id: number, verifierHash: string) => `${id.toString(36)}.${verifierHash.slice(0, 22)}`
 
 export async function jwtAccessToken(ctx: AppContext, row: NewToken, audience: string, id: number): Promise<string> {
-  const { kid, key } = await ctx.signingKeys.signingKey()
+  const signer = await ctx.signingKeys.signingKey()
   const payload = {
     iss: ctx.config.issuer,
     sub: row.userId,
@@ -30,7 +30,7 @@ export async function jwtAccessToken(ctx: AppContext, row: NewToken, audience: s
     iat: seconds(row.createdAt),
     jti: jtiOf(id, row.verifierHash),
   }
-  return signJwt(payload, key, kid, 'at+jwt')
+  return signJwt(payload, signer, 'at+jwt')
 }
 
 /** What a token that looks like a JWT claims to be (unverified): its row id and hash prefix, for the cache lookup. */
@@ -51,7 +51,7 @@ export function claimedRow(token: string): { id: number; hashPrefix: string } | 
 export async function verifiedRow(
   token: string,
   issuer: string,
-  keys: () => Promise<(kid: string) => CryptoKey | undefined>,
+  keys: () => Promise<(kid: string) => JwsKey | undefined>,
 ): Promise<{ id: number; hashPrefix: string } | undefined> {
   const claimed = claimedRow(token)
   if (!claimed) return undefined

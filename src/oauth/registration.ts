@@ -1,14 +1,14 @@
 import { Elysia, t } from 'elysia'
 import { decideWindowAttempt } from '../accounts/throttle'
 import type { AppContext } from '../context'
-import type { ClientRecord } from '../db/store'
+import type { ClientRecord, IdTokenAlg } from '../db/store'
 import { errorResponses } from '../docs/openapi'
 import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
 import { InvalidClientMetadata, InvalidRedirectUri, InvalidToken, TooManyRequests } from '../lib/errors'
 import { apiHeaders, json, readJsonObject } from '../lib/http'
 import { hasInvisible } from '../lib/text'
 import { clientAddressOf, rateLimitKey } from '../web/client-address'
-import { ClientInputError, checkRedirectUri, insecureRedirectUris, isClientId } from './clients'
+import { ClientInputError, ID_TOKEN_ALGS, checkRedirectUri, insecureRedirectUris, isClientId } from './clients'
 
 /** SPEC: a dynamically registered app no authorization used for this long is deleted. */
 export const DYNAMIC_CLIENT_UNUSED_MS = 30 * 24 * 3600_000
@@ -31,6 +31,7 @@ interface Registration {
   redirectUris: string[]
   authMethod: AuthMethod
   grantTypes: string[]
+  idTokenAlg: IdTokenAlg
 }
 
 function strings(value: unknown, field: string, allowed?: readonly string[]): string[] | undefined {
@@ -67,7 +68,10 @@ export function readRegistration(body: Record<string, unknown>): Registration {
   if (body.client_name !== undefined && typeof body.client_name !== 'string') throw new InvalidClientMetadata('client_name must be a string')
   const rawName = ((body.client_name as string | undefined) ?? '').trim().normalize('NFC')
   if (rawName.length > 200) throw new InvalidClientMetadata('client_name must be at most 200 characters')
-  return { name: rawName || new URL(redirectUris[0]!).host || 'Unnamed app', redirectUris, authMethod: method as AuthMethod, grantTypes }
+  // OpenID Connect Dynamic Client Registration §2: RS256 unless the client asks for another we sign with.
+  const alg = body.id_token_signed_response_alg ?? 'RS256'
+  if (!ID_TOKEN_ALGS.includes(alg as IdTokenAlg)) throw new InvalidClientMetadata(`id_token_signed_response_alg must be one of ${ID_TOKEN_ALGS.join(', ')}`)
+  return { name: rawName || new URL(redirectUris[0]!).host || 'Unnamed app', redirectUris, authMethod: method as AuthMethod, grantTypes, idTokenAlg: alg as IdTokenAlg }
 }
 
 /** The client's registration as RFC 7591 §3.2.1 and RFC 7592 §3 answer it. */
@@ -79,6 +83,7 @@ function describe(ctx: AppContext, client: ClientRecord, method: AuthMethod, gra
     token_endpoint_auth_method: method,
     grant_types: grantTypes,
     response_types: ['code'],
+    id_token_signed_response_alg: client.idTokenAlg,
     registration_client_uri: `${ctx.config.issuer}/api/oauth/register/${client.id}`,
   }
 }
@@ -154,6 +159,7 @@ export function registrationRoutes(ctx: AppContext) {
           kind: 'dynamic',
           metadataExpiresAt: null,
           registrationTokenHash: sha256(accessToken),
+          idTokenAlg: registration.idTokenAlg,
         }
         await ctx.store.clients.insertClient(record, now)
         ctx.log.info('client registered dynamically', { client: record.id })

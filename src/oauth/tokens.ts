@@ -3,6 +3,7 @@ import type { ChangeFeed, NewToken, Store, TokenRecord } from '../db/store'
 import type { Clock } from '../lib/clock'
 import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
 import { claimedRow, looksLikeJwt, verifiedRow } from './jwt-access-tokens'
+import type { JwsKey } from '../oidc/jwt'
 import { TokenCache } from './token-cache'
 
 export const ACCESS_TOKEN_PREFIX = 'lk_at_'
@@ -80,7 +81,7 @@ export class AccessTokens {
     private readonly changes: ChangeFeed,
     maxCached = 100_000,
     /** For JWT access tokens (RFC 9068): the issuer they must name and the keys that may have signed them. */
-    private readonly jwt?: { issuer: string; keys: () => Promise<(kid: string) => CryptoKey | undefined> },
+    private readonly jwt?: { issuer: string; keys: () => Promise<(kid: string) => JwsKey | undefined> },
   ) {
     this.cache = new TokenCache(maxCached)
     changes.onChange((change) => (change?.tokens ? this.drop(change.tokens) : this.forget()))

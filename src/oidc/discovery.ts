@@ -3,6 +3,7 @@ import type { AppContext } from '../context'
 import { json } from '../lib/http'
 import { agentMetadata, endpoints } from '../oauth/metadata'
 import { SUPPORTED_SCOPES } from '../oauth/scopes'
+import { ID_TOKEN_ALGS } from '../oauth/clients'
 import { JWKS_MAX_AGE } from './keys'
 
 
@@ -22,7 +23,7 @@ export function discoveryRoutes(ctx: AppContext) {
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
     subject_types_supported: ['public'],
-    id_token_signing_alg_values_supported: ['RS256'],
+    id_token_signing_alg_values_supported: ID_TOKEN_ALGS,
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],

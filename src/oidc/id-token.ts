@@ -1,6 +1,6 @@
 import { avatarUrlOf } from '../accounts/avatar'
 import type { AppContext } from '../context'
-import type { UserRecord } from '../db/store'
+import type { IdTokenAlg, UserRecord } from '../db/store'
 import { signJwt } from './jwt'
 
 const seconds = (ms: number) => Math.floor(ms / 1000)
@@ -25,15 +25,15 @@ export async function groupsClaim(ctx: Pick<AppContext, 'store'>, userId: string
 }
 
 /**
- * An RS256 ID token (Core §2): iss, sub, aud, exp, iat, auth_time, the request's nonce exactly
+ * An ID token (Core §2), signed with the client's algorithm (RS256 unless it chose ES256 or EdDSA): iss, sub, aud, exp, iat, auth_time, the request's nonce exactly
  * as sent (none on a refresh, §12.2), and the claims of the granted scopes.
  */
 export async function issueIdToken(
   ctx: AppContext,
-  input: { user: UserRecord; clientId: string; scopes: readonly string[]; nonce: string | null; authTime: number | null; amr?: string | null },
+  input: { user: UserRecord; clientId: string; alg?: IdTokenAlg; scopes: readonly string[]; nonce: string | null; authTime: number | null; amr?: string | null },
 ): Promise<string> {
   const now = ctx.clock.now()
-  const { kid, key } = await ctx.signingKeys.signingKey()
+  const signer = await ctx.signingKeys.signingKey(input.alg)
   const payload: Record<string, unknown> = {
     iss: ctx.config.issuer,
     ...identityClaims(ctx, input.user, input.scopes),
@@ -46,5 +46,5 @@ export async function issueIdToken(
   if (input.nonce !== null) payload.nonce = input.nonce
   // RFC 8176: how the user signed in ("pwd"; "pwd otp mfa"; a passkey "hwk user", with "mfa" when verified).
   if (input.amr) payload.amr = input.amr.split(' ')
-  return signJwt(payload, key, kid)
+  return signJwt(payload, signer)
 }

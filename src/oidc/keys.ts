@@ -2,8 +2,8 @@ import { generateKeyPair, type KeyObject } from 'node:crypto'
 import { signerOf, type KeyRemoval, type SigningKeyRecord, type Store } from '../db/store'
 import type { Clock } from '../lib/clock'
 import { sha256 } from '../lib/crypto'
+import { JWS, type JwsAlg, type JwsKey } from './jwt'
 
-const RSA = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } as const
 /** How often a running server looks for a key rotated by `latchkey keys rotate` (SPEC: within seconds). */
 const RELOAD_MS = 5_000
 /** The JWKS's Cache-Control max-age, seconds. */
@@ -15,31 +15,44 @@ export const JWKS_MAX_AGE = 300
  */
 export const PUBLISHED_BEFORE_SIGNING_MS = (JWKS_MAX_AGE + 60) * 1000
 
-/** RFC 7638 JWK thumbprint: the kid, stable for the key's public half. */
+/** RFC 7638 JWK thumbprint (its required members, in order): the kid, stable for the key's public half. */
 function thumbprint(jwk: JsonWebKey): string {
-  return sha256(JSON.stringify({ e: jwk.e, kty: jwk.kty, n: jwk.n })).slice(0, 16)
+  const members = jwk.kty === 'RSA' ? { e: jwk.e, kty: jwk.kty, n: jwk.n } : jwk.kty === 'EC' ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y } : { crv: jwk.crv, kty: jwk.kty, x: jwk.x }
+  return sha256(JSON.stringify(members)).slice(0, 16)
+}
+
+/** node:crypto's name and options for each algorithm's key pair. */
+const PAIRS: Record<JwsAlg, ['rsa', { modulusLength: number; publicExponent: number }] | ['ec', { namedCurve: string }] | ['ed25519', {}]> = {
+  RS256: ['rsa', { modulusLength: 2048, publicExponent: 0x10001 }],
+  ES256: ['ec', { namedCurve: 'P-256' }],
+  EdDSA: ['ed25519', {}],
 }
 
 /**
- * A new RS256 key pair as a row: the private JWK stays in the database, never in a log or output.
- * node:crypto's generateKeyPair works off the main thread (WebCrypto's blocks it ~50 ms a key in
- * Bun), so a server making its first keys goes on answering meanwhile.
+ * A new key pair of `alg` as a row: the private JWK stays in the database, never in a log or
+ * output. node:crypto's generateKeyPair works off the main thread (WebCrypto's blocks it ~50 ms
+ * an RSA key in Bun), so a server making keys goes on answering meanwhile.
  */
-export async function generateSigningKey(now: number): Promise<SigningKeyRecord> {
+export async function generateSigningKey(now: number, alg: JwsAlg = 'RS256'): Promise<SigningKeyRecord> {
+  const [type, options] = PAIRS[alg]
   const pair = await new Promise<{ publicKey: KeyObject; privateKey: KeyObject }>((resolve, reject) =>
-    generateKeyPair('rsa', { modulusLength: 2048, publicExponent: 0x10001 }, (error, publicKey, privateKey) => (error ? reject(error) : resolve({ publicKey, privateKey }))),
+    (generateKeyPair as (type: string, options: object, done: (error: Error | null, publicKey: KeyObject, privateKey: KeyObject) => void) => void)(type, options, (error, publicKey, privateKey) =>
+      error ? reject(error) : resolve({ publicKey, privateKey }),
+    ),
   )
   const privateJwk = pair.privateKey.export({ format: 'jwk' })
-  const publicJwk = pair.publicKey.export({ format: 'jwk' }) as JsonWebKey
+  const { kty, n, e, crv, x, y } = pair.publicKey.export({ format: 'jwk' }) as JsonWebKey
+  const publicJwk = Object.fromEntries(Object.entries({ kty, n, e, crv, x, y }).filter(([, v]) => v !== undefined)) as JsonWebKey
   const kid = thumbprint(publicJwk)
-  const published = { kty: publicJwk.kty, n: publicJwk.n, e: publicJwk.e, kid, use: 'sig', alg: 'RS256' }
-  return { kid, alg: 'RS256', privateJwk: JSON.stringify(privateJwk), publicJwk: JSON.stringify(published), createdAt: now, retiredAt: null, signsFrom: now }
+  const published = { ...publicJwk, kid, use: 'sig', alg }
+  return { kid, alg, privateJwk: JSON.stringify(privateJwk), publicJwk: JSON.stringify(published), createdAt: now, retiredAt: null, signsFrom: now }
 }
 
 interface Loaded {
   rows: SigningKeyRecord[]
-  signing: { kid: string; key: CryptoKey }
-  verifying: Map<string, CryptoKey>
+  /** The key that signs now, for each algorithm that has keys. */
+  signing: Map<JwsAlg, JwsKey>
+  verifying: Map<string, JwsKey>
   at: number
   /** When a key set to take over begins to sign (Infinity: none). */
   signerUntil: number
@@ -65,12 +78,15 @@ export class SigningKeys {
     readonly overlapMs: number,
   ) {}
 
-  /** The first key when there is none, and a next key unless one waits. RSA keys are made only when needed. */
-  async ensure(): Promise<void> {
-    const keys = await this.store.keys.listSigningKeys()
+  /**
+   * The first key of `alg` when there is none, and a next one unless one waits; keys are made only
+   * when needed. RS256 at start; ES256 and EdDSA when a client first needs them.
+   */
+  async ensure(alg: JwsAlg = 'RS256'): Promise<void> {
+    const keys = (await this.store.keys.listSigningKeys()).filter((k) => k.alg === alg)
     const now = this.clock.now()
     if (keys.length === 0 || !keys.some((k) => k.signsFrom === null))
-      await this.store.keys.ensureSigningKeys(keys.length === 0 ? await generateSigningKey(now) : keys[0]!, await generateSigningKey(now))
+      await this.store.keys.ensureSigningKeys(keys.length === 0 ? await generateSigningKey(now, alg) : keys[0]!, await generateSigningKey(now, alg))
     await this.load()
   }
 
@@ -88,14 +104,17 @@ export class SigningKeys {
   }
 
   /**
-   * `keys rotate`: the next key signs — at once when it has been published long enough (the
-   * usual case: since the last rotation or the first start), else as soon as it has — and a new
-   * next key is published. The signing key retires at that moment.
+   * `keys rotate`, every algorithm together: each next key signs — at once when it has been
+   * published long enough (the usual case: since the last rotation or the first start), else as
+   * soon as it has — and a new next key is published. Each signing key retires at that moment.
+   * Returns the promoted keys, RS256's first.
    */
-  async rotate(): Promise<SigningKeyRecord> {
-    const key = await this.store.keys.rotateSigningKey(this.clock.now(), PUBLISHED_BEFORE_SIGNING_MS, await generateSigningKey(this.clock.now()))
+  async rotate(): Promise<SigningKeyRecord[]> {
+    const algs = [...new Set(['RS256', ...(await this.store.keys.listSigningKeys()).map((k) => k.alg)])] as JwsAlg[]
+    const promoted: SigningKeyRecord[] = []
+    for (const alg of algs) promoted.push(await this.store.keys.rotateSigningKey(this.clock.now(), PUBLISHED_BEFORE_SIGNING_MS, await generateSigningKey(this.clock.now(), alg)))
     await this.reload()
-    return key
+    return promoted
   }
 
   /** `keys remove`: a compromised key goes at once (never the signing one). */
@@ -105,8 +124,14 @@ export class SigningKeys {
     return removed
   }
 
-  async signingKey(): Promise<{ kid: string; key: CryptoKey }> {
-    return (await this.current()).signing
+  /** The key that signs `alg` now; the first use of an algorithm makes its keys (a few ms for EC). */
+  async signingKey(alg: JwsAlg = 'RS256'): Promise<JwsKey> {
+    const signer = (await this.current()).signing.get(alg)
+    if (signer) return signer
+    await this.ensure(alg)
+    const made = (await this.reload()).signing.get(alg)
+    if (!made) throw new Error(`no ${alg} signing key`)
+    return made
   }
 
   /** The public keys a verifier may meet: signing, next, and retired ones within the overlap. */
@@ -116,7 +141,7 @@ export class SigningKeys {
   }
 
   /** The keys an id_token_hint may be signed with: the published ones (an expired hint still counts). */
-  async verifier(): Promise<(kid: string) => CryptoKey | undefined> {
+  async verifier(): Promise<(kid: string) => JwsKey | undefined> {
     const { rows, verifying } = await this.current()
     const trusted = new Set(this.trusted(rows).map((r) => r.kid))
     return (kid) => (trusted.has(kid) ? verifying.get(kid) : undefined)
@@ -147,16 +172,20 @@ export class SigningKeys {
   private async load(): Promise<Loaded> {
     const rows = await this.store.keys.listSigningKeys()
     const now = this.clock.now()
-    const newest = signerOf(rows, now)
-    if (!newest) throw new Error('no ID-token signing key; the server makes one at start')
-    const previous = this.loaded?.verifying
-    const verifying = new Map<string, CryptoKey>()
-    for (const r of rows)
-      verifying.set(r.kid, previous?.get(r.kid) ?? (await crypto.subtle.importKey('jwk', JSON.parse(r.publicJwk), RSA, false, ['verify'])))
-    const signing =
-      this.loaded?.signing.kid === newest.kid
-        ? this.loaded.signing
-        : { kid: newest.kid, key: await crypto.subtle.importKey('jwk', JSON.parse(newest.privateJwk), RSA, false, ['sign']) }
+    if (!signerOf(rows.filter((r) => r.alg === 'RS256'), now)) throw new Error('no ID-token signing key; the server makes one at start')
+    const previous = this.loaded
+    const verifying = new Map<string, JwsKey>()
+    const signing = new Map<JwsAlg, JwsKey>()
+    for (const r of rows) {
+      const alg = r.alg as JwsAlg
+      verifying.set(r.kid, previous?.verifying.get(r.kid) ?? { kid: r.kid, alg, key: await crypto.subtle.importKey('jwk', JSON.parse(r.publicJwk), JWS[alg].importAs, false, ['verify']) })
+    }
+    for (const alg of new Set(rows.map((r) => r.alg as JwsAlg))) {
+      const newest = signerOf(rows.filter((r) => r.alg === alg), now)
+      if (!newest) continue
+      const kept = previous?.signing.get(alg)
+      signing.set(alg, kept?.kid === newest.kid ? kept : { kid: newest.kid, alg, key: await crypto.subtle.importKey('jwk', JSON.parse(newest.privateJwk), JWS[alg].importAs, false, ['sign']) })
+    }
     // The next moment another key begins to sign.
     const signerUntil = Math.min(...rows.map((r) => (r.signsFrom !== null && r.signsFrom > now ? r.signsFrom : Infinity)))
     this.loaded = { rows, signing, verifying, at: now, signerUntil }

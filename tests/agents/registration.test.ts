@@ -31,13 +31,14 @@ describe('dynamic client registration (RFC 7591, RFC 7592)', () => {
     expect(res.status).toBe(201)
     expect(res.headers.get('cache-control')).toBe('no-store')
     const body = (await res.json()) as Record<string, unknown>
-    expect(Object.keys(body).sort()).toEqual(['client_id', 'client_id_issued_at', 'client_name', 'grant_types', 'redirect_uris', 'registration_access_token', 'registration_client_uri', 'response_types', 'token_endpoint_auth_method'])
+    expect(Object.keys(body).sort()).toEqual(['client_id', 'client_id_issued_at', 'client_name', 'grant_types', 'id_token_signed_response_alg', 'redirect_uris', 'registration_access_token', 'registration_client_uri', 'response_types', 'token_endpoint_auth_method'])
     expect(body).toMatchObject({
       client_name: 'VS Code',
       redirect_uris: MCP_CLIENT.redirect_uris,
       token_endpoint_auth_method: 'none',
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
+      id_token_signed_response_alg: 'RS256',
       registration_client_uri: `${ORIGIN}/api/oauth/register/${body.client_id}`,
       client_id_issued_at: Math.floor(t.clock.now() / 1000),
     })
@@ -63,9 +64,12 @@ describe('dynamic client registration (RFC 7591, RFC 7592)', () => {
 
   test('a confidential client gets its secret once, and authenticates with it', async () => {
     const t = await createTestApp({ DYNAMIC_REGISTRATION: 'open' })
-    const res = await register(t, { client_name: 'Agent', redirect_uris: ['https://agent.example/cb'], token_endpoint_auth_method: 'client_secret_post' })
+    // OpenID Connect Dynamic Client Registration: it may ask for ES256 ID tokens.
+    const res = await register(t, { client_name: 'Agent', redirect_uris: ['https://agent.example/cb'], token_endpoint_auth_method: 'client_secret_post', id_token_signed_response_alg: 'ES256' })
     expect(res.status).toBe(201)
-    const body = (await res.json()) as { client_id: string; client_secret: string; client_secret_expires_at: number }
+    const body = (await res.json()) as { client_id: string; client_secret: string; client_secret_expires_at: number; id_token_signed_response_alg: string }
+    expect(body.id_token_signed_response_alg).toBe('ES256')
+    expect((await t.store.clients.findClient(body.client_id))?.idTokenAlg).toBe('ES256')
     expect(body.client_secret).toStartWith('lk_cs_')
     expect(body.client_secret_expires_at).toBe(0)
     // Introspection needs a confidential client: it authenticates.
@@ -92,6 +96,7 @@ describe('dynamic client registration (RFC 7591, RFC 7592)', () => {
       [{ ...MCP_CLIENT, client_name: 'x'.repeat(201) }, 'invalid_client_metadata', 'client_name must be at most 200 characters'],
       [{ ...MCP_CLIENT, client_uri: 'https://a.example/'.padEnd(2001, 'x') }, 'invalid_client_metadata', 'client_uri must be at most 2000 characters, without control characters'],
       [{ ...MCP_CLIENT, client_name: 42 }, 'invalid_client_metadata', 'client_name must be a string'],
+      [{ ...MCP_CLIENT, id_token_signed_response_alg: 'none' }, 'invalid_client_metadata', 'id_token_signed_response_alg must be one of RS256, ES256, EdDSA'],
     ]
     for (const [body, error, description] of cases) await expectError(await register(t, body), 400, error, description)
     await expectError(await register(t, [MCP_CLIENT]), 400, 'invalid_request', 'request body must be a JSON object')

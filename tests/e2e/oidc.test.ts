@@ -42,7 +42,7 @@ describe('openid-client v6', () => {
     const rp = createClient(['--post-logout-redirect-uri', 'http://127.0.0.1:9/bye'])
     const user = registerUser(server, 'olga@example.com', 'Olga Ode')
     const config = await client.discovery(new URL(server.url), rp.client_id, rp.client_secret, undefined, { execute: [client.allowInsecureRequests] })
-    expect(config.serverMetadata().id_token_signing_alg_values_supported).toEqual(['RS256'])
+    expect(config.serverMetadata().id_token_signing_alg_values_supported).toEqual(['RS256', 'ES256', 'EdDSA'])
     const verifier = client.randomPKCECodeVerifier()
     const nonce = client.randomNonce()
     const state = client.randomState()

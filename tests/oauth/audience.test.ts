@@ -176,7 +176,7 @@ describe('--token-format jwt: RFC 9068 access tokens', () => {
     expect(res.status).toBe(200)
     const { access_token, expires_in } = (await res.json()) as { access_token: string; expires_in: number }
     const jwks = (await (await t.handle('/.well-known/jwks.json')).json()) as { keys: Array<JsonWebKey & { kid: string }> }
-    const keys = new Map(await Promise.all(jwks.keys.map(async (k) => [k.kid, await crypto.subtle.importKey('jwk', k, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['verify'])] as const)))
+    const keys = new Map(await Promise.all(jwks.keys.map(async (k) => [k.kid, { kid: k.kid, alg: 'RS256' as const, key: await crypto.subtle.importKey('jwk', k, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['verify']) }] as const)))
     const verified = await verifyJwt(access_token, (kid) => keys.get(kid))
     expect(verified?.header).toMatchObject({ alg: 'RS256', typ: 'at+jwt' })
     const claims = verified!.payload

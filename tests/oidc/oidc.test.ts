@@ -3,6 +3,7 @@ import { describe, expect, test } from 'bun:test'
 import * as jose from 'jose'
 import { insertUser } from '../../src/accounts/users'
 import { hashPassword } from '../../src/lib/crypto'
+import type { SigningKeyRecord } from '../../src/db/store'
 import {
   CALLBACK,
   ORIGIN,
@@ -74,7 +75,7 @@ describe('discovery and the JWKS', () => {
       jwks_uri: `${ORIGIN}/.well-known/jwks.json`,
       response_types_supported: ['code'],
       subject_types_supported: ['public'],
-      id_token_signing_alg_values_supported: ['RS256'],
+      id_token_signing_alg_values_supported: ['RS256', 'ES256', 'EdDSA'],
       code_challenge_methods_supported: ['S256'],
       grant_types_supported: ['authorization_code', 'refresh_token'],
     })
@@ -271,7 +272,7 @@ describe('signing keys', () => {
     const before = await tokensFor(w, { scope: 'openid' })
     const oldKid = jose.decodeProtectedHeader(before.id_token!).kid!
     const publishedAtStart = ((await (await w.t.handle('/.well-known/jwks.json')).json()) as { keys: Array<{ kid: string }> }).keys.map((k) => k.kid)
-    const rotated = await w.t.ctx.signingKeys.rotate()
+    const [rotated] = (await w.t.ctx.signingKeys.rotate()) as [SigningKeyRecord]
     // The promoted key is the one published since start (the test app started a moment ago).
     expect(publishedAtStart).toEqual(expect.arrayContaining([oldKid, rotated.kid]))
     expect(rotated.signsFrom).toBe(w.t.clock.now() + 360_000)
@@ -298,7 +299,7 @@ describe('signing keys', () => {
   test('a rotation once the next key has been published long enough signs with it at once; remove refuses the signing key', async () => {
     const w = await world()
     w.t.clock.advance(10 * 60_000)
-    const rotated = await w.t.ctx.signingKeys.rotate()
+    const [rotated] = (await w.t.ctx.signingKeys.rotate()) as [SigningKeyRecord]
     expect(rotated.signsFrom).toBe(w.t.clock.now())
     expect(jose.decodeProtectedHeader((await tokensFor(w, { scope: 'openid' })).id_token!).kid).toBe(rotated.kid)
     const keys = await w.t.store.keys.listSigningKeys()

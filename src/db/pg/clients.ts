@@ -1,4 +1,4 @@
-import type { ClientKind, ClientRecord, ClientStore } from '../store'
+import type { ClientKind, ClientRecord, ClientStore, IdTokenAlg } from '../store'
 import { json, n, type PgContext, type Row } from './context'
 import { deleteGrantsWhere } from './grants'
 
@@ -13,9 +13,10 @@ const toClient = (r: Row): ClientRecord => ({
   kind: r.kind as ClientKind,
   metadataExpiresAt: r.metadata_expires_at === null ? null : n(r.metadata_expires_at),
   registrationTokenHash: r.registration_token_hash as string | null,
+  idTokenAlg: r.id_token_alg as IdTokenAlg,
 })
 
-const COLUMNS = 'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash'
+const COLUMNS = 'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg'
 
 export class PgClients implements ClientStore {
   constructor(private readonly ctx: PgContext) {}
@@ -23,9 +24,9 @@ export class PgClients implements ClientStore {
   insertClient(client: ClientRecord, now: number): Promise<void> {
     return this.ctx.run(
       async (sql) =>
-        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, created_at)
+        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, created_at)
           VALUES (${client.id}, ${client.name}, ${client.secretHash}, ${JSON.stringify(client.redirectUris)}::jsonb,
-            ${JSON.stringify(client.postLogoutRedirectUris)}::jsonb, ${client.skipConsent}, ${client.requireMfa}, ${client.kind}, ${client.metadataExpiresAt}, ${client.registrationTokenHash}, ${now})`),
+            ${JSON.stringify(client.postLogoutRedirectUris)}::jsonb, ${client.skipConsent}, ${client.requireMfa}, ${client.kind}, ${client.metadataExpiresAt}, ${client.registrationTokenHash}, ${client.idTokenAlg}, ${now})`),
     )
   }
 
@@ -91,12 +92,12 @@ export class PgClients implements ClientStore {
     return this.ctx.run(async (sql) => (await sql`SELECT 1 FROM registration_tokens WHERE token_hash = ${tokenHash} AND expires_at > ${now}`).length > 0)
   }
 
-  updateClient(id: string, f: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa'>): Promise<boolean> {
+  updateClient(id: string, f: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg'>): Promise<boolean> {
     return this.ctx.run(
       async (sql) =>
         (
           await sql`UPDATE clients SET name = ${f.name}, redirect_uris = ${JSON.stringify(f.redirectUris)}::jsonb, post_logout_redirect_uris = ${JSON.stringify(f.postLogoutRedirectUris)}::jsonb,
-            skip_consent = ${f.skipConsent}, require_mfa = ${f.requireMfa} WHERE id = ${id}`
+            skip_consent = ${f.skipConsent}, require_mfa = ${f.requireMfa}, id_token_alg = ${f.idTokenAlg} WHERE id = ${id}`
         ).count > 0,
     )
   }

@@ -30,7 +30,7 @@ export class PgKeys implements KeyStore {
   ensureSigningKeys(first: SigningKeyRecord, next: SigningKeyRecord | undefined): Promise<void> {
     return this.ctx.tx(async (tx) => {
       await lock(tx, 'signing-keys')
-      const keys = await all(tx)
+      const keys = (await all(tx)).filter((k) => k.alg === first.alg)
       if (keys.length === 0) await insertKey(tx, first)
       if (next && !keys.some((k) => k.signsFrom === null)) await insertKey(tx, { ...next, signsFrom: null, retiredAt: null })
     })
@@ -39,7 +39,7 @@ export class PgKeys implements KeyStore {
   rotateSigningKey(now: number, publishedForMs: number, next: SigningKeyRecord): Promise<SigningKeyRecord> {
     return this.ctx.tx(async (tx) => {
       await lock(tx, 'signing-keys')
-      let promoted = (await all(tx)).find((k) => k.signsFrom === null)
+      let promoted = (await all(tx)).find((k) => k.alg === next.alg && k.signsFrom === null)
       let waitsNext = true
       if (!promoted) {
         promoted = { ...next, signsFrom: null, retiredAt: null }
@@ -49,7 +49,7 @@ export class PgKeys implements KeyStore {
       const signsFrom = Math.max(now, promoted.createdAt + publishedForMs)
       await tx`UPDATE signing_keys SET signs_from = ${signsFrom} WHERE kid = ${promoted.kid}`
       // The signing key (and one an earlier rotation set to take over later) retires when this one begins.
-      await tx`UPDATE signing_keys SET retired_at = ${signsFrom} WHERE kid <> ${promoted.kid} AND signs_from IS NOT NULL AND retired_at IS NULL`
+      await tx`UPDATE signing_keys SET retired_at = ${signsFrom} WHERE alg = ${next.alg} AND kid <> ${promoted.kid} AND signs_from IS NOT NULL AND retired_at IS NULL`
       if (waitsNext) await insertKey(tx, { ...next, signsFrom: null, retiredAt: null })
       return { ...promoted, signsFrom, retiredAt: null }
     })
@@ -59,8 +59,9 @@ export class PgKeys implements KeyStore {
     return this.ctx.tx(async (tx): Promise<KeyRemoval> => {
       await lock(tx, 'signing-keys')
       const keys = await all(tx)
-      if (!keys.some((k) => k.kid === kid)) return 'unknown'
-      if (signerOf(keys, now)?.kid === kid) return 'signing'
+      const target = keys.find((k) => k.kid === kid)
+      if (!target) return 'unknown'
+      if (signerOf(keys.filter((k) => k.alg === target.alg), now)?.kid === kid) return 'signing'
       await tx`DELETE FROM signing_keys WHERE kid = ${kid}`
       return 'removed'
     })

@@ -13,6 +13,7 @@ import resources from '../../../drizzle/pg/0009_resources.sql' with { type: 'tex
 import agents from '../../../drizzle/pg/0010_agents.sql' with { type: 'text' }
 import settingsSync from '../../../drizzle/pg/0011_settings_sync.sql' with { type: 'text' }
 import operators from '../../../drizzle/pg/0012_operators.sql' with { type: 'text' }
+import idTokenAlg from '../../../drizzle/pg/0013_id_token_alg.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -32,6 +33,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0010_agents': agents,
   '0011_settings_sync': settingsSync,
   '0012_operators': operators,
+  '0013_id_token_alg': idTokenAlg,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

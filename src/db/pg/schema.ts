@@ -35,6 +35,7 @@ export const clients = pgTable('clients', {
   kind: text('kind').notNull().default('operator'),
   metadataExpiresAt: ms('metadata_expires_at'),
   registrationTokenHash: text('registration_token_hash'),
+  idTokenAlg: text('id_token_alg').notNull().default('RS256'),
 })
 
 export const sessions = pgTable(

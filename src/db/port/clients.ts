@@ -17,7 +17,12 @@ export interface ClientRecord {
   metadataExpiresAt: number | null
   /** A dynamically registered client: the hash of its registration access token (RFC 7592). */
   registrationTokenHash: string | null
+  /** How its ID tokens are signed (OpenID Connect's id_token_signed_response_alg). */
+  idTokenAlg: IdTokenAlg
 }
+
+/** The ID-token signing algorithms Latchkey has keys for. */
+export type IdTokenAlg = 'RS256' | 'ES256' | 'EdDSA'
 
 export type ClientKind = 'operator' | 'metadata' | 'dynamic'
 
@@ -31,7 +36,7 @@ export interface ClientStore {
   /** false for an unknown client. */
   setRequireMfa(id: string, requireMfa: boolean): Promise<boolean>
   /** Replaces an operator's client's options (`latchkey apply`); false for an unknown client. */
-  updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa'>): Promise<boolean>
+  updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg'>): Promise<boolean>
   /** A metadata document's client as last fetched: inserted, or its name, redirect URIs and freshness replaced. */
   saveMetadataClient(client: ClientRecord, now: number): Promise<void>
   /**

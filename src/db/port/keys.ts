@@ -18,18 +18,18 @@ export interface KeyStore {
   /** Every key, newest first. */
   listSigningKeys(): Promise<SigningKeyRecord[]>
   /**
-   * At start, in one write (instances starting together agree): `first` signs at once when there
-   * is no key at all (nobody has cached a JWKS yet), and `next` waits, published, unless a key
-   * already does.
+   * At start (RS256), or when a client first needs another algorithm, in one write (instances
+   * agree): `first` signs at once when there is no key of its algorithm (nobody can have cached
+   * one), and `next` waits, published, unless a key of that algorithm already does.
    */
   ensureSigningKeys(first: SigningKeyRecord, next: SigningKeyRecord | undefined): Promise<void>
   /**
-   * Rotation, in one write: the waiting key (or `next` itself when none waits) signs from
-   * max(now, its creation + `publishedForMs`); the signing key retires at that moment; `next`
-   * waits in turn. Returns the promoted key.
+   * Rotation of `next`'s algorithm, in one write: its waiting key (or `next` itself when none
+   * waits) signs from max(now, its creation + `publishedForMs`); its signing key retires at that
+   * moment; `next` waits in turn. Returns the promoted key.
    */
   rotateSigningKey(now: number, publishedForMs: number, next: SigningKeyRecord): Promise<SigningKeyRecord>
-  /** Deletes a key at once (a compromised one) — never the one signing at `now`. */
+  /** Deletes a key at once (a compromised one) — never one signing at `now` for its algorithm. */
   removeSigningKey(kid: string, now: number): Promise<KeyRemoval>
 }
 

@@ -1,5 +1,5 @@
 import { and, eq, gt, sql } from 'drizzle-orm'
-import type { ClientKind, ClientRecord, ClientStore } from '../store'
+import type { ClientKind, ClientRecord, ClientStore, IdTokenAlg } from '../store'
 import { changes } from './client'
 import { unique, type SqliteContext } from './context'
 import { prepared } from './prepared'
@@ -17,6 +17,7 @@ const toClient = (row: typeof clients.$inferSelect): ClientRecord => ({
   kind: row.kind as ClientKind,
   metadataExpiresAt: row.metadataExpiresAt,
   registrationTokenHash: row.registrationTokenHash,
+  idTokenAlg: row.idTokenAlg as IdTokenAlg,
 })
 
 export class SqliteClients implements ClientStore {
@@ -80,7 +81,7 @@ export class SqliteClients implements ClientStore {
     return !!db.orm.select({ at: registrationTokens.createdAt }).from(registrationTokens).where(and(eq(registrationTokens.tokenHash, tokenHash), gt(registrationTokens.expiresAt, now))).get()
   }
 
-  updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa'>): Promise<boolean> {
+  updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg'>): Promise<boolean> {
     const { db } = this.ctx
     return this.ctx.write(() => changes(db.orm.update(clients).set(fields).where(eq(clients.id, id)).run()) > 0)
   }

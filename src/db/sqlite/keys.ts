@@ -1,4 +1,4 @@
-import { desc, eq, isNull, sql } from 'drizzle-orm'
+import { and, desc, eq, isNull, sql } from 'drizzle-orm'
 import { signerOf, type KeyRemoval, type KeyStore, type SigningKeyRecord } from '../store'
 import type { SqliteContext } from './context'
 import { signingKeys } from './schema'
@@ -17,8 +17,9 @@ export class SqliteKeys implements KeyStore {
   ensureSigningKeys(first: SigningKeyRecord, next: SigningKeyRecord | undefined): Promise<void> {
     const { db } = this.ctx
     return this.ctx.write(() => {
-      if (!db.orm.select({ kid: signingKeys.kid }).from(signingKeys).limit(1).get()) db.orm.insert(signingKeys).values(first).run()
-      const waiting = db.orm.select({ kid: signingKeys.kid }).from(signingKeys).where(isNull(signingKeys.signsFrom)).limit(1).get()
+      const ofAlg = eq(signingKeys.alg, first.alg)
+      if (!db.orm.select({ kid: signingKeys.kid }).from(signingKeys).where(ofAlg).limit(1).get()) db.orm.insert(signingKeys).values(first).run()
+      const waiting = db.orm.select({ kid: signingKeys.kid }).from(signingKeys).where(and(ofAlg, isNull(signingKeys.signsFrom))).limit(1).get()
       if (next && !waiting) db.orm.insert(signingKeys).values({ ...next, signsFrom: null, retiredAt: null }).run()
     })
   }
@@ -27,7 +28,7 @@ export class SqliteKeys implements KeyStore {
     const { db } = this.ctx
     return this.ctx.write(() => {
       const keys = this.all()
-      let promoted = keys.find((k) => k.signsFrom === null)
+      let promoted = keys.find((k) => k.alg === next.alg && k.signsFrom === null)
       let waitsNext = true
       if (!promoted) {
         promoted = { ...next, signsFrom: null, retiredAt: null }
@@ -40,7 +41,7 @@ export class SqliteKeys implements KeyStore {
       db.orm
         .update(signingKeys)
         .set({ retiredAt: signsFrom })
-        .where(sql`${signingKeys.kid} != ${promoted.kid} AND ${signingKeys.signsFrom} IS NOT NULL AND ${signingKeys.retiredAt} IS NULL`)
+        .where(sql`${signingKeys.alg} = ${next.alg} AND ${signingKeys.kid} != ${promoted.kid} AND ${signingKeys.signsFrom} IS NOT NULL AND ${signingKeys.retiredAt} IS NULL`)
         .run()
       if (waitsNext) db.orm.insert(signingKeys).values({ ...next, signsFrom: null, retiredAt: null }).run()
       return { ...promoted, signsFrom, retiredAt: null }
@@ -51,8 +52,9 @@ export class SqliteKeys implements KeyStore {
     const { db } = this.ctx
     return this.ctx.write((): KeyRemoval => {
       const keys = this.all()
-      if (!keys.some((k) => k.kid === kid)) return 'unknown'
-      if (signerOf(keys, now)?.kid === kid) return 'signing'
+      const target = keys.find((k) => k.kid === kid)
+      if (!target) return 'unknown'
+      if (signerOf(keys.filter((k) => k.alg === target.alg), now)?.kid === kid) return 'signing'
       db.orm.delete(signingKeys).where(eq(signingKeys.kid, kid)).run()
       return 'removed'
     })

@@ -16,6 +16,7 @@ import resources from '../../../drizzle/sqlite/0012_resources.sql' with { type: 
 import agents from '../../../drizzle/sqlite/0013_agents.sql' with { type: 'text' }
 import settingsSync from '../../../drizzle/sqlite/0014_settings_sync.sql' with { type: 'text' }
 import operators from '../../../drizzle/sqlite/0015_operators.sql' with { type: 'text' }
+import idTokenAlg from '../../../drizzle/sqlite/0016_id_token_alg.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -38,6 +39,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0013_agents': agents,
   '0014_settings_sync': settingsSync,
   '0015_operators': operators,
+  '0016_id_token_alg': idTokenAlg,
 }
 
 export interface MigrationResult {

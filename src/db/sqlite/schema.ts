@@ -39,6 +39,8 @@ export const clients = sqliteTable('clients', {
   metadataExpiresAt: integer('metadata_expires_at'),
   /** A dynamically registered client: the hash of its registration access token (RFC 7592). */
   registrationTokenHash: text('registration_token_hash'),
+  /** How its ID tokens are signed (OpenID Connect id_token_signed_response_alg): RS256, ES256 or EdDSA. */
+  idTokenAlg: text('id_token_alg').notNull().default('RS256'),
 })
 
 export const sessions = sqliteTable(

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context'
-import type { IssuedTokens } from '../../db/store'
+import type { IdTokenAlg, IssuedTokens } from '../../db/store'
 import type { FamilyKey } from '../refresh-tokens'
 import type { TokenResponse } from './model'
 import { issueIdToken } from '../../oidc/id-token'
@@ -54,12 +54,12 @@ export function mintTokens(
 export async function withIdToken(
   ctx: AppContext,
   response: TokenResponse,
-  input: { userId: string; clientId: string; grantScope: string; nonce: string | null; authTime: number | null; amr: string | null },
+  input: { userId: string; clientId: string; idTokenAlg: IdTokenAlg; grantScope: string; nonce: string | null; authTime: number | null; amr: string | null },
 ): Promise<TokenResponse> {
   if (!input.grantScope.split(' ').includes('openid')) return response
   const user = await ctx.store.users.findUser(input.userId)
   if (!user) return response
-  const idToken = await issueIdToken(ctx, { user, clientId: input.clientId, scopes: response.scope.split(' '), nonce: input.nonce, authTime: input.authTime, amr: input.amr })
+  const idToken = await issueIdToken(ctx, { user, clientId: input.clientId, alg: input.idTokenAlg, scopes: response.scope.split(' '), nonce: input.nonce, authTime: input.authTime, amr: input.amr })
   return { ...response, id_token: idToken }
 }
 

@@ -100,5 +100,5 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   const grant = token!
   ctx.audit.record('token.refreshed', { userId: grant.userId, clientId: client.id, request })
   // A refreshed id_token keeps the original auth_time and carries no nonce (Core §12.2).
-  return withIdToken(ctx, await pair!.response(outcome), { userId: grant.userId, clientId: client.id, grantScope: grant.scope, nonce: null, authTime: signIn.authTime ?? grant.authTime, amr: signIn.amr })
+  return withIdToken(ctx, await pair!.response(outcome), { userId: grant.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: grant.scope, nonce: null, authTime: signIn.authTime ?? grant.authTime, amr: signIn.amr })
 }
