@@ -266,6 +266,7 @@ export function adminRoutes(ctx: AppContext) {
               public: checkbox(body, 'public'),
               skipConsent: checkbox(body, 'skip_consent'),
               requireMfa: checkbox(body, 'require_mfa'),
+              idTokenAlg: field(body, 'id_token_alg') || undefined,
             },
             ctx.clock.now(),
           )
@@ -421,6 +422,7 @@ async function updateApp(ctx: AppContext, client: Client, body: FormFields) {
     postLogoutRedirectUris: lines(field(body, 'post_logout_redirect_uris')),
     skipConsent: field(body, 'skip_consent') === 'true',
     requireMfa: field(body, 'require_mfa') === 'true',
+    idTokenAlg: field(body, 'id_token_alg') || undefined,
   }
   if (!(await updateClient(ctx.store, client.id, options))) throw new PageError(404, 'Not found', 'There is no such app.')
   return options

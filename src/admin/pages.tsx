@@ -4,7 +4,7 @@
 import { Html } from '@elysiajs/html'
 import type { Children } from '@kitajs/html'
 import type { AuditEvent, GroupView, UserListing } from '../db/store'
-import type { ClientView } from '../oauth/clients'
+import { ID_TOKEN_ALGS, type ClientView } from '../oauth/clients'
 import type { ResourceView } from '../oauth/resources'
 import { ButtonForm, CsrfField, ErrorNote, Hidden, Layout, When, attr } from '../views/layout'
 
@@ -214,6 +214,14 @@ function AppFields(props: { groups: string[]; app?: AppRow }) {
       <label class="check">
         <input type="checkbox" name="require_mfa" value="true" checked={a?.require_mfa} /> Require two-step sign-in
       </label>
+      <label for="id_token_alg">ID tokens signed with</label>
+      <select id="id_token_alg" name="id_token_alg">
+        {ID_TOKEN_ALGS.map((alg) => (
+          <option value={alg} selected={(a?.id_token_signed_response_alg ?? 'RS256') === alg}>
+            {alg}
+          </option>
+        ))}
+      </select>
       <fieldset>
         <legend>Only members of these groups may use it (none: everyone)</legend>
         {props.groups.length === 0 ? <span class="muted">No groups yet.</span> : ''}

@@ -276,6 +276,7 @@ describe('/admin/apps, groups, resources, keys', () => {
       skip_consent: 'true',
       require_mfa: 'true',
       allowed_groups: 'family',
+      id_token_alg: 'ES256',
     })
     expect(made.status).toBe(200)
     const page = await made.text()
@@ -288,8 +289,10 @@ describe('/admin/apps, groups, resources, keys', () => {
       public: false,
       skipConsent: true,
       requireMfa: true,
+      idTokenAlg: 'ES256',
     })
     expect(await t.store.groups.allowedGroups(clientId)).toEqual(['family'])
+    expect(await (await get(t, `/admin/apps/edit?client_id=${clientId}`, jar)).text()).toContain('<option value="ES256" selected>')
 
     const edit = `/admin/apps/edit?client_id=${clientId}`
     const bad = await submit(t, jar, edit, '/admin/apps/update', { client_id: clientId, name: 'Photos 2', redirect_uris: 'javascript:alert(1)' })
@@ -299,7 +302,7 @@ describe('/admin/apps, groups, resources, keys', () => {
 
     const saved = await submit(t, jar, edit, '/admin/apps/update', { client_id: clientId, name: 'Photos 2', redirect_uris: 'https://photos.example/new' })
     expect(saved.status).toBe(303)
-    expect(await t.store.clients.findClient(clientId)).toMatchObject({ name: 'Photos 2', redirectUris: ['https://photos.example/new'], skipConsent: false, requireMfa: false })
+    expect(await t.store.clients.findClient(clientId)).toMatchObject({ name: 'Photos 2', redirectUris: ['https://photos.example/new'], skipConsent: false, requireMfa: false, idTokenAlg: 'RS256' })
     expect(await t.store.groups.allowedGroups(clientId)).toEqual([])
 
     const rotated = await submit(t, jar, edit, '/admin/apps/rotate-secret', { client_id: clientId })
