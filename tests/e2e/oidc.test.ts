@@ -76,6 +76,35 @@ describe('openid-client v6', () => {
   })
 })
 
+describe('ES256 and EdDSA ID tokens (--id-token-alg), checked by openid-client and jose', () => {
+  for (const alg of ['ES256', 'EdDSA'] as const)
+    test(`a client created with --id-token-alg ${alg}: openid-client validates the id_token it registered for, on the code and the refresh`, async () => {
+      const rp = createClient(['--id-token-alg', alg])
+      const user = registerUser(server, `${alg.toLowerCase()}@example.com`, `${alg} User`)
+      // The client tells openid-client which algorithm to expect, as a relying party registered for it would.
+      const config = await client.discovery(new URL(server.url), rp.client_id, { client_secret: rp.client_secret, id_token_signed_response_alg: alg }, undefined, {
+        execute: [client.allowInsecureRequests],
+      })
+      const verifier = client.randomPKCECodeVerifier()
+      const nonce = client.randomNonce()
+      const url = client.buildAuthorizationUrl(config, {
+        redirect_uri: CALLBACK,
+        scope: 'openid profile offline_access',
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        nonce,
+      })
+      const callback = await authorizeAsUser(server, url, `${alg.toLowerCase()}@example.com`)
+      const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedNonce: nonce, idTokenExpected: true })
+      expect(jose.decodeProtectedHeader(tokens.id_token!).alg).toBe(alg)
+      expect(tokens.claims()).toMatchObject({ iss: server.url, sub: user.id, aud: rp.client_id, nonce, name: `${alg} User` })
+      expect((await jose.jwtVerify(tokens.id_token!, jwks, { issuer: server.url, audience: rp.client_id, algorithms: [alg] })).payload.sub).toBe(user.id)
+      const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!)
+      expect(jose.decodeProtectedHeader(refreshed.id_token!).alg).toBe(alg)
+      expect(refreshed.claims()!.sub).toBe(user.id)
+    })
+})
+
 describe("oauth4webapi's OpenID Connect functions", () => {
   test('a valid id_token is accepted; a nonce mismatch is rejected by the library', async () => {
     const rp = createClient()
@@ -117,8 +146,9 @@ describe('signing-key rotation on a running server', () => {
       return (await client.authorizationCodeGrant(config, callback, { expectedState: 's' })).id_token!
     }
     const before = await tokenNow()
-    const listed = JSON.parse(server.cli(['keys', 'list', '--json']).out) as Array<{ kid: string; current: boolean }>
-    expect(listed.filter((k) => k.current).map((k) => k.kid)).toEqual([jose.decodeProtectedHeader(before).kid!])
+    const listed = JSON.parse(server.cli(['keys', 'list', '--json']).out) as Array<{ kid: string; alg: string; current: boolean }>
+    // One current key per algorithm (the ES256 and EdDSA clients above made theirs); RS256's signs this client's tokens.
+    expect(listed.filter((k) => k.current && k.alg === 'RS256').map((k) => k.kid)).toEqual([jose.decodeProtectedHeader(before).kid!])
     // A server that has run for a while: its next key has been published longer than the JWKS
     // max-age, so the rotation signs with it at once (a fresh one would wait six minutes).
     const backdate = 'UPDATE signing_keys SET created_at = created_at - 600000 WHERE signs_from IS NULL'
