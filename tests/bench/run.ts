@@ -317,6 +317,7 @@ const OPAQUE_RESOURCE = 'https://mcp.bench.example'
 async function latchkeyCases(prefix: string, latchkey: Server, bin: string, codesDir: string, mintedPerSecond: number[]): Promise<Case[]> {
   // Latchkey: an app and a user from the CLI, a token through sign-in, authorize and exchange.
   const app = JSON.parse(cli(latchkey, bin, ['client', 'create', '--name', 'Bench', '--redirect-uri', REDIRECT_URI, '--skip-consent']))
+  const es256App = JSON.parse(cli(latchkey, bin, ['client', 'create', '--name', 'Bench ES256', '--redirect-uri', REDIRECT_URI, '--skip-consent', '--id-token-alg', 'ES256']))
   cli(latchkey, bin, ['user', 'create', '--email', 'bench@example.com', '--name', 'Bench User', '--password-stdin'], 'bench password\n')
   const session = await signIn(latchkey.url, 'bench@example.com', 'bench password')
   const settingsAuthorize = `${latchkey.url}/oauth/authorize?client_id=${app.client_id}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&scope=profile%20email%20settings%3Aread%20settings%3Awrite`
@@ -338,15 +339,15 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
   const [resourceCode] = await mintCodes(latchkey.url, session, app.client_id, 1, 'tools:read', OPAQUE_RESOURCE)
   const resourceToken = await exchange(latchkey.url, app.client_id, app.client_secret, resourceCode!)
 
-  const codesFor = (scope?: string, resource?: string) => async (warmup?: WrkResult) => {
+  const codesFor = (scope?: string, resource?: string, clientId: string = app.client_id) => async (warmup?: WrkResult) => {
     // The warm-up gets plenty; the run gets 1.5 times what the warm-up's pace needs. A
     // shortfall would show as non-2xx answers and fail the run.
     const pace = warmup ? (warmup.requests - warmup.non2xx) / WARMUP : 0
     const count = warmup ? Math.ceil(pace * SECONDS * 1.5) + 5_000 : WARMUP * (scope ? 5_000 : 40_000)
     const started = performance.now()
-    const codes = await mintCodes(latchkey.url, session, app.client_id, count, scope, resource)
+    const codes = await mintCodes(latchkey.url, session, clientId, count, scope, resource)
     mintedPerSecond.push(count / ((performance.now() - started) / 1000))
-    const file = join(codesDir, `${prefix.replace(/[^a-z0-9]/gi, '')}${scope ? scope.replace(/[^a-z]/g, '') : ''}${warmup ? 'run' : 'warmup'}.txt`)
+    const file = join(codesDir, `${prefix.replace(/[^a-z0-9]/gi, '')}${clientId}${scope ? scope.replace(/[^a-z]/g, '') : ''}${warmup ? 'run' : 'warmup'}.txt`)
     writeFileSync(file, codes.join('\n') + '\n')
     return { CODES: file, REDIRECT_URI: encodeURIComponent(REDIRECT_URI) }
   }
@@ -414,6 +415,15 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
             headers: { Authorization: basicApp, 'Content-Type': 'application/x-www-form-urlencoded' },
             script: 'token.lua',
             before: codesFor('openid profile email'),
+          },
+          {
+            // The same for a client created with --id-token-alg ES256 (P-256 signing, ~40 µs a signature).
+            name: 'POST /api/oauth/token (code exchange, openid, ES256)',
+            server: () => latchkey,
+            path: '/api/oauth/token',
+            headers: { Authorization: `Basic ${btoa(`${es256App.client_id}:${es256App.client_secret}`)}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+            script: 'token.lua',
+            before: codesFor('openid profile email', undefined, es256App.client_id),
           },
           {
             name: 'POST /api/oauth/token (code exchange, jwt resource)',
@@ -664,6 +674,11 @@ async function main() {
         return logged ? [`access log (LOG_LEVEL=info to a file) vs LOG_LEVEL=warn: ${quietRow.name.slice(16)} ${num((logged.rps / quietRow.rps) * 100)} % of the throughput`] : []
       }),
     `CLI: client list on that database, wall ${startup.cliMs.map((ms) => num(ms, 1)).join(', ')} ms (median ${num(median(startup.cliMs), 1)})`,
+    ...(() => {
+      const plain = report.cases.find((r) => r.name === 'POST /api/oauth/token (code exchange)')
+      const es = report.cases.find((r) => r.name === 'POST /api/oauth/token (code exchange, openid, ES256)')
+      return plain && es ? [`the openid exchange for an ES256 client: ${num((es.rps / plain.rps) * 100)} % of the plain exchange's throughput`] : []
+    })(),
     `bare RS256 signing (key imported once, 8 in flight): ${num(signingRate)} signatures/s; the openid exchange reached ${num(((report.cases.find((r) => r.name.includes('openid'))?.rps ?? 0) / signingRate) * 100)} % of it.`,
     `× peer: the token endpoint against oidc-provider's client_credentials (${num(peerCc)} req/s), the other cases against its introspection (${num(peerIntrospect)} req/s).`,
     ...(streams
