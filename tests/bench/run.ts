@@ -340,10 +340,10 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
   const resourceToken = await exchange(latchkey.url, app.client_id, app.client_secret, resourceCode!)
 
   const codesFor = (scope?: string, resource?: string, clientId: string = app.client_id) => async (warmup?: WrkResult) => {
-    // The warm-up gets plenty; the run gets 1.5 times what the warm-up's pace needs. A
+    // The warm-up gets plenty; the run gets twice what the warm-up's pace needs (a warm-up that made keys or compiled code runs slower than the run). A
     // shortfall would show as non-2xx answers and fail the run.
     const pace = warmup ? (warmup.requests - warmup.non2xx) / WARMUP : 0
-    const count = warmup ? Math.ceil(pace * SECONDS * 1.5) + 5_000 : WARMUP * (scope ? 5_000 : 40_000)
+    const count = warmup ? Math.ceil(pace * SECONDS * 2) + 5_000 : WARMUP * (scope ? 15_000 : 40_000)
     const started = performance.now()
     const codes = await mintCodes(latchkey.url, session, clientId, count, scope, resource)
     mintedPerSecond.push(count / ((performance.now() - started) / 1000))
