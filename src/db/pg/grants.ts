@@ -92,6 +92,22 @@ async function deleteFamily(tx: Tx, familyId: string): Promise<boolean> {
   return family + refresh + access > 0
 }
 
+const CODE_COLUMNS = 'client_id, user_id, redirect_uri, scope, code_challenge, expires_at, used_at, token_id, family_id, nonce, auth_time, amr, resource'
+
+const toCode = (row: Row): CodeRecord => ({
+  clientId: row.client_id as string,
+  userId: row.user_id as string,
+  redirectUri: row.redirect_uri as string,
+  scope: row.scope as string,
+  codeChallenge: row.code_challenge as string | null,
+  expiresAt: n(row.expires_at),
+  usedAt: null,
+  nonce: row.nonce as string | null,
+  authTime: row.auth_time === null ? null : n(row.auth_time),
+  amr: row.amr as string | null,
+  resource: row.resource as string | null,
+})
+
 export class PgGrants implements GrantStore {
   constructor(private readonly ctx: PgContext) {}
 
@@ -151,46 +167,50 @@ export class PgGrants implements GrantStore {
     })
   }
 
-  exchangeCode(
+  /**
+   * Two round trips where there were four (BEGIN, SELECT … FOR UPDATE, the inserts, COMMIT): a
+   * code's fields never change — only its use — so it is read without a lock, checked and its
+   * tokens minted, then one statement (a transaction of its own) locks it *still unused* and
+   * writes everything, or writes nothing. A second exchange of the same code, on any instance,
+   * waits on the row lock and then finds it used; that, or a code already used when read, goes
+   * the replay path below.
+   */
+  async exchangeCode(
     codeHash: string,
     now: number,
     check: (code: CodeRecord) => string | undefined,
     issue: (code: CodeRecord) => IssuedTokens,
   ): Promise<ExchangeOutcome> {
+    const row = await this.ctx.run(async (sql) => (await sql.unsafe(`SELECT ${CODE_COLUMNS} FROM auth_codes WHERE code_hash = $1`, [codeHash]))[0] as Row | undefined)
+    if (!row) return { ok: false, reason: 'unknown' }
+    if (row.used_at !== null) return this.replayed(codeHash)
+    const code = toCode(row)
+    const refused = check(code)
+    if (refused) return { ok: false, reason: 'refused', description: refused }
+    const { access, refresh, keyHash, amr } = issue(code)
+    const [ids] = await this.ctx.run(
+      (sql) => sql`WITH g AS (SELECT code_hash FROM auth_codes WHERE code_hash = ${codeHash} AND used_at IS NULL FOR UPDATE),
+          f AS (INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at, auth_time, amr, resource)
+            SELECT ${refresh.familyId}, ${refresh.clientId}, ${refresh.userId}, ${keyHash}, ${now}, ${now}, ${refresh.expiresAt}, ${refresh.authTime}, ${amr ?? null}, ${refresh.resource} FROM g RETURNING id),
+          a AS (INSERT INTO access_tokens (verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at, resource)
+            SELECT ${access.verifierHash}, ${access.familyId}, ${access.clientId}, ${access.userId}, ${access.scope}, ${access.expiresAt}, ${access.createdAt}, ${access.resource} FROM g RETURNING id),
+          r AS (INSERT INTO refresh_tokens (verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at, auth_time, resource)
+            SELECT ${refresh.verifierHash}, ${refresh.familyId}, ${refresh.clientId}, ${refresh.userId}, ${refresh.scope}, ${refresh.expiresAt}, ${refresh.createdAt}, ${refresh.authTime}, ${refresh.resource} FROM g),
+          u AS (UPDATE auth_codes SET used_at = ${now}, token_id = (SELECT id FROM a), family_id = ${access.familyId} WHERE code_hash IN (SELECT code_hash FROM g))
+        SELECT (SELECT id FROM a) AS token_id, (SELECT id FROM f) AS family_ref`,
+    )
+    if (ids?.token_id == null) return this.replayed(codeHash)
+    return { ok: true, tokenId: n(ids.token_id), familyRef: n(ids.family_ref) }
+  }
+
+  /** A used code presented again (§4.1.2): what it issued is revoked — this commits although the request fails. */
+  private replayed(codeHash: string): Promise<ExchangeOutcome> {
     return this.ctx.tx(async (tx): Promise<ExchangeOutcome> => {
-      // The row lock makes a second exchange of the same code, on any instance, wait for the
-      // first and then see it used.
-      const [row] = await tx`SELECT client_id, user_id, redirect_uri, scope, code_challenge, expires_at, used_at, token_id, family_id, nonce, auth_time, amr, resource
-        FROM auth_codes WHERE code_hash = ${codeHash} FOR UPDATE`
-      if (!row) return { ok: false, reason: 'unknown' }
-      if (row.used_at !== null) {
-        // §4.1.2: the replay revokes what the code issued; this commits although the request fails.
-        if (row.family_id !== null) await deleteFamily(tx, row.family_id as string)
-        else if (row.token_id !== null) await tx`DELETE FROM access_tokens WHERE id = ${row.token_id}`
-        return { ok: false, reason: 'used' }
-      }
-      const code: CodeRecord = {
-        clientId: row.client_id as string,
-        userId: row.user_id as string,
-        redirectUri: row.redirect_uri as string,
-        scope: row.scope as string,
-        codeChallenge: row.code_challenge as string | null,
-        expiresAt: n(row.expires_at),
-        usedAt: null,
-        nonce: row.nonce as string | null,
-        authTime: row.auth_time === null ? null : n(row.auth_time),
-        amr: row.amr as string | null,
-        resource: row.resource as string | null,
-      }
-      const refused = check(code)
-      if (refused) return { ok: false, reason: 'refused', description: refused }
-      const { access, refresh, keyHash, amr } = issue(code)
-      const [ids] = await tx`WITH f AS (INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at, auth_time, amr, resource)
-            VALUES (${refresh.familyId}, ${refresh.clientId}, ${refresh.userId}, ${keyHash}, ${now}, ${now}, ${refresh.expiresAt}, ${refresh.authTime}, ${amr ?? null}, ${refresh.resource}) RETURNING id),
-          a AS (${insertToken(tx, 'access_tokens', access)}), r AS (${insertToken(tx, 'refresh_tokens', refresh)}),
-          u AS (UPDATE auth_codes SET used_at = ${now}, token_id = (SELECT id FROM a), family_id = ${access.familyId} WHERE code_hash = ${codeHash})
-        SELECT (SELECT id FROM a) AS token_id, (SELECT id FROM f) AS family_ref`
-      return { ok: true, tokenId: n(ids!.token_id), familyRef: n(ids!.family_ref) }
+      const [row] = await tx`SELECT used_at, token_id, family_id FROM auth_codes WHERE code_hash = ${codeHash} FOR UPDATE`
+      if (!row || row.used_at === null) return { ok: false, reason: 'unknown' }
+      if (row.family_id !== null) await deleteFamily(tx, row.family_id as string)
+      else if (row.token_id !== null) await tx`DELETE FROM access_tokens WHERE id = ${row.token_id}`
+      return { ok: false, reason: 'used' }
     })
   }
 
