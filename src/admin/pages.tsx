@@ -81,7 +81,7 @@ export function UsersPage(props: { csrf: string; users: UserRow[]; query: string
                 <td>{yes(u.admin)}</td>
                 <td>{yes(u.disabled)}</td>
                 <td>{[u.mfa.totp ? 'TOTP' : '', u.mfa.passkeys ? `${u.mfa.passkeys} passkey(s)` : ''].filter(Boolean).join(', ')}</td>
-                <td class="actions">
+                <td class="row-actions">
                   {self ? (
                     <span class="muted">you</span>
                   ) : (
