@@ -1,12 +1,13 @@
 import type { Store, UserRecord } from '../db/store'
 import { UniqueViolation } from '../db/store'
 import { normalizeEmail } from './users'
+import { InputError } from '../lib/errors'
 
 /** A group's name: what the `groups` claim carries, so plain and bounded. */
 const GROUP_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 const USER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
-export class GroupInputError extends Error {}
+export class GroupInputError extends InputError {}
 
 export function checkGroupName(raw: string): string {
   if (!GROUP_NAME.test(raw)) throw new GroupInputError(`group name "${raw}" must be 1 to 64 of A-Z a-z 0-9 . _ - (starting with a letter or digit)`)

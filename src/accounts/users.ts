@@ -1,6 +1,7 @@
 import { UniqueViolation, type EmailToken, type NewMail, type Store, type UserRecord } from '../db/store'
 import { hasInvisible } from '../lib/text'
 import type { AppContext } from '../context'
+import { InputError } from '../lib/errors'
 
 export type User = UserRecord
 
@@ -11,8 +12,8 @@ export interface UserView {
   avatar_url: string | null
 }
 
-export class UserInputError extends Error {}
-export class EmailTakenError extends Error {
+export class UserInputError extends InputError {}
+export class EmailTakenError extends InputError {
   constructor() {
     super('an account with this email already exists')
   }

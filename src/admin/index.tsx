@@ -6,15 +6,15 @@ import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import { AUDIT_KINDS } from '../audit'
 import { inviteUser, resetTwoStep } from '../accounts/email-links'
-import { GroupInputError, checkGroupName, createGroup, existingGroups, userByRef } from '../accounts/groups'
+import { checkGroupName, createGroup, existingGroups, userByRef } from '../accounts/groups'
 import { deleteSessionsOf, type Session } from '../accounts/sessions'
-import { EmailTakenError, UserInputError, checkFullName, checkPassword, insertUser, normalizeEmail, setUserDisabled } from '../accounts/users'
+import { checkFullName, checkPassword, insertUser, normalizeEmail, setUserDisabled } from '../accounts/users'
 import { formCsrf, loginUrl } from '../accounts/web'
 import { signerOf, type AdminChange } from '../db/store'
 import { hashPassword } from '../lib/crypto'
-import { PageError } from '../lib/errors'
-import { ClientInputError, createClient, deleteClient, findClient, listClients, rotateSecret, toView, updateClient, type Client } from '../oauth/clients'
-import { ResourceInputError, canonicalResource, createResource, toResourceView } from '../oauth/resources'
+import { InputError, PageError } from '../lib/errors'
+import { createClient, deleteClient, findClient, listClients, rotateSecret, toView, updateClient, type Client } from '../oauth/clients'
+import { canonicalResource, createResource, toResourceView } from '../oauth/resources'
 import { htmlPage, seeOther } from '../views/page'
 import type { FormFields } from '../web/forms'
 import { AppPage, AppsPage, AuditPage, ConfirmPage, GroupsPage, KeysPage, ResourcesPage, SecretPage, UsersPage, type AppRow } from './pages'
@@ -34,8 +34,7 @@ const USERS_SHOWN = 200
 const AUDIT_SHOWN = 200
 
 /** Input errors a person can fix, in the words the CLI uses too. */
-const INPUT_ERRORS = [UserInputError, EmailTakenError, GroupInputError, ClientInputError, ResourceInputError]
-const inputError = (error: unknown) => (INPUT_ERRORS.some((E) => error instanceof E) ? (error as Error).message : undefined)
+const inputError = (error: unknown) => (error instanceof InputError ? error.message : undefined)
 
 /**
  * /admin: users, apps, groups, resources, signing keys and the audit log, for admins only (see

@@ -1,18 +1,9 @@
 import { issueRegistrationToken } from '../oauth/registration'
-import { ClientInputError, checkIdTokenAlg, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, toView, updateClient } from '../oauth/clients'
-
-/** A ClientInputError as the CLI reports bad input: one line, exit 2. */
-function inputCheck<T>(fn: () => T): T {
-  try {
-    return fn()
-  } catch (error) {
-    throw error instanceof ClientInputError ? new UsageError(error.message) : error
-  }
-}
-import { GroupInputError, existingGroups } from '../accounts/groups'
+import { checkIdTokenAlg, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, toView, updateClient } from '../oauth/clients'
+import { existingGroups } from '../accounts/groups'
 import type { Store } from '../db/store'
 import type { Client } from '../oauth/clients'
-import { UsageError, cliAudit, parse, printJson, printTable, withStore } from './common'
+import { UsageError, cliAudit, inputError, parse, printJson, printTable, withStore } from './common'
 
 /** A client as the CLI prints it (the shape `latchkey apply` takes): its options and allowed groups. */
 async function viewWithGroups(store: Store, client: Client) {
@@ -37,8 +28,8 @@ export async function clientCommand(args: string[]): Promise<void> {
       if (!values.name) throw new UsageError('--name is required')
       if (!values['redirect-uri']?.length) throw new UsageError('at least one --redirect-uri is required')
       const isPublic = values.public ?? false
-      const { client, secret, allowedGroups } = await withStore(async (store) => {
-        try {
+      const { client, secret, allowedGroups } = await withStore((store) =>
+        inputError(async () => {
           const groups = await existingGroups(store, values['allowed-group'] ?? [])
           const made = await createClient(
             store,
@@ -56,11 +47,8 @@ export async function clientCommand(args: string[]): Promise<void> {
           if (groups.length) await store.groups.setAllowedGroups(made.client.id, groups)
           await cliAudit(store, 'client.created', { clientId: made.client.id })
           return { ...made, allowedGroups: groups }
-        } catch (error) {
-          if (error instanceof ClientInputError || error instanceof GroupInputError) throw new UsageError(error.message)
-          throw error
-        }
-      })
+        }),
+      )
       for (const uri of insecureRedirectUris([...client.redirectUris, ...client.postLogoutRedirectUris]))
         process.stderr.write(`latchkey: warning: ${escapeForTerminal(uri)} is plain http on a non-loopback host; use https outside development\n`)
       const view = toView(client)
@@ -87,12 +75,12 @@ export async function clientCommand(args: string[]): Promise<void> {
       if (!id || (flag === undefined && groups === undefined && alg === undefined))
         throw new UsageError('usage: latchkey client update ID [--require-mfa true|false] [--allowed-group NAME]... [--id-token-alg RS256|ES256|EdDSA]')
       if (flag !== undefined && flag !== 'true' && flag !== 'false') throw new UsageError('--require-mfa must be true or false')
-      if (alg !== undefined) inputCheck(() => checkIdTokenAlg(alg))
+      if (alg !== undefined) await inputError(() => checkIdTokenAlg(alg))
       const view = await withStore(async (store) => {
         const client = await findClient(store, id)
         if (!client) throw new UsageError(`no client with id "${escapeForTerminal(id)}"`)
         // Every check first: a bad group name changes nothing.
-        const allowed = groups === undefined ? undefined : await existingGroups(store, groups).catch((e) => Promise.reject(e instanceof GroupInputError ? new UsageError(e.message) : e))
+        const allowed = groups === undefined ? undefined : await inputError(() => existingGroups(store, groups))
         if (flag !== undefined) await store.clients.setRequireMfa(id, flag === 'true')
         if (allowed !== undefined) await store.groups.setAllowedGroups(id, allowed)
         if (alg !== undefined) await updateClient(store, id, { ...client, idTokenAlg: alg, requireMfa: flag === undefined ? client.requireMfa : flag === 'true' })

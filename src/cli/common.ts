@@ -1,10 +1,20 @@
 import { loadConfig, type Config } from '../config'
 import { openStore } from '../db/open'
+import { InputError } from '../lib/errors'
 import type { Store } from '../db/store'
 import { escapeForTerminal, terminalSafeJson } from '../lib/text'
 
 /** A bad argument: exit 2 with one line on stderr, nothing changed. */
 export class UsageError extends Error {}
+
+/** Runs `fn`; a domain's InputError (a bad name, a taken email, an unknown group) becomes a UsageError. */
+export async function inputError<T>(fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (error) {
+    throw error instanceof InputError ? new UsageError(error.message) : error
+  }
+}
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>
 type Values<T extends OptionSpec> = {

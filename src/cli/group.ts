@@ -1,15 +1,6 @@
-import { GroupInputError, createGroup, checkGroupName, userByRef } from '../accounts/groups'
+import { createGroup, checkGroupName, userByRef } from '../accounts/groups'
 import { escapeForTerminal } from '../lib/text'
-import { UsageError, cliAudit, parse, printJson, printTable, withStore } from './common'
-
-async function inputError<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn()
-  } catch (error) {
-    if (error instanceof GroupInputError) throw new UsageError(error.message)
-    throw error
-  }
-}
+import { UsageError, cliAudit, inputError, parse, printJson, printTable, withStore } from './common'
 
 const USAGE = 'group create|delete NAME, group add|remove NAME USER (id or email), group list [--json]'
 

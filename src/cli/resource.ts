@@ -1,6 +1,6 @@
-import { ResourceInputError, canonicalResource, createResource, toResourceView } from '../oauth/resources'
+import { canonicalResource, createResource, toResourceView } from '../oauth/resources'
 import { escapeForTerminal } from '../lib/text'
-import { UsageError, cliAudit, parse, printJson, printTable, withStore } from './common'
+import { UsageError, cliAudit, inputError, parse, printJson, printTable, withStore } from './common'
 
 export async function resourceCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args
@@ -15,8 +15,8 @@ export async function resourceCommand(args: string[]): Promise<void> {
       })
       if (!values.uri) throw new UsageError('--uri is required')
       if (!values.name) throw new UsageError('--name is required')
-      const resource = await withStore(async (store) => {
-        try {
+      const resource = await withStore((store) =>
+        inputError(async () => {
           const made = await createResource(
             store,
             { uri: values.uri!, name: values.name!, scopes: values.scope ?? [], tokenFormat: values['token-format'], introspectors: values.introspector },
@@ -24,11 +24,8 @@ export async function resourceCommand(args: string[]): Promise<void> {
           )
           await cliAudit(store, 'resource.created', { detail: { resource: made.uri } })
           return made
-        } catch (error) {
-          if (error instanceof ResourceInputError) throw new UsageError(error.message)
-          throw error
-        }
-      })
+        }),
+      )
       printJson(toResourceView(resource))
       return
     }

@@ -1,6 +1,4 @@
 import {
-  EmailTakenError,
-  UserInputError,
   checkAvatarUrl,
   checkFullName,
   checkPassword,
@@ -10,21 +8,12 @@ import {
 } from '../accounts/users'
 import { hashPassword } from '../lib/crypto'
 import { inviteUser, newLink, resetTwoStep } from '../accounts/email-links'
-import { UsageError, cliAudit, parse, printJson, printTable, withStore } from './common'
+import { UsageError, cliAudit, inputError, parse, printJson, printTable, withStore } from './common'
 import { escapeForTerminal } from '../lib/text'
 
 async function readPassword(): Promise<string> {
   const text = await Bun.stdin.text()
   return text.replace(/\r?\n$/, '')
-}
-
-async function inputError<T>(fn: () => T | Promise<T>): Promise<T> {
-  try {
-    return await fn()
-  } catch (error) {
-    if (error instanceof UserInputError || error instanceof EmailTakenError) throw new UsageError(error.message)
-    throw error
-  }
 }
 
 export async function userCommand(args: string[]): Promise<void> {

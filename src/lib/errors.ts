@@ -44,6 +44,13 @@ export const RequestTooLarge = defineError('request_too_large', 413)
 export const ServerError = defineError('server_error', 500)
 export const TemporarilyUnavailable = defineError('temporarily_unavailable', 503)
 
+/**
+ * Bad input a person can fix, in words meant for them (a name too long, an unknown group): the
+ * CLI prints it as one line and exits 2, /admin shows it on the form's page. Each domain's
+ * refusal (users, groups, clients, resources) is one.
+ */
+export class InputError extends Error {}
+
 /** A failure that is shown to a person as an HTML page (never a redirect). */
 export class PageError extends Error {
   constructor(

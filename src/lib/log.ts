@@ -89,7 +89,7 @@ export const LOG_BUFFER_MAX = 4 * 1024 * 1024
  * are dropped — the server goes on serving — and once stdout takes writes again, one warning line
  * says how many were lost.
  */
-export function stdoutSink(): LogSink {
+function stdoutSink(): LogSink {
   let sink: ReturnType<typeof Bun.stdout.writer> | undefined
   // Lines are kept as strings and handed to the native sink joined, a batch at a time: one
   // FileSink.write per line cost a request ~2.8 µs of CPU (measured), joining them ~0.2 µs.

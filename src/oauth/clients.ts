@@ -1,6 +1,7 @@
 import { UniqueViolation, type ClientKind, type ClientRecord, type IdTokenAlg, type Store } from '../db/store'
 import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
 import { hasInvisible } from '../lib/text'
+import { InputError } from '../lib/errors'
 
 export interface Client {
   id: string
@@ -28,7 +29,7 @@ export interface ClientView {
   id_token_signed_response_alg: IdTokenAlg
 }
 
-export class ClientInputError extends Error {}
+export class ClientInputError extends InputError {}
 
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'blob:'])
 

@@ -2,8 +2,9 @@ import { UniqueViolation, type ResourceRecord, type Store } from '../db/store'
 import { hasInvisible } from '../lib/text'
 import { isClientId } from './clients'
 import { SUPPORTED_SCOPES } from './scopes'
+import { InputError } from '../lib/errors'
 
-export class ResourceInputError extends Error {}
+export class ResourceInputError extends InputError {}
 
 export interface ResourceView {
   uri: string

@@ -8,7 +8,7 @@ import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'n
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { testEngine } from '../store'
-import { binary, freePort, startBinary } from './server'
+import { binary, freePort, rssMb, startBinary } from './server'
 
 setDefaultTimeout(90_000)
 
@@ -124,8 +124,3 @@ describe('the access log', () => {
     }
   })
 })
-
-function rssMb(pid: number): number {
-  const status = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8') as string
-  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024
-}

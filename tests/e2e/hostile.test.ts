@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { statSync } from 'node:fs'
 import { connect } from 'node:net'
 import { testEngine } from '../store'
-import { startBinary, type RunningBinary } from './server'
+import { rssMb, startBinary, type RunningBinary } from './server'
 
 setDefaultTimeout(60_000)
 
@@ -17,11 +17,7 @@ beforeAll(async () => {
 })
 afterAll(() => server?.cleanup())
 
-/** The server's resident memory, from /proc (what the review measured). */
-function rssMb(): number {
-  const status = require('node:fs').readFileSync(`/proc/${server.proc.pid}/status`, 'utf8') as string
-  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024
-}
+const serverRssMb = () => rssMb(server.proc.pid)
 
 /** One raw HTTP/1.1 exchange: writes `head`, then streams `bodyBytes` (if any) until the server answers. */
 function raw(head: string, bodyBytes = 0, chunked = false): Promise<{ status: number; text: string; sentBytes: number }> {
@@ -86,22 +82,22 @@ describe('the binary under hostile input', () => {
   })
 
   test('item 2: a declared 1,000 MiB form body is refused unread (413), four at once, with no growth in memory', async () => {
-    const before = rssMb()
+    const before = serverRssMb()
     const head = (path: string) =>
       `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${1000 * 1024 * 1024}\r\n\r\n`
     const answers = await Promise.all(['/login', '/signup', '/logout', '/account/revoke'].map((path) => raw(head(path), 64 * 1024 * 1024)))
     for (const a of answers) expect(a.status).toBe(413)
-    expect(rssMb() - before).toBeLessThan(50)
+    expect(serverRssMb() - before).toBeLessThan(50)
   })
 
   test('item 2: a chunked body that never ends is cut at 64 KiB on pages and 1 MiB on the API', async () => {
-    const before = rssMb()
+    const before = serverRssMb()
     const page = await raw('POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n', 256 * 1024 * 1024, true)
     expect(page.status).toBe(413)
     const api = await raw('POST /api/settings HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n', 256 * 1024 * 1024, true)
     expect(api.status).toBe(413)
     expect(api.text).toContain('"error":"request_too_large"')
-    expect(rssMb() - before).toBeLessThan(50)
+    expect(serverRssMb() - before).toBeLessThan(50)
   })
 
   test('item 3: sign-ins with 60 KB emails do not accumulate in the server\'s memory (the throttle kept each: +36 MB a round)', async () => {
@@ -120,10 +116,10 @@ describe('the binary under hostile input', () => {
       }
     }
     await round(1) // the heap grows to its working size
-    const before = rssMb()
+    const before = serverRssMb()
     await round(2)
     await round(3)
-    expect(rssMb() - before).toBeLessThan(25)
+    expect(serverRssMb() - before).toBeLessThan(25)
   })
 
   test('item 9: Host: x does not make /zzz/account the account page; a malformed Host is 400', async () => {

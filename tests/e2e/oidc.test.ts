@@ -37,25 +37,31 @@ async function verifiedWithJose(idToken: string, audience: string) {
   return (await jose.jwtVerify(idToken, jwks, { issuer: server.url, audience, algorithms: ['RS256'] })).payload
 }
 
+/** The code flow through openid-client: PKCE, nonce and state, the user signing in, the exchange with its checks. */
+async function codeFlow(config: client.Configuration, email: string, scope: string) {
+  const verifier = client.randomPKCECodeVerifier()
+  const nonce = client.randomNonce()
+  const state = client.randomState()
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: CALLBACK,
+    scope,
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    nonce,
+    state,
+  })
+  const callback = await authorizeAsUser(server, url, email)
+  const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state, idTokenExpected: true })
+  return { tokens, nonce }
+}
+
 describe('openid-client v6', () => {
   test('discovery, PKCE and nonce, a validated id_token, fetchUserInfo, refresh with a new id_token, the end-session URL', async () => {
     const rp = createClient(['--post-logout-redirect-uri', 'http://127.0.0.1:9/bye'])
     const user = registerUser(server, 'olga@example.com', 'Olga Ode')
     const config = await client.discovery(new URL(server.url), rp.client_id, rp.client_secret, undefined, { execute: [client.allowInsecureRequests] })
     expect(config.serverMetadata().id_token_signing_alg_values_supported).toEqual(['RS256', 'ES256', 'EdDSA'])
-    const verifier = client.randomPKCECodeVerifier()
-    const nonce = client.randomNonce()
-    const state = client.randomState()
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: CALLBACK,
-      scope: 'openid profile email offline_access',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      nonce,
-      state,
-    })
-    const callback = await authorizeAsUser(server, url, 'olga@example.com')
-    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state, idTokenExpected: true })
+    const { tokens, nonce } = await codeFlow(config, 'olga@example.com', 'openid profile email offline_access')
     const claims = tokens.claims()!
     expect(claims).toMatchObject({ iss: server.url, sub: user.id, aud: rp.client_id, nonce, email: 'olga@example.com', email_verified: true, name: 'Olga Ode' })
     expect(await verifiedWithJose(tokens.id_token!, rp.client_id)).toMatchObject({ sub: user.id, nonce })
@@ -85,17 +91,7 @@ describe('ES256 and EdDSA ID tokens (--id-token-alg), checked by openid-client a
       const config = await client.discovery(new URL(server.url), rp.client_id, { client_secret: rp.client_secret, id_token_signed_response_alg: alg }, undefined, {
         execute: [client.allowInsecureRequests],
       })
-      const verifier = client.randomPKCECodeVerifier()
-      const nonce = client.randomNonce()
-      const url = client.buildAuthorizationUrl(config, {
-        redirect_uri: CALLBACK,
-        scope: 'openid profile offline_access',
-        code_challenge: await client.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: 'S256',
-        nonce,
-      })
-      const callback = await authorizeAsUser(server, url, `${alg.toLowerCase()}@example.com`)
-      const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedNonce: nonce, idTokenExpected: true })
+      const { tokens, nonce } = await codeFlow(config, `${alg.toLowerCase()}@example.com`, 'openid profile offline_access')
       expect(jose.decodeProtectedHeader(tokens.id_token!).alg).toBe(alg)
       expect(tokens.claims()).toMatchObject({ iss: server.url, sub: user.id, aud: rp.client_id, nonce, name: `${alg} User` })
       expect((await jose.jwtVerify(tokens.id_token!, jwks, { issuer: server.url, audience: rp.client_id, algorithms: [alg] })).payload.sub).toBe(user.id)

@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
@@ -128,6 +128,12 @@ export async function startBinary(env: Record<string, string> = {}, dir?: string
       rmSync(cwd, { recursive: true, force: true })
     },
   }
+}
+
+/** A process's resident memory in MB, from /proc (what the reviews measured). */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024
 }
 
 /** A tiny cookie-keeping browser stand-in for flows the real-browser test does not cover. */
