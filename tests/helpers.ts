@@ -8,7 +8,7 @@ import { manualClock } from '../src/lib/clock'
 import { hashPassword, sha256 } from '../src/lib/crypto'
 import { openTestStore, type TestStore } from './store'
 import { generateSigningKey } from '../src/oidc/keys'
-import type { SigningKeyRecord } from '../src/db/store'
+import type { SaveRules, SigningKeyRecord } from '../src/db/store'
 import { parseCookies } from '../src/lib/cookies'
 import { createLogger, type Logger } from '../src/lib/log'
 import { peerAddresses } from '../src/web/client-address'
@@ -171,6 +171,11 @@ export function bearer(token: string): Record<string, string> {
  * in-process `app.handle` calls awaited back to back do, so tests that model "the next request"
  * after another process's commit cross a turn first (see ExternalWrites.check).
  */
+/** Save rules without limits or preconditions: a store-level write at `now` (tests and the scale bench). */
+export function unlimited(now: number): SaveRules {
+  return { now, valueBytes: 0, maxKeys: Number.MAX_SAFE_INTEGER, maxUserBytes: Number.MAX_SAFE_INTEGER }
+}
+
 export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 export { parseCookies }

@@ -17,7 +17,8 @@ import {
   SettingSaved,
 } from './model'
 import { errorResponses } from '../docs/openapi'
-import { checkPreconditions, decideSave, etagMatches, etagOf, listSettingsJson, settingJson, type Preconditions } from './service'
+import type { Preconditions } from '../db/store'
+import { etagMatches, etagOf, listSettingsJson, refusalError, settingJson } from './service'
 import { checkSince, deltaJson, parseRevision } from './sync'
 
 function checkKey(key: string): string {
@@ -118,13 +119,12 @@ export function settingsRoutes(ctx: AppContext) {
         const valueBytes = encoder.encode(value).byteLength
         if (valueBytes > ctx.config.settingsMaxValueBytes)
           throw new ValueTooLarge(`value is larger than ${ctx.config.settingsMaxValueBytes} bytes of JSON`)
-        const pre = preconditionsOf(request)
-        const limits = { valueBytes, now: ctx.clock.now(), maxKeys: ctx.config.settingsMaxKeys, maxUserBytes: ctx.config.settingsMaxUserBytes }
+        const rules = { ...preconditionsOf(request), valueBytes, now: ctx.clock.now(), maxKeys: ctx.config.settingsMaxKeys, maxUserBytes: ctx.config.settingsMaxUserBytes }
         ctx.settingsCache.invalidate(user.id, clientId)
-        const stored = await ctx.store
-          .settings.saveSetting(user.id, clientId, key, value, (current, usage) => decideSave(current, usage, limits, pre))
-          .finally(() => ctx.settingsCache.invalidate(user.id, clientId))
-        ctx.settingsHub.published(user.id, clientId, { revision: stored.revision, key, setting: stored })
+        const saved = await ctx.store.settings.saveSetting(user.id, clientId, key, value, rules).finally(() => ctx.settingsCache.invalidate(user.id, clientId))
+        if (!saved.ok) throw refusalError(saved.refused, rules)
+        const stored = saved.setting
+        ctx.settingsHub.published(user.id, clientId, { revision: saved.revision, key, setting: stored })
         return jsonText(`{"success":true,"setting":${settingJson(stored, clientId)}}`, 200, { etag: etagOf(stored) })
       },
       {
@@ -150,11 +150,9 @@ export function settingsRoutes(ctx: AppContext) {
         const key = checkKey(params.key)
         const pre = preconditionsOf(request)
         ctx.settingsCache.invalidate(user.id, clientId)
-        const revision = await ctx.store
-          .settings.deleteSetting(user.id, clientId, key, ctx.clock.now(), (current) => checkPreconditions(current, pre))
-          .finally(() => ctx.settingsCache.invalidate(user.id, clientId))
-        if (revision === false) throw new NotFound(`no setting named "${key}"`)
-        ctx.settingsHub.published(user.id, clientId, { revision, key, setting: undefined })
+        const deleted = await ctx.store.settings.deleteSetting(user.id, clientId, key, ctx.clock.now(), pre).finally(() => ctx.settingsCache.invalidate(user.id, clientId))
+        if (!deleted.ok) throw deleted.refused === 'missing' ? new NotFound(`no setting named "${key}"`) : refusalError(deleted.refused, pre)
+        ctx.settingsHub.published(user.id, clientId, { revision: deleted.revision, key, setting: undefined })
         return jsonText('{"success":true}')
       },
       {

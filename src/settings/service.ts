@@ -1,13 +1,8 @@
-import type { SettingsUsage, Store, StoredSetting } from '../db/store'
-import { sha256 } from '../lib/crypto'
+import type { Preconditions, SaveRules, SettingRefusal, Store, StoredSetting } from '../db/store'
 import { PreconditionFailed, QuotaExceeded } from '../lib/errors'
 
 export type { StoredSetting }
-
-/** A strong validator for one stored version (RFC 9110 §8.8.3). */
-export function etagOf(s: StoredSetting): string {
-  return `"${sha256(`${s.updatedAt}:${s.value}`).slice(0, 27)}"`
-}
+export { etagMatches, etagOf } from '../db/store'
 
 const isoTimes = new Map<number, string>()
 
@@ -37,46 +32,16 @@ export async function listSettingsJson(store: Store, userId: string, clientId: s
   return `${body}],"revision":${revision}}`
 }
 
-/** `If-Match` / `If-None-Match` as RFC 9110 §13.1.1–2 define them for a state-changing request. */
-export interface Preconditions {
-  ifMatch?: string
-  ifNoneMatch?: string
-}
-
-/** Whether an If-Match / If-None-Match value (`*` or a list of ETags) matches `etag`. */
-export function etagMatches(header: string, etag: string | undefined): boolean {
-  if (header.trim() === '*') return etag !== undefined
-  if (etag === undefined) return false
-  return header.split(',').some((tag) => tag.trim() === etag)
-}
-
-export function checkPreconditions(current: StoredSetting | undefined, pre: Preconditions): void {
-  const etag = current && etagOf(current)
-  if (pre.ifMatch !== undefined && !etagMatches(pre.ifMatch, etag))
-    throw new PreconditionFailed('If-Match does not match the stored version')
-  if (pre.ifNoneMatch !== undefined && etagMatches(pre.ifNoneMatch, etag))
-    throw new PreconditionFailed(pre.ifNoneMatch.trim() === '*' ? 'the key already exists' : 'If-None-Match matches the stored version')
-}
-
-export interface SaveLimits {
-  /** The value's UTF-8 length, as measured against SETTINGS_MAX_VALUE_BYTES. */
-  valueBytes: number
-  now: number
-  maxKeys: number
-  maxUserBytes: number
-}
-
-/**
- * The rules of a write, decided inside the store's transaction on the locked state: the
- * preconditions, SETTINGS_MAX_KEYS for a new key, SETTINGS_MAX_USER_BYTES for any growth.
- * Returns the new `updated_at`, which advances on every write, even two in one millisecond.
- */
-export function decideSave(current: StoredSetting | undefined, usage: SettingsUsage, limits: SaveLimits, pre: Preconditions): number {
-  checkPreconditions(current, pre)
-  if (!current && usage.keys >= limits.maxKeys)
-    throw new QuotaExceeded(`this application may keep at most ${limits.maxKeys} settings per user`)
-  const growth = limits.valueBytes - (current ? Buffer.byteLength(current.value) : 0)
-  if (growth > 0 && usage.bytes + growth > limits.maxUserBytes)
-    throw new QuotaExceeded(`a user may keep at most ${limits.maxUserBytes} bytes of settings across all applications`)
-  return current ? Math.max(limits.now, current.updatedAt + 1) : limits.now
+/** A write the store refused, as the error the API answers (412 for a precondition, 409 for a quota). */
+export function refusalError(refused: SettingRefusal, rules: Preconditions & Partial<SaveRules>): Error {
+  switch (refused) {
+    case 'if-match':
+      return new PreconditionFailed('If-Match does not match the stored version')
+    case 'if-none-match':
+      return new PreconditionFailed(rules.ifNoneMatch?.trim() === '*' ? 'the key already exists' : 'If-None-Match matches the stored version')
+    case 'max-keys':
+      return new QuotaExceeded(`this application may keep at most ${rules.maxKeys} settings per user`)
+    case 'max-bytes':
+      return new QuotaExceeded(`a user may keep at most ${rules.maxUserBytes} bytes of settings across all applications`)
+  }
 }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { createSession } from '../../src/accounts/sessions'
 import { issueCode } from '../../src/oauth/codes'
-import { addClient, addUser, createTestApp, mintToken } from '../helpers'
+import { addClient, addUser, createTestApp, mintToken, unlimited } from '../helpers'
 
 const TABLES = ['consents', 'auth_codes', 'access_tokens', 'settings', 'setting_counts', 'sessions'] as const
 
@@ -12,7 +12,7 @@ async function world() {
   const now = t.clock.now()
   await issueCode(t.store, { clientId: client.id, userId: user.id, redirectUri: 'https://app.example/callback', scope: 'email', codeChallenge: null }, now, 60, { scopes: ['email'], canonicalOrder: ['email'] })
   await mintToken(t, client.id, user.id, 'email')
-  await t.store.settings.saveSetting(user.id, client.id, 'k', '1', () => now)
+  await t.store.settings.saveSetting(user.id, client.id, 'k', '1', unlimited(now))
   await createSession(t.store, user.id, now, { amr: ['pwd'] })
   const counts = async () => Promise.all(TABLES.map(async (table) => (await t.row(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${table}`))!.n))
   expect(await counts()).toEqual([1, 2, 1, 1, 1, 1])

@@ -106,7 +106,7 @@ async function ensureSettingsDataSet(h: Harness, bin: string, set: SettingsSet):
     const user = await insertUser(store, { email: `user${i}@scale.example`, fullName: `User ${i}`, avatarUrl: null, passwordHash }, now)
     tokens[i] = await issueToken(store, app.client_id, user.id, 'settings:read settings:write', now)
     for (let k = 0; k < set.perUser; k++)
-      await store.settings.saveSetting(user.id, app.client_id, `pref.${k}`, JSON.stringify({ theme: 'dark', size: k, tags: ['a', 'b'] }), () => now)
+      await store.settings.saveSetting(user.id, app.client_id, `pref.${k}`, JSON.stringify({ theme: 'dark', size: k, tags: ['a', 'b'] }), { now, valueBytes: 0, maxKeys: 1e9, maxUserBytes: 1e15 })
   })
   await store.close()
   writeFileSync(join(set.dir, 'tokens.txt'), tokens.join('\n') + '\n', { mode: 0o600 })

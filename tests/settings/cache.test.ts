@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config'
 import { manualClock } from '../../src/lib/clock'
 import { createClient } from '../../src/oauth/clients'
 import { SettingsCache } from '../../src/settings/cache'
-import { mintToken, nextTurn, type TestApp } from '../helpers'
+import { mintToken, nextTurn, unlimited, type TestApp } from '../helpers'
 import { openTestStorePair, testEngine, type TestStorePair } from '../store'
 
 /** The list cache, with a second store on the same database standing in for another process or instance. */
@@ -52,7 +52,7 @@ describe('the settings list cache', () => {
     const [, etag2] = await one()
     expect(etag2).not.toBe(etag1)
     expect(await one()).toEqual([200, etag2, 2])
-    await pair.other.settings.saveSetting(userId, clientId, 'a', '"changed"', () => Date.now() + 1000)
+    await pair.other.settings.saveSetting(userId, clientId, 'a', '"changed"', unlimited(Date.now() + 1000))
     await nextTurn()
     const [status, etag3, value] = await one()
     expect([status, value]).toEqual([200, 'changed'])
@@ -111,10 +111,10 @@ describe('the settings list cache', () => {
   test('a commit by another process (or instance) shows on the very next read', async () => {
     await call('POST', '/api/settings', { client_id: clientId, key: 'a', value: 1 })
     expect(await keys()).toMatchObject([{ key: 'a', value: 1 }])
-    await pair.other.settings.saveSetting(userId, clientId, 'a', '"changed"', () => Date.now())
+    await pair.other.settings.saveSetting(userId, clientId, 'a', '"changed"', unlimited(Date.now()))
     await nextTurn()
     expect(await keys()).toMatchObject([{ key: 'a', value: 'changed' }])
-    await pair.other.settings.deleteSetting(userId, clientId, 'a', Date.now(), () => {})
+    await pair.other.settings.deleteSetting(userId, clientId, 'a', Date.now(), {})
     await nextTurn()
     expect(await keys()).toEqual([])
   })

@@ -142,6 +142,41 @@ describe('conditional requests', () => {
     expect((await api(t, w.annA).del('d', `?client_id=${w.appA.id}`, { 'if-match': '"stale"' })).status).toBe(412)
     expect(await dump(t)).toHaveLength(1)
   })
+
+  test('every refusal, POST and DELETE, with its exact body; ETag lists match by any member, spaces trimmed; nothing changes', async () => {
+    const post = (key: string, value: unknown, headers: Record<string, string>) => api(t, w.annA).post({ client_id: w.appA.id, key, value }, headers)
+    const del = (key: string, headers: Record<string, string>) => api(t, w.annA).del(key, `?client_id=${w.appA.id}`, headers)
+    const refused = async (res: Response, status: number, error: string, description: string) => {
+      expect(res.status).toBe(status)
+      expect(await res.json()).toEqual({ error, error_description: description })
+    }
+    const etag = (await post('k', 1, {})).headers.get('etag')!
+    const before = await dump(t)
+    await refused(await post('k', 2, { 'if-match': '"a", "b"' }), 412, 'precondition_failed', 'If-Match does not match the stored version')
+    await refused(await post('k', 2, { 'if-match': `*, ${etag}x` }), 412, 'precondition_failed', 'If-Match does not match the stored version')
+    await refused(await post('k', 2, { 'if-none-match': '*' }), 412, 'precondition_failed', 'the key already exists')
+    await refused(await post('k', 2, { 'if-none-match': ` "a" ,${etag} ` }), 412, 'precondition_failed', 'If-None-Match matches the stored version')
+    await refused(await post('new', 2, { 'if-match': '*' }), 412, 'precondition_failed', 'If-Match does not match the stored version')
+    await refused(await post('new', 2, { 'if-match': '' }), 412, 'precondition_failed', 'If-Match does not match the stored version')
+    await refused(await del('k', { 'if-match': '"a"' }), 412, 'precondition_failed', 'If-Match does not match the stored version')
+    await refused(await del('k', { 'if-none-match': '*' }), 412, 'precondition_failed', 'the key already exists')
+    await refused(await del('new', { 'if-match': '*' }), 412, 'precondition_failed', 'If-Match does not match the stored version')
+    await refused(await del('new', {}), 404, 'not_found', 'no setting named "new"')
+    expect(await dump(t)).toEqual(before)
+    expect((await post('new', 2, { 'if-none-match': `"a", ${etag}` })).status).toBe(200)
+    const next = (await post('k', 2, { 'if-match': `"a",  ${etag}` })).headers.get('etag')!
+    expect((await del('k', { 'if-match': `"a",${next}`, 'if-none-match': etag })).status).toBe(200)
+    expect((await post('k', 3, { 'if-match': '*' })).status).toBe(412)
+  })
+
+  test('racing writers cannot pass a quota together: 20 new keys at once under SETTINGS_MAX_KEYS=5 → exactly 5 saved', async () => {
+    t = await createTestApp({ SETTINGS_MAX_KEYS: '5' })
+    w = await settingsWorld(t)
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => api(t, w.annA).post({ client_id: w.appA.id, key: `k${i}`, value: i })))
+    expect(results.map((r) => r.status).sort()).toEqual([...Array(5).fill(200), ...Array(15).fill(409)])
+    expect(await results.find((r) => r.status === 409)!.json()).toEqual({ error: 'quota_exceeded', error_description: 'this application may keep at most 5 settings per user' })
+    expect(await dump(t)).toHaveLength(5)
+  })
 })
 
 describe('isolation and scopes', () => {

@@ -9,6 +9,8 @@ export type Tx = SQL
 export interface PgContext {
   run<T>(fn: (sql: SQL) => Promise<T>): Promise<T>
   tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
+  /** One statement that commits on its own, retried on a deadlock as `tx` is. */
+  atomic<T>(fn: (sql: SQL) => Promise<T>): Promise<T>
 }
 
 // int8 columns come back as strings; times stay far below 2^53.

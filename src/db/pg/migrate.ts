@@ -14,6 +14,7 @@ import agents from '../../../drizzle/pg/0010_agents.sql' with { type: 'text' }
 import settingsSync from '../../../drizzle/pg/0011_settings_sync.sql' with { type: 'text' }
 import operators from '../../../drizzle/pg/0012_operators.sql' with { type: 'text' }
 import idTokenAlg from '../../../drizzle/pg/0013_id_token_alg.sql' with { type: 'text' }
+import oneRoundTrip from '../../../drizzle/pg/0014_one_round_trip.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -34,6 +35,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0011_settings_sync': settingsSync,
   '0012_operators': operators,
   '0013_id_token_alg': idTokenAlg,
+  '0014_one_round_trip': oneRoundTrip,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

@@ -1,29 +1,21 @@
-import type { SQL } from 'bun'
-import type { RemoteSettingChange, SettingChange, SettingsDelta, SettingsStore, SettingsUsage, StoredSetting } from '../store'
+import type { DeleteOutcome, Preconditions, RemoteSettingChange, SaveOutcome, SaveRules, SettingChange, SettingRefusal, SettingsDelta, SettingsStore, StoredSetting } from '../store'
 import { SETTINGS_CHANNEL, type PgChangeFeed } from './change-feed'
 import { lock, n, type PgContext, type Row, type Tx } from './context'
 
 const toSetting = (r: Row): StoredSetting => ({ key: r.key as string, value: r.value as string, updatedAt: n(r.updated_at) })
 
+/** A bury-only revision for deleteAppSettings: `latchkey_next_setting_revision` (migration 0014) takes the next one, lays the tombstone and NOTIFYs at commit. */
+function buryWithRevision(tx: Tx, userId: string, clientId: string, key: string, now: number): Promise<number> {
+  return tx`SELECT latchkey_next_setting_revision(${userId}, ${clientId}, ${key}, ${now}, 'bury', ${SETTINGS_CHANNEL}) AS revision`.then((rows: Row[]) => n(rows[0]!.revision))
+}
+
 /**
- * A write (or deletion) of one key with the (user, app)'s next revision (`h`, which the write
- * may read), the key's tombstone laid (a deletion) or lifted (a save of a new key), and the NOTIFY that tells
- * every instance once the transaction commits (never before: a change is announced only when it
- * is durable) — one round trip. Runs under the user's settings lock, so revisions are gap-free
- * however instances race.
+ * If-Match / If-None-Match as the SQL functions take them: `*` (the header was `*`), or its tags
+ * each trimmed and joined with `,` — as `etagMatches` splits and trims them.
  */
-function writeWithRevision(tx: Tx, userId: string, clientId: string, key: string, now: number, write: SQL.Query<unknown>, tombstone: 'bury' | 'lift' | 'none'): Promise<number> {
-  const grave =
-    tombstone === 'bury'
-      ? tx`INSERT INTO setting_tombstones (user_id, client_id, key, revision, deleted_at) SELECT ${userId}, ${clientId}, ${key}, revision, ${now} FROM h
-          ON CONFLICT (user_id, client_id, key) DO UPDATE SET revision = excluded.revision, deleted_at = excluded.deleted_at`
-      : tombstone === 'lift'
-        ? tx`DELETE FROM setting_tombstones WHERE user_id = ${userId} AND client_id = ${clientId} AND key = ${key}`
-        : tx`SELECT 1`
-  return tx`WITH h AS (INSERT INTO setting_heads (user_id, client_id, revision) VALUES (${userId}, ${clientId}, 1)
-        ON CONFLICT (user_id, client_id) DO UPDATE SET revision = setting_heads.revision + 1 RETURNING revision),
-      w AS (${write}), t AS (${grave})
-    SELECT revision, pg_notify(${SETTINGS_CHANNEL}, ${`${userId} ${clientId} `} || revision) FROM h`.then((rows: Row[]) => n(rows[0]!.revision))
+function tags(header: string | undefined): string | null {
+  if (header === undefined) return null
+  return header.trim() === '*' ? '*' : header.split(',').map((tag) => tag.trim()).join(',')
 }
 
 export class PgSettings implements SettingsStore {
@@ -49,40 +41,26 @@ export class PgSettings implements SettingsStore {
     })
   }
 
-  /** Locks the user's settings (every instance queues here), then reads the key and the usage in one statement. */
-  private async lockedSetting(tx: Tx, userId: string, clientId: string, key: string) {
-    await lock(tx, `settings:${userId}`)
-    const [row] = await tx`SELECT s.value, s.updated_at,
-        (SELECT coalesce(sum(n) FILTER (WHERE client_id = ${clientId}), 0) FROM setting_counts WHERE user_id = ${userId}) AS keys,
-        (SELECT coalesce(sum(bytes), 0) FROM setting_counts WHERE user_id = ${userId}) AS bytes
-      FROM (SELECT 1) one LEFT JOIN settings s ON s.user_id = ${userId} AND s.client_id = ${clientId} AND s.key = ${key}`
-    const current = row!.value === null ? undefined : { key, value: row!.value as string, updatedAt: n(row!.updated_at) }
-    return { current, usage: { keys: n(row!.keys), bytes: n(row!.bytes) } }
-  }
-
-  saveSetting(
-    userId: string,
-    clientId: string,
-    key: string,
-    value: string,
-    decide: (current: StoredSetting | undefined, usage: SettingsUsage) => number,
-  ): Promise<StoredSetting & { revision: number }> {
-    return this.ctx.tx(async (tx) => {
-      // One writer per user at a time, on every instance: quotas span the user's applications.
-      const { current, usage } = await this.lockedSetting(tx, userId, clientId, key)
-      const updatedAt = decide(current, usage)
-      const upsert = tx`INSERT INTO settings (user_id, client_id, key, value, updated_at, revision) SELECT ${userId}, ${clientId}, ${key}, ${value}, ${updatedAt}, revision FROM h
-        ON CONFLICT (user_id, client_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at, revision = excluded.revision`
-      return { key, value, updatedAt, revision: await writeWithRevision(tx, userId, clientId, key, updatedAt, upsert, current ? 'none' : 'lift') }
+  /**
+   * One round trip: `latchkey_save_setting` (migration 0014) locks the user's settings (every
+   * instance queues there; quotas span the user's applications), decides `judgeSave`'s rules on
+   * what committed before, writes with the next revision and NOTIFYs at commit.
+   */
+  saveSetting(userId: string, clientId: string, key: string, value: string, rules: SaveRules): Promise<SaveOutcome> {
+    return this.ctx.atomic(async (sql) => {
+      const [row] = await sql`SELECT refused, revision, updated_at FROM latchkey_save_setting(${userId}, ${clientId}, ${key}, ${value}, ${rules.now}, ${rules.valueBytes},
+        ${rules.maxKeys}, ${rules.maxUserBytes}, ${tags(rules.ifMatch)}, ${tags(rules.ifNoneMatch)}, ${SETTINGS_CHANNEL})`
+      if (row!.refused !== null) return { ok: false, refused: row!.refused as SettingRefusal }
+      return { ok: true, setting: { key, value, updatedAt: n(row!.updated_at) }, revision: n(row!.revision) }
     })
   }
 
-  deleteSetting(userId: string, clientId: string, key: string, now: number, check: (current: StoredSetting | undefined) => void): Promise<number | false> {
-    return this.ctx.tx(async (tx) => {
-      const { current } = await this.lockedSetting(tx, userId, clientId, key)
-      check(current)
-      if (!current) return false
-      return writeWithRevision(tx, userId, clientId, key, now, tx`DELETE FROM settings WHERE user_id = ${userId} AND client_id = ${clientId} AND key = ${key}`, 'bury')
+  /** One round trip: `latchkey_delete_setting` (migration 0014), under the same lock. */
+  deleteSetting(userId: string, clientId: string, key: string, now: number, pre: Preconditions): Promise<DeleteOutcome> {
+    return this.ctx.atomic(async (sql) => {
+      const [row] = await sql`SELECT refused, revision FROM latchkey_delete_setting(${userId}, ${clientId}, ${key}, ${now}, ${tags(pre.ifMatch)}, ${tags(pre.ifNoneMatch)}, ${SETTINGS_CHANNEL})`
+      if (row!.refused !== null) return { ok: false, refused: row!.refused as 'if-match' | 'if-none-match' | 'missing' }
+      return { ok: true, revision: n(row!.revision) }
     })
   }
 
@@ -91,7 +69,7 @@ export class PgSettings implements SettingsStore {
       await lock(tx, `settings:${userId}`)
       const keys = (await tx`DELETE FROM settings WHERE user_id = ${userId} AND client_id = ${clientId} RETURNING key`).map((r: Row) => r.key as string).sort()
       const out: SettingChange[] = []
-      for (const key of keys) out.push({ key, revision: await writeWithRevision(tx, userId, clientId, key, now, tx`SELECT 1`, 'bury'), setting: undefined })
+      for (const key of keys) out.push({ key, revision: await buryWithRevision(tx, userId, clientId, key, now), setting: undefined })
       return out
     })
   }

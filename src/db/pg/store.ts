@@ -142,17 +142,31 @@ export class PgStore implements Store, PgContext {
   async tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     // Inside `transaction`: a savepoint of it (a retry would be the whole transaction's to make).
     if (this.current) return (await (this.current as unknown as { savepoint(f: (sp: Tx) => Promise<T>): Promise<T> }).savepoint(fn).catch((e) => Promise.reject(portError(e)))) as T
-    for (let attempt = 1; ; attempt++) {
+    return this.retrying(() => this.client.begin((tx) => fn(tx as unknown as Tx)) as Promise<T>)
+  }
+
+  /**
+   * One statement that is a transaction of its own (a function call, or a statement of CTEs):
+   * one round trip where `tx` takes three or more, retried as `tx` is. Inside `transaction`,
+   * it joins it.
+   */
+  atomic<T>(fn: (sql: SQL) => Promise<T>): Promise<T> {
+    if (this.current) return this.run(fn)
+    return this.retrying(() => fn(this.client))
+  }
+
+  private async retrying<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let n = 1; ; n++) {
       const started = this.began()
       try {
-        return (await this.client.begin((tx) => fn(tx as unknown as Tx))) as T
+        return await attempt()
       } catch (error) {
         if (!isRetryable(error)) throw portError(error)
-        if (attempt >= TX_ATTEMPTS) throw new DatabaseUnavailable(error)
+        if (n >= TX_ATTEMPTS) throw new DatabaseUnavailable(error)
       } finally {
         this.ended(started)
       }
-      await Bun.sleep(attempt * 5 + Math.random() * 20)
+      await Bun.sleep(n * 5 + Math.random() * 20)
     }
   }
 

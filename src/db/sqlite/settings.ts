@@ -1,5 +1,6 @@
 import { and, asc, eq, sql } from 'drizzle-orm'
-import type { RemoteSettingChange, SettingChange, SettingsDelta, SettingsStore, SettingsUsage, StoredSetting } from '../store'
+import { judgePreconditions, judgeSave } from '../store'
+import type { DeleteOutcome, Preconditions, RemoteSettingChange, SaveOutcome, SaveRules, SettingChange, SettingsDelta, SettingsStore, SettingsUsage, StoredSetting } from '../store'
 import { changes } from './client'
 import type { SqliteContext } from './context'
 import { prepared } from './prepared'
@@ -90,26 +91,13 @@ export class SqliteSettings implements SettingsStore {
     return row ?? { keys: 0, bytes: 0 }
   }
 
-  saveSetting(
-    userId: string,
-    clientId: string,
-    key: string,
-    value: string,
-    decide: (current: StoredSetting | undefined, usage: SettingsUsage) => number,
-  ): Promise<StoredSetting & { revision: number }> {
-    return this.ctx.write(() => {
+  saveSetting(userId: string, clientId: string, key: string, value: string, rules: SaveRules): Promise<SaveOutcome> {
+    return this.ctx.write((): SaveOutcome => {
       const current = this.readSetting(userId, clientId, key)
       // Usage is read only if asked for: most writes replace a value with one no larger.
-      let cached: SettingsUsage | undefined
-      const usage = () => (cached ??= this.usage(userId, clientId))
-      const updatedAt = decide(current, {
-        get keys() {
-          return usage().keys
-        },
-        get bytes() {
-          return usage().bytes
-        },
-      })
+      let usage: SettingsUsage | undefined
+      const updatedAt = judgeSave(current, () => (usage ??= this.usage(userId, clientId)), rules)
+      if (typeof updatedAt === 'string') return { ok: false, refused: updatedAt }
       const revision = this.bump(userId, clientId)
       prepared(this.db, 'settingsUpsert', () =>
         this.db.orm
@@ -126,25 +114,25 @@ export class SqliteSettings implements SettingsStore {
         prepared(this.db, 'settingsUnbury', () =>
           this.db.sqlite.prepare<unknown, [string, string, string]>('DELETE FROM setting_tombstones WHERE user_id = ? AND client_id = ? AND key = ?'),
         ).run(userId, clientId, key)
-      return { key, value, updatedAt, revision }
+      return { ok: true, setting: { key, value, updatedAt }, revision }
     })
   }
 
-  deleteSetting(userId: string, clientId: string, key: string, now: number, check: (current: StoredSetting | undefined) => void): Promise<number | false> {
-    return this.ctx.write(() => {
+  deleteSetting(userId: string, clientId: string, key: string, now: number, pre: Preconditions): Promise<DeleteOutcome> {
+    return this.ctx.write((): DeleteOutcome => {
       const current = this.readSetting(userId, clientId, key)
-      check(current)
-      if (!current) return false
+      const refused = judgePreconditions(current, pre) ?? (current ? undefined : 'missing')
+      if (refused) return { ok: false, refused }
       const deleted = prepared(this.db, 'settingsDelete', () =>
         this.db.orm
           .delete(settings)
           .where(and(eq(settings.userId, p('userId')), eq(settings.clientId, p('clientId')), eq(settings.key, p('key'))))
           .prepare(),
       ).run({ userId, clientId, key })
-      if (changes(deleted) === 0) return false
+      if (changes(deleted) === 0) return { ok: false, refused: 'missing' }
       const revision = this.bump(userId, clientId)
       this.bury(userId, clientId, key, revision, now)
-      return revision
+      return { ok: true, revision }
     })
   }
 
