@@ -3,7 +3,7 @@ import { loadConfig } from '../src/config'
 import { insertUser, type User } from '../src/accounts/users'
 import { createClient, type Client } from '../src/oauth/clients'
 import { issueCode } from '../src/oauth/codes'
-import { mintTokens, newFamilyId } from '../src/oauth/token/issue'
+import { mintForCode } from '../src/oauth/token/issue'
 import { manualClock } from '../src/lib/clock'
 import { hashPassword, sha256 } from '../src/lib/crypto'
 import { openTestStore, type TestStore } from './store'
@@ -62,10 +62,11 @@ export async function addUser(t: TestApp, email = 'ann@example.com', fullName = 
 /** Tokens minted through the store's own code exchange (the HTTP flow is covered by the oauth tests). */
 export async function mintTokenPair(t: Pick<TestApp, 'store' | 'ctx' | 'clock'>, clientId: string, userId: string, scope = 'settings:read settings:write', resource: string | null = null) {
   const code = await issueCode(t.store, { clientId, userId, redirectUri: CALLBACK, scope, codeChallenge: null, resource }, t.clock.now(), 60)
-  const pair = mintTokens(t.ctx, { clientId, userId, grantScope: scope, accessScope: scope, familyId: newFamilyId(), resource })
-  const outcome = await t.store.grants.exchangeCode(sha256(code), t.clock.now(), () => undefined, () => pair.issued)
+  const minted = mintForCode(t.ctx, clientId)
+  const expect = { clientId, redirectUri: CALLBACK, challenge: null, audience: undefined }
+  const outcome = await t.store.grants.exchangeCode({ codeHash: sha256(code), now: t.clock.now(), expect, tokens: minted.tokens })
   if (!outcome.ok) throw new Error('minting a token failed')
-  return pair.response(outcome)
+  return minted.response(outcome, outcome.code)
 }
 
 export async function mintToken(t: Pick<TestApp, 'store' | 'ctx' | 'clock'>, clientId: string, userId: string, scope = 'settings:read settings:write') {

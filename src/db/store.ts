@@ -28,6 +28,7 @@ import type { UserStore } from './port/users'
 
 export type * from './port/clients'
 export type * from './port/grants'
+export { codeRefusal, tokensForCode } from './port/grants'
 export type * from './port/groups'
 export type * from './port/audit'
 export type * from './port/keys'

@@ -68,7 +68,10 @@ export async function issueToken(store: Store, clientId: string, userId: string,
   )
   const access = mintOpaque(ACCESS_TOKEN_PREFIX, row, now, TTL_SECONDS)
   const refresh = mintOpaque(REFRESH_TOKEN_PREFIX, row, now, TTL_SECONDS)
-  const outcome = await store.grants.exchangeCode(codeHash, now, () => undefined, () => ({ access: access.row, refresh: { ...refresh.row, authTime: now }, keyHash: sha256(randomToken()) }))
+  const secrets = ({ verifierHash, expiresAt, createdAt }: typeof access.row) => ({ verifierHash, expiresAt, createdAt })
+  const expect = { clientId, redirectUri: REDIRECT_URI, challenge: null, audience: undefined }
+  const tokens = { familyId: row.familyId, access: secrets(access.row), refresh: secrets(refresh.row), keyHash: sha256(randomToken()) }
+  const outcome = await store.grants.exchangeCode({ codeHash, now, expect, tokens })
   if (!outcome.ok) throw new Error('building the data set: an exchange failed')
   return access.spell(outcome.tokenId)
 }

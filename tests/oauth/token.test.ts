@@ -35,12 +35,13 @@ const exchange = (code: string, extra: Record<string, string | undefined> = {}) 
 
 const basic = (id: string, secret: string) => 'Basic ' + btoa(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`)
 
-async function expectError(res: Response, status: number, error: string) {
+async function expectError(res: Response, status: number, error: string, description?: string) {
   expect(res.status).toBe(status)
   expect(res.headers.get('content-type')).toBe('application/json')
   const body = (await res.json()) as Record<string, unknown>
   expect(body.error).toBe(error)
   expect(typeof body.error_description).toBe('string')
+  if (description !== undefined) expect(body.error_description).toBe(description)
   expect(Object.keys(body).sort()).toEqual(['error', 'error_description'])
 }
 
@@ -158,12 +159,12 @@ describe('POST /api/oauth/token: 400 unsupported_grant_type', () => {
 })
 
 describe('POST /api/oauth/token: 400 invalid_grant', () => {
-  test('unknown code', async () => expectError(await exchange('not-a-code'), 400, 'invalid_grant'))
+  test('unknown code', async () => expectError(await exchange('not-a-code'), 400, 'invalid_grant', 'authorization code is invalid'))
 
   test('expired code (after CODE_TTL = 60 s)', async () => {
     const code = await newCode()
     t.clock.advance(60_000)
-    await expectError(await exchange(code), 400, 'invalid_grant')
+    await expectError(await exchange(code), 400, 'invalid_grant', 'authorization code has expired')
   })
 
   test('a code just inside CODE_TTL still works', async () => {
@@ -176,29 +177,34 @@ describe('POST /api/oauth/token: 400 invalid_grant', () => {
     const code = await newCode()
     const first = (await (await exchange(code)).json()) as { access_token: string }
     expect((await t.handle('/api/oauth/userinfo', { headers: bearer(first.access_token) })).status).toBe(200)
-    await expectError(await exchange(code), 400, 'invalid_grant')
+    await expectError(await exchange(code), 400, 'invalid_grant', 'authorization code was already used')
     expect((await t.handle('/api/oauth/userinfo', { headers: bearer(first.access_token) })).status).toBe(401)
   })
 
   test('a code issued to another client', async () => {
     const other = await addClient(t)
     const code = await newCode({}, other)
-    await expectError(await exchange(code), 400, 'invalid_grant')
+    await expectError(await exchange(code), 400, 'invalid_grant', 'authorization code was issued to another client')
   })
 
   test('redirect_uri differs from the authorization request', async () => {
     await t.rows('UPDATE clients SET redirect_uris = ? WHERE id = ?', JSON.stringify([CALLBACK, 'https://app.example/other']), client.client.id)
     const code = await newCode()
-    await expectError(await exchange(code, { redirect_uri: 'https://app.example/other' }), 400, 'invalid_grant')
+    await expectError(await exchange(code, { redirect_uri: 'https://app.example/other' }), 400, 'invalid_grant', 'redirect_uri does not match the authorization request')
+    expect((await exchange(code)).status).toBe(200)
   })
 
   test('PKCE: wrong verifier, missing verifier, and a verifier without a challenge', async () => {
     const verifier = 'k'.repeat(43)
     const code = await newCode({ code_challenge: s256(verifier), code_challenge_method: 'S256' })
-    await expectError(await exchange(code, { code_verifier: 'x'.repeat(43) }), 400, 'invalid_grant')
-    await expectError(await exchange(code), 400, 'invalid_grant')
+    const wrong = 'PKCE code_verifier is missing or wrong'
+    await expectError(await exchange(code, { code_verifier: 'x'.repeat(43) }), 400, 'invalid_grant', wrong)
+    await expectError(await exchange(code, { code_verifier: 'k'.repeat(42) }), 400, 'invalid_grant', wrong)
+    await expectError(await exchange(code), 400, 'invalid_grant', wrong)
     expect((await exchange(code, { code_verifier: verifier })).status).toBe(200)
-    await expectError(await exchange(await newCode(), { code_verifier: verifier }), 400, 'invalid_grant')
+    const unexpected = 'code_verifier sent but the authorization request had no code_challenge'
+    await expectError(await exchange(await newCode(), { code_verifier: verifier }), 400, 'invalid_grant', unexpected)
+    await expectError(await exchange(await newCode(), { code_verifier: 'short' }), 400, 'invalid_grant', unexpected)
   })
 
   test('concurrent exchanges of one code: exactly one succeeds', async () => {

@@ -1,6 +1,8 @@
 import type {
   AuthorizedApp,
+  CodeExchange,
   CodeRecord,
+  CodeRefusal,
   ExchangeOutcome,
   FoundRefresh,
   GrantStore,
@@ -92,7 +94,6 @@ async function deleteFamily(tx: Tx, familyId: string): Promise<boolean> {
   return family + refresh + access > 0
 }
 
-const CODE_COLUMNS = 'client_id, user_id, redirect_uri, scope, code_challenge, expires_at, used_at, token_id, family_id, nonce, auth_time, amr, resource'
 
 const toCode = (row: Row): CodeRecord => ({
   clientId: row.client_id as string,
@@ -168,39 +169,41 @@ export class PgGrants implements GrantStore {
   }
 
   /**
-   * Two round trips where there were four (BEGIN, SELECT … FOR UPDATE, the inserts, COMMIT): a
-   * code's fields never change — only its use — so it is read without a lock, checked and its
-   * tokens minted, then one statement (a transaction of its own) locks it *still unused* and
-   * writes everything, or writes nothing. A second exchange of the same code, on any instance,
-   * waits on the row lock and then finds it used; that, or a code already used when read, goes
-   * the replay path below.
+   * One round trip where there were four (BEGIN, SELECT … FOR UPDATE, the inserts, COMMIT): one
+   * statement (a transaction of its own) reads the code and decides `codeRefusal` on it, then
+   * locks it *still unused* and writes the tokens with the code's grant, or writes nothing. A
+   * second exchange of the same code, on any instance, waits on the row lock and then finds it
+   * used; that, or a code already used when read, goes the replay path below.
    */
-  async exchangeCode(
-    codeHash: string,
-    now: number,
-    check: (code: CodeRecord) => string | undefined,
-    issue: (code: CodeRecord) => IssuedTokens,
-  ): Promise<ExchangeOutcome> {
-    const row = await this.ctx.run(async (sql) => (await sql.unsafe(`SELECT ${CODE_COLUMNS} FROM auth_codes WHERE code_hash = $1`, [codeHash]))[0] as Row | undefined)
-    if (!row) return { ok: false, reason: 'unknown' }
-    if (row.used_at !== null) return this.replayed(codeHash)
-    const code = toCode(row)
-    const refused = check(code)
-    if (refused) return { ok: false, reason: 'refused', description: refused }
-    const { access, refresh, keyHash, amr } = issue(code)
-    const [ids] = await this.ctx.run(
-      (sql) => sql`WITH g AS (SELECT code_hash FROM auth_codes WHERE code_hash = ${codeHash} AND used_at IS NULL FOR UPDATE),
+  async exchangeCode(exchange: CodeExchange): Promise<ExchangeOutcome> {
+    const { codeHash, now, expect, tokens } = exchange
+    const { familyId, access, refresh, keyHash } = tokens
+    const [row] = await this.ctx.atomic(
+      (sql) => sql`WITH c AS (SELECT client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, amr, resource,
+            CASE WHEN used_at IS NOT NULL THEN 'used'
+              WHEN expires_at <= ${now} THEN 'expired'
+              WHEN client_id <> ${expect.clientId} THEN 'client'
+              WHEN redirect_uri IS DISTINCT FROM ${expect.redirectUri ?? null} THEN 'redirect_uri'
+              WHEN code_challenge IS NOT NULL AND code_challenge IS DISTINCT FROM ${expect.challenge} THEN 'pkce'
+              WHEN code_challenge IS NULL AND ${expect.challenge}::text IS NOT NULL THEN 'verifier'
+              WHEN ${expect.audience !== undefined} AND resource IS DISTINCT FROM ${expect.audience ?? null} THEN 'audience' END AS refusal
+            FROM auth_codes WHERE code_hash = ${codeHash}),
+          g AS (SELECT code_hash, user_id, scope, resource, auth_time, amr FROM auth_codes
+            WHERE code_hash = ${codeHash} AND used_at IS NULL AND (SELECT refusal FROM c) IS NULL FOR UPDATE),
           f AS (INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at, auth_time, amr, resource)
-            SELECT ${refresh.familyId}, ${refresh.clientId}, ${refresh.userId}, ${keyHash}, ${now}, ${now}, ${refresh.expiresAt}, ${refresh.authTime}, ${amr ?? null}, ${refresh.resource} FROM g RETURNING id),
+            SELECT ${familyId}, ${expect.clientId}, user_id, ${keyHash}, ${now}, ${now}, ${refresh.expiresAt}, auth_time, amr, resource FROM g RETURNING id),
           a AS (INSERT INTO access_tokens (verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at, resource)
-            SELECT ${access.verifierHash}, ${access.familyId}, ${access.clientId}, ${access.userId}, ${access.scope}, ${access.expiresAt}, ${access.createdAt}, ${access.resource} FROM g RETURNING id),
+            SELECT ${access.verifierHash}, ${familyId}, ${expect.clientId}, user_id, scope, ${access.expiresAt}, ${access.createdAt}, resource FROM g RETURNING id),
           r AS (INSERT INTO refresh_tokens (verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at, auth_time, resource)
-            SELECT ${refresh.verifierHash}, ${refresh.familyId}, ${refresh.clientId}, ${refresh.userId}, ${refresh.scope}, ${refresh.expiresAt}, ${refresh.createdAt}, ${refresh.authTime}, ${refresh.resource} FROM g),
-          u AS (UPDATE auth_codes SET used_at = ${now}, token_id = (SELECT id FROM a), family_id = ${access.familyId} WHERE code_hash IN (SELECT code_hash FROM g))
-        SELECT (SELECT id FROM a) AS token_id, (SELECT id FROM f) AS family_ref`,
+            SELECT ${refresh.verifierHash}, ${familyId}, ${expect.clientId}, user_id, scope, ${refresh.expiresAt}, ${refresh.createdAt}, auth_time, resource FROM g),
+          u AS (UPDATE auth_codes SET used_at = ${now}, token_id = (SELECT id FROM a), family_id = ${familyId} WHERE code_hash IN (SELECT code_hash FROM g))
+        SELECT c.*, (SELECT id FROM a) AS token_id, (SELECT id FROM f) AS family_ref FROM c`,
     )
-    if (ids?.token_id == null) return this.replayed(codeHash)
-    return { ok: true, tokenId: n(ids.token_id), familyRef: n(ids.family_ref) }
+    if (!row) return { ok: false, reason: 'unknown' }
+    if (row.refusal === 'used' || (row.refusal === null && row.token_id === null)) return this.replayed(codeHash)
+    const code = toCode(row)
+    if (row.refusal !== null) return { ok: false, reason: 'refused', refusal: row.refusal as CodeRefusal, code }
+    return { ok: true, tokenId: n(row.token_id), familyRef: n(row.family_ref), code }
   }
 
   /** A used code presented again (§4.1.2): what it issued is revoked — this commits although the request fails. */

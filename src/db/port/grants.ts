@@ -2,6 +2,7 @@
  * Grants: what a user allowed an app (consent), and what that authorization issued — codes, then
  * access and refresh tokens that share a family.
  */
+import { constantTimeEqual } from '../../lib/crypto'
 
 export interface CodeRecord {
   clientId: string
@@ -122,10 +123,66 @@ export type RefreshDecision =
 
 export type RefreshOutcome = { ok: true; tokenId: number; familyRef: number } | ({ ok: false; familyRevoked?: boolean } & RefreshRefusal)
 
-/** The outcome of a code exchange, decided inside its transaction. */
+/**
+ * What a presented code must match, as data the store checks on the code it claims (RFC 6749
+ * §4.1.3, RFC 7636 §4.6, RFC 8707 §2.2): see `codeRefusal`, which PostgreSQL decides in SQL.
+ */
+export interface CodeExpectation {
+  clientId: string
+  redirectUri: string | undefined
+  /** The S256 of the presented code_verifier; '' for one not well formed; null when none was sent. */
+  challenge: string | null
+  /** The resource the exchange names (null: Latchkey's own API); undefined when it names none. */
+  audience: string | null | undefined
+}
+
+/** Why a code that exists and is unused was refused, in the order the checks run. */
+export type CodeRefusal = 'expired' | 'client' | 'redirect_uri' | 'pkce' | 'verifier' | 'audience'
+
+/** One token's secrets, minted before its code is read. */
+export interface TokenSecrets {
+  verifierHash: string
+  expiresAt: number
+  createdAt: number
+}
+
+/**
+ * A code exchange as one request to the store: the pair's secrets are minted first, and each row
+ * takes its user, scope and resource (the refresh token its auth_time, the family its amr) from
+ * the code it claims.
+ */
+export interface CodeExchange {
+  codeHash: string
+  now: number
+  expect: CodeExpectation
+  tokens: { familyId: string; access: TokenSecrets; refresh: TokenSecrets; keyHash: string }
+}
+
+/** The outcome of a code exchange, decided inside its transaction; with the code when it exists and was unused. */
 export type ExchangeOutcome =
-  | { ok: true; tokenId: number; familyRef: number }
-  | { ok: false; reason: 'unknown' | 'used' | 'refused'; description?: string }
+  | { ok: true; tokenId: number; familyRef: number; code: CodeRecord }
+  | { ok: false; reason: 'unknown' }
+  | { ok: false; reason: 'used' }
+  | { ok: false; reason: 'refused'; refusal: CodeRefusal; code: CodeRecord }
+
+/** The checks of `CodeExpectation` on an unused code, for an engine that decides them in code (SQLite). */
+export function codeRefusal(code: CodeRecord, expect: CodeExpectation, now: number): CodeRefusal | undefined {
+  if (code.expiresAt <= now) return 'expired'
+  if (code.clientId !== expect.clientId) return 'client'
+  if (code.redirectUri !== expect.redirectUri) return 'redirect_uri'
+  if (code.codeChallenge !== null) {
+    if (expect.challenge === null || !constantTimeEqual(expect.challenge, code.codeChallenge)) return 'pkce'
+  } else if (expect.challenge !== null) return 'verifier'
+  if (expect.audience !== undefined && expect.audience !== code.resource) return 'audience'
+  return undefined
+}
+
+/** The rows a code exchange inserts: its secrets, with the code's grant. */
+export function tokensForCode(code: CodeRecord, exchange: CodeExchange): IssuedTokens {
+  const { familyId, access, refresh, keyHash } = exchange.tokens
+  const grant = { familyId, clientId: code.clientId, userId: code.userId, scope: code.scope, resource: code.resource }
+  return { access: { ...grant, ...access }, refresh: { ...grant, ...refresh, authTime: code.authTime }, keyHash, amr: code.amr }
+}
 
 export interface AuthorizedApp {
   clientId: string
@@ -148,16 +205,11 @@ export interface GrantStore {
   revokeAccess(userId: string, clientId: string): Promise<boolean>
   /**
    * RFC 6749 §4.1.2, §4.1.3: claims the code once. An unknown code is `unknown`; a used one is
-   * `used` and revokes every token it led to (its family); otherwise `check` decides (client,
-   * redirect_uri, expiry, PKCE) and, when it accepts, the tokens `issue` describes are inserted,
-   * the code marked used, and the consent's last use noted.
+   * `used` and revokes every token it led to (its family); otherwise `codeRefusal` decides
+   * (expiry, client, redirect_uri, PKCE, resource) and, when it accepts, the tokens
+   * (`tokensForCode`) are inserted and the code marked used.
    */
-  exchangeCode(
-    codeHash: string,
-    now: number,
-    check: (code: CodeRecord) => string | undefined,
-    issue: (code: CodeRecord) => IssuedTokens,
-  ): Promise<ExchangeOutcome>
+  exchangeCode(exchange: CodeExchange): Promise<ExchangeOutcome>
   /**
    * The refresh grant on the locked family that `lookup` names: `decide` sees the family and the
    * presented token's row (undefined when it is gone) and refuses, revokes the family (reuse) or

@@ -1,6 +1,8 @@
 import { and, eq, isNull, sql } from 'drizzle-orm'
+import { codeRefusal, tokensForCode } from '../store'
 import type {
   AuthorizedApp,
+  CodeExchange,
   CodeRecord,
   ExchangeOutcome,
   FoundRefresh,
@@ -123,25 +125,22 @@ export class SqliteGrants implements GrantStore {
     })
   }
 
-  exchangeCode(
-    codeHash: string,
-    now: number,
-    check: (code: CodeRecord) => string | undefined,
-    issue: (code: CodeRecord) => IssuedTokens,
-  ): Promise<ExchangeOutcome> {
+  exchangeCode(exchange: CodeExchange): Promise<ExchangeOutcome> {
+    const { codeHash, now } = exchange
     return this.ctx.write((): ExchangeOutcome => {
-      const code = prepared(this.db, 'codeByHash', () =>
+      const row = prepared(this.db, 'codeByHash', () =>
         this.db.orm.select().from(authCodes).where(eq(authCodes.codeHash, p('codeHash'))).prepare(),
       ).get({ codeHash })
-      if (!code) return { ok: false, reason: 'unknown' }
-      if (code.usedAt !== null) {
-        if (code.familyId !== null) this.deleteFamily(code.familyId)
-        else if (code.tokenId !== null) this.db.orm.delete(accessTokens).where(eq(accessTokens.id, code.tokenId)).run()
+      if (!row) return { ok: false, reason: 'unknown' }
+      if (row.usedAt !== null) {
+        if (row.familyId !== null) this.deleteFamily(row.familyId)
+        else if (row.tokenId !== null) this.db.orm.delete(accessTokens).where(eq(accessTokens.id, row.tokenId)).run()
         return { ok: false, reason: 'used' }
       }
-      const refused = check(code)
-      if (refused) return { ok: false, reason: 'refused', description: refused }
-      const tokens = issue(code)
+      const code: CodeRecord = { ...row, usedAt: null }
+      const refusal = codeRefusal(code, exchange.expect, now)
+      if (refusal) return { ok: false, reason: 'refused', refusal, code }
+      const tokens = tokensForCode(code, exchange)
       const familyRef = this.insertFamily(tokens, now)
       const tokenId = this.insertToken(tokens.access)
       this.insertRefreshToken(tokens.refresh)
@@ -155,7 +154,7 @@ export class SqliteGrants implements GrantStore {
           .prepare(),
       ).run({ codeHash, now, tokenId, familyId: tokens.access.familyId })
       if (changes(used) !== 1) throw new Error('authorization code changed during its exchange')
-      return { ok: true, tokenId, familyRef }
+      return { ok: true, tokenId, familyRef, code }
     })
   }
 

@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context'
-import type { IdTokenAlg, IssuedTokens } from '../../db/store'
-import type { FamilyKey } from '../refresh-tokens'
+import type { CodeExchange, CodeRecord, IdTokenAlg, IssuedTokens, NewToken, TokenSecrets } from '../../db/store'
+import type { FamilyKey, MintedRefresh } from '../refresh-tokens'
+import type { MintedToken } from '../tokens'
 import type { TokenResponse } from './model'
 import { issueIdToken } from '../../oidc/id-token'
 import { jwtAccessToken } from '../jwt-access-tokens'
@@ -39,14 +40,43 @@ export function mintTokens(
   const refresh = ctx.refreshTokens.mint({ clientId, userId, familyId, scope: input.grantScope, resource }, input.familyKey)
   return {
     issued: { access: access.row, refresh: { ...refresh.row, authTime: input.authTime ?? null }, keyHash: refresh.keyHash, amr: input.amr ?? null },
-    response: async (ids) => ({
-      // A --token-format jwt resource gets an RFC 9068 JWT naming the same row (revocation and introspection find it).
-      access_token: resource !== null && (await ctx.resources.byUri(resource))?.tokenFormat === 'jwt' ? await jwtAccessToken(ctx, access.row, resource, ids.tokenId) : access.spell(ids.tokenId),
-      token_type: 'Bearer',
-      expires_in: access.expiresIn,
-      refresh_token: refresh.spell(ids.familyRef),
-      scope: input.accessScope,
-    }),
+    response: (ids) => tokenResponse(ctx, access, refresh, ids, input.accessScope),
+  }
+}
+
+type Ids = { tokenId: number; familyRef: number }
+
+async function tokenResponse(ctx: AppContext, access: MintedToken, refresh: MintedRefresh, ids: Ids, scope: string): Promise<TokenResponse> {
+  const { resource } = access.row
+  return {
+    // A --token-format jwt resource gets an RFC 9068 JWT naming the same row (revocation and introspection find it).
+    access_token: resource !== null && (await ctx.resources.byUri(resource))?.tokenFormat === 'jwt' ? await jwtAccessToken(ctx, access.row, resource, ids.tokenId) : access.spell(ids.tokenId),
+    token_type: 'Bearer',
+    expires_in: access.expiresIn,
+    refresh_token: refresh.spell(ids.familyRef),
+    scope,
+  }
+}
+
+const secretsOf = (row: NewToken): TokenSecrets => ({ verifierHash: row.verifierHash, expiresAt: row.expiresAt, createdAt: row.createdAt })
+
+/**
+ * A code exchange's pair, minted before the code is read (the store reads the code and stores
+ * the pair in one statement): the secrets go to the store, and the response is spelled with the
+ * grant the code held.
+ */
+export function mintForCode(ctx: AppContext, clientId: string): { tokens: CodeExchange['tokens']; response(ids: Ids, code: CodeRecord): Promise<TokenResponse> } {
+  const familyId = newFamilyId()
+  // Only the secrets leave here: the rows' user, scope and resource are the code's.
+  const pending = { clientId, familyId, userId: '', scope: '', resource: null }
+  const access = ctx.tokens.mint(pending)
+  const refresh = ctx.refreshTokens.mint(pending)
+  return {
+    tokens: { familyId, access: secretsOf(access.row), refresh: secretsOf(refresh.row), keyHash: refresh.keyHash },
+    response: (ids, code) => {
+      const row = { ...access.row, userId: code.userId, scope: code.scope, resource: code.resource }
+      return tokenResponse(ctx, { ...access, row }, refresh, ids, code.scope)
+    },
   }
 }
 
