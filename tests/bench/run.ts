@@ -193,6 +193,22 @@ async function signIn(url: string, email: string, password: string): Promise<str
   return res.headers.getSetCookie().find((c) => c.startsWith('lk_session='))!.split(';')[0]!
 }
 
+/** `count` users (`bench-N@example.com`) with a settings token each, one per line of the file returned. */
+async function userTokens(server: Server, bin: string, app: { client_id: string; client_secret: string }, count: number, dir: string, prefix: string): Promise<string> {
+  const tokens = await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const email = `bench-${i}@example.com`
+      cli(server, bin, ['user', 'create', '--email', email, '--name', `Bench ${i}`, '--password-stdin'], 'bench password\n')
+      const session = await signIn(server.url, email, 'bench password')
+      const [code] = await mintCodes(server.url, session, app.client_id, 1, 'settings:read settings:write')
+      return exchange(server.url, app.client_id, app.client_secret, code!)
+    }),
+  )
+  const file = join(dir, `${prefix.replace(/[^a-z0-9]/gi, '')}users-${count}.txt`)
+  writeFileSync(file, tokens.join('\n') + '\n')
+  return file
+}
+
 /** Codes minted through GET /oauth/authorize (a skip-consent app, a signed-in browser). */
 async function mintCodes(url: string, cookie: string, clientId: string, count: number, scope = 'profile email', resource?: string): Promise<string[]> {
   const forResource = resource === undefined ? '' : `&resource=${encodeURIComponent(resource)}`
@@ -379,6 +395,7 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
     return { BODIES: file }
   }
   const settingsBody = JSON.stringify({ client_id: app.client_id, key: 'same.key', value: { theme: 'dark', size: 14 } })
+  let manyUsers: Promise<string> | undefined
   return [
     { name: `${prefix}GET /api/oauth/userinfo`, server: () => latchkey, path: '/api/oauth/userinfo', headers: bearer },
     { name: `${prefix}GET /api/settings (10 keys)`, server: () => latchkey, path: '/api/settings', headers: bearer },
@@ -398,6 +415,15 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
       headers: { ...bearer, 'Content-Type': 'application/json' },
       script: 'post.lua',
       env: { BODY: settingsBody },
+    },
+    {
+      // One user's writes queue on that user's lock (quotas span the user's apps), each behind the
+      // one before's commit; 64 users' writes go side by side, as a server's users do.
+      name: `${prefix}POST /api/settings (64 users)`,
+      server: () => latchkey,
+      path: '/api/settings',
+      script: 'tokens.lua',
+      before: async () => ({ TOKENS: await (manyUsers ??= userTokens(latchkey, bin, app, 64, codesDir, prefix)), COUNT: '64', METHOD: 'POST', CONTENT_TYPE: 'application/json', BODY: settingsBody }),
     },
     {
       name: `${prefix}POST /api/oauth/token (code exchange)`,
