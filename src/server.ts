@@ -77,17 +77,18 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       maxRequestBodySize: 1024 * 1024 * 1024,
       async fetch(received) {
         const started = performance.now()
-        const request = received.url.charCodeAt(0) === SLASH ? withIssuerOrigin(received) : received
-        const id = nextRequestId()
-        requestIds.set(request, id)
+        const url = received.url
+        const request = url.charCodeAt(0) === SLASH ? withIssuerOrigin(received) : received
         const response = await app.handle(request)
-        const path = pathOf(request.url)
+        const path = pathOf(url)
         if (observing) ctx.metrics.request(routeOf(path), request.method, response.status, (performance.now() - started) / 1000)
         // A settings stream is idle between events (a comment every 15 s): not Bun's 10 s idle timeout.
         if (path === SETTINGS_EVENTS && response.status === 200) server.timeout(received, 0)
         // The client address costs the server ~0.8 µs to look up (measured): only for a line that is written.
         if (log.logsRequests) {
           const ms = Math.round((performance.now() - started) * 100) / 100
+          // The id an error answer gave the request, else a new one: no WeakMap entry per request.
+          const id = requestIds.get(request) ?? nextRequestId()
           log.request(request.method, path, response.status, ms, id, clientAddressFrom(server.requestIP(received)?.address, request, config.trustedProxies))
         }
         return response
