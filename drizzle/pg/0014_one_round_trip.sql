@@ -12,7 +12,7 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 --> statement-breakpoint
 CREATE FUNCTION latchkey_setting_refusal(p_value text, p_updated_at bigint, p_if_match text, p_if_none_match text) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
+LANGUAGE sql STABLE AS $$
   WITH e AS (SELECT CASE WHEN p_value IS NOT NULL THEN
       '"' || left(translate(encode(sha256(convert_to(p_updated_at || ':' || p_value, 'UTF8')), 'base64'), '+/=', '-_'), 27) || '"' END AS etag)
   SELECT CASE WHEN p_if_match IS NOT NULL AND NOT latchkey_etag_matches(p_if_match, etag) THEN 'if-match'
