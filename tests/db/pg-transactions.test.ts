@@ -14,7 +14,7 @@ afterAll(async () => (await opened)?.store.close())
 
 const aborted = (state: string) => Object.assign(new Error(`aborted (${state})`), { errno: state })
 
-describe.skipIf(!onPostgres)('PgStore.tx', () => {
+describe.skipIf(!onPostgres)('PgStore.tx and PgStore.atomic', () => {
   test('a deadlock (40P01) or serialization failure (40001) runs again, and the retry that succeeds answers', async () => {
     const store = (await opened!).store as PgStore
     for (const state of ['40P01', '40001']) {
@@ -44,4 +44,30 @@ describe.skipIf(!onPostgres)('PgStore.tx', () => {
     await expect(store.tx(async () => (attempts++, Promise.reject(new Error('other'))))).rejects.toThrow('other')
     expect(attempts).toBe(1)
   })
+
+  test('atomic (one statement, one round trip) runs again on a deadlock as tx does, and joins a store transaction', async () => {
+    const store = (await opened!).store as PgStore
+    let attempts = 0
+    const result = await store.atomic(async (sql) => {
+      attempts++
+      if (attempts < 2) throw aborted('40P01')
+      return (await sql`SELECT 41 + 1 AS n`)[0].n as number
+    })
+    expect([attempts, result]).toEqual([2, 42])
+    attempts = 0
+    const outcome = await store.atomic(async () => (attempts++, Promise.reject(aborted('40001')))).catch((error: unknown) => error)
+    expect([outcome instanceof DatabaseUnavailable, attempts]).toEqual([true, 5])
+    // Inside a store transaction it is one of its statements: rolled back with it.
+    const table = `atomic_probe_${Date.now()}`
+    const failed = await store
+      .transaction(async () => {
+        await store.atomic((sql) => sql.unsafe(`CREATE TABLE ${table} (n int)`))
+        expect(await store.atomic(async (sql) => (await sql`SELECT to_regclass(${table}) IS NOT NULL AS made`)[0].made)).toBe(true)
+        throw new Error('roll back')
+      })
+      .catch((error: Error) => error.message)
+    expect(failed).toBe('roll back')
+    expect(await store.atomic(async (sql) => (await sql`SELECT to_regclass(${table}) IS NULL AS gone`)[0].gone)).toBe(true)
+  })
 })
+
