@@ -56,6 +56,8 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   // An ID token lives as long as an access token; a retired key is published that much longer.
   const signingKeys = new SigningKeys(store, clock, deps.config.accessTokenTtl * 1000)
   signingKeys.start()
+  // Asked together, the two secrets share one commit (a first start writes both).
+  const [csrfKey, sealSecret] = await Promise.all([store.serverSecret('csrf', randomToken, clock.now()), store.serverSecret('seal', randomToken, clock.now())])
   return {
     store,
     config: deps.config,
@@ -75,8 +77,8 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
       outbox: async () => ({ pending: (await store.mail.outboxCounts()).waiting }),
       db: () => store.stats,
     }),
-    csrfKey: await store.serverSecret('csrf', randomToken, clock.now()),
-    sealKey: await sealKeyFrom(await store.serverSecret('seal', randomToken, clock.now())),
+    csrfKey,
+    sealKey: await sealKeyFrom(sealSecret),
   }
 }
 
@@ -102,6 +104,16 @@ export function routeLabels(app: AnyElysia): (path: string) => string {
     if (known.size >= 4096) known.clear()
     known.set(path, label)
     return label
+  }
+}
+
+/** GET /healthz: 200 after a database round trip, 503 (retry in a second) when there is none. */
+export async function healthAnswer(ctx: Pick<AppContext, 'store'>): Promise<Response> {
+  try {
+    await ctx.store.ping()
+    return json({ status: 'ok' })
+  } catch {
+    return json({ status: 'unavailable' }, 503, { 'retry-after': '1' })
   }
 }
 
@@ -132,14 +144,7 @@ export function createApp(ctx: AppContext) {
     })
     .options('/api/*', () => new Response(null, { status: 204, headers: CORS_PREFLIGHT_HEADERS }))
     .use(docsRoutes(ctx.config, () => self.app!))
-    .get('/healthz', async function health() {
-      try {
-        await ctx.store.ping()
-        return json({ status: 'ok' })
-      } catch {
-        return json({ status: 'unavailable' }, 503, { 'retry-after': '1' })
-      }
-    }, { detail: { tags: ['Operations'], summary: 'Health: 200 after a database round trip, 503 otherwise' } })
+    .get('/healthz', () => healthAnswer(ctx), { detail: { tags: ['Operations'], summary: 'Health: 200 after a database round trip, 503 otherwise' } })
     .get('/assets/app.css', () => asset(appCss, 'text/css'))
     .get('/assets/webauthn.js', () => asset(webauthnJs, 'text/javascript'))
     .get('/assets/passkeys.js', () => asset(passkeysJs, 'text/javascript'))

@@ -1,13 +1,13 @@
 import type { Server } from 'bun'
 import { FORGET_AFTER_MS } from './accounts/throttle'
-import { createApp, createContext, routeLabels } from './app'
+import { createApp, createContext, healthAnswer, routeLabels } from './app'
 import type { Config } from './config'
 import { openStore } from './db/open'
 import { createLogger, nextRequestId, requestIds, type Logger } from './lib/log'
 import { MAIL_KEPT_MS, Outbox, smtpTransport } from './mail/outbox'
 import { DYNAMIC_CLIENT_UNUSED_MS } from './oauth/registration'
 import { clientAddressFrom, setPeerResolver } from './web/client-address'
-import { pathOf } from './web/request-guard'
+import { createRequestGuard, pathOf } from './web/request-guard'
 
 const PURGE_EVERY_MS = 60_000
 
@@ -61,9 +61,14 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   }
 
   const routeOf = routeLabels(app)
+  // GET /healthz is answered here, past the same request guard: the app's router is composed on
+  // its first request (~5-10 ms), which a health check right after start need not wait for.
+  const guard = createRequestGuard()
+  const health = (request: Request) => guard({ request }) ?? healthAnswer(ctx)
   // Requests are timed for the metrics only when something can read them.
   const observing = config.metricsAddress !== null
   const SETTINGS_EVENTS = '/api/settings-events'
+  const HEALTHZ = '/healthz'
   let server: Server<undefined>
   try {
     server = Bun.serve({
@@ -79,8 +84,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         const started = performance.now()
         const url = received.url
         const request = url.charCodeAt(0) === SLASH ? withIssuerOrigin(received) : received
-        const response = await app.handle(request)
         const path = pathOf(url)
+        const response = await (path === HEALTHZ && request.method === 'GET' ? health(request) : app.handle(request))
         if (observing) ctx.metrics.request(routeOf(path), request.method, response.status, (performance.now() - started) / 1000)
         // A settings stream is idle between events (a comment every 15 s): not Bun's 10 s idle timeout.
         if (path === SETTINGS_EVENTS && response.status === 200) server.timeout(received, 0)

@@ -2,10 +2,12 @@ import { Database } from 'bun:sqlite'
 import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { request } from 'node:http'
 import { join } from 'node:path'
 import { loadConfig } from '../src/config'
 import { createLogger } from '../src/lib/log'
 import { startServer } from '../src/server'
+import { createTestApp } from './helpers'
 
 describe('the server', () => {
   test('logs each request with its real status (errors and redirects included), never the query', async () => {
@@ -47,4 +49,35 @@ describe('the server', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  test('GET /healthz, answered before the router, is the answer the app gives: headers, body, a bad Host refused', async () => {
+    const running = await startServer(loadConfig({ DATABASE_URL: ':memory:', HOST: '127.0.0.1', PORT: '0' }), createLogger('warn', () => {}))
+    const t = await createTestApp()
+    const base = `http://127.0.0.1:${running.server.port}`
+    const shape = async (res: Response) => ({ status: res.status, headers: [...res.headers].filter(([name]) => name !== 'date' && name !== 'content-length'), body: await res.text() })
+    try {
+      const served = await shape(await fetch(`${base}/healthz?probe=1`))
+      expect(served).toEqual(await shape(await t.handle('/healthz?probe=1')))
+      expect(served.status).toBe(200)
+      // node:http sends the Host header as given; fetch would not send a bad one.
+      const badHost = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: running.server.port, path: '/healthz', headers: { host: 'bad host!' } }, (res) => {
+          let body = ''
+          res.on('data', (chunk) => (body += chunk))
+          res.on('end', () => resolve({ status: res.statusCode!, body }))
+        })
+        req.on('error', reject)
+        req.end()
+      })
+      const inApp = await t.handle('/healthz', { headers: { host: 'bad host!' } })
+      expect(badHost).toEqual({ status: 400, body: await inApp.text() })
+      expect(inApp.status).toBe(400)
+      // Any other method is the router's: 405 with Allow, as before.
+      const post = await fetch(`${base}/healthz`, { method: 'POST' })
+      expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET'])
+    } finally {
+      await running.stop()
+    }
+  })
 })
+
