@@ -6,7 +6,6 @@ import type {
   ExchangeOutcome,
   FoundRefresh,
   GrantStore,
-  IssuedTokens,
   NewCode,
   NewRefreshToken,
   NewToken,

@@ -1,3 +1,4 @@
+import { etagList } from '../store'
 import type { DeleteOutcome, Preconditions, RemoteSettingChange, SaveOutcome, SaveRules, SettingChange, SettingRefusal, SettingsDelta, SettingsStore, StoredSetting } from '../store'
 import { SETTINGS_CHANNEL, type PgChangeFeed } from './change-feed'
 import { lock, n, type PgContext, type Row, type Tx } from './context'
@@ -9,13 +10,11 @@ function buryWithRevision(tx: Tx, userId: string, clientId: string, key: string,
   return tx`SELECT latchkey_next_setting_revision(${userId}, ${clientId}, ${key}, ${now}, 'bury', ${SETTINGS_CHANNEL}) AS revision`.then((rows: Row[]) => n(rows[0]!.revision))
 }
 
-/**
- * If-Match / If-None-Match as the SQL functions take them: `*` (the header was `*`), or its tags
- * each trimmed and joined with `,` — as `etagMatches` splits and trims them.
- */
+/** If-Match / If-None-Match as the SQL functions take them: `*`, or `etagList`'s tags joined with `,`. */
 function tags(header: string | undefined): string | null {
   if (header === undefined) return null
-  return header.trim() === '*' ? '*' : header.split(',').map((tag) => tag.trim()).join(',')
+  const list = etagList(header)
+  return list === '*' ? '*' : list.join(',')
 }
 
 export class PgSettings implements SettingsStore {

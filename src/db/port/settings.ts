@@ -61,11 +61,16 @@ export function etagOf(s: StoredSetting): string {
   return `"${sha256(`${s.updatedAt}:${s.value}`).slice(0, 27)}"`
 }
 
+/** An If-Match / If-None-Match value as what it names: `*` (any stored version), or its ETags, trimmed. */
+export function etagList(header: string): '*' | string[] {
+  return header.trim() === '*' ? '*' : header.split(',').map((tag) => tag.trim())
+}
+
 /** Whether an If-Match / If-None-Match value (`*` or a list of ETags) matches `etag`. */
 export function etagMatches(header: string, etag: string | undefined): boolean {
-  if (header.trim() === '*') return etag !== undefined
   if (etag === undefined) return false
-  return header.split(',').some((tag) => tag.trim() === etag)
+  const list = etagList(header)
+  return list === '*' || list.includes(etag)
 }
 
 /** The preconditions on the stored version (none: absent): a refusal, or undefined. */
