@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import { statSync } from 'node:fs'
 
 /**
  * How often the checkpointer copies the WAL into the database file. (Every 100 ms cut the write
@@ -13,6 +14,8 @@ export const CHECKPOINT_INTERVAL_MS = 500
  * after a complete copy starts it over.
  */
 export const WAL_RESET_FRAMES = 65_536
+/** The WAL's length (4 KiB pages: ~4 MiB) at which the worker starts: see Checkpointer. */
+export const WORKER_AFTER_FRAMES = 1000
 /** Frames a held copy may have left to do: ~4 MiB. */
 const CAUGHT_UP_FRAMES = 1024
 /**
@@ -105,49 +108,76 @@ self.onmessage = (event) => {
  * settings rows written over 100,000 users), so a hold lets writes go after BRIEF_HOLD_MS and
  * the WAL starts over at a later try; past twice its limit, holds may last HOLD_AT_MOST_MS.
  *
+ * The worker starts once the WAL first passes WORKER_AFTER_FRAMES (SQLite's own auto-checkpoint
+ * point: a WAL this long is what any SQLite database may hold): a server that is mostly read never
+ * pays its thread and its engine (~4.6 MB of RSS, measured idle), and until then nothing is
+ * copied, as SQLite would not copy either. The main thread looks at the WAL's size every
+ * CHECKPOINT_INTERVAL_MS meanwhile (one stat).
+ *
  * If the worker fails, the serving connection checkpoints by itself again (SQLite's default).
  * The worker is not ref'd: it never keeps a process (the CLI) alive.
  */
 export class Checkpointer {
-  private readonly worker: Worker
+  private worker?: Worker
+  private readonly watch?: ReturnType<typeof setInterval>
   private stopped?: () => void
   private holdLimit?: ReturnType<typeof setTimeout>
 
   constructor(
-    sqlite: Database,
-    path: string,
+    private readonly sqlite: Database,
+    private readonly path: string,
     private readonly writes: Holdable,
-    onFailure: (message: string) => void,
-    resetFrames = WAL_RESET_FRAMES,
+    private readonly onFailure: (message: string) => void,
+    private readonly resetFrames = WAL_RESET_FRAMES,
+    workerAfterFrames = WORKER_AFTER_FRAMES,
   ) {
     sqlite.run('PRAGMA wal_autocheckpoint = 0')
     sqlite.run(`PRAGMA journal_size_limit = ${resetFrames * 4096}`)
+    const startAt = walBytes(workerAfterFrames)
+    if (walSize(path) >= startAt) {
+      this.start()
+      return
+    }
+    this.watch = setInterval(() => {
+      if (walSize(path) < startAt) return
+      clearInterval(this.watch)
+      this.start()
+    }, CHECKPOINT_INTERVAL_MS)
+    this.watch.unref()
+  }
+
+  /** Whether the worker runs (it starts once the WAL is long enough). */
+  get running(): boolean {
+    return this.worker !== undefined
+  }
+
+  private start(): void {
     const url = URL.createObjectURL(new Blob([WORKER], { type: 'application/javascript' }))
-    this.worker = new Worker(url, { ref: false, smol: true })
+    const worker = (this.worker = new Worker(url, { ref: false, smol: true }))
     const release = () => {
       clearTimeout(this.holdLimit)
       this.holdLimit = undefined
-      writes.release()
+      this.writes.release()
     }
     const fallBack = (message: string) => {
       release()
-      sqlite.run('PRAGMA wal_autocheckpoint = 1000')
-      onFailure(message)
+      this.sqlite.run('PRAGMA wal_autocheckpoint = 1000')
+      this.onFailure(message)
     }
-    this.worker.addEventListener('message', (event: MessageEvent<{ error?: string; stopped?: boolean; hold?: boolean; frames?: number; release?: boolean }>) => {
+    worker.addEventListener('message', (event: MessageEvent<{ error?: string; stopped?: boolean; hold?: boolean; frames?: number; release?: boolean }>) => {
       if (event.data.error) fallBack(event.data.error)
       if (event.data.stopped) this.stopped?.()
       if (event.data.hold) {
         // Between event-loop tasks no write transaction is open (the writer's jobs are synchronous).
-        writes.hold()
-        this.holdLimit = setTimeout(release, holdLimitMs(event.data.frames ?? 0, resetFrames))
+        this.writes.hold()
+        this.holdLimit = setTimeout(release, holdLimitMs(event.data.frames ?? 0, this.resetFrames))
         this.holdLimit.unref()
-        this.worker.postMessage('held')
+        worker.postMessage('held')
       }
       if (event.data.release) release()
     })
-    this.worker.addEventListener('error', (event) => fallBack(String((event as ErrorEvent).message)))
-    this.worker.postMessage({ path, intervalMs: CHECKPOINT_INTERVAL_MS, resetFrames, caughtUpFrames: CAUGHT_UP_FRAMES })
+    worker.addEventListener('error', (event) => fallBack(String((event as ErrorEvent).message)))
+    worker.postMessage({ path: this.path, intervalMs: CHECKPOINT_INTERVAL_MS, resetFrames: this.resetFrames, caughtUpFrames: CAUGHT_UP_FRAMES })
   }
 
   /**
@@ -155,11 +185,28 @@ export class Checkpointer {
    * otherwise keep the final TRUNCATE checkpoint from emptying the WAL — then ends it.
    */
   async stop(): Promise<void> {
+    clearInterval(this.watch)
+    const worker = this.worker
+    if (!worker) return
     const closed = new Promise<void>((resolve) => (this.stopped = resolve))
-    this.worker.postMessage('stop')
+    worker.postMessage('stop')
     await Promise.race([closed, Bun.sleep(1000)])
     clearTimeout(this.holdLimit)
     this.writes.release()
-    this.worker.terminate()
+    worker.terminate()
   }
+}
+
+/** The WAL's length in bytes (0 while there is none); one that cannot be read starts the worker. */
+function walSize(path: string): number {
+  try {
+    return statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0
+  } catch {
+    return Infinity
+  }
+}
+
+/** A WAL of `frames` 4 KiB pages: its 32-byte header, and a 24-byte header per frame. */
+function walBytes(frames: number): number {
+  return 32 + frames * (24 + 4096)
 }

@@ -47,7 +47,8 @@ export class SqliteStore implements Store, SqliteContext {
   readonly groups = new SqliteGroups(this)
   readonly audit = new SqliteAudit(this)
 
-  private checkpointer?: Checkpointer
+  /** WAL checkpoints off the event loop (a file's server; none for `:memory:` and the CLI). */
+  checkpointer?: Checkpointer
 
   get stats(): StoreStats {
     const { waiting, operations, seconds } = this.writer.stats
