@@ -11,6 +11,8 @@ export interface PgContext {
   tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
   /** One statement that commits on its own, retried on a deadlock as `tx` is. */
   atomic<T>(fn: (sql: SQL) => Promise<T>): Promise<T>
+  /** Whether a store transaction is open (statements join it). */
+  readonly inTransaction: boolean
 }
 
 // int8 columns come back as strings; times stay far below 2^53.

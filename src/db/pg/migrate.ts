@@ -15,6 +15,7 @@ import settingsSync from '../../../drizzle/pg/0011_settings_sync.sql' with { typ
 import operators from '../../../drizzle/pg/0012_operators.sql' with { type: 'text' }
 import idTokenAlg from '../../../drizzle/pg/0013_id_token_alg.sql' with { type: 'text' }
 import oneRoundTrip from '../../../drizzle/pg/0014_one_round_trip.sql' with { type: 'text' }
+import settingsBatches from '../../../drizzle/pg/0015_settings_batches.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -36,6 +37,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0012_operators': operators,
   '0013_id_token_alg': idTokenAlg,
   '0014_one_round_trip': oneRoundTrip,
+  '0015_settings_batches': settingsBatches,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

@@ -1,4 +1,4 @@
-import { etagList } from '../store'
+import { DatabaseUnavailable, etagList } from '../store'
 import type { DeleteOutcome, Preconditions, RemoteSettingChange, SaveOutcome, SaveRules, SettingChange, SettingRefusal, SettingsDelta, SettingsStore, StoredSetting } from '../store'
 import { SETTINGS_CHANNEL, type PgChangeFeed } from './change-feed'
 import { lock, n, type PgContext, type Row, type Tx } from './context'
@@ -17,11 +17,110 @@ function tags(header: string | undefined): string | null {
   return list === '*' ? '*' : list.join(',')
 }
 
+interface SaveOp {
+  op: 'save'
+  client: string
+  key: string
+  value: string
+  now: number
+  bytes: number
+  max_keys: number
+  max_bytes: number
+  if_match: string | null
+  if_none_match: string | null
+}
+interface DeleteOp {
+  op: 'delete'
+  client: string
+  key: string
+  now: number
+  if_match: string | null
+  if_none_match: string | null
+}
+type WriteOp = SaveOp | DeleteOp
+interface WriteRow {
+  refused: string | null
+  revision: unknown
+  updated_at: unknown
+}
+interface Queued {
+  op: WriteOp
+  resolve(row: WriteRow): void
+  reject(error: unknown): void
+}
+
+/** At most this many writes, or about this many bytes of values, go in one transaction. */
+export const MAX_WRITES_TOGETHER = 64
+const MAX_BYTES_TOGETHER = 1024 * 1024
+
+/**
+ * Settings writes, one transaction per user at a time from this instance. A user's writes queue
+ * on their lock anyway (every instance's), each waiting for the commit — a WAL flush — before
+ * it: so while one of a user's writes is in flight, the next ones wait here instead, and go
+ * together in one call of `latchkey_write_settings` (migration 0015), in their order, each decided
+ * as it would be alone, all committed by one flush. A batch that fails on an error other than a
+ * deadlock (retried whole, as every atomic statement is) is tried again one write at a time, so
+ * one write's fault is its own. Bounded: a user's queue holds only requests that are waiting for
+ * their answer, and a batch at most MAX_WRITES_TOGETHER writes (~1 MiB of values). Inside a
+ * store transaction, each write is its own statement of it.
+ */
+class UserWrites {
+  /** A user is here while a batch of theirs is in flight: what waits for the next one. */
+  private readonly waiting = new Map<string, Queued[]>()
+
+  constructor(private readonly ctx: PgContext) {}
+
+  write(userId: string, op: WriteOp): Promise<WriteRow> {
+    if (this.ctx.inTransaction) return this.send(userId, [op]).then((rows) => rows[0]!)
+    return new Promise((resolve, reject) => {
+      const queued = { op, resolve, reject }
+      const waiting = this.waiting.get(userId)
+      if (waiting) return void waiting.push(queued)
+      this.waiting.set(userId, [])
+      this.flush(userId, [queued])
+    })
+  }
+
+  private send(userId: string, ops: WriteOp[]): Promise<WriteRow[]> {
+    return this.ctx.atomic((sql) => sql`SELECT refused, revision, updated_at FROM latchkey_write_settings(${userId}, ${JSON.stringify(ops)}::text::jsonb, ${SETTINGS_CHANNEL})`)
+  }
+
+  private flush(userId: string, batch: Queued[]): void {
+    const ops = batch.map((q) => q.op)
+    const sent = this.send(userId, ops).then(
+      (rows) => batch.forEach((q, i) => q.resolve(rows[i]!)),
+      (error) => (batch.length === 1 || error instanceof DatabaseUnavailable ? batch.forEach((q) => q.reject(error)) : this.oneByOne(userId, batch)),
+    )
+    void sent.then(() => this.next(userId))
+  }
+
+  private async oneByOne(userId: string, batch: Queued[]): Promise<void> {
+    for (const q of batch) await this.send(userId, [q.op]).then((rows) => q.resolve(rows[0]!), q.reject)
+  }
+
+  private next(userId: string): void {
+    const waiting = this.waiting.get(userId)!
+    if (waiting.length === 0) return void this.waiting.delete(userId)
+    let bytes = 0
+    let take = 0
+    while (take < waiting.length && take < MAX_WRITES_TOGETHER && (take === 0 || bytes < MAX_BYTES_TOGETHER)) {
+      const op = waiting[take]!.op
+      bytes += op.op === 'save' ? op.value.length : 0
+      take++
+    }
+    this.flush(userId, waiting.splice(0, take))
+  }
+}
+
 export class PgSettings implements SettingsStore {
+  private readonly writes: UserWrites
+
   constructor(
     private readonly ctx: PgContext,
     private readonly feed: () => PgChangeFeed,
-  ) {}
+  ) {
+    this.writes = new UserWrites(ctx)
+  }
 
   /** One statement, one snapshot: the rows and the revision they are at. */
   listSettings(userId: string, clientId: string): Promise<{ settings: StoredSetting[]; revision: number }> {
@@ -43,23 +142,26 @@ export class PgSettings implements SettingsStore {
   /**
    * One round trip: `latchkey_save_setting` (migration 0014) locks the user's settings (every
    * instance queues there; quotas span the user's applications), decides `judgeSave`'s rules on
-   * what committed before, writes with the next revision and NOTIFYs at commit.
+   * what committed before, writes with the next revision and NOTIFYs at commit. Writes of a user
+   * who has one in flight here go together next (see UserWrites).
    */
   saveSetting(userId: string, clientId: string, key: string, value: string, rules: SaveRules): Promise<SaveOutcome> {
-    return this.ctx.atomic(async (sql) => {
-      const [row] = await sql`SELECT refused, revision, updated_at FROM latchkey_save_setting(${userId}, ${clientId}, ${key}, ${value}, ${rules.now}, ${rules.valueBytes},
-        ${rules.maxKeys}, ${rules.maxUserBytes}, ${tags(rules.ifMatch)}, ${tags(rules.ifNoneMatch)}, ${SETTINGS_CHANNEL})`
-      if (row!.refused !== null) return { ok: false, refused: row!.refused as SettingRefusal }
-      return { ok: true, setting: { key, value, updatedAt: n(row!.updated_at) }, revision: n(row!.revision) }
+    const op: SaveOp = {
+      op: 'save', client: clientId, key, value, now: rules.now, bytes: rules.valueBytes, max_keys: rules.maxKeys, max_bytes: rules.maxUserBytes,
+      if_match: tags(rules.ifMatch), if_none_match: tags(rules.ifNoneMatch),
+    }
+    return this.writes.write(userId, op).then((row): SaveOutcome => {
+      if (row.refused !== null) return { ok: false, refused: row.refused as SettingRefusal }
+      return { ok: true, setting: { key, value, updatedAt: n(row.updated_at) }, revision: n(row.revision) }
     })
   }
 
-  /** One round trip: `latchkey_delete_setting` (migration 0014), under the same lock. */
+  /** One round trip: `latchkey_delete_setting` (migration 0014), under the same lock; together as saves are. */
   deleteSetting(userId: string, clientId: string, key: string, now: number, pre: Preconditions): Promise<DeleteOutcome> {
-    return this.ctx.atomic(async (sql) => {
-      const [row] = await sql`SELECT refused, revision FROM latchkey_delete_setting(${userId}, ${clientId}, ${key}, ${now}, ${tags(pre.ifMatch)}, ${tags(pre.ifNoneMatch)}, ${SETTINGS_CHANNEL})`
-      if (row!.refused !== null) return { ok: false, refused: row!.refused as 'if-match' | 'if-none-match' | 'missing' }
-      return { ok: true, revision: n(row!.revision) }
+    const op: DeleteOp = { op: 'delete', client: clientId, key, now, if_match: tags(pre.ifMatch), if_none_match: tags(pre.ifNoneMatch) }
+    return this.writes.write(userId, op).then((row): DeleteOutcome => {
+      if (row.refused !== null) return { ok: false, refused: row.refused as 'if-match' | 'if-none-match' | 'missing' }
+      return { ok: true, revision: n(row.revision) }
     })
   }
 

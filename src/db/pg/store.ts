@@ -106,6 +106,10 @@ export class PgStore implements Store, PgContext {
   /** The transaction every operation joins while `transaction` runs. */
   private current: Tx | undefined
 
+  get inTransaction(): boolean {
+    return this.current !== undefined
+  }
+
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.current) throw new Error('store transactions do not nest')
     try {
