@@ -11,6 +11,16 @@ import { SqliteStore } from '../../src/db/sqlite/store'
 let dir: string
 afterEach(() => rmSync(dir, { recursive: true, force: true }))
 
+/** A WAL-mode database in a fresh folder, with one table `t`. */
+function walDatabase(columns: string): { db: Database; path: string } {
+  dir = mkdtempSync(join(tmpdir(), 'latchkey-checkpoint-'))
+  const path = join(dir, 'latchkey.sqlite')
+  const db = new Database(path)
+  db.run('PRAGMA journal_mode = WAL')
+  db.run(`CREATE TABLE t (${columns})`)
+  return { db, path }
+}
+
 test('the serving connection never checkpoints; the worker starts once the WAL passes 1,000 pages and copies them into the file by itself', async () => {
   dir = mkdtempSync(join(tmpdir(), 'latchkey-checkpoint-'))
   const path = join(dir, 'latchkey.sqlite')
@@ -41,12 +51,8 @@ test('the serving connection never checkpoints; the worker starts once the WAL p
 }, 20_000)
 
 test('a database opened with a long WAL (after a crash) starts its worker at once', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'latchkey-checkpoint-'))
-  const path = join(dir, 'latchkey.sqlite')
-  const db = new Database(path)
-  db.run('PRAGMA journal_mode = WAL')
+  const { db, path } = walDatabase('v BLOB')
   db.run('PRAGMA wal_autocheckpoint = 0')
-  db.run('CREATE TABLE t (v BLOB)')
   for (let i = 0; i < 5; i++) db.run('INSERT INTO t VALUES (randomblob(1048576))')
   const checkpointer = new Checkpointer(db, path, { hold() {}, release() {} }, () => {})
   expect(checkpointer.running).toBe(true)
@@ -55,11 +61,7 @@ test('a database opened with a long WAL (after a crash) starts its worker at onc
 })
 
 test('under a steady write load the WAL is started over: writes are held back for a moment, and it stays near its limit', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'latchkey-checkpoint-'))
-  const path = join(dir, 'latchkey.sqlite')
-  const db = new Database(path)
-  db.run('PRAGMA journal_mode = WAL')
-  db.run('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)')
+  const { db, path } = walDatabase('id INTEGER PRIMARY KEY, v TEXT')
   const failures: string[] = []
   // Writes honour hold() as the store's writer does; the holds are timed.
   let heldSince: number | undefined
