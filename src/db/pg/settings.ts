@@ -81,8 +81,16 @@ class UserWrites {
     })
   }
 
+  /** A write alone calls its own function (migration 0014); several go through latchkey_write_settings. */
   private send(userId: string, ops: WriteOp[]): Promise<WriteRow[]> {
-    return this.ctx.atomic((sql) => sql`SELECT refused, revision, updated_at FROM latchkey_write_settings(${userId}, ${JSON.stringify(ops)}::text::jsonb, ${SETTINGS_CHANNEL})`)
+    const op = ops[0]!
+    if (ops.length > 1) return this.ctx.atomic((sql) => sql`SELECT refused, revision, updated_at FROM latchkey_write_settings(${userId}, ${JSON.stringify(ops)}::text::jsonb, ${SETTINGS_CHANNEL})`)
+    if (op.op === 'delete')
+      return this.ctx.atomic((sql) => sql`SELECT refused, revision, NULL AS updated_at FROM latchkey_delete_setting(${userId}, ${op.client}, ${op.key}, ${op.now}, ${op.if_match}, ${op.if_none_match}, ${SETTINGS_CHANNEL})`)
+    return this.ctx.atomic(
+      (sql) => sql`SELECT refused, revision, updated_at FROM latchkey_save_setting(${userId}, ${op.client}, ${op.key}, ${op.value}, ${op.now}, ${op.bytes},
+        ${op.max_keys}, ${op.max_bytes}, ${op.if_match}, ${op.if_none_match}, ${SETTINGS_CHANNEL})`,
+    )
   }
 
   private flush(userId: string, batch: Queued[]): void {
