@@ -1,6 +1,7 @@
 /**
- * PostgreSQL: a user's settings writes that arrive while one of theirs is in flight go together
- * in one statement (migration 0015), in order, each decided as it would be alone (issue 24).
+ * PostgreSQL: settings writes that arrive while the instance's write slots are taken (or, for one
+ * user, while one of theirs is in flight) go together in one statement (migration 0015), in
+ * order, each decided as it would be alone (issue 24).
  * PostgreSQL only: SQLite's writer commits whatever is queued together already (writer.test.ts).
  */
 import { afterAll, describe, expect, test } from 'bun:test'
@@ -69,6 +70,18 @@ describe.skipIf(!onPostgres)('PostgreSQL settings writes of one user go together
     // lead alone, the batch of three, then each of the three again.
     expect(statements.length).toBe(5)
     expect((await settings.listSettings(user.id, client.id)).settings.map((s) => s.key)).toEqual(['lead', 'x', 'z'])
+  })
+
+  test('writes of many users: the free slots take the first ones alone, the rest go together, each answered with its own', async () => {
+    const { t, settings, client, statements } = await counted()
+    const slots = Math.floor((t.store as PgStore).stats.size / 2)
+    expect(slots).toBeGreaterThan(0)
+    const users = await Promise.all(Array.from({ length: slots + 10 }, (_, i) => addUser(t, `u${i}@example.com`)))
+    const rules = { ...unlimited(1_800_000_000_000), valueBytes: 1 }
+    const outcomes = await Promise.all(users.map((u, i) => settings.saveSetting(u.id, client.id, `k${i}`, `${i}`, rules)))
+    expect(statements.length).toBe(slots + 1)
+    expect(outcomes.map((o) => o.ok && [o.setting.key, o.setting.value, o.revision])).toEqual(users.map((_, i) => [`k${i}`, `${i}`, 1]))
+    for (const [i, u] of users.entries()) expect((await settings.listSettings(u.id, client.id)).settings.map((s) => [s.key, s.value])).toEqual([[`k${i}`, `${i}`]])
   })
 
   test(`at most ${MAX_WRITES_TOGETHER} writes go in one statement`, async () => {

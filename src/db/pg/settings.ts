@@ -44,6 +44,7 @@ interface WriteRow {
   updated_at: unknown
 }
 interface Queued {
+  userId: string
   op: WriteOp
   resolve(row: WriteRow): void
   reject(error: unknown): void
@@ -54,37 +55,95 @@ export const MAX_WRITES_TOGETHER = 64
 const MAX_BYTES_TOGETHER = 1024 * 1024
 
 /**
- * Settings writes, one transaction per user at a time from this instance. A user's writes queue
- * on their lock anyway (every instance's), each waiting for the commit — a WAL flush — before
- * it: so while one of a user's writes is in flight, the next ones wait here instead, and go
- * together in one call of `latchkey_write_settings` (migration 0015), in their order, each decided
- * as it would be alone, all committed by one flush. A batch that fails on an error other than a
- * deadlock (retried whole, as every atomic statement is) is tried again one write at a time, so
- * one write's fault is its own. Bounded: a user's queue holds only requests that are waiting for
- * their answer, and a batch at most MAX_WRITES_TOGETHER writes (~1 MiB of values). Inside a
- * store transaction, each write is its own statement of it.
+ * Settings writes, grouped. A user's writes queue on their lock anyway (every instance's), each
+ * waiting for the commit — a WAL flush — before it; and every write statement costs the instance a
+ * round trip's work. So at most `slots` write statements are in flight from this instance (half
+ * the pool: reads keep the rest); a write that finds one free goes at once, alone, and the writes
+ * that arrive meanwhile wait here and go together, in one call of `latchkey_write_settings`
+ * (migration 0015) and one commit, each decided as it would be alone.
+ *
+ * - One user's writes keep their order: while one of a user's writes is in flight, the user's next
+ *   ones wait for it (and then go together).
+ * - A batch takes the users' locks in one order (by user id), as every batch on every instance
+ *   does, so two batches never wait for each other in a cycle.
+ * - A batch that fails on anything but an unreachable database (a deadlock is retried whole, as
+ *   every atomic statement is) is tried again one write at a time: one write's fault is its own.
+ * - Bounded: what waits here are requests waiting for their answer; a batch is at most
+ *   MAX_WRITES_TOGETHER writes (~1 MiB of values). Inside a store transaction, each write is its
+ *   own statement of it.
  */
-class UserWrites {
-  /** A user is here while a batch of theirs is in flight: what waits for the next one. */
-  private readonly waiting = new Map<string, Queued[]>()
+class SettingsWrites {
+  /** A user is here while a write of theirs is in flight or ready: the writes that wait for it. */
+  private readonly users = new Map<string, Queued[]>()
+  /** Writes whose user has nothing in flight, in groups of one user's, waiting for a free slot. */
+  private readonly ready: Queued[][] = []
+  private inFlight = 0
 
-  constructor(private readonly ctx: PgContext) {}
+  constructor(
+    private readonly ctx: PgContext,
+    private readonly slots: () => number,
+  ) {}
 
   write(userId: string, op: WriteOp): Promise<WriteRow> {
-    if (this.ctx.inTransaction) return this.send(userId, [op]).then((rows) => rows[0]!)
+    if (this.ctx.inTransaction) return this.send([{ userId, op, resolve() {}, reject() {} }]).then((rows) => rows[0]!)
     return new Promise((resolve, reject) => {
-      const queued = { op, resolve, reject }
-      const waiting = this.waiting.get(userId)
+      const queued = { userId, op, resolve, reject }
+      const waiting = this.users.get(userId)
       if (waiting) return void waiting.push(queued)
-      this.waiting.set(userId, [])
-      this.flush(userId, [queued])
+      this.users.set(userId, [])
+      this.ready.push([queued])
+      this.pump()
     })
   }
 
+  /** Sends ready writes while a slot is free: one batch of whole groups each time. */
+  private pump(): void {
+    while (this.inFlight < this.slots() && this.ready.length > 0) {
+      const batch: Queued[] = []
+      let bytes = 0
+      while (this.ready.length > 0 && batch.length + this.ready[0]!.length <= MAX_WRITES_TOGETHER && (batch.length === 0 || bytes < MAX_BYTES_TOGETHER)) {
+        for (const q of this.ready.shift()!) {
+          batch.push(q)
+          bytes += q.op.op === 'save' ? q.op.value.length : 0
+        }
+      }
+      this.inFlight++
+      void this.flush(batch).then(() => {
+        this.inFlight--
+        this.release(batch)
+        this.pump()
+      })
+    }
+  }
+
+  /** After a batch: each of its users' waiting writes become ready (at most a batch's worth), or the user is done. */
+  private release(batch: Queued[]): void {
+    for (const userId of new Set(batch.map((q) => q.userId))) {
+      const waiting = this.users.get(userId)!
+      if (waiting.length === 0) this.users.delete(userId)
+      else this.ready.push(waiting.splice(0, MAX_WRITES_TOGETHER))
+    }
+  }
+
+  private flush(batch: Queued[]): Promise<void> {
+    // By user id (stable: one user's writes keep their order): the order every batch locks in.
+    const sorted = batch.length > 1 ? [...batch].sort((a, b) => (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0)) : batch
+    return this.send(sorted).then(
+      (rows) => sorted.forEach((q, i) => q.resolve(rows[i]!)),
+      async (error) => {
+        if (sorted.length === 1 || error instanceof DatabaseUnavailable) return sorted.forEach((q) => q.reject(error))
+        for (const q of sorted) await this.send([q]).then((rows) => q.resolve(rows[0]!), q.reject)
+      },
+    )
+  }
+
   /** A write alone calls its own function (migration 0014); several go through latchkey_write_settings. */
-  private send(userId: string, ops: WriteOp[]): Promise<WriteRow[]> {
-    const op = ops[0]!
-    if (ops.length > 1) return this.ctx.atomic((sql) => sql`SELECT refused, revision, updated_at FROM latchkey_write_settings(${userId}, ${JSON.stringify(ops)}::text::jsonb, ${SETTINGS_CHANNEL})`)
+  private send(writes: Queued[]): Promise<WriteRow[]> {
+    const { userId, op } = writes[0]!
+    if (writes.length > 1) {
+      const ops = writes.map((q) => ({ user: q.userId, ...q.op }))
+      return this.ctx.atomic((sql) => sql`SELECT refused, revision, updated_at FROM latchkey_write_settings(${JSON.stringify(ops)}::text::jsonb, ${SETTINGS_CHANNEL})`)
+    }
     if (op.op === 'delete')
       return this.ctx.atomic((sql) => sql`SELECT refused, revision, NULL AS updated_at FROM latchkey_delete_setting(${userId}, ${op.client}, ${op.key}, ${op.now}, ${op.if_match}, ${op.if_none_match}, ${SETTINGS_CHANNEL})`)
     return this.ctx.atomic(
@@ -92,42 +151,18 @@ class UserWrites {
         ${op.max_keys}, ${op.max_bytes}, ${op.if_match}, ${op.if_none_match}, ${SETTINGS_CHANNEL})`,
     )
   }
-
-  private flush(userId: string, batch: Queued[]): void {
-    const ops = batch.map((q) => q.op)
-    const sent = this.send(userId, ops).then(
-      (rows) => batch.forEach((q, i) => q.resolve(rows[i]!)),
-      (error) => (batch.length === 1 || error instanceof DatabaseUnavailable ? batch.forEach((q) => q.reject(error)) : this.oneByOne(userId, batch)),
-    )
-    void sent.then(() => this.next(userId))
-  }
-
-  private async oneByOne(userId: string, batch: Queued[]): Promise<void> {
-    for (const q of batch) await this.send(userId, [q.op]).then((rows) => q.resolve(rows[0]!), q.reject)
-  }
-
-  private next(userId: string): void {
-    const waiting = this.waiting.get(userId)!
-    if (waiting.length === 0) return void this.waiting.delete(userId)
-    let bytes = 0
-    let take = 0
-    while (take < waiting.length && take < MAX_WRITES_TOGETHER && (take === 0 || bytes < MAX_BYTES_TOGETHER)) {
-      const op = waiting[take]!.op
-      bytes += op.op === 'save' ? op.value.length : 0
-      take++
-    }
-    this.flush(userId, waiting.splice(0, take))
-  }
 }
 
 export class PgSettings implements SettingsStore {
-  private readonly writes: UserWrites
+  private readonly writes: SettingsWrites
 
+  /** `writeSlots`: how many write statements may be in flight at once (see SettingsWrites). */
   constructor(
     private readonly ctx: PgContext,
     private readonly feed: () => PgChangeFeed,
+    writeSlots: () => number,
   ) {
-    this.writes = new UserWrites(ctx)
+    this.writes = new SettingsWrites(ctx, writeSlots)
   }
 
   /** One statement, one snapshot: the rows and the revision they are at. */
@@ -150,8 +185,8 @@ export class PgSettings implements SettingsStore {
   /**
    * One round trip: `latchkey_save_setting` (migration 0014) locks the user's settings (every
    * instance queues there; quotas span the user's applications), decides `judgeSave`'s rules on
-   * what committed before, writes with the next revision and NOTIFYs at commit. Writes of a user
-   * who has one in flight here go together next (see UserWrites).
+   * what committed before, writes with the next revision and NOTIFYs at commit. Writes that arrive
+   * while the instance's write slots are taken go together next (see SettingsWrites).
    */
   saveSetting(userId: string, clientId: string, key: string, value: string, rules: SaveRules): Promise<SaveOutcome> {
     const op: SaveOp = {

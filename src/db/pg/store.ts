@@ -44,7 +44,8 @@ export class PgStore implements Store, PgContext {
   readonly sessions = new PgSessions(this)
   readonly grants = new PgGrants(this)
   readonly tokens = new PgTokens(this)
-  readonly settings = new PgSettings(this, () => this.changes)
+  // Half the pool for settings writes in flight (see SettingsWrites); reads keep the rest.
+  readonly settings = new PgSettings(this, () => this.changes, () => Math.max(1, Math.floor(this.stats.size / 2)))
   readonly throttle = new PgThrottle(this)
   readonly keys = new PgKeys(this)
   readonly mfa = new PgMfa(this)
