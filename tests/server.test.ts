@@ -59,6 +59,8 @@ describe('the server', () => {
       const served = await shape(await fetch(`${base}/healthz?probe=1`))
       expect(served).toEqual(await shape(await t.handle('/healthz?probe=1')))
       expect(served.status).toBe(200)
+      // A starting server answers it without making the app's routes; the first other request makes them.
+      expect(running.appMade).toBe(false)
       // node:http sends the Host header as given; fetch would not send a bad one.
       const badHost = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         const req = request({ host: '127.0.0.1', port: running.server.port, path: '/healthz', headers: { host: 'bad host!' } }, (res) => {
@@ -75,6 +77,7 @@ describe('the server', () => {
       // Any other method is the router's: 405 with Allow, as before.
       const post = await fetch(`${base}/healthz`, { method: 'POST' })
       expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET'])
+      expect(running.appMade).toBe(true)
     } finally {
       await running.stop()
     }
