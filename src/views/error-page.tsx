@@ -1,7 +1,7 @@
 /** @jsxRuntime classic */
 /** @jsx Html.createElement */
 /** @jsxFrag Html.Fragment */
-import { Html } from '@elysiajs/html'
+import { Html } from '@kitajs/html'
 import { Layout } from './layout'
 import { htmlPage } from './page'
 

@@ -1,8 +1,7 @@
 /** @jsxRuntime classic */
 /** @jsx Html.createElement */
 /** @jsxFrag Html.Fragment */
-import { Html } from '@elysiajs/html'
-import type { Children } from '@kitajs/html'
+import { Html, type Children } from '@kitajs/html'
 
 export function Layout(props: { title: string; wide?: boolean; admin?: boolean; children?: Children }): JSX.Element {
   return (
