@@ -1,30 +1,16 @@
 import { Elysia, type AnyElysia } from 'elysia'
 import { errorAnswer } from './error-answer'
 import { accountRoutes } from './accounts'
-import type { Config } from './config'
 import type { AppContext } from './context'
-import type { Store } from './db/store'
-import { SettingsCache } from './settings/cache'
-import { systemClock, type Clock } from './lib/clock'
-import { randomToken } from './lib/crypto'
-import { sealKeyFrom } from './lib/seal'
-import { CORS_PREFLIGHT_HEADERS, NOSNIFF, json } from './lib/http'
-import { silentLogger, type Logger } from './lib/log'
+import { CORS_PREFLIGHT_HEADERS, NOSNIFF } from './lib/http'
+import { healthAnswer } from './health'
 import { authorizeRoutes } from './oauth/authorize'
 import { metadataRoutes } from './oauth/metadata'
 import { revocationRoutes } from './oauth/revoke'
 import { introspectionRoutes } from './oauth/introspect'
 import { registrationRoutes } from './oauth/registration'
 import { tokenRoutes } from './oauth/token'
-import { ResourceDirectory } from './oauth/resources'
-import { MetadataClients } from './oauth/client-metadata'
-import { SettingsHub } from './settings/hub'
-import { Metrics } from './metrics'
-import { AuditLog } from './audit'
 import { settingsStreamRoutes } from './settings/stream'
-import { AccessTokens } from './oauth/tokens'
-import { RefreshTokens } from './oauth/refresh-tokens'
-import { SigningKeys } from './oidc/keys'
 import { discoveryRoutes } from './oidc/discovery'
 import { endSessionRoutes } from './oidc/end-session'
 import { userinfoRoutes } from './oauth/userinfo'
@@ -37,50 +23,10 @@ import passkeysJs from './views/scripts/passkeys.js' with { type: 'text' }
 // SimpleWebAuthn's browser half, served from our own origin (script-src 'self').
 import webauthnJs from '../node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js' with { type: 'text' }
 
-export interface AppDeps {
-  store: Store
-  config: Config
-  clock?: Clock
-  log?: Logger
-}
-
-export async function createContext(deps: AppDeps): Promise<AppContext> {
-  const clock = deps.clock ?? systemClock
-  const { store } = deps
-  const log = deps.log ?? silentLogger
-  const tokens: AccessTokens = new AccessTokens(store, clock, deps.config.accessTokenTtl, store.changes, deps.config.tokenCacheSize, {
-    issuer: deps.config.issuer,
-    keys: () => signingKeys.verifier(),
-  })
-  const settingsHub = new SettingsHub({ store, clock, tokens, config: deps.config, log })
-  // An ID token lives as long as an access token; a retired key is published that much longer.
-  const signingKeys = new SigningKeys(store, clock, deps.config.accessTokenTtl * 1000)
-  signingKeys.start()
-  // Asked together, the two secrets share one commit (a first start writes both).
-  const [csrfKey, sealSecret] = await Promise.all([store.serverSecret('csrf', randomToken, clock.now()), store.serverSecret('seal', randomToken, clock.now())])
-  return {
-    store,
-    config: deps.config,
-    clock,
-    log,
-    tokens,
-    refreshTokens: new RefreshTokens(store, clock, deps.config.refreshTokenTtl, deps.config.refreshTokenReuseGrace),
-    signingKeys,
-    resources: new ResourceDirectory(store, deps.config.issuer),
-    metadataClients: new MetadataClients({ store, config: deps.config, clock, log }),
-    settingsCache: new SettingsCache(store.changes, store.engine === 'sqlite' ? deps.config.settingsCacheSize : 0),
-    settingsHub,
-    audit: new AuditLog({ store, clock, log, config: deps.config }),
-    metrics: new Metrics({
-      tokenCache: () => tokens.cacheCounts,
-      streams: () => settingsHub.count,
-      outbox: async () => ({ pending: (await store.mail.outboxCounts()).waiting }),
-      db: () => store.stats,
-    }),
-    csrfKey,
-    sealKey: await sealKeyFrom(sealSecret),
-  }
-}
+// The server loads this module on its first request that needs the app (src/server.ts); tests
+// build it directly, and take the context from here too.
+export { createContext, type AppDeps } from './context'
+export { healthAnswer } from './health'
 
 const asset = (body: string, type: string) =>
   new Response(body, { headers: { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'public, max-age=3600', ...NOSNIFF } })
@@ -104,16 +50,6 @@ export function routeLabels(app: AnyElysia): (path: string) => string {
     if (known.size >= 4096) known.clear()
     known.set(path, label)
     return label
-  }
-}
-
-/** GET /healthz: 200 after a database round trip, 503 (retry in a second) when there is none. */
-export async function healthAnswer(ctx: Pick<AppContext, 'store'>): Promise<Response> {
-  try {
-    await ctx.store.ping()
-    return json({ status: 'ok' })
-  } catch {
-    return json({ status: 'unavailable' }, 503, { 'retry-after': '1' })
   }
 }
 

@@ -1,17 +1,18 @@
 import type { Config } from './config'
 import type { Store } from './db/store'
-import type { SettingsCache } from './settings/cache'
-import type { Clock } from './lib/clock'
-import type { Logger } from './lib/log'
-import type { SealKey } from './lib/seal'
-import type { AccessTokens } from './oauth/tokens'
-import type { RefreshTokens } from './oauth/refresh-tokens'
-import type { SigningKeys } from './oidc/keys'
-import type { ResourceDirectory } from './oauth/resources'
-import type { MetadataClients } from './oauth/client-metadata'
-import type { SettingsHub } from './settings/hub'
-import type { Metrics } from './metrics'
-import type { AuditLog } from './audit'
+import { SettingsCache } from './settings/cache'
+import { systemClock, type Clock } from './lib/clock'
+import { randomToken } from './lib/crypto'
+import { silentLogger, type Logger } from './lib/log'
+import { sealKeyFrom, type SealKey } from './lib/seal'
+import { AccessTokens } from './oauth/tokens'
+import { RefreshTokens } from './oauth/refresh-tokens'
+import { SigningKeys } from './oidc/keys'
+import { ResourceDirectory } from './oauth/resources'
+import { MetadataClients } from './oauth/client-metadata'
+import { SettingsHub } from './settings/hub'
+import { Metrics } from './metrics'
+import { AuditLog } from './audit'
 
 /** What every feature of the app is built from; made once by `createContext`. */
 export interface AppContext {
@@ -37,4 +38,50 @@ export interface AppContext {
   csrfKey: string
   /** The server's key for secrets it must read back (TOTP seeds), shared the same way. */
   sealKey: SealKey
+}
+
+export interface AppDeps {
+  store: Store
+  config: Config
+  clock?: Clock
+  log?: Logger
+}
+
+/** The context every feature is built from: made once per process, its secrets read (or made) in one commit. */
+export async function createContext(deps: AppDeps): Promise<AppContext> {
+  const clock = deps.clock ?? systemClock
+  const { store } = deps
+  const log = deps.log ?? silentLogger
+  const tokens: AccessTokens = new AccessTokens(store, clock, deps.config.accessTokenTtl, store.changes, deps.config.tokenCacheSize, {
+    issuer: deps.config.issuer,
+    keys: () => signingKeys.verifier(),
+  })
+  const settingsHub = new SettingsHub({ store, clock, tokens, config: deps.config, log })
+  // An ID token lives as long as an access token; a retired key is published that much longer.
+  const signingKeys = new SigningKeys(store, clock, deps.config.accessTokenTtl * 1000)
+  signingKeys.start()
+  // Asked together, the two secrets share one commit (a first start writes both).
+  const [csrfKey, sealSecret] = await Promise.all([store.serverSecret('csrf', randomToken, clock.now()), store.serverSecret('seal', randomToken, clock.now())])
+  return {
+    store,
+    config: deps.config,
+    clock,
+    log,
+    tokens,
+    refreshTokens: new RefreshTokens(store, clock, deps.config.refreshTokenTtl, deps.config.refreshTokenReuseGrace),
+    signingKeys,
+    resources: new ResourceDirectory(store, deps.config.issuer),
+    metadataClients: new MetadataClients({ store, config: deps.config, clock, log }),
+    settingsCache: new SettingsCache(store.changes, store.engine === 'sqlite' ? deps.config.settingsCacheSize : 0),
+    settingsHub,
+    audit: new AuditLog({ store, clock, log, config: deps.config }),
+    metrics: new Metrics({
+      tokenCache: () => tokens.cacheCounts,
+      streams: () => settingsHub.count,
+      outbox: async () => ({ pending: (await store.mail.outboxCounts()).waiting }),
+      db: () => store.stats,
+    }),
+    csrfKey,
+    sealKey: await sealKeyFrom(sealSecret),
+  }
 }

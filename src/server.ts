@@ -1,11 +1,13 @@
 import type { Server } from 'bun'
 import { FORGET_AFTER_MS } from './accounts/throttle'
-import { createApp, createContext, healthAnswer, routeLabels, type App } from './app'
+import type { App } from './app'
+import { createContext } from './context'
+import { healthAnswer } from './health'
 import type { Config } from './config'
 import { openStore } from './db/open'
 import { createLogger, nextRequestId, requestIds, type Logger } from './lib/log'
 import { MAIL_KEPT_MS, Outbox, smtpTransport } from './mail/outbox'
-import { DYNAMIC_CLIENT_UNUSED_MS } from './oauth/registration'
+import { DYNAMIC_CLIENT_UNUSED_MS } from './oauth/dynamic-clients'
 import { clientAddressFrom, setPeerResolver } from './web/client-address'
 import { createRequestGuard, pathOf } from './web/request-guard'
 
@@ -55,11 +57,17 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const ctx = await createContext({ store, config, log })
   // prom-client is loaded only when /metrics is served.
   if (config.metricsAddress) await ctx.metrics.enable()
-  // The app — its routes — is made by the first request that needs it (~5-10 ms): a server that
-  // is starting answers GET /healthz without it (measured: first /healthz ~10 ms sooner, idle RSS
-  // 2.5 MB less).
+  // The app — its routes, and the modules they are made of — is loaded and made by the first
+  // request that needs it: a server that is starting answers GET /healthz without it.
   let app: App | undefined
-  const appOf = () => (app ??= createApp(ctx))
+  let routeLabel: ((path: string) => string) | undefined
+  let loading: Promise<App> | undefined
+  const loadApp = () =>
+    (loading ??= import('./app').then((m) => {
+      app = m.createApp(ctx)
+      routeLabel = m.routeLabels(app)
+      return app
+    }))
   const origin = issuerOriginOf(config)
   const withIssuerOrigin = (request: Request) => {
     const rebuilt = new Request(origin + request.url, request)
@@ -67,8 +75,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     return rebuilt
   }
 
-  let routeLabel: ((path: string) => string) | undefined
-  const routeOf = (path: string) => (path === HEALTHZ ? HEALTHZ : (routeLabel ??= routeLabels(appOf()))(path))
+  // Every request but GET /healthz has loaded the app by the time it is counted.
+  const routeOf = (path: string) => (path === HEALTHZ ? HEALTHZ : (routeLabel?.(path) ?? 'unmatched'))
   // GET /healthz is answered here, past the same request guard: the app's router is composed on
   // its first request (~5-10 ms), which a health check right after start need not wait for.
   const guard = createRequestGuard()
@@ -92,7 +100,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         const url = received.url
         const request = url.charCodeAt(0) === SLASH ? withIssuerOrigin(received) : received
         const path = pathOf(url)
-        const response = await (path === HEALTHZ && request.method === 'GET' ? health(request) : appOf().handle(request))
+        const response = await (path === HEALTHZ && request.method === 'GET' ? health(request) : app ? app.handle(request) : loadApp().then((loaded) => loaded.handle(request)))
         if (observing) ctx.metrics.request(routeOf(path), request.method, response.status, (performance.now() - started) / 1000)
         // A settings stream is idle between events (a comment every 15 s): not Bun's 10 s idle timeout.
         if (path === SETTINGS_EVENTS && response.status === 200) server.timeout(received, 0)

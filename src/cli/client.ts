@@ -1,4 +1,4 @@
-import { issueRegistrationToken } from '../oauth/registration'
+import { issueRegistrationToken } from '../oauth/dynamic-clients'
 import { checkIdTokenAlg, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, toView, updateClient } from '../oauth/clients'
 import { existingGroups } from '../accounts/groups'
 import type { Store } from '../db/store'

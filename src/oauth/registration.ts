@@ -10,16 +10,11 @@ import { hasInvisible } from '../lib/text'
 import { clientAddressOf, rateLimitKey } from '../web/client-address'
 import { ClientInputError, ID_TOKEN_ALGS, checkRedirectUri, insecureRedirectUris, isClientId } from './clients'
 
-/** SPEC: a dynamically registered app no authorization used for this long is deleted. */
-export const DYNAMIC_CLIENT_UNUSED_MS = 30 * 24 * 3600_000
 /** `DYNAMIC_REGISTRATION=open`: registrations per client address (an IPv6 /64) per hour. */
 const REGISTRATIONS_PER_HOUR = 20
 const HOUR_MS = 3600_000
 const MAX_REDIRECT_URIS = 20
 const MAX_FIELD_CHARS = 2000
-/** How long `latchkey client registration-token` tokens last. */
-export const REGISTRATION_TOKEN_TTL_MS = 7 * 24 * 3600_000
-export const REGISTRATION_TOKEN_PREFIX = 'lk_ia_'
 const REGISTRATION_ACCESS_PREFIX = 'lk_ra_'
 
 const NO_STORE = apiHeaders({ pragma: 'no-cache' })
@@ -94,14 +89,6 @@ const invalidToken = (description: string) => new InvalidToken(description, { 'w
 function bearerOf(request: Request): string | undefined {
   const header = request.headers.get('authorization')
   return header && /^bearer /i.test(header) ? header.slice(7).trim() : undefined
-}
-
-/** Issues an initial access token for DYNAMIC_REGISTRATION=token (`latchkey client registration-token`). */
-export async function issueRegistrationToken(ctx: Pick<AppContext, 'store'>, now: number): Promise<{ token: string; expiresAt: number }> {
-  const token = randomToken(REGISTRATION_TOKEN_PREFIX)
-  const expiresAt = now + REGISTRATION_TOKEN_TTL_MS
-  await ctx.store.clients.insertRegistrationToken(sha256(token), now, expiresAt)
-  return { token, expiresAt }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { DYNAMIC_CLIENT_UNUSED_MS, issueRegistrationToken } from '../../src/oauth/registration'
+import { DYNAMIC_CLIENT_UNUSED_MS, issueRegistrationToken } from '../../src/oauth/dynamic-clients'
 import { createClient } from '../../src/oauth/clients'
 import { ORIGIN, addUser, authorizePath, cookieHeader, createTestApp, mintTokenPair, signIn, type TestApp } from '../helpers'
 
