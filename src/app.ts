@@ -23,11 +23,6 @@ import passkeysJs from './views/scripts/passkeys.js' with { type: 'text' }
 // SimpleWebAuthn's browser half, served from our own origin (script-src 'self').
 import webauthnJs from '../node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js' with { type: 'text' }
 
-// The server loads this module on its first request that needs the app (src/server.ts); tests
-// build it directly, and take the context from here too.
-export { createContext, type AppDeps } from './context'
-export { healthAnswer } from './health'
-
 const asset = (body: string, type: string) =>
   new Response(body, { headers: { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'public, max-age=3600', ...NOSNIFF } })
 
@@ -53,7 +48,10 @@ export function routeLabels(app: AnyElysia): (path: string) => string {
   }
 }
 
-/** Builds the whole app from its context; no side effects, so tests run it in-process. */
+/**
+ * Builds the whole app from its context; no side effects, so tests run it in-process. The server
+ * imports this module on the first request that needs the app (src/server.ts).
+ */
 export function createApp(ctx: AppContext) {
   // The API documentation describes this very app, built below.
   const self: { app?: AnyElysia } = {}

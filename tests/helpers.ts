@@ -1,4 +1,5 @@
-import { createApp, createContext } from '../src/app'
+import { createApp } from '../src/app'
+import { createContext } from '../src/context'
 import { loadConfig } from '../src/config'
 import { insertUser, type User } from '../src/accounts/users'
 import { createClient, type Client } from '../src/oauth/clients'

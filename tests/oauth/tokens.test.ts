@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { createApp, createContext } from '../../src/app'
+import { createApp } from '../../src/app'
+import { createContext } from '../../src/context'
 import { loadConfig } from '../../src/config'
 import { insertUser } from '../../src/accounts/users'
 import { manualClock } from '../../src/lib/clock'

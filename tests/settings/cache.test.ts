@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { createApp, createContext } from '../../src/app'
+import { createApp } from '../../src/app'
+import { createContext } from '../../src/context'
 import { insertUser } from '../../src/accounts/users'
 import { loadConfig } from '../../src/config'
 import { manualClock } from '../../src/lib/clock'

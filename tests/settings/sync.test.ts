@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { createApp, createContext } from '../../src/app'
+import { createApp } from '../../src/app'
+import { createContext } from '../../src/context'
 import { loadConfig } from '../../src/config'
 import { manualClock } from '../../src/lib/clock'
 import { cookieHeader, createTestApp, csrfFrom, form, mintToken, signIn, type TestApp } from '../helpers'

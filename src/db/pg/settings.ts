@@ -43,9 +43,11 @@ interface WriteRow {
   revision: unknown
   updated_at: unknown
 }
-interface Queued {
+interface Write {
   userId: string
   op: WriteOp
+}
+interface Queued extends Write {
   resolve(row: WriteRow): void
   reject(error: unknown): void
 }
@@ -85,7 +87,7 @@ class SettingsWrites {
   ) {}
 
   write(userId: string, op: WriteOp): Promise<WriteRow> {
-    if (this.ctx.inTransaction) return this.send([{ userId, op, resolve() {}, reject() {} }]).then((rows) => rows[0]!)
+    if (this.ctx.inTransaction) return this.send([{ userId, op }]).then((rows) => rows[0]!)
     return new Promise((resolve, reject) => {
       const queued = { userId, op, resolve, reject }
       const waiting = this.users.get(userId)
@@ -138,7 +140,7 @@ class SettingsWrites {
   }
 
   /** A write alone calls its own function (migration 0014); several go through latchkey_write_settings. */
-  private send(writes: Queued[]): Promise<WriteRow[]> {
+  private send(writes: Write[]): Promise<WriteRow[]> {
     const { userId, op } = writes[0]!
     if (writes.length > 1) {
       const ops = writes.map((q) => ({ user: q.userId, ...q.op }))
