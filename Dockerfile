@@ -6,6 +6,8 @@ COPY package.json bun.lock bunfig.toml tsconfig.json ./
 RUN bun install --frozen-lockfile --production
 COPY src ./src
 COPY drizzle ./drizzle
+COPY scripts ./scripts
+# Builds twice: the second lays the bytecode out by a recorded start of the first (scripts/build.ts).
 RUN bun run build \
  && mkdir -p /out/data \
  && chown 65532:65532 /out/data

@@ -308,6 +308,7 @@ function newestSource(): number {
   }
   walk(join(root, 'src'))
   walk(join(root, 'drizzle'))
+  walk(join(root, 'scripts'))
   return newest
 }
 
