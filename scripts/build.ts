@@ -2,6 +2,11 @@
 /**
  * `bun run build`: dist/latchkey, the one self-contained executable (`bun build --compile`, bytecode).
  *
+ * ESM with code splitting: what a module imports lazily stays in a chunk of its own, node builtins
+ * too (one bundle hoists every `import … from "node:…"` to its top, so a server loaded node:crypto,
+ * node:http, node:tls, node:zlib, node:child_process … at start for nodemailer and the metadata
+ * fetcher, which most servers never use).
+ *
  * Built twice. The first binary is run the ways it starts in production — `serve` in an empty
  * folder (creates and migrates the database, makes its keys), /healthz, the first API requests,
  * SIGTERM; then `healthcheck` and `client list` — each with BUN_BYTECODE_ORDER_OUT, so Bun records
@@ -19,7 +24,7 @@ const root = join(import.meta.dir, '..')
 const OUTFILE = join(root, 'dist/latchkey')
 
 function compile(order: string[]): void {
-  const args = ['build', '--compile', '--define', 'process.env.NODE_ENV="production"', '--minify-whitespace', '--minify-syntax', '--bytecode', '--sourcemap=none']
+  const args = ['build', '--compile', '--format=esm', '--splitting', '--define', 'process.env.NODE_ENV="production"', '--minify-whitespace', '--minify-syntax', '--bytecode', '--sourcemap=none']
   args.push(...(order.length ? [`--bytecode-order=${order.join(',')}`] : []), '--outfile', OUTFILE, 'src/index.ts')
   const result = Bun.spawnSync([process.execPath, ...args], { cwd: root, stdout: 'inherit', stderr: 'inherit' })
   if (result.exitCode !== 0) process.exit(result.exitCode ?? 1)
