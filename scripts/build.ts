@@ -15,6 +15,8 @@
  * the binary reads and keeps fewer pages of itself. The records are made fresh by every build, so
  * they never go stale and nothing opaque is committed; if recording fails, the first binary stays,
  * with a warning (it only lacks the layout).
+ *
+ * Both builds start with the JIT held back (`--compile-jit-policy`, see src/lib/jit.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -22,10 +24,12 @@ import { join } from 'node:path'
 
 const root = join(import.meta.dir, '..')
 const OUTFILE = join(root, 'dist/latchkey')
+/** JIT tier-up thresholds ×1000 until src/lib/jit.ts releases them: nothing that runs once is compiled. */
+const JIT_POLICY = 1000
 
 function compile(order: string[]): void {
   const args = ['build', '--compile', '--format=esm', '--splitting', '--define', 'process.env.NODE_ENV="production"', '--minify-whitespace', '--minify-syntax', '--bytecode', '--sourcemap=none']
-  args.push(...(order.length ? [`--bytecode-order=${order.join(',')}`] : []), '--outfile', OUTFILE, 'src/index.ts')
+  args.push(`--compile-jit-policy=${JIT_POLICY}`, ...(order.length ? [`--bytecode-order=${order.join(',')}`] : []), '--outfile', OUTFILE, 'src/index.ts')
   const result = Bun.spawnSync([process.execPath, ...args], { cwd: root, stdout: 'inherit', stderr: 'inherit' })
   if (result.exitCode !== 0) process.exit(result.exitCode ?? 1)
 }

@@ -13,6 +13,7 @@ import { auditCommand } from './cli/audit'
 import { ConfigError, redactDatabaseText, redactUrl } from './config'
 import { DatabaseUnavailable, StoreRefusal } from './db/store'
 import { escapeForTerminal } from './lib/text'
+import { releaseJit } from './lib/jit'
 import { ListenError } from './server'
 
 const HELP = `latchkey ${pkg.version} — a self-hosted OAuth 2.0 authorization server with a settings store
@@ -89,6 +90,8 @@ const brokenPipe = (error: unknown) => (error as { code?: string } | undefined)?
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = applyGlobalFlags(argv)
+  // `serve` keeps the JIT held back until its app is made; a command's work starts here.
+  if (command !== undefined && command !== 'serve') releaseJit()
   // Not for the server: its log going nowhere is no reason to stop serving.
   if (command !== undefined && command !== 'serve')
     process.stdout.on('error', (error) => {

@@ -5,6 +5,7 @@ import { createContext } from './context'
 import { healthAnswer } from './health'
 import type { Config } from './config'
 import { openStore } from './db/open'
+import { releaseJit } from './lib/jit'
 import { createLogger, nextRequestId, requestIds, type Logger } from './lib/log'
 import { MAIL_KEPT_MS, Outbox, smtpTransport } from './mail/outbox'
 import { DYNAMIC_CLIENT_UNUSED_MS } from './oauth/dynamic-clients'
@@ -66,6 +67,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     (loading ??= import('./app').then((m) => {
       app = m.createApp(ctx)
       routeLabel = m.routeLabels(app)
+      releaseJit() // from here on the server runs what its requests run, again and again
       return app
     }))
   const origin = issuerOriginOf(config)
