@@ -57,7 +57,8 @@ async function waitHealthy(base: string, exited: Promise<number>): Promise<void>
 async function record(dir: string): Promise<string[]> {
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
-  const env = { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn' }
+  // ISSUER by address: the discovery document's URLs must reach the server where localhost is ::1.
+  const env = { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ISSUER: base, LOG_LEVEL: 'warn' }
   const orders = { serve: join(dir, 'serve.order'), healthcheck: join(dir, 'healthcheck.order'), cli: join(dir, 'cli.order') }
   const server = Bun.spawn([OUTFILE, 'serve'], { cwd: dir, env: { ...env, BUN_BYTECODE_ORDER_OUT: orders.serve }, stdout: 'ignore', stderr: 'inherit' })
   try {
