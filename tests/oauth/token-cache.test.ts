@@ -55,6 +55,25 @@ describe('the token cache', () => {
     expect(cache.offer(5, 'v5', 'g5')).toBe(true)
   })
 
+  test('its slots grow with its entries: ten empty caches of 100,000 take under 100 KB of heap, and entries stay found across each growth', () => {
+    Bun.gc(true)
+    const before = heapStats().heapSize
+    const empty = Array.from({ length: 10 }, () => new TokenCache<number>(100_000))
+    Bun.gc(true)
+    expect(heapStats().heapSize - before).toBeLessThan(100 * 1024)
+    expect(empty.map((c) => c.size)).toEqual(Array(10).fill(0))
+
+    const cache = new TokenCache<number>(5_000)
+    for (let id = 1; id <= 3_000; id++) cache.set(id, `v${id}`, id)
+    expect([cache.get(1, 'v1'), cache.get(1_024, 'v1024'), cache.get(1_025, 'v1025'), cache.get(3_000, 'v3000'), cache.size]).toEqual([1, 1_024, 1_025, 3_000, 3_000])
+    for (let id = 3_001; id <= 7_000; id++) cache.set(id, `v${id}`, id)
+    // Full at 5,000: the first 2,000 went first, in order.
+    expect([cache.get(2_000, 'v2000'), cache.get(2_001, 'v2001'), cache.get(7_000, 'v7000'), cache.size]).toEqual([undefined, 2_001, 7_000, 5_000])
+    cache.clear()
+    cache.set(9, 'v9', 9)
+    expect([cache.get(9, 'v9'), cache.get(7_000, 'v7000'), cache.size]).toEqual([9, undefined, 1])
+  })
+
   test('100,000 entries — each its own user, as in a 100,000-user deployment — fit in 40 MB of heap', () => {
     const count = 100_000
     const verifiers = Array.from({ length: count }, () => randomToken())
