@@ -55,12 +55,13 @@ describe('the token cache', () => {
     expect(cache.offer(5, 'v5', 'g5')).toBe(true)
   })
 
-  test('its slots grow with its entries: ten empty caches of 100,000 take under 100 KB of heap, and entries stay found across each growth', () => {
+  test('its slots grow with its entries: ten empty caches of 100,000 take under 2 MB of heap, and entries stay found across each growth', () => {
     Bun.gc(true)
     const before = heapStats().heapSize
     const empty = Array.from({ length: 10 }, () => new TokenCache<number>(100_000))
     Bun.gc(true)
-    expect(heapStats().heapSize - before).toBeLessThan(100 * 1024)
+    // Allocated at full size they took 26.6 MB; the bound leaves room for what else the process allocates meanwhile.
+    expect(heapStats().heapSize - before).toBeLessThan(2 * 1024 * 1024)
     expect(empty.map((c) => c.size)).toEqual(Array(10).fill(0))
 
     const cache = new TokenCache<number>(5_000)
