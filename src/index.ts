@@ -90,14 +90,15 @@ const brokenPipe = (error: unknown) => (error as { code?: string } | undefined)?
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = applyGlobalFlags(argv)
-  // `serve` keeps the JIT held back until its app is made; a command's work starts here.
-  if (command !== undefined && command !== 'serve') releaseJit()
-  // Not for the server: its log going nowhere is no reason to stop serving.
-  if (command !== undefined && command !== 'serve')
+  if (command !== undefined && command !== 'serve') {
+    // A command's work starts here (`serve` keeps the JIT held back until its app is made).
+    releaseJit()
+    // Not for the server: its log going nowhere is no reason to stop serving.
     process.stdout.on('error', (error) => {
       if (brokenPipe(error)) process.exit(0)
       throw error
     })
+  }
   switch (command) {
     case undefined:
     case 'serve':

@@ -16,8 +16,8 @@ import { constantTimeEqual } from '../lib/crypto'
  * token used again soon still gets in at its second request.
  *
  * The slots grow with the entries (doubling, up to `capacity`) and the doorkeeper's bits are made
- * when the cache first fills: an idle server does not hold a full cache's arrays (~1.5 MB of RSS
- * at the default 100,000, measured).
+ * when the cache first fills: an idle server does not hold a full cache's arrays (1.5–3.7 MB of an idle
+ * server's RSS at the default 100,000, measured).
  */
 export class TokenCache<G> {
   private readonly slots = new Map<number, number>()
