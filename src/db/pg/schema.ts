@@ -36,6 +36,8 @@ export const clients = pgTable('clients', {
   metadataExpiresAt: ms('metadata_expires_at'),
   registrationTokenHash: text('registration_token_hash'),
   idTokenAlg: text('id_token_alg').notNull().default('RS256'),
+  /** A resource server's right to introspect other clients' tokens (`--introspect`): client ids, or ['*'] for every client's. */
+  introspects: jsonb('introspects').$type<string[]>().notNull().default([]),
 })
 
 export const sessions = pgTable(

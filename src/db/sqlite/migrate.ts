@@ -17,6 +17,7 @@ import agents from '../../../drizzle/sqlite/0013_agents.sql' with { type: 'text'
 import settingsSync from '../../../drizzle/sqlite/0014_settings_sync.sql' with { type: 'text' }
 import operators from '../../../drizzle/sqlite/0015_operators.sql' with { type: 'text' }
 import idTokenAlg from '../../../drizzle/sqlite/0016_id_token_alg.sql' with { type: 'text' }
+import introspects from '../../../drizzle/sqlite/0017_introspects.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -40,6 +41,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0014_settings_sync': settingsSync,
   '0015_operators': operators,
   '0016_id_token_alg': idTokenAlg,
+  '0017_introspects': introspects,
 }
 
 export interface MigrationResult {

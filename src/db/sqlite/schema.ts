@@ -41,6 +41,8 @@ export const clients = sqliteTable('clients', {
   registrationTokenHash: text('registration_token_hash'),
   /** How its ID tokens are signed (OpenID Connect id_token_signed_response_alg): RS256, ES256 or EdDSA. */
   idTokenAlg: text('id_token_alg').notNull().default('RS256'),
+  /** A resource server's right to introspect other clients' tokens (`--introspect`): client ids, or ['*'] for every client's. */
+  introspects: text('introspects', { mode: 'json' }).$type<string[]>().notNull().default([]),
 })
 
 export const sessions = sqliteTable(

@@ -1,0 +1,2 @@
+-- Issue 33: a resource server's right to introspect other clients' tokens (client create|update --introspect).
+ALTER TABLE "clients" ADD COLUMN "introspects" jsonb DEFAULT '[]'::jsonb NOT NULL;
