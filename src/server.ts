@@ -120,6 +120,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await store.close()
     throw listenError(error, config)
   }
+  // SPEC: the CLI's links (invitations, reset links) name the ISSUER the server last started with.
+  await store.recordIssuer(config.issuer, ctx.clock.now())
   startUpkeep()
   setPeerResolver((request) => server.requestIP(socketRequests.get(request) ?? request)?.address)
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { ApplyError, exportState, parseDocument, planApply } from '../admin/declarative'
 import { escapeForTerminal } from '../lib/text'
-import { UsageError, cliAudit, parse, printJson, withStore } from './common'
+import { UsageError, cliAudit, linkConfig, parse, printJson, withStore } from './common'
 
 /**
  * `latchkey apply FILE [--dry-run] [--prune]`: the database made to match the file (YAML or
@@ -21,9 +21,10 @@ export async function applyCommand(args: string[]): Promise<void> {
   // One transaction: the plan is made from what the database holds in it, and every change of
   // the plan (and its audit event) commits together — or, on any failure, none does.
   await withStore(async (store, config) => {
+    const links = await linkConfig(store, config)
     try {
       const out = await store.transaction(async () => {
-        const plan = await planApply(store, config, parseDocument(text, file), { prune: values.prune ?? false, baseDir: dirname(resolve(file)), now: Date.now() })
+        const plan = await planApply(store, links, parseDocument(text, file), { prune: values.prune ?? false, baseDir: dirname(resolve(file)), now: Date.now() })
         const lines = plan.lines.map((line) => `${escapeForTerminal(line)}\n`)
         if (plan.lines.length === 0) return [...lines, 'nothing to change\n']
         if (values['dry-run']) return [...lines, `${plan.lines.length} change(s) planned (dry run: nothing changed)\n`]

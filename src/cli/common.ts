@@ -64,6 +64,19 @@ export async function withStore<T>(fn: (store: Store, config: Config) => Promise
   }
 }
 
+/**
+ * The config the CLI makes links with (invitations, reset links): SPEC — they name the ISSUER the
+ * server last started with, which it records, not this shell's (whose default, localhost, would
+ * make dead links). An ISSUER set here that differs gets one warning line; with none recorded (no
+ * server ever started on this database) the CLI's own is all there is.
+ */
+export async function linkConfig(store: Store, config: Config, env: Record<string, string | undefined> = process.env): Promise<Config> {
+  const recorded = await store.recordedIssuer()
+  if (recorded === undefined || recorded === config.issuer) return config
+  if (env.ISSUER) process.stderr.write(`latchkey: warning: ISSUER is ${escapeForTerminal(config.issuer)} here, but the server last started with ${escapeForTerminal(recorded)}: links use ${escapeForTerminal(recorded)}\n`)
+  return { ...config, issuer: recorded }
+}
+
 /** Output that may hold user data never carries a raw control character to the terminal. */
 export function printJson(value: unknown): void {
   process.stdout.write(terminalSafeJson(value, 2) + '\n')

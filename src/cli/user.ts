@@ -8,7 +8,7 @@ import {
 } from '../accounts/users'
 import { hashPassword } from '../lib/crypto'
 import { inviteUser, newLink, resetTwoStep } from '../accounts/email-links'
-import { UsageError, cliAudit, inputError, parse, printJson, printTable, withStore } from './common'
+import { UsageError, cliAudit, inputError, linkConfig, parse, printJson, printTable, withStore } from './common'
 import { escapeForTerminal } from '../lib/text'
 
 async function readPassword(): Promise<string> {
@@ -84,7 +84,8 @@ export async function userCommand(args: string[]): Promise<void> {
       const fullName = await inputError(() => checkFullName(values.name!))
       const { user, url, mailed } = await withStore(async (store, config) => {
         const mailed = config.smtpUrl !== null && !values['print-link']
-        const invited = await inputError(() => inviteUser(store, config, { email, fullName }, Date.now(), mailed))
+        const links = await linkConfig(store, config)
+        const invited = await inputError(() => inviteUser(store, links, { email, fullName }, Date.now(), mailed))
         await cliAudit(store, 'user.invited', { userId: invited.user.id, detail: { mailed } })
         return { ...invited, mailed }
       })
@@ -99,7 +100,7 @@ export async function userCommand(args: string[]): Promise<void> {
       const url = await withStore(async (store, config) => {
         const user = await store.users.findUser(id)
         if (!user) return undefined
-        const link = newLink(config, 'reset', user.id, user.email, Date.now())
+        const link = newLink(await linkConfig(store, config), 'reset', user.id, user.email, Date.now())
         await store.mail.issueToken(link.token, null, Date.now())
         return link.url
       })

@@ -146,6 +146,13 @@ export interface Store {
   /** A random value made once by whichever process asks first, then shared. */
   serverSecret(name: string, make: () => string, now: number): Promise<string>
   /**
+   * The ISSUER a server starts with, recorded (replacing the last one) so the CLI's links name it
+   * (SPEC, links made by the CLI); kept beside the server secrets, under the name `issuer`.
+   */
+  recordIssuer(issuer: string, now: number): Promise<void>
+  /** The ISSUER the server last started with; undefined when no server ever started on this database. */
+  recordedIssuer(): Promise<string | undefined>
+  /**
    * A consistent copy of the database at `path` (SQLite: VACUUM INTO), created 0600, never over
    * an existing file or through a symlink. PostgreSQL has pg_dump for that and refuses.
    */

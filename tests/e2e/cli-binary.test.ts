@@ -7,7 +7,7 @@ import { insertUser } from '../../src/accounts/users'
 import { SqliteStore } from '../../src/db/sqlite/store'
 import { freshPgDatabase } from '../pg-store'
 import { testEngine } from '../store'
-import { binary } from './server'
+import { binary, startBinary } from './server'
 
 setDefaultTimeout(30_000)
 
@@ -97,6 +97,27 @@ describe('the binary’s CLI', () => {
     await reader.cancel()
     expect(await piped.exited).toBe(0)
     expect(await new Response(piped.stderr).text()).toBe('')
+  })
+})
+
+describe('links made by the binary’s CLI', () => {
+  test('an invitation from a shell without ISSUER names the ISSUER the server started with', async () => {
+    // The public address a proxy serves it at (not where it listens).
+    const issuer = 'http://id.example.test:8443'
+    const server = await startBinary({ ISSUER: issuer })
+    try {
+      // The server records its ISSUER once it listens, before its "listening" line.
+      while (!server.output().includes('"msg":"listening"')) await Bun.sleep(10)
+      const env = { DATABASE_URL: server.databaseUrl }
+      const invited = run(['user', 'invite', '--email', 'ann@example.com', '--name', 'Ann'], undefined, env)
+      expect({ code: invited.code, err: invited.err }).toEqual({ code: 0, err: '' })
+      expect(invited.out).toMatch(/^http:\/\/id\.example\.test:8443\/reset-password\?token=[A-Za-z0-9_-]{43}\n$/)
+      const shell = run(['user', 'invite', '--email', 'bo@example.com', '--name', 'Bo'], undefined, { ...env, ISSUER: 'http://localhost:3000' })
+      expect(shell.out).toStartWith(`${issuer}/reset-password?token=`)
+      expect(shell.err).toBe(`latchkey: warning: ISSUER is http://localhost:3000 here, but the server last started with ${issuer}: links use ${issuer}\n`)
+    } finally {
+      server.cleanup()
+    }
   })
 })
 

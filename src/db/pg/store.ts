@@ -194,6 +194,19 @@ export class PgStore implements Store, PgContext {
     })
   }
 
+  recordIssuer(issuer: string, now: number): Promise<void> {
+    return this.run(async (sql) => {
+      await sql`INSERT INTO server_secrets (name, value, created_at) VALUES ('issuer', ${issuer}, ${now}) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, created_at = EXCLUDED.created_at`
+    })
+  }
+
+  recordedIssuer(): Promise<string | undefined> {
+    return this.run(async (sql) => {
+      const [row] = await sql`SELECT value FROM server_secrets WHERE name = 'issuer'`
+      return row?.value as string | undefined
+    })
+  }
+
   async backupTo(): Promise<void> {
     throw new StoreRefusal('backup copies a SQLite database; on PostgreSQL use pg_dump')
   }

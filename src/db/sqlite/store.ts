@@ -22,6 +22,9 @@ import { SqliteTokens } from './tokens'
 import { SqliteUsers } from './users'
 import { Writer } from './writer'
 
+/** The server_secrets row holding the ISSUER the server last started with. */
+const ISSUER = 'issuer'
+
 /**
  * The store on one SQLite file (the embedded default). Reads run at once on the connection;
  * every write is a job of the group-commit Writer, so writes that arrive together share one
@@ -129,6 +132,16 @@ export class SqliteStore implements Store, SqliteContext {
       this.db.orm.insert(serverSecrets).values({ name, value: make(), createdAt: now }).onConflictDoNothing().run()
       return this.db.orm.select({ value: serverSecrets.value }).from(serverSecrets).where(eq(serverSecrets.name, name)).get()!.value
     })
+  }
+
+  recordIssuer(issuer: string, now: number): Promise<void> {
+    return this.write(() => {
+      this.db.orm.insert(serverSecrets).values({ name: ISSUER, value: issuer, createdAt: now }).onConflictDoUpdate({ target: serverSecrets.name, set: { value: issuer, createdAt: now } }).run()
+    })
+  }
+
+  async recordedIssuer(): Promise<string | undefined> {
+    return this.db.orm.select({ value: serverSecrets.value }).from(serverSecrets).where(eq(serverSecrets.name, ISSUER)).get()?.value
   }
 
   async backupTo(path: string, shownAs: string): Promise<void> {
