@@ -91,10 +91,11 @@ export async function insertUser(
 
 /**
  * Disables (or enables) an account: a disabled user cannot sign in, and every session and token
- * of theirs ends at once — here, and on other instances through the change feed.
+ * of theirs ends at once — here, and on other instances through the change feed. The CLI and
+ * `apply` call it too, without a token cache of their own (servers hear of it through the feed).
  */
-export async function setUserDisabled(ctx: Pick<AppContext, 'store' | 'tokens' | 'clock'>, id: string, disabled: boolean): Promise<boolean> {
+export async function setUserDisabled(ctx: Pick<AppContext, 'store' | 'clock'> & Partial<Pick<AppContext, 'tokens'>>, id: string, disabled: boolean): Promise<boolean> {
   const found = await ctx.store.users.setDisabled(id, disabled, ctx.clock.now())
-  if (found && disabled) ctx.tokens.forget()
+  if (found && disabled) ctx.tokens?.forget()
   return found
 }

@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { inviteUser } from '../accounts/email-links'
 import { checkGroupName } from '../accounts/groups'
-import { checkFullName, normalizeEmail } from '../accounts/users'
+import { checkFullName, normalizeEmail, setUserDisabled } from '../accounts/users'
 import type { Config } from '../config'
 import type { IdTokenAlg, ResourceRecord, Store, UserListing } from '../db/store'
 import { sha256 } from '../lib/crypto'
@@ -15,7 +15,9 @@ import { canonicalResource, createResource } from '../oauth/resources'
  * checked before anything changes (every error, with its path in the file); the plan lists each
  * change; applying it twice changes nothing the second time; `export` prints the same shape
  * without secrets, so export → apply is a no-op. Clients met through metadata documents or
- * registered dynamically are neither exported nor pruned.
+ * registered dynamically are neither exported nor pruned. Without `--prune` nothing absent from
+ * the file goes, inside an entry either: group members, redirect URIs and scopes the file does
+ * not list stay (SPEC: apply then only adds and changes).
  */
 
 export class ApplyError extends Error {
@@ -45,6 +47,8 @@ interface DesiredUser {
   email: string
   fullName: string
   admin: boolean
+  /** Applied only when the file says it: a file that never mentions it re-enables nobody. */
+  disabled?: boolean
 }
 
 export interface Plan {
@@ -126,13 +130,14 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
   // users
   const wantUsers: DesiredUser[] = []
   for (const [i, raw] of list('users').entries()) {
-    const e = entry(`users[${i}]`, raw, ['email', 'full_name', 'admin'])
+    const e = entry(`users[${i}]`, raw, ['email', 'full_name', 'admin', 'disabled'])
     if (!e) continue
     const email = checked(`users[${i}].email`, e.email, normalizeEmail)
     const fullName = checked(`users[${i}].full_name`, e.full_name, checkFullName)
     const admin = bool(`users[${i}].admin`, e.admin)
+    const disabled = e.disabled === undefined ? undefined : bool(`users[${i}].disabled`, e.disabled)
     if (email && wantUsers.some((u) => u.email === email)) err(`users[${i}].email`, `${email} is listed twice`)
-    if (email && fullName) wantUsers.push({ email, fullName, admin })
+    if (email && fullName) wantUsers.push({ email, fullName, admin, disabled })
   }
   const knownUser = (ref: string) => wantUsers.some((u) => u.email === ref) || usersByEmail.has(ref) || users.some((u) => u.id === ref)
 
@@ -208,8 +213,11 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
       wantResources.push({ uri, name, scopes: scopes as Record<string, string>, tokenFormat: tokenFormat as 'opaque' | 'jwt', introspectors: [...new Set(introspectors)] })
   }
   if (errors.length) throw new ApplyError(errors)
+  /** Without --prune a list only grows: what is there stays, in its order, and the file's new entries follow. */
+  const keeping = (now: readonly string[], wanted: string[]) => (opts.prune ? wanted : [...now, ...wanted.filter((x) => !now.includes(x))])
 
   // The plan, section by section (only the sections the file has).
+  const clock = { now: () => opts.now }
   const lines: string[] = []
   const steps: Array<(out: string[]) => Promise<void>> = []
   const has = (key: string) => top[key] !== undefined
@@ -223,21 +231,25 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
   for (const u of wantUsers) {
     const found = usersByEmail.get(u.email)
     if (!found) {
-      lines.push(`+ user ${u.email} (invited)`)
+      lines.push(`+ user ${u.email} (invited${u.disabled ? ', disabled' : ''})`)
       steps.push(async (out) => {
         const { user: made, url } = await inviteUser(store, config, u, opts.now, false)
         if (u.admin) await store.users.setAdmin(made.id, true)
-        usersByEmail.set(u.email, { ...made, admin: u.admin, disabled: false })
+        if (u.disabled) await setUserDisabled({ store, clock }, made.id, true)
+        usersByEmail.set(u.email, { ...made, admin: u.admin, disabled: u.disabled ?? false })
         out.push(`invitation for ${u.email}: ${url}`)
       })
       continue
     }
-    const changed = [found.fullName !== u.fullName && 'full_name', found.admin !== u.admin && 'admin'].filter(Boolean)
+    const disable = u.disabled !== undefined && found.disabled !== u.disabled
+    const changed = [found.fullName !== u.fullName && 'full_name', found.admin !== u.admin && 'admin', disable && 'disabled'].filter(Boolean)
     if (changed.length) {
       lines.push(`~ user ${u.email}: ${changed.join(', ')}`)
       steps.push(async () => {
         if (found.fullName !== u.fullName) await store.users.setFullName(found.id, u.fullName)
         if (found.admin !== u.admin) await store.users.setAdmin(found.id, u.admin)
+        // As `user update --disabled`: sessions and tokens end at once, on every instance.
+        if (disable) await setUserDisabled({ store, clock }, found.id, u.disabled!)
       })
     }
   }
@@ -248,7 +260,7 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     const present = new Set(before.flatMap((m) => [m.email, m.id]))
     const wanted = new Set(g.members)
     const add = g.members.filter((m) => !present.has(m))
-    const remove = before.filter((m) => !wanted.has(m.email) && !wanted.has(m.id))
+    const remove = opts.prune ? before.filter((m) => !wanted.has(m.email) && !wanted.has(m.id)) : []
     for (const m of add) {
       lines.push(`+ member ${m} of ${g.name}`)
       steps.push(async () => void (await store.groups.addMember(g.name, userIdOf(m))))
@@ -273,6 +285,8 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
       continue
     }
     matched.add(found.id)
+    c.redirectUris = keeping(found.redirectUris, c.redirectUris)
+    c.postLogoutRedirectUris = keeping(found.postLogoutRedirectUris, c.postLogoutRedirectUris)
     if (found.public !== c.public) throw new ApplyError([`${c.path}.public: ${found.id} is ${found.public ? 'public' : 'confidential'}; delete it to change that`])
     const allowedNow = await store.groups.allowedGroups(found.id)
     const storedHash = c.secret === undefined ? undefined : (await store.clients.findClient(found.id))?.secretHash
@@ -295,8 +309,9 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     })
   }
 
-  for (const r of wantResources) {
-    const found = resources.find((x) => x.uri === r.uri)
+  for (const want of wantResources) {
+    const found = resources.find((x) => x.uri === want.uri)
+    const r = found && !opts.prune ? { ...want, scopes: { ...found.scopes, ...want.scopes } } : want
     if (!found) {
       lines.push(`+ resource ${r.uri}`)
       steps.push(async () => {
@@ -378,7 +393,7 @@ export async function exportState(store: Store): Promise<Record<string, unknown>
       })),
     ),
     groups: groups.map((g) => ({ name: g.name, members: g.members.map((m) => m.email) })),
-    users: users.map((u) => ({ email: u.email, full_name: u.fullName, admin: u.admin })),
+    users: users.map((u) => ({ email: u.email, full_name: u.fullName, admin: u.admin, disabled: u.disabled })),
     resources: resources.map((r) => ({ uri: r.uri, name: r.name, scopes: r.scopes, token_format: r.tokenFormat, introspectors: r.introspectors })),
   }
 }

@@ -4,8 +4,10 @@ import {
   checkPassword,
   insertUser,
   normalizeEmail,
+  setUserDisabled,
   toUserView,
 } from '../accounts/users'
+import { systemClock } from '../lib/clock'
 import { hashPassword } from '../lib/crypto'
 import { inviteUser, newLink, resetTwoStep } from '../accounts/email-links'
 import { UsageError, cliAudit, inputError, linkConfig, parse, printJson, printTable, withStore } from './common'
@@ -128,7 +130,7 @@ export async function userCommand(args: string[]): Promise<void> {
       const user = await withStore(async (store) => {
         if (!(await store.users.findUser(id))) throw new UsageError(`no user with id "${escapeForTerminal(id)}"`)
         if (values.admin !== undefined) await store.users.setAdmin(id, values.admin === 'true')
-        if (values.disabled !== undefined) await store.users.setDisabled(id, values.disabled === 'true', Date.now())
+        if (values.disabled !== undefined) await setUserDisabled({ store, clock: systemClock }, id, values.disabled === 'true')
         await cliAudit(store, 'user.updated', { userId: id, detail: { ...(values.admin ? { admin: values.admin === 'true' } : {}), ...(values.disabled ? { disabled: values.disabled === 'true' } : {}) } })
         return (await store.users.listUsers()).find((u) => u.id === id)!
       })

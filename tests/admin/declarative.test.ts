@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ApplyError, exportState, parseDocument, planApply } from '../../src/admin/declarative'
 import { sha256 } from '../../src/lib/crypto'
-import { addUser, createTestApp, type TestApp } from '../helpers'
+import { toYaml } from '../../src/lib/yaml'
+import { addClient, addUser, bearer, cookieHeader, createTestApp, mintToken, signIn, type TestApp } from '../helpers'
 
 const dir = mkdtempSync(join(tmpdir(), 'latchkey-apply-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -74,8 +75,9 @@ describe('latchkey apply: the database made to match a file', () => {
 
     expect((await plan(parseDocument(YAML, 'latchkey.yaml'))).lines).toEqual([])
     const exported = await exportState(t.store)
-    expect(exported.users).toEqual([{ email: 'ada@example.com', full_name: 'Ada', admin: true }])
+    expect(exported.users).toEqual([{ email: 'ada@example.com', full_name: 'Ada', admin: true, disabled: false }])
     expect((await plan(JSON.parse(JSON.stringify(exported)))).lines).toEqual([])
+    expect((await plan(parseDocument(toYaml(exported), 'exported.yaml'))).lines).toEqual([])
     expect(JSON.stringify(exported)).not.toContain(SECRET)
   })
 
@@ -148,5 +150,84 @@ describe('latchkey apply: the database made to match a file', () => {
       await t.store.groups.createGroup('two', 0)
     })
     expect((await t.store.groups.listGroups()).map((g) => g.name)).toEqual(['one', 'two'])
+  })
+
+  test('without --prune apply only adds and changes: group members, redirect URIs and scopes absent from the file stay; with --prune they go', async () => {
+    await (await plan(parseDocument(YAML, 'latchkey.yaml'))).apply()
+    const bob = await addUser(t, 'bob@example.com', 'Bob')
+    await t.store.groups.addMember('family', bob.id)
+    const grafana = (await t.store.clients.findClient('grafana'))!
+    await t.store.clients.updateClient('grafana', { ...grafana, redirectUris: [...grafana.redirectUris, 'https://grafana.example.com/other'], postLogoutRedirectUris: ['https://grafana.example.com/login'] })
+    const mcp = (await t.store.resources.findResource('https://mcp.example.com'))!
+    await t.store.resources.updateResource({ ...mcp, scopes: { ...mcp.scopes, 'tools:call': 'Run tools' } })
+
+    // The file as it was, plus one of each: only the additions are planned.
+    const more = YAML.replace('members: [ada@example.com]', 'members: [ada@example.com, cy@example.com]')
+      .replace('redirect_uris: [https://grafana.example.com/login/generic_oauth]', 'redirect_uris: [https://grafana.example.com/new]')
+      .replace('scopes: { "tools:read": Read your tools }', 'scopes: { "tools:write": Write your tools }')
+      .replace('users:\n', 'users:\n  - email: cy@example.com\n    full_name: Cy\n')
+    const kept = await plan(parseDocument(YAML, 'latchkey.yaml'))
+    expect(kept.lines).toEqual([])
+    const added = await plan(parseDocument(more, 'more.yaml'))
+    expect(added.lines).toEqual(['+ user cy@example.com (invited)', '+ member cy@example.com of family', '~ client grafana: redirect_uris', '~ resource https://mcp.example.com'])
+    await added.apply()
+    expect((await t.store.groups.listGroups()).find((g) => g.name === 'family')!.members.map((m) => m.email).sort()).toEqual(['ada@example.com', 'bob@example.com', 'cy@example.com'])
+    expect(await t.store.clients.findClient('grafana')).toMatchObject({
+      redirectUris: ['https://grafana.example.com/login/generic_oauth', 'https://grafana.example.com/other', 'https://grafana.example.com/new'],
+      postLogoutRedirectUris: ['https://grafana.example.com/login'],
+    })
+    expect((await t.store.resources.findResource('https://mcp.example.com'))!.scopes).toEqual({ 'tools:read': 'Read your tools', 'tools:call': 'Run tools', 'tools:write': 'Write your tools' })
+    expect((await plan(parseDocument(more, 'more.yaml'))).lines).toEqual([])
+
+    // --prune: the file is the whole truth of the sections it has.
+    const pruned = await plan(parseDocument(more, 'more.yaml'), true)
+    expect(pruned.lines).toEqual(['- member bob@example.com of family', '~ client grafana: redirect_uris, post_logout_redirect_uris', '~ resource https://mcp.example.com', '- user bob@example.com'])
+    await pruned.apply()
+    expect((await t.store.groups.listGroups()).find((g) => g.name === 'family')!.members.map((m) => m.email).sort()).toEqual(['ada@example.com', 'cy@example.com'])
+    expect(await t.store.clients.findClient('grafana')).toMatchObject({ redirectUris: ['https://grafana.example.com/new'], postLogoutRedirectUris: [] })
+    expect((await t.store.resources.findResource('https://mcp.example.com'))!.scopes).toEqual({ 'tools:write': 'Write your tools' })
+  })
+
+  test('users[].disabled is exported and applied: disabling ends the user’s sessions and tokens at once; a file without it re-enables nobody', async () => {
+    const app = await addClient(t)
+    const ann = await addUser(t, 'ann@example.com', 'Ann')
+    const jar = await signIn(t, 'ann@example.com')
+    // Not asked before: a cached token hears of a disabling by another process through the change feed (the CLI's case, tests/e2e/cluster).
+    const token = await mintToken(t, app.client.id, ann.id, 'profile')
+    expect(await errorsOf({ users: [{ email: 'ann@example.com', full_name: 'Ann', disabled: 'yes' }] })).toEqual(['users[0].disabled: must be true or false'])
+
+    const off = await plan({ users: [{ email: 'ann@example.com', full_name: 'Ann', disabled: true }, { email: 'new@example.com', full_name: 'New', disabled: true }] })
+    expect(off.lines).toEqual(['~ user ann@example.com: disabled', '+ user new@example.com (invited, disabled)'])
+    await t.store.transaction(() => off.apply())
+    expect((await t.handle('/api/oauth/userinfo', { headers: bearer(token) })).status).toBe(401)
+    expect((await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).status).toBe(303)
+    for (const table of ['sessions', 'access_tokens', 'refresh_tokens', 'refresh_families']) expect(await t.rows(`SELECT user_id FROM ${table}`)).toEqual([])
+    expect(((await exportState(t.store)).users as Array<{ email: string; full_name: string; admin: boolean; disabled: boolean }>).sort((x, y) => x.email.localeCompare(y.email))).toEqual([
+      { email: 'ann@example.com', full_name: 'Ann', admin: false, disabled: true },
+      { email: 'new@example.com', full_name: 'New', admin: false, disabled: true },
+    ])
+
+    expect((await plan({ users: [{ email: 'ann@example.com', full_name: 'Ann' }] })).lines).toEqual([])
+    const on = await plan({ users: [{ email: 'ann@example.com', full_name: 'Ann', disabled: false }] })
+    expect(on.lines).toEqual(['~ user ann@example.com: disabled'])
+    await on.apply()
+    expect((await t.store.users.listUsers()).map((u) => [u.email, u.disabled]).sort()).toEqual([['ann@example.com', false], ['new@example.com', true]])
+  })
+
+  test('export as YAML reads back as what it exports, and applies as a no-op', async () => {
+    await (await plan(parseDocument(YAML, 'latchkey.yaml'))).apply()
+    await addUser(t, 'odd@example.com', 'Null: #1 "yes" é')
+    const exported = await exportState(t.store)
+    const yaml = toYaml(exported)
+    expect(yaml).toContain('\n  - client_id: grafana\n    name: Grafana\n    redirect_uris:\n      - https://grafana.example.com/login/generic_oauth\n    post_logout_redirect_uris: []\n')
+    expect(yaml).toContain('\n  - email: ada@example.com\n    full_name: Ada\n    admin: true\n    disabled: false\n')
+    expect(yaml).toContain('\n  - email: odd@example.com\n    full_name: "Null: #1 \\"yes\\" é"\n    admin: false\n    disabled: false\n')
+    expect(Bun.YAML.parse(yaml)).toEqual(exported)
+    expect((await plan(parseDocument(yaml, 'exported.yaml'), true)).lines).toEqual([])
+    // What YAML would read as another type, or a terminal would act on, is a quoted JSON string (\u escapes).
+    const odd = ['true', 'No', '~', 'null', '123', '1e3', '.inf', '0x1f', '- x', '@a', 'a: b', 'a #b', 'x:', ' x', '', 'a\u009b[31mb', 'r\u202eL', 'line\nbreak']
+    const written = toYaml({ members: odd })
+    expect(written).toBe(`members:\n${odd.map((s) => `  - ${JSON.stringify(s).replace('\u009b', '\\u009b').replace('\u202e', '\\u202e')}\n`).join('')}`)
+    expect(Bun.YAML.parse(written)).toEqual({ members: odd })
   })
 })
