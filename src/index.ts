@@ -45,7 +45,7 @@ Usage:
   latchkey apply FILE [--dry-run] [--prune]   make the database match a YAML or JSON file
                                        (clients, groups, users, resources); --prune deletes what the
                                        file's sections do not list
-  latchkey export                      the database in apply's shape, without secrets
+  latchkey export [--json]             the database in apply's shape (YAML), without secrets
   latchkey audit [--user ID] [--client ID] [--since ISO] [--json]   the audit log, newest first
   latchkey resource create --uri URI --name NAME --scope NAME=DESCRIPTION [--scope …]
                         [--token-format opaque|jwt] [--introspector CLIENT_ID]...

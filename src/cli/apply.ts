@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { ApplyError, exportState, parseDocument, planApply } from '../admin/declarative'
 import { escapeForTerminal } from '../lib/text'
+import { toYaml } from '../lib/yaml'
 import { UsageError, cliAudit, linkConfig, parse, printJson, withStore } from './common'
 
 /**
@@ -41,8 +42,10 @@ export async function applyCommand(args: string[]): Promise<void> {
   })
 }
 
-/** `latchkey export`: the database in `apply`'s shape, without secrets. */
+/** `latchkey export [--json]`: the database in `apply`'s shape, without secrets — YAML, or JSON. */
 export async function exportCommand(args: string[]): Promise<void> {
-  parse(args, {}, 0)
-  printJson(await withStore((store) => exportState(store)))
+  const { values } = parse(args, { json: { type: 'boolean' } }, 0)
+  const state = await withStore((store) => exportState(store))
+  if (values.json) printJson(state)
+  else process.stdout.write(toYaml(state))
 }
