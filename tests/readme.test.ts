@@ -9,9 +9,12 @@ setDefaultTimeout(60_000)
 /**
  * The README's examples, run as written: every ```sh block, in order, in a folder holding
  * `./latchkey` while it serves; the ```json or ```text block after one is its expected output
- * (random values — ids, secrets, tokens, times, ETags — compared by shape). A reader copies
- * values by hand into the `export` lines; this harness puts the real ones there, and does the
- * reader's browser step (sign in, Allow) over HTTP.
+ * (random values — ids, secrets, tokens, times, ETags — compared by shape). Where an `export`
+ * line shows a value from an earlier answer, a reader pastes the one their answer has at that
+ * place: so does this harness — it finds the README's value in an answer the README showed
+ * before (a JSON field, a URL parameter) and takes what the real answer has there, nothing else.
+ * It also does the reader's browser step (open the authorize URL, sign in, Allow) over HTTP; the
+ * only other change is the port (the README's localhost:3000 is the test server's).
  */
 type Block = { lang: string; body: string }
 
@@ -44,11 +47,10 @@ afterAll(() => server?.cleanup())
 
 const local = (s: string) => s.replaceAll('http://localhost:3000', server.url).replaceAll('http%3A%2F%2Flocalhost%3A3000', encodeURIComponent(server.url))
 
-async function authorizeAsReader(): Promise<string> {
-  const authorize = blocks(README).find((b) => b.lang === 'text' && b.body.includes('/oauth/authorize?'))!
-  const url = local(authorize.body.trim()).replace('$CLIENT_ID', vars.CLIENT_ID!)
+/** The reader's browser: opens the README's authorize URL, signs in, allows; where it lands. */
+async function browse(authorizeUrl: string): Promise<URL> {
   const browser = new CookieClient(server.url)
-  let res = await browser.fetch(url)
+  let res = await browser.fetch(authorizeUrl)
   const login = await (await browser.fetch(res.headers.get('location')!)).text()
   const returnTo = /name="return_to" value="([^"]+)"/.exec(login)![1]!.replaceAll('&amp;', '&')
   const csrf = /name="csrf_token" value="([^"]+)"/.exec(login)![1]!
@@ -61,39 +63,70 @@ async function authorizeAsReader(): Promise<string> {
     fields.append('decision', 'allow')
     res = await browser.fetch('/oauth/authorize', { method: 'POST', body: fields })
   }
-  const callback = new URL(res.headers.get('location')!)
-  expect(callback.searchParams.get('state')).toBe('af0ifjsldkj')
-  return callback.searchParams.get('code')!
+  return new URL(res.headers.get('location')!)
 }
 
-async function freshTokens(): Promise<{ access_token: string; refresh_token: string }> {
-  const res = await fetch(`${server.url}/api/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'authorization_code', code: await authorizeAsReader(), client_id: vars.CLIENT_ID, client_secret: vars.CLIENT_SECRET, redirect_uri: 'http://localhost:8080/callback' }),
-  })
-  return (await res.json()) as { access_token: string; refresh_token: string }
+/** What the README showed (`shown`) beside what really came (`got`): answers and the browser's callback URL. */
+type Answer = { shown: string; got: string }
+
+/** Where `value` sits in what the README showed — a JSON field, a URL parameter — and what the real answer has there. */
+function sameSpot(answer: Answer, value: string): string | undefined {
+  const find = (shown: unknown, got: unknown): string | undefined => {
+    if (shown === value) return typeof got === 'string' ? got : undefined
+    if (typeof shown !== 'object' || shown === null || typeof got !== 'object' || got === null) return undefined
+    for (const [key, inner] of Object.entries(shown)) {
+      const found = find(inner, (got as Record<string, unknown>)[key])
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  try {
+    return find(JSON.parse(answer.shown), JSON.parse(answer.got))
+  } catch {}
+  try {
+    const shown = new URL(answer.shown.trim())
+    const got = new URL(answer.got.trim())
+    for (const [key, inner] of shown.searchParams) if (inner === value) return got.searchParams.get(key) ?? undefined
+  } catch {}
+  return undefined
 }
 
-/** What the reader pastes into each `export` line. */
-async function fill(name: string): Promise<string> {
-  if (name === 'CODE') return authorizeAsReader()
-  if (name === 'ACCESS_TOKEN') return (await freshTokens()).access_token
-  if (name === 'REFRESH_TOKEN') return (await freshTokens()).refresh_token
-  if (vars[name] === undefined) throw new Error(`README exports ${name} before the harness knows it`)
-  return vars[name]!
+const answers: Answer[] = []
+/** The value a reader pastes into `export NAME=VALUE`: from the latest answer that showed VALUE. */
+function pasted(name: string, value: string): string {
+  for (const answer of answers.toReversed()) {
+    const found = sameSpot(answer, value)
+    if (found !== undefined) return found
+  }
+  throw new Error(`the README exports ${name}=${value}, a value no answer before it shows`)
 }
+
+const shellWord = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`
 
 describe('README examples', () => {
   test('every sh block runs as written and prints what the README shows', async () => {
     const all = blocks(README)
     let ran = 0
     for (const [i, block] of all.entries()) {
+      const next = all[i + 1]
+      if (block.lang === 'text' && /^http:\/\/localhost:3000\/oauth\/authorize\?/.test(block.body)) {
+        // The reader opens it, with their client id in place of $CLIENT_ID, and lands on the callback URL the README shows next.
+        const landed = await browse(local(block.body.trim()).replace(/\$(\w+)/g, (_, name: string) => vars[name]!))
+        const shown = new URL(local(next!.body.trim()))
+        expect([landed.origin + landed.pathname, [...landed.searchParams.keys()], landed.searchParams.get('state'), landed.searchParams.get('iss')]).toEqual([
+          shown.origin + shown.pathname,
+          [...shown.searchParams.keys()],
+          shown.searchParams.get('state'),
+          shown.searchParams.get('iss'),
+        ])
+        answers.push({ shown: next!.body, got: landed.href })
+        continue
+      }
       if (block.lang !== 'sh') continue
       const lines: string[] = []
       for (const line of block.body.split('\n')) {
-        const m = /^export (\w+)=/.exec(line)
-        if (m) vars[m[1]!] = await fill(m[1]!)
+        const m = /^export (\w+)=(\S+)$/.exec(line)
+        if (m) lines.push(`export ${m[1]}=${shellWord((vars[m[1]!] = pasted(m[1]!, m[2]!)))}`)
         else lines.push(local(line))
       }
       const email = /--email (\S+)/.exec(block.body)
@@ -106,13 +139,12 @@ describe('README examples', () => {
       const out = proc.stdout.toString()
       expect({ block: block.body, exit: proc.exitCode, err: proc.stderr.toString() }).toEqual({ block: block.body, exit: 0, err: '' })
       ran++
-      const next = all[i + 1]
       if (next?.lang === 'json') {
         expect(JSON.parse(normalize(out))).toEqual(JSON.parse(normalize(local(next.body))))
-        const created = JSON.parse(out)
-        if (created.client_secret) Object.assign(vars, { CLIENT_ID: created.client_id, CLIENT_SECRET: created.client_secret })
+        answers.push({ shown: next.body, got: out })
       } else if (next?.lang === 'text') {
         expect(normalize(out).trim()).toBe(normalize(local(next.body)).trim())
+        answers.push({ shown: next.body, got: out })
       }
     }
     expect(ran).toBeGreaterThanOrEqual(10)
