@@ -30,6 +30,15 @@ interface Said {
 /** An action's outcome: done (back to its page), refused with a message, or a page of its own. */
 type Outcome = Response | { error: string; status?: number } | undefined
 
+/**
+ * Whether a form asks for the password or passkey again after 15 minutes (SPEC "Admins"): every
+ * destructive action and every change that widens access — making an admin, enabling an account,
+ * a new app or any edit of one (redirect URIs, skip-consent, allowed groups, two-step, introspection
+ * rights: the whole form, so an option added later is covered), a group member (apps allowed to
+ * the group), a resource (its introspectors). A function decides by the form's fields.
+ */
+type Reauth = boolean | ((body: FormFields) => boolean)
+
 const USERS_SHOWN = 200
 const AUDIT_SHOWN = 200
 
@@ -39,8 +48,8 @@ const inputError = (error: unknown) => (error instanceof InputError ? error.mess
 /**
  * /admin: users, apps, groups, resources, signing keys and the audit log, for admins only (see
  * `adminSession`). Server-rendered, no script; every form posts urlencoded with its CSRF token;
- * each change is in the audit log with the admin as its actor; a destructive one asks for the
- * password again when the sign-in is older than 15 minutes.
+ * each change is in the audit log with the admin as its actor; a destructive one, and one that
+ * widens access, asks for the password again when the sign-in is older than 15 minutes.
  */
 export function adminRoutes(ctx: AppContext) {
   const forms = adminForms(ctx)
@@ -95,15 +104,16 @@ export function adminRoutes(ctx: AppContext) {
   }
 
   /**
-   * One admin form: the session it was accepted for; for a destructive action the
+   * One admin form: the session it was accepted for; for a destructive action or one that widens
+   * access (`reauth`, or `reauth(body)` when only some of the form's changes do) the
    * re-authentication rule; then the change. Done: back to the section's page (303). Refused:
    * the section's page again with the reason, nothing changed.
    */
-  function action(path: string, section: Section, run: (request: Request, session: Session, body: FormFields) => Promise<Outcome>, destructive = false) {
+  function action(path: string, section: Section, run: (request: Request, session: Session, body: FormFields) => Promise<Outcome>, reauth: Reauth = false) {
     return async ({ request, body }: { request: Request; body: unknown }) => {
       const fields = body as FormFields
       const session = forms.session(request)
-      if (destructive) {
+      if (reauth === true || (typeof reauth === 'function' && reauth(fields))) {
         const fresh = await forms.freshness(request, session, fields)
         if (fresh !== 'fresh') {
           const account = await ctx.store.users.findUserByEmail(session.user.email)
@@ -128,7 +138,9 @@ export function adminRoutes(ctx: AppContext) {
     }
   }
   /** A POST route of an admin form: its path, the parser that checks admin and CSRF, the action. */
-  const form = (path: string, section: Section, run: Parameters<typeof action>[2], destructive = false) => [path, action(path, section, run, destructive), { parse: forms.parse }] as const
+  const form = (path: string, section: Section, run: Parameters<typeof action>[2], reauth: Reauth = false) => [path, action(path, section, run, reauth), { parse: forms.parse }] as const
+  /** The forms whose `admin` checkbox (or choice) makes someone an admin ask again; the same forms without it do not. */
+  const makesAdmin = (body: FormFields) => field(body, 'admin') === 'true'
 
   const NO_USER = { error: 'There is no such user.', status: 404 }
   /** Demote, disable or delete — never the last enabled admin; what a disabled or deleted user held stops working at once. */
@@ -162,7 +174,7 @@ export function adminRoutes(ctx: AppContext) {
           const user = await insertUser(ctx.store, { email, fullName, avatarUrl: null, passwordHash, emailVerified: true }, ctx.clock.now())
           if (checkbox(body, 'admin')) await ctx.store.users.setAdmin(user.id, true)
           audit('user.created', request, session, { userId: user.id, detail: { admin: checkbox(body, 'admin') } })
-        }),
+        }, makesAdmin),
       )
       .post(
         ...form('/admin/users/invite', 'users', async (request, session, body) => {
@@ -174,7 +186,7 @@ export function adminRoutes(ctx: AppContext) {
           audit('user.invited', request, session, { userId: user.id, detail: { admin: checkbox(body, 'admin'), mailed } })
           if (mailed) return pages.users(request, session, { notice: `Invitation sent to ${email}.` })
           return pages.users(request, session, { notice: `Invited ${email}.` }, url)
-        }),
+        }, makesAdmin),
       )
       .post(
         ...form(
@@ -195,7 +207,7 @@ export function adminRoutes(ctx: AppContext) {
           const id = field(body, 'user_id')
           if (!(await setUserDisabled(ctx, id, false))) return NO_USER
           audit('user.updated', request, session, { userId: id, detail: { disabled: false } })
-        }),
+        }, true),
       )
       .post(
         ...form('/admin/users/admin', 'users', async (request, session, body) => {
@@ -209,7 +221,7 @@ export function adminRoutes(ctx: AppContext) {
             if (refused) return refused
           }
           audit('user.updated', request, session, { userId: id, detail: { admin: admin === 'true' } })
-        }),
+        }, makesAdmin),
       )
       .post(
         ...form('/admin/users/sign-out', 'users', async (request, session, body) => {
@@ -273,7 +285,7 @@ export function adminRoutes(ctx: AppContext) {
           audit('client.created', request, session, { clientId: client.id })
           if (secret) return htmlPage(<SecretPage clientId={client.id} name={client.name} secret={secret} />)
           return seeOther(`/admin/apps/edit?client_id=${encodeURIComponent(client.id)}`)
-        }),
+        }, true),
       )
       .post(
         ...form('/admin/apps/update', 'apps', async (request, session, body) => {
@@ -289,7 +301,7 @@ export function adminRoutes(ctx: AppContext) {
             return pages.app(request, session, client, { error: message[0]!.toUpperCase() + message.slice(1) + '.', status: 400 })
           }
           return seeOther(`/admin/apps/edit?client_id=${encodeURIComponent(client.id)}`)
-        }),
+        }, true),
       )
       .post(
         ...form(
@@ -345,7 +357,7 @@ export function adminRoutes(ctx: AppContext) {
           if (!user) return { error: `There is no user "${field(body, 'user').trim()}".`, status: 404 }
           if (!(await ctx.store.groups.addMember(name, user.id))) return { error: 'There is no such group.', status: 404 }
           audit('group.member_added', request, session, { userId: user.id, detail: { group: name } })
-        }),
+        }, true),
       )
       .post(
         ...form('/admin/groups/remove', 'groups', async (request, session, body) => {
@@ -372,7 +384,7 @@ export function adminRoutes(ctx: AppContext) {
           )
           ctx.resources.forget()
           audit('resource.created', request, session, { detail: { resource: resource.uri } })
-        }),
+        }, true),
       )
       .post(
         ...form(

@@ -466,7 +466,7 @@ export function ConfirmPage(props: { csrf: string; action: string; fields: Recor
   const kept = Object.entries(props.fields).filter(([name]) => name !== 'csrf_token' && name !== 'confirm_password')
   return (
     <AdminLayout title="Confirm it is you" error={props.error}>
-      <p>You signed in more than 15 minutes ago. This change cannot be undone, so confirm it is you first.</p>
+      <p>You signed in more than 15 minutes ago. This change removes something or gives more access, so confirm it is you first.</p>
       {props.hasPassword ? (
         <form method="post" action={attr(props.action)}>
           <CsrfField token={props.csrf} />

@@ -7,7 +7,7 @@ import { NotFound, PageError } from '../lib/errors'
 import { verifyPassword } from '../lib/crypto'
 import { parsePageForm, type FormFields } from '../web/forms'
 
-/** A destructive action asks for the password or a passkey again when the sign-in is older than this (SPEC). */
+/** A destructive action, or one that widens access, asks for the password or a passkey again when the sign-in is older than this (SPEC). */
 export const REAUTH_AFTER_MS = 15 * 60 * 1000
 
 /**
@@ -44,7 +44,7 @@ export type Freshness = 'fresh' | 'ask' | { refused: string; status: number }
 /**
  * What every /admin form goes through: the admin check first (a stranger's POST learns nothing
  * from a 415 or a 413), then the page form rules (urlencoded, 64 KiB), then the CSRF token; and,
- * for destructive actions, the re-authentication rule.
+ * for destructive actions and those that widen access, the re-authentication rule.
  */
 export function adminForms(ctx: AppContext) {
   const accepted = new WeakMap<Request, Session>()

@@ -4,7 +4,7 @@ import https from 'node:https'
 import { isIP } from 'node:net'
 import { isPublicAddress } from './public-address'
 
-/** Why a document could not be fetched: a sentence for the operator's log and the user's error page. */
+/** Why a document could not be fetched: a sentence for the operator's log, never for the page (it names addresses, ports, errnos). */
 export class FetchRefused extends Error {}
 
 export interface SafeFetchPolicy {

@@ -16,6 +16,8 @@ const FETCHES_PER_HOST = 10
 /** Fetches per minute in all, per instance: hosts are cheap (wildcard DNS), this bounds them together. */
 const FETCHES_PER_MINUTE = 120
 const MAX_REDIRECT_URIS = 20
+/** What the page says of any document that was refused or could not be fetched: the same words, whatever the cause. */
+export const METADATA_REFUSED = "The application's metadata document could not be fetched or is not valid."
 
 /** How long a fetched document may be used: its Cache-Control's max-age, at most a day; no-store or no-cache, not at all. */
 export function freshFor(cacheControl: string | null): number {
@@ -69,7 +71,7 @@ export function readMetadataDocument(url: string, body: string): { name: string;
  * Clients that identify themselves by the URL of their metadata document. The store's row is the
  * cache, shared by every instance, fresh until its document's Cache-Control says; a stale or new
  * one is fetched, one fetch per URL at a time (coalesced), at most FETCHES_PER_HOST per host and
- * FETCHES_PER_MINUTE in all per minute. The purge deletes the rows of documents nobody used. A document that fails is not stored: the authorize request gets the 400 page.
+ * FETCHES_PER_MINUTE in all per minute. The purge deletes the rows of documents nobody used. A document that fails is not stored: the authorize request gets the 400 page, its reason only in the log.
  */
 export class MetadataClients {
   private readonly fetching = new Map<string, Promise<Client>>()
@@ -115,8 +117,10 @@ export class MetadataClients {
       document = readMetadataDocument(url, fetched.body)
     } catch (error) {
       if (!(error instanceof FetchRefused || error instanceof ClientInputError)) throw error
-      this.deps.log.warn('client metadata document refused', { host: parsed.host, reason: error.message })
-      throw new PageError(400, 'Unknown application', `The application's metadata document at ${parsed.host} ${error.message}.`)
+      // The reason (an address, a port, an errno, a timeout) only in the log: shown to whoever
+      // asked, it would let anyone probe which ports answer behind this server (SPEC).
+      this.deps.log.warn('client metadata document refused', { url, reason: error.message })
+      throw new PageError(400, 'Unknown application', METADATA_REFUSED)
     }
     const record: ClientRecord = {
       id: url,

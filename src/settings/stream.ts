@@ -45,12 +45,22 @@ async function streamGrant(ctx: AppContext, request: Request, ticket: string | u
 export function settingsStreamRoutes(ctx: AppContext) {
   async function open(request: Request, query: { ticket?: string; since?: string; client_id?: string }): Promise<Response> {
     const grant = await streamGrant(ctx, request, query.ticket, query.client_id)
-    const refusal = ctx.settingsHub.refusal(grant.user.id)
-    if (refusal === 'user') throw new TooManyRequests('this user has 20 settings streams open on this server already', { 'retry-after': '10' })
-    if (refusal) throw new TemporarilyUnavailable(refusal === 'closing' ? 'the server is stopping' : 'this server has as many settings streams open as it may', { 'retry-after': '5' })
     const resumeRaw = request.headers.get('last-event-id') ?? query.since
     const resumeName = request.headers.has('last-event-id') ? 'Last-Event-ID' : 'since'
     const resume = resumeRaw === undefined ? undefined : parseRevision(resumeRaw.trim(), resumeName)
+    // The slot is taken here, before any other await, and given back unless the stream opens.
+    const refusal = ctx.settingsHub.reserve(grant.user.id)
+    if (refusal === 'user') throw new TooManyRequests('this user has 20 settings streams open on this server already', { 'retry-after': '10' })
+    if (refusal) throw new TemporarilyUnavailable(refusal === 'closing' ? 'the server is stopping' : 'this server has as many settings streams open as it may', { 'retry-after': '5' })
+    try {
+      return await openReserved(grant, resume, resumeName)
+    } catch (error) {
+      ctx.settingsHub.release(grant.user.id)
+      throw error
+    }
+  }
+
+  async function openReserved(grant: TokenGrant, resume: number | undefined, resumeName: string): Promise<Response> {
     const head = await ctx.store.settings.changesSince(grant.user.id, grant.clientId, Number.MAX_SAFE_INTEGER)
     if (resume !== undefined) checkSince(head, resume, resumeName)
 

@@ -265,6 +265,115 @@ describe('re-authentication for destructive actions', () => {
   })
 })
 
+describe('re-authentication for every change that widens access', () => {
+  /**
+   * Each case: the form (the page its CSRF token comes from, its action, its fields), what the
+   * database says before and after. A session older than 15 minutes gets the question and no
+   * change; the same fields with the password make the change.
+   */
+  interface Case {
+    name: string
+    page: string
+    action: string
+    fields: Record<string, string | string[]>
+    state: () => Promise<unknown>
+  }
+
+  async function world() {
+    const w = await adminApp()
+    const { t, bob, jar } = w
+    await submit(t, jar, '/admin/groups', '/admin/groups', { name: 'family' })
+    const made = await submit(t, jar, '/admin/apps', '/admin/apps', { name: 'Photos', redirect_uris: CALLBACK, require_mfa: 'true', public: 'true' })
+    const clientId = new URLSearchParams(made.headers.get('location')!.split('?')[1]).get('client_id')!
+    expect(made.status).toBe(303)
+    const app = async () => {
+      const c = (await t.store.clients.findClient(clientId))!
+      return { redirectUris: c.redirectUris, skipConsent: c.skipConsent, requireMfa: c.requireMfa, groups: await t.store.groups.allowedGroups(clientId) }
+    }
+    const edit = `/admin/apps/edit?client_id=${clientId}`
+    const appForm = { client_id: clientId, name: 'Photos', redirect_uris: CALLBACK, require_mfa: 'true' }
+    const cases: Case[] = [
+      { name: 'making an admin', page: '/admin/users', action: '/admin/users/admin', fields: { user_id: bob.id, admin: 'true' }, state: async () => (await listing(t, bob.email))!.admin },
+      {
+        name: 'creating an admin',
+        page: '/admin/users',
+        action: '/admin/users',
+        fields: { email: 'cat@example.com', full_name: 'Cat', password: 'another horse battery', admin: 'true' },
+        state: async () => (await listing(t, 'cat@example.com'))?.admin ?? 'none',
+      },
+      { name: 'inviting an admin', page: '/admin/users', action: '/admin/users/invite', fields: { email: 'dan@example.com', full_name: 'Dan', admin: 'true' }, state: async () => (await listing(t, 'dan@example.com'))?.admin ?? 'none' },
+      { name: 'enabling a disabled account', page: '/admin/users', action: '/admin/users/enable', fields: { user_id: bob.id }, state: async () => (await listing(t, bob.email))!.disabled },
+      { name: 'adding a group member', page: '/admin/groups', action: '/admin/groups/add', fields: { name: 'family', user: bob.id }, state: () => t.store.groups.groupsOf(bob.id) },
+      { name: 'creating an app', page: '/admin/apps', action: '/admin/apps', fields: { name: 'Sneaky', redirect_uris: 'https://evil.example/cb', skip_consent: 'true', public: 'true' }, state: async () => (await listNames(t)).includes('Sneaky') },
+      { name: "changing an app's redirect URIs", page: edit, action: '/admin/apps/update', fields: { ...appForm, redirect_uris: `${CALLBACK}\nhttps://evil.example/cb` }, state: app },
+      { name: 'turning skip-consent on', page: edit, action: '/admin/apps/update', fields: { ...appForm, skip_consent: 'true' }, state: app },
+      { name: "changing an app's allowed groups", page: edit, action: '/admin/apps/update', fields: { ...appForm, allowed_groups: 'family' }, state: app },
+      { name: 'turning require-MFA off', page: edit, action: '/admin/apps/update', fields: { client_id: clientId, name: 'Photos', redirect_uris: CALLBACK }, state: app },
+      {
+        name: 'a resource with introspection rights',
+        page: '/admin/resources',
+        action: '/admin/resources',
+        fields: { uri: 'https://mcp.example.com/', name: 'MCP', scopes: 'tools:read=Read', introspectors: (await addClient(t, { name: 'Resource server' })).client.id },
+        state: async () => (await t.store.resources.findResource('https://mcp.example.com'))?.introspectors ?? 'none',
+      },
+    ]
+    return { ...w, cases }
+  }
+  const listing = async (t: TestApp, email: string) => (await t.store.users.listUsers({ query: email })).find((u) => u.email === email)
+  const listNames = async (t: TestApp) => (await t.store.clients.listClients()).map((c) => c.name)
+
+  const NAMES = [
+    'making an admin',
+    'creating an admin',
+    'inviting an admin',
+    'enabling a disabled account',
+    'adding a group member',
+    'creating an app',
+    "changing an app's redirect URIs",
+    'turning skip-consent on',
+    "changing an app's allowed groups",
+    'turning require-MFA off',
+    'a resource with introspection rights',
+  ]
+
+  test('every case is listed', async () => {
+    expect((await world()).cases.map((c) => c.name)).toEqual(NAMES)
+  })
+
+  test.each(NAMES)('after 15 minutes, %s shows the re-authentication page and changes nothing; with the password it is made', async (name) => {
+    const { t, bob, jar, cases } = await world()
+    await submit(t, jar, '/admin/users', '/admin/users/disable', { user_id: bob.id })
+    for (const c of cases.filter((c) => c.name === name)) {
+      t.clock.advance(REAUTH_AFTER_MS + 1000)
+      const before = await c.state()
+      const asked = await postForm(t, c.action, { csrf_token: csrfFrom(await (await get(t, c.page, jar)).text()), ...c.fields }, jar)
+      const html = await asked.text()
+      expect({ case: c.name, status: asked.status, asks: html.includes('Confirm it is you') && html.includes('name="confirm_password"') }).toEqual({ case: c.name, status: 200, asks: true })
+      expect({ case: c.name, state: await c.state() }).toEqual({ case: c.name, state: before })
+      const done = await postForm(t, c.action, { csrf_token: csrfFrom(html), ...c.fields, confirm_password: 'correct horse battery' }, jar)
+      expect({ case: c.name, status: done.status }).toEqual({ case: c.name, status: c.action === '/admin/users/invite' ? 200 : 303 })
+      expect({ case: c.name, changed: !Bun.deepEquals(await c.state(), before) }).toEqual({ case: c.name, changed: true })
+    }
+  })
+
+  test('within 15 minutes they go straight through; narrowing changes (demoting, a plain user, removing a member) never ask', async () => {
+    const { t, bob, jar, cases } = await world()
+    await submit(t, jar, '/admin/users', '/admin/users/disable', { user_id: bob.id })
+    for (const c of cases) {
+      const before = await c.state()
+      const res = await submit(t, jar, c.page, c.action, c.fields as Record<string, string>)
+      expect({ case: c.name, status: res.status }).toEqual({ case: c.name, status: c.action === '/admin/users/invite' ? 200 : 303 })
+      expect({ case: c.name, changed: !Bun.deepEquals(await c.state(), before) }).toEqual({ case: c.name, changed: true })
+    }
+    t.clock.advance(REAUTH_AFTER_MS + 1000)
+    expect((await submit(t, jar, '/admin/users', '/admin/users/admin', { user_id: bob.id, admin: 'false' })).status).toBe(303)
+    expect((await listing(t, bob.email))!.admin).toBe(false)
+    expect((await submit(t, jar, '/admin/users', '/admin/users', { email: 'eve@example.com', full_name: 'Eve', password: 'yet another battery' })).status).toBe(303)
+    expect((await submit(t, jar, '/admin/groups', '/admin/groups/remove', { name: 'family', user: bob.id })).status).toBe(303)
+    expect(await t.store.groups.groupsOf(bob.id)).toEqual([])
+  })
+})
+
 describe('/admin/apps, groups, resources, keys', () => {
   test('create an app with every option (secret shown once, works), edit it, refuse a bad redirect URI, rotate, delete', async () => {
     const { t, ann, jar } = await adminApp()

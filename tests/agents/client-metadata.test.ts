@@ -1,9 +1,9 @@
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { LookupAddress } from 'node:dns'
-import { MetadataClients, freshFor } from '../../src/oauth/client-metadata'
+import { METADATA_REFUSED, MetadataClients, freshFor } from '../../src/oauth/client-metadata'
 import { s256 } from '../../src/lib/crypto'
 import { FetchRefused, safeFetch } from '../../src/lib/safe-fetch'
-import { addUser, authorizePath, cookieHeader, createTestApp, csrfFrom, postForm, signIn, tokenRequest, type TestApp } from '../helpers'
+import { addUser, authorizePath, capturingLogger, cookieHeader, createTestApp, csrfFrom, postForm, signIn, tokenRequest, type TestApp } from '../helpers'
 import { DocumentServer } from './document-server'
 
 const docs = new DocumentServer()
@@ -38,14 +38,14 @@ describe('the metadata-document fetcher refuses what could reach inside (SSRF)',
   })
 
   test('IP literals of loopback, private, link-local, metadata and mapped addresses are refused before any connection', async () => {
-    for (const host of ['127.0.0.1', '10.1.2.3', '192.168.1.1', '172.16.0.5', '169.254.169.254', '100.100.100.200', '[::1]', '[fd00:ec2::254]', '[fe80::1]', '[::ffff:127.0.0.1]', '0.0.0.0'])
+    for (const host of ['127.0.0.1', '10.1.2.3', '192.168.1.1', '172.16.0.5', '169.254.169.254', '100.100.100.200', '[::1]', '[fd00:ec2::254]', '[fe80::1]', '[::ffff:127.0.0.1]', '[::7f00:1]', '[::ffff:0:7f00:1]', '[64:ff9b:1::a9fe:a9fe]', '[2002:a9fe:a9fe::]', '[2001::1]', '0.0.0.0'])
       expect(await refusal(safeFetch(new URL(`https://${host}/doc.json`), { allowHosts: [] }))).toBe(`${new URL(`https://${host}/`).hostname} is not a public address`)
   })
 
   test('a host name that resolves to a private address (any of them) is refused: checked on what the name resolves to', async () => {
     const url = new URL(docs.url('/doc.json'))
     expect(await refusal(safeFetch(url, { allowHosts: [], ca: docs.tls.cert }))).toBe('localhost resolves to an address that is not public')
-    for (const addresses of [['10.0.0.7'], ['93.184.216.34', '127.0.0.1'], ['::1'], ['169.254.169.254']]) {
+    for (const addresses of [['10.0.0.7'], ['93.184.216.34', '127.0.0.1'], ['::1'], ['169.254.169.254'], ['::7f00:1'], ['2606:4700::1', '::FFFF:0:127.0.0.1'], ['fe80::1%eth0']]) {
       const message = await refusal(safeFetch(new URL('https://rebind.example/doc.json'), { allowHosts: [], lookup: resolvingTo(...addresses) }))
       expect(message).toBe('rebind.example resolves to an address that is not public')
     }
@@ -141,7 +141,12 @@ describe('clients met through their metadata documents', () => {
     expect(docs.hits.get('/burst.json')).toBe(1)
   })
 
-  test('a bad document gets the 400 page and nothing is stored', async () => {
+  test('a bad document gets the 400 page (the reason only in the log) and nothing is stored', async () => {
+    const logged = capturingLogger()
+    t = await createTestApp({ CLIENT_ID_METADATA_ALLOW_HOSTS: docs.host }, { log: logged.log })
+    t.ctx.metadataClients = new MetadataClients(t.ctx, { allowHosts: [docs.host], ca: docs.tls.cert })
+    await addUser(t)
+    jar = await signIn(t)
     const cases: Array<[string, () => string, string]> = [
       ['another client_id', () => docs.document('/a.json', { ...GOOD, client_id: docs.url('/other.json') }), 'names another client_id than its own URL'],
       ['plain-http redirect', () => docs.document('/b.json', { ...GOOD, redirect_uris: ['http://app.example/cb'] }), 'has a plain-http redirect URI that is not loopback: http://app.example/cb'],
@@ -151,10 +156,12 @@ describe('clients met through their metadata documents', () => {
       ['a redirect', () => docs.route('/f.json', () => Response.redirect(docs.url('/claude.json'), 301)), 'answered 301: redirects are not followed'],
     ]
     for (const [, serve, reason] of cases) {
-      const res = await authorize(serve())
+      const url = serve()
+      const res = await authorize(url)
       expect(res.status).toBe(400)
       expect(res.headers.get('location')).toBeNull()
-      expect(await res.text()).toContain(`The application&#x27;s metadata document at ${docs.host} ${reason}.`)
+      expect(await res.text()).toContain(METADATA_REFUSED.replace("'", '&#x27;'))
+      expect(logged.entries().filter((e) => e.msg === 'client metadata document refused').at(-1)).toMatchObject({ url, reason: reason.replaceAll('&quot;', '"') })
     }
     expect(await clientRows()).toBe(0)
   })
@@ -173,7 +180,45 @@ describe('clients met through their metadata documents', () => {
     const cookies = await signIn(strict)
     const res = await strict.handle(authorizePath(params(docs.document('/claude.json', GOOD))), { headers: { cookie: cookieHeader(cookies) } })
     expect(res.status).toBe(400)
-    expect(await res.text()).toContain(`metadata document at ${docs.host} localhost resolves to an address that is not public.`)
+    expect(await res.text()).toContain(METADATA_REFUSED.replace("'", '&#x27;'))
+  })
+
+  test('a refused fetch, a closed port, a timeout and a bad document all get the same page: no address, port or errno; the log has the detail', async () => {
+    const logged = capturingLogger()
+    const closed = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') })
+    const closedPort = closed.port
+    await closed.stop(true)
+    const app = await createTestApp({}, { log: logged.log })
+    // The documents' server and the closed port may be fetched; 10.0.0.7 (a resolver's answer) may not.
+    app.ctx.metadataClients = new MetadataClients(app.ctx, { allowHosts: [docs.host, `localhost:${closedPort}`], ca: docs.tls.cert, timeoutMs: 300 })
+    await addUser(app)
+    const cookies = await signIn(app)
+    const strict = new MetadataClients(app.ctx, { allowHosts: [], lookup: ((_h: string, _o: unknown, cb: (e: null, l: LookupAddress[]) => void) => cb(null, [{ address: '::ffff:0:a00:7', family: 6 }])) as never })
+    docs.route('/slow.json', () => new Promise<Response>(() => {}))
+    const cases: Array<[string, string, RegExp, MetadataClients?]> = [
+      ['https://inside.example/doc.json', 'refused', /^inside\.example resolves to an address that is not public$/, strict],
+      [`https://localhost:${closedPort}/doc.json`, 'closed port', new RegExp(`^could not be fetched \\(.*(ECONNREFUSED|refused).*\\)$`, 'i')],
+      [docs.url('/slow.json'), 'timeout', /^did not answer within 0\.3 s$/],
+      [docs.document('/bad.json', { ...GOOD, redirect_uris: 'http://app.example/cb' }), 'bad document', /^must list 1 to 20 redirect_uris$/],
+    ]
+    const pages: string[] = []
+    for (const [url, , reason, clients] of cases) {
+      if (clients) app.ctx.metadataClients = clients
+      const res = await app.handle(authorizePath(params(url)), { headers: { cookie: cookieHeader(cookies) } })
+      if (clients) app.ctx.metadataClients = new MetadataClients(app.ctx, { allowHosts: [docs.host, `localhost:${closedPort}`], ca: docs.tls.cert, timeoutMs: 300 })
+      expect(res.status).toBe(400)
+      const html = await res.text()
+      expect(html).toContain(METADATA_REFUSED.replace("'", '&#x27;'))
+      for (const leak of [String(closedPort), new URL(docs.url('/')).port, 'ECONNREFUSED', '127.0.0.1', '10.0.0.7', 'a00:7', 'inside.example', '0.3 s', 'redirect_uris'])
+        expect(html).not.toContain(leak)
+      pages.push(html.replace(/name="csrf_token" value="[^"]*"/g, '').replace(/nonce="[^"]*"/g, ''))
+      const line = logged.entries().filter((e) => e.msg === 'client metadata document refused').at(-1)!
+      expect(line.url).toBe(url)
+      expect(line.reason as string).toMatch(reason)
+    }
+    // One page, whatever the cause.
+    expect(new Set(pages).size).toBe(1)
+    expect(logged.text()).toContain(`:${closedPort}`)
   })
 
   test('CLIENT_ID_METADATA_DOCUMENTS=off: a URL client_id is an unknown application', async () => {

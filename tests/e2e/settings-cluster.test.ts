@@ -2,7 +2,7 @@
  * Settings sync across two instances on one PostgreSQL database behind Debian's haproxy (issue
  * 22): streams held on one instance hear the other's writes, revisions stay gap-free under racing
  * writes, a killed instance's readers resume through the balancer, revocations reach every
- * instance. PostgreSQL pass only — SQLite is one process's database by design (its twins are in
+ * instance, streams opened all at once keep each instance's limit exactly (issue 33). PostgreSQL pass only — SQLite is one process's database by design (its twins are in
  * tests/e2e/settings-sync.test.ts and tests/settings/sync.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
@@ -22,6 +22,8 @@ let lb: Balancer
 let through: RunningBinary
 let client: { client_id: string; client_secret: string | null }
 let user = 0
+/** Each instance's /metrics (its open streams: latchkey_settings_streams_open). */
+let metrics: string[] = []
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 
@@ -30,7 +32,9 @@ beforeAll(async () => {
   const databaseUrl = await freshPgDatabase()
   const lbPort = await freePort()
   const env = { DATABASE_URL: databaseUrl, ISSUER: `http://127.0.0.1:${lbPort}`, LOGIN_ATTEMPTS_PER_MINUTE: '1000' }
-  ;[a, b] = await Promise.all([startBinary(env), startBinary(env)])
+  const metricsPorts = [await freePort(), await freePort()]
+  metrics = metricsPorts.map((port) => `http://127.0.0.1:${port}/metrics`)
+  ;[a, b] = await Promise.all([startBinary({ ...env, METRICS_ADDRESS: `127.0.0.1:${metricsPorts[0]}` }), startBinary({ ...env, METRICS_ADDRESS: `127.0.0.1:${metricsPorts[1]}` })])
   lb = await startHaproxy(lbPort, [a, b].map((s) => new URL(s.url).host))
   through = { ...a, url: lb.url }
   client = registerClient(through, ['--skip-consent'])
@@ -52,6 +56,13 @@ async function newToken(): Promise<string> {
 
 const write = (server: { url: string }, token: string, key: string, value: unknown) =>
   fetch(`${server.url}/api/settings`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify({ client_id: client.client_id, key, value }) })
+
+const revoke = (token: string) =>
+  fetch(`${a.url}/api/oauth/revoke`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${btoa(`${client.client_id}:${client.client_secret}`)}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token }),
+  })
 
 const openStream = async (server: { url: string }, token: string, lastEventId?: string) =>
   new SseReader(await fetch(`${server.url}/api/settings-events`, { headers: { ...bearer(token), ...(lastEventId ? { 'last-event-id': lastEventId } : {}) } }))
@@ -94,14 +105,38 @@ describe.skipIf(!onPostgres)('settings sync on two instances behind haproxy', ()
     const token = await newToken()
     const held = await openStream(b, token)
     const started = performance.now()
-    const revoked = await fetch(`${a.url}/api/oauth/revoke`, {
-      method: 'POST',
-      headers: { authorization: `Basic ${btoa(`${client.client_id}:${client.client_secret}`)}`, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ token }),
-    })
+    const revoked = await revoke(token)
     expect(revoked.status).toBe(200)
     expect(await held.collect((e) => e.event === 'end', 3000)).toEqual([{ event: 'end', data: '{"reason":"revoked"}' }])
     expect(performance.now() - started).toBeLessThan(1000)
+  })
+
+  test('100 streams of one user opened at once through haproxy: exactly 20 per instance, the rest 429 with Retry-After', async () => {
+    const token = await newToken()
+    const answers = await Promise.all(Array.from({ length: 100 }, () => fetch(`${lb.url}/api/settings-events`, { headers: bearer(token) })))
+    const opened = answers.filter((r) => r.status === 200)
+    const refused = answers.filter((r) => r.status !== 200)
+    const open = async () =>
+      Promise.all(metrics.map(async (url) => Number(/^latchkey_settings_streams_open (\d+)$/m.exec(await (await fetch(url)).text())![1])))
+    const perInstance = await open()
+    try {
+      // Round-robin sends each instance about 50: each lets exactly its 20 through.
+      expect(perInstance).toEqual([20, 20])
+      expect(opened.length).toBe(40)
+      expect(opened.every((r) => r.headers.get('content-type') === 'text/event-stream')).toBe(true)
+      expect(refused.map((r) => r.status)).toEqual(Array(60).fill(429))
+      for (const r of refused) {
+        expect(r.headers.get('retry-after')).toBe('10')
+        expect(((await r.json()) as { error: string }).error).toBe('too_many_requests')
+      }
+    } finally {
+      await Promise.all(opened.map((r) => r.body!.cancel()))
+      // A reader gone behind haproxy is noticed at the next write; revoking the token ends every stream at once.
+      await revoke(token)
+    }
+    // Ended streams give their slots back on both instances.
+    for (const deadline = Date.now() + 5000; (await open()).some((n) => n !== 0) && Date.now() < deadline; ) await Bun.sleep(50)
+    expect(await open()).toEqual([0, 0])
   })
 
   test('kill -9 of an instance holding streams: readers reconnect through the balancer with Last-Event-ID and lose nothing', async () => {

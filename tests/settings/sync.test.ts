@@ -206,6 +206,44 @@ describe('GET /api/settings-events', () => {
     small.ctx.settingsHub.closeAll()
   })
 
+  test('the limits hold exactly however many streams open at the same moment: 100 at once → 20 (429 for the rest), SETTINGS_STREAMS_MAX (503)', async () => {
+    const answers = await Promise.all(Array.from({ length: 100 }, () => stream(w.annA)))
+    const opened = answers.filter((r) => r.status === 200)
+    const refused = answers.filter((r) => r.status !== 200)
+    expect(opened.length).toBe(20)
+    expect(opened.every((r) => r.headers.get('content-type') === 'text/event-stream')).toBe(true)
+    expect(refused.map((r) => r.status)).toEqual(Array(80).fill(429))
+    for (const r of refused) {
+      expect(r.headers.get('retry-after')).toBe('10')
+      expect((await json(r)).error).toBe('too_many_requests')
+    }
+    expect(t.ctx.settingsHub.count).toBe(20)
+    await Promise.all(opened.map((r) => r.body!.cancel()))
+    expect(t.ctx.settingsHub.count).toBe(0)
+
+    const small = await createTestApp({ SETTINGS_STREAMS_MAX: '5' })
+    const sw = await settingsWorld(small)
+    const open = (token: string) => small.handle('/api/settings-events', { headers: { authorization: `Bearer ${token}` } })
+    const all = await Promise.all(Array.from({ length: 100 }, (_, i) => open(i % 2 ? sw.annA : sw.bobA)))
+    expect(all.filter((r) => r.status === 200).length).toBe(5)
+    const full = all.filter((r) => r.status !== 200)
+    expect(full.map((r) => r.status)).toEqual(Array(95).fill(503))
+    for (const r of full) {
+      expect(r.headers.get('retry-after')).toBe('5')
+      expect(await json(r)).toEqual({ error: 'temporarily_unavailable', error_description: 'this server has as many settings streams open as it may' })
+    }
+    expect(small.ctx.settingsHub.count).toBe(5)
+    small.ctx.settingsHub.closeAll()
+  })
+
+  test('a stream refused after its slot was taken (Last-Event-ID past the current revision) gives the slot back', async () => {
+    for (let i = 0; i < 25; i++) await expectError(await stream(w.annA, '', { 'last-event-id': '7' }), 400, 'invalid_request', 'Last-Event-ID 7 is past the current revision 0')
+    expect(t.ctx.settingsHub.count).toBe(0)
+    const answers = await Promise.all(Array.from({ length: 20 }, () => stream(w.annA)))
+    expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200))
+    await Promise.all(answers.map((r) => r.body!.cancel()))
+  })
+
   test('a reader that falls 1 MiB behind is dropped with a clear end; it resumes with Last-Event-ID', async () => {
     const slow = await stream(w.annA) // never read while the writes go on
     const big = 'x'.repeat(60_000)
