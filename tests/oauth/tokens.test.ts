@@ -193,6 +193,8 @@ describe('purging', () => {
       expect(await pair.other.tokens.deleteToken(idOf(marker))).toBe(true)
       await heard
     }
+    // Still cached (asked before the request below, which would cache it again).
+    expect(t.ctx.tokens.cachedCount).toBe(1)
     expect((await userinfo(token)).status).toBe(200)
     expect(t.ctx.tokens.cachedCount).toBe(1)
   })

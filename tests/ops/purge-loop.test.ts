@@ -34,10 +34,10 @@ describe('the purge loop', () => {
     try {
       const now = Date.now()
       await store.audit.record([event('test.expired', now - 31 * DAY), event('test.kept', now - 29 * DAY), event('test.new', now)])
-      await until(async () => (await store.audit.list({ kind: 'test.expired', limit: 10 })).length === 0, 'the purge loop to delete the expired event', { timeoutMs: 10_000 })
+      const purged = () => lines.join('').split('\n').some((l) => l.includes('"msg":"purged"'))
+      // The loop logs what it removed once its delete has committed.
+      await until(purged, 'the purge loop to log a purge', { timeoutMs: 10_000 })
       expect((await store.audit.list({ limit: 10 })).map((e) => e.kind)).toEqual(['test.new', 'test.kept'])
-      const entries = lines.join('').trim().split('\n').map((l) => JSON.parse(l) as { msg: string; removed?: number })
-      expect(entries.some((e) => e.msg === 'purged' && e.removed! >= 1)).toBe(true)
     } finally {
       await store.close()
       await running.stop()
