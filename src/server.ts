@@ -51,8 +51,11 @@ function issuerOriginOf(config: Config): string {
   return new URL(config.issuer).origin
 }
 
-/** Opens and migrates the database, serves the app, purges periodically, drains on SIGTERM. */
-export async function startServer(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+/**
+ * Opens and migrates the database, serves the app, purges periodically, drains on SIGTERM.
+ * `purgeEveryMs` is for tests, which watch the purge run without waiting a minute.
+ */
+export async function startServer(config: Config, log: Logger = createLogger(config.logLevel), { purgeEveryMs = PURGE_EVERY_MS } = {}): Promise<RunningServer> {
   const { store, applied, startUpkeep } = await openStore(config, { serving: true })
   if (applied.length) log.info('migrated', { applied: applied.join(',') })
   const ctx = await createContext({ store, config, log })
@@ -146,7 +149,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         }
       })
       .catch(() => log.warn('purge of unused dynamic clients failed'))
-  }, PURGE_EVERY_MS)
+  }, purgeEveryMs)
   purge.unref()
 
   // GET /metrics on a listener of its own: the app never serves it, and this one serves nothing else.

@@ -36,16 +36,22 @@ describe('the audit log', () => {
   })
 
   test('/account shows the user’s recent activity; AUDIT_DAYS bounds what is kept', async () => {
-    const t = await createTestApp()
-    await addUser(t)
+    const t = await createTestApp({ AUDIT_DAYS: '30' })
+    expect(t.config.auditDays).toBe(30)
+    const ann = await addUser(t)
     const jar = await signIn(t)
     const html = await (await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).text()
     expect(html).toContain('<h2>Recent activity</h2>')
     expect(html).toMatch(/Signed in<\/span><span class="muted"> \(password\)<\/span>/)
-    t.clock.advance(91 * 86_400_000)
-    const windows = { usedCodes: 0, throttle: 0, refreshGrace: 0, retiredKeys: 0, mail: 0, settingChanges: 0, audit: 90 * 86_400_000 }
+    // A second sign-in 20 days later; 11 days after it, the first is 31 days old, the second 11.
+    t.clock.advance(20 * 86_400_000)
+    await signIn(t)
+    await t.ctx.audit.flush()
+    t.clock.advance(11 * 86_400_000)
+    const windows = { usedCodes: 0, throttle: 0, refreshGrace: 0, retiredKeys: 0, mail: 0, settingChanges: 0, audit: t.config.auditDays * 86_400_000 }
     expect(await t.store.purgeExpired(t.clock.now(), windows)).toBeGreaterThan(0)
-    expect(await t.store.audit.list({ limit: 10 })).toEqual([])
+    const kept = await t.store.audit.list({ limit: 10 })
+    expect(kept.map((e) => [e.kind, e.userId, t.clock.now() - e.at])).toEqual([['sign_in.succeeded', ann.id, 11 * 86_400_000]])
   })
 
   test('events are written in batches, and the queue is bounded', async () => {

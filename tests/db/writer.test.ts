@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { Writer } from '../../src/db/sqlite/writer'
+import { nextTurn } from '../helpers'
 
 function setup() {
   const sqlite = new Database(':memory:')
@@ -33,7 +34,9 @@ describe('group commit', () => {
     writer.hold()
     let done = 0
     const pending = Array.from({ length: 5 }, (_, i) => writer.write(() => sqlite.run('INSERT INTO kv VALUES (?, ?)', [`k${i}`, 'v'])).then(() => done++))
-    await Bun.sleep(20)
+    // An unheld writer commits in the next turn (setImmediate): two turns pass, nothing is written.
+    await nextTurn()
+    await nextTurn()
     expect([done, rows(), commits()]).toEqual([0, [], 0])
     writer.release()
     await Promise.all(pending)

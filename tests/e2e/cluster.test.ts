@@ -9,6 +9,7 @@ import * as oauth from 'oauth4webapi'
 import { startHaproxy, type Balancer } from '../haproxy'
 import { freshPgDatabase } from '../pg-store'
 import { testEngine } from '../store'
+import { until } from '../wait'
 import { CALLBACK, authorizeAsUser, csrfOf, discover, obtainToken, options, registerClient, registerUser } from './flow'
 import { CookieClient, freePort, startBinary, type RunningBinary } from './server'
 
@@ -272,9 +273,12 @@ describe.skipIf(!onPostgres)('two instances on one PostgreSQL database behind ha
       }
     }
     const load = Promise.all(Array.from({ length: 5 }, (_, w) => worker(w)))
-    await Bun.sleep(400)
+    // A is killed under load: once every key has been written through the balancer, and more than once.
+    await until(() => acknowledged.size === 5 && [...acknowledged.values()].every((i) => i >= 3), 'every key written through the balancer')
     expect(await a.stop('SIGKILL')).not.toBe(0)
-    await Bun.sleep(600) // haproxy marks A down; B takes everything
+    // B takes everything: every key is written again after the kill (haproxy retried or marked A down).
+    const atKill = new Map(acknowledged)
+    await until(() => [...atKill].every(([key, i]) => acknowledged.get(key)! >= i + 5), 'every key written again after the kill', { timeoutMs: 20_000 })
     stop = true
     await load
     expect(acknowledged.size).toBe(5)

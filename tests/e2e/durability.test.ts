@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { SseReader } from '../settings/sse'
 import { testEngine } from '../store'
+import { until } from '../wait'
 import { type RunningBinary, startBinary } from './server'
 
 // Spawns the binary twice and drives a write load: slower than in-process tests.
@@ -80,7 +82,8 @@ describe('durability (synchronous=FULL, group commit)', () => {
       }
     }
     const load = Promise.all(Array.from({ length: 5 }, (_, w) => worker(w)))
-    await Bun.sleep(700)
+    // Killed in the middle of the load: once it has acknowledged writes and deletes, while it takes more.
+    await until(() => acknowledged.size > 100 && deleted.size > 0, 'acknowledged writes and deletes')
     expect(await server.stop('SIGKILL')).not.toBe(0)
     stop = true
     await load
@@ -95,30 +98,79 @@ describe('durability (synchronous=FULL, group commit)', () => {
     for (const key of deleted) expect(stored.has(key)).toBe(false)
   })
 
-  test('SIGTERM drains in-flight requests, exits 0 and closes the database (SQLite: the WAL checkpointed)', async () => {
-    // Sign-ins spend ~25 ms each in argon2, so several are surely in flight when the signal lands.
-    const page = await fetch(`${server.url}/login`)
-    const cookie = page.headers.getSetCookie()[0]!.split(';')[0]!
-    const csrf = /name="csrf_token" value="([^"]+)"/.exec(await page.text())![1]!
-    // Eight accounts: parallel guesses at one account are throttled after five (item 4).
-    const body = (i: number) => new URLSearchParams({ email: `load${i}@example.com`, password: 'wrong password', csrf_token: csrf })
-    const inflight = Array.from({ length: 8 }, (_, i) =>
-      fetch(`${server.url}/login`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: body(i) }).then(
-        (r) => r.status,
-        (e: Error) => e.name,
-      ),
+  test('SIGTERM drains a request in flight: it ends with its real answer, then the server exits 0 and closes the database (SQLite: the WAL checkpointed)', async () => {
+    // A settings stream: its `event: end` ("shutdown") is the first thing the server does on SIGTERM.
+    const stream = new SseReader(await fetch(`${server.url}/api/settings-events`, { headers: { authorization: `Bearer ${token}` } }))
+    // A write whose body comes slowly: the server has begun it (it answered 100 Continue) and
+    // cannot finish it before SIGTERM, since the body's rest is sent only after the stream ended.
+    const body = JSON.stringify({ client_id: clientId, key: 'drained', value: { in: 'flight' } })
+    const upload = await rawRequest(
+      server.direct,
+      `POST /api/settings HTTP/1.1\r\nhost: ${new URL(server.url).host}\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nexpect: 100-continue\r\nconnection: close\r\n\r\n`,
     )
-    await Bun.sleep(15)
+    expect(await upload.received((text) => text.includes('\r\n\r\n'))).toStartWith('HTTP/1.1 100 Continue\r\n')
+    upload.write(body.slice(0, 20))
+
     const exit = server.stop('SIGTERM')
-    expect(await Promise.all(inflight)).toEqual(Array(8).fill(401))
+    expect(await stream.collect((e) => e.event === 'end', 10_000)).toEqual([{ event: 'end', data: '{"reason":"shutdown"}' }])
+    expect(server.proc.exitCode).toBeNull()
+    upload.write(body.slice(20))
+    const answer = await upload.closed
+    const [head, json] = answer.slice(answer.indexOf('\r\n\r\n') + 4).split('\r\n\r\n') as [string, string]
+    expect(head).toStartWith('HTTP/1.1 200 OK\r\n')
+    expect(JSON.parse(json)).toEqual({ success: true, setting: { key: 'drained', value: { in: 'flight' }, client_id: clientId, updated_at: expect.any(String) } })
     expect(await exit).toBe(0)
+    expect(server.output()).toContain('"msg":"stopped"')
     if (testEngine === 'sqlite') {
+      expect(await Bun.file(server.dbPath).exists()).toBe(true)
       const wal = Bun.file(`${server.dbPath}-wal`)
       expect((await wal.exists()) ? wal.size : 0).toBe(0)
     }
-    expect(server.output()).toContain('"msg":"stopped"')
+    // The answer was the write's: it is in the database the server closed.
+    expect(await server.query("SELECT value FROM settings WHERE key = 'drained'")).toEqual([{ value: '{"in":"flight"}' }])
   })
 })
+
+/** An HTTP/1.1 request written by hand on a socket, so its body can be sent in parts, when the test says. */
+async function rawRequest(origin: string, head: string) {
+  const { hostname, port } = new URL(origin)
+  let text = ''
+  let wake = () => {}
+  let closed!: (text: string) => void
+  const whenClosed = new Promise<string>((resolve) => (closed = resolve))
+  const socket = await Bun.connect({
+    hostname,
+    port: Number(port),
+    socket: {
+      data(_, chunk) {
+        text += chunk.toString()
+        wake()
+      },
+      close() {
+        closed(text)
+        wake()
+      },
+    },
+  })
+  socket.write(head)
+  return {
+    write: (part: string) => socket.write(part),
+    /** What the server has sent once `enough` says so (within 10 s). */
+    async received(enough: (text: string) => boolean): Promise<string> {
+      const deadline = Date.now() + 10_000
+      while (!enough(text)) {
+        if (Date.now() > deadline) throw new Error(`not received within 10 s: ${JSON.stringify(text)}`)
+        await new Promise<void>((resolve) => {
+          wake = resolve
+          setTimeout(resolve, 100)
+        })
+      }
+      return text
+    },
+    /** All the server sent, once it closed the connection. */
+    closed: whenClosed,
+  }
+}
 
 // SQLite's online copy; on PostgreSQL the command points to pg_dump (tests/e2e/cli-binary.test.ts).
 describe.skipIf(testEngine === 'postgres')('latchkey backup', () => {
@@ -141,7 +193,7 @@ describe.skipIf(testEngine === 'postgres')('latchkey backup', () => {
           if (res.status === 200) written++
         }
       })()
-      await Bun.sleep(150)
+      await until(() => written >= 20, 'writes before the backup')
       const backup = server2.cli(['backup', 'copy.sqlite'])
       stop = true
       await load

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { decodeJwt } from 'jose'
 import { testEngine } from '../store'
+import { until } from '../wait'
 import { TestSmtp, linkIn, subjectOf } from '../mail/smtp'
 import { CookieClient, type RunningBinary, launchChromium, startBinary } from './server'
 
@@ -123,8 +124,11 @@ describe('mail from the binary, through a real SMTP server', () => {
       const asked = await form(new CookieClient(server.url), '/forgot-password', { email: 'dot@example.com' })
       expect(asked.status).toBe(200)
       expect(performance.now() - started).toBeLessThan(2_000)
-      // Let the sender fail at least once.
-      await Bun.sleep(1_500)
+      // The sender tried, failed, and put the message back for later.
+      await until(async () => {
+        const [row] = await server.query('SELECT attempts, last_error FROM mail_outbox WHERE recipient = ? AND sent_at IS NULL', 'dot@example.com')
+        return row !== undefined && Number(row.attempts) >= 1 && row.last_error !== null
+      }, 'a failed attempt to send to dot@example.com')
     } finally {
       await smtp.up()
     }
@@ -143,7 +147,12 @@ describe.skipIf(testEngine !== 'postgres')('two instances on one PostgreSQL data
       const values = Array.from({ length: 100 }, (_, i) => `('bulk${i}@example.com', 'Bulk', 'text', '<p>html</p>', ${now}, ${now})`).join(', ')
       await server.query(`INSERT INTO mail_outbox (recipient, subject, text_body, html_body, created_at, next_attempt_at) VALUES ${values}`)
       const all = await smtp.waitFor(before + 100, 45_000)
-      await Bun.sleep(2_000) // a duplicate would arrive within this
+      // A duplicate is a second claim of a message before it was stamped sent, whose sender then
+      // sends it: once all are stamped (no claim can follow) and no SMTP session is open (no send
+      // is under way), every duplicate would have arrived, and stamped its row a second time.
+      const bulkSent = async () => (await server.query('SELECT count(*)::int AS n FROM mail_outbox WHERE sent_at IS NOT NULL AND recipient LIKE ?', 'bulk%'))[0]!.n
+      await until(async () => (await bulkSent()) === 100 && smtp.openConnections === 0, 'every bulk message stamped sent and no SMTP session open', { timeoutMs: 30_000 })
+      expect(await server.query('SELECT count(*)::int AS n FROM mail_outbox WHERE attempts <> 1 AND recipient LIKE ?', 'bulk%')).toEqual([{ n: 0 }])
       const bulk = smtp.received.slice(before).filter((m) => m.to[0]!.startsWith('bulk'))
       expect(bulk).toHaveLength(100)
       expect(new Set(bulk.map((m) => m.to[0])).size).toBe(100)

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { parsePrometheus, valueOf } from '../ops/prometheus'
+import { parsePrometheus, presentValue, valueOf } from '../ops/prometheus'
+import { until } from '../wait'
 import { discover, obtainToken, registerClient, registerUser } from './flow'
 import { freePort, startBinary, type RunningBinary } from './server'
 
@@ -37,7 +38,8 @@ describe('GET /metrics on METRICS_ADDRESS (Prometheus text)', () => {
     expect((await fetch(`${server.url}/api/settings/some.key`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(404)
 
     const after = await scrape()
-    const delta = (name: string, labels: Record<string, string> = {}) => valueOf(after.samples, name, labels) - valueOf(before.samples, name, labels)
+    // A labelled counter has no sample before its first increment (0); after the traffic it must be there.
+    const delta = (name: string, labels: Record<string, string> = {}) => presentValue(after.samples, name, labels) - valueOf(before.samples, name, labels)
     expect(delta('latchkey_sign_ins_total', { method: 'password', result: 'success' })).toBe(1)
     expect(delta('latchkey_tokens_issued_total', { grant: 'authorization_code' })).toBe(1)
     expect(delta('latchkey_http_request_duration_seconds_count', { route: '/api/oauth/userinfo', method: 'GET', status: '200' })).toBe(3)
@@ -47,8 +49,12 @@ describe('GET /metrics on METRICS_ADDRESS (Prometheus text)', () => {
     // The sign-in, the consent and the exchange wrote to the database, and took some time doing it.
     expect(delta('latchkey_db_operations_total')).toBeGreaterThanOrEqual(3)
     expect(delta('latchkey_db_operation_seconds_total')).toBeGreaterThan(0)
-    expect(valueOf(after.samples, 'latchkey_db_pool_size', {})).toBe(process.env.LATCHKEY_TEST_DATABASE_URL ? 10 : 1)
-    expect(valueOf(after.samples, 'latchkey_db_pool_in_use', {})).toBeGreaterThanOrEqual(0)
+    expect(presentValue(after.samples, 'latchkey_db_pool_size')).toBe(process.env.LATCHKEY_TEST_DATABASE_URL ? 10 : 1)
+    // Every request has been answered: once the audit log's batch (written every 100 ms) is in,
+    // no connection is in use — the gauge goes back to 0, it does not only count up.
+    let inUse = presentValue(after.samples, 'latchkey_db_pool_in_use')
+    await until(async () => (inUse = presentValue((await scrape()).samples, 'latchkey_db_pool_in_use')) === 0, 'an idle pool')
+    expect(inUse).toBe(0)
   })
 
   test('the metrics listener serves only /metrics; the app never serves it', async () => {

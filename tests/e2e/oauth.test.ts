@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import * as oauth from 'oauth4webapi'
 import { type RunningBinary, startBinary } from './server'
 import { CALLBACK, discover, obtainToken, options, registerClient, registerUser } from './flow'
+import { until } from '../wait'
 
 // Spawns processes (and a browser): slower than in-process tests on a busy machine.
 setDefaultTimeout(30_000)
@@ -79,8 +80,11 @@ describe('the compiled binary with oauth4webapi as the client', () => {
   test('each request is logged as one JSON line without secrets', async () => {
     const client = registerClient(server)
     const tokens = await obtainToken(server, as, client, 'erin@example.com', 'email', 'post')
+    const userinfoLines = () => server.output().split('"path":"/api/oauth/userinfo"').length - 1
+    const before = userinfoLines()
     await userinfo(tokens.access_token)
-    await Bun.sleep(50)
+    // The line is written as the answer goes: wait for it, whole (the output ends with its newline).
+    await until(() => userinfoLines() > before && server.output().endsWith('\n'), 'the userinfo request logged')
     const lines = server.output().trim().split('\n').map((l) => JSON.parse(l))
     const requests = lines.filter((l) => l.msg === 'request')
     expect(requests.length).toBeGreaterThan(5)

@@ -1,6 +1,6 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import type { Subprocess } from 'bun'
 import { connect } from '../../src/db/pg/connect'
 import { Database } from 'bun:sqlite'
@@ -84,7 +84,7 @@ export async function startBinary(env: Record<string, string> = {}, dir?: string
     if (Date.now() > deadline) throw new Error(`latchkey did not become healthy: ${out}`)
     await Bun.sleep(20)
   }
-  const dbPath = join(cwd, env.DATABASE_URL ?? 'data/latchkey.sqlite')
+  const dbPath = resolve(cwd, env.DATABASE_URL ?? 'data/latchkey.sqlite') // absolute when restarting on `databaseUrl`
   return {
     url,
     direct,

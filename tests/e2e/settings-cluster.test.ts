@@ -10,6 +10,7 @@ import { startHaproxy, type Balancer } from '../haproxy'
 import { freshPgDatabase } from '../pg-store'
 import { SseReader, type SseEvent } from '../settings/sse'
 import { testEngine } from '../store'
+import { until } from '../wait'
 import { discover, obtainToken, registerClient, registerUser } from './flow'
 import { freePort, startBinary, type RunningBinary } from './server'
 
@@ -145,11 +146,13 @@ describe.skipIf(!onPostgres)('settings sync on two instances behind haproxy', ()
     const reader = () => {
       const seen: string[] = []
       let stop = false
+      let opened = 0
       const run = (async () => {
         while (!stop) {
           try {
             // From revision 0 the first time (a client that kept its revision), then from the last id seen.
             const stream = await openStream(lb, token, seen.at(-1) ?? '0')
+            opened++
             for (;;) {
               const e: SseEvent | undefined = await stream.next(30_000)
               if (!e || e.event === 'end') break
@@ -157,14 +160,14 @@ describe.skipIf(!onPostgres)('settings sync on two instances behind haproxy', ()
               if (seen.length === 200) return
             }
           } catch {}
-          await Bun.sleep(100)
+          await Bun.sleep(100) // the pause before reconnecting, as EventSource's `retry` (not a wait for an event)
         }
       })()
-      return { seen, done: run, stop: () => (stop = true) }
+      return { seen, done: run, stop: () => (stop = true), opened: () => opened }
     }
     // Two readers through round-robin: one lands on each instance.
     const readers = [reader(), reader()]
-    await Bun.sleep(300)
+    await until(() => readers.every((r) => r.opened() > 0), 'both readers streaming')
     for (let i = 0; i < 100; i++) expect((await write(b, token, `k${i}`, i)).status).toBe(200)
     expect(await a.stop('SIGKILL')).not.toBe(0)
     for (let i = 100; i < 200; i++) expect((await write(b, token, `k${i}`, i)).status).toBe(200)

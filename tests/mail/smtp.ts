@@ -76,6 +76,11 @@ export class TestSmtp {
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()))
   }
 
+  /** SMTP sessions open now: none means no message is being sent to this server. */
+  get openConnections(): number {
+    return (this.server as unknown as { connections?: Set<unknown> } | undefined)?.connections?.size ?? 0
+  }
+
   /** Waits until `count` messages have arrived (or throws after `ms`). */
   async waitFor(count: number, ms = 15_000): Promise<Received[]> {
     const deadline = Date.now() + ms

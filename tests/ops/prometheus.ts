@@ -45,6 +45,16 @@ export function parsePrometheus(text: string): { samples: Sample[]; types: Map<s
 
 /** The value of the sample with this name and these labels (all of them given), or 0. */
 export function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
-  const found = samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-  return found?.value ?? 0
+  return find(samples, name, labels)?.value ?? 0
+}
+
+/** The value of the sample with this name and these labels, which must be there: a missing metric is no 0. */
+export function presentValue(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
+  const found = find(samples, name, labels)
+  if (!found) throw new Error(`no sample ${name}${JSON.stringify(labels)}`)
+  return found.value
+}
+
+function find(samples: Sample[], name: string, labels: Record<string, string>): Sample | undefined {
+  return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
 }
