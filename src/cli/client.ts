@@ -7,7 +7,8 @@ import { UsageError, cliAudit, inputError, parse, printJson, printTable, withSto
 
 /** A client as the CLI prints it (the shape `latchkey apply` takes): its options and allowed groups. */
 async function viewWithGroups(store: Store, client: Client) {
-  return { ...toView(client), allowed_groups: await store.groups.allowedGroups(client.id) }
+  const { introspects, ...view } = toView(client)
+  return { ...view, allowed_groups: await store.groups.allowedGroups(client.id), introspects }
 }
 import { escapeForTerminal } from '../lib/text'
 
@@ -89,7 +90,8 @@ export async function clientCommand(args: string[]): Promise<void> {
         const client = await findClient(store, id)
         if (!client) throw new UsageError(`no client with id "${escapeForTerminal(id)}"`)
         // Every check first: a bad group name changes nothing.
-        const allowed = groups === undefined ? undefined : await inputError(() => existingGroups(store, groups))
+        // `--allowed-group ''` (alone) opens the app to everyone again.
+        const allowed = groups === undefined ? undefined : await inputError(() => existingGroups(store, groups.filter((g) => g !== '')))
         const introspects = introspect === undefined ? undefined : await inputError(() => checkIntrospects(store, introspect, client.public))
         if (introspects !== undefined) await setIntrospects(store, client, introspects)
         if (flag !== undefined) await store.clients.setRequireMfa(id, flag === 'true')
