@@ -344,7 +344,7 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
       for (const c of kept) for (const g of await store.groups.allowedGroups(c.id)) restrictedBy.set(g, [...(restrictedBy.get(g) ?? []), c.id])
       const refused = doomed.filter((g) => restrictedBy.has(g.name))
       if (refused.length)
-        throw new ApplyError(refused.map((g) => `groups: ${g.name} is absent, but ${restrictedBy.get(g.name)!.join(', ')} still allow only it (allowed_groups); pruning it would open them to everyone`))
+        throw new ApplyError(refused.map((g) => `groups: ${g.name} is absent, but the allowed_groups of ${restrictedBy.get(g.name)!.join(', ')} name it; pruning it would open those apps to everyone`))
       for (const g of doomed) {
         lines.push(`- group ${g.name}`)
         steps.push(async () => void (await deleteGroup(store, g.name)))
