@@ -42,18 +42,23 @@ export class PgGroups implements GroupStore {
     })
   }
 
-  /** The access tokens' deletes notify every instance (drizzle/pg/0005): their caches drop them. */
+  /**
+   * The grants go before the membership, in the order deleting a user takes them (grants, then
+   * the user's row and, by cascade, its memberships): the two wait for each other, never deadlock.
+   * The access tokens' deletes notify every instance (drizzle/pg/0005): their caches drop them.
+   */
   removeMember(name: string, userId: string): Promise<boolean> {
     return this.ctx.tx(async (tx) => {
-      if ((await tx`DELETE FROM group_members WHERE group_name = ${name} AND user_id = ${userId}`).count === 0) return false
+      if ((await tx`SELECT 1 FROM group_members WHERE group_name = ${name} AND user_id = ${userId}`).length === 0) return false
       // The apps restricted to this group that no other group of the user's opens.
       const lost: string[] = (
         await tx`SELECT g.client_id FROM client_groups g WHERE g.group_name = ${name} AND NOT EXISTS
-          (SELECT 1 FROM client_groups o JOIN group_members m ON m.group_name = o.group_name WHERE o.client_id = g.client_id AND m.user_id = ${userId})`
+          (SELECT 1 FROM client_groups o JOIN group_members m ON m.group_name = o.group_name
+            WHERE o.client_id = g.client_id AND m.user_id = ${userId} AND o.group_name <> ${name})`
       ).map((r: Row) => r.client_id as string)
       if (lost.length)
         for (const table of GRANT_TABLES) await tx.unsafe(`DELETE FROM ${table} WHERE user_id = $1 AND client_id IN (${lost.map((_, i) => `$${i + 2}`).join(', ')})`, [userId, ...lost])
-      return true
+      return (await tx`DELETE FROM group_members WHERE group_name = ${name} AND user_id = ${userId}`).count > 0
     })
   }
 
@@ -76,12 +81,14 @@ export class PgGroups implements GroupStore {
 
   setAllowedGroups(clientId: string, names: readonly string[]): Promise<void> {
     return this.ctx.tx(async (tx) => {
+      // Whoever is in none of the groups loses what they hold at the app (a machine's tokens have
+      // no user) — first, as deleting the app takes its grants before its row (no deadlock).
+      if (names.length) {
+        const members = `SELECT user_id FROM group_members WHERE group_name IN (${names.map((_, i) => `$${i + 2}`).join(', ')})`
+        for (const table of GRANT_TABLES) await tx.unsafe(`DELETE FROM ${table} WHERE client_id = $1 AND user_id NOT IN (${members})`, [clientId, ...names])
+      }
       await tx`DELETE FROM client_groups WHERE client_id = ${clientId}`
       for (const name of names) await tx`INSERT INTO client_groups (client_id, group_name) VALUES (${clientId}, ${name})`
-      if (names.length === 0) return
-      // Whoever is in none of the groups now loses what they hold at the app (a machine's tokens have no user).
-      const members = 'SELECT m.user_id FROM client_groups g JOIN group_members m ON m.group_name = g.group_name WHERE g.client_id = $1'
-      for (const table of GRANT_TABLES) await tx.unsafe(`DELETE FROM ${table} WHERE client_id = $1 AND user_id NOT IN (${members})`, [clientId])
     })
   }
 

@@ -37,7 +37,7 @@ export class SqliteGroups implements GroupStore {
   removeMember(name: string, userId: string): Promise<boolean> {
     return this.ctx.write(() => {
       if (this.sqlite.prepare('DELETE FROM group_members WHERE group_name = ? AND user_id = ?').run(name, userId).changes === 0) return false
-      // The apps restricted to this group that no other group of the user's opens.
+      // The apps restricted to this group that no other group of the user's opens (one writer: the order is free).
       const lost = `SELECT g.client_id FROM client_groups g WHERE g.group_name = ?1 AND NOT EXISTS
         (SELECT 1 FROM client_groups o JOIN group_members m ON m.group_name = o.group_name WHERE o.client_id = g.client_id AND m.user_id = ?2)`
       for (const table of GRANT_TABLES) this.sqlite.prepare(`DELETE FROM ${table} WHERE user_id = ?2 AND client_id IN (${lost})`).run(name, userId)
