@@ -24,7 +24,10 @@ Usage:
                         [--post-logout-redirect-uri URL]... [--public] [--skip-consent] [--require-mfa]
                         [--allowed-group NAME]...   (only members of these groups may authorize it)
                         [--id-token-alg RS256|ES256|EdDSA]   (how its ID tokens are signed; RS256)
-  latchkey client update ID [--require-mfa true|false] [--allowed-group NAME]... [--id-token-alg ALG]
+                        [--introspect CLIENT_ID... | --introspect '*']   (a resource server: may introspect
+                                                     these clients' access tokens, or every client's)
+  latchkey client update ID [--require-mfa true|false] [--allowed-group NAME]... [--id-token-alg ALG]   (--allowed-group '': everyone)
+                        [--introspect CLIENT_ID... | --introspect '*' | --introspect '']   ('': none)
   latchkey client list [--json]
   latchkey client delete ID
   latchkey client rotate-secret ID

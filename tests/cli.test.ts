@@ -51,7 +51,7 @@ describe('latchkey CLI', () => {
     const r = cli(['client', 'create', '--name', 'Notes', '--redirect-uri', 'https://n.example/cb', '--redirect-uri', 'http://localhost:5173/cb', '--skip-consent'])
     expect(r.code).toBe(0)
     const body = JSON.parse(r.out)
-    expect(Object.keys(body)).toEqual(['client_id', 'client_secret', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups'])
+    expect(Object.keys(body)).toEqual(['client_id', 'client_secret', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups', 'introspects'])
     expect(body.id_token_signed_response_alg).toBe('RS256')
     expect(body.client_secret).toMatch(/^lk_cs_[A-Za-z0-9_-]{43}$/)
     expect(body).toMatchObject({ name: 'Notes', redirect_uris: ['https://n.example/cb', 'http://localhost:5173/cb'], public: false, skip_consent: true })
@@ -87,7 +87,7 @@ describe('latchkey CLI', () => {
   test('client list --json prints the create objects without secrets; plain list is a table', () => {
     const list = JSON.parse(cli(['client', 'list', '--json']).out)
     expect(list).toHaveLength(2)
-    expect(Object.keys(list[0])).toEqual(['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups'])
+    expect(Object.keys(list[0])).toEqual(['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups', 'introspects'])
     expect(cli(['client', 'list']).out).toContain('Notes')
   })
 
@@ -177,15 +177,24 @@ describe('latchkey CLI', () => {
     expect(JSON.parse(cli(['client', 'update', made.client_id, '--allowed-group', 'family', '--allowed-group', 'family']).out).allowed_groups).toEqual(['family'])
     expect(cli(['client', 'update', made.client_id, '--allowed-group', 'ghosts']).code).toBe(2)
     expect(cli(['group', 'remove', 'family', userId])).toMatchObject({ code: 0, out: 'removed ann@example.com from family\n' })
+    // Deleting a group an app is restricted to would open the app to everyone: refused, naming it (issue 33 finding 8).
+    expect(cli(['group', 'delete', 'family'])).toEqual({
+      code: 2,
+      out: '',
+      err: `latchkey: group "family" is the allowed group of Photos (${made.client_id}): change their allowed groups first (deleting it would open them to everyone)\n`,
+    })
+    expect(JSON.parse(cli(['group', 'list', '--json']).out)).toEqual([{ name: 'family', members: [] }])
+    const listedBefore = (JSON.parse(cli(['client', 'list', '--json']).out) as Array<{ client_id: string; allowed_groups: string[] }>).find((c) => c.client_id === made.client_id)
+    expect(listedBefore?.allowed_groups).toEqual(['family'])
+    expect(JSON.parse(cli(['client', 'update', made.client_id, '--allowed-group', '']).out).allowed_groups).toEqual([])
     expect(cli(['group', 'delete', 'family'])).toMatchObject({ code: 0, out: 'deleted group family\n' })
-    const listed = (JSON.parse(cli(['client', 'list', '--json']).out) as Array<{ client_id: string; allowed_groups: string[] }>).find((c) => c.client_id === made.client_id)
-    expect(listed?.allowed_groups).toEqual([])
     expect(cli(['client', 'delete', made.client_id]).code).toBe(0)
     // Each change is in the audit log, newest first; --since must be a date.
     const events = JSON.parse(cli(['audit', '--json']).out) as Array<{ kind: string; detail: Record<string, unknown>; user_agent: string }>
-    expect(events.slice(0, 8).map((e) => e.kind)).toEqual([
+    expect(events.slice(0, 9).map((e) => e.kind)).toEqual([
       'client.deleted',
       'group.deleted',
+      'client.updated',
       'group.member_removed',
       'client.updated',
       'client.created',
@@ -193,9 +202,28 @@ describe('latchkey CLI', () => {
       'group.created',
       'user.deleted',
     ])
-    expect(events[6]).toMatchObject({ detail: { actor: 'cli', group: 'family' }, user_agent: 'latchkey CLI' })
+    expect(events[7]).toMatchObject({ detail: { actor: 'cli', group: 'family' }, user_agent: 'latchkey CLI' })
     expect(JSON.parse(cli(['audit', '--json', '--user', userId, '--since', '2000-01-01T00:00:00Z']).out).every((e: { user_id: string }) => e.user_id === userId)).toBe(true)
     expect(cli(['audit', '--since', 'yesterday'])).toMatchObject({ code: 2, err: 'latchkey: --since must be a date and time (ISO 8601), got "yesterday"\n' })
+  })
+
+  test("client create|update --introspect CLIENT_ID…|'*' (a resource server); an unknown id exits 2 with one line and changes nothing", () => {
+    const app = JSON.parse(cli(['client', 'create', '--name', 'Webmail', '--redirect-uri', 'https://w.example/cb']).out)
+    const clients = count('clients')
+    expect(cli(['client', 'create', '--name', 'Dovecot', '--redirect-uri', 'https://d.example/cb', '--introspect', 'nope'])).toEqual({ code: 2, out: '', err: 'latchkey: --introspect: no client with id "nope"\n' })
+    expect(cli(['client', 'create', '--name', 'Dovecot', '--redirect-uri', 'https://d.example/cb', '--public', '--introspect', app.client_id]).err).toBe('latchkey: a public client cannot introspect tokens (it has no secret to authenticate with)\n')
+    expect(count('clients')).toBe(clients)
+    const rs = JSON.parse(cli(['client', 'create', '--name', 'Dovecot', '--redirect-uri', 'https://d.example/cb', '--introspect', app.client_id]).out)
+    expect(rs.introspects).toEqual([app.client_id])
+    const listed = () => (JSON.parse(cli(['client', 'list', '--json']).out) as Array<{ client_id: string; introspects: string[] }>).find((c) => c.client_id === rs.client_id)!.introspects
+    expect(listed()).toEqual([app.client_id])
+    expect(cli(['client', 'update', rs.client_id, '--introspect', 'ghost'])).toEqual({ code: 2, out: '', err: 'latchkey: --introspect: no client with id "ghost"\n' })
+    expect(cli(['client', 'update', rs.client_id, '--introspect', '*', '--introspect', app.client_id]).code).toBe(2)
+    expect(listed()).toEqual([app.client_id])
+    expect(JSON.parse(cli(['client', 'update', rs.client_id, '--introspect', '*']).out).introspects).toEqual(['*'])
+    expect(JSON.parse(cli(['client', 'update', rs.client_id, '--introspect', '']).out).introspects).toEqual([])
+    expect(cli(['client', 'delete', rs.client_id]).code).toBe(0)
+    expect(cli(['client', 'delete', app.client_id]).code).toBe(0)
   })
 
   test('resource create / list --json / delete (RFC 8707); bad input exits non-zero with one line', () => {

@@ -3,7 +3,7 @@
  *
  * 1. Provisions what the tests need — Chromium (browser tests), PostgreSQL (the second engine),
  *    haproxy (several instances behind a load balancer), curl (the README's examples), openssl (the
- *    test mail server's certificate) — from
+ *    test mail server's certificate), dovecot-imapd (a mail server introspecting tokens) — from
  *    Debian's packages when running as root; otherwise it stops at once with the apt-get line.
  * 2. Runs `bun test` on SQLite, then again on a throwaway PostgreSQL cluster made by
  *    pg_virtualenv, with LATCHKEY_TEST_DATABASE_URL pointing at it.
@@ -20,6 +20,7 @@ const PACKAGES: Array<[pkg: string, present: () => boolean]> = [
   ['haproxy', () => Bun.which('haproxy') !== null || existsSync('/usr/sbin/haproxy')],
   ['curl', () => Bun.which('curl') !== null],
   ['openssl', () => Bun.which('openssl') !== null],
+  ['dovecot-imapd', () => existsSync('/usr/sbin/dovecot') && existsSync('/usr/lib/dovecot/imap')],
 ]
 
 function provision(): void {

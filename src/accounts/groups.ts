@@ -8,6 +8,8 @@ const GROUP_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 const USER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 export class GroupInputError extends InputError {}
+/** A group an app is still restricted to: deleting it is refused. */
+export class GroupInUse extends GroupInputError {}
 
 export function checkGroupName(raw: string): string {
   if (!GROUP_NAME.test(raw)) throw new GroupInputError(`group name "${raw}" must be 1 to 64 of A-Z a-z 0-9 . _ - (starting with a letter or digit)`)
@@ -44,4 +46,40 @@ export async function existingGroups(store: Store, names: readonly string[]): Pr
   const missing = wanted.filter((n) => !known.has(n))
   if (missing.length) throw new GroupInputError(`no group named "${missing[0]}" (create it first: latchkey group create ${missing[0]})`)
   return wanted
+}
+
+/** An in-process token cache to empty after a revocation (SQLite tells only other processes' writes; the CLI has none). */
+interface Deps {
+  store: Store
+  tokens?: { forget(): void }
+}
+
+/**
+ * Who may use an app holds for as long as a grant lives (SPEC, Groups): taking a user out of a
+ * group revokes, in the same transaction, their codes and tokens at every app restricted to
+ * groups they are now in none of. The CLI, /admin and `apply` all go through here.
+ */
+export async function removeMember(deps: Deps, name: string, userId: string): Promise<boolean> {
+  const removed = await deps.store.groups.removeMember(name, userId)
+  if (removed) deps.tokens?.forget()
+  return removed
+}
+
+/** Restricts an app to groups (none: everyone); whoever is in none of them loses their tokens at it at once. */
+export async function setAllowedGroups(deps: Deps, clientId: string, names: readonly string[]): Promise<void> {
+  await deps.store.groups.setAllowedGroups(clientId, names)
+  if (names.length) deps.tokens?.forget()
+}
+
+/**
+ * Deletes a group — refused while an app is restricted to it, naming them: deleting it would
+ * silently open the app to everyone. false for an unknown group.
+ */
+export async function deleteGroup(store: Store, name: string): Promise<boolean> {
+  const { deleted, restricts } = await store.groups.deleteGroup(name)
+  if (restricts.length) {
+    const apps = restricts.map((c) => (c.name === c.id ? c.id : `${c.name} (${c.id})`)).join(', ')
+    throw new GroupInUse(`group "${name}" is the allowed group of ${apps}: change their allowed groups first (deleting it would open them to everyone)`)
+  }
+  return deleted
 }

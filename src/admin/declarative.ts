@@ -1,12 +1,12 @@
 import { readFileSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { inviteUser } from '../accounts/email-links'
-import { checkGroupName } from '../accounts/groups'
+import { checkGroupName, deleteGroup, removeMember, setAllowedGroups } from '../accounts/groups'
 import { checkFullName, normalizeEmail, setUserDisabled } from '../accounts/users'
 import type { Config } from '../config'
 import type { IdTokenAlg, ResourceRecord, Store, UserListing } from '../db/store'
 import { sha256 } from '../lib/crypto'
-import { CHOSEN_CLIENT_ID, ID_TOKEN_ALGS, checkRedirectUri, createClient, listClients, type Client } from '../oauth/clients'
+import { CHOSEN_CLIENT_ID, EVERY_CLIENT, ID_TOKEN_ALGS, checkRedirectUri, createClient, listClients, type Client } from '../oauth/clients'
 import { canonicalResource, createResource } from '../oauth/resources'
 
 /**
@@ -37,6 +37,7 @@ interface DesiredClient {
   requireMfa: boolean
   idTokenAlg: IdTokenAlg
   allowedGroups: string[]
+  introspects: string[]
   secret?: string
 }
 interface DesiredGroup {
@@ -59,7 +60,7 @@ export interface Plan {
 }
 
 const SECTIONS = ['clients', 'groups', 'users', 'resources'] as const
-const CLIENT_KEYS = ['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups', 'secret_file']
+const CLIENT_KEYS = ['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups', 'introspects', 'secret_file']
 const RESOURCE_KEYS = ['uri', 'name', 'scopes', 'token_format', 'introspectors']
 
 /** JSON or YAML (Bun's parser), by the text. */
@@ -178,6 +179,9 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (!ID_TOKEN_ALGS.includes(alg as IdTokenAlg)) err(`${path}.id_token_signed_response_alg`, `must be one of ${ID_TOKEN_ALGS.join(', ')}`)
     const allowed = strings(`${path}.allowed_groups`, e.allowed_groups)
     for (const [j, g] of allowed.entries()) if (!knownGroup(g)) err(`${path}.allowed_groups[${j}]`, `no group ${g} (in the database or in groups)`)
+    const introspects = [...new Set(strings(`${path}.introspects`, e.introspects))]
+    if (introspects.includes(EVERY_CLIENT) && introspects.length > 1) err(`${path}.introspects`, `'*' (every client's tokens) stands alone, not beside client ids`)
+    if (isPublic && introspects.length) err(`${path}.introspects`, 'a public client cannot introspect tokens')
     let secret: string | undefined
     const secretFile = str(`${path}.secret_file`, e.secret_file, false)
     if (secretFile !== undefined) {
@@ -188,9 +192,14 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (clientId === undefined && name !== undefined && current.filter((c) => c.name === name).length > 1)
       err(`${path}.client_id`, `several clients are named "${name}": give client_id`)
     if (name !== undefined)
-      wantClients.push({ path, clientId, name, redirectUris: [...new Set(redirectUris)], postLogoutRedirectUris: [...new Set(postLogout)], public: isPublic, skipConsent: bool(`${path}.skip_consent`, e.skip_consent), requireMfa: bool(`${path}.require_mfa`, e.require_mfa), idTokenAlg: alg as IdTokenAlg, allowedGroups: [...new Set(allowed)].sort(), secret })
+      wantClients.push({ path, clientId, name, redirectUris: [...new Set(redirectUris)], postLogoutRedirectUris: [...new Set(postLogout)], public: isPublic, skipConsent: bool(`${path}.skip_consent`, e.skip_consent), requireMfa: bool(`${path}.require_mfa`, e.require_mfa), idTokenAlg: alg as IdTokenAlg, allowedGroups: [...new Set(allowed)].sort(), introspects, secret })
   }
   const knownClient = (id: string) => wantClients.some((c) => c.clientId === id) || current.some((c) => c.id === id)
+  // Named clients must exist, in the database or in the file (any kind: a resource server may read a registered app's tokens).
+  const everyId = new Set((await listClients(store)).map((c) => c.id))
+  for (const [i, c] of wantClients.entries())
+    for (const [j, id] of c.introspects.entries())
+      if (id !== EVERY_CLIENT && !knownClient(id) && !everyId.has(id)) err(`${c.path}.introspects[${j}]`, `no client ${id}`)
 
   // resources
   const wantResources: ResourceRecord[] = []
@@ -267,7 +276,7 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     }
     for (const m of remove) {
       lines.push(`- member ${m.email} of ${g.name}`)
-      steps.push(async () => void (await store.groups.removeMember(g.name, m.id)))
+      steps.push(async () => void (await removeMember({ store }, g.name, m.id)))
     }
   }
 
@@ -277,8 +286,8 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (!found) {
       lines.push(`+ client ${c.clientId ?? c.name}`)
       steps.push(async (out) => {
-        const made = await createClient(store, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, public: c.public, skipConsent: c.skipConsent, requireMfa: c.requireMfa, idTokenAlg: c.idTokenAlg, id: c.clientId, secret: c.secret }, opts.now)
-        if (c.allowedGroups.length) await store.groups.setAllowedGroups(made.client.id, c.allowedGroups)
+        const made = await createClient(store, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, public: c.public, skipConsent: c.skipConsent, requireMfa: c.requireMfa, idTokenAlg: c.idTokenAlg, id: c.clientId, secret: c.secret, introspects: c.introspects }, opts.now)
+        if (c.allowedGroups.length) await setAllowedGroups({ store }, made.client.id, c.allowedGroups)
         if (made.secret && !c.secret) out.push(`client ${made.client.id} (${c.name}): client_secret ${made.secret} — shown this once`)
         else out.push(`client ${made.client.id} (${c.name}) created`)
       })
@@ -298,13 +307,15 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
       found.requireMfa !== c.requireMfa && 'require_mfa',
       found.idTokenAlg !== c.idTokenAlg && 'id_token_signed_response_alg',
       !sameList(allowedNow, c.allowedGroups) && 'allowed_groups',
+      !sameList(found.introspects, c.introspects) && 'introspects',
       c.secret !== undefined && storedHash !== sha256(c.secret) && 'secret',
     ].filter(Boolean)
     if (!changed.length) continue
     lines.push(`~ client ${found.id}: ${changed.join(', ')}`)
     steps.push(async () => {
       await store.clients.updateClient(found.id, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, skipConsent: c.skipConsent, requireMfa: c.requireMfa, idTokenAlg: c.idTokenAlg })
-      if (changed.includes('allowed_groups')) await store.groups.setAllowedGroups(found.id, c.allowedGroups)
+      if (changed.includes('allowed_groups')) await setAllowedGroups({ store }, found.id, c.allowedGroups)
+      if (changed.includes('introspects')) await store.clients.setIntrospects(found.id, c.introspects)
       if (changed.includes('secret')) await store.clients.setClientSecret(found.id, sha256(c.secret!))
     })
   }
@@ -338,11 +349,22 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
         lines.push(`- resource ${r.uri}`)
         steps.push(async () => void (await store.resources.deleteResource(r.uri)))
       }
-    if (has('groups'))
-      for (const g of groups.filter((x) => !wantGroups.some((w) => w.name === x.name))) {
+    if (has('groups')) {
+      const doomed = groups.filter((x) => !wantGroups.some((w) => w.name === x.name))
+      // An app still restricted to a group --prune would delete is refused, naming it: deleting the
+      // group would open the app to everyone (SPEC, Groups).
+      const kept = has('clients') ? [] : current.filter((x) => !matched.has(x.id))
+      const restrictedBy = new Map<string, string[]>()
+      for (const c of wantClients) for (const g of c.allowedGroups) restrictedBy.set(g, [...(restrictedBy.get(g) ?? []), c.clientId ?? c.name])
+      for (const c of kept) for (const g of await store.groups.allowedGroups(c.id)) restrictedBy.set(g, [...(restrictedBy.get(g) ?? []), c.id])
+      const refused = doomed.filter((g) => restrictedBy.has(g.name))
+      if (refused.length)
+        throw new ApplyError(refused.map((g) => `groups: ${g.name} is absent, but the allowed_groups of ${restrictedBy.get(g.name)!.join(', ')} name it; pruning it would open those apps to everyone`))
+      for (const g of doomed) {
         lines.push(`- group ${g.name}`)
-        steps.push(async () => void (await store.groups.deleteGroup(g.name)))
+        steps.push(async () => void (await deleteGroup(store, g.name)))
       }
+    }
     if (has('users'))
       for (const u of users.filter((x) => !wantUsers.some((w) => w.email === x.email))) {
         lines.push(`- user ${u.email}`)
@@ -390,6 +412,7 @@ export async function exportState(store: Store): Promise<Record<string, unknown>
         require_mfa: c.requireMfa,
         id_token_signed_response_alg: c.idTokenAlg,
         allowed_groups: await store.groups.allowedGroups(c.id),
+        introspects: c.introspects,
       })),
     ),
     groups: groups.map((g) => ({ name: g.name, members: g.members.map((m) => m.email) })),

@@ -6,14 +6,14 @@ import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import { AUDIT_KINDS } from '../audit'
 import { inviteUser, resetTwoStep } from '../accounts/email-links'
-import { checkGroupName, createGroup, existingGroups, userByRef } from '../accounts/groups'
+import { GroupInUse, checkGroupName, createGroup, deleteGroup, existingGroups, removeMember, setAllowedGroups, userByRef } from '../accounts/groups'
 import { deleteSessionsOf, type Session } from '../accounts/sessions'
 import { checkFullName, checkPassword, insertUser, normalizeEmail, setUserDisabled } from '../accounts/users'
 import { formCsrf, loginUrl } from '../accounts/web'
 import { signerOf, type AdminChange } from '../db/store'
 import { hashPassword } from '../lib/crypto'
 import { InputError, PageError } from '../lib/errors'
-import { createClient, deleteClient, findClient, listClients, rotateSecret, toView, updateClient, type Client } from '../oauth/clients'
+import { checkIntrospects, createClient, deleteClient, findClient, listClients, rotateSecret, setIntrospects, toView, updateClient, type Client } from '../oauth/clients'
 import { canonicalResource, createResource, toResourceView } from '../oauth/resources'
 import { htmlPage, seeOther } from '../views/page'
 import type { FormFields } from '../web/forms'
@@ -159,6 +159,8 @@ export function adminRoutes(ctx: AppContext) {
   }
 
   const checkbox = (body: FormFields, name: string) => field(body, name) === 'true'
+  /** A text field of space-separated values (client ids). */
+  const words = (text: string) => text.split(/\s+/).filter(Boolean)
   const get = (render: (request: Request, session: Session) => Promise<Response>) => async ({ request }: { request: Request }) => render(request, await adminSession(ctx, request))
 
   return (
@@ -268,6 +270,7 @@ export function adminRoutes(ctx: AppContext) {
       .post(
         ...form('/admin/apps', 'apps', async (request, session, body) => {
           const groups = await existingGroups(ctx.store, fieldValues(body, 'allowed_groups'))
+          const introspects = await checkIntrospects(ctx.store, words(field(body, 'introspects')), checkbox(body, 'public'))
           const { client, secret } = await createClient(
             ctx.store,
             {
@@ -278,10 +281,11 @@ export function adminRoutes(ctx: AppContext) {
               skipConsent: checkbox(body, 'skip_consent'),
               requireMfa: checkbox(body, 'require_mfa'),
               idTokenAlg: field(body, 'id_token_alg') || undefined,
+              introspects,
             },
             ctx.clock.now(),
           )
-          if (groups.length) await ctx.store.groups.setAllowedGroups(client.id, groups)
+          if (groups.length) await setAllowedGroups(ctx, client.id, groups)
           audit('client.created', request, session, { clientId: client.id })
           if (secret) return htmlPage(<SecretPage clientId={client.id} name={client.name} secret={secret} />)
           return seeOther(`/admin/apps/edit?client_id=${encodeURIComponent(client.id)}`)
@@ -292,8 +296,10 @@ export function adminRoutes(ctx: AppContext) {
           const client = await namedApp(body)
           try {
             const groups = await existingGroups(ctx.store, fieldValues(body, 'allowed_groups'))
+            const introspects = await checkIntrospects(ctx.store, words(field(body, 'introspects')), client.public)
             const changed = await updateApp(ctx, client, body)
-            await ctx.store.groups.setAllowedGroups(client.id, groups)
+            await setIntrospects(ctx.store, client, introspects)
+            await setAllowedGroups(ctx, client.id, groups)
             audit('client.updated', request, session, { clientId: client.id, detail: { redirect_uris: changed.redirectUris.join(' ') } })
           } catch (error) {
             const message = inputError(error)
@@ -344,7 +350,12 @@ export function adminRoutes(ctx: AppContext) {
           'groups',
           async (request, session, body) => {
             const name = field(body, 'name')
-            if (!(await ctx.store.groups.deleteGroup(name))) return { error: 'There is no such group.', status: 404 }
+            try {
+              if (!(await deleteGroup(ctx.store, name))) return { error: 'There is no such group.', status: 404 }
+            } catch (error) {
+              if (error instanceof GroupInUse) return { error: error.message[0]!.toUpperCase() + error.message.slice(1) + '.', status: 409 }
+              throw error
+            }
             audit('group.deleted', request, session, { detail: { group: name } })
           },
           true,
@@ -363,7 +374,7 @@ export function adminRoutes(ctx: AppContext) {
         ...form('/admin/groups/remove', 'groups', async (request, session, body) => {
           const name = field(body, 'name')
           const userId = field(body, 'user')
-          if (!(await ctx.store.groups.removeMember(name, userId))) return { error: 'That user is not in that group.', status: 404 }
+          if (!(await removeMember(ctx, name, userId))) return { error: 'That user is not in that group.', status: 404 }
           audit('group.member_removed', request, session, { userId, detail: { group: name } })
         }),
       )

@@ -231,6 +231,8 @@ function AppFields(props: { groups: string[]; app?: AppRow }) {
           </label>
         ))}
       </fieldset>
+      <label for="introspects">A resource server: may introspect the access tokens of these apps (client IDs, space-separated; * for every app's)</label>
+      <input id="introspects" name="introspects" type="text" maxlength="4000" value={attr((a?.introspects ?? []).join(' '))} />
     </>
   )
 }

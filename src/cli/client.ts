@@ -1,13 +1,14 @@
 import { issueRegistrationToken } from '../oauth/dynamic-clients'
-import { checkIdTokenAlg, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, toView, updateClient } from '../oauth/clients'
-import { existingGroups } from '../accounts/groups'
+import { checkIdTokenAlg, checkIntrospects, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, setIntrospects, toView, updateClient } from '../oauth/clients'
+import { existingGroups, setAllowedGroups } from '../accounts/groups'
 import type { Store } from '../db/store'
 import type { Client } from '../oauth/clients'
 import { UsageError, cliAudit, inputError, parse, printJson, printTable, withStore } from './common'
 
 /** A client as the CLI prints it (the shape `latchkey apply` takes): its options and allowed groups. */
 async function viewWithGroups(store: Store, client: Client) {
-  return { ...toView(client), allowed_groups: await store.groups.allowedGroups(client.id) }
+  const { introspects, ...view } = toView(client)
+  return { ...view, allowed_groups: await store.groups.allowedGroups(client.id), introspects }
 }
 import { escapeForTerminal } from '../lib/text'
 
@@ -24,6 +25,7 @@ export async function clientCommand(args: string[]): Promise<void> {
         'require-mfa': { type: 'boolean' },
         'allowed-group': { type: 'string', multiple: true },
         'id-token-alg': { type: 'string' },
+        introspect: { type: 'string', multiple: true },
       })
       if (!values.name) throw new UsageError('--name is required')
       if (!values['redirect-uri']?.length) throw new UsageError('at least one --redirect-uri is required')
@@ -31,6 +33,7 @@ export async function clientCommand(args: string[]): Promise<void> {
       const { client, secret, allowedGroups } = await withStore((store) =>
         inputError(async () => {
           const groups = await existingGroups(store, values['allowed-group'] ?? [])
+          const introspects = await checkIntrospects(store, values.introspect ?? [], isPublic)
           const made = await createClient(
             store,
             {
@@ -41,10 +44,11 @@ export async function clientCommand(args: string[]): Promise<void> {
               skipConsent: values['skip-consent'] ?? false,
               requireMfa: values['require-mfa'] ?? false,
               idTokenAlg: values['id-token-alg'],
+              introspects,
             },
             Date.now(),
           )
-          if (groups.length) await store.groups.setAllowedGroups(made.client.id, groups)
+          if (groups.length) await setAllowedGroups({ store }, made.client.id, groups)
           await cliAudit(store, 'client.created', { clientId: made.client.id })
           return { ...made, allowedGroups: groups }
         }),
@@ -63,26 +67,35 @@ export async function clientCommand(args: string[]): Promise<void> {
         require_mfa: view.require_mfa,
         id_token_signed_response_alg: view.id_token_signed_response_alg,
         allowed_groups: allowedGroups,
+        introspects: view.introspects,
       })
       return
     }
     case 'update': {
-      const { values, positionals } = parse(rest, { 'require-mfa': { type: 'string' }, 'allowed-group': { type: 'string', multiple: true }, 'id-token-alg': { type: 'string' } }, 1)
+      const { values, positionals } = parse(
+        rest,
+        { 'require-mfa': { type: 'string' }, 'allowed-group': { type: 'string', multiple: true }, 'id-token-alg': { type: 'string' }, introspect: { type: 'string', multiple: true } },
+        1,
+      )
       const id = positionals[0]
       const flag = values['require-mfa']
       const groups = values['allowed-group']
       const alg = values['id-token-alg']
-      if (!id || (flag === undefined && groups === undefined && alg === undefined))
-        throw new UsageError('usage: latchkey client update ID [--require-mfa true|false] [--allowed-group NAME]... [--id-token-alg RS256|ES256|EdDSA]')
+      const introspect = values.introspect
+      if (!id || (flag === undefined && groups === undefined && alg === undefined && introspect === undefined))
+        throw new UsageError("usage: latchkey client update ID [--require-mfa true|false] [--allowed-group NAME]... [--id-token-alg RS256|ES256|EdDSA] [--introspect CLIENT_ID... | --introspect '*']")
       if (flag !== undefined && flag !== 'true' && flag !== 'false') throw new UsageError('--require-mfa must be true or false')
       if (alg !== undefined) await inputError(() => checkIdTokenAlg(alg))
       const view = await withStore(async (store) => {
         const client = await findClient(store, id)
         if (!client) throw new UsageError(`no client with id "${escapeForTerminal(id)}"`)
         // Every check first: a bad group name changes nothing.
-        const allowed = groups === undefined ? undefined : await inputError(() => existingGroups(store, groups))
+        // `--allowed-group ''` (alone) opens the app to everyone again.
+        const allowed = groups === undefined ? undefined : await inputError(() => existingGroups(store, groups.filter((g) => g !== '')))
+        const introspects = introspect === undefined ? undefined : await inputError(() => checkIntrospects(store, introspect, client.public))
+        if (introspects !== undefined) await setIntrospects(store, client, introspects)
         if (flag !== undefined) await store.clients.setRequireMfa(id, flag === 'true')
-        if (allowed !== undefined) await store.groups.setAllowedGroups(id, allowed)
+        if (allowed !== undefined) await setAllowedGroups({ store }, id, allowed)
         if (alg !== undefined) await updateClient(store, id, { ...client, idTokenAlg: alg, requireMfa: flag === undefined ? client.requireMfa : flag === 'true' })
         await cliAudit(store, 'client.updated', { clientId: id })
         return viewWithGroups(store, (await findClient(store, id))!)

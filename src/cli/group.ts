@@ -1,4 +1,4 @@
-import { createGroup, checkGroupName, userByRef } from '../accounts/groups'
+import { createGroup, checkGroupName, deleteGroup, removeMember, userByRef } from '../accounts/groups'
 import { escapeForTerminal } from '../lib/text'
 import { UsageError, cliAudit, inputError, parse, printJson, printTable, withStore } from './common'
 
@@ -21,7 +21,9 @@ export async function groupCommand(args: string[]): Promise<void> {
     case 'delete': {
       const name = parse(rest, {}, 1).positionals[0]
       if (!name) throw new UsageError('usage: latchkey group delete NAME')
-      if (!(await withStore(async (store) => (await store.groups.deleteGroup(name)) && (await cliAudit(store, 'group.deleted', { detail: { group: name } }), true)))) throw new UsageError(`no group named "${escapeForTerminal(name)}"`)
+      // Refused (exit 2, naming them) while an app is restricted to it.
+      const deleted = await withStore(async (store) => (await inputError(() => deleteGroup(store, name))) && (await cliAudit(store, 'group.deleted', { detail: { group: name } }), true))
+      if (!deleted) throw new UsageError(`no group named "${escapeForTerminal(name)}"`)
       process.stdout.write(`deleted group ${escapeForTerminal(name)}\n`)
       return
     }
@@ -35,7 +37,7 @@ export async function groupCommand(args: string[]): Promise<void> {
         if (!user) throw new UsageError(`no user "${escapeForTerminal(ref)}"`)
         if (sub === 'add') {
           if (!(await store.groups.addMember(name, user.id))) throw new UsageError(`no group named "${name}"`)
-        } else if (!(await store.groups.removeMember(name, user.id))) throw new UsageError(`${escapeForTerminal(user.email)} is not in group "${name}"`)
+        } else if (!(await removeMember({ store }, name, user.id))) throw new UsageError(`${escapeForTerminal(user.email)} is not in group "${name}"`)
         await cliAudit(store, sub === 'add' ? 'group.member_added' : 'group.member_removed', { userId: user.id, detail: { group: name } })
         process.stdout.write(`${sub === 'add' ? 'added' : 'removed'} ${escapeForTerminal(user.email)} ${sub === 'add' ? 'to' : 'from'} ${name}\n`)
       })

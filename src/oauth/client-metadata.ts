@@ -134,6 +134,7 @@ export class MetadataClients {
       idTokenAlg: 'RS256',
       metadataExpiresAt: now + freshFor(cacheControl),
       registrationTokenHash: null,
+      introspects: [],
     }
     await this.deps.store.clients.saveMetadataClient(record, now)
     return toClient(record)

@@ -16,6 +16,8 @@ export interface Client {
   kind: ClientKind
   /** How its ID tokens are signed (`--id-token-alg`; OpenID Connect id_token_signed_response_alg). */
   idTokenAlg: IdTokenAlg
+  /** A resource server's right to introspect these clients' access tokens, or ['*'] every client's (`--introspect`). */
+  introspects: string[]
 }
 
 export interface ClientView {
@@ -27,6 +29,7 @@ export interface ClientView {
   skip_consent: boolean
   require_mfa: boolean
   id_token_signed_response_alg: IdTokenAlg
+  introspects: string[]
 }
 
 export class ClientInputError extends InputError {}
@@ -91,6 +94,7 @@ export function toView(client: Client): ClientView {
     skip_consent: client.skipConsent,
     require_mfa: client.requireMfa,
     id_token_signed_response_alg: client.idTokenAlg,
+    introspects: client.introspects,
   }
 }
 
@@ -115,7 +119,39 @@ export function toClient(row: ClientRecord): Client {
     requireMfa: row.requireMfa,
     kind: row.kind,
     idTokenAlg: row.idTokenAlg,
+    introspects: row.introspects,
   }
+}
+
+/** `--introspect '*'`: every client's tokens. */
+export const EVERY_CLIENT = '*'
+
+/**
+ * `--introspect`: the clients whose access tokens a resource server (a mail server, a web-server
+ * module) may introspect with credentials of its own — existing clients' ids, or '*' alone for
+ * every client's. Without repeats; an unknown id is refused (a typo would fail silently later),
+ * and so is any for a public client: introspecting needs a secret (RFC 7662 §2.1).
+ */
+export async function checkIntrospects(store: Store, ids: readonly string[], isPublic = false): Promise<string[]> {
+  // `--introspect ''` (alone) takes the right away.
+  const wanted = [...new Set(ids.filter((id) => id !== ''))]
+  checkIntrospector(isPublic, wanted)
+  if (wanted.includes(EVERY_CLIENT)) {
+    if (wanted.length > 1) throw new ClientInputError(`--introspect '*' (every client's tokens) stands alone, not beside client ids`)
+    return [EVERY_CLIENT]
+  }
+  for (const id of wanted) if (!(await findClient(store, id))) throw new ClientInputError(`--introspect: no client with id "${id}"`)
+  return wanted
+}
+
+function checkIntrospector(isPublic: boolean, introspects: readonly string[]): void {
+  if (isPublic && introspects.length) throw new ClientInputError('a public client cannot introspect tokens (it has no secret to authenticate with)')
+}
+
+/** Gives a resource server the right to introspect these clients' tokens (as checkIntrospects returns them); false for an unknown client. */
+export async function setIntrospects(store: Store, client: Client, introspects: readonly string[]): Promise<boolean> {
+  checkIntrospector(client.public, introspects)
+  return store.clients.setIntrospects(client.id, introspects)
 }
 
 /** A client's name and redirect URIs as given: checked, trimmed, without repeats. */
@@ -140,23 +176,25 @@ export async function updateClient(
 
 export async function createClient(
   store: Store,
-  input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean; skipConsent: boolean; requireMfa?: boolean; id?: string; secret?: string; idTokenAlg?: string },
+  input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean; skipConsent: boolean; requireMfa?: boolean; id?: string; secret?: string; idTokenAlg?: string; introspects?: string[] },
   now: number,
 ): Promise<{ client: Client; secret: string | null }> {
   const { name, redirectUris, postLogoutRedirectUris } = checkClientOptions(input)
+  const introspects = input.introspects ?? []
+  checkIntrospector(input.public, introspects)
   if (input.id !== undefined && !CHOSEN_CLIENT_ID.test(input.id)) throw new ClientInputError(`client_id "${input.id}" must be 1 to 64 of A-Z a-z 0-9 . _ -`)
   const id = input.id ?? Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex')
   const secret = input.public ? null : (input.secret ?? randomToken('lk_cs_'))
   const requireMfa = input.requireMfa ?? false
   const idTokenAlg = checkIdTokenAlg(input.idTokenAlg)
-  const record = { id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent, requireMfa, idTokenAlg }
+  const record = { id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent, requireMfa, idTokenAlg, introspects }
   try {
     await store.clients.insertClient({ ...record, kind: 'operator', metadataExpiresAt: null, registrationTokenHash: null }, now)
   } catch (error) {
     if (error instanceof UniqueViolation) throw new ClientInputError(`a client with the id "${id}" exists already`)
     throw error
   }
-  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator', idTokenAlg }, secret }
+  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator', idTokenAlg, introspects }, secret }
 }
 
 export async function listClients(store: Store): Promise<Client[]> {

@@ -4,7 +4,7 @@ import type { SignIn } from '../db/store'
 import { errorResponses } from '../docs/openapi'
 import { InvalidClient, InvalidRequest } from '../lib/errors'
 import { apiHeaders, json } from '../lib/http'
-import type { Client } from './clients'
+import { EVERY_CLIENT, type Client } from './clients'
 import { REFRESH_TOKEN_PREFIX } from './refresh-tokens'
 import { RevocationRequest } from './revoke'
 import { authenticateClient } from './token/client-auth'
@@ -30,9 +30,10 @@ async function describe(ctx: AppContext, client: Client, token: string, signIns:
     return { ...active, ...audienceClaim(found.family.resource), ...signInClaims({ authTime: found.family.authTime ?? row.authTime, amr: found.family.amr }) }
   }
   const grant = await ctx.tokens.validate(token)
-  // Each client learns only about the tokens issued to it (another's: as if unknown) — and a
-  // resource's introspectors about the tokens issued for that resource.
-  if (!grant || !(grant.clientId === client.id || (await introspects(ctx, client, grant.resource)))) return INACTIVE
+  // Each client learns only about the tokens issued to it (another's: as if unknown); a resource
+  // server given `--introspect` about those clients' tokens; a resource's introspectors about the
+  // tokens issued for that resource.
+  if (!grant || !(grant.clientId === client.id || mayReadTokensOf(client, grant.clientId) || (await introspects(ctx, client, grant.resource)))) return INACTIVE
   return {
     active: true,
     scope: grant.scopes.join(' '),
@@ -50,6 +51,12 @@ async function describe(ctx: AppContext, client: Client, token: string, signIns:
 
 /** RFC 7662 §2.2 `aud`: the resource a token is for (RFC 8707); a token for Latchkey's own API has none. */
 const audienceClaim = (resource: string | null): { aud?: string } => (resource === null ? {} : { aud: resource })
+
+/**
+ * `client create|update RS --introspect APP… | '*'`: a mail server (Dovecot) or a web-server
+ * module validates, with credentials of its own, the access tokens users' apps got.
+ */
+const mayReadTokensOf = (client: Client, clientId: string): boolean => client.introspects.includes(EVERY_CLIENT) || client.introspects.includes(clientId)
 
 /** Whether the client is one of the resource's `--introspector` clients (the resource record is cached). */
 async function introspects(ctx: AppContext, client: Client, resource: string | null): Promise<boolean> {

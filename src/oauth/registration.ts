@@ -147,6 +147,7 @@ export function registrationRoutes(ctx: AppContext) {
           metadataExpiresAt: null,
           registrationTokenHash: sha256(accessToken),
           idTokenAlg: registration.idTokenAlg,
+          introspects: [],
         }
         await ctx.store.clients.insertClient(record, now)
         ctx.log.info('client registered dynamically', { client: record.id })

@@ -50,9 +50,9 @@ beforeEach(async () => {
 
 const plan = (doc: unknown, prune = false) => planApply(t.store, t.config, doc, { prune, baseDir: dir, now: t.clock.now() })
 
-async function errorsOf(doc: unknown): Promise<string[]> {
+async function errorsOf(doc: unknown, prune = false): Promise<string[]> {
   try {
-    await plan(doc)
+    await plan(doc, prune)
   } catch (error) {
     expect(error).toBeInstanceOf(ApplyError)
     return (error as ApplyError).errors
@@ -135,6 +135,47 @@ describe('latchkey apply: the database made to match a file', () => {
       'clients[0].public: pub is public; delete it to change that',
     ])
     expect(() => parseDocument('clients: [', 'broken.yaml')).toThrow(/^broken\.yaml: not valid YAML or JSON \(/)
+  })
+
+  test('--prune refuses to delete a group an app still allows, naming it; a member pruned loses their tokens at the app', async () => {
+    await (await plan(parseDocument(YAML, 'latchkey.yaml'))).apply()
+    const ada = (await t.store.users.listUsers())[0]!
+    const token = await mintToken(t, 'grafana', ada.id, 'openid')
+    // No clients section: grafana stays, and still allows only family.
+    expect(await errorsOf({ groups: [] }, true)).toEqual(['groups: family is absent, but the allowed_groups of grafana name it; pruning it would open those apps to everyone'])
+    expect((await t.store.groups.listGroups()).map((g) => g.name)).toEqual(['family'])
+    // Pruning Ada out of family ends her grant at grafana (in the membership change's transaction).
+    const members = await plan({ groups: [{ name: 'family', members: [] }] }, true)
+    expect(members.lines).toEqual(['- member ada@example.com of family'])
+    await t.store.transaction(() => members.apply())
+    expect((await t.handle('/api/oauth/userinfo', { headers: bearer(token) })).status).toBe(401)
+    // The file's grafana allows no group any more: then family may go.
+    const doc = parseDocument(YAML.replace('allowed_groups: [family]', 'allowed_groups: []'), 'f.yaml') as Record<string, unknown>
+    const opened = await plan({ ...doc, groups: [] }, true)
+    expect(opened.lines).toContain('- group family')
+    await opened.apply()
+    expect(await t.store.groups.listGroups()).toEqual([])
+  })
+
+  test('introspects: applied, refused for unknown clients, "*" beside ids and public clients; exported so export → apply is a no-op', async () => {
+    const rs = { client_id: 'dovecot', name: 'Dovecot', redirect_uris: ['https://mail.example/cb'] }
+    expect(await errorsOf({ clients: [{ ...rs, introspects: ['nope'] }, { ...rs, client_id: 'b', introspects: ['*', 'dovecot'] }, { ...rs, client_id: 'c', public: true, introspects: ['*'] }] })).toEqual([
+      `clients[1].introspects: '*' (every client's tokens) stands alone, not beside client ids`,
+      'clients[2].introspects: a public client cannot introspect tokens',
+      'clients[0].introspects[0]: no client nope',
+    ])
+    await (await plan(parseDocument(YAML, 'latchkey.yaml'))).apply()
+    const p = await plan({ clients: [{ ...rs, introspects: ['grafana'] }] })
+    expect(p.lines).toEqual(['+ client dovecot'])
+    await p.apply()
+    expect((await t.store.clients.findClient('dovecot'))!.introspects).toEqual(['grafana'])
+    const changed = await plan({ clients: [{ ...rs, introspects: ['*'] }] })
+    expect(changed.lines).toEqual(['~ client dovecot: introspects'])
+    await changed.apply()
+    expect((await t.store.clients.findClient('dovecot'))!.introspects).toEqual(['*'])
+    const exported = JSON.parse(JSON.stringify(await exportState(t.store)))
+    expect(exported.clients.find((c: { client_id: string }) => c.client_id === 'dovecot').introspects).toEqual(['*'])
+    expect((await plan(exported)).lines).toEqual([])
   })
 
   test('apply is one transaction: a step that fails part-way leaves none of the changes before it', async () => {

@@ -455,6 +455,44 @@ describe('/admin/apps, groups, resources, keys', () => {
     expect(await t.store.groups.listGroups()).toEqual([])
   })
 
+  test('groups: deleting one an app is restricted to is refused, naming the app; removing a member revokes their tokens there at once', async () => {
+    const { t, bob, jar } = await adminApp()
+    const photos = await addClient(t, { name: 'Photos' })
+    expect((await submit(t, jar, '/admin/groups', '/admin/groups', { name: 'family' })).status).toBe(303)
+    expect((await submit(t, jar, '/admin/groups', '/admin/groups/add', { name: 'family', user: bob.email })).status).toBe(303)
+    const edit = `/admin/apps/edit?client_id=${photos.client.id}`
+    expect((await submit(t, jar, edit, '/admin/apps/update', { client_id: photos.client.id, name: 'Photos', redirect_uris: CALLBACK, allowed_groups: 'family' })).status).toBe(303)
+    const token = await mintToken(t, photos.client.id, bob.id, 'openid')
+    expect((await t.handle('/api/oauth/userinfo', { headers: bearer(token) })).status).toBe(200)
+
+    const refused = await submit(t, jar, '/admin/groups', '/admin/groups/delete', { name: 'family' })
+    expect(refused.status).toBe(409)
+    expect(await refused.text()).toContain(
+      `Group &quot;family&quot; is the allowed group of Photos (${photos.client.id}): change their allowed groups first (deleting it would open them to everyone).`,
+    )
+    expect((await t.store.groups.listGroups()).map((g) => g.name)).toEqual(['family'])
+
+    expect((await submit(t, jar, '/admin/groups', '/admin/groups/remove', { name: 'family', user: bob.id })).status).toBe(303)
+    expect((await t.handle('/api/oauth/userinfo', { headers: bearer(token) })).status).toBe(401)
+  })
+
+  test("apps: the introspection right (--introspect) is set on the app's form; an unknown client id is refused and changes nothing", async () => {
+    const { t, jar } = await adminApp()
+    const webmail = await addClient(t, { name: 'Webmail' })
+    const dovecot = await addClient(t, { name: 'Dovecot' })
+    const edit = `/admin/apps/edit?client_id=${dovecot.client.id}`
+    const fields = { client_id: dovecot.client.id, name: 'Dovecot', redirect_uris: CALLBACK }
+    const bad = await submit(t, jar, edit, '/admin/apps/update', { ...fields, name: 'Dovecot 2', introspects: 'ghost' })
+    expect(bad.status).toBe(400)
+    expect(await bad.text()).toContain('--introspect: no client with id &quot;ghost&quot;.')
+    expect(await t.store.clients.findClient(dovecot.client.id)).toMatchObject({ name: 'Dovecot', introspects: [] })
+    expect((await submit(t, jar, edit, '/admin/apps/update', { ...fields, introspects: ` ${webmail.client.id} ` })).status).toBe(303)
+    expect((await t.store.clients.findClient(dovecot.client.id))!.introspects).toEqual([webmail.client.id])
+    expect(await (await get(t, edit, jar)).text()).toContain(`name="introspects" type="text" maxlength="4000" value="${webmail.client.id}"`)
+    expect((await submit(t, jar, edit, '/admin/apps/update', { ...fields, introspects: '*' })).status).toBe(303)
+    expect((await t.store.clients.findClient(dovecot.client.id))!.introspects).toEqual(['*'])
+  })
+
   test('resources: add with scopes, refuse bad input, delete', async () => {
     const { t, jar } = await adminApp()
     const added = await submit(t, jar, '/admin/resources', '/admin/resources', { uri: 'https://mcp.example.com/', name: 'Home MCP', scopes: 'tools:read=Read your tools\ntools:run=Run your tools', token_format: 'jwt' })

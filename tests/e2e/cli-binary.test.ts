@@ -42,7 +42,7 @@ describe('the binary’s CLI', () => {
     expect(created.client_secret).toStartWith('lk_cs_')
     expect(run(['client', 'list']).out).toContain(created.client_id)
     expect(JSON.parse(run(['client', 'list', '--json']).out)).toEqual([
-      { client_id: created.client_id, name: 'Bin', redirect_uris: ['https://b.example/cb'], post_logout_redirect_uris: [], public: false, skip_consent: false, require_mfa: false, id_token_signed_response_alg: 'RS256', allowed_groups: [] },
+      { client_id: created.client_id, name: 'Bin', redirect_uris: ['https://b.example/cb'], post_logout_redirect_uris: [], public: false, skip_consent: false, require_mfa: false, id_token_signed_response_alg: 'RS256', allowed_groups: [], introspects: [] },
     ])
     const rotated = JSON.parse(run(['client', 'rotate-secret', created.client_id]).out)
     expect(rotated.client_secret).not.toBe(created.client_secret)
@@ -139,7 +139,7 @@ describe('the binary with PostgreSQL', () => {
     expect(run(['migrate'], undefined, env).out).toBe('database is up to date\n')
     const created = JSON.parse(run(['client', 'create', '--name', 'Bin', '--redirect-uri', 'https://b.example/cb'], undefined, env).out)
     expect(JSON.parse(run(['client', 'list', '--json'], undefined, env).out)).toEqual([
-      { client_id: created.client_id, name: 'Bin', redirect_uris: ['https://b.example/cb'], post_logout_redirect_uris: [], public: false, skip_consent: false, require_mfa: false, id_token_signed_response_alg: 'RS256', allowed_groups: [] },
+      { client_id: created.client_id, name: 'Bin', redirect_uris: ['https://b.example/cb'], post_logout_redirect_uris: [], public: false, skip_consent: false, require_mfa: false, id_token_signed_response_alg: 'RS256', allowed_groups: [], introspects: [] },
     ])
     expect(JSON.parse(run(['client', 'rotate-secret', created.client_id], undefined, env).out).client_secret).toStartWith('lk_cs_')
     const user = JSON.parse(run(['user', 'create', '--email', 'b@example.com', '--name', 'Bea', '--password-stdin'], 'binary password\n', env).out)
@@ -205,6 +205,14 @@ describe('latchkey apply / export, by the binary', () => {
     const bad = run(['apply', join(dir, 'bad.yaml')], undefined, env)
     expect(bad.code).toBe(2)
     expect(bad.err).toBe(`latchkey: clients[0].redirect_uris: must list at least one redirect URI\nlatchkey: ${join(dir, 'bad.yaml')}: 1 error(s); nothing changed\n`)
+    expect(JSON.parse(run(['group', 'list', '--json'], undefined, env).out).map((g: { name: string }) => g.name)).toEqual(['family'])
+    // --prune never deletes a group an app still allows: that would open the app to everyone.
+    writeFileSync(join(dir, 'prune.yaml'), 'groups: []\n')
+    expect(run(['apply', join(dir, 'prune.yaml'), '--prune'], undefined, env)).toEqual({
+      code: 2,
+      out: '',
+      err: `latchkey: groups: family is absent, but the allowed_groups of grafana name it; pruning it would open those apps to everyone\nlatchkey: ${join(dir, 'prune.yaml')}: 1 error(s); nothing changed\n`,
+    })
     expect(JSON.parse(run(['group', 'list', '--json'], undefined, env).out).map((g: { name: string }) => g.name)).toEqual(['family'])
   })
 })

@@ -161,6 +161,44 @@ describe.skipIf(!onPostgres)('two instances on one PostgreSQL database behind ha
     expect(await userinfoStatus(b, (await obtainToken(through, as, client, email, 'email')).access_token)).toBe(200)
   })
 
+  test('`group remove` and `client update --allowed-group` by the CLI: the tokens of who may no longer use the app are refused on B within 100 ms; a refresh too', async () => {
+    expect(a.cli(['group', 'create', 'crew']).code).toBe(0)
+    const client = registerClient(through, ['--allowed-group', 'crew'])
+    const as = await discover(through)
+    const c: oauth.Client = { client_id: client.client_id }
+    const auth = oauth.ClientSecretBasic(client.client_secret!)
+    for (let round = 0; round < 3; round++) {
+      const email = `crew${round}@example.com`
+      registerUser(through, email)
+      expect(a.cli(['group', 'add', 'crew', email]).code).toBe(0)
+      const tokens = await obtainToken(through, as, client, email, 'email')
+      expect(await userinfoStatus(a, tokens.access_token)).toBe(200) // cached on both
+      expect(await userinfoStatus(b, tokens.access_token)).toBe(200)
+      expect(a.cli(['group', 'remove', 'crew', email]).code).toBe(0)
+      const onA = refusedWithin(async () => (await userinfoStatus(a, tokens.access_token)) === 401, 'group remove by the CLI: A')
+      const onB = refusedWithin(async () => (await userinfoStatus(b, tokens.access_token)) === 401, 'group remove by the CLI: B')
+      expect(await onA).toBeLessThan(100)
+      expect(await onB).toBeLessThan(100)
+      const refreshed = await oauth.refreshTokenGrantRequest(as, c, auth, tokens.refresh_token!, options)
+      expect(refreshed.status).toBe(400)
+      expect(((await refreshed.json()) as { error: string }).error).toBe('invalid_grant')
+    }
+    // Restricting an app: a user in none of its groups loses their token at it; a member keeps theirs.
+    const open = registerClient(through)
+    registerUser(through, 'outsider@example.com')
+    registerUser(through, 'insider@example.com')
+    expect(a.cli(['group', 'add', 'crew', 'insider@example.com']).code).toBe(0)
+    const outsider = (await obtainToken(through, as, open, 'outsider@example.com', 'email')).access_token
+    const insider = (await obtainToken(through, as, open, 'insider@example.com', 'email')).access_token
+    expect(await userinfoStatus(b, outsider)).toBe(200)
+    expect(await userinfoStatus(b, insider)).toBe(200)
+    expect(a.cli(['client', 'update', open.client_id, '--allowed-group', 'crew']).code).toBe(0)
+    expect(await refusedWithin(async () => (await userinfoStatus(b, outsider)) === 401, 'client restricted by the CLI')).toBeLessThan(100)
+    expect(await userinfoStatus(b, insider)).toBe(200)
+    // The group an app is restricted to cannot be deleted.
+    expect(a.cli(['group', 'delete', 'crew']).code).toBe(2)
+  })
+
   test('one code exchanged on A and B at the same moment: exactly one 200 and one invalid_grant, never 5xx', async () => {
     const client = registerClient(through)
     registerUser(through, 'race@example.com')

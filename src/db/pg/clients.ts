@@ -14,9 +14,10 @@ const toClient = (r: Row): ClientRecord => ({
   metadataExpiresAt: r.metadata_expires_at === null ? null : n(r.metadata_expires_at),
   registrationTokenHash: r.registration_token_hash as string | null,
   idTokenAlg: r.id_token_alg as IdTokenAlg,
+  introspects: json(r.introspects),
 })
 
-const COLUMNS = 'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg'
+const COLUMNS = 'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects'
 
 export class PgClients implements ClientStore {
   constructor(private readonly ctx: PgContext) {}
@@ -24,9 +25,10 @@ export class PgClients implements ClientStore {
   insertClient(client: ClientRecord, now: number): Promise<void> {
     return this.ctx.run(
       async (sql) =>
-        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, created_at)
+        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, created_at)
           VALUES (${client.id}, ${client.name}, ${client.secretHash}, ${JSON.stringify(client.redirectUris)}::jsonb,
-            ${JSON.stringify(client.postLogoutRedirectUris)}::jsonb, ${client.skipConsent}, ${client.requireMfa}, ${client.kind}, ${client.metadataExpiresAt}, ${client.registrationTokenHash}, ${client.idTokenAlg}, ${now})`),
+            ${JSON.stringify(client.postLogoutRedirectUris)}::jsonb, ${client.skipConsent}, ${client.requireMfa}, ${client.kind}, ${client.metadataExpiresAt}, ${client.registrationTokenHash}, ${client.idTokenAlg},
+            ${JSON.stringify(client.introspects)}::jsonb, ${now})`),
     )
   }
 
@@ -49,8 +51,17 @@ export class PgClients implements ClientStore {
   deleteClient(id: string): Promise<boolean> {
     return this.ctx.tx(async (tx) => {
       await deleteGrantsWhere(tx, 'client_id', [id])
-      return (await tx`DELETE FROM clients WHERE id = ${id}`).count > 0
+      const deleted = (await tx`DELETE FROM clients WHERE id = ${id}`).count > 0
+      // A later client of this id gains no one's right. (The lists are stored as JSON text in jsonb, as every list here.)
+      if (deleted)
+        for (const r of await tx`SELECT id, introspects FROM clients WHERE position(${JSON.stringify(id)} in introspects #>> '{}') > 0 FOR UPDATE`)
+          await tx`UPDATE clients SET introspects = ${JSON.stringify(json(r.introspects).filter((x) => x !== id))}::jsonb WHERE id = ${r.id}`
+      return deleted
     })
+  }
+
+  setIntrospects(id: string, introspects: readonly string[]): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`UPDATE clients SET introspects = ${JSON.stringify(introspects)}::jsonb WHERE id = ${id}`).count > 0)
   }
 
   setRequireMfa(id: string, requireMfa: boolean): Promise<boolean> {

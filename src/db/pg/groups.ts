@@ -1,5 +1,12 @@
-import type { GroupStore, GroupView } from '../store'
+import type { GroupDeletion, GroupStore, GroupView } from '../store'
 import type { PgContext, Row } from './context'
+
+/**
+ * What a grant leaves behind at an app (what revokeAccess deletes, the consent aside: it is what
+ * the user agreed to), in the order every grant write locks them: a refresh or an exchange that
+ * holds a family or a code is waited for, and its new tokens are then seen and deleted too.
+ */
+const GRANT_TABLES = ['auth_codes', 'refresh_families', 'refresh_tokens', 'access_tokens'] as const
 
 export class PgGroups implements GroupStore {
   constructor(private readonly ctx: PgContext) {}
@@ -9,8 +16,20 @@ export class PgGroups implements GroupStore {
     return this.ctx.run(async (sql) => void (await sql`INSERT INTO groups (name, created_at) VALUES (${name}, ${now})`))
   }
 
-  deleteGroup(name: string): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`DELETE FROM groups WHERE name = ${name}`).count > 0)
+  /**
+   * The group's row is locked first: an app being restricted to it (its client_groups insert
+   * takes FOR KEY SHARE on that row) either committed before and is seen, or waits and then
+   * finds the group gone.
+   */
+  deleteGroup(name: string): Promise<GroupDeletion> {
+    return this.ctx.tx(async (tx) => {
+      if ((await tx`SELECT 1 FROM groups WHERE name = ${name} FOR UPDATE`).length === 0) return { deleted: false, restricts: [] }
+      const restricts = (
+        await tx`SELECT c.id, c.name FROM client_groups g JOIN clients c ON c.id = g.client_id WHERE g.group_name = ${name} ORDER BY c.name COLLATE "C", c.id`
+      ).map((r: Row) => ({ id: r.id as string, name: r.name as string }))
+      if (restricts.length) return { deleted: false, restricts }
+      return { deleted: (await tx`DELETE FROM groups WHERE name = ${name}`).count > 0, restricts }
+    })
   }
 
   /** INSERT … SELECT: the group and the user must exist at that moment (their rows' locks keep them). */
@@ -23,8 +42,24 @@ export class PgGroups implements GroupStore {
     })
   }
 
+  /**
+   * The grants go before the membership, in the order deleting a user takes them (grants, then
+   * the user's row and, by cascade, its memberships): the two wait for each other, never deadlock.
+   * The access tokens' deletes notify every instance (drizzle/pg/0005): their caches drop them.
+   */
   removeMember(name: string, userId: string): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`DELETE FROM group_members WHERE group_name = ${name} AND user_id = ${userId}`).count > 0)
+    return this.ctx.tx(async (tx) => {
+      if ((await tx`SELECT 1 FROM group_members WHERE group_name = ${name} AND user_id = ${userId}`).length === 0) return false
+      // The apps restricted to this group that no other group of the user's opens.
+      const lost: string[] = (
+        await tx`SELECT g.client_id FROM client_groups g WHERE g.group_name = ${name} AND NOT EXISTS
+          (SELECT 1 FROM client_groups o JOIN group_members m ON m.group_name = o.group_name
+            WHERE o.client_id = g.client_id AND m.user_id = ${userId} AND o.group_name <> ${name})`
+      ).map((r: Row) => r.client_id as string)
+      if (lost.length)
+        for (const table of GRANT_TABLES) await tx.unsafe(`DELETE FROM ${table} WHERE user_id = $1 AND client_id IN (${lost.map((_, i) => `$${i + 2}`).join(', ')})`, [userId, ...lost])
+      return (await tx`DELETE FROM group_members WHERE group_name = ${name} AND user_id = ${userId}`).count > 0
+    })
   }
 
   listGroups(): Promise<GroupView[]> {
@@ -46,6 +81,12 @@ export class PgGroups implements GroupStore {
 
   setAllowedGroups(clientId: string, names: readonly string[]): Promise<void> {
     return this.ctx.tx(async (tx) => {
+      // Whoever is in none of the groups loses what they hold at the app (a machine's tokens have
+      // no user) — first, as deleting the app takes its grants before its row (no deadlock).
+      if (names.length) {
+        const members = `SELECT user_id FROM group_members WHERE group_name IN (${names.map((_, i) => `$${i + 2}`).join(', ')})`
+        for (const table of GRANT_TABLES) await tx.unsafe(`DELETE FROM ${table} WHERE client_id = $1 AND user_id NOT IN (${members})`, [clientId, ...names])
+      }
       await tx`DELETE FROM client_groups WHERE client_id = ${clientId}`
       for (const name of names) await tx`INSERT INTO client_groups (client_id, group_name) VALUES (${clientId}, ${name})`
     })

@@ -19,6 +19,8 @@ export interface ClientRecord {
   registrationTokenHash: string | null
   /** How its ID tokens are signed (OpenID Connect's id_token_signed_response_alg). */
   idTokenAlg: IdTokenAlg
+  /** A resource server's right to introspect other clients' access tokens (`--introspect`): their ids, or ['*'] for every client's. */
+  introspects: string[]
 }
 
 /** The ID-token signing algorithms Latchkey has keys for. */
@@ -30,11 +32,14 @@ export interface ClientStore {
   insertClient(client: ClientRecord, now: number): Promise<void>
   findClient(id: string): Promise<ClientRecord | undefined>
   listClients(): Promise<ClientRecord[]>
+  /** With its grants; the other clients' `introspects` stop naming it (a later client of that id gains no one's right). */
   deleteClient(id: string): Promise<boolean>
   /** Only a confidential client's secret changes; false for public or unknown clients. */
   setClientSecret(id: string, secretHash: string): Promise<boolean>
   /** false for an unknown client. */
   setRequireMfa(id: string, requireMfa: boolean): Promise<boolean>
+  /** Replaces the clients whose tokens it may introspect; false for an unknown client. */
+  setIntrospects(id: string, introspects: readonly string[]): Promise<boolean>
   /** Replaces an operator's client's options (`latchkey apply`); false for an unknown client. */
   updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg'>): Promise<boolean>
   /** A metadata document's client as last fetched: inserted, or its name, redirect URIs and freshness replaced. */

@@ -18,6 +18,7 @@ const toClient = (row: typeof clients.$inferSelect): ClientRecord => ({
   metadataExpiresAt: row.metadataExpiresAt,
   registrationTokenHash: row.registrationTokenHash,
   idTokenAlg: row.idTokenAlg as IdTokenAlg,
+  introspects: row.introspects,
 })
 
 export class SqliteClients implements ClientStore {
@@ -40,7 +41,20 @@ export class SqliteClients implements ClientStore {
 
   deleteClient(id: string): Promise<boolean> {
     const { db } = this.ctx
-    return this.ctx.write(() => changes(db.orm.delete(clients).where(eq(clients.id, id)).run()) > 0)
+    const unname = db.sqlite.prepare(
+      `UPDATE clients SET introspects = (SELECT json_group_array(value) FROM json_each(clients.introspects) WHERE value <> ?1)
+        WHERE EXISTS (SELECT 1 FROM json_each(clients.introspects) WHERE value = ?1)`,
+    )
+    return this.ctx.write(() => {
+      const deleted = changes(db.orm.delete(clients).where(eq(clients.id, id)).run()) > 0
+      if (deleted) unname.run(id)
+      return deleted
+    })
+  }
+
+  setIntrospects(id: string, introspects: readonly string[]): Promise<boolean> {
+    const { db } = this.ctx
+    return this.ctx.write(() => changes(db.orm.update(clients).set({ introspects: [...introspects] }).where(eq(clients.id, id)).run()) > 0)
   }
 
   setRequireMfa(id: string, requireMfa: boolean): Promise<boolean> {

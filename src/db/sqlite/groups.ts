@@ -1,5 +1,8 @@
-import type { GroupStore, GroupView } from '../store'
+import type { GroupDeletion, GroupStore, GroupView } from '../store'
 import { unique, type SqliteContext } from './context'
+
+/** What a grant leaves behind at an app (what revokeAccess deletes, the consent aside: it is what the user agreed to). */
+const GRANT_TABLES = ['auth_codes', 'refresh_families', 'refresh_tokens', 'access_tokens'] as const
 
 export class SqliteGroups implements GroupStore {
   constructor(private readonly ctx: SqliteContext) {}
@@ -12,8 +15,14 @@ export class SqliteGroups implements GroupStore {
     return this.ctx.write(() => void unique(() => this.sqlite.prepare('INSERT INTO groups (name, created_at) VALUES (?, ?)').run(name, now)))
   }
 
-  deleteGroup(name: string): Promise<boolean> {
-    return this.ctx.write(() => this.sqlite.prepare('DELETE FROM groups WHERE name = ?').run(name).changes > 0)
+  deleteGroup(name: string): Promise<GroupDeletion> {
+    return this.ctx.write(() => {
+      const restricts = this.sqlite
+        .prepare('SELECT c.id, c.name FROM client_groups g JOIN clients c ON c.id = g.client_id WHERE g.group_name = ? ORDER BY c.name, c.id')
+        .all(name) as GroupDeletion['restricts']
+      if (restricts.length) return { deleted: false, restricts }
+      return { deleted: this.sqlite.prepare('DELETE FROM groups WHERE name = ?').run(name).changes > 0, restricts }
+    })
   }
 
   addMember(name: string, userId: string): Promise<boolean> {
@@ -26,7 +35,14 @@ export class SqliteGroups implements GroupStore {
   }
 
   removeMember(name: string, userId: string): Promise<boolean> {
-    return this.ctx.write(() => this.sqlite.prepare('DELETE FROM group_members WHERE group_name = ? AND user_id = ?').run(name, userId).changes > 0)
+    return this.ctx.write(() => {
+      if (this.sqlite.prepare('DELETE FROM group_members WHERE group_name = ? AND user_id = ?').run(name, userId).changes === 0) return false
+      // The apps restricted to this group that no other group of the user's opens (one writer: the order is free).
+      const lost = `SELECT g.client_id FROM client_groups g WHERE g.group_name = ?1 AND NOT EXISTS
+        (SELECT 1 FROM client_groups o JOIN group_members m ON m.group_name = o.group_name WHERE o.client_id = g.client_id AND m.user_id = ?2)`
+      for (const table of GRANT_TABLES) this.sqlite.prepare(`DELETE FROM ${table} WHERE user_id = ?2 AND client_id IN (${lost})`).run(name, userId)
+      return true
+    })
   }
 
   async listGroups(): Promise<GroupView[]> {
@@ -53,6 +69,10 @@ export class SqliteGroups implements GroupStore {
       this.sqlite.prepare('DELETE FROM client_groups WHERE client_id = ?').run(clientId)
       const insert = this.sqlite.prepare('INSERT INTO client_groups (client_id, group_name) VALUES (?, ?)')
       for (const name of names) insert.run(clientId, name)
+      if (names.length === 0) return
+      // Whoever is in none of the groups now loses what they hold at the app (a machine's tokens have no user).
+      const members = 'SELECT m.user_id FROM client_groups g JOIN group_members m ON m.group_name = g.group_name WHERE g.client_id = ?1'
+      for (const table of GRANT_TABLES) this.sqlite.prepare(`DELETE FROM ${table} WHERE client_id = ?1 AND user_id NOT IN (${members})`).run(clientId)
     })
   }
 

@@ -98,6 +98,14 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     throw outcome.error === 'invalid_scope' ? new InvalidScope(outcome.description) : new InvalidGrant(outcome.description)
   }
   const grant = token!
+  // --allowed-group holds for as long as the grant lives (SPEC, Groups): a user no longer in a
+  // group the app allows gets nothing more from it, and the grant ends. Leaving a group revokes
+  // the grant already; this catches a grant that outlived the membership some other way.
+  if (!(await ctx.store.groups.mayAuthorize(client.id, grant.userId))) {
+    await ctx.store.grants.revokeFamily(grant.familyId)
+    ctx.tokens.forget()
+    throw new InvalidGrant('the user is no longer in a group allowed to use this app')
+  }
   ctx.audit.record('token.refreshed', { userId: grant.userId, clientId: client.id, request })
   // A refreshed id_token keeps the original auth_time and carries no nonce (Core §12.2).
   return withIdToken(ctx, await pair!.response(outcome), { userId: grant.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: grant.scope, nonce: null, authTime: signIn.authTime ?? grant.authTime, amr: signIn.amr })
