@@ -17,7 +17,7 @@ import { hasTotp, startSession } from './signed-in'
 import { SignInLimits } from './throttle'
 import { verifyEmailMessage } from '../mail/messages'
 import { newLink } from './email-links'
-import { type User, EmailTakenError, PASSWORD_MAX, PASSWORD_MIN, UserInputError, checkFullName, checkPassword, insertUser, normalizeEmail } from './users'
+import { type User, EmailTakenError, PASSWORD_MAX, PASSWORD_MIN, UserInputError, checkFullName, checkPassword, emailSpelling, insertUser, normalizeEmail } from './users'
 import { csrfAccepted, formCsrf, readSession, returningApp, safeReturnTo } from './web'
 
 export const forbidden = () =>
@@ -26,7 +26,7 @@ export const forbidden = () =>
 /** The email as typed at sign-in, normalized; undefined when it cannot be anyone's. */
 function signInEmail(raw: string | undefined): string | undefined {
   try {
-    return normalizeEmail(raw ?? '')
+    return emailSpelling(raw ?? '')
   } catch {
     return undefined
   }

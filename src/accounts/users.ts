@@ -43,13 +43,22 @@ const ADDR_SPEC = new RegExp(`^${ATEXT}(?:\\.${ATEXT})*@${LABEL}(?:\\.${LABEL})*
  * and invisible characters are refused. Every surface that takes an address calls this.
  */
 export function normalizeEmail(raw: string): string {
+  const email = emailSpelling(raw)
+  if (!ADDR_SPEC.test(email)) throw new UserInputError('email address must be a plain address like name@example.com, without a name, brackets, commas, spaces or quotes')
+  return email
+}
+
+/**
+ * The spelling alone, for finding an account by what was typed at sign-in (no address is taken
+ * or mailed there): an account made before addresses had to be plain can still sign in.
+ */
+export function emailSpelling(raw: string): string {
   // Bound the work before normalizing: nothing this long can become a valid address.
   if (raw.length > 4 * EMAIL_MAX) throw new UserInputError('email address is not valid')
   const trimmed = raw.trim()
   if (hasInvisible(trimmed)) throw new UserInputError('email address contains control or invisible characters')
   const email = trimmed.normalize('NFKC').toLowerCase()
   if (email.length > EMAIL_MAX || hasInvisible(email) || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new UserInputError('email address is not valid')
-  if (!ADDR_SPEC.test(email)) throw new UserInputError('email address must be a plain address like name@example.com, without a name, brackets, commas, spaces or quotes')
   return email
 }
 

@@ -69,6 +69,16 @@ describe('each surface that takes an address', () => {
     expect(await outbox(t)).toEqual([])
   })
 
+  test('an account made before addresses had to be plain still signs in; "Forgot password" mails nothing to it', async () => {
+    await addUser(t, 'x<legacy@example.com>', 'Legacy')
+    expect(Object.keys(await signIn(t, 'x<legacy@example.com>'))).toContain('lk_session')
+    const jar = {}
+    const csrf = await csrfOf(t, '/forgot-password', jar)
+    // A refused address is answered at once, before anything is looked up or written.
+    expect((await postForm(t, '/forgot-password', { csrf_token: csrf, email: 'x<legacy@example.com>' }, jar)).status).toBe(200)
+    expect(await outbox(t)).toEqual([])
+  })
+
   test('apply: each user and group member with such an address is an error, and nothing changes', async () => {
     const doc = { users: HOSTILE.map((email) => ({ email, full_name: 'Victim' })), groups: [{ name: 'family', members: [HOSTILE[0]] }] }
     const error = await planApply(t.store, t.config, doc, { prune: false, baseDir: '.', now: t.clock.now() }).catch((e: unknown) => e)
