@@ -57,7 +57,7 @@ describe('pre-account takeover, through the binary (SPEC "Recovery")', () => {
     // The passkey signs in (autofill on /login picks it at once).
     await page.getByRole('button', { name: 'Sign out', exact: true }).click()
     await page.waitForURL((u) => u.pathname === '/account')
-    expect(await first.query('SELECT count(*) AS n FROM passkeys')).toEqual([{ n: 1 }])
+    expect(await first.query('SELECT CAST(count(*) AS INTEGER) AS n FROM passkeys')).toEqual([{ n: 1 }])
     expect(await first.stop('SIGTERM')).toBe(0)
 
     // The same database, now with mail. Ann, the address's owner, uses "Forgot password".
@@ -85,14 +85,14 @@ describe('pre-account takeover, through the binary (SPEC "Recovery")', () => {
     const html = await done.text()
     expect(html).toContain('Everything set up on it before was removed:')
     expect(html).toContain('<li>The passkey &quot;Intruder key&quot;</li>')
-    expect(await first.query('SELECT count(*) AS n FROM passkeys')).toEqual([{ n: 0 }])
+    expect(await first.query('SELECT CAST(count(*) AS INTEGER) AS n FROM passkeys')).toEqual([{ n: 0 }])
 
     // The intruder's browser: its session is gone, and its passkey no longer signs in.
     await page.goto(`${server.url}/account`)
     await page.waitForURL((u) => u.pathname === '/login', { waitUntil: 'commit' })
     const refused = await page.waitForResponse((r) => r.url().endsWith('/login/passkey') && r.request().method() === 'POST')
     expect(refused.status()).toBe(401)
-    expect(await first.query('SELECT count(*) AS n FROM sessions')).toEqual([{ n: 0 }])
+    expect(await first.query('SELECT CAST(count(*) AS INTEGER) AS n FROM sessions')).toEqual([{ n: 0 }])
     // Ann signs in with her password, with no second step.
     expect((await form(new CookieClient(server.direct), '/login', { email: 'ann@example.com', password: 'ann owns this now' })).headers.get('location')).toBe('/account')
   })
