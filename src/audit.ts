@@ -21,6 +21,8 @@ export const AUDIT_KINDS: readonly string[] = [
   'password.changed',
   'password.removed',
   'password.reset',
+  'email.change_requested',
+  'email.changed',
   'user.created',
   'user.invited',
   'user.updated',

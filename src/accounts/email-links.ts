@@ -4,16 +4,21 @@ import { inviteMessage, notify, twoStepChangedMessage } from '../mail/messages'
 import { insertUser, type User } from './users'
 import { randomToken, sha256 } from '../lib/crypto'
 
-/** How long a link works (SPEC): verify 24 h, reset 30 min, invitation 7 days. */
-export const LINK_TTL_MS: Record<EmailPurpose, number> = { verify: 24 * 3600_000, reset: 30 * 60_000, invite: 7 * 24 * 3600_000 }
+/** How long a link works (SPEC): verify and an email change 24 h, reset 30 min, invitation 7 days. */
+export const LINK_TTL_MS: Record<EmailPurpose, number> = { verify: 24 * 3600_000, reset: 30 * 60_000, invite: 7 * 24 * 3600_000, change: 24 * 3600_000 }
 
-const PATHS: Record<EmailPurpose, string> = { verify: '/verify-email', reset: '/reset-password', invite: '/reset-password' }
+const PATHS: Record<EmailPurpose, string> = { verify: '/verify-email', reset: '/reset-password', invite: '/reset-password', change: '/confirm-email' }
 
-/** A new link: 256 random bits in the URL, only their SHA-256 in the database, bound to its purpose. */
-export function newLink(config: Config, purpose: EmailPurpose, userId: string, email: string, now: number): { url: string; token: EmailToken } {
+/**
+ * A new link: 256 random bits in the URL, only their SHA-256 in the database, bound to its
+ * purpose. `returnTo` (a verify link under EMAIL_VERIFICATION=required): where the user was going,
+ * a same-origin path the link continues to once used.
+ */
+export function newLink(config: Config, purpose: EmailPurpose, userId: string, email: string, now: number, returnTo?: string): { url: string; token: EmailToken } {
   const raw = randomToken()
+  const then = returnTo ? `&return_to=${encodeURIComponent(returnTo)}` : ''
   return {
-    url: `${config.issuer}${PATHS[purpose]}?token=${raw}`,
+    url: `${config.issuer}${PATHS[purpose]}?token=${raw}${then}`,
     token: { tokenHash: sha256(raw), userId, purpose, email, expiresAt: now + LINK_TTL_MS[purpose] },
   }
 }

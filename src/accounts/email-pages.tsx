@@ -2,7 +2,8 @@
 /** @jsx Html.createElement */
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
-import { CsrfField, ErrorNote, Hidden, Layout } from '../views/layout'
+import type { RecoveryRemoved } from '../db/store'
+import { CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
 
 export const FORGOT_SENT = 'If an account exists for that address, we sent a link. It works for 30 minutes.'
@@ -64,8 +65,8 @@ export function NoticePage(props: { title: string; message: string; link?: { hre
   )
 }
 
-/** EMAIL_VERIFICATION=required: an unverified account can authorize nothing until it verifies. */
-export function CheckEmailPage(props: { csrf: string; email: string; resent?: boolean }) {
+/** EMAIL_VERIFICATION=required: an unverified account can authorize nothing until it verifies; `returnTo`: where it was going. */
+export function CheckEmailPage(props: { csrf: string; email: string; resent?: boolean; returnTo?: string }) {
   return (
     <Layout title="Check your email">
       <h1>Check your email</h1>
@@ -75,12 +76,20 @@ export function CheckEmailPage(props: { csrf: string; email: string; resent?: bo
       {props.resent ? <p role="status">We sent a new link.</p> : ''}
       <form method="post" action="/verify-email/resend">
         <CsrfField token={props.csrf} />
+        {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
         <div class="actions">
           <button type="submit" class="secondary">
             Resend
           </button>
         </div>
       </form>
+      {props.returnTo ? (
+        <p class="muted">
+          Verified on another device? <a href={attr(props.returnTo)}>Continue</a>
+        </p>
+      ) : (
+        ''
+      )}
     </Layout>
   )
 }
@@ -121,5 +130,60 @@ export function EmailSection(props: { csrf: string; email: string; verified: boo
         </div>
       </form>
     </>
+  )
+}
+
+/** The page an email change link opens (SPEC "Change email"): nothing changes until "Confirm" is pressed by the account's own session. */
+export function ConfirmEmailChangePage(props: { csrf: string; token: string; from: string; to: string }) {
+  return (
+    <Layout title="Confirm your new email address">
+      <h1>Confirm your new email address</h1>
+      <p>
+        Change the email address of your account from <strong safe>{props.from}</strong> to <strong safe>{props.to}</strong>?
+      </p>
+      <form method="post" action="/confirm-email">
+        <CsrfField token={props.csrf} />
+        <Hidden name="token" value={props.token} />
+        <div class="actions">
+          <button type="submit">Confirm</button>
+        </div>
+      </form>
+      <p class="muted">
+        <a href="/account">Cancel</a>
+      </p>
+    </Layout>
+  )
+}
+
+/** After a reset link recovered an unverified account (SPEC "Recovery"): the password is set, and this is what was removed. */
+export function RecoveredPage(props: { removed: RecoveryRemoved }) {
+  const { passkeys, totp, recoveryCodes, apps, sessions } = props.removed
+  const items = [
+    ...passkeys.map((name) => `The passkey "${name}"`),
+    ...(totp ? ['Two-step verification (its authenticator app secret)'] : []),
+    ...(recoveryCodes ? [`${recoveryCodes} recovery code${recoveryCodes === 1 ? '' : 's'}`] : []),
+    ...apps.map((name) => `The access of the app "${name}" (its consent and tokens)`),
+    ...(sessions ? [`${sessions} signed-in browser${sessions === 1 ? '' : 's'}`] : []),
+  ]
+  return (
+    <Layout title="Password set">
+      <h1>Password set</h1>
+      <p>Your password is set and your email is verified. Sign in with it.</p>
+      {items.length ? (
+        <>
+          <p>Your address was not verified yet, so anyone could have set up this account. Everything set up on it before was removed:</p>
+          <ul class="removed">
+            {items.map((item) => (
+              <li safe>{item}</li>
+            ))}
+          </ul>
+        </>
+      ) : (
+        ''
+      )}
+      <p>
+        <a href="/login">Sign in</a>
+      </p>
+    </Layout>
   )
 }

@@ -7,35 +7,38 @@ import type { AppContext } from '../context'
 import type { TokenUse } from '../db/store'
 import { hashPassword } from '../lib/crypto'
 import { PageError } from '../lib/errors'
-import { emailChangedMessage, passwordChangedMessage, resetPasswordMessage, verifyEmailMessage } from '../mail/messages'
+import { passwordChangedMessage, resetPasswordMessage, verifyEmailMessage } from '../mail/messages'
 import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { linkTokenHash, newLink } from './email-links'
-import { CheckEmailPage, ForgotPasswordPage, NoticePage, ResetPasswordPage } from './email-pages'
+import { CheckEmailPage, ForgotPasswordPage, NoticePage, RecoveredPage, ResetPasswordPage } from './email-pages'
 import { accountPage } from './security'
 import type { Session } from './sessions'
+import { checkEmailUrl } from './signed-in'
 import { emailHash, forbidden } from './sign-in'
 import { SignInLimits } from './throttle'
 import { UserInputError, checkPassword, normalizeEmail } from './users'
-import { csrfAccepted, formBinding, formCsrf, readSession } from './web'
+import { csrfAccepted, formBinding, formCsrf, loginUrl, readSession, safeReturnTo } from './web'
 
 const field = t.Optional(t.String())
-const EmailForm = t.Object({ csrf_token: field, email: field })
+const EmailForm = t.Object({ csrf_token: field, email: field, return_to: field })
 const ResetForm = t.Object({ csrf_token: field, token: field, password: field })
-const TokenQuery = t.Object({ token: field })
+const TokenQuery = t.Object({ token: field, return_to: field })
+const ReturnQuery = t.Object({ return_to: field })
 
-const GONE = (what: string, again: { href: string; label: string }) =>
+export const GONE = (what: string, again: { href: string; label: string }) =>
   htmlPage(<NoticePage title="This link no longer works" message={`This ${what} link was already used, has expired, or is not one of ours.`} link={again} />, { status: 410 })
 
-/** The "Check your email" page of EMAIL_VERIFICATION=required. */
-export function checkEmailPage(ctx: AppContext, request: Request, session: Session, resent = false): Response {
+/** The "Check your email" page of EMAIL_VERIFICATION=required; `returnTo`: where the user was going (its Resend's link continues there). */
+export function checkEmailPage(ctx: AppContext, request: Request, session: Session, resent = false, returnTo?: string): Response {
   const csrf = formCsrf(ctx, request, session)
-  return htmlPage(<CheckEmailPage csrf={csrf.token} email={session.user.email} resent={resent} />, { status: resent ? 200 : 403 })
+  return htmlPage(<CheckEmailPage csrf={csrf.token} email={session.user.email} resent={resent} returnTo={returnTo} />, { status: resent ? 200 : 403 })
 }
 
 /**
  * Mail-backed pages (only with SMTP_URL; without it they are 404): verify an address, forgot and
- * reset the password (also where an invitation chooses one), change the email on /account.
+ * reset the password (also where an invitation chooses one; on an unverified account, a recovery).
+ * Changing the email: email-change.tsx.
  * Every message is written with the change that causes it, and sent by the outbox.
  */
 export function emailRoutes(ctx: AppContext) {
@@ -45,10 +48,10 @@ export function emailRoutes(ctx: AppContext) {
   }
   const now = () => ctx.clock.now()
 
-  /** A verify link for the address, unless it has had three messages this hour. */
-  async function sendVerifyLink(userId: string, email: string): Promise<boolean> {
+  /** A verify link for the address (continuing to `returnTo`), unless it has had three messages this hour. */
+  async function sendVerifyLink(userId: string, email: string, returnTo?: string): Promise<boolean> {
     if ((await limits.takeMail(emailHash(email))) > 0) return false
-    const link = newLink(ctx.config, 'verify', userId, email, now())
+    const link = newLink(ctx.config, 'verify', userId, email, now(), returnTo)
     await ctx.store.mail.issueToken(link.token, verifyEmailMessage(email, link.url), now())
     return true
   }
@@ -117,15 +120,26 @@ export function emailRoutes(ctx: AppContext) {
           return htmlPage(<ResetPasswordPage csrf={csrf.token} token={body.token!} invite={token.purpose === 'invite'} error={`The ${error.message}.`} />, { status: 400 })
         }
         const passwordHash = await hashPassword(password)
-        const outcome = await ctx.store.mail.useToken(hash, ['reset', 'invite'], now(), (token, currentEmail): TokenUse => ({
-          passwordHash,
+        const accountUrl = `${ctx.config.issuer}/account`
+        const outcome = await ctx.store.mail.useToken(hash, ['reset', 'invite'], now(), (token, user): TokenUse => {
           // The link reached the mailbox: the address is the user's.
-          emailVerified: token.email === currentEmail ? true : undefined,
-          endSessions: true,
-          mail: token.purpose === 'reset' ? [passwordChangedMessage(currentEmail)] : [],
-        }))
+          const owner = token.email === user.email
+          // SPEC "Recovery": sign-up needs no proof, so an unverified account may have been set up
+          // by someone else with this address; its owner takes it back without what they added.
+          const recover = owner && !user.emailVerified
+          const security = recover ? undefined : { passkeys: user.passkeys, totp: user.totp, accountUrl }
+          return {
+            passwordHash,
+            emailVerified: owner ? true : undefined,
+            endSessions: true,
+            recover,
+            mail: token.purpose === 'reset' ? [passwordChangedMessage(user.email, security)] : [],
+          }
+        })
         if (!outcome.ok) return GONE('password', { href: '/forgot-password', label: 'Ask for a new link' })
-        ctx.audit.record('password.reset', { userId: outcome.token.userId, request, detail: { via: outcome.token.purpose } })
+        if (outcome.removed) ctx.tokens.forget()
+        await ctx.audit.record('password.reset', { userId: outcome.token.userId, request, detail: { via: outcome.token.purpose, recovered: !!outcome.removed } })
+        if (outcome.removed) return htmlPage(<RecoveredPage removed={outcome.removed} />)
         return htmlPage(<NoticePage title="Password set" message="Your password is set. Sign in with it." link={{ href: '/login', label: 'Sign in' }} />)
       },
       { parse: parsePageForm, body: ResetForm },
@@ -134,21 +148,34 @@ export function emailRoutes(ctx: AppContext) {
       '/verify-email',
       async function verifyEmail({ query }) {
         const hash = linkTokenHash(query.token)
+        // A verify link only verifies the address it was sent to while it is still the account's;
+        // an email change has links of its own (/confirm-email), used by a POST from the account.
+        let stale = false
         const outcome = hash
-          ? await ctx.store.mail.useToken(hash, ['verify'], now(), (token, currentEmail): TokenUse => {
-              if (token.email === currentEmail) return { emailVerified: true }
-              // An email change: the new address replaces the old only now, and the old one is told.
-              return { email: token.email, emailVerified: true, mail: [emailChangedMessage(currentEmail, token.email)] }
+          ? await ctx.store.mail.useToken(hash, ['verify'], now(), (token, user): TokenUse => {
+              stale = token.email !== user.email
+              return stale ? {} : { emailVerified: true }
             })
           : ({ ok: false, reason: 'unknown' } as const)
-        if (!outcome.ok && outcome.reason === 'taken')
-          return htmlPage(<NoticePage title="Address taken" message="Another account uses this address now, so it cannot be yours. Nothing changed." link={{ href: '/account', label: 'Your account' }} />, {
-            status: 409,
-          })
-        if (!outcome.ok) return GONE('verification', { href: '/account', label: 'Send a new link from your account' })
+        if (!outcome.ok || stale) return GONE('verification', { href: '/account', label: 'Send a new link from your account' })
+        // SPEC (EMAIL_VERIFICATION=required): after the link, on to where the user was going.
+        const returnTo = safeReturnTo(query.return_to)
+        if (returnTo) return seeOther(returnTo)
         return htmlPage(<NoticePage title="Email verified" message={`${outcome.token.email} is verified.`} link={{ href: '/account', label: 'Your account' }} />)
       },
       { query: TokenQuery },
+    )
+    .get(
+      '/check-email',
+      async function showCheckEmail({ request, query }) {
+        requireMail()
+        const returnTo = safeReturnTo(query.return_to)
+        const session = await readSession(ctx, request)
+        if (!session) return seeOther(loginUrl(checkEmailUrl(returnTo)))
+        if (session.user.emailVerified || ctx.config.emailVerification !== 'required') return seeOther(returnTo ?? '/account')
+        return checkEmailPage(ctx, request, session, false, returnTo)
+      },
+      { query: ReturnQuery },
     )
     .post(
       '/verify-email/resend',
@@ -156,32 +183,11 @@ export function emailRoutes(ctx: AppContext) {
         requireMail()
         const session = await readSession(ctx, request)
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
-        if (session.user.emailVerified) return seeOther('/account')
-        const sent = await sendVerifyLink(session.user.id, session.user.email)
+        const returnTo = safeReturnTo(body.return_to)
+        if (session.user.emailVerified) return seeOther(returnTo ?? '/account')
+        const sent = await sendVerifyLink(session.user.id, session.user.email, returnTo)
         if (!sent) return accountPage(ctx, request, session, { status: 429, error: 'Three links were sent to this address in the last hour. Try again later.' })
-        return ctx.config.emailVerification === 'required' ? checkEmailPage(ctx, request, session, true) : accountPage(ctx, request, session, undefined, 'We sent a new link.')
-      },
-      { parse: parsePageForm, body: EmailForm },
-    )
-    .post(
-      '/account/email',
-      async function changeEmail({ request, body }) {
-        requireMail()
-        const session = await readSession(ctx, request)
-        if (!session || !csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
-        let email: string
-        try {
-          email = normalizeEmail(body.email ?? '')
-        } catch (error) {
-          if (!(error instanceof UserInputError)) throw error
-          return accountPage(ctx, request, session, { status: 400, error: `The ${error.message}.` })
-        }
-        if (email === session.user.email) return accountPage(ctx, request, session, { status: 400, error: 'That is already your email.' })
-        // Nothing is sent to either address when the new one belongs to another account.
-        if (await ctx.store.users.findUserByEmail(email)) return accountPage(ctx, request, session, { status: 409, error: 'An account with this email already exists.' })
-        if (!(await sendVerifyLink(session.user.id, email)))
-          return accountPage(ctx, request, session, { status: 429, error: 'Three links were sent to this address in the last hour. Try again later.' })
-        return accountPage(ctx, request, session, undefined, `We sent a link to ${email}. Your email changes when you open it.`)
+        return ctx.config.emailVerification === 'required' ? checkEmailPage(ctx, request, session, true, returnTo) : accountPage(ctx, request, session, undefined, 'We sent a new link.')
       },
       { parse: parsePageForm, body: EmailForm },
     )

@@ -11,6 +11,7 @@ import { CsrfForm, RevokeForm } from './model'
 import { cookieNames, deleteSessionsOf } from './sessions'
 import { dataRoutes } from './data'
 import { emailRoutes } from './email'
+import { emailChangeRoutes } from './email-change'
 import { secondFactorRoutes } from './second-factor'
 import { accountPage, securityRoutes } from './security'
 import { forbidden, signInRoutes } from './sign-in'
@@ -39,6 +40,7 @@ export function accountRoutes(ctx: AppContext) {
     .use(secondFactorRoutes(ctx))
     .use(securityRoutes(ctx))
     .use(emailRoutes(ctx))
+    .use(emailChangeRoutes(ctx))
     .use(dataRoutes(ctx))
     .get('/', () => seeOther('/account'))
     .get('/account', async function showAccount({ request }) {

@@ -39,14 +39,19 @@ export interface SecurityState {
   totp: boolean
   recoveryCodesLeft: number
   hasPassword: boolean
+  /** Mail is set up and the email is not verified: no passkey or two-step verification yet (SPEC "Recovery"). */
+  verifyFirst: boolean
 }
+
+/** Why an unverified account cannot add a way in yet: whoever proves the address later takes the account back without it. */
+export const VERIFY_FIRST = 'Verify your email first'
 
 /** The account page's sign-in methods: passkeys, two-step verification, password. */
 export function SecuritySections(props: { csrf: string; state: SecurityState }) {
   const { csrf, state } = props
   return (
     <>
-      {state.passkeysOn ? <PasskeysSection csrf={csrf} passkeys={state.passkeys} /> : ''}
+      {state.passkeysOn ? <PasskeysSection csrf={csrf} passkeys={state.passkeys} verifyFirst={state.verifyFirst} /> : ''}
       <h2>Two-step verification</h2>
       {state.totp ? (
         <>
@@ -65,6 +70,10 @@ export function SecuritySections(props: { csrf: string; state: SecurityState }) 
             </div>
           </form>
         </>
+      ) : state.verifyFirst ? (
+        <p class="muted" safe>
+          {`${VERIFY_FIRST}: then you can turn on two-step verification.`}
+        </p>
       ) : (
         <form method="post" action="/account/two-step/setup">
           <p class="muted">Ask for a code from an authenticator app after your password.</p>
@@ -102,7 +111,7 @@ export function SecuritySections(props: { csrf: string; state: SecurityState }) 
   )
 }
 
-function PasskeysSection(props: { csrf: string; passkeys: PasskeyRecord[] }) {
+function PasskeysSection(props: { csrf: string; passkeys: PasskeyRecord[]; verifyFirst: boolean }) {
   return (
     <>
       <h2>Passkeys</h2>
@@ -130,16 +139,22 @@ function PasskeysSection(props: { csrf: string; passkeys: PasskeyRecord[] }) {
           </li>
         ))}
       </ul>
-      <form method="post" action="/account/passkeys" id="add-passkey">
-        <CsrfField token={props.csrf} />
-        <input type="hidden" name="credential" value="" />
-        <label for="passkey-name">Passkey name</label>
-        <input id="passkey-name" name="name" type="text" required maxlength={String(PASSKEY_NAME_MAX)} placeholder="e.g. Laptop" />
-        <p class="error passkey-error" role="alert" hidden></p>
-        <div class="actions">
-          <button type="submit">Add a passkey</button>
-        </div>
-      </form>
+      {props.verifyFirst ? (
+        <p class="muted" safe>
+          {`${VERIFY_FIRST}: then you can add a passkey.`}
+        </p>
+      ) : (
+        <form method="post" action="/account/passkeys" id="add-passkey">
+          <CsrfField token={props.csrf} />
+          <input type="hidden" name="credential" value="" />
+          <label for="passkey-name">Passkey name</label>
+          <input id="passkey-name" name="name" type="text" required maxlength={String(PASSKEY_NAME_MAX)} placeholder="e.g. Laptop" />
+          <p class="error passkey-error" role="alert" hidden></p>
+          <div class="actions">
+            <button type="submit">Add a passkey</button>
+          </div>
+        </form>
+      )}
       <PasskeyScripts />
     </>
   )

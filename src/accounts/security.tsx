@@ -10,7 +10,7 @@ import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { avatarUrlOf } from './avatar'
 import { AddPasskeyForm, CodeForm, CsrfForm, PasskeyChangeForm, PasswordForm, ProofForm } from './model'
-import { RecoveryCodesPage, TotpSetupPage } from './mfa-pages'
+import { RecoveryCodesPage, TotpSetupPage, VERIFY_FIRST } from './mfa-pages'
 import { notify, passwordChangedMessage, twoStepChangedMessage } from '../mail/messages'
 import { EmailSection } from './email-pages'
 import { AccountPage, type AppAccess } from './pages'
@@ -57,7 +57,14 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
     ctx.store.users.findUserByEmail(session.user.email),
     ctx.store.audit.list({ userId, limit: 50 }),
   ])
-  const security = { passkeysOn: ctx.config.passkeys !== null, passkeys, totp: totp?.confirmedAt != null, recoveryCodesLeft, hasPassword: !!account?.passwordHash }
+  const security = {
+    passkeysOn: ctx.config.passkeys !== null,
+    passkeys,
+    totp: totp?.confirmedAt != null,
+    recoveryCodesLeft,
+    hasPassword: !!account?.passwordHash,
+    verifyFirst: mustVerifyFirst(ctx, session),
+  }
   const csrf = formCsrf(ctx, request, session)
   const access = await appAccess(ctx, apps)
   const email = ctx.config.smtpUrl === null ? undefined : <EmailSection csrf={csrf.token} email={session.user.email} verified={session.user.emailVerified} notice={notice} />
@@ -65,6 +72,15 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
     <AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={access} activity={activity} csrf={csrf.token} security={security} error={refused?.error} email={email} />
   )
   return htmlPage(page, { status: refused?.status })
+}
+
+/**
+ * SPEC "Recovery": while mail is set up, an unverified account adds no passkey and turns on no
+ * two-step verification — sign-up needs no proof of the address, and whoever proves it later
+ * takes the account back, so nothing an intruder set up may outlive that.
+ */
+export function mustVerifyFirst(ctx: AppContext, session: Session): boolean {
+  return ctx.config.smtpUrl !== null && !session.user.emailVerified
 }
 
 /** A passkey's name as typed: trimmed, 1–64 characters, no control characters. */
@@ -88,6 +104,9 @@ export function securityRoutes(ctx: AppContext) {
     return session
   }
 
+  /** The refusal of a new passkey or TOTP for an unverified account (mustVerifyFirst). */
+  const verifyFirst = (request: Request, session: Session, what: string) => accountPage(ctx, request, session, { status: 403, error: `${VERIFY_FIRST}: then you can ${what}.` })
+
   /** Done: the user's other browsers are signed out (a changed way to sign in), back to /account. */
   async function changed(session: Session): Promise<Response> {
     await deleteSessionsOf(ctx.store, session.user.id, session)
@@ -100,6 +119,7 @@ export function securityRoutes(ctx: AppContext) {
       async function addPasskeyOptions({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
         if (!ctx.config.passkeys) throw forbidden()
+        if (mustVerifyFirst(ctx, session)) return json({ error: 'verify_email_first', error_description: `${VERIFY_FIRST}.` }, 403, NO_STORE)
         return json(await registrationOptions(ctx, session.user, session.token), 200, NO_STORE)
       },
       { parse: parsePageForm, body: CsrfForm },
@@ -108,6 +128,7 @@ export function securityRoutes(ctx: AppContext) {
       '/account/passkeys',
       async function addPasskey({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
+        if (mustVerifyFirst(ctx, session)) return verifyFirst(request, session, 'add a passkey')
         const name = passkeyName(body.name)
         if (!name) return accountPage(ctx, request, session, { status: 400, error: `Give the passkey a name of 1 to ${PASSKEY_NAME_MAX} characters.` })
         try {
@@ -149,12 +170,14 @@ export function securityRoutes(ctx: AppContext) {
     .get('/account/two-step', async function showTotpSetup({ request }) {
       const session = await readSession(ctx, request)
       if (!session) return seeOther('/login?return_to=%2Faccount%2Ftwo-step')
+      if (mustVerifyFirst(ctx, session)) return verifyFirst(request, session, 'turn on two-step verification')
       return totpSetupPage(request, session)
     })
     .post(
       '/account/two-step/setup',
       async function startTotp({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
+        if (mustVerifyFirst(ctx, session)) return verifyFirst(request, session, 'turn on two-step verification')
         const secret = await newTotpSecret(ctx, session.user.id)
         if (!(await ctx.store.mfa.startTotp(session.user.id, secret.sealed, ctx.clock.now())))
           return accountPage(ctx, request, session, { status: 409, error: 'Two-step verification is already on.' })
@@ -166,6 +189,7 @@ export function securityRoutes(ctx: AppContext) {
       '/account/two-step/confirm',
       async function confirmTotp({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
+        if (mustVerifyFirst(ctx, session)) return verifyFirst(request, session, 'turn on two-step verification')
         const totp = await ctx.store.mfa.findTotp(session.user.id)
         if (!totp || totp.confirmedAt !== null) return seeOther('/account')
         const secret = await openTotpSecret(ctx, session.user.id, totp.sealedSecret)

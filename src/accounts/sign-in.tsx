@@ -17,7 +17,7 @@ import { hasTotp, startSession } from './signed-in'
 import { SignInLimits } from './throttle'
 import { verifyEmailMessage } from '../mail/messages'
 import { newLink } from './email-links'
-import { type User, EmailTakenError, PASSWORD_MAX, PASSWORD_MIN, UserInputError, checkFullName, checkPassword, insertUser, normalizeEmail } from './users'
+import { type User, EmailTakenError, PASSWORD_MAX, PASSWORD_MIN, UserInputError, checkFullName, checkPassword, emailSpelling, insertUser, normalizeEmail } from './users'
 import { csrfAccepted, formCsrf, readSession, returningApp, safeReturnTo } from './web'
 
 export const forbidden = () =>
@@ -26,7 +26,7 @@ export const forbidden = () =>
 /** The email as typed at sign-in, normalized; undefined when it cannot be anyone's. */
 function signInEmail(raw: string | undefined): string | undefined {
   try {
-    return normalizeEmail(raw ?? '')
+    return emailSpelling(raw ?? '')
   } catch {
     return undefined
   }
@@ -162,9 +162,11 @@ export function signInRoutes(ctx: AppContext) {
           if (wait > 0) return again(`Too many attempts from your network. Try again in ${wait} seconds.`, 429, { 'retry-after': String(wait) })
           const passwordHash = await hashPassword(password)
           const now = ctx.clock.now()
-          // With mail, the verification link is written with the account (SPEC "Verify").
+          // With mail, the verification link is written with the account (SPEC "Verify"); when
+          // verification is required, the link continues to where the sign-up was going.
+          const continueTo = ctx.config.emailVerification === 'required' ? returnTo : undefined
           const welcome = ctx.config.smtpUrl === null ? undefined : (user: User) => {
-            const link = newLink(ctx.config, 'verify', user.id, email, now)
+            const link = newLink(ctx.config, 'verify', user.id, email, now, continueTo)
             return { token: link.token, mail: verifyEmailMessage(email, link.url) }
           }
           const user = await insertUser(ctx.store, { email, fullName, avatarUrl: null, passwordHash }, now, welcome)

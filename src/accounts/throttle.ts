@@ -34,6 +34,7 @@ export function decideAddressAttempt(row: ThrottleRow | undefined, now: number, 
 }
 
 const MAILS_PER_HOUR = 3
+const CHANGES_PER_HOUR = 3
 const HOUR_MS = 60 * 60 * 1000
 
 /** At most `limit` events per fixed window: 0, or the seconds until the window ends. */
@@ -95,6 +96,18 @@ export class SignInLimits {
   /** One message to this address (by the hash of it): 0, or the seconds until another may go. */
   takeMail(addressHash: string): Promise<number> {
     return this.store.throttle.updateThrottle(`mail:${addressHash}`, (row) => decideMailAttempt(row, this.clock.now()))
+  }
+
+  /**
+   * One email change request (SPEC "Change email"): three an hour per account and per client
+   * address, so no one signed in (or one network) can send confirmation links in bulk. 0, or the
+   * seconds until another may go.
+   */
+  async takeEmailChange(ctx: AppContext, request: Request, userId: string): Promise<number> {
+    const address = rateLimitKey(clientAddressOf(request, ctx.config.trustedProxies))
+    const decide = (row: ThrottleRow | undefined) => decideWindowAttempt(row, this.clock.now(), CHANGES_PER_HOUR, HOUR_MS)
+    const wait = await this.store.throttle.updateThrottle(`chg:addr:${address}`, decide)
+    return wait > 0 ? wait : this.store.throttle.updateThrottle(`chg:acct:${userId}`, decide)
   }
 
   succeeded(accountHash: string): Promise<void> {

@@ -26,18 +26,39 @@ export const EMAIL_MAX = 254
 export const NAME_MAX = 200
 
 /**
- * One mailbox, one spelling (SPEC "Hostile input"): trimmed, compatibility-normalized (NFKC,
- * which includes NFC and also folds fullwidth and other look-alike forms, as IDNA does for the
- * domain), lower-cased, at most 254 characters; control and invisible characters are refused.
+ * RFC 5321 §4.1.2 addr-spec as one mailbox: a dot-atom local part (atext, RFC 5322 §3.2.3, and
+ * the UTF-8 letters and marks RFC 6531 adds), `@`, and a domain of dot-separated labels of
+ * letters, digits and hyphens. No quoted local part, display name, angle brackets, comma, space
+ * or comment: `x<attacker@evil.example>` or `victim@corp.example,x` name one mailbox here and
+ * another to a mail server.
+ */
+const ATEXT = "[\\p{L}\\p{M}\\p{N}!#$%&'*+\\-/=?^_`{|}~]+"
+const LABEL = '[\\p{L}\\p{M}\\p{N}](?:[\\p{L}\\p{M}\\p{N}-]*[\\p{L}\\p{M}\\p{N}])?'
+const ADDR_SPEC = new RegExp(`^${ATEXT}(?:\\.${ATEXT})*@${LABEL}(?:\\.${LABEL})*$`, 'u')
+
+/**
+ * One mailbox, one spelling (SPEC "Hostile input", "Addresses"): trimmed, compatibility-normalized
+ * (NFKC, which includes NFC and also folds fullwidth and other look-alike forms, as IDNA does for
+ * the domain), lower-cased, at most 254 characters, a plain `local@domain` (ADDR_SPEC); control
+ * and invisible characters are refused. Every surface that takes an address calls this.
  */
 export function normalizeEmail(raw: string): string {
+  const email = emailSpelling(raw)
+  if (!ADDR_SPEC.test(email)) throw new UserInputError('email address must be a plain address like name@example.com, without a name, brackets, commas, spaces or quotes')
+  return email
+}
+
+/**
+ * The spelling alone, for finding an account by what was typed at sign-in (no address is taken
+ * or mailed there): an account made before addresses had to be plain can still sign in.
+ */
+export function emailSpelling(raw: string): string {
   // Bound the work before normalizing: nothing this long can become a valid address.
   if (raw.length > 4 * EMAIL_MAX) throw new UserInputError('email address is not valid')
   const trimmed = raw.trim()
   if (hasInvisible(trimmed)) throw new UserInputError('email address contains control or invisible characters')
   const email = trimmed.normalize('NFKC').toLowerCase()
-  if (email.length > EMAIL_MAX || hasInvisible(email) || !/^[^\s@]+@[^\s@]+$/.test(email))
-    throw new UserInputError('email address is not valid')
+  if (email.length > EMAIL_MAX || hasInvisible(email) || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new UserInputError('email address is not valid')
   return email
 }
 

@@ -31,8 +31,40 @@ export const resetPasswordMessage = (to: string, url: string) =>
 export const inviteMessage = (to: string, name: string, url: string) =>
   message(to, "You're invited to Latchkey", [`Hello ${name}, an account was made for you. Choose a password to start; the link works once, for 7 days.`], { url, label: 'Choose your password' })
 
-export const passwordChangedMessage = (to: string) =>
-  message(to, 'Your password was changed', ['The password of your account was just changed, and every browser signed in to it was signed out.', 'If this was not you, reset your password at once.'])
+/**
+ * With `security` (a reset of a verified account, SPEC "Recovery"): what else still lets someone
+ * in — the passkeys by name and whether two-step verification is on — and a link to /account.
+ */
+export const passwordChangedMessage = (to: string, security?: { passkeys: readonly string[]; totp: boolean; accountUrl: string }) =>
+  message(
+    to,
+    'Your password was changed',
+    [
+      'The password of your account was just changed, and every browser signed in to it was signed out.',
+      ...(security
+        ? [
+            security.passkeys.length ? `Passkeys that can still sign in to it: ${security.passkeys.join(', ')}.` : 'No passkey can sign in to it.',
+            `Two-step verification is ${security.totp ? 'on' : 'off'}.`,
+            'If any of this is not yours, remove it on your account page.',
+          ]
+        : []),
+      'If this was not you, reset your password at once.',
+    ],
+    security && { url: security.accountUrl, label: 'Your account' },
+  )
+
+/** To the new address of an email change (SPEC "Change email"): a message of its own, naming the account's current address. */
+export const confirmEmailChangeMessage = (to: string, currentEmail: string, url: string) =>
+  message(
+    to,
+    'Confirm your new email address',
+    [
+      `Someone signed in to the account ${currentEmail} asked to change its email address to this one.`,
+      'Open the link while signed in to that account and confirm: only then does the address change. The link works once, for 24 hours.',
+      'If you did not ask for this, ignore this message: nothing changes.',
+    ],
+    { url, label: 'Confirm your new email address' },
+  )
 
 export const emailChangedMessage = (to: string, newEmail: string) =>
   message(to, 'Your email was changed', [`Your account's email address was changed from this address to ${newEmail}.`, 'If this was not you, contact the administrator of this server.'])

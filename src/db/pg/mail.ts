@@ -1,4 +1,4 @@
-import type { EmailPurpose, EmailToken, MailStore, NewMail, OutboxMessage, TokenOutcome, TokenUse } from '../store'
+import type { EmailPurpose, EmailToken, MailStore, NewMail, OutboxMessage, RecoveryRemoved, TokenOutcome, TokenUse, TokenUser } from '../store'
 import { UniqueViolation } from '../store'
 import { n, type PgContext, type Row, type Tx } from './context'
 
@@ -24,6 +24,43 @@ const toToken = (r: Row): EmailToken => ({
   expiresAt: n(r.expires_at),
 })
 
+/** The user's passkeys (by name) and whether TOTP is on. */
+async function securityOf(tx: Tx, userId: string): Promise<Pick<TokenUser, 'passkeys' | 'totp'>> {
+  const passkeys = await tx`SELECT name FROM passkeys WHERE user_id = ${userId} ORDER BY created_at, credential_id`
+  const [totp] = await tx`SELECT confirmed_at IS NOT NULL AS totp_on FROM totp_secrets WHERE user_id = ${userId}`
+  return { passkeys: passkeys.map((p: Row) => p.name as string), totp: totp?.totp_on === true }
+}
+
+/**
+ * Account recovery, in the link's transaction: what the user held is listed, then removed —
+ * codes and families first, the grant lock order (as disabling a user), so an exchange or a
+ * refresh that holds one is waited for, and its tokens are then removed too.
+ */
+async function recover(tx: Tx, userId: string): Promise<RecoveryRemoved> {
+  const apps = await tx`SELECT name FROM clients WHERE id IN (SELECT client_id FROM consents WHERE user_id = ${userId}
+      UNION SELECT client_id FROM refresh_families WHERE user_id = ${userId}) ORDER BY name`
+  const [counts] = await tx`SELECT (SELECT count(*) FROM recovery_codes WHERE user_id = ${userId}) AS codes,
+      (SELECT count(*) FROM sessions WHERE user_id = ${userId}) AS sessions`
+  const removed: RecoveryRemoved = {
+    ...(await securityOf(tx, userId)),
+    recoveryCodes: n(counts.codes),
+    apps: apps.map((a: Row) => a.name as string),
+    sessions: n(counts.sessions),
+  }
+  await tx`DELETE FROM auth_codes WHERE user_id = ${userId}`
+  await tx`DELETE FROM refresh_families WHERE user_id = ${userId}`
+  await tx`DELETE FROM refresh_tokens WHERE user_id = ${userId}`
+  await tx`DELETE FROM access_tokens WHERE user_id = ${userId}`
+  await tx`DELETE FROM consents WHERE user_id = ${userId}`
+  await tx`DELETE FROM passkeys WHERE user_id = ${userId}`
+  await tx`DELETE FROM webauthn_challenges WHERE user_id = ${userId}`
+  await tx`DELETE FROM totp_secrets WHERE user_id = ${userId}`
+  await tx`DELETE FROM recovery_codes WHERE user_id = ${userId}`
+  await tx`DELETE FROM sessions WHERE user_id = ${userId}`
+  await tx`DELETE FROM email_tokens WHERE user_id = ${userId}`
+  return removed
+}
+
 /**
  * The outbox and the links. Senders on several instances claim with FOR UPDATE SKIP LOCKED and a
  * lease: a message another sender holds is skipped, never sent twice while its lease runs.
@@ -46,22 +83,24 @@ export class PgMail implements MailStore {
     })
   }
 
-  useToken(tokenHash: string, purposes: readonly EmailPurpose[], now: number, use: (token: EmailToken, currentEmail: string) => TokenUse): Promise<TokenOutcome> {
+  useToken(tokenHash: string, purposes: readonly EmailPurpose[], now: number, use: (token: EmailToken, user: TokenUser) => TokenUse): Promise<TokenOutcome> {
     return this.ctx
       .tx(async (tx): Promise<TokenOutcome> => {
         // The row lock makes a second use, on any instance, wait and then find it gone.
-        const [row] = await tx`SELECT t.*, u.email AS current_email FROM email_tokens t JOIN users u ON u.id = t.user_id
+        const [row] = await tx`SELECT t.*, u.email AS current_email, u.email_verified FROM email_tokens t JOIN users u ON u.id = t.user_id
           WHERE t.token_hash = ${tokenHash} FOR UPDATE OF t`
         if (!row || !purposes.includes(row.purpose) || n(row.expires_at) <= now) return { ok: false, reason: 'unknown' }
         const token = toToken(row)
-        const change = use(token, row.current_email as string)
+        const user = { email: row.current_email as string, emailVerified: row.email_verified as boolean, ...(await securityOf(tx, token.userId)) }
+        const change = use(token, user)
         if (change.passwordHash !== undefined) await tx`UPDATE users SET password_hash = ${change.passwordHash} WHERE id = ${token.userId}`
         if (change.email !== undefined) await tx`UPDATE users SET email = ${change.email} WHERE id = ${token.userId}`
         if (change.emailVerified !== undefined) await tx`UPDATE users SET email_verified = ${change.emailVerified} WHERE id = ${token.userId}`
         await tx`DELETE FROM email_tokens WHERE token_hash = ${tokenHash}`
+        const removed = change.recover ? await recover(tx, token.userId) : undefined
         if (change.endSessions) await tx`DELETE FROM sessions WHERE user_id = ${token.userId}`
         await insertMail(tx, change.mail ?? [], now)
-        return { ok: true, token }
+        return { ok: true, token, removed }
       })
       .catch((error) => {
         if (error instanceof UniqueViolation) return { ok: false, reason: 'taken' } as const

@@ -13,13 +13,14 @@ export interface OutboxMessage extends NewMail {
   attempts: number
 }
 
-export type EmailPurpose = 'verify' | 'reset' | 'invite'
+/** `change`: a new address's confirmation (SPEC "Change email"), used only by a POST from the account's own session. */
+export type EmailPurpose = 'verify' | 'reset' | 'invite' | 'change'
 
 export interface EmailToken {
   tokenHash: string
   userId: string
   purpose: EmailPurpose
-  /** The address the link was sent to (for a verify link after an email change: the new one). */
+  /** The address the link was sent to (for a `change` link: the new one). */
   email: string
   expiresAt: number
 }
@@ -31,10 +32,34 @@ export interface TokenUse {
   email?: string
   emailVerified?: boolean
   endSessions?: boolean
+  /**
+   * Account recovery (SPEC "Recovery"): every passkey, TOTP secret, recovery code, consent, code,
+   * refresh-token family with its tokens, session and other link of the user goes, with the change.
+   */
+  recover?: boolean
   mail?: NewMail[]
 }
 
-export type TokenOutcome = { ok: true; token: EmailToken } | { ok: false; reason: 'unknown' | 'taken' }
+/** The link's user as the use of a link finds it, inside its transaction. */
+export interface TokenUser {
+  email: string
+  emailVerified: boolean
+  /** The names of the user's passkeys, and whether TOTP is on (a reset's notice lists them). */
+  passkeys: string[]
+  totp: boolean
+}
+
+/** What a recovery removed, for the page that lists it. */
+export interface RecoveryRemoved {
+  passkeys: string[]
+  totp: boolean
+  recoveryCodes: number
+  /** The names of the apps whose consents or tokens went. */
+  apps: string[]
+  sessions: number
+}
+
+export type TokenOutcome = { ok: true; token: EmailToken; removed?: RecoveryRemoved } | { ok: false; reason: 'unknown' | 'taken' }
 
 export interface MailStore {
   /** Queues messages (their own transaction: for notices that follow a change). */
@@ -48,10 +73,10 @@ export interface MailStore {
   findToken(tokenHash: string, purposes: readonly EmailPurpose[], now: number): Promise<EmailToken | undefined>
   /**
    * Uses a link once: in one transaction it is deleted and `use` applied (password, email,
-   * verified flag, sessions ended, messages queued). `taken`: the email it would set belongs to
+   * verified flag, sessions ended, a recovery, messages queued). `taken`: the email it would set belongs to
    * another account (nothing changes, the link stays).
    */
-  useToken(tokenHash: string, purposes: readonly EmailPurpose[], now: number, use: (token: EmailToken, currentEmail: string) => TokenUse): Promise<TokenOutcome>
+  useToken(tokenHash: string, purposes: readonly EmailPurpose[], now: number, use: (token: EmailToken, user: TokenUser) => TokenUse): Promise<TokenOutcome>
 
   /** Leases up to `limit` due messages to this sender until `leaseUntil`. */
   claim(now: number, leaseUntil: number, limit: number): Promise<OutboxMessage[]>

@@ -1,5 +1,5 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
-import type { EmailPurpose, EmailToken, MailStore, NewMail, OutboxMessage, TokenOutcome, TokenUse } from '../store'
+import type { EmailPurpose, EmailToken, MailStore, NewMail, OutboxMessage, RecoveryRemoved, TokenOutcome, TokenUse, TokenUser } from '../store'
 import { UniqueViolation } from '../store'
 import type { Db } from './client'
 import { unique, type SqliteContext } from './context'
@@ -36,15 +36,15 @@ export class SqliteMail implements MailStore {
     return row && purposes.includes(row.purpose as EmailPurpose) && row.expiresAt > now ? toToken(row) : undefined
   }
 
-  useToken(tokenHash: string, purposes: readonly EmailPurpose[], now: number, use: (token: EmailToken, currentEmail: string) => TokenUse): Promise<TokenOutcome> {
+  useToken(tokenHash: string, purposes: readonly EmailPurpose[], now: number, use: (token: EmailToken, user: TokenUser) => TokenUse): Promise<TokenOutcome> {
     const { db } = this.ctx
     return this.ctx.write((): TokenOutcome => {
       const row = db.orm.select().from(emailTokens).where(eq(emailTokens.tokenHash, tokenHash)).get()
       if (!row || !purposes.includes(row.purpose as EmailPurpose) || row.expiresAt <= now) return { ok: false, reason: 'unknown' }
-      const user = db.orm.select({ email: users.email }).from(users).where(eq(users.id, row.userId)).get()
+      const user = db.orm.select({ email: users.email, emailVerified: users.emailVerified }).from(users).where(eq(users.id, row.userId)).get()
       if (!user) return { ok: false, reason: 'unknown' }
       const token = toToken(row)
-      const change = use(token, user.email)
+      const change = use(token, { ...user, ...securityOf(db, row.userId) })
       const set: Partial<typeof users.$inferInsert> = {}
       if (change.passwordHash !== undefined) set.passwordHash = change.passwordHash
       if (change.email !== undefined) set.email = change.email
@@ -58,9 +58,10 @@ export class SqliteMail implements MailStore {
         }
       }
       db.orm.delete(emailTokens).where(eq(emailTokens.tokenHash, tokenHash)).run()
+      const removed = change.recover ? recover(db, row.userId) : undefined
       if (change.endSessions) db.orm.delete(sessions).where(eq(sessions.userId, row.userId)).run()
       insertMail(db, change.mail ?? [], now)
-      return { ok: true, token }
+      return { ok: true, token, removed }
     })
   }
 
@@ -106,6 +107,47 @@ export class SqliteMail implements MailStore {
     return row
   }
 }
+
+/** The user's passkeys (by name) and whether TOTP is on. */
+function securityOf(db: Db, userId: string): Pick<TokenUser, 'passkeys' | 'totp'> {
+  const passkeys = db.sqlite.prepare<{ name: string }, [string]>('SELECT name FROM passkeys WHERE user_id = ? ORDER BY created_at, credential_id').all(userId)
+  const totp = db.sqlite.prepare<{ totp_on: number }, [string]>('SELECT confirmed_at IS NOT NULL AS totp_on FROM totp_secrets WHERE user_id = ?').get(userId)
+  return { passkeys: passkeys.map((p) => p.name), totp: totp?.totp_on === 1 }
+}
+
+/** Account recovery, inside the link's write job: what the user held is listed, then removed. */
+function recover(db: Db, userId: string): RecoveryRemoved {
+  const { sqlite } = db
+  const count = (sql: string) => sqlite.prepare<{ n: number }, [string]>(sql).get(userId)!.n
+  const apps = sqlite
+    .prepare<{ name: string }, [string, string]>(
+      `SELECT DISTINCT c.name FROM clients c WHERE c.id IN (SELECT client_id FROM consents WHERE user_id = ? UNION SELECT client_id FROM refresh_families WHERE user_id = ?) ORDER BY c.name`,
+    )
+    .all(userId, userId)
+  const removed: RecoveryRemoved = {
+    ...securityOf(db, userId),
+    recoveryCodes: count('SELECT count(*) AS n FROM recovery_codes WHERE user_id = ?'),
+    apps: apps.map((a) => a.name),
+    sessions: count('SELECT count(*) AS n FROM sessions WHERE user_id = ?'),
+  }
+  for (const table of RECOVERED) sqlite.prepare(`DELETE FROM ${table} WHERE user_id = ?`).run(userId)
+  return removed
+}
+
+/** What a recovery removes: every way in the user (or anyone who held their account) set up. */
+export const RECOVERED = [
+  'passkeys',
+  'webauthn_challenges',
+  'totp_secrets',
+  'recovery_codes',
+  'consents',
+  'auth_codes',
+  'refresh_tokens',
+  'refresh_families',
+  'access_tokens',
+  'sessions',
+  'email_tokens',
+] as const
 
 export const toToken = (row: typeof emailTokens.$inferSelect): EmailToken => ({
   tokenHash: row.tokenHash,

@@ -118,7 +118,7 @@ export function authorizeRoutes(ctx: AppContext) {
       // EMAIL_VERIFICATION=required: an unverified account authorizes nothing until it verifies.
       if (ctx.config.emailVerification === 'required' && !session!.user.emailVerified) {
         if (silent) throw redirectError(ctx, authz, 'interaction_required', 'the user must verify their email')
-        return checkEmailPage(ctx, request, session!)
+        return checkEmailPage(ctx, request, session!, false, url.pathname + url.search)
       }
       // SPEC: an app restricted to groups is for their members only; anyone else gets "Access denied".
       if (!(await ctx.store.groups.mayAuthorize(authz.client.id, session!.user.id))) {

@@ -1,0 +1,125 @@
+/** @jsxRuntime classic */
+/** @jsx Html.createElement */
+/** @jsxFrag Html.Fragment */
+import { Html } from '@elysiajs/html'
+import { Elysia, t } from 'elysia'
+import type { AppContext } from '../context'
+import type { TokenUse } from '../db/store'
+import { PageError } from '../lib/errors'
+import { confirmEmailChangeMessage, emailChangedMessage } from '../mail/messages'
+import { htmlPage, seeOther } from '../views/page'
+import { parsePageForm } from '../web/forms'
+import { GONE } from './email'
+import { linkTokenHash, newLink } from './email-links'
+import { ConfirmEmailChangePage, NoticePage } from './email-pages'
+import { accountPage } from './security'
+import { emailHash, forbidden } from './sign-in'
+import { SignInLimits } from './throttle'
+import { UserInputError, normalizeEmail } from './users'
+import { csrfAccepted, formCsrf, loginUrl, readSession } from './web'
+
+const field = t.Optional(t.String())
+const EmailForm = t.Object({ csrf_token: field, email: field })
+const TokenForm = t.Object({ csrf_token: field, token: field })
+const TokenQuery = t.Object({ token: field })
+
+/**
+ * "Change email" on /account (SPEC): the new address gets a link of its own ("Confirm your new
+ * email address"), whose page changes nothing until "Confirm" is posted by a session of the same
+ * account — so a change link sent to a victim cannot move the victim's address onto the account
+ * of whoever asked. At most three requests an hour per account and per client address.
+ */
+export function emailChangeRoutes(ctx: AppContext) {
+  const limits = new SignInLimits(ctx.store, ctx.clock, ctx.config.loginAttemptsPerMinute)
+  const requireMail = () => {
+    if (ctx.config.smtpUrl === null) throw new PageError(404, 'Not found', 'This server does not send mail.')
+  }
+  const now = () => ctx.clock.now()
+  const changeGone = () => GONE('email change', { href: '/account', label: 'Your account' })
+  /** An email change link opened by a session of another account: it changes nothing, and says whose it is not. */
+  const otherAccount = (path: string) =>
+    htmlPage(
+      <NoticePage
+        title="Signed in to another account"
+        message="This link is for the account that asked for the change. Sign in to that account, then open the link again."
+        link={{ href: `/login?reauth=1&return_to=${encodeURIComponent(path)}`, label: 'Sign in to that account' }}
+      />,
+      { status: 403 },
+    )
+
+  return new Elysia({ name: 'email-change' })
+    .post(
+      '/account/email',
+      async function changeEmail({ request, body }) {
+        requireMail()
+        const session = await readSession(ctx, request)
+        if (!session || !csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
+        let email: string
+        try {
+          email = normalizeEmail(body.email ?? '')
+        } catch (error) {
+          if (!(error instanceof UserInputError)) throw error
+          return accountPage(ctx, request, session, { status: 400, error: `The ${error.message}.` })
+        }
+        if (email === session.user.email) return accountPage(ctx, request, session, { status: 400, error: 'That is already your email.' })
+        // Nothing is sent to either address when the new one belongs to another account.
+        if (await ctx.store.users.findUserByEmail(email)) return accountPage(ctx, request, session, { status: 409, error: 'An account with this email already exists.' })
+        const wait = await limits.takeEmailChange(ctx, request, session.user.id)
+        if (wait > 0) {
+          ctx.log.warn('email change throttled', { user: session.user.id, retry_after: wait })
+          return accountPage(ctx, request, session, { status: 429, error: `Too many email changes were asked for in the last hour. Try again in ${wait} seconds.` })
+        }
+        if ((await limits.takeMail(emailHash(email))) > 0)
+          return accountPage(ctx, request, session, { status: 429, error: 'Three links were sent to this address in the last hour. Try again later.' })
+        const link = newLink(ctx.config, 'change', session.user.id, email, now())
+        await ctx.store.mail.issueToken(link.token, confirmEmailChangeMessage(email, session.user.email, link.url), now())
+        await ctx.audit.record('email.change_requested', { userId: session.user.id, request })
+        return accountPage(ctx, request, session, undefined, `We sent a link to ${email}. Your email changes when you open it and confirm.`)
+      },
+      { parse: parsePageForm, body: EmailForm },
+    )
+    .get(
+      '/confirm-email',
+      async function showConfirmEmailChange({ request, query }) {
+        requireMail()
+        const hash = linkTokenHash(query.token)
+        const token = hash && (await ctx.store.mail.findToken(hash, ['change'], now()))
+        if (!token) return changeGone()
+        const path = `/confirm-email?token=${query.token}`
+        const session = await readSession(ctx, request)
+        // Opening the link changes nothing: signed out, it asks to sign in first and comes back here.
+        if (!session) return seeOther(loginUrl(path))
+        if (session.user.id !== token.userId) return otherAccount(path)
+        const csrf = formCsrf(ctx, request, session)
+        return htmlPage(<ConfirmEmailChangePage csrf={csrf.token} token={query.token!} from={session.user.email} to={token.email} />)
+      },
+      { query: TokenQuery },
+    )
+    .post(
+      '/confirm-email',
+      async function confirmEmailChange({ request, body }) {
+        requireMail()
+        const session = await readSession(ctx, request)
+        if (!session || !csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
+        const hash = linkTokenHash(body.token)
+        // A link's user never changes: the one found here is the one used below, or it is gone.
+        const token = hash && (await ctx.store.mail.findToken(hash, ['change'], now()))
+        if (!hash || !token) return changeGone()
+        if (token.userId !== session.user.id) return otherAccount(`/confirm-email?token=${body.token}`)
+        const outcome = await ctx.store.mail.useToken(hash, ['change'], now(), (used, user): TokenUse => ({
+          email: used.email,
+          // The link reached the new mailbox.
+          emailVerified: true,
+          mail: [emailChangedMessage(user.email, used.email)],
+        }))
+        if (!outcome.ok && outcome.reason === 'taken')
+          return htmlPage(<NoticePage title="Address taken" message="Another account uses this address now, so it cannot be yours. Nothing changed." link={{ href: '/account', label: 'Your account' }} />, {
+            status: 409,
+          })
+        if (!outcome.ok) return changeGone()
+        await ctx.audit.record('email.changed', { userId: session.user.id, request })
+        return htmlPage(<NoticePage title="Email changed" message={`Your email is now ${outcome.token.email}.`} link={{ href: '/account', label: 'Your account' }} />)
+      },
+      { parse: parsePageForm, body: TokenForm },
+    )
+}
