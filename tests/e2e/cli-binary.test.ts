@@ -183,6 +183,10 @@ describe('latchkey apply / export, by the binary', () => {
         '',
       ].join('\n'),
     )
+    // apply changes a database; only serve and migrate make one (SPEC, CLI).
+    if (testEngine !== 'postgres')
+      expect(run(['apply', file], undefined, env)).toEqual({ code: 2, out: '', err: `latchkey: no database at ${env.DATABASE_URL}; start the server (latchkey serve) or pass --database-url\n` })
+    expect(run(['migrate'], undefined, env).code).toBe(0)
     const first = run(['apply', file], undefined, env)
     expect(first.code).toBe(0)
     expect(first.out.split('\n').slice(0, 5)).toEqual(['+ group family', '+ user ada@example.com (invited)', '+ member ada@example.com of family', '+ client grafana', '+ resource https://mcp.example.com'])
