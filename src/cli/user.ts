@@ -1,10 +1,11 @@
 import { checkAvatarUrl, checkFullName, checkPassword, insertUser, normalizeEmail, setUserDisabled, toUserView } from '../accounts/users'
+import { loadConfig } from '../config'
 import { systemClock } from '../lib/clock'
 import { hashPassword } from '../lib/crypto'
 import { inviteUser, newLink, resetTwoStep } from '../accounts/email-links'
 import type { Store, UserListing, UserRecord } from '../db/store'
 import { command, type CommandGroup } from './command'
-import { UsageError, cliAudit, inputError, linkConfig, namedUser, printJson, printTable, trueOrFalse, withStore } from './common'
+import { UsageError, checkDatabaseExists, cliAudit, inputError, linkConfig, namedUser, printJson, printTable, trueOrFalse, withStore } from './common'
 import { escapeForTerminal } from '../lib/text'
 import { readPassword } from './password'
 
@@ -35,6 +36,8 @@ const create = command({
     const email = await inputError(() => normalizeEmail(values.email!))
     const fullName = await inputError(() => checkFullName(values.name!))
     const avatarUrl = values['avatar-url'] === undefined ? null : await inputError(() => checkAvatarUrl(values['avatar-url']!))
+    // Nobody types a password for a command that then finds no database.
+    checkDatabaseExists(loadConfig())
     const password = await inputError(async () => checkPassword(await readPassword()))
     const passwordHash = await hashPassword(password)
     const admin = values.admin ?? false
