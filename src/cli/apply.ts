@@ -14,7 +14,7 @@ export const applyCommand = command({
   name: 'apply',
   args: 'FILE',
   positionals: 1,
-  summary: 'make the database match a YAML or JSON file (clients, groups, users, resources)',
+  summary: 'make the database match a YAML or JSON file',
   detail: 'Without --prune it only adds and changes. An invalid file changes nothing and prints one line per error.',
   options: {
     'dry-run': { type: 'boolean', help: 'print the plan, change nothing' },

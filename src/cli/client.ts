@@ -37,7 +37,7 @@ const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.
 
 const create = command({
   name: 'create',
-  summary: 'register an app; prints its client_id and secret (shown this once)',
+  summary: 'register an app; prints its secret, this once',
   options: {
     name: { ...appOptions.name, required: true },
     'redirect-uri': { ...appOptions['redirect-uri'], required: true },
@@ -97,8 +97,8 @@ const update = command({
   name: 'update',
   args: 'ID',
   positionals: 1,
-  summary: "change an app's name, redirect URIs and options (what is not given stays)",
-  detail: 'Every option of client create but --public (delete and create the app to change that).',
+  summary: "change an app's name, redirect URIs and options",
+  detail: 'Every option of client create but --public (delete and create the app to change that); what is not given stays.',
   options: {
     name: appOptions.name,
     'redirect-uri': { ...appOptions['redirect-uri'], help: 'replaces the redirect URIs (repeatable)' },
@@ -216,7 +216,7 @@ const rotate = command({
   name: 'rotate-secret',
   args: 'ID',
   positionals: 1,
-  summary: 'a new secret for a confidential app (shown this once); the old one stops working at once',
+  summary: 'a new secret (shown this once); the old one stops working at once',
   options: {},
   examples: ['client rotate-secret d2844b790e7041724ccbcbfa'],
   json: '{client_id, client_secret} (the default output too)',
@@ -235,7 +235,7 @@ const rotate = command({
 
 const registrationToken = command({
   name: 'registration-token',
-  summary: 'an initial access token for DYNAMIC_REGISTRATION=token (RFC 7591), valid 7 days',
+  summary: 'a 7-day token for DYNAMIC_REGISTRATION=token (RFC 7591)',
   options: {},
   examples: ['client registration-token'],
   json: '{initial_access_token, expires_at} (the default output too)',

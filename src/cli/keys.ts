@@ -12,7 +12,7 @@ function view(key: SigningKeyRecord, signer: string | undefined) {
 
 const list = command({
   name: 'list',
-  summary: 'the ID-token signing keys {kid, alg, created_at, current}',
+  summary: 'the ID-token signing keys',
   options: {},
   examples: ['keys list', 'keys list --json'],
   json: '[{kid, alg, created_at, current}]',
@@ -32,7 +32,7 @@ const list = command({
 
 const rotate = command({
   name: 'rotate',
-  summary: 'the published next key signs (once relying parties can have fetched it); older ones stay published',
+  summary: 'the published next key signs; older ones stay published',
   options: {},
   examples: ['keys rotate'],
   json: 'the new signing key {kid, alg, created_at, current} (the default output too)',
@@ -56,7 +56,7 @@ const remove = command({
   name: 'remove',
   args: 'KID',
   positionals: 1,
-  summary: 'delete a retired or next key at once (a compromised key; never the signing one)',
+  summary: 'delete a key at once (a compromised one; never the signing key)',
   options: {},
   examples: ['keys remove NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs'],
   json: '{kid, removed: true} (the default output too)',

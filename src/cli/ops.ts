@@ -8,7 +8,7 @@ import { UsageError, printJson, withStore } from './common'
 
 export const migrateCommand = command({
   name: 'migrate',
-  summary: 'apply migrations and exit (serve also migrates at start); creates the database when there is none',
+  summary: 'apply migrations and exit (creates the database when there is none)',
   options: {},
   examples: ['migrate', '--database-url /var/lib/latchkey/latchkey.sqlite migrate'],
   json: '{applied: [migration…]}',
@@ -25,7 +25,7 @@ export const backupCommand = command({
   name: 'backup',
   args: 'PATH',
   positionals: 1,
-  summary: 'a consistent online copy of a SQLite database, mode 0600 (PostgreSQL: pg_dump)',
+  summary: 'a consistent copy of a SQLite database while it serves (PostgreSQL: pg_dump)',
   options: {},
   examples: ['backup /backups/latchkey-2026-11-22.sqlite'],
   json: '{path}',
@@ -83,7 +83,7 @@ async function probe(url: string, ms: number): Promise<number> {
 /** For container HEALTHCHECKs (distroless images have no curl): exit 0 when /healthz answers 200. */
 export const healthcheckCommand = command({
   name: 'healthcheck',
-  summary: "exit 0 when this server's /healthz (on HOST:PORT) answers 200 (for containers)",
+  summary: 'exit 0 when /healthz on HOST:PORT answers 200 (for containers)',
   options: {},
   examples: ['healthcheck'],
   json: '{status: "ok", url}',
@@ -103,7 +103,8 @@ export const healthcheckCommand = command({
  */
 export const statusCommand = command({
   name: 'status',
-  summary: 'the database in use, the recorded and configured ISSUER, the version, counts, and whether a server serves it',
+  summary: 'the database in use, its ISSUER, counts, and whether a server serves it',
+  detail: 'The ISSUER recorded in the database (the one the server last started with) beside the one configured here; a server is looked for at the recorded ISSUER and on HOST:PORT.',
   options: {},
   examples: ['status', '--database-url /var/lib/latchkey/latchkey.sqlite status --json'],
   json: '{version, database: {engine, location}, issuer: {configured, recorded}, counts: {users, apps, groups, active_sessions}, server: {serving, answered, tried}}',

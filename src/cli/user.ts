@@ -19,7 +19,7 @@ const byIdOrEmail = 'USER: an id or an email.'
 
 const create = command({
   name: 'create',
-  summary: 'a user with a password (read from standard input, or asked for on a terminal)',
+  summary: 'a user with a password (from standard input, or asked for)',
   options: {
     email: { type: 'string', arg: 'EMAIL', help: 'their email (verified: you vouch for it)', required: true },
     name: { type: 'string', arg: 'NAME', help: 'their full name', required: true },
@@ -81,8 +81,8 @@ const update = command({
   name: 'update',
   args: USER_ARG,
   positionals: 1,
-  summary: 'make a user an admin or not; disable them (every session and token ends at once) or enable them',
-  detail: byIdOrEmail,
+  summary: 'make a user an admin or not; disable or enable them',
+  detail: `${byIdOrEmail} Disabled: cannot sign in, and every session and token of theirs ends at once.`,
   options: {
     admin: { type: 'string', arg: 'true|false', help: 'may use /admin' },
     disabled: { type: 'string', arg: 'true|false', help: 'cannot sign in; every session and token of theirs ends at once, on every instance' },
@@ -138,7 +138,8 @@ const remove = command({
 
 const invite = command({
   name: 'invite',
-  summary: 'a user without a password, and a 7-day link to choose one (mailed; printed with --print-link or without SMTP_URL)',
+  summary: 'a user without a password, and a 7-day link to choose one',
+  detail: 'The link is mailed; printed instead with --print-link or without SMTP_URL.',
   options: {
     email: { type: 'string', arg: 'EMAIL', help: 'their email', required: true },
     name: { type: 'string', arg: 'NAME', help: 'their full name', required: true },
