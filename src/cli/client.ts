@@ -124,7 +124,8 @@ const update = command({
     // One transaction: every check first, then the changes; a bad value (an unknown group) changes nothing.
     const { view, changed } = await withStore((store) =>
       store.transaction(async () => {
-        const client = await findClient(store, id)
+        // Read under the row's lock: two updates at once (two shells, two instances) each see the other's change.
+        const client = (await store.clients.lockClient(id)) ? await findClient(store, id) : undefined
         if (!client) throw new UsageError(`no client with id "${escapeForTerminal(id)}"`)
         let redirectUris = values['redirect-uri'] ?? client.redirectUris
         for (const uri of values['remove-redirect-uri'] ?? []) {

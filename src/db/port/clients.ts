@@ -30,6 +30,13 @@ export interface ClientStore {
   insertClient(client: ClientRecord, now: number): Promise<void>
   findClient(id: string): Promise<ClientRecord | undefined>
   listClients(): Promise<ClientRecord[]>
+  /**
+   * Holds the client's row until the store transaction ends (PostgreSQL: FOR UPDATE; SQLite's
+   * transaction holds the whole database already), so a read-modify-write of its options
+   * (`client update --add-redirect-uri`) loses no change another instance makes meanwhile.
+   * false for an unknown client.
+   */
+  lockClient(id: string): Promise<boolean>
   deleteClient(id: string): Promise<boolean>
   /** Only a confidential client's secret changes; false for public or unknown clients. */
   setClientSecret(id: string, secretHash: string): Promise<boolean>
