@@ -14,6 +14,8 @@ const create = command({
   async run({ positionals, json }) {
     const name = positionals[0]
     if (!name) throw new UsageError('group create needs a NAME; see latchkey group create --help')
+    // `client update --allowed-group none` opens an app to every user: no group can be that name.
+    if (name === 'none') throw new UsageError('a group cannot be named "none" (--allowed-group none means every user)')
     await withStore(async (store) => {
       await inputError(() => createGroup(store, name, Date.now()))
       await cliAudit(store, 'group.created', { detail: { group: name } })

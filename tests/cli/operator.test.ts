@@ -239,6 +239,7 @@ describe('the operator’s day, with --json', () => {
       [[], 'latchkey: client update needs an option to change; see latchkey client update --help\n'],
     ]
     for (const [args, err] of bad) expect({ args, ...cli(['client', 'update', app, ...args]) }).toEqual({ args, code: 2, out: '', err })
+    expect(cli(['group', 'create', 'none'])).toEqual({ code: 2, out: '', err: 'latchkey: a group cannot be named "none" (--allowed-group none means every user)\n' })
     expect(json(['client', 'list'])).toEqual(before)
     expect(cli(['client', 'update', 'nope', '--name', 'X'])).toEqual({ code: 2, out: '', err: 'latchkey: no client with id "nope"\n' })
     expect(json(['client', 'delete', app])).toEqual({ client_id: app, deleted: true })
