@@ -1,13 +1,14 @@
 #!/usr/bin/env bun
 import './boot'
 import pkg from '../package.json'
-import { clientCommand } from './cli/client'
+import { clientCommands } from './cli/client'
 import { UsageError } from './cli/common'
-import { UnhealthyError, backupCommand, healthcheckCommand, migrateCommand, serveCommand } from './cli/ops'
-import { userCommand } from './cli/user'
-import { keysCommand } from './cli/keys'
-import { resourceCommand } from './cli/resource'
-import { groupCommand } from './cli/group'
+import { dispatch, helpFor, topHelp, type Entry } from './cli/command'
+import { UnhealthyError, backupCommand, healthcheckCommand, migrateCommand, serveCommand, statusCommand } from './cli/ops'
+import { userCommands } from './cli/user'
+import { keysCommands } from './cli/keys'
+import { resourceCommands } from './cli/resource'
+import { groupCommands } from './cli/group'
 import { applyCommand, exportCommand } from './cli/apply'
 import { auditCommand } from './cli/audit'
 import { ConfigError, redactDatabaseText, redactUrl } from './config'
@@ -16,50 +17,29 @@ import { escapeForTerminal } from './lib/text'
 import { releaseJit } from './lib/jit'
 import { ListenError } from './server'
 
-const HELP = `latchkey ${pkg.version} — a self-hosted OAuth 2.0 authorization server with a settings store
+/** Every command, in the order `latchkey --help` lists them; each carries its own help. */
+const COMMANDS: Entry[] = [
+  serveCommand,
+  statusCommand,
+  clientCommands,
+  userCommands,
+  groupCommands,
+  resourceCommands,
+  keysCommands,
+  applyCommand,
+  exportCommand,
+  auditCommand,
+  migrateCommand,
+  backupCommand,
+  healthcheckCommand,
+]
 
-Usage:
-  latchkey [serve]                     serve (default); migrates the database first
-  latchkey client create --name NAME --redirect-uri URL [--redirect-uri URL]...
-                        [--post-logout-redirect-uri URL]... [--public] [--skip-consent] [--require-mfa]
-                        [--allowed-group NAME]...   (only members of these groups may authorize it)
-                        [--id-token-alg RS256|ES256|EdDSA]   (how its ID tokens are signed; RS256)
-                        [--introspect CLIENT_ID... | --introspect '*']   (a resource server: may introspect
-                                                     these clients' access tokens, or every client's)
-  latchkey client update ID [--require-mfa true|false] [--allowed-group NAME]... [--id-token-alg ALG]   (--allowed-group '': everyone)
-                        [--introspect CLIENT_ID... | --introspect '*' | --introspect '']   ('': none)
-  latchkey client list [--json]
-  latchkey client delete ID
-  latchkey client rotate-secret ID
-  latchkey client registration-token   (an initial access token for DYNAMIC_REGISTRATION=token, valid 7 days)
-  latchkey user create --email E --name N [--avatar-url URL] [--admin] --password-stdin
-  latchkey user list [--json]
-  latchkey user update ID [--admin true|false] [--disabled true|false]
-                                       disabled: cannot sign in; every session and token ends at once
-  latchkey user delete ID
-  latchkey user invite --email E --name N [--print-link]
-                                       a user without a password, and a 7-day link to choose one
-                                       (mailed; printed with --print-link or without SMTP_URL)
-  latchkey user reset-link ID          print a 30-minute password reset link
-  latchkey user reset-mfa ID           remove TOTP and recovery codes (a lost phone); ends their sessions
-  latchkey group create|delete NAME
-  latchkey group add|remove NAME USER  (USER: id or email)
-  latchkey group list [--json]
-  latchkey apply FILE [--dry-run] [--prune]   make the database match a YAML or JSON file
-                                       (clients, groups, users, resources); --prune deletes what the
-                                       file's sections do not list
-  latchkey export [--json]             the database in apply's shape (YAML), without secrets
-  latchkey audit [--user ID] [--client ID] [--since ISO] [--json]   the audit log, newest first
-  latchkey resource create --uri URI --name NAME --scope NAME=DESCRIPTION [--scope …]
-                        [--token-format opaque|jwt] [--introspector CLIENT_ID]...
-  latchkey resource list [--json] | resource delete URI
-                                       APIs (MCP servers …) tokens are issued for (RFC 8707)
-  latchkey keys list [--json]           ID-token signing keys {kid, alg, created_at, current}
-  latchkey keys rotate                 the published next key signs; older ones stay published
-  latchkey keys remove KID             delete a retired or next key at once (never the signing one)
-  latchkey migrate                     apply migrations and exit
-  latchkey backup PATH                 consistent online copy of a SQLite database (PostgreSQL: pg_dump)
-  latchkey healthcheck                 exit 0 when this server's /healthz answers 200 (for containers)
+const HELP_HEAD = `latchkey ${pkg.version} — a self-hosted OAuth 2.0 authorization server with a settings store
+
+Usage: latchkey [GLOBAL OPTIONS] [COMMAND [SUBCOMMAND]] [OPTIONS]   (no command: serve)`
+
+const HELP_TAIL = `Every command takes --json (one JSON value on stdout) and --help (its options and an example):
+  latchkey COMMAND --help, latchkey COMMAND SUBCOMMAND --help. Users are named by id or email.
   latchkey --help | --version
 
 Global options (before the command): --port N, --host H, --database-url PATH|postgres://...
@@ -102,44 +82,23 @@ async function main(argv: string[]): Promise<void> {
       throw error
     })
   }
+  const write = (text: string) => void process.stdout.write(text)
   switch (command) {
     case undefined:
-    case 'serve':
-      return serveCommand(args)
-    case 'client':
-      return clientCommand(args)
-    case 'user':
-      return userCommand(args)
-    case 'keys':
-      return keysCommand(args)
-    case 'resource':
-      return resourceCommand(args)
-    case 'group':
-      return groupCommand(args)
-    case 'apply':
-      return applyCommand(args)
-    case 'export':
-      return exportCommand(args)
-    case 'audit':
-      return auditCommand(args)
-    case 'migrate':
-      return migrateCommand(args)
-    case 'backup':
-      return backupCommand(args)
-    case 'healthcheck':
-      return healthcheckCommand(args)
+      return dispatch(COMMANDS, ['serve'], write)
     case '--help':
     case '-h':
+      return write(topHelp(COMMANDS, HELP_HEAD, HELP_TAIL))
     case 'help':
-      process.stdout.write(HELP)
-      return
+      return write((args.length && helpFor(COMMANDS, args)) || topHelp(COMMANDS, HELP_HEAD, HELP_TAIL))
     case '--version':
     case '-v':
     case 'version':
-      process.stdout.write(`latchkey ${pkg.version}\n`)
-      return
+      if (args.includes('--json')) return write(`${JSON.stringify({ version: pkg.version })}\n`)
+      return write(`latchkey ${pkg.version}\n`)
     default:
-      throw new UsageError(`unknown command "${command}"; try latchkey --help`)
+      if (command.startsWith('-') && !COMMANDS.some((c) => c.name === command)) throw new UsageError(`unknown option ${escapeForTerminal(command)}; see latchkey --help`)
+      return dispatch(COMMANDS, [command, ...args], write)
   }
 }
 

@@ -1,154 +1,265 @@
 import { issueRegistrationToken } from '../oauth/dynamic-clients'
-import { checkIdTokenAlg, checkIntrospects, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, setIntrospects, toView, updateClient } from '../oauth/clients'
+import { checkClientOptions, checkIdTokenAlg, checkIntrospects, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, setIntrospects, toView, updateClient } from '../oauth/clients'
 import { existingGroups, setAllowedGroups } from '../accounts/groups'
 import type { Store } from '../db/store'
 import type { Client } from '../oauth/clients'
-import { UsageError, cliAudit, inputError, parse, printJson, printTable, withStore } from './common'
+import { escapeForTerminal } from '../lib/text'
+import { command, type CommandGroup } from './command'
+import { UsageError, cliAudit, inputError, printJson, printTable, trueOrFalse, withStore } from './common'
 
 /** A client as the CLI prints it (the shape `latchkey apply` takes): its options and allowed groups. */
 async function viewWithGroups(store: Store, client: Client) {
   const { introspects, ...view } = toView(client)
   return { ...view, allowed_groups: await store.groups.allowedGroups(client.id), introspects }
 }
-import { escapeForTerminal } from '../lib/text'
 
-export async function clientCommand(args: string[]): Promise<void> {
-  const [sub, ...rest] = args
-  switch (sub) {
-    case 'create': {
-      const { values } = parse(rest, {
-        name: { type: 'string' },
-        'redirect-uri': { type: 'string', multiple: true },
-        'post-logout-redirect-uri': { type: 'string', multiple: true },
-        public: { type: 'boolean' },
-        'skip-consent': { type: 'boolean' },
-        'require-mfa': { type: 'boolean' },
-        'allowed-group': { type: 'string', multiple: true },
-        'id-token-alg': { type: 'string' },
-        introspect: { type: 'string', multiple: true },
-      })
-      if (!values.name) throw new UsageError('--name is required')
-      if (!values['redirect-uri']?.length) throw new UsageError('at least one --redirect-uri is required')
-      const isPublic = values.public ?? false
-      const { client, secret, allowedGroups } = await withStore((store) =>
-        inputError(async () => {
-          const groups = await existingGroups(store, values['allowed-group'] ?? [])
-          const introspects = await checkIntrospects(store, values.introspect ?? [], isPublic)
-          const made = await createClient(
-            store,
-            {
-              name: values.name!,
-              redirectUris: values['redirect-uri']!,
-              postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
-              public: isPublic,
-              skipConsent: values['skip-consent'] ?? false,
-              requireMfa: values['require-mfa'] ?? false,
-              idTokenAlg: values['id-token-alg'],
-              introspects,
-            },
-            Date.now(),
-          )
-          if (groups.length) await setAllowedGroups({ store }, made.client.id, groups)
-          await cliAudit(store, 'client.created', { clientId: made.client.id })
-          return { ...made, allowedGroups: groups }
-        }),
-      )
-      for (const uri of insecureRedirectUris([...client.redirectUris, ...client.postLogoutRedirectUris]))
-        process.stderr.write(`latchkey: warning: ${escapeForTerminal(uri)} is plain http on a non-loopback host; use https outside development\n`)
-      const view = toView(client)
-      printJson({
-        client_id: view.client_id,
-        client_secret: secret,
-        name: view.name,
-        redirect_uris: view.redirect_uris,
-        post_logout_redirect_uris: view.post_logout_redirect_uris,
-        public: view.public,
-        skip_consent: view.skip_consent,
-        require_mfa: view.require_mfa,
-        id_token_signed_response_alg: view.id_token_signed_response_alg,
-        allowed_groups: allowedGroups,
-        introspects: view.introspects,
-      })
-      return
-    }
-    case 'update': {
-      const { values, positionals } = parse(
-        rest,
-        { 'require-mfa': { type: 'string' }, 'allowed-group': { type: 'string', multiple: true }, 'id-token-alg': { type: 'string' }, introspect: { type: 'string', multiple: true } },
-        1,
-      )
-      const id = positionals[0]
-      const flag = values['require-mfa']
-      const groups = values['allowed-group']
-      const alg = values['id-token-alg']
-      const introspect = values.introspect
-      if (!id || (flag === undefined && groups === undefined && alg === undefined && introspect === undefined))
-        throw new UsageError("usage: latchkey client update ID [--require-mfa true|false] [--allowed-group NAME]... [--id-token-alg RS256|ES256|EdDSA] [--introspect CLIENT_ID... | --introspect '*']")
-      if (flag !== undefined && flag !== 'true' && flag !== 'false') throw new UsageError('--require-mfa must be true or false')
-      if (alg !== undefined) await inputError(() => checkIdTokenAlg(alg))
-      const view = await withStore(async (store) => {
-        const client = await findClient(store, id)
-        if (!client) throw new UsageError(`no client with id "${escapeForTerminal(id)}"`)
-        // Every check first: a bad group name changes nothing.
-        // `--allowed-group ''` (alone) opens the app to everyone again.
-        const allowed = groups === undefined ? undefined : await inputError(() => existingGroups(store, groups.filter((g) => g !== '')))
-        const introspects = introspect === undefined ? undefined : await inputError(() => checkIntrospects(store, introspect, client.public))
-        if (introspects !== undefined) await setIntrospects(store, client, introspects)
-        if (flag !== undefined) await store.clients.setRequireMfa(id, flag === 'true')
-        if (allowed !== undefined) await setAllowedGroups({ store }, id, allowed)
-        if (alg !== undefined) await updateClient(store, id, { ...client, idTokenAlg: alg, requireMfa: flag === undefined ? client.requireMfa : flag === 'true' })
-        await cliAudit(store, 'client.updated', { clientId: id })
-        return viewWithGroups(store, (await findClient(store, id))!)
-      })
-      printJson(view)
-      return
-    }
-    case 'list': {
-      const { values } = parse(rest, { json: { type: 'boolean' } })
-      const clients = await withStore(async (store) => Promise.all((await listClients(store)).map((c) => viewWithGroups(store, c))))
-      if (values.json) return printJson(clients)
-      if (clients.length === 0) return void process.stdout.write('no clients\n')
-      printTable(
-        clients.map((c) => ({
-          client_id: c.client_id,
-          name: c.name,
-          public: String(c.public),
-          skip_consent: String(c.skip_consent),
-          require_mfa: String(c.require_mfa),
-          redirect_uris: c.redirect_uris.join(' '),
-        })),
-      )
-      return
-    }
-    case 'delete': {
-      const { positionals } = parse(rest, {}, 1)
-      const id = positionals[0]
-      if (!id) throw new UsageError('usage: latchkey client delete ID')
-      if (!(await withStore(async (store) => (await deleteClient(store, id)) && (await cliAudit(store, 'client.deleted', { clientId: id }), true)))) throw new UsageError(`no client with id "${id}"`)
-      process.stdout.write(`deleted client ${escapeForTerminal(id)}\n`)
-      return
-    }
-    case 'rotate-secret': {
-      const { positionals } = parse(rest, {}, 1)
-      const id = positionals[0]
-      if (!id) throw new UsageError('usage: latchkey client rotate-secret ID')
-      const secret = await withStore(async (store) => {
-        const made = await rotateSecret(store, id)
-        if (made) await cliAudit(store, 'client.secret_rotated', { clientId: id })
-        return made
-      })
-      if (!secret) throw new UsageError(`no confidential client with id "${id}"`)
-      printJson({ client_id: id, client_secret: secret })
-      return
-    }
-    case 'registration-token': {
-      parse(rest, {}, 0)
-      // RFC 7591 §3's initial access token, for DYNAMIC_REGISTRATION=token: shown once, kept hashed.
-      const { token, expiresAt } = await withStore((store) => issueRegistrationToken({ store }, Date.now()))
-      printJson({ initial_access_token: token, expires_at: new Date(expiresAt).toISOString() })
-      return
-    }
-    default:
-      throw new UsageError(`unknown client command "${sub ?? ''}" (create, list, update, delete, rotate-secret, registration-token)`)
+/**
+ * The options `client create` and `client update` share, one table: an option added here is on
+ * both (its handling goes in each `run`).
+ */
+const appOptions = {
+  name: { type: 'string', arg: 'NAME', help: 'the name users see when they sign in and consent' },
+  'redirect-uri': { type: 'string', multiple: true, arg: 'URL', help: 'where the app receives the code (repeatable)' },
+  'post-logout-redirect-uri': { type: 'string', multiple: true, arg: 'URL', help: 'where signing out may return to (repeatable)' },
+  'allowed-group': { type: 'string', multiple: true, arg: 'NAME', help: 'only members of these groups may authorize it (repeatable; none: every user)' },
+  'id-token-alg': { type: 'string', arg: 'RS256|ES256|EdDSA', help: 'how its ID tokens are signed (RS256 by default)' },
+  introspect: { type: 'string', multiple: true, arg: "CLIENT_ID|'*'", help: "a resource server: may introspect these clients' access tokens, or every client's with '*' (repeatable; '' on update: none)" },
+} as const
+
+/** `--allowed-group NAME…`: existing groups; `none` (or '') alone opens the app to every user again. */
+async function allowedGroups(store: Store, names: readonly string[]): Promise<string[]> {
+  if (names.includes('none') || names.includes('')) {
+    if (names.length > 1) throw new UsageError('--allowed-group none opens the app to every user; give it alone')
+    return []
   }
+  return inputError(() => existingGroups(store, names))
+}
+
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i])
+
+const create = command({
+  name: 'create',
+  summary: 'register an app; prints its secret, this once',
+  options: {
+    name: { ...appOptions.name, required: true },
+    'redirect-uri': { ...appOptions['redirect-uri'], required: true },
+    'post-logout-redirect-uri': appOptions['post-logout-redirect-uri'],
+    public: { type: 'boolean', help: 'a public client (single-page or mobile app): no secret, PKCE' },
+    'skip-consent': { type: 'boolean', help: 'no consent page (your own first-party apps)' },
+    'require-mfa': { type: 'boolean', help: 'authorizing needs two factors' },
+    'allowed-group': appOptions['allowed-group'],
+    'id-token-alg': appOptions['id-token-alg'],
+    introspect: appOptions.introspect,
+  },
+  examples: ['client create --name "My App" --redirect-uri https://app.example.com/callback', 'client create --name Photos --redirect-uri https://photos.example.com/cb --allowed-group family --require-mfa'],
+  json: 'the app with its secret (the default output too)',
+  async run({ values }) {
+    if (!values.name) throw new UsageError('--name is required')
+    if (!values['redirect-uri']?.length) throw new UsageError('at least one --redirect-uri is required')
+    const isPublic = values.public ?? false
+    const { client, secret, allowedGroups: groups } = await withStore((store) =>
+      inputError(async () => {
+        const groups = await allowedGroups(store, values['allowed-group'] ?? [])
+        const introspects = await checkIntrospects(store, values.introspect ?? [], isPublic)
+        const made = await createClient(
+          store,
+          {
+            name: values.name!,
+            redirectUris: values['redirect-uri']!,
+            postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
+            public: isPublic,
+            skipConsent: values['skip-consent'] ?? false,
+            requireMfa: values['require-mfa'] ?? false,
+            idTokenAlg: values['id-token-alg'],
+            introspects,
+          },
+          Date.now(),
+        )
+        if (groups.length) await setAllowedGroups({ store }, made.client.id, groups)
+        await cliAudit(store, 'client.created', { clientId: made.client.id })
+        return { ...made, allowedGroups: groups }
+      }),
+    )
+    for (const uri of insecureRedirectUris([...client.redirectUris, ...client.postLogoutRedirectUris]))
+      process.stderr.write(`latchkey: warning: ${escapeForTerminal(uri)} is plain http on a non-loopback host; use https outside development\n`)
+    const view = toView(client)
+    printJson({
+      client_id: view.client_id,
+      client_secret: secret,
+      name: view.name,
+      redirect_uris: view.redirect_uris,
+      post_logout_redirect_uris: view.post_logout_redirect_uris,
+      public: view.public,
+      skip_consent: view.skip_consent,
+      require_mfa: view.require_mfa,
+      id_token_signed_response_alg: view.id_token_signed_response_alg,
+      allowed_groups: groups,
+      introspects: view.introspects,
+    })
+  },
+})
+
+const update = command({
+  name: 'update',
+  args: 'ID',
+  positionals: 1,
+  summary: "change an app's name, redirect URIs and options",
+  detail: 'Every option of client create but --public (delete and create the app to change that); what is not given stays.',
+  options: {
+    name: appOptions.name,
+    'redirect-uri': { ...appOptions['redirect-uri'], help: 'replaces the redirect URIs (repeatable)' },
+    'add-redirect-uri': { type: 'string', multiple: true, arg: 'URL', help: 'adds a redirect URI (repeatable)' },
+    'remove-redirect-uri': { type: 'string', multiple: true, arg: 'URL', help: 'removes a redirect URI (repeatable; one must stay)' },
+    'post-logout-redirect-uri': { ...appOptions['post-logout-redirect-uri'], help: 'replaces the post-logout redirect URIs (repeatable; none: no URI)' },
+    'skip-consent': { type: 'string', arg: 'true|false', help: 'no consent page (your own first-party apps)' },
+    'require-mfa': { type: 'string', arg: 'true|false', help: 'authorizing needs two factors' },
+    'allowed-group': { ...appOptions['allowed-group'], help: 'replaces the groups whose members may authorize it (repeatable; none: every user)' },
+    'id-token-alg': appOptions['id-token-alg'],
+    introspect: appOptions.introspect,
+  },
+  examples: ['client update d2844b790e7041724ccbcbfa --add-redirect-uri https://app.example.com/callback2', 'client update d2844b790e7041724ccbcbfa --allowed-group none --require-mfa false'],
+  json: 'the app as client list --json shows it',
+  async run({ values, positionals, json }) {
+    const id = positionals[0]
+    if (!id) throw new UsageError('client update needs the app\'s ID; see latchkey client update --help')
+    if (Object.values(values).every((v) => v === undefined)) throw new UsageError('client update needs an option to change; see latchkey client update --help')
+    const skipConsent = trueOrFalse('skip-consent', values['skip-consent'])
+    const requireMfa = trueOrFalse('require-mfa', values['require-mfa'])
+    if (values['id-token-alg'] !== undefined) await inputError(() => checkIdTokenAlg(values['id-token-alg']))
+    const logout = values['post-logout-redirect-uri']
+    if (logout?.includes('none') && logout.length > 1) throw new UsageError('--post-logout-redirect-uri none removes them all; give it alone')
+    // One transaction: every check first, then the changes; a bad value (an unknown group) changes nothing.
+    const { view, changed } = await withStore((store) =>
+      store.transaction(async () => {
+        // Read under the row's lock: two updates at once (two shells, two instances) each see the other's change.
+        const client = (await store.clients.lockClient(id)) ? await findClient(store, id) : undefined
+        if (!client) throw new UsageError(`no client with id "${escapeForTerminal(id)}"`)
+        let redirectUris = values['redirect-uri'] ?? client.redirectUris
+        for (const uri of values['remove-redirect-uri'] ?? []) {
+          if (!redirectUris.includes(uri)) throw new UsageError(`${escapeForTerminal(uri)} is not a redirect URI of client ${escapeForTerminal(id)}`)
+          redirectUris = redirectUris.filter((u) => u !== uri)
+        }
+        redirectUris = [...redirectUris, ...(values['add-redirect-uri'] ?? [])]
+        const next = {
+          name: values.name ?? client.name,
+          redirectUris,
+          postLogoutRedirectUris: logout === undefined ? client.postLogoutRedirectUris : logout[0] === 'none' ? [] : logout,
+          skipConsent: skipConsent ?? client.skipConsent,
+          requireMfa: requireMfa ?? client.requireMfa,
+          idTokenAlg: values['id-token-alg'] ?? client.idTokenAlg,
+        }
+        const checked = await inputError(() => checkClientOptions(next))
+        const groupsNow = await store.groups.allowedGroups(id)
+        const groups = values['allowed-group'] === undefined ? groupsNow : await allowedGroups(store, values['allowed-group'])
+        const introspects = values.introspect === undefined ? client.introspects : await inputError(() => checkIntrospects(store, values.introspect!, client.public))
+        const changed = [
+          checked.name !== client.name && 'name',
+          !sameList(checked.redirectUris, client.redirectUris) && 'redirect_uris',
+          !sameList(checked.postLogoutRedirectUris, client.postLogoutRedirectUris) && 'post_logout_redirect_uris',
+          next.skipConsent !== client.skipConsent && 'skip_consent',
+          next.requireMfa !== client.requireMfa && 'require_mfa',
+          next.idTokenAlg !== client.idTokenAlg && 'id_token_signed_response_alg',
+          !sameList([...groups].sort(), [...groupsNow].sort()) && 'allowed_groups',
+          !sameList([...introspects].sort(), [...client.introspects].sort()) && 'introspects',
+        ].filter((x): x is string => x !== false)
+        // SPEC: a change that changes nothing is said so, and records nothing.
+        if (changed.length === 0) return { view: await viewWithGroups(store, client), changed }
+        await inputError(() => updateClient(store, id, next))
+        if (changed.includes('allowed_groups')) await setAllowedGroups({ store }, id, groups)
+        if (changed.includes('introspects')) await inputError(() => setIntrospects(store, client, introspects))
+        await cliAudit(store, 'client.updated', { clientId: id, detail: { changed: changed.join(' ') } })
+        return { view: await viewWithGroups(store, (await findClient(store, id))!), changed }
+      }),
+    )
+    if (changed.length === 0) {
+      const note = `nothing to change: client ${escapeForTerminal(id)} already has these options\n`
+      if (!json) return void process.stdout.write(note)
+      process.stderr.write(`latchkey: ${note}`)
+    }
+    for (const uri of insecureRedirectUris([...view.redirect_uris, ...view.post_logout_redirect_uris]))
+      if (changed.length) process.stderr.write(`latchkey: warning: ${escapeForTerminal(uri)} is plain http on a non-loopback host; use https outside development\n`)
+    printJson(view)
+  },
+})
+
+const list = command({
+  name: 'list',
+  summary: 'the registered apps with their options and allowed groups',
+  options: {},
+  examples: ['client list', 'client list --json'],
+  json: 'an array of the apps, without secrets',
+  async run({ json }) {
+    const clients = await withStore(async (store) => Promise.all((await listClients(store)).map((c) => viewWithGroups(store, c))))
+    if (json) return printJson(clients)
+    if (clients.length === 0) return void process.stdout.write('no clients\n')
+    printTable(
+      clients.map((c) => ({
+        client_id: c.client_id,
+        name: c.name,
+        public: String(c.public),
+        skip_consent: String(c.skip_consent),
+        require_mfa: String(c.require_mfa),
+        allowed_groups: c.allowed_groups.length ? c.allowed_groups.join(' ') : '(every user)',
+        redirect_uris: c.redirect_uris.join(' '),
+      })),
+    )
+  },
+})
+
+const remove = command({
+  name: 'delete',
+  args: 'ID',
+  positionals: 1,
+  summary: 'delete an app with its grants, tokens and settings',
+  options: {},
+  examples: ['client delete d2844b790e7041724ccbcbfa'],
+  json: '{client_id, deleted: true}',
+  async run({ positionals, json }) {
+    const id = positionals[0]
+    if (!id) throw new UsageError('client delete needs the app\'s ID; see latchkey client delete --help')
+    if (!(await withStore(async (store) => (await deleteClient(store, id)) && (await cliAudit(store, 'client.deleted', { clientId: id }), true)))) throw new UsageError(`no client with id "${escapeForTerminal(id)}"`)
+    if (json) return printJson({ client_id: id, deleted: true })
+    process.stdout.write(`deleted client ${escapeForTerminal(id)}\n`)
+  },
+})
+
+const rotate = command({
+  name: 'rotate-secret',
+  args: 'ID',
+  positionals: 1,
+  summary: 'a new secret (shown this once); the old one stops working at once',
+  options: {},
+  examples: ['client rotate-secret d2844b790e7041724ccbcbfa'],
+  json: '{client_id, client_secret} (the default output too)',
+  async run({ positionals }) {
+    const id = positionals[0]
+    if (!id) throw new UsageError('client rotate-secret needs the app\'s ID; see latchkey client rotate-secret --help')
+    const secret = await withStore(async (store) => {
+      const made = await rotateSecret(store, id)
+      if (made) await cliAudit(store, 'client.secret_rotated', { clientId: id })
+      return made
+    })
+    if (!secret) throw new UsageError(`no confidential client with id "${escapeForTerminal(id)}"`)
+    printJson({ client_id: id, client_secret: secret })
+  },
+})
+
+const registrationToken = command({
+  name: 'registration-token',
+  summary: 'a 7-day token for DYNAMIC_REGISTRATION=token (RFC 7591)',
+  options: {},
+  examples: ['client registration-token'],
+  json: '{initial_access_token, expires_at} (the default output too)',
+  async run() {
+    // RFC 7591 §3's initial access token, for DYNAMIC_REGISTRATION=token: shown once, kept hashed.
+    const { token, expiresAt } = await withStore((store) => issueRegistrationToken({ store }, Date.now()))
+    printJson({ initial_access_token: token, expires_at: new Date(expiresAt).toISOString() })
+  },
+})
+
+/** `latchkey client …`: the apps (OAuth clients). */
+export const clientCommands: CommandGroup = {
+  name: 'client',
+  summary: 'apps (OAuth clients): register, change, list, delete, rotate secrets',
+  commands: [create, update, list, remove, rotate, registrationToken],
 }

@@ -1,7 +1,9 @@
 import { loadConfig, type Config } from '../config'
-import { openStore } from '../db/open'
+import { existsSync } from 'node:fs'
+import { isPostgresUrl, openStore } from '../db/open'
+import { userByRef } from '../accounts/groups'
 import { InputError } from '../lib/errors'
-import type { Store } from '../db/store'
+import type { Store, UserRecord } from '../db/store'
 import { escapeForTerminal, terminalSafeJson } from '../lib/text'
 
 /** A bad argument: exit 2 with one line on stderr, nothing changed. */
@@ -16,17 +18,31 @@ export async function inputError<T>(fn: () => T | Promise<T>): Promise<T> {
   }
 }
 
-type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>
-type Values<T extends OptionSpec> = {
+/**
+ * One option of a command, as its help shows it: `arg` names the value (`--name NAME`), `help`
+ * says what it does. `required` options are checked by the command (the synopsis shows them
+ * without brackets).
+ */
+export interface OptionSpec {
+  type: 'string' | 'boolean'
+  multiple?: boolean
+  arg?: string
+  help: string
+  required?: boolean
+}
+export type Options = Record<string, OptionSpec>
+export type Values<T extends Options> = {
   [K in keyof T]?: T[K]['type'] extends 'boolean' ? boolean : T[K]['multiple'] extends true ? string[] : string
 }
 
 /**
  * `--name value`, `--name=value`, boolean `--flag`, repeatable options, and at most
  * `positionals` plain arguments. (A few lines instead of node:util, which the server would
- * otherwise load at start-up.)
+ * otherwise load at start-up.) `where` ("client create") names the command in errors, with the
+ * help to read.
  */
-export function parse<T extends OptionSpec>(args: string[], options: T, positionals = 0): { values: Values<T>; positionals: string[] } {
+export function parse<T extends Options>(args: string[], options: T, positionals = 0, where?: string): { values: Values<T>; positionals: string[] } {
+  const see = where === undefined ? '' : ` for "${where}"; see latchkey ${where} --help`
   const values: Record<string, string | boolean | string[]> = {}
   const plain: string[] = []
   for (let i = 0; i < args.length; i++) {
@@ -37,25 +53,44 @@ export function parse<T extends OptionSpec>(args: string[], options: T, position
     }
     const eq = arg.indexOf('=')
     const name = arg.slice(2, eq < 0 ? undefined : eq)
-    const spec = options[name]
-    if (!spec) throw new UsageError(`unknown option "--${name}"`)
+    const spec = Object.hasOwn(options, name) ? options[name] : undefined
+    if (!spec) throw new UsageError(`unknown option --${escapeForTerminal(name)}${see}`)
     if (spec.type === 'boolean') {
-      if (eq >= 0) throw new UsageError(`option "--${name}" takes no value`)
+      if (eq >= 0) throw new UsageError(`option --${name} takes no value${see}`)
       values[name] = true
       continue
     }
     const value = eq >= 0 ? arg.slice(eq + 1) : args[++i]
-    if (value === undefined) throw new UsageError(`option "--${name}" needs a value`)
+    if (value === undefined) throw new UsageError(`option --${name} needs a value${see}`)
     if (spec.multiple) values[name] = [...((values[name] as string[] | undefined) ?? []), value]
     else values[name] = value
   }
-  if (plain.length > positionals) throw new UsageError(`unexpected argument "${plain[positionals]}"`)
+  if (plain.length > positionals) throw new UsageError(`unexpected argument "${escapeForTerminal(plain[positionals]!)}"${see}`)
   return { values: values as Values<T>, positionals: plain }
 }
 
-/** Opens the configured database, migrated, for one command. */
+/** `--flag true|false` (the update commands): the boolean, or undefined when not given. */
+export function trueOrFalse(name: string, value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined
+  if (value !== 'true' && value !== 'false') throw new UsageError(`--${name} must be true or false`)
+  return value === 'true'
+}
+
+/**
+ * SPEC, CLI: only `serve` and `migrate` make a database. Any other command on a SQLite path with
+ * no file stops here — a typo'd DATABASE_URL or the wrong folder would otherwise get an empty
+ * database (and a data/ folder) of its own, and the change would go where no server looks.
+ */
+export function checkDatabaseExists(config: Pick<Config, 'databaseUrl'>): void {
+  const url = config.databaseUrl
+  if (url === ':memory:' || isPostgresUrl(url) || existsSync(url)) return
+  throw new UsageError(`no database at ${escapeForTerminal(url)}; start the server (latchkey serve) or pass --database-url`)
+}
+
+/** Opens the configured database, migrated, for one command; never a new one (checkDatabaseExists). */
 export async function withStore<T>(fn: (store: Store, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig()
+  checkDatabaseExists(config)
   const { store } = await openStore(config)
   try {
     return await fn(store, config)
@@ -96,4 +131,11 @@ export function cliAudit(store: Store, kind: string, fields: { userId?: string; 
   return store.audit.record([
     { at: Date.now(), kind, userId: fields.userId ?? null, clientId: fields.clientId ?? null, address: null, userAgent: 'latchkey CLI', detail: JSON.stringify({ actor: 'cli', ...fields.detail }) },
   ])
+}
+
+/** A user named on the command line by id or by email (SPEC, CLI: everywhere a user is an argument). */
+export async function namedUser(store: Store, ref: string): Promise<UserRecord> {
+  const user = await userByRef(store, ref)
+  if (!user) throw new UsageError(`no user "${escapeForTerminal(ref)}"`)
+  return user
 }

@@ -100,6 +100,13 @@ export interface PurgeWindows {
  * the one writer, of one — and the operations done and the seconds they took (on SQLite, the
  * writes, timed by the group commit they were in).
  */
+export interface StoreCounts {
+  users: number
+  clients: number
+  groups: number
+  activeSessions: number
+}
+
 export interface StoreStats {
   inUse: number
   size: number
@@ -152,6 +159,8 @@ export interface Store {
   recordIssuer(issuer: string, now: number): Promise<void>
   /** The ISSUER the server last started with; undefined when no server ever started on this database. */
   recordedIssuer(): Promise<string | undefined>
+  /** What `latchkey status` counts: users, apps, groups, and sessions signed in and not expired at `now`. */
+  counts(now: number): Promise<StoreCounts>
   /**
    * A consistent copy of the database at `path` (SQLite: VACUUM INTO), created 0600, never over
    * an existing file or through a symlink. PostgreSQL has pg_dump for that and refuses.

@@ -155,7 +155,7 @@ export async function setIntrospects(store: Store, client: Client, introspects: 
 }
 
 /** A client's name and redirect URIs as given: checked, trimmed, without repeats. */
-function checkClientOptions(input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[] }) {
+export function checkClientOptions(input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[] }) {
   const name = input.name.trim().normalize('NFC')
   if (!name || name.length > 200) throw new ClientInputError('name must be 1 to 200 characters')
   if (hasInvisible(name)) throw new ClientInputError('name contains control or invisible characters')

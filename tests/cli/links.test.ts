@@ -53,6 +53,8 @@ const link = (issuer: string) => new RegExp(`^${issuer.replaceAll('.', '\\.')}/r
 
 describe('links made by the CLI', () => {
   test('with no server ever started, the CLI’s own ISSUER (default http://localhost:3000) makes the link', async () => {
+    // Only serve and migrate make a database (SPEC, CLI).
+    expect(cli(['migrate']).code).toBe(0)
     expect(await recorded()).toBeUndefined()
     const plain = cli(['user', 'invite', '--email', 'first@example.com', '--name', 'First'])
     expect({ code: plain.code, err: plain.err }).toEqual({ code: 0, err: '' })

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pkg from '../../package.json'
@@ -34,7 +34,7 @@ function run(args: string[], stdin?: string, env: Record<string, string> = {}) {
 describe('the binary’s CLI', () => {
   test('every command of SPEC, from an empty folder', () => {
     expect(run(['--version'])).toEqual({ code: 0, out: `latchkey ${pkg.version}\n`, err: '' })
-    expect(run(['--help']).out).toContain('latchkey user create --email E --name N')
+    expect(run(['--help']).out).toContain('latchkey user create --email EMAIL --name NAME --password-stdin')
     expect(run(['migrate']).code).toBe(0)
     expect(existsSync(join(dir, 'data/latchkey.sqlite'))).toBe(true)
 
@@ -97,6 +97,26 @@ describe('the binary’s CLI', () => {
     await reader.cancel()
     expect(await piped.exited).toBe(0)
     expect(await new Response(piped.stderr).text()).toBe('')
+  })
+})
+
+describe('the binary in a folder with no database', () => {
+  test('latchkey user list: exit 2, one line naming the path; no data/ folder made. --help works there', () => {
+    const empty = mkdtempSync(join(tmpdir(), 'latchkey-empty-'))
+    try {
+      const inEmpty = (args: string[]) => {
+        const r = Bun.spawnSync([bin, ...args], { cwd: empty, env: { PATH: '', HOME: empty }, stdin: 'ignore' })
+        return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() }
+      }
+      expect(inEmpty(['user', 'list'])).toEqual({ code: 2, out: '', err: 'latchkey: no database at ./data/latchkey.sqlite; start the server (latchkey serve) or pass --database-url\n' })
+      const help = inEmpty(['user', 'list', '--help'])
+      expect({ code: help.code, err: help.err }).toEqual({ code: 0, err: '' })
+      expect(help.out).toStartWith('latchkey user list — ')
+      expect(inEmpty(['client', 'create', '--nmae', 'X'])).toEqual({ code: 2, out: '', err: 'latchkey: unknown option --nmae for "client create"; see latchkey client create --help\n' })
+      expect(readdirSync(empty)).toEqual([])
+    } finally {
+      rmSync(empty, { recursive: true, force: true })
+    }
   })
 })
 
@@ -183,6 +203,10 @@ describe('latchkey apply / export, by the binary', () => {
         '',
       ].join('\n'),
     )
+    // apply changes a database; only serve and migrate make one (SPEC, CLI).
+    if (testEngine !== 'postgres')
+      expect(run(['apply', file], undefined, env)).toEqual({ code: 2, out: '', err: `latchkey: no database at ${env.DATABASE_URL}; start the server (latchkey serve) or pass --database-url\n` })
+    expect(run(['migrate'], undefined, env).code).toBe(0)
     const first = run(['apply', file], undefined, env)
     expect(first.code).toBe(0)
     expect(first.out.split('\n').slice(0, 5)).toEqual(['+ group family', '+ user ada@example.com (invited)', '+ member ada@example.com of family', '+ client grafana', '+ resource https://mcp.example.com'])

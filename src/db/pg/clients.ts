@@ -39,6 +39,10 @@ export class PgClients implements ClientStore {
     })
   }
 
+  lockClient(id: string): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`SELECT 1 FROM clients WHERE id = ${id} FOR UPDATE`).length > 0)
+  }
+
   listClients(): Promise<ClientRecord[]> {
     return this.ctx.run(async (sql) => (await sql.unsafe(`SELECT ${COLUMNS} FROM clients ORDER BY created_at, id`)).map(toClient))
   }

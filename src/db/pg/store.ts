@@ -1,5 +1,5 @@
 import type { SQL } from 'bun'
-import type { PurgeWindows, Store, StoreStats } from '../store'
+import type { PurgeWindows, Store, StoreCounts, StoreStats } from '../store'
 import { DatabaseUnavailable, StoreRefusal } from '../store'
 import { PgChangeFeed } from './change-feed'
 import { PgClients } from './clients'
@@ -204,6 +204,14 @@ export class PgStore implements Store, PgContext {
     return this.run(async (sql) => {
       const [row] = await sql`SELECT value FROM server_secrets WHERE name = 'issuer'`
       return row?.value as string | undefined
+    })
+  }
+
+  counts(now: number): Promise<StoreCounts> {
+    return this.run(async (sql) => {
+      const [row] = await sql`SELECT (SELECT count(*) FROM users)::int AS users, (SELECT count(*) FROM clients)::int AS clients, (SELECT count(*) FROM groups)::int AS groups,
+        (SELECT count(*) FROM sessions WHERE expires_at > ${now} AND NOT pending)::int AS "activeSessions"`
+      return { users: row!.users, clients: row!.clients, groups: row!.groups, activeSessions: row!.activeSessions } as StoreCounts
     })
   }
 

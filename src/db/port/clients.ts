@@ -32,6 +32,13 @@ export interface ClientStore {
   insertClient(client: ClientRecord, now: number): Promise<void>
   findClient(id: string): Promise<ClientRecord | undefined>
   listClients(): Promise<ClientRecord[]>
+  /**
+   * Holds the client's row until the store transaction ends (PostgreSQL: FOR UPDATE; SQLite's
+   * transaction holds the whole database already), so a read-modify-write of its options
+   * (`client update --add-redirect-uri`) loses no change another instance makes meanwhile.
+   * false for an unknown client.
+   */
+  lockClient(id: string): Promise<boolean>
   /** With its grants; the other clients' `introspects` stop naming it (a later client of that id gains no one's right). */
   deleteClient(id: string): Promise<boolean>
   /** Only a confidential client's secret changes; false for public or unknown clients. */

@@ -35,6 +35,10 @@ export class SqliteClients implements ClientStore {
     return row && toClient(row)
   }
 
+  async lockClient(id: string): Promise<boolean> {
+    return this.ctx.db.sqlite.query('SELECT 1 FROM clients WHERE id = ?').get(id) !== null
+  }
+
   async listClients(): Promise<ClientRecord[]> {
     return this.ctx.db.orm.select().from(clients).orderBy(clients.createdAt, clients.id).all().map(toClient)
   }

@@ -1,5 +1,5 @@
 import { eq, lt } from 'drizzle-orm'
-import type { PurgeWindows, Store, StoreStats } from '../store'
+import type { PurgeWindows, Store, StoreCounts, StoreStats } from '../store'
 import { StoreRefusal } from '../store'
 import { ExternalWrites } from './change-feed'
 import { Checkpointer } from './checkpointer'
@@ -142,6 +142,16 @@ export class SqliteStore implements Store, SqliteContext {
 
   async recordedIssuer(): Promise<string | undefined> {
     return this.db.orm.select({ value: serverSecrets.value }).from(serverSecrets).where(eq(serverSecrets.name, ISSUER)).get()?.value
+  }
+
+  async counts(now: number): Promise<StoreCounts> {
+    const row = this.db.sqlite
+      .query(
+        `SELECT (SELECT count(*) FROM users) AS users, (SELECT count(*) FROM clients) AS clients, (SELECT count(*) FROM groups) AS groups,
+          (SELECT count(*) FROM sessions WHERE expires_at > ?1 AND pending = 0) AS activeSessions`,
+      )
+      .get(now) as StoreCounts
+    return { users: row.users, clients: row.clients, groups: row.groups, activeSessions: row.activeSessions }
   }
 
   async backupTo(path: string, shownAs: string): Promise<void> {
