@@ -216,6 +216,7 @@ describe('the operator’s day, with --json', () => {
       require_mfa: true,
       id_token_signed_response_alg: 'ES256',
       allowed_groups: ['family'],
+      introspects: [],
     })
     const last = events()[0]!
     expect(last).toMatchObject({ kind: 'client.updated', client_id: app, detail: { actor: 'cli', changed: 'name redirect_uris post_logout_redirect_uris skip_consent require_mfa id_token_signed_response_alg allowed_groups' } })
