@@ -11,7 +11,7 @@ export const ErrorBody = t.Object(
 
 export const errorResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, ErrorBody]))
 
-const NOT_API = ['/', '/login', '/signup', '/logout', '/account', '/account/revoke', '/account/sign-out-everywhere', '/oauth/logout', '/avatars/:file', '/assets/app.css', '/assets/webauthn.js', '/assets/passkeys.js', '/login/passkey', '/login/passkey/options', '/login/two-step', '/account/passkeys', '/account/passkeys/options', '/account/passkeys/rename', '/account/passkeys/remove', '/account/two-step', '/account/two-step/setup', '/account/two-step/confirm', '/account/two-step/recovery-codes', '/account/two-step/disable', '/account/password', '/account/password/remove', '/forgot-password', '/reset-password', '/verify-email', '/verify-email/resend', '/account/email', '/account/data', '/account/data/delete', '/docs', '/openapi.json']
+const NOT_API = ['/', '/login', '/signup', '/logout', '/account', '/account/revoke', '/account/sign-out-everywhere', '/oauth/logout', '/avatars/:file', '/assets/app.css', '/assets/webauthn.js', '/assets/passkeys.js', '/favicon.svg', '/favicon.ico', '/login/passkey', '/login/passkey/options', '/login/two-step', '/account/passkeys', '/account/passkeys/options', '/account/passkeys/rename', '/account/passkeys/remove', '/account/two-step', '/account/two-step/setup', '/account/two-step/confirm', '/account/two-step/recovery-codes', '/account/two-step/disable', '/account/password', '/account/password/remove', '/forgot-password', '/reset-password', '/verify-email', '/verify-email/resend', '/account/email', '/account/data', '/account/data/delete', '/docs', '/openapi.json']
 
 /**
  * The OpenAPI document of the JSON API, generated from the route schemas by @elysiajs/openapi.
