@@ -331,7 +331,7 @@ export function ResourcesPage(props: { csrf: string; resources: ResourceView[]; 
             <th>URI</th>
             <th>Scopes</th>
             <th>Tokens</th>
-            <th></th>
+            <th>Actions</th>
           </tr>
         </thead>
         <tbody>
