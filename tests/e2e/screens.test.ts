@@ -101,8 +101,14 @@ async function everyScreen(page: Page, shot?: string): Promise<string[]> {
         await page.screenshot({ path: join(SHOTS, `${shot}-${width}-${scheme}.png`), fullPage: true })
       }
     }
-  await page.setViewportSize({ width: 1280, height: 900 })
+  // Between the two, a tablet: still no sideways scrolling.
   await page.emulateMedia({ colorScheme: 'light' })
+  for (const width of [800, 641]) {
+    await page.setViewportSize({ width, height: 900 })
+    const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }))
+    if (scrollWidth > innerWidth) failures.push(`${new URL(page.url()).pathname} at ${width}: scrolls sideways (${scrollWidth} > ${innerWidth})`)
+  }
+  await page.setViewportSize({ width: 1280, height: 900 })
   return failures
 }
 
