@@ -172,8 +172,10 @@ describe('every screen (issue 36): 360 px without sideways scrolling, axe-core c
     expect(await page.locator('ul.apps li').count()).toBe(4)
     expect(await page.locator('main').innerText()).toContain(LONG_APP)
     failures.push(...(await everyScreen(page, 'account')))
-    await page.goto(`${server.url}/account/two-step`)
-    failures.push(...(await everyScreen(page, 'two-step')))
+    // The authenticator-app setup: a QR code and the secret as text.
+    await page.getByRole('button', { name: 'Turn on two-step verification' }).click()
+    await page.locator('.qr svg').waitFor()
+    failures.push(...(await everyScreen(page, 'two-step-setup')))
 
     for (const path of ['/admin/users', '/admin/apps', `/admin/apps/edit?client_id=${clientId}`, '/admin/groups', '/admin/resources', '/admin/keys', '/admin/audit']) {
       const res = await page.goto(`${server.url}${path}`)
