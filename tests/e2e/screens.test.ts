@@ -128,6 +128,18 @@ describe('every screen (issue 36): 360 px without sideways scrolling, axe-core c
     const failures: string[] = []
     await page.goto(`${server.url}/login`)
     failures.push(...(await everyScreen(page, 'login')))
+    // The keyboard's focus is drawn: a 3 px ring in the focus token's colour, light and dark.
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme })
+      await page.locator('body').click({ position: { x: 1, y: 1 } })
+      await page.keyboard.press('Tab')
+      const ring = await page.evaluate(() => {
+        const s = getComputedStyle(document.activeElement!)
+        return { id: document.activeElement!.id, style: s.outlineStyle, width: s.outlineWidth, color: s.outlineColor }
+      })
+      expect(ring).toEqual({ id: 'email', style: 'solid', width: '3px', color: scheme === 'light' ? 'rgb(31, 79, 194)' : 'rgb(143, 176, 255)' })
+    }
+    await page.emulateMedia({ colorScheme: 'light' })
     await page.goto(`${server.url}/signup`)
     expect(await page.locator('h1').innerText()).toBe('Create account')
     failures.push(...(await everyScreen(page, 'signup')))
