@@ -19,12 +19,27 @@ import { docsRoutes } from './docs'
 import { adminRoutes } from './admin'
 import { createRequestGuard } from './web/request-guard'
 import appCss from './views/app.css' with { type: 'text' }
+import faviconSvg from './views/favicon.svg' with { type: 'text' }
 import passkeysJs from './views/scripts/passkeys.js' with { type: 'text' }
 // SimpleWebAuthn's browser half, served from our own origin (script-src 'self').
 import webauthnJs from '../node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js' with { type: 'text' }
 
 const asset = (body: string, type: string) =>
   new Response(body, { headers: { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'public, max-age=3600', ...NOSNIFF } })
+
+/**
+ * The favicon, same-origin; /favicon.ico (what browsers ask for unprompted) answers the same SVG.
+ * An SVG is a document: its own CSP lets only its inline style (the dark variant) run.
+ */
+const favicon = () =>
+  new Response(faviconSvg, {
+    headers: {
+      'content-type': 'image/svg+xml',
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+      'cache-control': 'public, max-age=86400',
+      ...NOSNIFF,
+    },
+  })
 
 const patternOf = (path: string) => new RegExp('^' + path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*') + '$')
 
@@ -80,6 +95,8 @@ export function createApp(ctx: AppContext) {
     .use(docsRoutes(ctx.config, () => self.app!))
     .get('/healthz', () => healthAnswer(ctx), { detail: { tags: ['Operations'], summary: 'Health: 200 after a database round trip, 503 otherwise' } })
     .get('/assets/app.css', () => asset(appCss, 'text/css'))
+    .get('/favicon.svg', favicon)
+    .get('/favicon.ico', favicon)
     .get('/assets/webauthn.js', () => asset(webauthnJs, 'text/javascript'))
     .get('/assets/passkeys.js', () => asset(passkeysJs, 'text/javascript'))
     .use(metadataRoutes(ctx))

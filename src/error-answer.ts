@@ -6,9 +6,9 @@ import { errorResponse } from './lib/http'
 import { requestIdOf } from './lib/log'
 import { redact } from './lib/redact'
 import { AuthorizationRedirect } from './oauth/authorize/request'
-import { errorPageResponse } from './views/error-page'
+import { errorPageResponse, notFoundPage } from './views/error-page'
 import { seeOther } from './views/page'
-import { isApiPath } from './web/request-guard'
+import { isApiPath, wantsPage } from './web/request-guard'
 
 /** "grant_type is required" rather than a TypeBox dump. */
 function describeValidation(error: ValidationError): string {
@@ -18,9 +18,23 @@ function describeValidation(error: ValidationError): string {
   return first?.value === undefined ? `${name} is required` : `${name} is invalid`
 }
 
+const PAGE_TITLES: Record<number, string> = { 400: 'Bad request', 401: 'Not signed in', 403: 'Not allowed', 405: 'Method not allowed', 409: 'Conflict', 413: 'Request too large', 429: 'Too many requests' }
+
+/**
+ * An API refusal met by a person's browser, as a page with the same status and headers (Allow,
+ * Retry-After…). Every 404 is the same page, so /admin refused to a stranger (src/admin/web.ts)
+ * reads exactly like a path no route serves.
+ */
+function apiErrorPage(error: ApiError): Response {
+  const headers = Object.keys(error.headers).length ? error.headers : undefined
+  if (error instanceof NotFound) return notFoundPage(headers)
+  const detail = error.description.charAt(0).toUpperCase() + error.description.slice(1) + '.'
+  return errorPageResponse(error.status, PAGE_TITLES[error.status] ?? 'Something went wrong', detail, headers)
+}
+
 /**
  * The one place that decides what an error becomes (node-oidc-provider's err_out): RFC error
- * JSON for the API, a page for people, a redirect only for verified authorization errors, and
+ * JSON for the API and for programs, a page for people, a redirect only for verified authorization errors, and
  * for anything unexpected a bare `server_error` — the detail goes to the log with a request id.
  */
 export function errorAnswer(
@@ -31,9 +45,11 @@ export function errorAnswer(
   const cause = code === 'PARSE' && (error as Error).cause instanceof Error ? ((error as Error).cause as Error) : error
   const isApi = isApiPath(path)
   const page = errorPageResponse
+  // A browser navigating to a page path gets pages for what the API answers as JSON (SPEC "Every screen").
+  const isPerson = wantsPage(request, path)
 
   if (cause instanceof AuthorizationRedirect) return seeOther(cause.location)
-  if (cause instanceof ApiError) return errorResponse(cause)
+  if (cause instanceof ApiError) return isPerson ? apiErrorPage(cause) : errorResponse(cause)
   if (cause instanceof PageError) return page(cause.status, cause.title, cause.detail)
   if (code === 'VALIDATION' || code === 'PARSE') {
     const description = code === 'VALIDATION' ? describeValidation(error as ValidationError) : 'request body is malformed'
@@ -48,9 +64,11 @@ export function errorAnswer(
   if (code === 'NOT_FOUND') {
     // /admin answers strangers as if it were not there: no 405 naming its methods either.
     const allowed = path === '/admin' || path.startsWith('/admin/') ? [] : allowedMethods(path)
-    if (allowed.length > 0)
-      return errorResponse(new MethodNotAllowed(`${request.method} is not allowed here`, { allow: allowed.join(', ') }))
-    return errorResponse(new NotFound(`no route for ${request.method} ${path}`))
+    const refusal =
+      allowed.length > 0
+        ? new MethodNotAllowed(`${request.method} is not allowed here`, { allow: allowed.join(', ') })
+        : new NotFound(`no route for ${request.method} ${path}`)
+    return isPerson ? apiErrorPage(refusal) : errorResponse(refusal)
   }
   const e = cause as { name?: string; code?: unknown; message?: string }
   const requestId = requestIdOf(request)

@@ -13,3 +13,9 @@ declare module '*.js' {
   const text: string
   export default text
 }
+
+// The favicon, served as it is.
+declare module '*.svg' {
+  const text: string
+  export default text
+}

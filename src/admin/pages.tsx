@@ -76,12 +76,16 @@ export function UsersPage(props: { csrf: string; users: UserRow[]; query: string
             const self = u.id === props.selfId
             return (
               <tr>
-                <td safe>{u.email}</td>
-                <td safe>{u.fullName}</td>
-                <td>{yes(u.admin)}</td>
-                <td>{yes(u.disabled)}</td>
-                <td>{[u.mfa.totp ? 'TOTP' : '', u.mfa.passkeys ? `${u.mfa.passkeys} passkey(s)` : ''].filter(Boolean).join(', ')}</td>
-                <td class="row-actions">
+                <td data-label="Email" class="long" safe>
+                  {u.email}
+                </td>
+                <td data-label="Name" safe>
+                  {u.fullName}
+                </td>
+                <td data-label="Admin">{yes(u.admin)}</td>
+                <td data-label="Disabled">{yes(u.disabled)}</td>
+                <td data-label="Two-step">{[u.mfa.totp ? 'TOTP' : '', u.mfa.passkeys ? `${u.mfa.passkeys} passkey(s)` : ''].filter(Boolean).join(', ')}</td>
+                <td data-label="Actions" class="row-actions">
                   {self ? (
                     <span class="muted">you</span>
                   ) : (
@@ -162,16 +166,16 @@ export function AppsPage(props: { csrf: string; apps: AppRow[]; groups: string[]
         <tbody>
           {props.apps.map((a) => (
             <tr>
-              <td>
+              <td data-label="Name">
                 <a href={attr(`/admin/apps/edit?client_id=${encodeURIComponent(a.client_id)}`)} safe>
                   {a.name}
                 </a>
               </td>
-              <td>
+              <td data-label="Client ID">
                 <code safe>{a.client_id}</code>
               </td>
-              <td safe>{[a.public ? 'public' : 'confidential', KIND_WORDS[a.kind] ?? ''].filter(Boolean).join(', ')}</td>
-              <td safe>{a.allowed_groups.join(', ') || 'everyone'}</td>
+              <td data-label="Type" safe>{[a.public ? 'public' : 'confidential', KIND_WORDS[a.kind] ?? ''].filter(Boolean).join(', ')}</td>
+              <td data-label="Allowed groups" safe>{a.allowed_groups.join(', ') || 'everyone'}</td>
             </tr>
           ))}
         </tbody>
@@ -329,19 +333,25 @@ export function ResourcesPage(props: { csrf: string; resources: ResourceView[]; 
             <th>URI</th>
             <th>Scopes</th>
             <th>Tokens</th>
-            <th></th>
+            <th>Actions</th>
           </tr>
         </thead>
         <tbody>
           {props.resources.map((r) => (
             <tr>
-              <td safe>{r.name}</td>
-              <td>
+              <td data-label="Name" safe>
+                {r.name}
+              </td>
+              <td data-label="URI">
                 <code safe>{r.uri}</code>
               </td>
-              <td safe>{Object.keys(r.scopes).join(' ')}</td>
-              <td safe>{r.token_format}</td>
-              <td>
+              <td data-label="Scopes" safe>
+                {Object.keys(r.scopes).join(' ')}
+              </td>
+              <td data-label="Tokens" safe>
+                {r.token_format}
+              </td>
+              <td data-label="" class="row-actions">
                 <ButtonForm action="/admin/resources/delete" csrf={props.csrf} label="Delete" kind="danger" fields={{ uri: r.uri }} />
               </td>
             </tr>
@@ -388,14 +398,18 @@ export function KeysPage(props: { csrf: string; keys: Array<{ kid: string; alg: 
         <tbody>
           {props.keys.map((k) => (
             <tr>
-              <td>
+              <td data-label="Key ID">
                 <code safe>{k.kid}</code>
               </td>
-              <td safe>{k.alg}</td>
-              <td>
+              <td data-label="Algorithm" safe>
+                {k.alg}
+              </td>
+              <td data-label="Created">
                 <When at={k.createdAt} />
               </td>
-              <td safe>{k.state}</td>
+              <td data-label="State" safe>
+                {k.state}
+              </td>
             </tr>
           ))}
         </tbody>
@@ -443,14 +457,24 @@ export function AuditPage(props: { events: AuditEvent[]; filter: { user: string;
         <tbody>
           {props.events.map((e) => (
             <tr>
-              <td>
+              <td data-label="Time">
                 <time datetime={new Date(e.at).toISOString()}>{new Date(e.at).toISOString().slice(0, 19).replace('T', ' ')}</time>
               </td>
-              <td safe>{e.kind}</td>
-              <td safe>{e.userId ?? ''}</td>
-              <td safe>{e.clientId ?? ''}</td>
-              <td safe>{e.address ?? ''}</td>
-              <td safe>{e.detail ?? ''}</td>
+              <td data-label="Kind" safe>
+                {e.kind}
+              </td>
+              <td data-label="User" class="long" safe>
+                {e.userId ?? ''}
+              </td>
+              <td data-label="App" class="long" safe>
+                {e.clientId ?? ''}
+              </td>
+              <td data-label="Address" class="long" safe>
+                {e.address ?? ''}
+              </td>
+              <td data-label="Detail" class="long" safe>
+                {e.detail ?? ''}
+              </td>
             </tr>
           ))}
         </tbody>

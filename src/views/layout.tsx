@@ -10,6 +10,7 @@ export function Layout(props: { title: string; wide?: boolean; admin?: boolean; 
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title safe>{props.title} · Latchkey</title>
+        <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
         <link rel="stylesheet" href="/assets/app.css" />
       </head>
       <body>

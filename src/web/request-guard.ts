@@ -29,6 +29,21 @@ export function isApiPath(path: string): boolean {
   return path.startsWith('/api/') || path.startsWith('/.well-known/')
 }
 
+/** Paths that answer JSON to everyone, browsers too: the API, discovery, health and the API's description. */
+const JSON_ONLY = new Set(['/healthz', '/openapi.json'])
+
+/**
+ * A person's browser asking for a page: not a JSON path, and `Accept` names `text/html` (a
+ * navigation sends `text/html,application/xhtml+xml,…`; fetch and curl send `*\/*`). Such a
+ * request meets an unknown page, a wrong method or a fault as an HTML page (SPEC "Every screen");
+ * everyone else keeps the JSON error of SPEC "Errors".
+ */
+export function wantsPage(request: Request, path: string): boolean {
+  if (isApiPath(path) || JSON_ONLY.has(path)) return false
+  const accept = request.headers.get('accept')
+  return accept !== null && /(?:^|,)\s*text\/html\s*(?:,|$|;(?!\s*q\s*=\s*0(?:\.0*)?\s*(?:,|$)))/i.test(accept)
+}
+
 /** The same refusal as JSON for the API or as a page for people. */
 function refuse(path: string, api: ApiError, page: PageError): Response {
   return isApiPath(path) ? errorResponse(api) : errorPageResponse(page.status, page.title, page.detail)

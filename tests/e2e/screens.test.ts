@@ -1,0 +1,200 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { type RunningBinary, launchChromium, startBinary } from './server'
+
+// SPEC "Brand and language" → "Every screen" (issue 36), in real Chromium against the binary: every
+// page fits 360 px with no sideways scrolling, and axe-core finds no violation on it, light or
+// dark, 1280 or 360 wide. One browser, the pages in sequence.
+setDefaultTimeout(120_000)
+
+const axeSource = readFileSync(join(import.meta.dir, '../../node_modules/axe-core/axe.min.js'), 'utf8')
+/** Where screenshots go when LATCHKEY_SHOTS names a folder (a person looks at them; the test does not). */
+const SHOTS = process.env.LATCHKEY_SHOTS
+
+const LONG_APP = 'Acme Customer-Relationship-Management-and-Billing-Platform Enterprise Edition for Distributed Teams'
+const ADMIN = 'root.administrator.with.a.long.address@operations.example-company.com'
+const PASSWORD = 'screens password'
+
+let server: RunningBinary
+let browser: Browser
+let app: ReturnType<typeof Bun.serve>
+let callback: string
+let clientId: string
+
+beforeAll(async () => {
+  // Passkeys need a domain: ISSUER is http://localhost:PORT.
+  server = await startBinary({ SIGNUP: 'open' }, undefined, { localhost: true })
+  app = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('<h1>App callback</h1>', { headers: { 'content-type': 'text/html' } }) })
+  callback = `http://127.0.0.1:${app.port}/callback`
+  clientId = JSON.parse(server.cli(['client', 'create', '--name', LONG_APP, '--redirect-uri', callback]).out).client_id
+  expect(server.cli(['user', 'create', '--email', ADMIN, '--name', 'Root Administrator', '--password-stdin', '--admin'], `${PASSWORD}\n`).code).toBe(0)
+  expect(server.cli(['user', 'create', '--email', 'member@example.com', '--name', 'Mia Member', '--password-stdin'], `${PASSWORD}\n`).code).toBe(0)
+  expect(server.cli(['group', 'create', 'engineering']).code).toBe(0)
+  expect(server.cli(['group', 'add', 'engineering', 'member@example.com']).code).toBe(0)
+  expect(server.cli(['group', 'add', 'engineering', ADMIN]).code).toBe(0)
+  const mcp = ['resource', 'create', '--uri', 'https://mcp.internal.example-company.com/api/v1/model-context-protocol/endpoint', '--name', 'Home automation MCP']
+  expect(server.cli([...mcp, '--scope', 'tools:read=Read your tools', '--scope', 'tools:call=Run tools']).code).toBe(0)
+  browser = await launchChromium()
+})
+
+afterAll(async () => {
+  await browser?.close()
+  app?.stop(true)
+  server?.cleanup()
+})
+
+interface AxeViolation {
+  id: string
+  impact: string
+  nodes: Array<{ target: string[]; failureSummary: string }>
+}
+
+/** A page's failures at one size and colour scheme: sideways scrolling, axe violations, ordinary words broken in /admin tables. */
+async function failuresAt(page: Page, width: number, scheme: 'light' | 'dark'): Promise<string[]> {
+  await page.setViewportSize({ width, height: width === 360 ? 740 : 900 })
+  await page.emulateMedia({ colorScheme: scheme })
+  const where = `${new URL(page.url()).pathname} at ${width} ${scheme}`
+  const failures: string[] = []
+  const { scrollWidth, innerWidth, dark } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: window.innerWidth,
+    dark: matchMedia('(prefers-color-scheme: dark)').matches,
+  }))
+  expect(dark).toBe(scheme === 'dark')
+  if (scrollWidth > innerWidth) failures.push(`${where}: scrolls sideways (${scrollWidth} > ${innerWidth})`)
+  // CSP (script-src 'self') keeps axe out of a <script> tag; the DevTools protocol evaluates it.
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
+  const violations = (await page.evaluate(() => (window as unknown as { axe: { run: (o: object) => Promise<{ violations: unknown[] }> } }).axe.run({ resultTypes: ['violations'] }).then((r) => r.violations))) as AxeViolation[]
+  for (const v of violations) failures.push(`${where}: axe ${v.id} (${v.impact}) at ${v.nodes.map((n) => n.target.join(' ') + ' — ' + n.failureSummary).join('; ')}`)
+  // A word in an /admin table breaks only where it is a long token (code, .long); a line break
+  // inside any other word gives its range two boxes.
+  const broken = await page.evaluate(() => {
+    const found: string[] = []
+    for (const cell of document.querySelectorAll('table.admin th, table.admin td')) {
+      const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT)
+      for (let node = walker.nextNode() as Text | null; node; node = walker.nextNode() as Text | null) {
+        if (node.parentElement?.closest('code, .long')) continue
+        for (const m of node.data.matchAll(/[^\s\-/]+/g)) {
+          const range = document.createRange()
+          range.setStart(node, m.index!)
+          range.setEnd(node, m.index! + m[0].length)
+          if (range.getClientRects().length > 1) found.push(m[0])
+        }
+      }
+    }
+    return found
+  })
+  if (broken.length > 0) failures.push(`${where}: words broken mid-way in a table: ${broken.join(', ')}`)
+  return failures
+}
+
+/** Every size and scheme of the page now open; a screenshot of each when asked. */
+async function everyScreen(page: Page, shot?: string): Promise<string[]> {
+  const failures: string[] = []
+  for (const width of [1280, 360])
+    for (const scheme of ['light', 'dark'] as const) {
+      failures.push(...(await failuresAt(page, width, scheme)))
+      if (SHOTS && shot) {
+        mkdirSync(SHOTS, { recursive: true })
+        await page.screenshot({ path: join(SHOTS, `${shot}-${width}-${scheme}.png`), fullPage: true })
+      }
+    }
+  // Between the two, a tablet: still no sideways scrolling.
+  await page.emulateMedia({ colorScheme: 'light' })
+  for (const width of [800, 641]) {
+    await page.setViewportSize({ width, height: 900 })
+    const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }))
+    if (scrollWidth > innerWidth) failures.push(`${new URL(page.url()).pathname} at ${width}: scrolls sideways (${scrollWidth} > ${innerWidth})`)
+  }
+  await page.setViewportSize({ width: 1280, height: 900 })
+  return failures
+}
+
+async function freshContext(): Promise<{ context: BrowserContext; page: Page; csp: string[] }> {
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  const csp: string[] = []
+  page.on('console', (m) => {
+    if (/Content Security Policy|Refused to/i.test(m.text())) csp.push(m.text())
+  })
+  return { context, page, csp }
+}
+
+describe('every screen (issue 36): 360 px without sideways scrolling, axe-core clean, light and dark', () => {
+  test('signed out: /login, /signup, and the HTML 404 a browser gets for an unknown page', async () => {
+    const { page, csp } = await freshContext()
+    const failures: string[] = []
+    await page.goto(`${server.url}/login`)
+    failures.push(...(await everyScreen(page, 'login')))
+    // The keyboard's focus is drawn: a 3 px ring in the focus token's colour, light and dark.
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme })
+      await page.locator('body').click({ position: { x: 1, y: 1 } })
+      await page.keyboard.press('Tab')
+      const ring = await page.evaluate(() => {
+        const s = getComputedStyle(document.activeElement!)
+        return { id: document.activeElement!.id, style: s.outlineStyle, width: s.outlineWidth, color: s.outlineColor }
+      })
+      expect(ring).toEqual({ id: 'email', style: 'solid', width: '3px', color: scheme === 'light' ? 'rgb(31, 79, 194)' : 'rgb(143, 176, 255)' })
+    }
+    await page.emulateMedia({ colorScheme: 'light' })
+    await page.goto(`${server.url}/signup`)
+    expect(await page.locator('h1').innerText()).toBe('Create account')
+    failures.push(...(await everyScreen(page, 'signup')))
+    const missing = await page.goto(`${server.url}/no-such-page`)
+    expect(missing!.status()).toBe(404)
+    expect(missing!.headers()['content-type']).toBe('text/html; charset=utf-8')
+    expect(await page.locator('h1').innerText()).toBe('Page not found')
+    failures.push(...(await everyScreen(page, 'not-found')))
+    // The favicon the layout links is served from this origin and drawn.
+    const icon = await page.evaluate(() => fetch('/favicon.svg').then((r) => r.headers.get('content-type')))
+    expect(icon).toBe('image/svg+xml')
+    expect(failures).toEqual([])
+    expect(csp).toEqual([])
+  })
+
+  test('an admin: the consent page for a long-named app, /account with it and 3 passkeys, and every /admin page', async () => {
+    const { context, page, csp } = await freshContext()
+    const cdp = await context.newCDPSession(page)
+    await cdp.send('WebAuthn.enable')
+    const failures: string[] = []
+    await page.goto(`${server.url}/oauth/authorize?client_id=${clientId}&redirect_uri=${encodeURIComponent(callback)}&scope=openid%20profile%20email%20settings:read%20settings:write&state=s`)
+    await page.getByLabel('Email').fill(ADMIN)
+    await page.getByLabel('Password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    await page.waitForURL((u) => u.pathname === '/oauth/authorize')
+    expect(await page.locator('h1').innerText()).toBe(`${LONG_APP} wants to access your account`)
+    failures.push(...(await everyScreen(page, 'consent')))
+    await page.getByRole('button', { name: 'Allow' }).click()
+    await page.waitForURL((u) => u.href.startsWith(callback))
+
+    await page.goto(`${server.url}/account`)
+    for (const name of ['Work laptop (Chromium on Linux)', 'Phone', 'A security key with a rather long name of its own']) {
+      // One authenticator per passkey: the page excludes credentials the account already has.
+      const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+        options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      })
+      await page.getByLabel('Passkey name').fill(name)
+      await page.getByRole('button', { name: 'Add a passkey' }).click()
+      await page.locator('ul.apps strong', { hasText: name }).waitFor()
+      await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId })
+    }
+    expect(await page.locator('ul.apps li').count()).toBe(4)
+    expect(await page.locator('main').innerText()).toContain(LONG_APP)
+    failures.push(...(await everyScreen(page, 'account')))
+    // The authenticator-app setup: a QR code and the secret as text.
+    await page.getByRole('button', { name: 'Turn on two-step verification' }).click()
+    await page.locator('.qr svg').waitFor()
+    failures.push(...(await everyScreen(page, 'two-step-setup')))
+
+    for (const path of ['/admin/users', '/admin/apps', `/admin/apps/edit?client_id=${clientId}`, '/admin/groups', '/admin/resources', '/admin/keys', '/admin/audit']) {
+      const res = await page.goto(`${server.url}${path}`)
+      expect([path, res!.status()]).toEqual([path, 200])
+      failures.push(...(await everyScreen(page, path.slice(1).replace(/\?.*/, '').replace(/\//g, '-'))))
+    }
+    expect(failures).toEqual([])
+    expect(csp).toEqual([])
+  })
+})
