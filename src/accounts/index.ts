@@ -13,6 +13,7 @@ import { dataRoutes } from './data'
 import { emailRoutes } from './email'
 import { emailChangeRoutes } from './email-change'
 import { secondFactorRoutes } from './second-factor'
+import { profileRoutes } from './profile'
 import { accountPage, securityRoutes } from './security'
 import { forbidden, signInRoutes } from './sign-in'
 import { csrfAccepted, loginUrl, readSession } from './web'
@@ -39,6 +40,7 @@ export function accountRoutes(ctx: AppContext) {
     .use(signInRoutes(ctx))
     .use(secondFactorRoutes(ctx))
     .use(securityRoutes(ctx))
+    .use(profileRoutes(ctx))
     .use(emailRoutes(ctx))
     .use(emailChangeRoutes(ctx))
     .use(dataRoutes(ctx))

@@ -5,6 +5,7 @@ import { Html } from '@elysiajs/html'
 import type { PasskeyRecord } from '../db/store'
 import { ButtonForm, CsrfField, ErrorNote, Hidden, LastUsed, Layout, When, attr } from '../views/layout'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
+import { ChangePasswordForm } from './profile-pages'
 import { PASSKEY_NAME_MAX } from './passkeys'
 
 
@@ -84,6 +85,7 @@ export function SecuritySections(props: { csrf: string; state: SecurityState }) 
         </form>
       )}
       <h2>Password</h2>
+      {state.hasPassword ? <ChangePasswordForm csrf={csrf} /> : ''}
       {state.hasPassword ? (
         state.passkeys.length > 0 ? (
           <form method="post" action="/account/password/remove">

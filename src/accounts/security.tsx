@@ -14,6 +14,7 @@ import { RecoveryCodesPage, TotpSetupPage, VERIFY_FIRST } from './mfa-pages'
 import { notify, passwordChangedMessage, twoStepChangedMessage } from '../mail/messages'
 import { EmailSection } from './email-pages'
 import { AccountPage, type AppAccess } from './pages'
+import { ProfileSection } from './profile-pages'
 import type { AuthorizedApp } from '../db/store'
 import { scopeWords } from '../oauth/scopes'
 import { PASSKEY_NAME_MAX, PasskeyRefused, registerPasskey, registrationOptions } from './passkeys'
@@ -67,9 +68,21 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
   }
   const csrf = formCsrf(ctx, request, session)
   const access = await appAccess(ctx, apps)
-  const email = ctx.config.smtpUrl === null ? undefined : <EmailSection csrf={csrf.token} email={session.user.email} verified={session.user.emailVerified} notice={notice} />
+  const email = ctx.config.smtpUrl === null ? undefined : <EmailSection csrf={csrf.token} email={session.user.email} verified={session.user.emailVerified} />
+  const profile = <ProfileSection csrf={csrf.token} user={session.user} />
   const page = (
-    <AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={access} activity={activity} csrf={csrf.token} security={security} error={refused?.error} email={email} />
+    <AccountPage
+      user={session.user}
+      avatarUrl={avatarUrlOf(ctx.config, session.user)}
+      apps={access}
+      activity={activity}
+      csrf={csrf.token}
+      security={security}
+      error={refused?.error}
+      notice={notice}
+      email={email}
+      profile={profile}
+    />
   )
   return htmlPage(page, { status: refused?.status })
 }
