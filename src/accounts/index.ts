@@ -14,6 +14,7 @@ import { emailRoutes } from './email'
 import { emailChangeRoutes } from './email-change'
 import { secondFactorRoutes } from './second-factor'
 import { profileRoutes } from './profile'
+import { signInExitRoutes } from './sign-in-exits'
 import { accountPage, securityRoutes } from './security'
 import { forbidden, signInRoutes } from './sign-in'
 import { csrfAccepted, loginUrl, readSession } from './web'
@@ -39,6 +40,7 @@ export function accountRoutes(ctx: AppContext) {
   return new Elysia({ name: 'accounts' })
     .use(signInRoutes(ctx))
     .use(secondFactorRoutes(ctx))
+    .use(signInExitRoutes(ctx))
     .use(securityRoutes(ctx))
     .use(profileRoutes(ctx))
     .use(emailRoutes(ctx))

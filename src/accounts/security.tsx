@@ -6,10 +6,11 @@ import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import { hashPassword, verifyPassword } from '../lib/crypto'
 import { json } from '../lib/http'
+import { cookie } from '../lib/cookies'
 import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { avatarUrlOf } from './avatar'
-import { AddPasskeyForm, CodeForm, CsrfForm, PasskeyChangeForm, PasswordForm, ProofForm } from './model'
+import { AddPasskeyForm, CodeForm, CsrfForm, PasskeyChangeForm, PasswordForm, ProofForm, ReturnToForm, ReturnToQuery } from './model'
 import { RecoveryCodesPage, TotpSetupPage, VERIFY_FIRST } from './mfa-pages'
 import { notify, passwordChangedMessage, twoStepChangedMessage } from '../mail/messages'
 import { EmailSection } from './email-pages'
@@ -18,12 +19,12 @@ import { ProfileSection } from './profile-pages'
 import type { AuthorizedApp } from '../db/store'
 import { scopeWords } from '../oauth/scopes'
 import { PASSKEY_NAME_MAX, PasskeyRefused, registerPasskey, registrationOptions } from './passkeys'
-import { deleteSessionsOf, type Session } from './sessions'
+import { SESSION_TTL_MS, cookieNames, createSession, deleteSessionsOf, type Session } from './sessions'
 import { emailHash, forbidden } from './sign-in'
 import { SignInLimits } from './throttle'
 import { acceptTotpCode, newRecoveryCodes, newTotpSecret, openTotpSecret, totpSetup, totpStep } from './totp'
 import { UserInputError, checkPassword } from './users'
-import { csrfAccepted, formCsrf, readSession } from './web'
+import { csrfAccepted, formCsrf, readSession, safeReturnTo, sessionCookieOf } from './web'
 
 const NO_STORE = { 'cache-control': 'no-store' }
 
@@ -180,12 +181,16 @@ export function securityRoutes(ctx: AppContext) {
       },
       { parse: parsePageForm, body: PasskeyChangeForm },
     )
-    .get('/account/two-step', async function showTotpSetup({ request }) {
-      const session = await readSession(ctx, request)
-      if (!session) return seeOther('/login?return_to=%2Faccount%2Ftwo-step')
-      if (mustVerifyFirst(ctx, session)) return verifyFirst(request, session, 'turn on two-step verification')
-      return totpSetupPage(request, session)
-    })
+    .get(
+      '/account/two-step',
+      async function showTotpSetup({ request, query }) {
+        const session = await readSession(ctx, request)
+        if (!session) return seeOther('/login?return_to=%2Faccount%2Ftwo-step')
+        if (mustVerifyFirst(ctx, session)) return verifyFirst(request, session, 'turn on two-step verification')
+        return totpSetupPage(request, session, safeReturnTo(query.return_to))
+      },
+      { query: ReturnToQuery },
+    )
     .post(
       '/account/two-step/setup',
       async function startTotp({ request, body }) {
@@ -194,9 +199,11 @@ export function securityRoutes(ctx: AppContext) {
         const secret = await newTotpSecret(ctx, session.user.id)
         if (!(await ctx.store.mfa.startTotp(session.user.id, secret.sealed, ctx.clock.now())))
           return accountPage(ctx, request, session, { status: 409, error: 'Two-step verification is already on.' })
-        return seeOther('/account/two-step')
+        // Set up because an app required it: where the person goes on to afterwards.
+        const returnTo = safeReturnTo(body.return_to)
+        return seeOther(returnTo ? `/account/two-step?return_to=${encodeURIComponent(returnTo)}` : '/account/two-step')
       },
-      { parse: parsePageForm, body: CsrfForm },
+      { parse: parsePageForm, body: ReturnToForm },
     )
     .post(
       '/account/two-step/confirm',
@@ -207,13 +214,18 @@ export function securityRoutes(ctx: AppContext) {
         if (!totp || totp.confirmedAt !== null) return seeOther('/account')
         const secret = await openTotpSecret(ctx, session.user.id, totp.sealedSecret)
         const step = secret === undefined ? undefined : totpStep(ctx, secret, body.code ?? '', ctx.clock.now())
-        if (step === undefined) return totpSetupPage(request, session, 'That code is not right. Check the time on your device and try the current code.')
+        const returnTo = safeReturnTo(body.return_to)
+        if (step === undefined) return totpSetupPage(request, session, returnTo, 'That code is not right. Check the time on your device and try the current code.')
         const recovery = newRecoveryCodes()
         if (!(await ctx.store.mfa.confirmTotp(session.user.id, step, recovery.hashes, ctx.clock.now()))) return seeOther('/account')
         await deleteSessionsOf(ctx.store, session.user.id, session)
         await notify(ctx.config, ctx.store, twoStepChangedMessage(session.user.email, 'Two-step verification was turned on for your account'), ctx.clock.now())
         ctx.audit.record('two_step.enabled', { userId: session.user.id, request })
-        return htmlPage(<RecoveryCodesPage codes={recovery.codes} />)
+        if (!returnTo) return htmlPage(<RecoveryCodesPage codes={recovery.codes} />)
+        // An app required it: the code just given is the second factor, so this browser goes on
+        // to the app signed in with two (RFC 8176 otp, mfa) instead of being asked for the next code.
+        const cookies = await twoFactorSession(request, session)
+        return htmlPage(<RecoveryCodesPage codes={recovery.codes} continueTo={returnTo} />, { cookies })
       },
       { parse: parsePageForm, body: CodeForm },
     )
@@ -276,13 +288,21 @@ export function securityRoutes(ctx: AppContext) {
       { parse: parsePageForm, body: PasswordForm },
     )
 
-  async function totpSetupPage(request: Request, session: Session, error?: string): Promise<Response> {
+  /** The browser's session again, with a TOTP code given (a new token replaces the old one): its cookie. */
+  async function twoFactorSession(request: Request, session: Session): Promise<string[]> {
+    const amr = [...new Set([...session.amr.filter((m) => m !== 'mfa'), 'otp', 'mfa'])]
+    const token = await createSession(ctx.store, session.user.id, ctx.clock.now(), { amr }, sessionCookieOf(ctx, request))
+    const secure = ctx.config.secureCookies
+    return token === undefined ? [] : [cookie(cookieNames(secure).session, token, { secure, maxAgeSeconds: SESSION_TTL_MS / 1000 })]
+  }
+
+  async function totpSetupPage(request: Request, session: Session, returnTo?: string, error?: string): Promise<Response> {
     const totp = await ctx.store.mfa.findTotp(session.user.id)
     const secret = totp && totp.confirmedAt === null ? await openTotpSecret(ctx, session.user.id, totp.sealedSecret) : undefined
     if (!secret) return seeOther('/account')
     const setup = totpSetup(ctx, secret, session.user.email)
     const csrf = formCsrf(ctx, request, session)
-    return htmlPage(<TotpSetupPage csrf={csrf.token} qrSvg={setup.qrSvg} secretText={setup.secretText} error={error} />, { status: error ? 400 : 200 })
+    return htmlPage(<TotpSetupPage csrf={csrf.token} qrSvg={setup.qrSvg} secretText={setup.secretText} returnTo={returnTo} error={error} />, { status: error ? 400 : 200 })
   }
 
   /** A current TOTP code (used up) or the account's password. */
