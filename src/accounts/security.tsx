@@ -6,7 +6,6 @@ import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import { hashPassword, verifyPassword } from '../lib/crypto'
 import { json } from '../lib/http'
-import { cookie } from '../lib/cookies'
 import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { avatarUrlOf } from './avatar'
@@ -19,12 +18,12 @@ import { ProfileSection } from './profile-pages'
 import type { AuthorizedApp } from '../db/store'
 import { scopeWords } from '../oauth/scopes'
 import { PASSKEY_NAME_MAX, PasskeyRefused, registerPasskey, registrationOptions } from './passkeys'
-import { SESSION_TTL_MS, cookieNames, createSession, deleteSessionsOf, type Session } from './sessions'
+import { deleteSessionsOf, type Session } from './sessions'
 import { emailHash, forbidden } from './sign-in'
 import { SignInLimits } from './throttle'
 import { acceptTotpCode, newRecoveryCodes, newTotpSecret, openTotpSecret, totpSetup, totpStep } from './totp'
 import { UserInputError, checkPassword } from './users'
-import { csrfAccepted, formCsrf, readSession, safeReturnTo, sessionCookieOf } from './web'
+import { csrfAccepted, formCsrf, readSession, safeReturnTo } from './web'
 
 const NO_STORE = { 'cache-control': 'no-store' }
 
@@ -221,11 +220,9 @@ export function securityRoutes(ctx: AppContext) {
         await deleteSessionsOf(ctx.store, session.user.id, session)
         await notify(ctx.config, ctx.store, twoStepChangedMessage(session.user.email, 'Two-step verification was turned on for your account'), ctx.clock.now())
         ctx.audit.record('two_step.enabled', { userId: session.user.id, request })
-        if (!returnTo) return htmlPage(<RecoveryCodesPage codes={recovery.codes} />)
-        // An app required it: the code just given is the second factor, so this browser goes on
-        // to the app signed in with two (RFC 8176 otp, mfa) instead of being asked for the next code.
-        const cookies = await twoFactorSession(request, session)
-        return htmlPage(<RecoveryCodesPage codes={recovery.codes} continueTo={returnTo} />, { cookies })
+        // Set up because an app required it: on to the app, whose step-up asks for a code (SPEC:
+        // a session's factors are the ones used to sign in; turning TOTP on does not upgrade it).
+        return htmlPage(<RecoveryCodesPage codes={recovery.codes} continueTo={returnTo} />)
       },
       { parse: parsePageForm, body: CodeForm },
     )
@@ -287,14 +284,6 @@ export function securityRoutes(ctx: AppContext) {
       },
       { parse: parsePageForm, body: PasswordForm },
     )
-
-  /** The browser's session again, with a TOTP code given (a new token replaces the old one): its cookie. */
-  async function twoFactorSession(request: Request, session: Session): Promise<string[]> {
-    const amr = [...new Set([...session.amr.filter((m) => m !== 'mfa'), 'otp', 'mfa'])]
-    const token = await createSession(ctx.store, session.user.id, ctx.clock.now(), { amr }, sessionCookieOf(ctx, request))
-    const secure = ctx.config.secureCookies
-    return token === undefined ? [] : [cookie(cookieNames(secure).session, token, { secure, maxAgeSeconds: SESSION_TTL_MS / 1000 })]
-  }
 
   async function totpSetupPage(request: Request, session: Session, returnTo?: string, error?: string): Promise<Response> {
     const totp = await ctx.store.mfa.findTotp(session.user.id)

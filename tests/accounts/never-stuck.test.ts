@@ -85,7 +85,7 @@ describe('/login/two-step has a way out', () => {
 })
 
 describe('set up because an app required it', () => {
-  test('"Set up two-step verification" carries the authorization request through set-up, and the browser goes on to the app with two factors', async () => {
+  test('"Set up two-step verification" carries the authorization request through set-up and on to the app, whose step-up takes the next code', async () => {
     const jar = await signIn(t)
     const required = await get(authorize(), jar)
     expect(required.status).toBe(200)
@@ -95,13 +95,18 @@ describe('set up because an app required it', () => {
     expect(setup.headers.get('location')).toBe(`/account/two-step?return_to=${encodeURIComponent(authorize())}`)
     const page = await (await get(setup.headers.get('location')!, jar)).text()
     const secret = /<code class="secret">([A-Z2-7 ]+)<\/code>/.exec(page)![1]!.replace(/ /g, '')
-    const code = new TOTP({ secret, algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: t.clock.now() })
-    const confirmed = await postForm(t, '/account/two-step/confirm', { csrf_token: csrfFrom(page), code, return_to: authorize() }, jar)
+    const totp = new TOTP({ secret, algorithm: 'SHA1', digits: 6, period: 30 })
+    const confirmed = await postForm(t, '/account/two-step/confirm', { csrf_token: csrfFrom(page), code: totp.generate({ timestamp: t.clock.now() }), return_to: authorize() }, jar)
     expect(confirmed.status).toBe(200)
-    cookiesFrom(confirmed, jar)
-    const codes = await confirmed.text()
-    expect(codes).toContain(`<a href="${Bun.escapeHTML(authorize())}">Continue to the app</a>`)
-    // On to the app: its consent page, not another code.
+    expect(await confirmed.text()).toContain(`<a href="${Bun.escapeHTML(authorize())}">Continue to the app</a>`)
+    // On to the app: turning TOTP on does not upgrade the session (SPEC), so its step-up asks for the next code.
+    const stepUp = await get(authorize(), jar)
+    expect(stepUp.headers.get('location')).toBe(`/login/two-step?return_to=${encodeURIComponent(authorize())}`)
+    t.clock.advance(30_000)
+    const stepPage = await (await get(stepUp.headers.get('location')!, jar)).text()
+    const verified = await postForm(t, '/login/two-step', { csrf_token: csrfFrom(stepPage), code: totp.generate({ timestamp: t.clock.now() }), return_to: authorize() }, jar)
+    expect([verified.status, verified.headers.get('location')]).toEqual([303, authorize()])
+    cookiesFrom(verified, jar)
     const consent = await get(authorize(), jar)
     expect(consent.status).toBe(200)
     expect(await consent.text()).toContain('<span>Vault</span> wants to access your account')
