@@ -3,7 +3,7 @@
  * "Change password", "Delete my account", and "Delete data" asked first.
  */
 import { describe, expect, test } from 'bun:test'
-import { PASSWORD, addClient, addUser, bearer, createTestApp, mintToken, postForm, signIn, tokenThroughFlow, type TestApp } from '../helpers'
+import { PASSWORD, addClient, addUser, bearer, cookieHeader, createTestApp, mintToken, postForm, signIn, tokenThroughFlow, type TestApp } from '../helpers'
 import { SMTP, get, outbox } from './mail-flows'
 import { csrfOf, type Jar } from './mfa-flows'
 
@@ -215,5 +215,20 @@ describe('"Delete data" asks first', () => {
     expect(await t.rows('SELECT key FROM settings WHERE user_id = ?', user.id)).toEqual([])
     expect((await get(t, '/account/data/delete?client_id=nope', jar)).status).toBe(404)
     expect((await get(t, `/account/data/delete?client_id=${app.client.id}`)).status).toBe(303)
+  })
+})
+
+describe('the new forms are page forms', () => {
+  test('urlencoded only (415), at most 64 KiB (413), the CSRF token checked (403) — nothing changed', async () => {
+    const { t, user, jar } = await signedIn()
+    const csrf = await csrfOf(t, '/account', jar)
+    for (const path of ['/account/profile', '/account/password/change', '/account/delete', '/login/two-step/cancel', '/login/switch']) {
+      const json = await t.handle(path, { method: 'POST', headers: { cookie: cookieHeader(jar), 'content-type': 'application/json' }, body: JSON.stringify({ csrf_token: csrf, full_name: 'X', password: PASSWORD }) })
+      const big = await postForm(t, path, { csrf_token: csrf, full_name: 'x'.repeat(70 * 1024), password: PASSWORD }, jar)
+      const forged = await postForm(t, path, { csrf_token: 'forged', full_name: 'X', password: PASSWORD }, jar)
+      expect([path, json.status, big.status, forged.status]).toEqual([path, 415, 413, 403])
+    }
+    expect(await t.store.users.findUser(user.id)).toMatchObject({ fullName: 'Ann Lee' })
+    expect((await get(t, '/account', jar)).status).toBe(200)
   })
 })
