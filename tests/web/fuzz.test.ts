@@ -38,6 +38,8 @@ const ROUTES = [
   '/account/profile',
   '/account/password/change',
   '/account/delete',
+  '/login/two-step/cancel',
+  '/login/switch',
   // The session's user is an admin. (/admin/apps/delete is left out: a generated client_id
   // may name the app whose token the end of the test still uses.)
   '/admin/users',
