@@ -189,8 +189,7 @@ export function TotpSetupPage(props: { csrf: string; qrSvg: string; secretText: 
   )
 }
 
-/** Recovery codes, shown once (the page is never cached). */
-/** `continueTo`: the app that asked for two-step verification, where the person goes on to. */
+/** Recovery codes, shown once (the page is never cached); `continueTo`: the app that asked for two-step verification. */
 export function RecoveryCodesPage(props: { codes: string[]; continueTo?: string }) {
   return (
     <Layout title="Recovery codes">
