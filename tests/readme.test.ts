@@ -59,7 +59,8 @@ async function browse(authorizeUrl: string): Promise<URL> {
   if (res.status === 200) {
     const page = await res.text()
     const fields = new URLSearchParams()
-    for (const m of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)) fields.append(m[1]!, m[2]!.replaceAll('&amp;', '&'))
+    // The consent form's own fields ("Not you?" above it is a form of its own).
+    for (const m of page.slice(page.indexOf('<form method="post" action="/oauth/authorize">')).matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)) fields.append(m[1]!, m[2]!.replaceAll('&amp;', '&'))
     fields.append('decision', 'allow')
     res = await browser.fetch('/oauth/authorize', { method: 'POST', body: fields })
   }

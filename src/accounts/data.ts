@@ -2,12 +2,14 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../context'
 import type { StoredSetting } from '../db/store'
 import { PageError } from '../lib/errors'
-import { isClientId } from '../oauth/clients'
-import { seeOther } from '../views/page'
+import { findClient, isClientId } from '../oauth/clients'
+import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { RevokeForm } from './model'
 import { forbidden } from './sign-in'
-import { csrfAccepted, loginUrl, readSession } from './web'
+import { DeleteDataPage } from './profile-pages'
+import { accountPage } from './security'
+import { csrfAccepted, formCsrf, loginUrl, readSession } from './web'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 const settingOut = (s: StoredSetting) => ({ key: s.key, value: JSON.parse(s.value) as unknown, updated_at: iso(s.updatedAt) })
@@ -57,6 +59,20 @@ export function dataRoutes(ctx: AppContext) {
       },
       { query: t.Object({ client_id: t.Optional(t.String()) }) },
     )
+    .get(
+      '/account/data/delete',
+      async function confirmDeleteData({ request, query }) {
+        const session = await readSession(ctx, request)
+        if (!session) return seeOther(loginUrl('/account'))
+        const clientId = query.client_id ?? ''
+        const client = isClientId(clientId) ? await findClient(ctx.store, clientId) : undefined
+        if (!client) throw new PageError(404, 'Unknown application', 'There is no such application.')
+        const { settings } = await ctx.store.settings.listSettings(session.user.id, clientId)
+        const csrf = formCsrf(ctx, request, session).token
+        return htmlPage(DeleteDataPage({ csrf, clientId, appName: client.name, settings: settings.length }))
+      },
+      { query: t.Object({ client_id: t.Optional(t.String()) }) },
+    )
     .post(
       '/account/data/delete',
       async function deleteData({ request, body }) {
@@ -67,7 +83,10 @@ export function dataRoutes(ctx: AppContext) {
         const changes = await ctx.store.settings.deleteAppSettings(session.user.id, clientId, ctx.clock.now())
         ctx.settingsCache.invalidate(session.user.id, clientId)
         for (const change of changes) ctx.settingsHub.published(session.user.id, clientId, change)
-        return seeOther('/account')
+        // Said on /account: what was deleted (the count is of keys, one revision each).
+        const name = (await findClient(ctx.store, clientId))?.name ?? clientId
+        const n = changes.length
+        return accountPage(ctx, request, session, undefined, `Deleted ${n} ${n === 1 ? 'setting' : 'settings'} of ${name}.`)
       },
       { parse: parsePageForm, body: RevokeForm },
     )

@@ -13,6 +13,8 @@ import { dataRoutes } from './data'
 import { emailRoutes } from './email'
 import { emailChangeRoutes } from './email-change'
 import { secondFactorRoutes } from './second-factor'
+import { profileRoutes } from './profile'
+import { signInExitRoutes } from './sign-in-exits'
 import { accountPage, securityRoutes } from './security'
 import { forbidden, signInRoutes } from './sign-in'
 import { csrfAccepted, loginUrl, readSession } from './web'
@@ -38,7 +40,9 @@ export function accountRoutes(ctx: AppContext) {
   return new Elysia({ name: 'accounts' })
     .use(signInRoutes(ctx))
     .use(secondFactorRoutes(ctx))
+    .use(signInExitRoutes(ctx))
     .use(securityRoutes(ctx))
+    .use(profileRoutes(ctx))
     .use(emailRoutes(ctx))
     .use(emailChangeRoutes(ctx))
     .use(dataRoutes(ctx))

@@ -5,6 +5,7 @@ import { Html } from '@elysiajs/html'
 import type { PasskeyRecord } from '../db/store'
 import { ButtonForm, CsrfField, ErrorNote, Hidden, LastUsed, Layout, When, attr } from '../views/layout'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
+import { ChangePasswordForm } from './profile-pages'
 import { PASSKEY_NAME_MAX } from './passkeys'
 
 
@@ -84,6 +85,7 @@ export function SecuritySections(props: { csrf: string; state: SecurityState }) 
         </form>
       )}
       <h2>Password</h2>
+      {state.hasPassword ? <ChangePasswordForm csrf={csrf} /> : ''}
       {state.hasPassword ? (
         state.passkeys.length > 0 ? (
           <form method="post" action="/account/password/remove">
@@ -161,7 +163,7 @@ function PasskeysSection(props: { csrf: string; passkeys: PasskeyRecord[]; verif
 }
 
 /** Step 1 of turning TOTP on: the QR code and the secret, then a code to confirm. */
-export function TotpSetupPage(props: { csrf: string; qrSvg: string; secretText: string; error?: string }) {
+export function TotpSetupPage(props: { csrf: string; qrSvg: string; secretText: string; returnTo?: string; error?: string }) {
   return (
     <Layout title="Two-step verification">
       <h1>Two-step verification</h1>
@@ -175,6 +177,7 @@ export function TotpSetupPage(props: { csrf: string; qrSvg: string; secretText: 
       <ErrorNote message={props.error} />
       <form method="post" action="/account/two-step/confirm">
         <CsrfField token={props.csrf} />
+        {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
         <label for="code">Authentication code</label>
         <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" required />
         <div class="actions">
@@ -186,8 +189,8 @@ export function TotpSetupPage(props: { csrf: string; qrSvg: string; secretText: 
   )
 }
 
-/** Recovery codes, shown once (the page is never cached). */
-export function RecoveryCodesPage(props: { codes: string[] }) {
+/** Recovery codes, shown once (the page is never cached); `continueTo`: the app that asked for two-step verification. */
+export function RecoveryCodesPage(props: { codes: string[]; continueTo?: string }) {
   return (
     <Layout title="Recovery codes">
       <h1>Your recovery codes</h1>
@@ -199,9 +202,7 @@ export function RecoveryCodesPage(props: { codes: string[] }) {
           </li>
         ))}
       </ul>
-      <div class="actions">
-        <a href="/account">Done</a>
-      </div>
+      <div class="actions">{props.continueTo ? <a href={attr(props.continueTo)}>Continue to the app</a> : <a href="/account">Done</a>}</div>
     </Layout>
   )
 }
@@ -264,7 +265,29 @@ export function TwoStepPage(props: {
       )}
       {props.passkeys ? <PasskeySignInForm csrf={props.csrf} returnTo={props.returnTo} label="Use a passkey" /> : ''}
       {props.passkeys ? <PasskeyScripts /> : ''}
+      {props.passkeys && !props.totp ? (
+        <noscript>
+          <p class="error">Your passkey needs JavaScript, which is off in this browser. Turn it on, or cancel and sign in another way.</p>
+        </noscript>
+      ) : (
+        ''
+      )}
+      <SignInExits csrf={props.csrf} returnTo={props.returnTo} />
     </Layout>
+  )
+}
+
+/**
+ * Never stuck at a second factor: "Cancel" (back to the app with access_denied, or to /login) and
+ * "Sign in as someone else" (the pending sign-in ends; /login keeps where it was going).
+ */
+function SignInExits(props: { csrf: string; returnTo?: string }) {
+  const fields = props.returnTo ? { return_to: props.returnTo } : undefined
+  return (
+    <div class="actions">
+      <ButtonForm action="/login/two-step/cancel" csrf={props.csrf} fields={fields} label="Cancel" kind="secondary" />
+      <ButtonForm action="/login/switch" csrf={props.csrf} fields={fields} label="Sign in as someone else" kind="secondary" />
+    </div>
   )
 }
 

@@ -44,7 +44,10 @@ export const TwoStepForm = t.Object({
 
 export const TwoStepQuery = t.Object({ return_to: t.Optional(t.String()), recovery: t.Optional(t.String()) })
 
-export const CodeForm = t.Object({ csrf_token: t.Optional(t.String()), code: t.Optional(t.String()) })
+export const CodeForm = t.Object({ csrf_token: t.Optional(t.String()), code: t.Optional(t.String()), return_to: t.Optional(t.String()) })
+
+/** A form that carries where the person goes afterwards (two-step set-up an app asked for). */
+export const ReturnToForm = t.Object({ csrf_token: t.Optional(t.String()), return_to: t.Optional(t.String()) })
 
 export const ProofForm = t.Object({ csrf_token: t.Optional(t.String()), proof: t.Optional(t.String()) })
 

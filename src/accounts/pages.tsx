@@ -5,6 +5,7 @@ import { Html } from '@elysiajs/html'
 import { ButtonForm, CsrfField, ErrorNote, Hidden, LastUsed, Layout, When, attr } from '../views/layout'
 import type { AuditEvent } from '../db/store'
 import { PasskeyScripts, PasskeySignInForm, SecuritySections, type SecurityState } from './mfa-pages'
+import { DeleteAccountSection } from './profile-pages'
 import type { User } from './users'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
 
@@ -112,7 +113,8 @@ const ACTIVITY: Record<string, string> = {
   'passkey.removed': 'Removed a passkey',
   'two_step.enabled': 'Turned on two-step verification',
   'two_step.disabled': 'Turned off two-step verification',
-  'password.changed': 'Set a password',
+  'password.changed': 'Set or changed the password',
+  'user.updated': 'Profile or account changed',
   'password.removed': 'Removed the password',
   'password.reset': 'Reset the password by email',
 }
@@ -132,7 +134,19 @@ function RecentActivity(props: { events: AuditEvent[] }) {
   )
 }
 
-export function AccountPage(props: { user: User; avatarUrl: string; apps: AppAccess[]; activity: AuditEvent[]; csrf: string; security: SecurityState; error?: string; email?: JSX.Element }) {
+export function AccountPage(props: {
+  user: User
+  avatarUrl: string
+  apps: AppAccess[]
+  activity: AuditEvent[]
+  csrf: string
+  security: SecurityState
+  error?: string
+  /** What a change just did (a password changed, an app's data deleted, a link sent…). */
+  notice?: string
+  email?: JSX.Element
+  profile?: JSX.Element
+}) {
   return (
     <Layout title="Your account" wide>
       <div class="profile">
@@ -145,6 +159,14 @@ export function AccountPage(props: { user: User; avatarUrl: string; apps: AppAcc
         </div>
       </div>
       <ErrorNote message={props.error} />
+      {props.notice ? (
+        <p class="notice" role="status" safe>
+          {props.notice}
+        </p>
+      ) : (
+        ''
+      )}
+      {props.profile ?? ''}
       {props.email ?? ''}
       <SecuritySections csrf={props.csrf} state={props.security} />
       <h2>Apps you authorized</h2>
@@ -169,7 +191,7 @@ export function AccountPage(props: { user: User; avatarUrl: string; apps: AppAcc
                 <a href={`/account/data?client_id=${encodeURIComponent(app.clientId)}`} download="">
                   Download data
                 </a>
-                <ButtonForm action="/account/data/delete" csrf={props.csrf} fields={{ client_id: app.clientId }} label="Delete data" kind="secondary" />
+                <a href={attr(`/account/data/delete?client_id=${encodeURIComponent(app.clientId)}`)}>Delete data</a>
                 <ButtonForm action="/account/revoke" csrf={props.csrf} fields={{ client_id: app.clientId }} label="Revoke access" kind="danger" />
               </div>
             </li>
@@ -188,6 +210,7 @@ export function AccountPage(props: { user: User; avatarUrl: string; apps: AppAcc
         <ButtonForm action="/logout" csrf={props.csrf} label="Sign out" kind="secondary" />
         <ButtonForm action="/account/sign-out-everywhere" csrf={props.csrf} label="Sign out everywhere" kind="secondary" />
       </div>
+      <DeleteAccountSection />
     </Layout>
   )
 }

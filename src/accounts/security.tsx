@@ -9,11 +9,12 @@ import { json } from '../lib/http'
 import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { avatarUrlOf } from './avatar'
-import { AddPasskeyForm, CodeForm, CsrfForm, PasskeyChangeForm, PasswordForm, ProofForm } from './model'
+import { AddPasskeyForm, CodeForm, CsrfForm, PasskeyChangeForm, PasswordForm, ProofForm, ReturnToForm, ReturnToQuery } from './model'
 import { RecoveryCodesPage, TotpSetupPage, VERIFY_FIRST } from './mfa-pages'
 import { notify, passwordChangedMessage, twoStepChangedMessage } from '../mail/messages'
 import { EmailSection } from './email-pages'
 import { AccountPage, type AppAccess } from './pages'
+import { ProfileSection } from './profile-pages'
 import type { AuthorizedApp } from '../db/store'
 import { scopeWords } from '../oauth/scopes'
 import { PASSKEY_NAME_MAX, PasskeyRefused, registerPasskey, registrationOptions } from './passkeys'
@@ -22,7 +23,7 @@ import { emailHash, forbidden } from './sign-in'
 import { SignInLimits } from './throttle'
 import { acceptTotpCode, newRecoveryCodes, newTotpSecret, openTotpSecret, totpSetup, totpStep } from './totp'
 import { UserInputError, checkPassword } from './users'
-import { csrfAccepted, formCsrf, readSession } from './web'
+import { csrfAccepted, formCsrf, readSession, safeReturnTo } from './web'
 
 const NO_STORE = { 'cache-control': 'no-store' }
 
@@ -67,9 +68,21 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
   }
   const csrf = formCsrf(ctx, request, session)
   const access = await appAccess(ctx, apps)
-  const email = ctx.config.smtpUrl === null ? undefined : <EmailSection csrf={csrf.token} email={session.user.email} verified={session.user.emailVerified} notice={notice} />
+  const email = ctx.config.smtpUrl === null ? undefined : <EmailSection csrf={csrf.token} email={session.user.email} verified={session.user.emailVerified} />
+  const profile = <ProfileSection csrf={csrf.token} user={session.user} />
   const page = (
-    <AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={access} activity={activity} csrf={csrf.token} security={security} error={refused?.error} email={email} />
+    <AccountPage
+      user={session.user}
+      avatarUrl={avatarUrlOf(ctx.config, session.user)}
+      apps={access}
+      activity={activity}
+      csrf={csrf.token}
+      security={security}
+      error={refused?.error}
+      notice={notice}
+      email={email}
+      profile={profile}
+    />
   )
   return htmlPage(page, { status: refused?.status })
 }
@@ -167,12 +180,16 @@ export function securityRoutes(ctx: AppContext) {
       },
       { parse: parsePageForm, body: PasskeyChangeForm },
     )
-    .get('/account/two-step', async function showTotpSetup({ request }) {
-      const session = await readSession(ctx, request)
-      if (!session) return seeOther('/login?return_to=%2Faccount%2Ftwo-step')
-      if (mustVerifyFirst(ctx, session)) return verifyFirst(request, session, 'turn on two-step verification')
-      return totpSetupPage(request, session)
-    })
+    .get(
+      '/account/two-step',
+      async function showTotpSetup({ request, query }) {
+        const session = await readSession(ctx, request)
+        if (!session) return seeOther('/login?return_to=%2Faccount%2Ftwo-step')
+        if (mustVerifyFirst(ctx, session)) return verifyFirst(request, session, 'turn on two-step verification')
+        return totpSetupPage(request, session, safeReturnTo(query.return_to))
+      },
+      { query: ReturnToQuery },
+    )
     .post(
       '/account/two-step/setup',
       async function startTotp({ request, body }) {
@@ -181,9 +198,11 @@ export function securityRoutes(ctx: AppContext) {
         const secret = await newTotpSecret(ctx, session.user.id)
         if (!(await ctx.store.mfa.startTotp(session.user.id, secret.sealed, ctx.clock.now())))
           return accountPage(ctx, request, session, { status: 409, error: 'Two-step verification is already on.' })
-        return seeOther('/account/two-step')
+        // Set up because an app required it: where the person goes on to afterwards.
+        const returnTo = safeReturnTo(body.return_to)
+        return seeOther(returnTo ? `/account/two-step?return_to=${encodeURIComponent(returnTo)}` : '/account/two-step')
       },
-      { parse: parsePageForm, body: CsrfForm },
+      { parse: parsePageForm, body: ReturnToForm },
     )
     .post(
       '/account/two-step/confirm',
@@ -194,13 +213,16 @@ export function securityRoutes(ctx: AppContext) {
         if (!totp || totp.confirmedAt !== null) return seeOther('/account')
         const secret = await openTotpSecret(ctx, session.user.id, totp.sealedSecret)
         const step = secret === undefined ? undefined : totpStep(ctx, secret, body.code ?? '', ctx.clock.now())
-        if (step === undefined) return totpSetupPage(request, session, 'That code is not right. Check the time on your device and try the current code.')
+        const returnTo = safeReturnTo(body.return_to)
+        if (step === undefined) return totpSetupPage(request, session, returnTo, 'That code is not right. Check the time on your device and try the current code.')
         const recovery = newRecoveryCodes()
         if (!(await ctx.store.mfa.confirmTotp(session.user.id, step, recovery.hashes, ctx.clock.now()))) return seeOther('/account')
         await deleteSessionsOf(ctx.store, session.user.id, session)
         await notify(ctx.config, ctx.store, twoStepChangedMessage(session.user.email, 'Two-step verification was turned on for your account'), ctx.clock.now())
         ctx.audit.record('two_step.enabled', { userId: session.user.id, request })
-        return htmlPage(<RecoveryCodesPage codes={recovery.codes} />)
+        // Set up because an app required it: on to the app, whose step-up asks for a code (SPEC:
+        // a session's factors are the ones used to sign in; turning TOTP on does not upgrade it).
+        return htmlPage(<RecoveryCodesPage codes={recovery.codes} continueTo={returnTo} />)
       },
       { parse: parsePageForm, body: CodeForm },
     )
@@ -263,13 +285,13 @@ export function securityRoutes(ctx: AppContext) {
       { parse: parsePageForm, body: PasswordForm },
     )
 
-  async function totpSetupPage(request: Request, session: Session, error?: string): Promise<Response> {
+  async function totpSetupPage(request: Request, session: Session, returnTo?: string, error?: string): Promise<Response> {
     const totp = await ctx.store.mfa.findTotp(session.user.id)
     const secret = totp && totp.confirmedAt === null ? await openTotpSecret(ctx, session.user.id, totp.sealedSecret) : undefined
     if (!secret) return seeOther('/account')
     const setup = totpSetup(ctx, secret, session.user.email)
     const csrf = formCsrf(ctx, request, session)
-    return htmlPage(<TotpSetupPage csrf={csrf.token} qrSvg={setup.qrSvg} secretText={setup.secretText} error={error} />, { status: error ? 400 : 200 })
+    return htmlPage(<TotpSetupPage csrf={csrf.token} qrSvg={setup.qrSvg} secretText={setup.secretText} returnTo={returnTo} error={error} />, { status: error ? 400 : 200 })
   }
 
   /** A current TOTP code (used up) or the account's password. */

@@ -88,6 +88,46 @@ export function checkAvatarUrl(raw: string): string {
   return raw
 }
 
+export const AVATAR_URL_MAX = 2048
+
+/**
+ * A picture a person links on /account (SPEC "Your account and your sessions"): an absolute
+ * `https://` URL of at most 2048 characters, no credentials in it, no control or invisible
+ * characters. Browsers load it from the app's pages and ours: `http:` would be mixed content,
+ * `data:` or `javascript:` no picture at all.
+ */
+export function checkProfileAvatarUrl(raw: string): string {
+  const text = raw.trim()
+  if (text.length > AVATAR_URL_MAX) throw new UserInputError(`the picture's address must be at most ${AVATAR_URL_MAX} characters`)
+  if (hasInvisible(text)) throw new UserInputError("the picture's address contains control or invisible characters")
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new UserInputError("the picture's address must be a full https:// URL")
+  }
+  if (url.protocol !== 'https:' || !url.hostname) throw new UserInputError("the picture's address must be a full https:// URL")
+  if (url.username || url.password) throw new UserInputError("the picture's address must not contain a user name or password")
+  return url.href
+}
+
+/**
+ * Changes a user's name (checked as at sign-up) and, when given, their picture (`null`: the
+ * generated one). /account's profile and `apply` go through here. Grants cached here hold the
+ * user as it was, so the cache is emptied: userinfo answers with the new name at once.
+ */
+export async function updateProfile(
+  ctx: Pick<AppContext, 'store'> & Partial<Pick<AppContext, 'tokens'>>,
+  id: string,
+  input: { fullName: string; avatarUrl?: string | null },
+): Promise<boolean> {
+  const fullName = checkFullName(input.fullName)
+  const avatarUrl = input.avatarUrl == null ? input.avatarUrl : checkProfileAvatarUrl(input.avatarUrl)
+  const found = avatarUrl === undefined ? await ctx.store.users.setFullName(id, fullName) : await ctx.store.users.setProfile(id, { fullName, avatarUrl })
+  if (found) ctx.tokens?.forget()
+  return found
+}
+
 export function toUserView(user: User): UserView {
   return { id: user.id, email: user.email, full_name: user.fullName, avatar_url: user.avatarUrl }
 }

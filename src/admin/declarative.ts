@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { inviteUser } from '../accounts/email-links'
 import { checkGroupName, deleteGroup, removeMember, setAllowedGroups } from '../accounts/groups'
-import { checkFullName, normalizeEmail, setUserDisabled } from '../accounts/users'
+import { checkFullName, normalizeEmail, setUserDisabled, updateProfile } from '../accounts/users'
 import type { Config } from '../config'
 import type { IdTokenAlg, ResourceRecord, Store, UserListing } from '../db/store'
 import { sha256 } from '../lib/crypto'
@@ -255,7 +255,7 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (changed.length) {
       lines.push(`~ user ${u.email}: ${changed.join(', ')}`)
       steps.push(async () => {
-        if (found.fullName !== u.fullName) await store.users.setFullName(found.id, u.fullName)
+        if (found.fullName !== u.fullName) await updateProfile({ store }, found.id, { fullName: u.fullName })
         if (found.admin !== u.admin) await store.users.setAdmin(found.id, u.admin)
         // As `user update --disabled`: sessions and tokens end at once, on every instance.
         if (disable) await setUserDisabled({ store, clock }, found.id, u.disabled!)

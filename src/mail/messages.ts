@@ -72,6 +72,13 @@ export const emailChangedMessage = (to: string, newEmail: string) =>
 export const twoStepChangedMessage = (to: string, what: string) =>
   message(to, 'Two-step verification changed', [`${what}. Your other browsers were signed out.`, 'If this was not you, reset your password and contact the administrator of this server.'])
 
+/** The last message to an address whose account was deleted by its owner (SPEC "Your account and your sessions"). */
+export const accountDeletedMessage = (to: string) =>
+  message(to, 'Your account was deleted', [
+    'Your account was deleted at your request, with the apps you authorized, the settings they saved and your passkeys. Apps signed in with it no longer are.',
+    'If this was not you, contact the administrator of this server.',
+  ])
+
 /** A notice after a change (its own write, right after it): only when the server sends mail. */
 export function notify(config: { smtpUrl: string | null }, store: { mail: { enqueue(mail: readonly NewMail[], now: number): Promise<void> } }, mail: NewMail, now: number): Promise<void> {
   return config.smtpUrl === null ? Promise.resolve() : store.mail.enqueue([mail], now)

@@ -223,12 +223,13 @@ describe('apps that require two factors (--require-mfa)', () => {
     request = authorizePath({ client_id: client.client.id, redirect_uri: CALLBACK, scope: 'openid', state: 'xyz' })
   })
 
-  test('a user with no second factor sees why, with a link to set it up, and "Cancel" → access_denied', async () => {
+  test('a user with no second factor sees why, with a button to set it up (returning here), and "Cancel" → access_denied', async () => {
     const page = await get(request, jar)
     expect(page.status).toBe(200)
     const html = await page.text()
     expect(html).toContain('requires two-step verification')
-    expect(html).toContain('<a href="/account">Set up two-step verification</a>')
+    expect(html).toContain('<form method="post" action="/account/two-step/setup">')
+    expect(html).toContain(`<input type="hidden" name="return_to" value="${Bun.escapeHTML(request)}"/><button type="submit">Set up two-step verification</button>`)
     expect(html).toContain('value="deny"')
     const cancel = await postForm(t, '/oauth/authorize', { csrf_token: await csrfOf(t, request, jar), client_id: client.client.id, redirect_uri: CALLBACK, scope: 'openid', state: 'xyz', decision: 'deny' }, jar)
     const back = new URL(cancel.headers.get('location')!)

@@ -46,7 +46,8 @@ export async function authorizeAsUser(server: RunningBinary, authorizationUrl: U
     const html = await res.text()
     onConsent?.(html)
     const fields = new URLSearchParams()
-    for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g))
+    // The consent form's own fields ("Not you?" above it is a form of its own).
+    for (const m of html.slice(html.indexOf('<form method="post" action="/oauth/authorize">')).matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g))
       fields.append(m[1]!, m[2]!.replaceAll('&quot;', '"').replaceAll('&amp;', '&'))
     fields.append('decision', 'allow')
     res = await browser.fetch('/oauth/authorize', { method: 'POST', body: fields })

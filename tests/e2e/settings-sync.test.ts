@@ -83,7 +83,7 @@ describe('settings sync against the binary', () => {
     await page.context().close()
   })
 
-  test('/account in the browser: "Download data" saves the app\'s settings, "Delete data" deletes them', async () => {
+  test('/account in the browser: "Download data" saves the app\'s settings, "Delete data" asks first and deletes them', async () => {
     expect((await write('a', { n: 1 })).status).toBe(200)
     const reader = new SseReader(await fetch(`${server.url}/api/settings-events`, { headers: bearer() }))
     const context = await browser.newContext({ acceptDownloads: true })
@@ -107,8 +107,12 @@ describe('settings sync against the binary', () => {
     expect(mine.profile).toMatchObject({ email: 'sync@example.com', full_name: 'Sync User' })
     expect(mine.apps).toEqual([{ client_id: client.client_id, name: 'E2E App', scopes: ['settings:read', 'settings:write'], settings: saved.settings }])
 
+    // Asked first: the app and how many settings go; then /account says what was deleted.
+    await page.getByRole('link', { name: 'Delete data' }).click()
+    await page.waitForURL((u) => u.pathname === '/account/data/delete')
+    expect(await page.locator('main').innerText()).toContain('2 settings that E2E App saved for you will be deleted, on every device.')
     await page.getByRole('button', { name: 'Delete data' }).click()
-    await page.waitForURL((u) => u.pathname === '/account')
+    await page.getByText('Deleted 2 settings of E2E App.').waitFor()
     const list = (await (await fetch(`${server.url}/api/settings`, { headers: bearer() })).json()) as { settings: unknown[]; revision: number }
     expect(list).toEqual({ settings: [], revision: 6 })
     expect((await reader.collect((e) => e.id === '6')).map((e) => [e.id, e.event, JSON.parse(e.data!).key])).toEqual([

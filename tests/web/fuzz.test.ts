@@ -35,6 +35,11 @@ const ROUTES = [
   '/verify-email/resend',
   '/account/email',
   '/account/data/delete',
+  '/account/profile',
+  '/account/password/change',
+  '/account/delete',
+  '/login/two-step/cancel',
+  '/login/switch',
   // The session's user is an admin. (/admin/apps/delete is left out: a generated client_id
   // may name the app whose token the end of the test still uses.)
   '/admin/users',
@@ -82,7 +87,7 @@ const nasty = fc.oneof(
   fc.string({ maxLength: 40 }),
 )
 const deep = fc.integer({ min: 60, max: 30_000 }).map((n) => '{"a":' + '['.repeat(n) + ']'.repeat(n) + '}')
-const fieldNames = fc.constantFrom('email', 'password', 'full_name', 'csrf_token', 'return_to', 'client_id', 'decision', 'state', 'scope', 'redirect_uri', 'grant_type', 'code', 'token', 'key', 'value', 'credential', 'credential_id', 'name', 'proof', 'recovery_code', 'user_id', 'user', 'uri', 'scopes', 'redirect_uris', 'admin', 'confirm_password', 'x')
+const fieldNames = fc.constantFrom('email', 'password', 'full_name', 'csrf_token', 'return_to', 'client_id', 'decision', 'state', 'scope', 'redirect_uri', 'grant_type', 'code', 'token', 'key', 'value', 'credential', 'credential_id', 'name', 'proof', 'recovery_code', 'user_id', 'user', 'uri', 'scopes', 'redirect_uris', 'admin', 'confirm_password', 'avatar_url', 'current_password', 'new_password', 'x')
 const fields = fc.dictionary(fieldNames, fc.oneof(nasty, fc.constantFrom('__csrf__', '__client__', 'allow', 'authorization_code')), { maxKeys: 8 })
 const bodyText = fc.oneof(
   deep,

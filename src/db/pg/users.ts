@@ -47,6 +47,10 @@ export class PgUsers implements UserStore {
     return this.ctx.run(async (sql) => (await sql`UPDATE users SET full_name = ${fullName} WHERE id = ${id}`).count > 0)
   }
 
+  setProfile(id: string, profile: { fullName: string; avatarUrl: string | null }): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`UPDATE users SET full_name = ${profile.fullName}, avatar_url = ${profile.avatarUrl} WHERE id = ${id}`).count > 0)
+  }
+
   setAdmin(id: string, admin: boolean): Promise<boolean> {
     return this.ctx.run(async (sql) => (await sql`UPDATE users SET is_admin = ${admin} WHERE id = ${id}`).count > 0)
   }

@@ -30,6 +30,8 @@ export interface UserStore {
   /** false for an unknown user. */
   setAdmin(id: string, admin: boolean): Promise<boolean>
   setFullName(id: string, fullName: string): Promise<boolean>
+  /** The name and the picture in one write (/account's profile); false for an unknown user. */
+  setProfile(id: string, profile: { fullName: string; avatarUrl: string | null }): Promise<boolean>
   /**
    * Disabling revokes everything the user holds — sessions, codes, refresh families, access
    * tokens — in the same transaction, and no session can start for them afterwards (the session

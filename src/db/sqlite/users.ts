@@ -56,6 +56,10 @@ export class SqliteUsers implements UserStore {
     return this.ctx.write(() => changes(this.ctx.db.orm.update(users).set({ fullName }).where(eq(users.id, id)).run()) > 0)
   }
 
+  setProfile(id: string, profile: { fullName: string; avatarUrl: string | null }): Promise<boolean> {
+    return this.ctx.write(() => changes(this.ctx.db.orm.update(users).set({ fullName: profile.fullName, avatarUrl: profile.avatarUrl }).where(eq(users.id, id)).run()) > 0)
+  }
+
   setAdmin(id: string, admin: boolean): Promise<boolean> {
     return this.ctx.write(() => changes(this.ctx.db.orm.update(users).set({ isAdmin: admin }).where(eq(users.id, id)).run()) > 0)
   }

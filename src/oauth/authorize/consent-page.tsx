@@ -3,7 +3,7 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
 import type { User } from '../../accounts/users'
-import { CsrfField, Hidden, Layout } from '../../views/layout'
+import { ButtonForm, CsrfField, Hidden, Layout } from '../../views/layout'
 import { scopeWords } from '../scopes'
 import type { AuthorizationRequest } from './request'
 
@@ -46,7 +46,8 @@ function WhoIsAsking(props: { request: AuthorizationRequest }) {
   return ''
 }
 
-export function ConsentPage(props: { request: AuthorizationRequest; user: User; csrf: string }) {
+/** `returnTo`: this authorization request, where "Not you?" (a sign-out) lets someone else sign in and come back. */
+export function ConsentPage(props: { request: AuthorizationRequest; user: User; csrf: string; returnTo: string }) {
   const { request, user } = props
   return (
     <Layout title="Authorize access">
@@ -57,6 +58,7 @@ export function ConsentPage(props: { request: AuthorizationRequest; user: User; 
       <p class="muted">
         Signed in as <strong safe>{user.fullName}</strong> (<span safe>{user.email}</span>)
       </p>
+      <ButtonForm action="/login/switch" csrf={props.csrf} fields={{ return_to: props.returnTo }} label="Not you?" kind="secondary" />
       <p>If you allow it, this app will be able to:</p>
       <ul class="scopes">
         {request.scopes.map((s) => (
@@ -99,20 +101,23 @@ export function AccessDeniedPage(props: { request: AuthorizationRequest; back: s
   )
 }
 
-/** The app requires two factors and the user has no second one: how to set one up, or "Cancel" (access_denied). */
-export function MfaRequiredPage(props: { request: AuthorizationRequest; csrf: string }) {
+/**
+ * The app requires two factors and the user has no second one: set one up now (and on to the app
+ * afterwards: `returnTo`, this authorization request), or "Cancel" (access_denied).
+ */
+export function MfaRequiredPage(props: { request: AuthorizationRequest; csrf: string; returnTo: string }) {
   return (
     <Layout title="Two-step verification required">
       <h1>Two-step verification required</h1>
       <p>
-        <strong safe>{props.request.client.name}</strong> requires two-step verification. Turn on two-step verification or add a passkey on your{' '}
-        <a href="/account">account page</a>, then sign in to the app again.
+        <strong safe>{props.request.client.name}</strong> requires two-step verification. Turn it on now with an authenticator app and you go on to the app; or add a
+        passkey on your <a href="/account">account page</a>, then sign in to the app again.
       </p>
+      <ButtonForm action="/account/two-step/setup" csrf={props.csrf} fields={{ return_to: props.returnTo }} label="Set up two-step verification" inline={false} />
       <form method="post" action="/oauth/authorize">
         <CsrfField token={props.csrf} />
         <RequestFields request={props.request} />
         <div class="actions">
-          <a href="/account">Set up two-step verification</a>
           <button type="submit" name="decision" value="deny" class="secondary">
             Cancel
           </button>

@@ -101,7 +101,7 @@ export function authorizeRoutes(ctx: AppContext) {
     const { totp, passkeys } = await secondFactorsOf(ctx, session.user.id)
     if (totp || passkeys) return seeOther(twoStepUrl(url.pathname + url.search))
     const csrf = formCsrf(ctx, request, session)
-    return htmlPage(<MfaRequiredPage request={authz} csrf={csrf.token} />, { formAction: [formActionSource(authz.redirectUri)] })
+    return htmlPage(<MfaRequiredPage request={authz} csrf={csrf.token} returnTo={url.pathname + url.search} />, { formAction: [formActionSource(authz.redirectUri)] })
   }
 
   return new Elysia({ name: 'oauth-authorize' })
@@ -134,7 +134,7 @@ export function authorizeRoutes(ctx: AppContext) {
       if (!authz.prompt.has('consent') && (remembered || authz.client.skipConsent)) return approve(authz, session!, !remembered, request)
       if (silent) throw redirectError(ctx, authz, 'consent_required', 'the user must consent')
       const csrf = formCsrf(ctx, request, session)
-      return htmlPage(<ConsentPage request={authz} user={session!.user} csrf={csrf.token} />, {
+      return htmlPage(<ConsentPage request={authz} user={session!.user} csrf={csrf.token} returnTo={url.pathname + url.search} />, {
         formAction: [formActionSource(authz.redirectUri)],
       })
     }, {
