@@ -91,10 +91,8 @@ export async function insertUser(
 
 /**
  * Disables (or enables) an account: a disabled user cannot sign in, and every session and token
- * of theirs ends at once — here, and on other instances through the change feed.
+ * of theirs ends at once — here, and on other instances, through the change feed.
  */
-export async function setUserDisabled(ctx: Pick<AppContext, 'store' | 'tokens' | 'clock'>, id: string, disabled: boolean): Promise<boolean> {
-  const found = await ctx.store.users.setDisabled(id, disabled, ctx.clock.now())
-  if (found && disabled) ctx.tokens.forget()
-  return found
+export function setUserDisabled(ctx: Pick<AppContext, 'store' | 'clock'>, id: string, disabled: boolean): Promise<boolean> {
+  return ctx.store.users.setDisabled(id, disabled, ctx.clock.now())
 }

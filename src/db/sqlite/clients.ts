@@ -40,7 +40,13 @@ export class SqliteClients implements ClientStore {
 
   deleteClient(id: string): Promise<boolean> {
     const { db } = this.ctx
-    return this.ctx.write(() => changes(db.orm.delete(clients).where(eq(clients.id, id)).run()) > 0)
+    return this.ctx.write(() => this.removed(changes(db.orm.delete(clients).where(eq(clients.id, id)).run())) > 0)
+  }
+
+  /** Clients deleted take their grants, tokens and settings with them (cascades): the caches drop everything. */
+  private removed(count: number): number {
+    if (count > 0) this.ctx.emit({})
+    return count
   }
 
   setRequireMfa(id: string, requireMfa: boolean): Promise<boolean> {
@@ -69,7 +75,7 @@ export class SqliteClients implements ClientStore {
                 AND NOT EXISTS (SELECT 1 FROM consents k WHERE k.client_id = c.id)
                 AND NOT EXISTS (SELECT 1 FROM auth_codes a WHERE a.client_id = c.id)))`,
     )
-    return this.ctx.write(() => changes(unused.run(before, now)))
+    return this.ctx.write(() => this.removed(changes(unused.run(before, now))))
   }
 
   insertRegistrationToken(tokenHash: string, now: number, expiresAt: number): Promise<void> {

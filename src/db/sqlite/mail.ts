@@ -52,6 +52,7 @@ export class SqliteMail implements MailStore {
       if (Object.keys(set).length) {
         try {
           unique(() => db.orm.update(users).set(set).where(eq(users.id, row.userId)).run())
+          if (set.email !== undefined || set.emailVerified !== undefined) this.ctx.emit({ users: [row.userId] })
         } catch (error) {
           if (error instanceof UniqueViolation) return { ok: false, reason: 'taken' }
           throw error

@@ -86,7 +86,6 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   })
   if (!outcome.ok) {
     if (outcome.familyRevoked) {
-      ctx.tokens.forget()
       ctx.metrics.reuseDetected()
       ctx.audit.record('refresh.reuse_detected', { userId: token?.userId, clientId: client.id })
     }
