@@ -20,7 +20,7 @@ export interface PgContext {
   emit(change: Change): void
 }
 
-/** What `fn` returns, once its change (if any) is emitted: call it on a committed result. */
+/** `result`, once `change` (if any) is emitted: call it with what a write returned after it committed. */
 export function emitting<T>(ctx: PgContext, result: T, change: Change | undefined): T {
   if (change) ctx.emit(change)
   return result
