@@ -143,10 +143,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     store.clients
       .deleteUnusedClients(ctx.clock.now() - DYNAMIC_CLIENT_UNUSED_MS, ctx.clock.now())
       .then((removed) => {
-        if (removed) {
-          ctx.tokens.forget()
-          log.info('deleted unused clients that registered themselves', { removed })
-        }
+        if (removed) log.info('deleted unused clients that registered themselves', { removed })
       })
       .catch(() => log.warn('purge of unused dynamic clients failed'))
   }, purgeEveryMs)

@@ -137,7 +137,6 @@ export function emailRoutes(ctx: AppContext) {
           }
         })
         if (!outcome.ok) return GONE('password', { href: '/forgot-password', label: 'Ask for a new link' })
-        if (outcome.removed) ctx.tokens.forget()
         await ctx.audit.record('password.reset', { userId: outcome.token.userId, request, detail: { via: outcome.token.purpose, recovered: !!outcome.removed } })
         if (outcome.removed) return htmlPage(<RecoveredPage removed={outcome.removed} />)
         return htmlPage(<NoticePage title="Password set" message="Your password is set. Sign in with it." link={{ href: '/login', label: 'Sign in' }} />)

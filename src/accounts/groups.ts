@@ -48,10 +48,9 @@ export async function existingGroups(store: Store, names: readonly string[]): Pr
   return wanted
 }
 
-/** An in-process token cache to empty after a revocation (SQLite tells only other processes' writes; the CLI has none). */
+/** The store: its writes tell every cache of the tokens they revoke (the change feed). */
 interface Deps {
   store: Store
-  tokens?: { forget(): void }
 }
 
 /**
@@ -60,15 +59,12 @@ interface Deps {
  * groups they are now in none of. The CLI, /admin and `apply` all go through here.
  */
 export async function removeMember(deps: Deps, name: string, userId: string): Promise<boolean> {
-  const removed = await deps.store.groups.removeMember(name, userId)
-  if (removed) deps.tokens?.forget()
-  return removed
+  return deps.store.groups.removeMember(name, userId)
 }
 
 /** Restricts an app to groups (none: everyone); whoever is in none of them loses their tokens at it at once. */
 export async function setAllowedGroups(deps: Deps, clientId: string, names: readonly string[]): Promise<void> {
   await deps.store.groups.setAllowedGroups(clientId, names)
-  if (names.length) deps.tokens?.forget()
 }
 
 /**

@@ -146,8 +146,6 @@ export function profileRoutes(ctx: AppContext) {
         const outcome = await ctx.store.users.changeKeepingAnAdmin(session.user.id, 'delete', ctx.clock.now())
         if (outcome === 'last-admin')
           return deletePage(request, session, { status: 409, error: 'You are the last admin of this server: make someone else an admin first. Nothing was deleted.' })
-        // Cached grants here stop now; other instances hear of the deleted user through the change feed.
-        ctx.tokens.forget()
         if (outcome === 'done') {
           await notify(ctx.config, ctx.store, accountDeletedMessage(session.user.email), ctx.clock.now())
           await ctx.audit.record('user.deleted', { userId: session.user.id, request, detail: { actor: session.user.id } })

@@ -117,15 +117,14 @@ export function checkProfileAvatarUrl(raw: string): string {
  * user as it was, so the cache is emptied: userinfo answers with the new name at once.
  */
 export async function updateProfile(
-  ctx: Pick<AppContext, 'store'> & Partial<Pick<AppContext, 'tokens'>>,
+  ctx: Pick<AppContext, 'store'>,
   id: string,
   input: { fullName: string; avatarUrl?: string | null },
 ): Promise<boolean> {
   const fullName = checkFullName(input.fullName)
   const avatarUrl = input.avatarUrl == null ? input.avatarUrl : checkProfileAvatarUrl(input.avatarUrl)
-  const found = avatarUrl === undefined ? await ctx.store.users.setFullName(id, fullName) : await ctx.store.users.setProfile(id, { fullName, avatarUrl })
-  if (found) ctx.tokens?.forget()
-  return found
+  // The store's write tells the caches (here and on every instance) of the changed user.
+  return avatarUrl === undefined ? ctx.store.users.setFullName(id, fullName) : ctx.store.users.setProfile(id, { fullName, avatarUrl })
 }
 
 export function toUserView(user: User): UserView {
@@ -152,11 +151,9 @@ export async function insertUser(
 
 /**
  * Disables (or enables) an account: a disabled user cannot sign in, and every session and token
- * of theirs ends at once — here, and on other instances through the change feed. The CLI and
- * `apply` call it too, without a token cache of their own (servers hear of it through the feed).
+ * of theirs ends at once — here, and on other instances, through the change feed. The CLI and
+ * `apply` call it too.
  */
-export async function setUserDisabled(ctx: Pick<AppContext, 'store' | 'clock'> & Partial<Pick<AppContext, 'tokens'>>, id: string, disabled: boolean): Promise<boolean> {
-  const found = await ctx.store.users.setDisabled(id, disabled, ctx.clock.now())
-  if (found && disabled) ctx.tokens?.forget()
-  return found
+export function setUserDisabled(ctx: Pick<AppContext, 'store' | 'clock'>, id: string, disabled: boolean): Promise<boolean> {
+  return ctx.store.users.setDisabled(id, disabled, ctx.clock.now())
 }

@@ -148,7 +148,6 @@ export function adminRoutes(ctx: AppContext) {
     const outcome = await ctx.store.users.changeKeepingAnAdmin(id, change, ctx.clock.now())
     if (outcome === 'last-admin') return { error: 'This is the last enabled admin: make another admin first.', status: 409 }
     if (outcome === 'unknown') return NO_USER
-    if (change !== 'demote') ctx.tokens.forget()
   }
 
   /** The app a form names, or its page's refusal. */
@@ -330,7 +329,6 @@ export function adminRoutes(ctx: AppContext) {
           async (request, session, body) => {
             const client = await namedApp(body)
             await deleteClient(ctx.store, client.id)
-            ctx.tokens.forget()
             audit('client.deleted', request, session, { clientId: client.id })
           },
           true,
@@ -393,7 +391,6 @@ export function adminRoutes(ctx: AppContext) {
             },
             ctx.clock.now(),
           )
-          ctx.resources.forget()
           audit('resource.created', request, session, { detail: { resource: resource.uri } })
         }, true),
       )
@@ -404,8 +401,6 @@ export function adminRoutes(ctx: AppContext) {
           async (request, session, body) => {
             const uri = canonicalResource(field(body, 'uri'))
             if (!uri || !(await ctx.store.resources.deleteResource(uri))) return { error: 'There is no such resource.', status: 404 }
-            ctx.resources.forget()
-            ctx.tokens.forget()
             audit('resource.deleted', request, session, { detail: { resource: uri } })
           },
           true,

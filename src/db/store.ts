@@ -60,15 +60,25 @@ export class DatabaseUnavailable extends Error {
   }
 }
 
-/** What changed, when the feed can tell: these access tokens (row ids) were deleted. Else anything may have. */
+/**
+ * What a commit changed, when the feed can tell: these access tokens (row ids) were deleted,
+ * these users' rows changed (name, avatar, email, email_verified, admin, disabled). A change
+ * naming neither — or none at all — means anything may have changed.
+ */
 export interface Change {
   tokens?: readonly number[]
+  users?: readonly string[]
 }
 
+/** Whether a change may concern anything (it names no tokens and no users). */
+export const isWhole = (change: Change | undefined): boolean => !change?.tokens && !change?.users
+
 /**
- * Tells in-process caches when another process (or instance) changed what they hold. A cache
- * may only be trusted while `check()` is true: on SQLite always (PRAGMA data_version is read
- * before each use); on PostgreSQL only while the LISTEN connection is alive.
+ * Tells in-process caches of every write that changed what they hold — this process's own
+ * (the store emits them once they committed), another instance's, the CLI's. A cache may only
+ * be trusted while `check()` is true: on SQLite always (PRAGMA data_version, read before each
+ * use, tells other processes' commits); on PostgreSQL only while the LISTEN connection is alive
+ * (triggers NOTIFY every instance, this one included).
  */
 export interface ChangeFeed {
   onChange(listener: (change?: Change) => void): void

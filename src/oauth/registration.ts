@@ -184,7 +184,6 @@ export function registrationRoutes(ctx: AppContext) {
       async function deregister({ request, params }) {
         const row = await managed(request, params.client_id)
         await ctx.store.clients.deleteClient(row.id)
-        ctx.tokens.forget()
         return new Response(null, { status: 204, headers: NO_STORE })
       },
       { params: t.Object({ client_id: t.String() }), detail: { tags: ['OAuth'], summary: 'Delete a dynamically registered client and all it was granted (RFC 7592)', security: [{ bearer: [] }] } },

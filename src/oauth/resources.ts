@@ -1,4 +1,4 @@
-import { UniqueViolation, type ResourceRecord, type Store } from '../db/store'
+import { isWhole, UniqueViolation, type ResourceRecord, type Store } from '../db/store'
 import { hasInvisible } from '../lib/text'
 import { isClientId } from './clients'
 import { SUPPORTED_SCOPES } from './scopes'
@@ -87,8 +87,8 @@ export type Audience = { resource: ResourceRecord | null } | undefined
 
 /**
  * Registered resources as the authorize, token and introspection endpoints read them: cached
- * while the change feed is alive (a resource deleted anywhere empties it; resources are never
- * updated in place), bounded, and never caching an unknown URI.
+ * while the change feed is alive (a resource changed or deleted anywhere — the feed reports it
+ * as a change naming nothing — empties it), bounded, and never caching an unknown URI.
  */
 export class ResourceDirectory {
   private readonly known = new Map<string, ResourceRecord>()
@@ -97,7 +97,10 @@ export class ResourceDirectory {
     private readonly store: Store,
     private readonly issuer: string,
   ) {
-    store.changes.onChange(() => this.known.clear())
+    // Deleted tokens and changed users change no resource.
+    store.changes.onChange((change) => {
+      if (isWhole(change)) this.known.clear()
+    })
   }
 
   /** What a `resource` parameter names: `ISSUER/api` (RFC 9728's name for the settings API) is Latchkey's own. */
@@ -119,9 +122,5 @@ export class ResourceDirectory {
       this.known.set(uri, found)
     }
     return found
-  }
-
-  forget(): void {
-    this.known.clear()
   }
 }

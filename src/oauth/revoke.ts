@@ -27,8 +27,8 @@ async function revoke(ctx: AppContext, client: Client, token: string): Promise<v
     const found = await ctx.refreshTokens.identify(token)
     if (!found) return
     if (found.family.clientId !== client.id) throw notYours()
+    // The store tells every instance's token cache which tokens went (the change feed).
     await ctx.store.grants.revokeFamily(found.family.familyId)
-    ctx.tokens.forget()
     return
   }
   const found = await ctx.tokens.identify(token)

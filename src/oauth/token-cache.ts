@@ -36,11 +36,12 @@ export class TokenCache<G> {
   }
 
   /**
-   * Caches a token that just missed: at once while there is room, otherwise on its second miss
-   * within the window (the last `capacity` first misses). True when it was cached.
+   * Caches a token that just missed: at once while there is room or when it is cached already
+   * (read again: its user changed), otherwise on its second miss within the window (the last
+   * `capacity` first misses). True when it was cached.
    */
   offer(id: number, verifier: string, grant: G): boolean {
-    if (this.slots.size >= this.capacity && !this.seenBefore(id)) return false
+    if (this.slots.size >= this.capacity && !this.slots.has(id) && !this.seenBefore(id)) return false
     this.set(id, verifier, grant)
     return true
   }

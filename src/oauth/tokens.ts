@@ -1,5 +1,5 @@
 import type { User } from '../accounts/users'
-import type { ChangeFeed, NewToken, Store, TokenRecord } from '../db/store'
+import { isWhole, type Change, type ChangeFeed, type NewToken, type Store, type TokenRecord } from '../db/store'
 import type { Clock } from '../lib/clock'
 import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
 import { claimedRow, looksLikeJwt, verifiedRow } from './jwt-access-tokens'
@@ -56,13 +56,15 @@ export interface MintedToken {
 /**
  * Access tokens: stored as the SHA-256 of their verifier only; validated through an in-process
  * cache (TOKEN_CACHE_SIZE entries) so the hot path skips the hash and the lookup. Entries expire
- * with their token; revoking one token here drops its entry, revoking many (a family, an app's
- * access) empties the cache, and so does every change the feed reports from elsewhere (the
- * CLI, another instance) unless it names the tokens deleted (PostgreSQL does, up to 100), so a
- * revoked token stops working on the next request here and within the feed's delay elsewhere.
- * Purging expired rows leaves it alone: an expired token is refused by its cached expiry
- * anyway. While the feed is down the cache is bypassed. A lookup that raced a revocation is not
- * cached (the generation moved on while it ran).
+ * with their token. The cache hears of every write from the change feed — this instance's (the
+ * store emits what it committed), another instance's, the CLI's: deleted tokens named there drop
+ * their entries; users named there drop their identity (the `users` map), and a cached grant is
+ * served only while its user is the one the map holds, so their tokens' next use reads them
+ * again; a change naming nothing empties it all. So a revoked token, or a renamed user, is seen
+ * on the next request here and within the feed's delay elsewhere. Purging expired rows leaves
+ * it alone: an expired token is refused by its cached expiry anyway. While the feed is down the
+ * cache is bypassed. A lookup that raced a change is neither cached nor kept as its user's
+ * identity (the generation moved on while it ran).
  */
 export class AccessTokens {
   private readonly cache: TokenCache<TokenGrant>
@@ -84,7 +86,7 @@ export class AccessTokens {
     private readonly jwt?: { issuer: string; keys: () => Promise<(kid: string) => JwsKey | undefined> },
   ) {
     this.cache = new TokenCache(maxCached)
-    changes.onChange((change) => (change?.tokens ? this.drop(change.tokens) : this.forget()))
+    changes.onChange((change) => this.changed(change))
   }
 
   onRevoked(listener: (ids?: readonly number[]) => void): void {
@@ -93,8 +95,9 @@ export class AccessTokens {
 
   /** The grant of a stored token by its id (a stream ticket names one), while it is valid. */
   async grantById(id: number): Promise<TokenGrant | undefined> {
+    const generation = this.generation
     const row = await this.store.tokens.findToken(id)
-    return row && row.expiresAt > this.clock.now() ? this.grantOf(row) : undefined
+    return row && row.expiresAt > this.clock.now() ? this.grantOf(row, generation === this.generation) : undefined
   }
 
   /** A new token for the store to insert; spelled with the id its row gets. */
@@ -119,7 +122,8 @@ export class AccessTokens {
     const now = this.clock.now()
     if (trusted) {
       const cached = this.cache.get(parsed.id, parsed.verifier)
-      if (cached) {
+      // A grant whose user changed since (the map no longer holds its copy) is read again.
+      if (cached && cached.user === this.users.get(cached.user.id)) {
         this.hits++
         if (cached.expiresAt > now) return cached
         this.cache.delete(parsed.id)
@@ -141,12 +145,13 @@ export class AccessTokens {
     const trusted = this.changes.check()
     const now = this.clock.now()
     const cached = trusted ? this.cache.get(claimed.id, token) : undefined
-    if (cached) return cached.expiresAt > now ? cached : undefined
+    if (cached && cached.user === this.users.get(cached.user.id)) return cached.expiresAt > now ? cached : undefined
     const generation = this.generation
     return this.verifiedJwtRow(token).then((row) => {
       if (!row || row.expiresAt <= now) return undefined
-      const grant = this.grantOf(row)
-      if (trusted && generation === this.generation && this.changes.check()) this.cache.offer(claimed.id, token, grant)
+      const current = generation === this.generation
+      const grant = this.grantOf(row, current)
+      if (trusted && current && this.changes.check()) this.cache.offer(claimed.id, token, grant)
       return grant
     })
   }
@@ -166,12 +171,14 @@ export class AccessTokens {
   /** The grant of a row just read, cached unless a revocation ran meanwhile (the generation moved on). */
   private admit(row: TokenRecord | undefined, parsed: { id: number; verifier: string }, now: number, trusted: boolean, generation: number): TokenGrant | undefined {
     if (!row || !constantTimeEqual(sha256(parsed.verifier), row.verifierHash) || row.expiresAt <= now) return undefined
-    const grant = this.grantOf(row)
-    if (trusted && generation === this.generation && this.changes.check()) this.cache.offer(parsed.id, parsed.verifier, grant)
+    const current = generation === this.generation
+    const grant = this.grantOf(row, current)
+    if (trusted && current && this.changes.check()) this.cache.offer(parsed.id, parsed.verifier, grant)
     return grant
   }
 
-  private grantOf(row: TokenRecord): TokenGrant {
+  /** `current`: nothing changed while the row was read, so its user may become that user's identity here. */
+  private grantOf(row: TokenRecord, current: boolean): TokenGrant {
     return {
       tokenId: row.id,
       clientId: this.clientId(row.clientId),
@@ -180,7 +187,7 @@ export class AccessTokens {
       scopes: this.scopes(row.scope),
       expiresAt: row.expiresAt,
       issuedAt: row.createdAt,
-      user: this.user(row.user),
+      user: current ? this.user(row.user) : row.user,
     }
   }
 
@@ -229,28 +236,27 @@ export class AccessTokens {
   }
 
   /**
-   * Revokes one token (RFC 7009): drops its entry, not the whole cache. The generation moves on
-   * before and after, so a lookup racing the delete is not cached.
+   * Revokes one token (RFC 7009): the store's delete tells the feed, which drops its entry (not
+   * the whole cache) once it committed — the generation moves on then, so a lookup racing the
+   * delete is not cached.
    */
-  async revoke(id: number): Promise<boolean> {
-    this.generation++
-    this.cache.delete(id)
-    const deleted = await this.store.tokens.deleteToken(id)
-    this.generation++
-    this.cache.delete(id)
-    for (const listener of this.revoked) listener([id])
-    return deleted
+  revoke(id: number): Promise<boolean> {
+    return this.store.tokens.deleteToken(id)
   }
 
-  /** Drops the entries of tokens another instance deleted (the feed named them). */
-  private drop(ids: readonly number[]): void {
+  /** What the feed reported: tokens deleted, users changed — or, naming nothing, anything. */
+  private changed(change: Change | undefined): void {
+    if (isWhole(change)) return this.clear()
     this.generation++
-    for (const id of ids) this.cache.delete(id)
-    for (const listener of this.revoked) listener(ids)
+    if (change!.users) for (const id of change!.users) this.users.delete(id)
+    if (change!.tokens) {
+      for (const id of change!.tokens) this.cache.delete(id)
+      for (const listener of this.revoked) listener(change!.tokens)
+    }
   }
 
-  /** Empties the cache: after a revocation of many tokens, or a deletion of a user or client. */
-  forget(): void {
+  /** Empties the cache: anything may have changed (a client or user deleted, another process's commit). */
+  private clear(): void {
     this.generation++
     this.cache.clear()
     this.users.clear()

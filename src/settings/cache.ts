@@ -1,4 +1,4 @@
-import type { ChangeFeed } from '../db/store'
+import { isWhole, type ChangeFeed } from '../db/store'
 
 /** What one (user, application) may take: its list and the keys read one by one. */
 const MAX_ENTRY_BYTES = 256 * 1024
@@ -49,9 +49,9 @@ export class SettingsCache {
   ) {
     this.enabled = maxBytes > 0
     this.maxEntryBytes = Math.min(MAX_ENTRY_BYTES, maxBytes)
-    // Deleted tokens change no settings.
+    // Deleted tokens and changed users change no settings.
     changes.onChange((change) => {
-      if (!change?.tokens) this.clear()
+      if (isWhole(change)) this.clear()
     })
   }
 

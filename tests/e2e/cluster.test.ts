@@ -23,7 +23,7 @@ let through: RunningBinary // the balancer, with A's CLI
 let databaseUrl: string
 const delays: Record<string, number[]> = {}
 
-/** Polls until `refused()` is true; returns how long it took (ms). */
+/** Polls until `refused()` (or any awaited condition) is true; returns how long it took (ms). */
 async function refusedWithin(refused: () => Promise<boolean>, label: string): Promise<number> {
   const started = performance.now()
   while (!(await refused())) {
@@ -57,7 +57,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   if (!onPostgres) return
-  if (Object.keys(delays).length) console.log('cluster: revocation reached the other instance after (ms):', JSON.stringify(delays))
+  if (Object.keys(delays).length) console.log('cluster: revocations and profile changes reached the instances after (ms):', JSON.stringify(delays))
   lb?.stop()
   a?.cleanup()
   b?.cleanup()
@@ -135,6 +135,26 @@ describe.skipIf(!onPostgres)('two instances on one PostgreSQL database behind ha
       expect(await userinfoStatus(b, second)).toBe(200)
       expect(a.cli(['user', 'delete', user.id]).code).toBe(0)
       expect(await refusedWithin(async () => (await userinfoStatus(b, second)) === 401, 'user delete by the CLI')).toBeLessThan(100)
+    }
+  })
+
+  test('a name changed by `latchkey apply` is answered by userinfo on A and B within 100 ms, for the token both cached before (issue 33)', async () => {
+    const client = registerClient(through)
+    const as = await discover(through)
+    const email = 'renamed@example.com'
+    registerUser(through, email, 'Old Name')
+    const token = (await obtainToken(through, as, client, email, 'profile')).access_token
+    const nameOn = async (server: RunningBinary) => ((await (await fetch(`${server.url}/api/oauth/userinfo`, { headers: bearer(token) })).json()) as { full_name: string }).full_name
+    expect(await nameOn(a)).toBe('Old Name') // cached on both
+    expect(await nameOn(b)).toBe('Old Name')
+    for (const [round, name] of ['New Name', 'Newer Name'].entries()) {
+      await Bun.write(`${a.dir}/users.yaml`, `users:\n  - email: ${email}\n    full_name: ${name}\n    admin: false\n`)
+      const applied = a.cli(['apply', 'users.yaml'])
+      expect(applied.code).toBe(0)
+      const onA = refusedWithin(async () => (await nameOn(a)) === name, `renamed ${round}: A`)
+      const onB = refusedWithin(async () => (await nameOn(b)) === name, `renamed ${round}: B`)
+      expect(await onA).toBeLessThan(100)
+      expect(await onB).toBeLessThan(100)
     }
   })
 

@@ -54,6 +54,24 @@ describe('the compiled binary with oauth4webapi as the client', () => {
     expect(await (await userinfo(tokens.access_token)).json()).toEqual({ id: userId, email: 'erin@example.com' })
   })
 
+  test('a name changed by `latchkey apply` while the server runs is what userinfo answers next, for a token it cached before (issue 33)', async () => {
+    registerUser(server, 'renamed@example.com', 'Old Name')
+    const client = registerClient(server)
+    const tokens = await obtainToken(server, as, client, 'renamed@example.com', 'profile', 'basic')
+    const name = async () => ((await (await userinfo(tokens.access_token)).json()) as { full_name: string }).full_name
+    expect(await name()).toBe('Old Name')
+    await Bun.write(`${server.dir}/users.yaml`, 'users:\n  - email: renamed@example.com\n    full_name: New Name\n    admin: false\n')
+    expect(server.cli(['apply', 'users.yaml']).code).toBe(0)
+    // SQLite: the CLI's commit moves PRAGMA data_version, read before the next request trusts the
+    // cache. PostgreSQL: the trigger's NOTIFY, within the feed's delay (SPEC: 100 ms).
+    const started = performance.now()
+    while ((await name()) !== 'New Name') {
+      if (performance.now() - started > 2000) throw new Error('userinfo still answers the old name after 2 s')
+      await Bun.sleep(1)
+    }
+    expect(performance.now() - started).toBeLessThan(100)
+  })
+
   test('revocation (RFC 7009) through oauth4webapi ends the token at once', async () => {
     const client = registerClient(server)
     const tokens = await obtainToken(server, as, client, 'erin@example.com', 'email', 'basic')

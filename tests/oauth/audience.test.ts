@@ -159,7 +159,6 @@ describe('audience-bound tokens', () => {
   test('deleting the resource revokes its tokens and consents', async () => {
     const { access_token } = (await (await exchange()).json()) as { access_token: string }
     expect(await t.store.resources.deleteResource(MCP)).toBe(true)
-    t.ctx.tokens.forget()
     expect(await introspect(access_token)).toEqual({ active: false })
     expect(await t.rows("SELECT scope FROM consents WHERE resource <> ''")).toEqual([])
   })

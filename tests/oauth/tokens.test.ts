@@ -149,24 +149,24 @@ describe('the validated-token cache', () => {
     expect(small.cachedCount).toBe(3)
   })
 
-  test('cached grants share one copy of their user and client id; a user is read again once the feed reports a change', async () => {
+  test('cached grants share one copy of their user and client id; a user changed by the store is read again, for tokens cached before too', async () => {
     const { client, user } = await setup()
     const tokens = new AccessTokens(t.store, clock, 3600, t.store.changes, 10)
-    const a = await tokens.validate(await mintToken(t, client.id, user.id, 'email'))
+    const first = await mintToken(t, client.id, user.id, 'email')
+    const a = await tokens.validate(first)
     const b = await tokens.validate(await mintToken(t, client.id, user.id, 'email'))
     expect(a!.user).toBe(b!.user)
     expect(a!.clientId).toBe(client.id)
     expect(a!.user).toEqual({ id: user.id, email: 'a@example.com', fullName: 'A', avatarUrl: null, emailVerified: false })
-    // No code path updates a user in place. SQLite does not read a known user again (a miss
-    // is one lookup, not two); PostgreSQL reads it in the token's round trip anyway.
-    await t.rows("UPDATE users SET full_name = 'B' WHERE id = ?", user.id)
+    expect(tokens.cachedCount).toBe(2)
+    // The store's write emits the change once it committed: the user's identity is dropped (not
+    // the whole cache), and a grant cached before is read again, into a new copy.
+    expect(await t.store.users.setFullName(user.id, 'B')).toBe(true)
+    expect(tokens.cachedCount).toBe(2)
     const c = await tokens.validate(await mintToken(t, client.id, user.id, 'email'))
-    expect(c!.user.fullName).toBe(testEngine === 'sqlite' ? 'A' : 'B')
-    // A change made elsewhere (the CLI, another instance, by hand) reaches the feed, which
-    // forgets what is known: the row is read again, into a new copy, never the stale one.
-    tokens.forget()
-    const d = await tokens.validate(await mintToken(t, client.id, user.id, 'email'))
-    expect(d!.user.fullName).toBe('B')
+    expect(c!.user.fullName).toBe('B')
+    const again = await tokens.validate(first)
+    expect(again!.user).toBe(c!.user)
     expect(a!.user.fullName).toBe('A')
   })
 })

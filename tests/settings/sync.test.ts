@@ -186,7 +186,6 @@ describe('GET /api/settings-events', () => {
 
     const bobs = new SseReader(await stream(w.bobA))
     expect(await t.store.users.deleteUser(w.bob.id)).toBe(true)
-    t.ctx.tokens.forget()
     expect(await bobs.collect((e) => e.event === 'end', 2000)).toEqual([{ event: 'end', data: '{"reason":"revoked"}' }])
   })
 

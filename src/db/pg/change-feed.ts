@@ -7,6 +7,15 @@ export const CHANNEL = 'latchkey_changes'
 export const SETTINGS_CHANNEL = 'latchkey_settings'
 /** The payload prefix of deleted access tokens named by id (drizzle/pg/0005). */
 const TOKENS_NAMED = 'access_tokens:'
+/** The payload prefix of users whose row changed, named by id (drizzle/pg/0017). */
+const USERS_NAMED = 'users:'
+
+/** A payload as a change: named tokens or users, else a table's name (anything in it may have changed). */
+export function parseChange(payload: string): Change | undefined {
+  if (payload.startsWith(TOKENS_NAMED)) return { tokens: payload.slice(TOKENS_NAMED.length).split(',').map(Number) }
+  if (payload.startsWith(USERS_NAMED)) return { users: payload.slice(USERS_NAMED.length).split(',') }
+  return undefined
+}
 /** How often each process proves its LISTEN connection alive. */
 const BEAT_MS = 25
 
@@ -45,7 +54,9 @@ export class Heartbeat {
 /**
  * One LISTEN connection per process and database (Bun's `sql.listen` reconnects it by itself),
  * shared by every store of the process. Triggers NOTIFY on deletes of tokens (naming up to 100
- * of them, drizzle/pg/0005), users and clients (drizzle/pg/0001). The connection is only
+ * of them, drizzle/pg/0005), users and clients (drizzle/pg/0001), changes of resources (0012)
+ * and of users' names, emails, flags (naming up to 100 users, 0017) — whoever committed them,
+ * this instance included (its store also tells its own caches at once, PgStore.emit). The connection is only
  * trusted while this process's own heartbeats come back through it: a dead or reconnecting
  * listener is noticed within a few beats (Heartbeat), and caches are bypassed until it is back
  * — then emptied, since changes may have been missed meanwhile.
@@ -105,8 +116,7 @@ class Listener {
       if (payload === `beat:${this.id}`) this.heartbeat.echo()
       return
     }
-    // "access_tokens:12,345" names the deleted tokens (drizzle/pg/0005); anything else is a table.
-    const change = payload.startsWith(TOKENS_NAMED) ? { tokens: payload.slice(TOKENS_NAMED.length).split(',').map(Number) } : undefined
+    const change = parseChange(payload)
     for (const feed of this.feeds) feed.changed(change)
   }
 }

@@ -1,5 +1,5 @@
 import type { ClientKind, ClientRecord, ClientStore, IdTokenAlg } from '../store'
-import { json, n, type PgContext, type Row } from './context'
+import { emitting, json, n, type PgContext, type Row } from './context'
 import { deleteGrantsWhere } from './grants'
 
 const toClient = (r: Row): ClientRecord => ({
@@ -52,8 +52,8 @@ export class PgClients implements ClientStore {
    * families, tokens), and the client row last: an exchange or a refresh that holds a code or a
    * family while its insert checks the client row is waited for, never deadlocked.
    */
-  deleteClient(id: string): Promise<boolean> {
-    return this.ctx.tx(async (tx) => {
+  async deleteClient(id: string): Promise<boolean> {
+    const found = await this.ctx.tx(async (tx) => {
       await deleteGrantsWhere(tx, 'client_id', [id])
       const deleted = (await tx`DELETE FROM clients WHERE id = ${id}`).count > 0
       // A later client of this id gains no one's right. (The lists are stored as JSON text in jsonb, as every list here.)
@@ -62,6 +62,8 @@ export class PgClients implements ClientStore {
           await tx`UPDATE clients SET introspects = ${JSON.stringify(json(r.introspects).filter((x) => x !== id))}::jsonb WHERE id = ${r.id}`
       return deleted
     })
+    // Its grants, tokens and settings went with it: the caches drop everything.
+    return emitting(this.ctx, found, found ? {} : undefined)
   }
 
   setIntrospects(id: string, introspects: readonly string[]): Promise<boolean> {
@@ -84,8 +86,8 @@ export class PgClients implements ClientStore {
   }
 
   /** Each client's grants go before its row, as deleteClient does (one lock order). */
-  deleteUnusedClients(before: number, now: number): Promise<number> {
-    return this.ctx.tx(async (tx) => {
+  async deleteUnusedClients(before: number, now: number): Promise<number> {
+    const removed = await this.ctx.tx(async (tx) => {
       const ids: string[] = (
         await tx.unsafe(`SELECT id FROM clients c WHERE kind IN ('dynamic', 'metadata') AND NOT EXISTS (SELECT 1 FROM refresh_families f WHERE f.client_id = c.id AND f.used_at >= $1)
               AND (created_at < $1 OR (kind = 'metadata' AND metadata_expires_at < $2
@@ -97,6 +99,7 @@ export class PgClients implements ClientStore {
       await deleteGrantsWhere(tx, 'client_id', ids)
       return (await tx.unsafe(`DELETE FROM clients WHERE id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')})`, ids)).count
     })
+    return emitting(this.ctx, removed, removed > 0 ? {} : undefined)
   }
 
   insertRegistrationToken(tokenHash: string, now: number, expiresAt: number): Promise<void> {

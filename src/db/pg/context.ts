@@ -1,6 +1,6 @@
 import type { SQL } from 'bun'
 import { InvalidRequest } from '../../lib/errors'
-import { DatabaseUnavailable, UniqueViolation, type UserRecord } from '../store'
+import { DatabaseUnavailable, UniqueViolation, type Change, type UserRecord } from '../store'
 
 export type Row = Record<string, unknown>
 export type Tx = SQL
@@ -13,6 +13,17 @@ export interface PgContext {
   atomic<T>(fn: (sql: SQL) => Promise<T>): Promise<T>
   /** Whether a store transaction is open (statements join it). */
   readonly inTransaction: boolean
+  /**
+   * After a write committed: what it changed, for this process's caches at once (or at the open
+   * store transaction's COMMIT). Other instances hear of it through the triggers' NOTIFY.
+   */
+  emit(change: Change): void
+}
+
+/** `result`, once `change` (if any) is emitted: call it with what a write returned after it committed. */
+export function emitting<T>(ctx: PgContext, result: T, change: Change | undefined): T {
+  if (change) ctx.emit(change)
+  return result
 }
 
 // int8 columns come back as strings; times stay far below 2^53.

@@ -16,7 +16,7 @@ import type {
   RefreshRecord,
   SignIn,
 } from '../store'
-import { lock, n, type PgContext, type Row, type Tx } from './context'
+import { emitting, lock, n, type PgContext, type Row, type Tx } from './context'
 
 const toRefresh = (r: Row): RefreshRecord => ({
   id: n(r.id),
@@ -86,12 +86,22 @@ function insertToken(tx: Tx, table: 'access_tokens' | 'refresh_tokens', t: NewTo
  * finds none), then, each in a statement of its own and so seeing whatever committed before it,
  * its refresh and access tokens.
  */
-async function deleteFamily(tx: Tx, familyId: string): Promise<boolean> {
+async function deleteFamily(tx: Tx, familyId: string, deleted: number[]): Promise<boolean> {
   const family = (await tx`DELETE FROM refresh_families WHERE family_id = ${familyId}`).count
   const refresh = (await tx`DELETE FROM refresh_tokens WHERE family_id = ${familyId}`).count
-  const access = (await tx`DELETE FROM access_tokens WHERE family_id = ${familyId}`).count
+  const access = await deleteTokens(tx`DELETE FROM access_tokens WHERE family_id = ${familyId} RETURNING id`, deleted)
   return family + refresh + access > 0
 }
+
+/** Runs a DELETE … RETURNING id of access tokens, noting their ids for the caches (told once it committed); how many. */
+async function deleteTokens(statement: Promise<Row[]>, deleted: number[]): Promise<number> {
+  const rows = await statement
+  for (const row of rows) deleted.push(n(row.id))
+  return rows.length
+}
+
+/** The change to emit for access tokens a committed write deleted. */
+const tokensGone = (ids: number[]) => (ids.length ? { tokens: ids } : undefined)
 
 
 const toCode = (row: Row): CodeRecord => ({
@@ -156,15 +166,18 @@ export class PgGrants implements GrantStore {
     })
   }
 
-  revokeAccess(userId: string, clientId: string): Promise<boolean> {
-    return this.ctx.tx(async (tx) => {
+  async revokeAccess(userId: string, clientId: string): Promise<boolean> {
+    let deleted: number[] = []
+    const found = await this.ctx.tx(async (tx) => {
+      deleted = []
       const removed = (await tx`DELETE FROM consents WHERE user_id = ${userId} AND client_id = ${clientId}`).count
       await tx`DELETE FROM auth_codes WHERE user_id = ${userId} AND client_id = ${clientId}`
       await tx`DELETE FROM refresh_families WHERE user_id = ${userId} AND client_id = ${clientId}`
       await tx`DELETE FROM refresh_tokens WHERE user_id = ${userId} AND client_id = ${clientId}`
-      const revoked = (await tx`DELETE FROM access_tokens WHERE user_id = ${userId} AND client_id = ${clientId}`).count
+      const revoked = await deleteTokens(tx`DELETE FROM access_tokens WHERE user_id = ${userId} AND client_id = ${clientId} RETURNING id`, deleted)
       return removed + revoked > 0
     })
+    return emitting(this.ctx, found, tokensGone(deleted))
   }
 
   /**
@@ -206,18 +219,23 @@ export class PgGrants implements GrantStore {
   }
 
   /** A used code presented again (§4.1.2): what it issued is revoked — this commits although the request fails. */
-  private replayed(codeHash: string): Promise<ExchangeOutcome> {
-    return this.ctx.tx(async (tx): Promise<ExchangeOutcome> => {
+  private async replayed(codeHash: string): Promise<ExchangeOutcome> {
+    let deleted: number[] = []
+    const outcome = await this.ctx.tx(async (tx): Promise<ExchangeOutcome> => {
+      deleted = []
       const [row] = await tx`SELECT used_at, token_id, family_id FROM auth_codes WHERE code_hash = ${codeHash} FOR UPDATE`
       if (!row || row.used_at === null) return { ok: false, reason: 'unknown' }
-      if (row.family_id !== null) await deleteFamily(tx, row.family_id as string)
-      else if (row.token_id !== null) await tx`DELETE FROM access_tokens WHERE id = ${row.token_id}`
+      if (row.family_id !== null) await deleteFamily(tx, row.family_id as string, deleted)
+      else if (row.token_id !== null) await deleteTokens(tx`DELETE FROM access_tokens WHERE id = ${row.token_id} RETURNING id`, deleted)
       return { ok: false, reason: 'used' }
     })
+    return emitting(this.ctx, outcome, tokensGone(deleted))
   }
 
-  refresh(lookup: RefreshLookup, now: number, decide: (found: FoundRefresh) => RefreshDecision): Promise<RefreshOutcome> {
-    return this.ctx.tx(async (tx): Promise<RefreshOutcome> => {
+  async refresh(lookup: RefreshLookup, now: number, decide: (found: FoundRefresh) => RefreshDecision): Promise<RefreshOutcome> {
+    let deleted: number[] = []
+    const outcome = await this.ctx.tx(async (tx): Promise<RefreshOutcome> => {
+      deleted = []
       // Every refresh of the family, on any instance, queues on its row; a revoked one is gone.
       const found = await this.find(tx, lookup, 'FOR UPDATE')
       if (!found) return { ok: false, error: 'invalid_grant', description: 'refresh token is invalid, expired or revoked' }
@@ -225,7 +243,7 @@ export class PgGrants implements GrantStore {
       if ('refuse' in decision) return { ok: false, ...decision.refuse }
       const { family, token } = found
       if ('revokeFamily' in decision) {
-        await deleteFamily(tx, family.familyId)
+        await deleteFamily(tx, family.familyId, deleted)
         return { ok: false, error: 'invalid_grant', description: decision.revokeFamily, familyRevoked: true }
       }
       const { access, refresh, keyHash } = decision.issue
@@ -238,6 +256,7 @@ export class PgGrants implements GrantStore {
         SELECT (SELECT id FROM a) AS token_id`
       return { ok: true, tokenId: n(ids!.token_id), familyRef: family.id }
     })
+    return emitting(this.ctx, outcome, tokensGone(deleted))
   }
 
   findRefreshToken(lookup: RefreshLookup): Promise<FoundRefresh | undefined> {
@@ -264,8 +283,10 @@ export class PgGrants implements GrantStore {
     return family && { family: toFamily(family), token: undefined }
   }
 
-  revokeFamily(familyId: string): Promise<boolean> {
-    return this.ctx.tx((tx) => deleteFamily(tx, familyId))
+  async revokeFamily(familyId: string): Promise<boolean> {
+    let deleted: number[] = []
+    const found = await this.ctx.tx((tx) => deleteFamily(tx, familyId, (deleted = [])))
+    return emitting(this.ctx, found, tokensGone(deleted))
   }
 
   signInOf(familyId: string): Promise<SignIn | undefined> {

@@ -1,12 +1,12 @@
 import type { GroupDeletion, GroupStore, GroupView } from '../store'
-import type { PgContext, Row } from './context'
+import { emitting, n, type PgContext, type Row } from './context'
 
 /**
  * What a grant leaves behind at an app (what revokeAccess deletes, the consent aside: it is what
  * the user agreed to), in the order every grant write locks them: a refresh or an exchange that
  * holds a family or a code is waited for, and its new tokens are then seen and deleted too.
  */
-const GRANT_TABLES = ['auth_codes', 'refresh_families', 'refresh_tokens', 'access_tokens'] as const
+const GRANT_TABLES = ['auth_codes', 'refresh_families', 'refresh_tokens'] as const
 
 export class PgGroups implements GroupStore {
   constructor(private readonly ctx: PgContext) {}
@@ -48,6 +48,7 @@ export class PgGroups implements GroupStore {
    * The access tokens' deletes notify every instance (drizzle/pg/0005): their caches drop them.
    */
   removeMember(name: string, userId: string): Promise<boolean> {
+    let deleted: number[] = []
     return this.ctx.tx(async (tx) => {
       if ((await tx`SELECT 1 FROM group_members WHERE group_name = ${name} AND user_id = ${userId}`).length === 0) return false
       // The apps restricted to this group that no other group of the user's opens.
@@ -56,10 +57,14 @@ export class PgGroups implements GroupStore {
           (SELECT 1 FROM client_groups o JOIN group_members m ON m.group_name = o.group_name
             WHERE o.client_id = g.client_id AND m.user_id = ${userId} AND o.group_name <> ${name})`
       ).map((r: Row) => r.client_id as string)
-      if (lost.length)
-        for (const table of GRANT_TABLES) await tx.unsafe(`DELETE FROM ${table} WHERE user_id = $1 AND client_id IN (${lost.map((_, i) => `$${i + 2}`).join(', ')})`, [userId, ...lost])
+      deleted = []
+      if (lost.length) {
+        const among = lost.map((_, i) => `$${i + 2}`).join(', ')
+        for (const table of GRANT_TABLES) await tx.unsafe(`DELETE FROM ${table} WHERE user_id = $1 AND client_id IN (${among})`, [userId, ...lost])
+        deleted = (await tx.unsafe(`DELETE FROM access_tokens WHERE user_id = $1 AND client_id IN (${among}) RETURNING id`, [userId, ...lost])).map((r: Row) => n(r.id))
+      }
       return (await tx`DELETE FROM group_members WHERE group_name = ${name} AND user_id = ${userId}`).count > 0
-    })
+    }).then((removed) => emitting(this.ctx, removed, deleted.length ? { tokens: deleted } : undefined))
   }
 
   listGroups(): Promise<GroupView[]> {
@@ -80,16 +85,19 @@ export class PgGroups implements GroupStore {
   }
 
   setAllowedGroups(clientId: string, names: readonly string[]): Promise<void> {
+    let deleted: number[] = []
     return this.ctx.tx(async (tx) => {
+      deleted = []
       // Whoever is in none of the groups loses what they hold at the app (a machine's tokens have
       // no user) — first, as deleting the app takes its grants before its row (no deadlock).
       if (names.length) {
         const members = `SELECT user_id FROM group_members WHERE group_name IN (${names.map((_, i) => `$${i + 2}`).join(', ')})`
         for (const table of GRANT_TABLES) await tx.unsafe(`DELETE FROM ${table} WHERE client_id = $1 AND user_id NOT IN (${members})`, [clientId, ...names])
+        deleted = (await tx.unsafe(`DELETE FROM access_tokens WHERE client_id = $1 AND user_id NOT IN (${members}) RETURNING id`, [clientId, ...names])).map((r: Row) => n(r.id))
       }
       await tx`DELETE FROM client_groups WHERE client_id = ${clientId}`
       for (const name of names) await tx`INSERT INTO client_groups (client_id, group_name) VALUES (${clientId}, ${name})`
-    })
+    }).then(() => void emitting(this.ctx, undefined, deleted.length ? { tokens: deleted } : undefined))
   }
 
   allowedGroups(clientId: string): Promise<string[]> {

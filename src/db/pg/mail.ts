@@ -1,6 +1,6 @@
-import type { EmailPurpose, EmailToken, MailStore, NewMail, OutboxMessage, RecoveryRemoved, TokenOutcome, TokenUse, TokenUser } from '../store'
+import type { Change, EmailPurpose, EmailToken, MailStore, NewMail, OutboxMessage, RecoveryRemoved, TokenOutcome, TokenUse, TokenUser } from '../store'
 import { UniqueViolation } from '../store'
-import { n, type PgContext, type Row, type Tx } from './context'
+import { emitting, n, type PgContext, type Row, type Tx } from './context'
 
 /** Queues messages in the caller's transaction. */
 export async function insertMail(tx: Tx, mail: readonly NewMail[], now: number): Promise<void> {
@@ -84,8 +84,12 @@ export class PgMail implements MailStore {
   }
 
   useToken(tokenHash: string, purposes: readonly EmailPurpose[], now: number, use: (token: EmailToken, user: TokenUser) => TokenUse): Promise<TokenOutcome> {
+    // A changed email or email_verified: the caches hear of the user once it committed; a recovery
+    // (tokens, sessions and grants deleted) tells them that anything may have changed.
+    let changed: Change | undefined
     return this.ctx
       .tx(async (tx): Promise<TokenOutcome> => {
+        changed = undefined
         // The row lock makes a second use, on any instance, wait and then find it gone.
         const [row] = await tx`SELECT t.*, u.email AS current_email, u.email_verified FROM email_tokens t JOIN users u ON u.id = t.user_id
           WHERE t.token_hash = ${tokenHash} FOR UPDATE OF t`
@@ -96,12 +100,14 @@ export class PgMail implements MailStore {
         if (change.passwordHash !== undefined) await tx`UPDATE users SET password_hash = ${change.passwordHash} WHERE id = ${token.userId}`
         if (change.email !== undefined) await tx`UPDATE users SET email = ${change.email} WHERE id = ${token.userId}`
         if (change.emailVerified !== undefined) await tx`UPDATE users SET email_verified = ${change.emailVerified} WHERE id = ${token.userId}`
+        changed = change.recover ? {} : change.email !== undefined || change.emailVerified !== undefined ? { users: [token.userId] } : undefined
         await tx`DELETE FROM email_tokens WHERE token_hash = ${tokenHash}`
         const removed = change.recover ? await recover(tx, token.userId) : undefined
         if (change.endSessions) await tx`DELETE FROM sessions WHERE user_id = ${token.userId}`
         await insertMail(tx, change.mail ?? [], now)
         return { ok: true, token, removed }
       })
+      .then((outcome) => emitting(this.ctx, outcome, changed))
       .catch((error) => {
         if (error instanceof UniqueViolation) return { ok: false, reason: 'taken' } as const
         throw error

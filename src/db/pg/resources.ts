@@ -1,5 +1,5 @@
 import type { ResourceRecord, ResourceStore } from '../store'
-import { json, type PgContext, type Row } from './context'
+import { emitting, json, type PgContext, type Row } from './context'
 import { deleteGrantsWhere } from './grants'
 
 const toResource = (r: Row): ResourceRecord => ({
@@ -32,21 +32,24 @@ export class PgResources implements ResourceStore {
     return this.ctx.run(async (sql) => (await sql`SELECT * FROM resources ORDER BY created_at, uri`).map(toResource))
   }
 
-  updateResource(r: ResourceRecord): Promise<boolean> {
-    return this.ctx.run(
+  async updateResource(r: ResourceRecord): Promise<boolean> {
+    const found = await this.ctx.run(
       async (sql) =>
         (
           await sql`UPDATE resources SET name = ${r.name}, scopes = ${JSON.stringify(r.scopes)}::jsonb, token_format = ${r.tokenFormat}, introspectors = ${JSON.stringify(r.introspectors)}::jsonb
             WHERE uri = ${r.uri}`
         ).count > 0,
     )
+    return emitting(this.ctx, found, found ? {} : undefined)
   }
 
   /** Its consents, codes and tokens go first, in the order every grant write locks them. */
-  deleteResource(uri: string): Promise<boolean> {
-    return this.ctx.tx(async (tx) => {
+  async deleteResource(uri: string): Promise<boolean> {
+    const found = await this.ctx.tx(async (tx) => {
       await deleteGrantsWhere(tx, 'resource', [uri])
       return (await tx`DELETE FROM resources WHERE uri = ${uri}`).count > 0
     })
+    // Its grants and tokens went with it: the caches drop everything.
+    return emitting(this.ctx, found, found ? {} : undefined)
   }
 }

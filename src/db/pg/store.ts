@@ -1,5 +1,5 @@
 import type { SQL } from 'bun'
-import type { PurgeWindows, Store, StoreCounts, StoreStats } from '../store'
+import type { Change, PurgeWindows, Store, StoreCounts, StoreStats } from '../store'
 import { DatabaseUnavailable, StoreRefusal } from '../store'
 import { PgChangeFeed } from './change-feed'
 import { PgClients } from './clients'
@@ -106,6 +106,13 @@ export class PgStore implements Store, PgContext {
 
   /** The transaction every operation joins while `transaction` runs. */
   private current: Tx | undefined
+  /** What the open store transaction changed, told at its COMMIT. */
+  private pending: Change[] = []
+
+  emit(change: Change): void {
+    if (this.current) this.pending.push(change)
+    else this.changes.changed(change)
+  }
 
   get inTransaction(): boolean {
     return this.current !== undefined
@@ -113,8 +120,9 @@ export class PgStore implements Store, PgContext {
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.current) throw new Error('store transactions do not nest')
+    this.pending = []
     try {
-      return (await this.client.begin(async (tx) => {
+      const value = (await this.client.begin(async (tx) => {
         this.current = tx as unknown as Tx
         try {
           return await fn()
@@ -122,7 +130,12 @@ export class PgStore implements Store, PgContext {
           this.current = undefined
         }
       })) as T
+      const changes = this.pending
+      this.pending = []
+      for (const change of changes) this.changes.changed(change)
+      return value
     } catch (error) {
+      this.pending = []
       throw portError(error)
     }
   }

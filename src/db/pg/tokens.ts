@@ -1,5 +1,5 @@
 import type { TokenRecord, TokenStore } from '../store'
-import { n, toUser, type PgContext } from './context'
+import { emitting, n, toUser, type PgContext } from './context'
 
 export class PgTokens implements TokenStore {
   constructor(private readonly ctx: PgContext) {}
@@ -43,7 +43,8 @@ export class PgTokens implements TokenStore {
     })
   }
 
-  deleteToken(id: number): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`DELETE FROM access_tokens WHERE id = ${id}`).count > 0)
+  async deleteToken(id: number): Promise<boolean> {
+    const found = await this.ctx.run(async (sql) => (await sql`DELETE FROM access_tokens WHERE id = ${id}`).count > 0)
+    return emitting(this.ctx, found, found ? { tokens: [id] } : undefined)
   }
 }

@@ -1,5 +1,5 @@
-import type { AdminChange, EmailToken, NewMail, NewUser, UserListing, UserRecord, UserStore } from '../store'
-import { toUser, type PgContext, type Row, type Tx } from './context'
+import type { AdminChange, Change, EmailToken, NewMail, NewUser, UserListing, UserRecord, UserStore } from '../store'
+import { emitting, n, toUser, type PgContext, type Row, type Tx } from './context'
 import { insertToken } from './mail'
 
 export class PgUsers implements UserStore {
@@ -43,21 +43,25 @@ export class PgUsers implements UserStore {
     )
   }
 
-  setFullName(id: string, fullName: string): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`UPDATE users SET full_name = ${fullName} WHERE id = ${id}`).count > 0)
+  async setFullName(id: string, fullName: string): Promise<boolean> {
+    const found = await this.ctx.run(async (sql) => (await sql`UPDATE users SET full_name = ${fullName} WHERE id = ${id}`).count > 0)
+    return emitting(this.ctx, found, found ? { users: [id] } : undefined)
   }
 
-  setProfile(id: string, profile: { fullName: string; avatarUrl: string | null }): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`UPDATE users SET full_name = ${profile.fullName}, avatar_url = ${profile.avatarUrl} WHERE id = ${id}`).count > 0)
+  async setProfile(id: string, profile: { fullName: string; avatarUrl: string | null }): Promise<boolean> {
+    const found = await this.ctx.run(async (sql) => (await sql`UPDATE users SET full_name = ${profile.fullName}, avatar_url = ${profile.avatarUrl} WHERE id = ${id}`).count > 0)
+    return emitting(this.ctx, found, found ? { users: [id] } : undefined)
   }
 
-  setAdmin(id: string, admin: boolean): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`UPDATE users SET is_admin = ${admin} WHERE id = ${id}`).count > 0)
+  async setAdmin(id: string, admin: boolean): Promise<boolean> {
+    const found = await this.ctx.run(async (sql) => (await sql`UPDATE users SET is_admin = ${admin} WHERE id = ${id}`).count > 0)
+    return emitting(this.ctx, found, found ? { users: [id] } : undefined)
   }
 
   /** The user's row first (a session insert waits on it), then their grants in the lock order, then their sessions. */
-  setDisabled(id: string, disabled: boolean, now: number): Promise<boolean> {
-    return this.ctx.tx((tx) => disable(tx, id, disabled, now))
+  async setDisabled(id: string, disabled: boolean, now: number): Promise<boolean> {
+    const change = await this.ctx.tx((tx) => disable(tx, id, disabled, now))
+    return emitting(this.ctx, change !== undefined, change)
   }
 
   /**
@@ -65,8 +69,10 @@ export class PgUsers implements UserStore {
    * holding one while its insert checks the user row is waited for, never deadlocked with the
    * cascade.
    */
-  deleteUser(id: string): Promise<boolean> {
-    return this.ctx.tx((tx) => remove(tx, id))
+  async deleteUser(id: string): Promise<boolean> {
+    const found = await this.ctx.tx((tx) => remove(tx, id))
+    // Its tokens, consents and settings went with it (cascades): the caches drop everything.
+    return emitting(this.ctx, found, found ? {} : undefined)
   }
 
   /**
@@ -76,17 +82,14 @@ export class PgUsers implements UserStore {
    */
   async changeKeepingAnAdmin(id: string, change: AdminChange, now: number): Promise<'done' | 'unknown' | 'last-admin'> {
     try {
-      return await this.ctx.tx(async (tx) => {
+      const changed = await this.ctx.tx(async (tx): Promise<Change | undefined> => {
         const admins = await tx`SELECT id FROM users WHERE is_admin AND disabled_at IS NULL ORDER BY id FOR UPDATE`
         if (admins.length === 1 && admins[0].id === id) throw LAST_ADMIN
-        const found =
-          change === 'demote'
-            ? (await tx`UPDATE users SET is_admin = false WHERE id = ${id}`).count > 0
-            : change === 'disable'
-              ? await disable(tx, id, true, now)
-              : await remove(tx, id)
-        return found ? 'done' : 'unknown'
+        if (change === 'demote') return (await tx`UPDATE users SET is_admin = false WHERE id = ${id}`).count > 0 ? { users: [id] } : undefined
+        if (change === 'disable') return disable(tx, id, true, now)
+        return (await remove(tx, id)) ? {} : undefined
       })
+      return emitting(this.ctx, changed ? 'done' : 'unknown', changed)
     } catch (error) {
       if (error === LAST_ADMIN) return 'last-admin'
       throw error
@@ -96,16 +99,17 @@ export class PgUsers implements UserStore {
 
 const LAST_ADMIN = new Error('last admin')
 
-async function disable(tx: Tx, id: string, disabled: boolean, now: number): Promise<boolean> {
+/** What the caches must hear once it committed: the user, and the tokens a disabling deleted; undefined for an unknown user. */
+async function disable(tx: Tx, id: string, disabled: boolean, now: number): Promise<Change | undefined> {
   const found = (await tx`UPDATE users SET disabled_at = ${disabled ? now : null} WHERE id = ${id}`).count > 0
-  if (found && disabled) {
-    await tx`DELETE FROM auth_codes WHERE user_id = ${id}`
-    await tx`DELETE FROM refresh_families WHERE user_id = ${id}`
-    await tx`DELETE FROM refresh_tokens WHERE user_id = ${id}`
-    await tx`DELETE FROM access_tokens WHERE user_id = ${id}`
-    await tx`DELETE FROM sessions WHERE user_id = ${id}`
-  }
-  return found
+  if (!found) return undefined
+  if (!disabled) return { users: [id] }
+  await tx`DELETE FROM auth_codes WHERE user_id = ${id}`
+  await tx`DELETE FROM refresh_families WHERE user_id = ${id}`
+  await tx`DELETE FROM refresh_tokens WHERE user_id = ${id}`
+  const tokens = await tx`DELETE FROM access_tokens WHERE user_id = ${id} RETURNING id`
+  await tx`DELETE FROM sessions WHERE user_id = ${id}`
+  return { users: [id], tokens: tokens.map((r: Row) => n(r.id)) }
 }
 
 async function remove(tx: Tx, id: string): Promise<boolean> {

@@ -1,16 +1,20 @@
 import type { Database, Statement } from 'bun:sqlite'
-import type { ChangeFeed } from '../store'
+import type { Change, ChangeFeed } from '../store'
 
 /**
- * Notices commits made by other connections — the CLI deleting a user or an application while
- * the server runs — through `PRAGMA data_version`, which changes exactly then (and not for
- * this connection's own commits). In-process caches subscribe and drop what they hold.
+ * Every write that in-process caches must hear of, from one feed: this process's own — the
+ * store's write paths `emit` what they change inside their job, and it is told once the COMMIT
+ * succeeded (dropped if the job rolled back) — and commits made by other connections — the CLI
+ * while the server runs — through `PRAGMA data_version`, which changes exactly then (and not
+ * for this connection's own commits); those name nothing, so caches drop all they hold.
  */
-export class ExternalWrites implements ChangeFeed {
+export class SqliteChangeFeed implements ChangeFeed {
   private readonly version: Statement<{ data_version: number }>
   private seen: number
   private checkedThisTurn = false
-  private readonly listeners: Array<() => void> = []
+  private readonly listeners: Array<(change?: Change) => void> = []
+  /** Emitted by the open transaction, told at its COMMIT. */
+  private pending: Change[] = []
   private readonly nextTurn = () => {
     this.checkedThisTurn = false
   }
@@ -20,8 +24,30 @@ export class ExternalWrites implements ChangeFeed {
     this.seen = this.version.get()!.data_version
   }
 
-  onChange(listener: () => void): void {
+  onChange(listener: (change?: Change) => void): void {
     this.listeners.push(listener)
+  }
+
+  /** A write job's change, told after its transaction commits. */
+  emit(change: Change): void {
+    this.pending.push(change)
+  }
+
+  /** Where the open transaction's changes stand: a savepoint rolled back to it forgets the later ones. */
+  mark(): number {
+    return this.pending.length
+  }
+
+  rollbackTo(mark: number): void {
+    this.pending.length = mark
+  }
+
+  /** The transaction committed: every cache hears what it changed, before any of its writers resumes. */
+  committed(): void {
+    if (this.pending.length === 0) return
+    const changes = this.pending
+    this.pending = []
+    for (const change of changes) for (const listener of this.listeners) listener(change)
   }
 
   /**

@@ -50,10 +50,16 @@ export class SqliteClients implements ClientStore {
         WHERE EXISTS (SELECT 1 FROM json_each(clients.introspects) WHERE value = ?1)`,
     )
     return this.ctx.write(() => {
-      const deleted = changes(db.orm.delete(clients).where(eq(clients.id, id)).run()) > 0
+      const deleted = this.removed(changes(db.orm.delete(clients).where(eq(clients.id, id)).run())) > 0
       if (deleted) unname.run(id)
       return deleted
     })
+  }
+
+  /** Clients deleted take their grants, tokens and settings with them (cascades): the caches drop everything. */
+  private removed(count: number): number {
+    if (count > 0) this.ctx.emit({})
+    return count
   }
 
   setIntrospects(id: string, introspects: readonly string[]): Promise<boolean> {
@@ -87,7 +93,7 @@ export class SqliteClients implements ClientStore {
                 AND NOT EXISTS (SELECT 1 FROM consents k WHERE k.client_id = c.id)
                 AND NOT EXISTS (SELECT 1 FROM auth_codes a WHERE a.client_id = c.id)))`,
     )
-    return this.ctx.write(() => changes(unused.run(before, now)))
+    return this.ctx.write(() => this.removed(changes(unused.run(before, now))))
   }
 
   insertRegistrationToken(tokenHash: string, now: number, expiresAt: number): Promise<void> {

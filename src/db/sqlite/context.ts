@@ -1,4 +1,4 @@
-import { UniqueViolation } from '../store'
+import { UniqueViolation, type Change } from '../store'
 import type { Db } from './client'
 
 /**
@@ -8,6 +8,8 @@ import type { Db } from './client'
 export interface SqliteContext {
   readonly db: Db
   write<T>(fn: () => T): Promise<T>
+  /** Inside a write job: what it changed for the caches (told once it committed, forgotten if it rolled back). */
+  emit(change: Change): void
 }
 
 /** SQLite's unique-constraint failure, as the port's error. */

@@ -117,7 +117,7 @@ export class SqliteGrants implements GrantStore {
     return this.ctx.write(() => {
       const mine = (t: typeof consents | typeof accessTokens | typeof authCodes) => and(eq(t.userId, userId), eq(t.clientId, clientId))
       const removed = changes(this.db.orm.delete(consents).where(mine(consents)).run())
-      const revoked = changes(this.db.orm.delete(accessTokens).where(mine(accessTokens)).run())
+      const revoked = this.deleteTokens(this.db.orm.delete(accessTokens).where(mine(accessTokens)))
       this.db.orm.delete(refreshTokens).where(and(eq(refreshTokens.userId, userId), eq(refreshTokens.clientId, clientId))).run()
       this.db.orm.delete(refreshFamilies).where(and(eq(refreshFamilies.userId, userId), eq(refreshFamilies.clientId, clientId))).run()
       this.db.orm.delete(authCodes).where(mine(authCodes)).run()
@@ -134,7 +134,7 @@ export class SqliteGrants implements GrantStore {
       if (!row) return { ok: false, reason: 'unknown' }
       if (row.usedAt !== null) {
         if (row.familyId !== null) this.deleteFamily(row.familyId)
-        else if (row.tokenId !== null) this.db.orm.delete(accessTokens).where(eq(accessTokens.id, row.tokenId)).run()
+        else if (row.tokenId !== null) this.deleteTokens(this.db.orm.delete(accessTokens).where(eq(accessTokens.id, row.tokenId)))
         return { ok: false, reason: 'used' }
       }
       const code: CodeRecord = { ...row, usedAt: null }
@@ -253,10 +253,17 @@ export class SqliteGrants implements GrantStore {
   }
 
   private deleteFamily(familyId: string): boolean {
-    const access = changes(this.db.orm.delete(accessTokens).where(eq(accessTokens.familyId, familyId)).run())
+    const access = this.deleteTokens(this.db.orm.delete(accessTokens).where(eq(accessTokens.familyId, familyId)))
     const refresh = changes(this.db.orm.delete(refreshTokens).where(eq(refreshTokens.familyId, familyId)).run())
     const family = changes(this.db.orm.delete(refreshFamilies).where(eq(refreshFamilies.familyId, familyId)).run())
     return access + refresh + family > 0
+  }
+
+  /** Deletes access tokens and tells the caches which (the change feed); how many there were. */
+  private deleteTokens(statement: { returning(fields: { id: typeof accessTokens.id }): { all(): Array<{ id: number }> } }): number {
+    const ids = statement.returning({ id: accessTokens.id }).all().map((r) => r.id)
+    if (ids.length) this.ctx.emit({ tokens: ids })
+    return ids.length
   }
 
   /** A new family for a code exchange; its id is what the refresh token spells. */

@@ -1,8 +1,8 @@
 import type { GroupDeletion, GroupStore, GroupView } from '../store'
 import { unique, type SqliteContext } from './context'
 
-/** What a grant leaves behind at an app (what revokeAccess deletes, the consent aside: it is what the user agreed to). */
-const GRANT_TABLES = ['auth_codes', 'refresh_families', 'refresh_tokens', 'access_tokens'] as const
+/** What a grant leaves behind at an app (what revokeAccess deletes, the consent aside: it is what the user agreed to); access tokens apart, for the caches. */
+const GRANT_TABLES = ['auth_codes', 'refresh_families', 'refresh_tokens'] as const
 
 export class SqliteGroups implements GroupStore {
   constructor(private readonly ctx: SqliteContext) {}
@@ -41,6 +41,7 @@ export class SqliteGroups implements GroupStore {
       const lost = `SELECT g.client_id FROM client_groups g WHERE g.group_name = ?1 AND NOT EXISTS
         (SELECT 1 FROM client_groups o JOIN group_members m ON m.group_name = o.group_name WHERE o.client_id = g.client_id AND m.user_id = ?2)`
       for (const table of GRANT_TABLES) this.sqlite.prepare(`DELETE FROM ${table} WHERE user_id = ?2 AND client_id IN (${lost})`).run(name, userId)
+      this.tokensGone(this.sqlite.prepare(`DELETE FROM access_tokens WHERE user_id = ?2 AND client_id IN (${lost}) RETURNING id`).all(name, userId))
       return true
     })
   }
@@ -73,7 +74,13 @@ export class SqliteGroups implements GroupStore {
       // Whoever is in none of the groups now loses what they hold at the app (a machine's tokens have no user).
       const members = 'SELECT m.user_id FROM client_groups g JOIN group_members m ON m.group_name = g.group_name WHERE g.client_id = ?1'
       for (const table of GRANT_TABLES) this.sqlite.prepare(`DELETE FROM ${table} WHERE client_id = ?1 AND user_id NOT IN (${members})`).run(clientId)
+      this.tokensGone(this.sqlite.prepare(`DELETE FROM access_tokens WHERE client_id = ?1 AND user_id NOT IN (${members}) RETURNING id`).all(clientId))
     })
+  }
+
+  /** The caches drop the access tokens a write deleted (told once it committed). */
+  private tokensGone(rows: unknown[]): void {
+    if (rows.length) this.ctx.emit({ tokens: (rows as Array<{ id: number }>).map((r) => r.id) })
   }
 
   async allowedGroups(clientId: string): Promise<string[]> {

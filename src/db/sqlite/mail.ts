@@ -52,6 +52,7 @@ export class SqliteMail implements MailStore {
       if (Object.keys(set).length) {
         try {
           unique(() => db.orm.update(users).set(set).where(eq(users.id, row.userId)).run())
+          if (set.email !== undefined || set.emailVerified !== undefined) this.ctx.emit({ users: [row.userId] })
         } catch (error) {
           if (error instanceof UniqueViolation) return { ok: false, reason: 'taken' }
           throw error
@@ -59,6 +60,8 @@ export class SqliteMail implements MailStore {
       }
       db.orm.delete(emailTokens).where(eq(emailTokens.tokenHash, tokenHash)).run()
       const removed = change.recover ? recover(db, row.userId) : undefined
+      // A recovery deleted tokens, sessions and grants: anything cached may be stale.
+      if (removed) this.ctx.emit({})
       if (change.endSessions) db.orm.delete(sessions).where(eq(sessions.userId, row.userId)).run()
       insertMail(db, change.mail ?? [], now)
       return { ok: true, token, removed }

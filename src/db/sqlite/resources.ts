@@ -30,14 +30,20 @@ export class SqliteResources implements ResourceStore {
 
   updateResource(r: ResourceRecord): Promise<boolean> {
     const { name, scopes, tokenFormat, introspectors } = r
-    return this.ctx.write(() => changes(this.ctx.db.orm.update(resources).set({ name, scopes, tokenFormat, introspectors }).where(eq(resources.uri, r.uri)).run()) > 0)
+    return this.ctx.write(() => this.changed(changes(this.ctx.db.orm.update(resources).set({ name, scopes, tokenFormat, introspectors }).where(eq(resources.uri, r.uri)).run()) > 0))
   }
 
   deleteResource(uri: string): Promise<boolean> {
     const { sqlite } = this.ctx.db
     return this.ctx.write(() => {
       for (const table of ['consents', 'auth_codes', 'refresh_families', 'refresh_tokens', 'access_tokens']) sqlite.prepare(`DELETE FROM ${table} WHERE resource = ?`).run(uri)
-      return changes(this.ctx.db.orm.delete(resources).where(eq(resources.uri, uri)).run()) > 0
+      return this.changed(changes(this.ctx.db.orm.delete(resources).where(eq(resources.uri, uri)).run()) > 0)
     })
+  }
+
+  /** A resource changed or deleted (with its grants and tokens): the caches drop everything. */
+  private changed(found: boolean): boolean {
+    if (found) this.ctx.emit({})
+    return found
   }
 }

@@ -1,7 +1,7 @@
 import { eq, lt } from 'drizzle-orm'
-import type { PurgeWindows, Store, StoreCounts, StoreStats } from '../store'
+import type { Change, PurgeWindows, Store, StoreCounts, StoreStats } from '../store'
 import { StoreRefusal } from '../store'
-import { ExternalWrites } from './change-feed'
+import { SqliteChangeFeed } from './change-feed'
 import { Checkpointer } from './checkpointer'
 import { changes, createDatabaseFile, openDb, type Db } from './client'
 import type { SqliteContext } from './context'
@@ -34,7 +34,7 @@ const ISSUER = 'issuer'
  */
 export class SqliteStore implements Store, SqliteContext {
   readonly engine = 'sqlite' as const
-  readonly changes: ExternalWrites
+  readonly changes: SqliteChangeFeed
   readonly writer: Writer
   readonly users = new SqliteUsers(this)
   readonly clients = new SqliteClients(this)
@@ -59,8 +59,8 @@ export class SqliteStore implements Store, SqliteContext {
   }
 
   constructor(readonly db: Db) {
-    this.changes = new ExternalWrites(db.sqlite)
-    this.writer = new Writer(db.sqlite)
+    this.changes = new SqliteChangeFeed(db.sqlite)
+    this.writer = new Writer(db.sqlite, this.changes)
   }
 
   /**
@@ -85,6 +85,11 @@ export class SqliteStore implements Store, SqliteContext {
     return { store, applied, startUpkeep }
   }
 
+  /** Inside a write job: what it changed, told to the caches once it committed. */
+  emit(change: Change): void {
+    this.changes.emit(change)
+  }
+
   write<T>(fn: () => T): Promise<T> {
     if (!this.inTransaction) return this.writer.write(fn)
     try {
@@ -105,9 +110,11 @@ export class SqliteStore implements Store, SqliteContext {
     try {
       const value = await fn()
       this.db.sqlite.run('COMMIT')
+      this.changes.committed()
       return value
     } catch (error) {
       if (this.db.sqlite.inTransaction) this.db.sqlite.run('ROLLBACK')
+      this.changes.rollbackTo(0)
       throw error
     } finally {
       this.inTransaction = false

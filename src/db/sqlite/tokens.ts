@@ -62,6 +62,10 @@ export class SqliteTokens implements TokenStore {
 
   deleteToken(id: number): Promise<boolean> {
     const { db } = this.ctx
-    return this.ctx.write(() => changes(db.orm.delete(accessTokens).where(eq(accessTokens.id, id)).run()) > 0)
+    return this.ctx.write(() => {
+      const found = changes(db.orm.delete(accessTokens).where(eq(accessTokens.id, id)).run()) > 0
+      if (found) this.ctx.emit({ tokens: [id] })
+      return found
+    })
   }
 }

@@ -53,15 +53,21 @@ export class SqliteUsers implements UserStore {
   }
 
   setFullName(id: string, fullName: string): Promise<boolean> {
-    return this.ctx.write(() => changes(this.ctx.db.orm.update(users).set({ fullName }).where(eq(users.id, id)).run()) > 0)
+    return this.ctx.write(() => this.changed(id, changes(this.ctx.db.orm.update(users).set({ fullName }).where(eq(users.id, id)).run()) > 0))
   }
 
   setProfile(id: string, profile: { fullName: string; avatarUrl: string | null }): Promise<boolean> {
-    return this.ctx.write(() => changes(this.ctx.db.orm.update(users).set({ fullName: profile.fullName, avatarUrl: profile.avatarUrl }).where(eq(users.id, id)).run()) > 0)
+    return this.ctx.write(() => this.changed(id, changes(this.ctx.db.orm.update(users).set({ fullName: profile.fullName, avatarUrl: profile.avatarUrl }).where(eq(users.id, id)).run()) > 0))
   }
 
   setAdmin(id: string, admin: boolean): Promise<boolean> {
-    return this.ctx.write(() => changes(this.ctx.db.orm.update(users).set({ isAdmin: admin }).where(eq(users.id, id)).run()) > 0)
+    return this.ctx.write(() => this.changed(id, changes(this.ctx.db.orm.update(users).set({ isAdmin: admin }).where(eq(users.id, id)).run()) > 0))
+  }
+
+  /** The caches hear of a user whose row changed (the change feed). */
+  private changed(id: string, found: boolean): boolean {
+    if (found) this.ctx.emit({ users: [id] })
+    return found
   }
 
   setDisabled(id: string, disabled: boolean, now: number): Promise<boolean> {
@@ -71,14 +77,23 @@ export class SqliteUsers implements UserStore {
   private disable(id: string, disabled: boolean, now: number): boolean {
     const { sqlite } = this.ctx.db
     const found = changes(this.ctx.db.orm.update(users).set({ disabledAt: disabled ? now : null }).where(eq(users.id, id)).run()) > 0
-    if (found && disabled)
-      for (const table of ['sessions', 'auth_codes', 'refresh_tokens', 'refresh_families', 'access_tokens']) sqlite.prepare(`DELETE FROM ${table} WHERE user_id = ?`).run(id)
-    return found
+    if (!found) return false
+    if (!disabled) return this.changed(id, true)
+    for (const table of ['sessions', 'auth_codes', 'refresh_tokens', 'refresh_families']) sqlite.prepare(`DELETE FROM ${table} WHERE user_id = ?`).run(id)
+    const tokens = sqlite.prepare<{ id: number }, [string]>('DELETE FROM access_tokens WHERE user_id = ? RETURNING id').all(id)
+    this.ctx.emit({ users: [id], tokens: tokens.map((t) => t.id) })
+    return true
   }
 
   deleteUser(id: string): Promise<boolean> {
     const { db } = this.ctx
-    return this.ctx.write(() => changes(db.orm.delete(users).where(eq(users.id, id)).run()) > 0)
+    return this.ctx.write(() => this.removed(changes(db.orm.delete(users).where(eq(users.id, id)).run()) > 0))
+  }
+
+  /** A user deleted takes tokens, consents and settings with it (cascades): the caches drop everything. */
+  private removed(found: boolean): boolean {
+    if (found) this.ctx.emit({})
+    return found
   }
 
   /** One write job: the check and the change see the same database. */
@@ -89,10 +104,10 @@ export class SqliteUsers implements UserStore {
       if (admins.length === 1 && admins[0]!.id === id) return 'last-admin'
       const found =
         change === 'demote'
-          ? changes(db.orm.update(users).set({ isAdmin: false }).where(eq(users.id, id)).run()) > 0
+          ? this.changed(id, changes(db.orm.update(users).set({ isAdmin: false }).where(eq(users.id, id)).run()) > 0)
           : change === 'disable'
             ? this.disable(id, true, now)
-            : changes(db.orm.delete(users).where(eq(users.id, id)).run()) > 0
+            : this.removed(changes(db.orm.delete(users).where(eq(users.id, id)).run()) > 0)
       return found ? 'done' : 'unknown'
     })
   }

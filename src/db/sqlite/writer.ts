@@ -2,6 +2,15 @@ import type { Database, Statement } from 'bun:sqlite'
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
 
+/** What a batch's jobs emitted (SqliteChangeFeed): kept to a savepoint, told after COMMIT. */
+export interface Emitted {
+  mark(): number
+  rollbackTo(mark: number): void
+  committed(): void
+}
+
+const NOTHING_EMITTED: Emitted = { mark: () => 0, rollbackTo() {}, committed() {} }
+
 interface Job {
   fn: () => unknown
   resolve: (value: any) => void
@@ -17,7 +26,9 @@ interface Job {
  * One failing job must not undo the others. Jobs first run without savepoints (they cost two
  * statements per job); if one throws, the batch is rolled back and run again with a savepoint
  * around each job. Jobs are therefore plain functions of the database state: running one
- * again after a rollback is the same as running it once.
+ * again after a rollback is the same as running it once. What the jobs emitted for the caches
+ * (`emitted`) follows the same fate: forgotten with what rolled back, told after the COMMIT and
+ * before any job's promise settles, so a writer resumes with the caches already told.
  */
 export class Writer {
   private queue: Job[] = []
@@ -33,7 +44,10 @@ export class Writer {
   private readonly rollbackTo: Statement
   private readonly rollback: Statement
 
-  constructor(private readonly sqlite: Database) {
+  constructor(
+    private readonly sqlite: Database,
+    private readonly emitted: Emitted = NOTHING_EMITTED,
+  ) {
     this.begin = sqlite.prepare('BEGIN IMMEDIATE')
     this.commit = sqlite.prepare('COMMIT')
     this.savepoint = sqlite.prepare('SAVEPOINT job')
@@ -90,9 +104,11 @@ export class Writer {
       this.stats.seconds += (performance.now() - started) / 1000
     } catch (error) {
       if (this.sqlite.inTransaction) this.rollback.run()
+      this.emitted.rollbackTo(0)
       for (const job of jobs) job.reject(error)
       return
     }
+    this.emitted.committed()
     jobs.forEach((job, i) => {
       const outcome = outcomes[i]!
       if (outcome.ok) job.resolve(outcome.value)
@@ -109,6 +125,7 @@ export class Writer {
         outcomes.push({ ok: true, value: job.fn() })
       } catch {
         this.rollback.run()
+        this.emitted.rollbackTo(0)
         return undefined
       }
     }
@@ -123,12 +140,14 @@ export class Writer {
 
   private runJob(job: Job): Outcome {
     this.savepoint.run()
+    const mark = this.emitted.mark()
     try {
       const value = job.fn()
       this.releaseSavepoint.run()
       return { ok: true, value }
     } catch (error) {
       this.rollbackTo.run()
+      this.emitted.rollbackTo(mark)
       this.releaseSavepoint.run()
       return { ok: false, error }
     }

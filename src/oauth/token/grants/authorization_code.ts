@@ -42,10 +42,8 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   })
   if (!outcome.ok) {
     if (outcome.reason === 'unknown') throw new InvalidGrant('authorization code is invalid')
-    if (outcome.reason === 'used') {
-      ctx.tokens.forget()
-      throw new InvalidGrant('authorization code was already used')
-    }
+    // What the code issued is revoked by the store, which tells the token caches (the change feed).
+    if (outcome.reason === 'used') throw new InvalidGrant('authorization code was already used')
     throw outcome.refusal === 'audience' ? new InvalidTarget(AUDIENCE_MISMATCH) : new InvalidGrant(REFUSALS[outcome.refusal])
   }
   const { code } = outcome

@@ -86,7 +86,6 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   })
   if (!outcome.ok) {
     if (outcome.familyRevoked) {
-      ctx.tokens.forget()
       ctx.metrics.reuseDetected()
       ctx.audit.record('refresh.reuse_detected', { userId: token?.userId, clientId: client.id })
     }
@@ -103,7 +102,6 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   // the grant already; this catches a grant that outlived the membership some other way.
   if (!(await ctx.store.groups.mayAuthorize(client.id, grant.userId))) {
     await ctx.store.grants.revokeFamily(grant.familyId)
-    ctx.tokens.forget()
     throw new InvalidGrant('the user is no longer in a group allowed to use this app')
   }
   ctx.audit.record('token.refreshed', { userId: grant.userId, clientId: client.id, request })
