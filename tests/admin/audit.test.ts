@@ -89,6 +89,6 @@ describe('account changes are in the audit log', () => {
     expect(res.status).toBe(303)
     await t.ctx.audit.flush()
     expect((await t.store.audit.list({ userId: user.id, limit: 10 })).map((e) => e.kind)).toEqual(['password.changed'])
-    expect(await (await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).text()).toContain('— <span>Set a password</span>')
+    expect(await (await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).text()).toContain('— <span>Set or changed the password</span>')
   })
 })

@@ -3,6 +3,7 @@ import { planApply } from '../../src/admin/declarative'
 import type { Change } from '../../src/db/store'
 import { randomToken, sha256 } from '../../src/lib/crypto'
 import { testEngine } from '../store'
+import { SMTP } from '../accounts/mail-flows'
 import { CALLBACK, addClient, addUser, authorizeAndAllow, bearer, cookieHeader, createTestApp, csrfFrom, form, signIn, tokenRequest, tokenThroughFlow, type TestApp } from '../helpers'
 
 // SPEC "Bearer-protected API": answers describe the user as they are now — whatever tokens were
@@ -76,8 +77,22 @@ describe('userinfo answers the user as they are now, for tokens cached before th
   })
 
   test('an email changed through its link', async () => {
+    // Changing an email needs mail set up (the link goes to the new address).
+    t = await createTestApp(SMTP)
+    client = await addClient(t)
+    userId = (await addUser(t)).id
     const before = await cachedToken()
-    expect((await t.handle(await verifyLink('ann.new@example.com'))).status).toBe(200)
+    // A change link is confirmed by a POST from the account's own session (SPEC "Change email").
+    const raw = randomToken()
+    await t.store.mail.issueToken({ tokenHash: sha256(raw), userId, purpose: 'change', email: 'ann.new@example.com', expiresAt: t.clock.now() + 3600_000 }, null, t.clock.now())
+    const jar = await signIn(t)
+    const page = await (await t.handle(`/confirm-email?token=${raw}`, { headers: { cookie: cookieHeader(jar) } })).text()
+    const confirmed = await t.handle('/confirm-email', {
+      method: 'POST',
+      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
+      body: form({ csrf_token: csrfFrom(page), token: raw }),
+    })
+    expect(confirmed.status).toBe(200)
     expect((await userinfo(before)).body).toEqual(expect.objectContaining({ email: 'ann.new@example.com', email_verified: true }))
     const after = await tokenThroughFlow(t, client, 'openid profile email', 'ann.new@example.com')
     expect((await userinfo(after)).body).toEqual(expect.objectContaining({ email: 'ann.new@example.com' }))
