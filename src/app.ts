@@ -17,6 +17,7 @@ import { userinfoRoutes } from './oauth/userinfo'
 import { settingsRoutes } from './settings'
 import { docsRoutes } from './docs'
 import { adminRoutes } from './admin'
+import { setupRoutes } from './admin/setup'
 import { createRequestGuard } from './web/request-guard'
 import appCss from './views/app.css' with { type: 'text' }
 import passkeysJs from './views/scripts/passkeys.js' with { type: 'text' }
@@ -87,6 +88,7 @@ export function createApp(ctx: AppContext) {
     .use(endSessionRoutes(ctx))
     .use(accountRoutes(ctx))
     .use(adminRoutes(ctx))
+    .use(setupRoutes(ctx))
     .use(authorizeRoutes(ctx))
     .use(tokenRoutes(ctx))
     .use(revocationRoutes(ctx))

@@ -10,6 +10,7 @@ import { resourceCommand } from './cli/resource'
 import { groupCommand } from './cli/group'
 import { applyCommand, exportCommand } from './cli/apply'
 import { auditCommand } from './cli/audit'
+import { setupLinkCommand } from './cli/setup'
 import { ConfigError, redactDatabaseText, redactUrl } from './config'
 import { DatabaseUnavailable, StoreRefusal } from './db/store'
 import { escapeForTerminal } from './lib/text'
@@ -57,6 +58,7 @@ Usage:
   latchkey keys list [--json]           ID-token signing keys {kid, alg, created_at, current}
   latchkey keys rotate                 the published next key signs; older ones stay published
   latchkey keys remove KID             delete a retired or next key at once (never the signing one)
+  latchkey setup-link                  a new one-hour link to create the first admin (while there is none)
   latchkey migrate                     apply migrations and exit
   latchkey backup PATH                 consistent online copy of a SQLite database (PostgreSQL: pg_dump)
   latchkey healthcheck                 exit 0 when this server's /healthz answers 200 (for containers)
@@ -122,6 +124,8 @@ async function main(argv: string[]): Promise<void> {
       return exportCommand(args)
     case 'audit':
       return auditCommand(args)
+    case 'setup-link':
+      return setupLinkCommand(args)
     case 'migrate':
       return migrateCommand(args)
     case 'backup':

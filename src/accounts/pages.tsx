@@ -132,7 +132,7 @@ function RecentActivity(props: { events: AuditEvent[] }) {
   )
 }
 
-export function AccountPage(props: { user: User; avatarUrl: string; apps: AppAccess[]; activity: AuditEvent[]; csrf: string; security: SecurityState; error?: string; email?: JSX.Element }) {
+export function AccountPage(props: { user: User; avatarUrl: string; apps: AppAccess[]; activity: AuditEvent[]; csrf: string; security: SecurityState; error?: string; email?: JSX.Element; admin?: boolean }) {
   return (
     <Layout title="Your account" wide>
       <div class="profile">
@@ -142,6 +142,13 @@ export function AccountPage(props: { user: User; avatarUrl: string; apps: AppAcc
           <p class="muted" safe>
             {props.user.email}
           </p>
+          {props.admin ? (
+            <p>
+              <a href="/admin">Administration</a>
+            </p>
+          ) : (
+            ''
+          )}
         </div>
       </div>
       <ErrorNote message={props.error} />

@@ -69,7 +69,7 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
   const access = await appAccess(ctx, apps)
   const email = ctx.config.smtpUrl === null ? undefined : <EmailSection csrf={csrf.token} email={session.user.email} verified={session.user.emailVerified} notice={notice} />
   const page = (
-    <AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={access} activity={activity} csrf={csrf.token} security={security} error={refused?.error} email={email} />
+    <AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={access} activity={activity} csrf={csrf.token} security={security} error={refused?.error} email={email} admin={session.admin} />
   )
   return htmlPage(page, { status: refused?.status })
 }

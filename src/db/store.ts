@@ -152,6 +152,10 @@ export interface Store {
   recordIssuer(issuer: string, now: number): Promise<void>
   /** The ISSUER the server last started with; undefined when no server ever started on this database. */
   recordedIssuer(): Promise<string | undefined>
+  /** Sets a server value (replacing it, and when it was written): the setup token's hash (SPEC "First run"). */
+  putServerValue(name: string, value: string, now: number): Promise<void>
+  /** A server value and when it was written. */
+  serverValue(name: string): Promise<{ value: string; createdAt: number } | undefined>
   /**
    * A consistent copy of the database at `path` (SQLite: VACUUM INTO), created 0600, never over
    * an existing file or through a symlink. PostgreSQL has pg_dump for that and refuses.
