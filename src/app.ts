@@ -21,6 +21,7 @@ import { setupRoutes } from './admin/setup'
 import { createRequestGuard } from './web/request-guard'
 import appCss from './views/app.css' with { type: 'text' }
 import passkeysJs from './views/scripts/passkeys.js' with { type: 'text' }
+import copyJs from './views/scripts/copy.js' with { type: 'text' }
 // SimpleWebAuthn's browser half, served from our own origin (script-src 'self').
 import webauthnJs from '../node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js' with { type: 'text' }
 
@@ -83,6 +84,7 @@ export function createApp(ctx: AppContext) {
     .get('/assets/app.css', () => asset(appCss, 'text/css'))
     .get('/assets/webauthn.js', () => asset(webauthnJs, 'text/javascript'))
     .get('/assets/passkeys.js', () => asset(passkeysJs, 'text/javascript'))
+    .get('/assets/copy.js', () => asset(copyJs, 'text/javascript'))
     .use(metadataRoutes(ctx))
     .use(discoveryRoutes(ctx))
     .use(endSessionRoutes(ctx))
