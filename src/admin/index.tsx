@@ -10,7 +10,7 @@ import { GroupInUse, checkGroupName, createGroup, deleteGroup, existingGroups, r
 import { deleteSessionsOf, type Session } from '../accounts/sessions'
 import { checkFullName, checkPassword, insertUser, normalizeEmail, setUserDisabled } from '../accounts/users'
 import { formCsrf, loginUrl } from '../accounts/web'
-import { signerOf, type AdminChange, type AuditEvent } from '../db/store'
+import { signerOf, type AdminChange } from '../db/store'
 import { hashPassword } from '../lib/crypto'
 import { InputError, PageError } from '../lib/errors'
 import { checkIntrospects, createClient, deleteClient, findClient, listClients, rotateSecret, setIntrospects, toView, updateClient, type Client } from '../oauth/clients'
@@ -22,7 +22,9 @@ import { confirmations, type Confirm, type Confirmation } from './confirm'
 import { noticeCookie, takeNotice } from './notice'
 import { ConfirmPage } from './confirm-page'
 import type { Typed } from './pages'
-import { AppPage, AppsPage, AuditPage, GroupsPage, KeysPage, ResourcesPage, SecretPage, UsersPage, type AppRow, type AuditNames } from './pages'
+import { AppPage, AppsPage, SecretPage, type AppRow } from './app-pages'
+import { auditNames } from './audit-names'
+import { AuditPage, GroupsPage, KeysPage, ResourcesPage, UsersPage } from './pages'
 import { REAUTH_AFTER_MS, adminForms, adminSession, field, fieldValues, lines } from './web'
 
 /** What a page shows besides its data: a refusal (with its status and what was typed) or a word on what was done. */
@@ -527,25 +529,6 @@ export function adminRoutes(ctx: AppContext) {
         return htmlPage(<AuditPage events={events} filter={filter} kinds={AUDIT_KINDS} names={await auditNames(ctx, events)} />)
       })
   )
-}
-
-/** The emails and app names the audit page shows beside the ids (SPEC "/admin"): users named as subject or actor, and apps. */
-async function auditNames(ctx: AppContext, events: AuditEvent[]): Promise<AuditNames> {
-  const userIds = new Set<string>()
-  const clientIds = new Set<string>()
-  for (const e of events) {
-    if (e.userId) userIds.add(e.userId)
-    if (e.clientId) clientIds.add(e.clientId)
-    const actor = e.detail?.match(/"actor":"([^"]{1,100})"/)?.[1]
-    if (actor) userIds.add(actor)
-  }
-  const lookup = async <T,>(ids: Set<string>, find: (id: string) => Promise<T | undefined>, name: (found: T) => string) =>
-    new Map((await Promise.all([...ids].map(async (id) => [id, await find(id)] as const))).flatMap(([id, found]) => (found ? [[id, name(found)] as [string, string]] : [])))
-  const [users, clients] = await Promise.all([
-    lookup(userIds, (id) => ctx.store.users.findUser(id), (u) => u.email),
-    lookup(clientIds, (id) => findClient(ctx.store, id), (c) => c.name),
-  ])
-  return { users, clients }
 }
 
 /** An app's options as the edit form gives them, checked as at creation (the client_id and public stay). */
