@@ -23,5 +23,6 @@ export async function newSetupLink(store: Store, issuer: string, now: number): P
  */
 export async function offerSetupLink(store: Store, issuer: string, now: number, log: Logger): Promise<void> {
   if (await store.users.adminExists()) return
-  log.info('no admin yet: open the setup link to create the first admin (valid 1 hour, once; `latchkey setup-link` makes a new one)', { setup_link: await newSetupLink(store, issuer, now) })
+  // warn, not info: LOG_LEVEL=warn (no access log) still shows it.
+  log.warn('no admin yet: open the setup link to create the first admin (valid 1 hour, once; `latchkey setup-link` makes a new one)', { setup_link: await newSetupLink(store, issuer, now) })
 }

@@ -142,12 +142,13 @@ describe('/setup: the first admin (SPEC "First run")', () => {
   test('serve logs one setup link while no admin exists, and none after', async () => {
     const t = await createTestApp()
     const lines: string[] = []
-    const log = createLogger('info', (line) => lines.push(line))
+    const log = createLogger('warn', (line) => lines.push(line))
     await offerSetupLink(t.store, t.config.issuer, t.clock.now(), log)
     log.flush()
     expect(lines.length).toBe(1)
-    const logged = JSON.parse(lines[0]!) as { msg: string; setup_link: string }
-    expect(logged.msg).toStartWith('no admin yet: open the setup link')
+    const logged = JSON.parse(lines[0]!) as { level: string; msg: string; setup_link: string }
+    expect(logged.level).toBe('warn')
+    expect(logged.msg).toBe('no admin yet: open the setup link to create the first admin (valid 1 hour, once; `latchkey setup-link` makes a new one)')
     expect((await t.handle(pathOf(logged.setup_link))).status).toBe(200)
     // Stored hashed: the token is nowhere in the database.
     expect(JSON.stringify(await t.rows('SELECT name, value FROM server_secrets'))).not.toContain(tokenOf(logged.setup_link))
