@@ -17,10 +17,12 @@ import { userinfoRoutes } from './oauth/userinfo'
 import { settingsRoutes } from './settings'
 import { docsRoutes } from './docs'
 import { adminRoutes } from './admin'
+import { setupRoutes } from './admin/setup'
 import { createRequestGuard } from './web/request-guard'
 import appCss from './views/app.css' with { type: 'text' }
 import faviconSvg from './views/favicon.svg' with { type: 'text' }
 import passkeysJs from './views/scripts/passkeys.js' with { type: 'text' }
+import copyJs from './views/scripts/copy.js' with { type: 'text' }
 // SimpleWebAuthn's browser half, served from our own origin (script-src 'self').
 import webauthnJs from '../node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js' with { type: 'text' }
 
@@ -99,11 +101,13 @@ export function createApp(ctx: AppContext) {
     .get('/favicon.ico', favicon)
     .get('/assets/webauthn.js', () => asset(webauthnJs, 'text/javascript'))
     .get('/assets/passkeys.js', () => asset(passkeysJs, 'text/javascript'))
+    .get('/assets/copy.js', () => asset(copyJs, 'text/javascript'))
     .use(metadataRoutes(ctx))
     .use(discoveryRoutes(ctx))
     .use(endSessionRoutes(ctx))
     .use(accountRoutes(ctx))
     .use(adminRoutes(ctx))
+    .use(setupRoutes(ctx))
     .use(authorizeRoutes(ctx))
     .use(tokenRoutes(ctx))
     .use(revocationRoutes(ctx))

@@ -159,7 +159,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: databaseUrlFrom(env),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     issuer,
-    signup: oneOf(env, 'SIGNUP', 'open', ['open', 'closed'] as const),
+    signup: oneOf(env, 'SIGNUP', 'closed', ['open', 'closed'] as const),
     codeTtl: integer(env, 'CODE_TTL', 60, 1, 3600),
     accessTokenTtl: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 31_536_000),
     refreshTokenTtl: integer(env, 'REFRESH_TOKEN_TTL', 2_592_000, 60, 315_360_000),

@@ -11,6 +11,7 @@ import { resourceCommands } from './cli/resource'
 import { groupCommands } from './cli/group'
 import { applyCommand, exportCommand } from './cli/apply'
 import { auditCommand } from './cli/audit'
+import { setupLinkCommand } from './cli/setup'
 import { ConfigError, redactDatabaseText, redactUrl } from './config'
 import { DatabaseUnavailable, StoreRefusal } from './db/store'
 import { escapeForTerminal } from './lib/text'
@@ -29,6 +30,7 @@ const COMMANDS: Entry[] = [
   applyCommand,
   exportCommand,
   auditCommand,
+  setupLinkCommand,
   migrateCommand,
   backupCommand,
   healthcheckCommand,

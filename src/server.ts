@@ -5,6 +5,7 @@ import { createContext } from './context'
 import { healthAnswer } from './health'
 import type { Config } from './config'
 import { openStore } from './db/open'
+import { offerSetupLink } from './admin/setup-link'
 import { releaseJit } from './lib/jit'
 import { createLogger, nextRequestId, requestIds, type Logger } from './lib/log'
 import { MAIL_KEPT_MS, Outbox, smtpTransport } from './mail/outbox'
@@ -168,6 +169,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
 
   log.info('listening', { url: `http://${server.hostname}:${server.port}`, issuer: config.issuer, engine: store.engine, mail: smtp ? `${smtp.protocol}//${smtp.host}` : 'off', metrics: metricsServer ? `http://${metricsServer.hostname}:${metricsServer.port}/metrics` : 'off' })
   if (!config.passkeys) log.warn('passkeys are off: WebAuthn needs a domain name in ISSUER, not an IP address', { issuer: config.issuer })
+  // SPEC "First run": the last line a new operator reads.
+  await offerSetupLink(store, config.issuer, ctx.clock.now(), log)
 
   let stopping: Promise<void> | undefined
   const stop = () =>

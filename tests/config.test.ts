@@ -9,7 +9,7 @@ describe('configuration', () => {
       databaseUrl: './data/latchkey.sqlite',
       databasePoolSize: 10,
       issuer: 'http://localhost:3000',
-      signup: 'open',
+      signup: 'closed',
       codeTtl: 60,
       accessTokenTtl: 3600,
       refreshTokenTtl: 2_592_000,

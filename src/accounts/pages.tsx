@@ -146,6 +146,8 @@ export function AccountPage(props: {
   notice?: string
   email?: JSX.Element
   profile?: JSX.Element
+  /** An admin: the page links to /admin. */
+  admin?: boolean
 }) {
   return (
     <Layout title="Your account" wide>
@@ -156,6 +158,13 @@ export function AccountPage(props: {
           <p class="muted" safe>
             {props.user.email}
           </p>
+          {props.admin ? (
+            <p>
+              <a href="/admin">Administration</a>
+            </p>
+          ) : (
+            ''
+          )}
         </div>
       </div>
       <ErrorNote message={props.error} />

@@ -82,6 +82,7 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
       notice={notice}
       email={email}
       profile={profile}
+      admin={session.admin}
     />
   )
   return htmlPage(page, { status: refused?.status })

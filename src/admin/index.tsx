@@ -17,18 +17,29 @@ import { checkIntrospects, createClient, deleteClient, findClient, listClients, 
 import { canonicalResource, createResource, toResourceView } from '../oauth/resources'
 import { htmlPage, seeOther } from '../views/page'
 import type { FormFields } from '../web/forms'
-import { AppPage, AppsPage, AuditPage, ConfirmPage, GroupsPage, KeysPage, ResourcesPage, SecretPage, UsersPage, type AppRow } from './pages'
-import { adminForms, adminSession, field, fieldValues, lines } from './web'
+import { endpoints } from '../oauth/metadata'
+import { confirmations, type Confirm, type Confirmation } from './confirm'
+import { noticeCookie, takeNotice } from './notice'
+import { ConfirmPage } from './confirm-page'
+import type { Typed } from './pages'
+import { AppPage, AppsPage, SecretPage, type AppRow } from './app-pages'
+import { auditNames } from './audit-names'
+import { AuditPage, GroupsPage, KeysPage, ResourcesPage, UsersPage } from './pages'
+import { REAUTH_AFTER_MS, adminForms, adminSession, field, fieldValues, lines } from './web'
 
-/** What a page shows besides its data: a refusal (with its status) or a word on what was done. */
+/** What a page shows besides its data: a refusal (with its status and what was typed) or a word on what was done. */
 interface Said {
   error?: string
   status?: number
   notice?: string
+  typed?: Typed
 }
 
-/** An action's outcome: done (back to its page), refused with a message, or a page of its own. */
-type Outcome = Response | { error: string; status?: number } | undefined
+/**
+ * An action's outcome: done (back to its page, or `to`, with a notice of what was done), refused
+ * with a message, or a page of its own.
+ */
+type Outcome = Response | { error: string; status?: number } | { notice: string; to?: string }
 
 /**
  * Whether a form asks for the password or passkey again after 15 minutes (SPEC "Admins"): every
@@ -53,6 +64,7 @@ const inputError = (error: unknown) => (error instanceof InputError ? error.mess
  */
 export function adminRoutes(ctx: AppContext) {
   const forms = adminForms(ctx)
+  const confirm = confirmations(ctx)
   const csrf = (request: Request, session: Session) => formCsrf(ctx, request, session).token
 
   function audit(kind: string, request: Request, session: Session, fields: { userId?: string; clientId?: string; detail?: Record<string, string | boolean> } = {}) {
@@ -72,7 +84,7 @@ export function adminRoutes(ctx: AppContext) {
       return htmlPage(<AppsPage csrf={csrf(request, session)} apps={rows} groups={groups} {...said} />, { status: said.status })
     },
     async app(request: Request, session: Session, client: Client, said: Said = {}) {
-      return htmlPage(<AppPage csrf={csrf(request, session)} app={await appRow(client)} groups={await groupNames()} {...said} />, { status: said.status })
+      return htmlPage(<AppPage csrf={csrf(request, session)} app={await appRow(client)} groups={await groupNames()} endpoints={appEndpoints} {...said} />, { status: said.status })
     },
     async groups(request: Request, session: Session, said: Said = {}) {
       return htmlPage(<GroupsPage csrf={csrf(request, session)} groups={await ctx.store.groups.listGroups()} {...said} />, { status: said.status })
@@ -89,12 +101,25 @@ export function adminRoutes(ctx: AppContext) {
         kid: k.kid,
         alg: k.alg,
         createdAt: k.createdAt,
-        state: k.kid === signer ? 'signs now' : k.signsFrom !== null && k.signsFrom > now ? `signs from ${new Date(k.signsFrom).toISOString()}` : 'published',
+        state: k.kid === signer ? 'signs now' : k.signsFrom !== null && k.signsFrom > now ? `signs from ${new Date(k.signsFrom).toISOString().slice(0, 19).replace('T', ' ')} UTC` : 'published',
       }))
       return htmlPage(<KeysPage csrf={csrf(request, session)} keys={keys} {...said} />, { status: said.status })
     },
   }
   type Section = 'users' | 'apps' | 'groups' | 'resources' | 'keys'
+  const { issuer, ...urls } = endpoints(ctx.config.issuer)
+  /** What an app's developer needs (SPEC "/admin": a new app's page shows the issuer, the discovery URL and every endpoint). */
+  const appEndpoints: Array<[string, string]> = [
+    ['Issuer', issuer],
+    ['Discovery', `${issuer}/.well-known/openid-configuration`],
+    ['Authorization', urls.authorization_endpoint],
+    ['Token', urls.token_endpoint],
+    ['UserInfo', urls.userinfo_endpoint],
+    ['Introspection', urls.introspection_endpoint],
+    ['Revocation', urls.revocation_endpoint],
+    ['End session', urls.end_session_endpoint],
+    ['JWKS', urls.jwks_uri],
+  ]
 
   async function groupNames() {
     return (await ctx.store.groups.listGroups()).map((g) => g.name)
@@ -104,25 +129,47 @@ export function adminRoutes(ctx: AppContext) {
   }
 
   /**
-   * One admin form: the session it was accepted for; for a destructive action or one that widens
+   * One admin form: the session it was accepted for; for a destructive action (`confirm`) a
+   * confirmation page first, naming what will happen — the first POST changes nothing, the
+   * page's own POST (`confirmed=yes`) does it; for a destructive action or one that widens
    * access (`reauth`, or `reauth(body)` when only some of the form's changes do) the
-   * re-authentication rule; then the change. Done: back to the section's page (303). Refused:
-   * the section's page again with the reason, nothing changed.
+   * re-authentication rule, asked on that same page. Then the change. Done: back to the
+   * section's page (303) with a notice of what was done. Refused: the section's page again with
+   * the reason and what was typed, nothing changed.
    */
-  function action(path: string, section: Section, run: (request: Request, session: Session, body: FormFields) => Promise<Outcome>, reauth: Reauth = false) {
+  function action(path: string, section: Section, run: (request: Request, session: Session, body: FormFields) => Promise<Outcome>, reauth: Reauth = false, confirming?: Confirm) {
     return async ({ request, body }: { request: Request; body: unknown }) => {
       const fields = body as FormFields
       const session = forms.session(request)
-      if (reauth === true || (typeof reauth === 'function' && reauth(fields))) {
+      const needsReauth = reauth === true || (typeof reauth === 'function' && reauth(fields))
+      let what: Confirmation | undefined
+      if (confirming) {
+        const found = await confirming(fields)
+        if ('error' in found) return pages[section](request, session, found)
+        what = found
+      }
+      const ask = async (refused?: { refused: string; status: number }) => {
+        const account = await ctx.store.users.findUserByEmail(session.user.email)
+        const stale = needsReauth && ctx.clock.now() - session.authTime > REAUTH_AFTER_MS
+        const page = (
+          <ConfirmPage
+            csrf={csrf(request, session)}
+            action={path}
+            back={backTo(section, fields)}
+            fields={fields}
+            what={what}
+            askPassword={stale}
+            hasPassword={!!account?.passwordHash}
+            signInAgain={`${loginUrl(`/admin/${section}`)}&reauth=1`}
+            error={refused?.refused}
+          />
+        )
+        return htmlPage(page, { status: refused?.status ?? 200 })
+      }
+      if (what && field(fields, 'confirmed') !== 'yes') return ask()
+      if (needsReauth) {
         const fresh = await forms.freshness(request, session, fields)
-        if (fresh !== 'fresh') {
-          const account = await ctx.store.users.findUserByEmail(session.user.email)
-          const refused = fresh === 'ask' ? undefined : fresh
-          return htmlPage(
-            <ConfirmPage csrf={csrf(request, session)} action={path} fields={fields} hasPassword={!!account?.passwordHash} signInAgain={`${loginUrl(`/admin/${section}`)}&reauth=1`} error={refused?.refused} />,
-            { status: refused?.status ?? 200 },
-          )
-        }
+        if (fresh !== 'fresh') return ask(fresh === 'ask' ? undefined : fresh)
       }
       let outcome: Outcome
       try {
@@ -133,18 +180,22 @@ export function adminRoutes(ctx: AppContext) {
         outcome = { error: message[0]!.toUpperCase() + message.slice(1) + '.', status: 400 }
       }
       if (outcome instanceof Response) return outcome
-      if (outcome === undefined) return seeOther(`/admin/${section}`)
-      return pages[section](request, session, outcome)
+      if ('notice' in outcome) return seeOther(outcome.to ?? `/admin/${section}`, [noticeCookie(ctx, session, outcome.notice)])
+      return pages[section](request, session, { ...outcome, typed: { form: path, fields } })
     }
   }
   /** A POST route of an admin form: its path, the parser that checks admin and CSRF, the action. */
-  const form = (path: string, section: Section, run: Parameters<typeof action>[2], reauth: Reauth = false) => [path, action(path, section, run, reauth), { parse: forms.parse }] as const
+  const form = (path: string, section: Section, run: Parameters<typeof action>[2], reauth: Reauth = false, confirming?: Confirm) =>
+    [path, action(path, section, run, reauth, confirming), { parse: forms.parse }] as const
+  /** Where "Cancel" on a confirmation page goes: the app's own page for an app, else the section. */
+  const backTo = (section: Section, body: FormFields) =>
+    section === 'apps' && field(body, 'client_id') ? `/admin/apps/edit?client_id=${encodeURIComponent(field(body, 'client_id'))}` : `/admin/${section}`
   /** The forms whose `admin` checkbox (or choice) makes someone an admin ask again; the same forms without it do not. */
   const makesAdmin = (body: FormFields) => field(body, 'admin') === 'true'
 
   const NO_USER = { error: 'There is no such user.', status: 404 }
   /** Demote, disable or delete — never the last enabled admin; what a disabled or deleted user held stops working at once. */
-  async function keepingAnAdmin(id: string, change: AdminChange): Promise<Outcome> {
+  async function keepingAnAdmin(id: string, change: AdminChange): Promise<{ error: string; status: number } | undefined> {
     const outcome = await ctx.store.users.changeKeepingAnAdmin(id, change, ctx.clock.now())
     if (outcome === 'last-admin') return { error: 'This is the last enabled admin: make another admin first.', status: 409 }
     if (outcome === 'unknown') return NO_USER
@@ -160,13 +211,22 @@ export function adminRoutes(ctx: AppContext) {
   const checkbox = (body: FormFields, name: string) => field(body, name) === 'true'
   /** A text field of space-separated values (client ids). */
   const words = (text: string) => text.split(/\s+/).filter(Boolean)
-  const get = (render: (request: Request, session: Session) => Promise<Response>) => async ({ request }: { request: Request }) => render(request, await adminSession(ctx, request))
+  /** A GET page of /admin: with the notice of the action that led here, shown once. */
+  const get = (render: (request: Request, session: Session, said: Said) => Promise<Response>) => async ({ request }: { request: Request }) => {
+    const session = await adminSession(ctx, request)
+    const { notice, cookies } = takeNotice(ctx, request, session)
+    const response = await render(request, session, { notice })
+    for (const c of cookies) response.headers.append('set-cookie', c)
+    return response
+  }
+  /** The email of a user a form names, for its notice (the id when there is no such user any more). */
+  const emailOf = async (id: string) => (await ctx.store.users.findUser(id))?.email ?? id
 
   return (
     new Elysia({ name: 'admin' })
       .get('/admin', async ({ request }) => (await adminSession(ctx, request), seeOther('/admin/users')))
       // Users
-      .get('/admin/users', get((request, session) => pages.users(request, session)))
+      .get('/admin/users', get((request, session, said) => pages.users(request, session, said)))
       .post(
         ...form('/admin/users', 'users', async (request, session, body) => {
           const email = normalizeEmail(field(body, 'email'))
@@ -175,6 +235,7 @@ export function adminRoutes(ctx: AppContext) {
           const user = await insertUser(ctx.store, { email, fullName, avatarUrl: null, passwordHash, emailVerified: true }, ctx.clock.now())
           if (checkbox(body, 'admin')) await ctx.store.users.setAdmin(user.id, true)
           audit('user.created', request, session, { userId: user.id, detail: { admin: checkbox(body, 'admin') } })
+          return { notice: `Created ${email}${checkbox(body, 'admin') ? ', an admin' : ''}.` }
         }, makesAdmin),
       )
       .post(
@@ -196,9 +257,11 @@ export function adminRoutes(ctx: AppContext) {
           async (request, session, body) => {
             const id = field(body, 'user_id')
             if (id === session.user.id) return { error: 'You cannot disable your own account.', status: 409 }
+            const email = await emailOf(id)
             const refused = await keepingAnAdmin(id, 'disable')
             if (refused) return refused
             audit('user.updated', request, session, { userId: id, detail: { disabled: true } })
+            return { notice: `Disabled ${email}: every session and token of theirs has ended.` }
           },
           true,
         ),
@@ -208,6 +271,7 @@ export function adminRoutes(ctx: AppContext) {
           const id = field(body, 'user_id')
           if (!(await setUserDisabled(ctx, id, false))) return NO_USER
           audit('user.updated', request, session, { userId: id, detail: { disabled: false } })
+          return { notice: `Enabled ${await emailOf(id)}.` }
         }, true),
       )
       .post(
@@ -222,15 +286,24 @@ export function adminRoutes(ctx: AppContext) {
             if (refused) return refused
           }
           audit('user.updated', request, session, { userId: id, detail: { admin: admin === 'true' } })
+          return { notice: admin === 'true' ? `${await emailOf(id)} is now an admin.` : `${await emailOf(id)} is no longer an admin.` }
         }, makesAdmin),
       )
       .post(
-        ...form('/admin/users/sign-out', 'users', async (request, session, body) => {
-          const id = field(body, 'user_id')
-          if (!(await ctx.store.users.findUser(id))) return NO_USER
-          await deleteSessionsOf(ctx.store, id, id === session.user.id ? session : undefined)
-          audit('user.signed_out', request, session, { userId: id })
-        }),
+        ...form(
+          '/admin/users/sign-out',
+          'users',
+          async (request, session, body) => {
+            const id = field(body, 'user_id')
+            const user = await ctx.store.users.findUser(id)
+            if (!user) return NO_USER
+            await deleteSessionsOf(ctx.store, id, id === session.user.id ? session : undefined)
+            audit('user.signed_out', request, session, { userId: id })
+            return { notice: `Signed ${user.email} out everywhere.` }
+          },
+          false,
+          confirm.signOut,
+        ),
       )
       .post(
         ...form(
@@ -240,8 +313,10 @@ export function adminRoutes(ctx: AppContext) {
             const id = field(body, 'user_id')
             if (!(await resetTwoStep(ctx.store, ctx.config, id, ctx.clock.now()))) return NO_USER
             audit('user.two_step_reset', request, session, { userId: id })
+            return { notice: `Reset two-step sign-in of ${await emailOf(id)}.` }
           },
           true,
+          confirm.resetTwoStep,
         ),
       )
       .post(
@@ -251,21 +326,26 @@ export function adminRoutes(ctx: AppContext) {
           async (request, session, body) => {
             const id = field(body, 'user_id')
             if (id === session.user.id) return { error: 'You cannot delete your own account here.', status: 409 }
+            const email = await emailOf(id)
             const refused = await keepingAnAdmin(id, 'delete')
             if (refused) return refused
             audit('user.deleted', request, session, { userId: id })
+            return { notice: `Deleted ${email}.` }
           },
           true,
+          confirm.deleteUser,
         ),
       )
       // Apps
-      .get('/admin/apps', get((request, session) => pages.apps(request, session)))
-      .get('/admin/apps/edit', async ({ request }) => {
-        const session = await adminSession(ctx, request)
-        const client = await findClient(ctx.store, new URL(request.url).searchParams.get('client_id') ?? '')
-        if (!client) throw new PageError(404, 'Not found', 'There is no such app.')
-        return pages.app(request, session, client)
-      })
+      .get('/admin/apps', get((request, session, said) => pages.apps(request, session, said)))
+      .get(
+        '/admin/apps/edit',
+        get(async (request, session, said) => {
+          const client = await findClient(ctx.store, new URL(request.url).searchParams.get('client_id') ?? '')
+          if (!client) throw new PageError(404, 'Not found', 'There is no such app.')
+          return pages.app(request, session, client, said)
+        }),
+      )
       .post(
         ...form('/admin/apps', 'apps', async (request, session, body) => {
           const groups = await existingGroups(ctx.store, fieldValues(body, 'allowed_groups'))
@@ -286,8 +366,8 @@ export function adminRoutes(ctx: AppContext) {
           )
           if (groups.length) await setAllowedGroups(ctx, client.id, groups)
           audit('client.created', request, session, { clientId: client.id })
-          if (secret) return htmlPage(<SecretPage clientId={client.id} name={client.name} secret={secret} />)
-          return seeOther(`/admin/apps/edit?client_id=${encodeURIComponent(client.id)}`)
+          if (secret) return htmlPage(<SecretPage clientId={client.id} name={client.name} secret={secret} endpoints={appEndpoints} notice={`Created ${client.name}. Copy the secret now: it is not shown again.`} />)
+          return { notice: `Created ${client.name}.`, to: `/admin/apps/edit?client_id=${encodeURIComponent(client.id)}` }
         }, true),
       )
       .post(
@@ -303,9 +383,9 @@ export function adminRoutes(ctx: AppContext) {
           } catch (error) {
             const message = inputError(error)
             if (message === undefined) throw error
-            return pages.app(request, session, client, { error: message[0]!.toUpperCase() + message.slice(1) + '.', status: 400 })
+            return pages.app(request, session, client, { error: message[0]!.toUpperCase() + message.slice(1) + '.', status: 400, typed: { form: '/admin/apps/update', fields: body } })
           }
-          return seeOther(`/admin/apps/edit?client_id=${encodeURIComponent(client.id)}`)
+          return { notice: `Saved ${field(body, 'name') || client.name}.`, to: `/admin/apps/edit?client_id=${encodeURIComponent(client.id)}` }
         }, true),
       )
       .post(
@@ -317,9 +397,10 @@ export function adminRoutes(ctx: AppContext) {
             const secret = await rotateSecret(ctx.store, client.id)
             if (!secret) return pages.app(request, session, client, { error: 'A public app has no secret to rotate.', status: 409 })
             audit('client.secret_rotated', request, session, { clientId: client.id })
-            return htmlPage(<SecretPage clientId={client.id} name={client.name} secret={secret} />)
+            return htmlPage(<SecretPage clientId={client.id} name={client.name} secret={secret} endpoints={appEndpoints} notice={`Rotated the secret of ${client.name}. Copy the new secret now: it is not shown again.`} />)
           },
           true,
+          confirm.rotateSecret,
         ),
       )
       .post(
@@ -330,16 +411,19 @@ export function adminRoutes(ctx: AppContext) {
             const client = await namedApp(body)
             await deleteClient(ctx.store, client.id)
             audit('client.deleted', request, session, { clientId: client.id })
+            return { notice: `Deleted ${client.name}.` }
           },
           true,
+          confirm.deleteApp,
         ),
       )
       // Groups
-      .get('/admin/groups', get((request, session) => pages.groups(request, session)))
+      .get('/admin/groups', get((request, session, said) => pages.groups(request, session, said)))
       .post(
         ...form('/admin/groups', 'groups', async (request, session, body) => {
           const name = await createGroup(ctx.store, field(body, 'name').trim(), ctx.clock.now())
           audit('group.created', request, session, { detail: { group: name } })
+          return { notice: `Created the group ${name}.` }
         }),
       )
       .post(
@@ -355,8 +439,10 @@ export function adminRoutes(ctx: AppContext) {
               throw error
             }
             audit('group.deleted', request, session, { detail: { group: name } })
+            return { notice: `Deleted the group ${name}.` }
           },
           true,
+          confirm.deleteGroup,
         ),
       )
       .post(
@@ -366,18 +452,21 @@ export function adminRoutes(ctx: AppContext) {
           if (!user) return { error: `There is no user "${field(body, 'user').trim()}".`, status: 404 }
           if (!(await ctx.store.groups.addMember(name, user.id))) return { error: 'There is no such group.', status: 404 }
           audit('group.member_added', request, session, { userId: user.id, detail: { group: name } })
+          return { notice: `Added ${user.email} to ${name}.` }
         }, true),
       )
       .post(
         ...form('/admin/groups/remove', 'groups', async (request, session, body) => {
           const name = field(body, 'name')
           const userId = field(body, 'user')
+          const email = await emailOf(userId)
           if (!(await removeMember(ctx, name, userId))) return { error: 'That user is not in that group.', status: 404 }
           audit('group.member_removed', request, session, { userId, detail: { group: name } })
+          return { notice: `Removed ${email} from ${name}.` }
         }),
       )
       // Resources
-      .get('/admin/resources', get((request, session) => pages.resources(request, session)))
+      .get('/admin/resources', get((request, session, said) => pages.resources(request, session, said)))
       .post(
         ...form('/admin/resources', 'resources', async (request, session, body) => {
           const resource = await createResource(
@@ -392,6 +481,7 @@ export function adminRoutes(ctx: AppContext) {
             ctx.clock.now(),
           )
           audit('resource.created', request, session, { detail: { resource: resource.uri } })
+          return { notice: `Added the resource ${resource.name} (${resource.uri}).` }
         }, true),
       )
       .post(
@@ -402,20 +492,25 @@ export function adminRoutes(ctx: AppContext) {
             const uri = canonicalResource(field(body, 'uri'))
             if (!uri || !(await ctx.store.resources.deleteResource(uri))) return { error: 'There is no such resource.', status: 404 }
             audit('resource.deleted', request, session, { detail: { resource: uri } })
+            return { notice: `Deleted the resource ${uri}.` }
           },
           true,
+          confirm.deleteResource,
         ),
       )
       // Signing keys
-      .get('/admin/keys', get((request, session) => pages.keys(request, session)))
+      .get('/admin/keys', get((request, session, said) => pages.keys(request, session, said)))
       .post(
         ...form(
           '/admin/keys/rotate',
           'keys',
           async (request, session) => {
-            for (const key of await ctx.signingKeys.rotate()) audit('key.rotated', request, session, { detail: { kid: key.kid, alg: key.alg } })
+            const keys = await ctx.signingKeys.rotate()
+            for (const key of keys) audit('key.rotated', request, session, { detail: { kid: key.kid, alg: key.alg } })
+            return { notice: `Rotated the signing key: published ${keys.map((k) => `${k.kid} (${k.alg})`).join(', ')}.` }
           },
           true,
+          confirm.rotateKey,
         ),
       )
       // The audit log
@@ -426,7 +521,7 @@ export function adminRoutes(ctx: AppContext) {
         if (filter.kind && !AUDIT_KINDS.includes(filter.kind)) filter.kind = ''
         await ctx.audit.flush()
         const events = await ctx.store.audit.list({ userId: filter.user || undefined, clientId: filter.client || undefined, kind: filter.kind || undefined, limit: AUDIT_SHOWN })
-        return htmlPage(<AuditPage events={events} filter={filter} kinds={AUDIT_KINDS} />)
+        return htmlPage(<AuditPage events={events} filter={filter} kinds={AUDIT_KINDS} names={await auditNames(ctx, events)} />)
       })
   )
 }

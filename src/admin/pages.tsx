@@ -4,9 +4,9 @@
 import { Html } from '@elysiajs/html'
 import type { Children } from '@kitajs/html'
 import type { AuditEvent, GroupView, UserListing } from '../db/store'
-import { ID_TOKEN_ALGS, type ClientView } from '../oauth/clients'
 import type { ResourceView } from '../oauth/resources'
-import { ButtonForm, CsrfField, ErrorNote, Hidden, Layout, When, attr } from '../views/layout'
+import { ButtonForm, CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
+import type { FormFields } from '../web/forms'
 
 const SECTIONS = [
   ['/admin/users', 'Users'],
@@ -40,9 +40,33 @@ export function AdminLayout(props: { title: string; error?: string; notice?: str
 
 const yes = (on: boolean) => (on ? 'yes' : '')
 
+/** What a refused form had typed in (SPEC "/admin": a form that fails validation keeps what was typed): the form's action and its fields. */
+export interface Typed {
+  form: string
+  fields: FormFields
+}
+
+/** The typed value of one field, when `typed` is this form's; '' otherwise. */
+export function typedIn(typed: Typed | undefined, form: string, match?: (fields: FormFields) => boolean): (name: string) => string {
+  const mine = typed?.form === form && (!match || match(typed.fields))
+  return (name) => {
+    if (!mine) return ''
+    const value = typed!.fields[name]
+    return Array.isArray(value) ? (value[0] ?? '') : (value ?? '')
+  }
+}
+
+/** A moment in UTC, to the second, saying so (SPEC "/admin": times show their time zone). */
+export function Moment(props: { at: number }): JSX.Element {
+  const iso = new Date(props.at).toISOString()
+  return <time datetime={iso}>{iso.slice(0, 19).replace('T', ' ')} UTC</time>
+}
+
 export type UserRow = UserListing & { mfa: { totp: boolean; passkeys: number } }
 
-export function UsersPage(props: { csrf: string; users: UserRow[]; query: string; selfId: string; error?: string; notice?: string; invitation?: string }) {
+export function UsersPage(props: { csrf: string; users: UserRow[]; query: string; selfId: string; error?: string; notice?: string; invitation?: string; typed?: Typed }) {
+  const created = typedIn(props.typed, '/admin/users')
+  const invited = typedIn(props.typed, '/admin/users/invite')
   return (
     <AdminLayout title="Users" error={props.error} notice={props.notice}>
       {props.invitation ? (
@@ -105,10 +129,10 @@ export function UsersPage(props: { csrf: string; users: UserRow[]; query: string
       <h2>Create a user</h2>
       <form method="post" action="/admin/users">
         <CsrfField token={props.csrf} />
-        <UserFields />
+        <UserFields typed={created} />
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="new-password" required />
-        <AdminCheckbox />
+        <AdminCheckbox checked={created('admin') === 'true'} />
         <div class="actions">
           <button type="submit">Create user</button>
         </div>
@@ -117,8 +141,8 @@ export function UsersPage(props: { csrf: string; users: UserRow[]; query: string
       <p class="muted">They choose their own password through a link valid for 7 days: mailed when mail is set up, otherwise shown here once.</p>
       <form method="post" action="/admin/users/invite">
         <CsrfField token={props.csrf} />
-        <UserFields prefix="invite_" />
-        <AdminCheckbox prefix="invite_" />
+        <UserFields prefix="invite_" typed={invited} />
+        <AdminCheckbox prefix="invite_" checked={invited('admin') === 'true'} />
         <div class="actions">
           <button type="submit">Invite</button>
         </div>
@@ -127,164 +151,28 @@ export function UsersPage(props: { csrf: string; users: UserRow[]; query: string
   )
 }
 
-function UserFields(props: { prefix?: string }) {
+function UserFields(props: { prefix?: string; typed: (name: string) => string }) {
   const id = (name: string) => (props.prefix ?? '') + name
   return (
     <>
       <label for={id('email')}>Email</label>
-      <input id={id('email')} name="email" type="email" required />
+      <input id={id('email')} name="email" type="email" required value={attr(props.typed('email'))} />
       <label for={id('full_name')}>Full name</label>
-      <input id={id('full_name')} name="full_name" type="text" required />
+      <input id={id('full_name')} name="full_name" type="text" required value={attr(props.typed('full_name'))} />
     </>
   )
 }
 
-function AdminCheckbox(props: { prefix?: string }) {
+function AdminCheckbox(props: { prefix?: string; checked: boolean }) {
   return (
     <label class="check">
-      <input type="checkbox" name="admin" value="true" id={(props.prefix ?? '') + 'admin'} /> Administrator
+      <input type="checkbox" name="admin" value="true" id={(props.prefix ?? '') + 'admin'} checked={props.checked} /> Administrator
     </label>
   )
 }
 
-export type AppRow = ClientView & { allowed_groups: string[]; kind: string }
-
-const KIND_WORDS: Record<string, string> = { operator: '', metadata: 'metadata document', dynamic: 'registered dynamically' }
-
-export function AppsPage(props: { csrf: string; apps: AppRow[]; groups: string[]; error?: string; notice?: string }) {
-  return (
-    <AdminLayout title="Apps" error={props.error} notice={props.notice}>
-      <table class="admin">
-        <thead>
-          <tr>
-            <th>Name</th>
-            <th>Client ID</th>
-            <th>Type</th>
-            <th>Allowed groups</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.apps.map((a) => (
-            <tr>
-              <td data-label="Name">
-                <a href={attr(`/admin/apps/edit?client_id=${encodeURIComponent(a.client_id)}`)} safe>
-                  {a.name}
-                </a>
-              </td>
-              <td data-label="Client ID">
-                <code safe>{a.client_id}</code>
-              </td>
-              <td data-label="Type" safe>{[a.public ? 'public' : 'confidential', KIND_WORDS[a.kind] ?? ''].filter(Boolean).join(', ')}</td>
-              <td data-label="Allowed groups" safe>{a.allowed_groups.join(', ') || 'everyone'}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {props.apps.length === 0 ? <p class="muted">No apps yet.</p> : ''}
-      <h2>Create an app</h2>
-      <form method="post" action="/admin/apps">
-        <CsrfField token={props.csrf} />
-        <AppFields groups={props.groups} />
-        <label class="check">
-          <input type="checkbox" name="public" value="true" /> Public client (no secret; PKCE)
-        </label>
-        <div class="actions">
-          <button type="submit">Create app</button>
-        </div>
-      </form>
-    </AdminLayout>
-  )
-}
-
-/** The options an app has, filled in when editing one. */
-function AppFields(props: { groups: string[]; app?: AppRow }) {
-  const a = props.app
-  const allowed = new Set(a?.allowed_groups ?? [])
-  return (
-    <>
-      <label for="name">Name</label>
-      <input id="name" name="name" type="text" required maxlength="200" value={attr(a?.name ?? '')} />
-      <label for="redirect_uris">Redirect URIs (one per line)</label>
-      <textarea id="redirect_uris" name="redirect_uris" rows="3" required safe>
-        {(a?.redirect_uris ?? []).join('\n')}
-      </textarea>
-      <label for="post_logout_redirect_uris">Post-logout redirect URIs (one per line)</label>
-      <textarea id="post_logout_redirect_uris" name="post_logout_redirect_uris" rows="2" safe>
-        {(a?.post_logout_redirect_uris ?? []).join('\n')}
-      </textarea>
-      <label class="check">
-        <input type="checkbox" name="skip_consent" value="true" checked={a?.skip_consent} /> Skip the consent page (first-party app)
-      </label>
-      <label class="check">
-        <input type="checkbox" name="require_mfa" value="true" checked={a?.require_mfa} /> Require two-step sign-in
-      </label>
-      <label for="id_token_alg">ID tokens signed with</label>
-      <select id="id_token_alg" name="id_token_alg">
-        {ID_TOKEN_ALGS.map((alg) => (
-          <option value={alg} selected={(a?.id_token_signed_response_alg ?? 'RS256') === alg}>
-            {alg}
-          </option>
-        ))}
-      </select>
-      <fieldset>
-        <legend>Only members of these groups may use it (none: everyone)</legend>
-        {props.groups.length === 0 ? <span class="muted">No groups yet.</span> : ''}
-        {props.groups.map((g) => (
-          <label class="check">
-            <input type="checkbox" name="allowed_groups" value={attr(g)} checked={allowed.has(g)} /> <span safe>{g}</span>
-          </label>
-        ))}
-      </fieldset>
-      <label for="introspects">A resource server: may introspect the access tokens of these apps (client IDs, space-separated; * for every app's)</label>
-      <input id="introspects" name="introspects" type="text" maxlength="4000" value={attr((a?.introspects ?? []).join(' '))} />
-    </>
-  )
-}
-
-export function AppPage(props: { csrf: string; app: AppRow; groups: string[]; error?: string; notice?: string }) {
-  const fields = { client_id: props.app.client_id }
-  return (
-    <AdminLayout title="Apps" error={props.error} notice={props.notice}>
-      <h2 safe>{props.app.name}</h2>
-      <p>
-        Client ID <code safe>{props.app.client_id}</code> · {props.app.public ? 'public' : 'confidential'}
-      </p>
-      <form method="post" action="/admin/apps/update">
-        <CsrfField token={props.csrf} />
-        <Hidden name="client_id" value={props.app.client_id} />
-        <AppFields groups={props.groups} app={props.app} />
-        <div class="actions">
-          <button type="submit">Save</button>
-        </div>
-      </form>
-      <h2>Danger zone</h2>
-      <div class="actions">
-        {props.app.public ? '' : <ButtonForm action="/admin/apps/rotate-secret" csrf={props.csrf} label="Rotate secret" kind="danger" fields={fields} />}
-        <ButtonForm action="/admin/apps/delete" csrf={props.csrf} label="Delete app" kind="danger" fields={fields} />
-      </div>
-    </AdminLayout>
-  )
-}
-
-/** A new client secret: shown this once, never stored in the clear. */
-export function SecretPage(props: { clientId: string; name: string; secret: string }) {
-  return (
-    <AdminLayout title="Apps" notice="Copy the secret now: it is not shown again.">
-      <h2 safe>{props.name}</h2>
-      <p>
-        Client ID <code safe>{props.clientId}</code>
-      </p>
-      <p>
-        Client secret <code class="secret" safe>{props.secret}</code>
-      </p>
-      <p>
-        <a href={attr(`/admin/apps/edit?client_id=${encodeURIComponent(props.clientId)}`)}>Done</a>
-      </p>
-    </AdminLayout>
-  )
-}
-
-export function GroupsPage(props: { csrf: string; groups: GroupView[]; error?: string; notice?: string }) {
+export function GroupsPage(props: { csrf: string; groups: GroupView[]; error?: string; notice?: string; typed?: Typed }) {
+  const created = typedIn(props.typed, '/admin/groups')
   return (
     <AdminLayout title="Groups" error={props.error} notice={props.notice}>
       {props.groups.length === 0 ? <p class="muted">No groups yet.</p> : ''}
@@ -302,7 +190,14 @@ export function GroupsPage(props: { csrf: string; groups: GroupView[]; error?: s
           <form method="post" action="/admin/groups/add" class="rename">
             <CsrfField token={props.csrf} />
             <Hidden name="name" value={g.name} />
-            <input name="user" type="text" placeholder="email or user id" aria-label={attr(`Add a member to ${g.name}`)} required />
+            <input
+              name="user"
+              type="text"
+              placeholder="email or user id"
+              aria-label={attr(`Add a member to ${g.name}`)}
+              required
+              value={attr(typedIn(props.typed, '/admin/groups/add', (f) => f.name === g.name)('user'))}
+            />
             <button type="submit" class="secondary">
               Add member
             </button>
@@ -314,7 +209,7 @@ export function GroupsPage(props: { csrf: string; groups: GroupView[]; error?: s
       <form method="post" action="/admin/groups">
         <CsrfField token={props.csrf} />
         <label for="group_name">Name</label>
-        <input id="group_name" name="name" type="text" required maxlength="64" />
+        <input id="group_name" name="name" type="text" required maxlength="64" value={attr(created('name'))} />
         <div class="actions">
           <button type="submit">Create group</button>
         </div>
@@ -323,7 +218,8 @@ export function GroupsPage(props: { csrf: string; groups: GroupView[]; error?: s
   )
 }
 
-export function ResourcesPage(props: { csrf: string; resources: ResourceView[]; error?: string; notice?: string }) {
+export function ResourcesPage(props: { csrf: string; resources: ResourceView[]; error?: string; notice?: string; typed?: Typed }) {
+  const typed = typedIn(props.typed, '/admin/resources')
   return (
     <AdminLayout title="Resources" error={props.error} notice={props.notice}>
       <table class="admin">
@@ -363,18 +259,22 @@ export function ResourcesPage(props: { csrf: string; resources: ResourceView[]; 
       <form method="post" action="/admin/resources">
         <CsrfField token={props.csrf} />
         <label for="uri">URI</label>
-        <input id="uri" name="uri" type="text" required placeholder="https://mcp.example.com" />
+        <input id="uri" name="uri" type="text" required placeholder="https://mcp.example.com" value={attr(typed('uri'))} />
         <label for="resource_name">Name</label>
-        <input id="resource_name" name="name" type="text" required maxlength="200" />
+        <input id="resource_name" name="name" type="text" required maxlength="200" value={attr(typed('name'))} />
         <label for="scopes">Scopes (one per line: name=what the consent page says)</label>
-        <textarea id="scopes" name="scopes" rows="3" required></textarea>
+        <textarea id="scopes" name="scopes" rows="3" required safe>
+          {typed('scopes')}
+        </textarea>
         <label for="token_format">Access tokens</label>
         <select id="token_format" name="token_format">
           <option value="opaque">opaque (checked by introspection)</option>
-          <option value="jwt">JWT (RFC 9068, checked offline)</option>
+          <option value="jwt" selected={typed('token_format') === 'jwt'}>
+            JWT (RFC 9068, checked offline)
+          </option>
         </select>
         <label for="introspectors">Clients that may introspect its tokens (client IDs, space-separated)</label>
-        <input id="introspectors" name="introspectors" type="text" />
+        <input id="introspectors" name="introspectors" type="text" value={attr(typed('introspectors'))} />
         <div class="actions">
           <button type="submit">Add resource</button>
         </div>
@@ -405,7 +305,7 @@ export function KeysPage(props: { csrf: string; keys: Array<{ kid: string; alg: 
                 {k.alg}
               </td>
               <td data-label="Created">
-                <When at={k.createdAt} />
+                <Moment at={k.createdAt} />
               </td>
               <td data-label="State" safe>
                 {k.state}
@@ -420,7 +320,35 @@ export function KeysPage(props: { csrf: string; keys: Array<{ kid: string; alg: 
   )
 }
 
-export function AuditPage(props: { events: AuditEvent[]; filter: { user: string; client: string; kind: string }; kinds: readonly string[] }) {
+/** The emails of users and the names of apps the audit page names, looked up when it is shown (an id alone where one is gone). */
+export interface AuditNames {
+  users: Map<string, string>
+  clients: Map<string, string>
+}
+
+/** A name with its id beside it; the id alone when the name is unknown (deleted since). */
+function Named(props: { id: string | null; name?: string }): JSX.Element {
+  if (props.id === null) return ''
+  return (
+    <>
+      {props.name ? <span safe>{props.name}</span> : ''} <code class="muted" safe>{props.id}</code>
+    </>
+  )
+}
+
+/** An event's detail, with its actor (the admin who acted) named. */
+function auditDetail(detail: string | null, names: AuditNames): string {
+  if (!detail) return ''
+  try {
+    const parsed = JSON.parse(detail) as Record<string, unknown>
+    const actor = typeof parsed.actor === 'string' ? names.users.get(parsed.actor) : undefined
+    return actor ? JSON.stringify({ ...parsed, actor: `${actor} (${parsed.actor})` }) : detail
+  } catch {
+    return detail
+  }
+}
+
+export function AuditPage(props: { events: AuditEvent[]; filter: { user: string; client: string; kind: string }; kinds: readonly string[]; names: AuditNames }) {
   return (
     <AdminLayout title="Audit log">
       <form method="get" action="/admin/audit" class="filters">
@@ -458,59 +386,28 @@ export function AuditPage(props: { events: AuditEvent[]; filter: { user: string;
           {props.events.map((e) => (
             <tr>
               <td data-label="Time">
-                <time datetime={new Date(e.at).toISOString()}>{new Date(e.at).toISOString().slice(0, 19).replace('T', ' ')}</time>
+                <Moment at={e.at} />
               </td>
               <td data-label="Kind" safe>
                 {e.kind}
               </td>
-              <td data-label="User" class="long" safe>
-                {e.userId ?? ''}
+              <td data-label="User" class="long">
+                <Named id={e.userId} name={e.userId === null ? undefined : props.names.users.get(e.userId)} />
               </td>
-              <td data-label="App" class="long" safe>
-                {e.clientId ?? ''}
+              <td data-label="App" class="long">
+                <Named id={e.clientId} name={e.clientId === null ? undefined : props.names.clients.get(e.clientId)} />
               </td>
               <td data-label="Address" class="long" safe>
                 {e.address ?? ''}
               </td>
               <td data-label="Detail" class="long" safe>
-                {e.detail ?? ''}
+                {auditDetail(e.detail, props.names)}
               </td>
             </tr>
           ))}
         </tbody>
       </table>
       {props.events.length === 0 ? <p class="muted">No events match.</p> : ''}
-    </AdminLayout>
-  )
-}
-
-/**
- * A destructive action on a sign-in older than 15 minutes: the same form again, its fields
- * kept, with the admin's password — or a fresh sign-in (a passkey) and the action repeated.
- */
-export function ConfirmPage(props: { csrf: string; action: string; fields: Record<string, string | string[]>; hasPassword: boolean; signInAgain: string; error?: string }) {
-  const kept = Object.entries(props.fields).filter(([name]) => name !== 'csrf_token' && name !== 'confirm_password')
-  return (
-    <AdminLayout title="Confirm it is you" error={props.error}>
-      <p>You signed in more than 15 minutes ago. This change removes something or gives more access, so confirm it is you first.</p>
-      {props.hasPassword ? (
-        <form method="post" action={attr(props.action)}>
-          <CsrfField token={props.csrf} />
-          {kept.flatMap(([name, value]) => ([] as string[]).concat(value).map((v) => <Hidden name={name} value={v} />))}
-          <label for="confirm_password">Your password</label>
-          <input id="confirm_password" name="confirm_password" type="password" autocomplete="current-password" required />
-          <div class="actions">
-            <button type="submit" class="danger">
-              Confirm
-            </button>
-          </div>
-        </form>
-      ) : (
-        ''
-      )}
-      <p>
-        <a href={attr(props.signInAgain)}>{props.hasPassword ? 'Or sign in again (with a passkey)' : 'Sign in again with your passkey'}</a>, then repeat the change.
-      </p>
     </AdminLayout>
   )
 }

@@ -171,6 +171,10 @@ export interface Store {
   recordedIssuer(): Promise<string | undefined>
   /** What `latchkey status` counts: users, apps, groups, and sessions signed in and not expired at `now`. */
   counts(now: number): Promise<StoreCounts>
+  /** Sets a server value (replacing it, and when it was written): the setup token's hash (SPEC "First run"). */
+  putServerValue(name: string, value: string, now: number): Promise<void>
+  /** A server value and when it was written. */
+  serverValue(name: string): Promise<{ value: string; createdAt: number } | undefined>
   /**
    * A consistent copy of the database at `path` (SQLite: VACUUM INTO), created 0600, never over
    * an existing file or through a symlink. PostgreSQL has pg_dump for that and refuses.

@@ -11,7 +11,7 @@ async function signUp(t: TestApp, fullName: string, email: string) {
 
 describe('look-alike identities', () => {
   test('NFD, fullwidth and upper-case spellings of a taken email are the same account (409)', async () => {
-    const t = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '100' })
+    const t = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '100', SIGNUP: 'open' })
     await addUser(t, 'zoë@example.com', 'Zoë')
     for (const variant of ['zoe\u0308@example.com', 'ｚｏë@ｅxample.com', ' ZOË@EXAMPLE.COM ']) {
       const res = await signUp(t, 'Someone', variant)
@@ -22,7 +22,7 @@ describe('look-alike identities', () => {
   })
 
   test('emails and names with control or invisible characters are refused (400), nothing made', async () => {
-    const t = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '100' })
+    const t = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '100', SIGNUP: 'open' })
     const cases: Array<[string, string, string]> = [
       ['Ann', 'ann\u200b@example.com', 'Email address contains control or invisible characters.'],
       ['Ann', 'ann\u0000@example.com', 'Email address contains control or invisible characters.'],
@@ -46,7 +46,7 @@ describe('look-alike identities', () => {
   })
 
   test('a name in NFD is stored in NFC; sign-in finds an account by any spelling of its email', async () => {
-    const t = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '100' })
+    const t = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '100', SIGNUP: 'open' })
     expect((await signUp(t, 'Zoe\u0308', 'ZOË@example.com')).status).toBe(303)
     expect((await t.row('SELECT full_name, email FROM users'))).toEqual({ full_name: 'Zoë', email: 'zoë@example.com' })
     const page = await t.handle('/login')

@@ -5,7 +5,8 @@ import { createContext } from '../../src/context'
 import { ORIGIN, PASSWORD, cookieHeader, cookiesFrom, csrfFrom, postForm, type TestApp } from '../helpers'
 import { csrfOf, type Jar } from './mfa-flows'
 
-export const SMTP = { SMTP_URL: 'smtp://127.0.0.1:2525', LOGIN_ATTEMPTS_PER_MINUTE: '1000' }
+/** Mail set up, and sign-up open: most flows start at /signup (SIGNUP is closed by default). */
+export const SMTP = { SMTP_URL: 'smtp://127.0.0.1:2525', LOGIN_ATTEMPTS_PER_MINUTE: '1000', SIGNUP: 'open' }
 
 export interface Sent {
   to: string

@@ -17,7 +17,7 @@ import {
 let t: TestApp
 
 beforeEach(async () => {
-  t = await createTestApp()
+  t = await createTestApp({ SIGNUP: 'open' })
   await addUser(t)
 })
 

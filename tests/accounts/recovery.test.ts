@@ -25,7 +25,7 @@ describe('a reset link on an unverified account is account recovery (pre-account
   test('every passkey, TOTP secret, recovery code, consent, token and session set up before goes, and the page lists them', async () => {
     // An intruder signs up with Ann's address on a server without mail (no proof asked), adds a
     // passkey and TOTP, and lets an app in; the server is later given mail.
-    const quiet = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '1000' })
+    const quiet = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '1000', SIGNUP: 'open' })
     const client = await addClient(quiet, { name: 'Photo Backup' })
     const { res: signedUp, jar: intruder } = await signUp(quiet, 'ann@example.com')
     expect(signedUp.status).toBe(303)
@@ -170,7 +170,7 @@ describe('while mail is set up, an unverified account adds no passkey and turns 
   })
 
   test('without mail (nothing could verify the address) both are offered as before', async () => {
-    t = await createTestApp()
+    t = await createTestApp({ SIGNUP: 'open' })
     jar = (await signUp(t, 'eve@example.com')).jar
     expect((await addPasskey(t, jar, await SoftAuthenticator.create())).status).toBe(303)
     await turnOnTotp(t, jar)

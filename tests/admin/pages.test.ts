@@ -18,10 +18,13 @@ async function adminApp(env: Record<string, string> = {}) {
 
 const get = (t: TestApp, path: string, jar?: Jar) => t.handle(path, { headers: jar ? { cookie: cookieHeader(jar) } : {} })
 
-/** Posts an admin form with the CSRF token of the page it comes from. */
+/** The actions that show a confirmation page first (tests/admin/confirm.test.ts); `submit` confirms them at once. */
+const CONFIRMED = ['/admin/users/delete', '/admin/users/sign-out', '/admin/users/reset-two-step', '/admin/apps/delete', '/admin/apps/rotate-secret', '/admin/groups/delete', '/admin/resources/delete', '/admin/keys/rotate']
+
+/** Posts an admin form with the CSRF token of the page it comes from (as confirmed, for an action that asks). */
 async function submit(t: TestApp, jar: Jar, page: string, action: string, fields: Record<string, string | undefined>) {
   const csrf = csrfFrom(await (await get(t, page, jar)).text())
-  return postForm(t, action, { csrf_token: csrf, ...fields }, jar)
+  return postForm(t, action, { csrf_token: csrf, ...(CONFIRMED.includes(action) ? { confirmed: 'yes' } : {}), ...fields }, jar)
 }
 
 async function auditKinds(t: TestApp) {
@@ -238,12 +241,12 @@ describe('re-authentication for destructive actions', () => {
     expect(html).toContain('/login?return_to=%2Fadmin%2Fusers&amp;reauth=1')
     expect(await t.store.users.findUser(bob.id)).toBeDefined()
 
-    const wrong = await postForm(t, '/admin/users/delete', { csrf_token: csrfFrom(html), user_id: bob.id, confirm_password: 'not it at all' }, jar)
+    const wrong = await postForm(t, '/admin/users/delete', { csrf_token: csrfFrom(html), user_id: bob.id, confirmed: 'yes', confirm_password: 'not it at all' }, jar)
     expect(wrong.status).toBe(401)
     expect(await wrong.text()).toContain('That is not your password.')
     expect(await t.store.users.findUser(bob.id)).toBeDefined()
 
-    const right = await postForm(t, '/admin/users/delete', { csrf_token: csrfFrom(html), user_id: bob.id, confirm_password: 'correct horse battery' }, jar)
+    const right = await postForm(t, '/admin/users/delete', { csrf_token: csrfFrom(html), user_id: bob.id, confirmed: 'yes', confirm_password: 'correct horse battery' }, jar)
     expect(right.status).toBe(303)
     expect(await t.store.users.findUser(bob.id)).toBeUndefined()
     // The session counts as signed in now: the next destructive action goes straight through.
@@ -259,7 +262,7 @@ describe('re-authentication for destructive actions', () => {
     expect(html).not.toContain('name="confirm_password"')
     expect(html).toContain('Sign in again with your passkey')
     const csrf = csrfFrom(await (await get(t, '/admin/users', jar)).text())
-    const guessed = await postForm(t, '/admin/users/delete', { csrf_token: csrf, user_id: bob.id, confirm_password: 'correct horse battery' }, jar)
+    const guessed = await postForm(t, '/admin/users/delete', { csrf_token: csrf, user_id: bob.id, confirmed: 'yes', confirm_password: 'correct horse battery' }, jar)
     expect(guessed.status).toBe(401)
     expect(await t.store.users.findUser(bob.id)).toBeDefined()
   })

@@ -13,7 +13,7 @@ let clientId: string
 let skipConsentId: string
 
 beforeAll(async () => {
-  server = await startBinary()
+  server = await startBinary({ SIGNUP: 'open' })
   // The client application: a real server the browser is sent back to.
   app = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('<h1>App callback</h1>', { headers: { 'content-type': 'text/html' } }) })
   callbackBase = `http://127.0.0.1:${app.port}/callback`

@@ -13,7 +13,7 @@ setDefaultTimeout(60_000)
 let server: RunningBinary
 
 beforeAll(async () => {
-  server = await startBinary({ LOG_LEVEL: 'warn' })
+  server = await startBinary({ LOG_LEVEL: 'warn', SIGNUP: 'open' })
 })
 afterAll(() => server?.cleanup())
 

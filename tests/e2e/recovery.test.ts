@@ -42,7 +42,7 @@ async function form(client: CookieClient, path: string, fields: Record<string, s
 describe('pre-account takeover, through the binary (SPEC "Recovery")', () => {
   test("an intruder signs up with Ann's address and adds a passkey; Ann's reset link removes it: the intruder's passkey sign-in then fails", async () => {
     // The server runs without mail first: sign-up asks for no proof and a passkey may be added.
-    const first = await startBinary({ LOGIN_ATTEMPTS_PER_MINUTE: '1000' }, undefined, { localhost: true })
+    const first = await startBinary({ LOGIN_ATTEMPTS_PER_MINUTE: '1000', SIGNUP: 'open' }, undefined, { localhost: true })
     running.push(first)
     const { page } = await intruderBrowser()
     await page.goto(`${first.url}/signup`)

@@ -71,7 +71,7 @@ let bearer: string
 let clientId: string
 
 beforeAll(async () => {
-  t = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '1000000', SMTP_URL: 'smtp://127.0.0.1:2525' })
+  t = await createTestApp({ SIGNUP: 'open', LOGIN_ATTEMPTS_PER_MINUTE: '1000000', SMTP_URL: 'smtp://127.0.0.1:2525' })
   const app = await addClient(t)
   clientId = app.client.id
   await t.store.users.setAdmin((await addUser(t)).id, true)

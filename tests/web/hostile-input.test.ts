@@ -79,7 +79,7 @@ describe('item 1: deeply nested JSON is refused before parsing or validation', (
   })
 
   test('page routes take no JSON at all: 415, before any session or CSRF check', async () => {
-    const t = await createTestApp()
+    const t = await createTestApp({ SIGNUP: 'open' })
     for (const path of ['/login', '/signup', '/logout', '/oauth/authorize', '/account/revoke', '/account/sign-out-everywhere']) {
       const res = await t.handle(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: deepJson(20_000) })
       expect(res.status).toBe(415)
@@ -157,7 +157,7 @@ describe('item 5: password checks per client address (LOGIN_ATTEMPTS_PER_MINUTE)
   })
 
   test('sign-up counts too', async () => {
-    const t = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '2' })
+    const t = await createTestApp({ LOGIN_ATTEMPTS_PER_MINUTE: '2', SIGNUP: 'open' })
     const signUp = async (i: number) => {
       const page = await handleFrom(t, '192.0.2.9', '/signup')
       const jar = cookiesFrom(page)

@@ -237,6 +237,18 @@ export class PgSettings implements SettingsStore {
     })
   }
 
+  footprint(of: { userId: string } | { clientId: string }): Promise<{ settings: number; others: number }> {
+    return this.ctx.run(async (sql) => {
+      const [row] =
+        'userId' in of
+          ? await sql`SELECT (SELECT coalesce(sum(n), 0) FROM setting_counts WHERE user_id = ${of.userId}) AS settings,
+              (SELECT count(*) FROM (SELECT client_id FROM consents WHERE user_id = ${of.userId} UNION SELECT client_id FROM setting_counts WHERE user_id = ${of.userId} AND n > 0) x) AS others`
+          : await sql`SELECT (SELECT coalesce(sum(n), 0) FROM setting_counts WHERE client_id = ${of.clientId}) AS settings,
+              (SELECT count(*) FROM (SELECT user_id FROM consents WHERE client_id = ${of.clientId} UNION SELECT user_id FROM setting_counts WHERE client_id = ${of.clientId} AND n > 0) x) AS others`
+      return { settings: Number(row!.settings), others: Number(row!.others) }
+    })
+  }
+
   exportSettings(userId: string): Promise<Array<{ clientId: string; settings: StoredSetting[] }>> {
     return this.ctx.run(async (sql) => {
       const apps = new Map<string, StoredSetting[]>()

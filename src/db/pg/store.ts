@@ -213,6 +213,19 @@ export class PgStore implements Store, PgContext {
     })
   }
 
+  putServerValue(name: string, value: string, now: number): Promise<void> {
+    return this.run(async (sql) => {
+      await sql`INSERT INTO server_secrets (name, value, created_at) VALUES (${name}, ${value}, ${now}) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, created_at = EXCLUDED.created_at`
+    })
+  }
+
+  serverValue(name: string): Promise<{ value: string; createdAt: number } | undefined> {
+    return this.run(async (sql) => {
+      const [row] = await sql`SELECT value, created_at FROM server_secrets WHERE name = ${name}`
+      return row && { value: row.value as string, createdAt: Number(row.created_at) }
+    })
+  }
+
   recordedIssuer(): Promise<string | undefined> {
     return this.run(async (sql) => {
       const [row] = await sql`SELECT value FROM server_secrets WHERE name = 'issuer'`

@@ -95,6 +95,25 @@ export class PgUsers implements UserStore {
       throw error
     }
   }
+
+  adminExists(): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`SELECT 1 FROM users WHERE is_admin AND disabled_at IS NULL LIMIT 1`).length > 0)
+  }
+
+  /**
+   * The token's row is the lock: a second setup with the same token waits on the UPDATE, then
+   * re-reads the row (READ COMMITTED) and finds it used. A taken email rolls the claim back.
+   */
+  insertFirstAdmin(user: NewUser, tokenHash: string, since: number, now: number): Promise<'done' | 'refused'> {
+    return this.ctx.tx(async (tx) => {
+      const claimed = await tx`UPDATE server_secrets SET value = 'used:' || value WHERE name = 'setup' AND value = ${tokenHash} AND created_at >= ${since}
+          AND NOT EXISTS (SELECT 1 FROM users WHERE is_admin AND disabled_at IS NULL)`
+      if (claimed.count === 0) return 'refused'
+      await tx`INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at, email_verified, is_admin)
+          VALUES (${user.id}, ${user.email}, ${user.fullName}, ${user.avatarUrl}, ${user.passwordHash}, ${now}, ${user.emailVerified}, true)`
+      return 'done'
+    })
+  }
 }
 
 const LAST_ADMIN = new Error('last admin')

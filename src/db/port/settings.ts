@@ -116,6 +116,11 @@ export interface SettingsStore {
   /** Every setting of the user, per app (the account's data download). */
   exportSettings(userId: string): Promise<Array<{ clientId: string; settings: StoredSetting[] }>>
   /**
+   * What deleting a user (or an app) takes with it, for /admin's confirmation page: their
+   * settings, and how many apps (users) hold a consent or settings with them. Counted, not read.
+   */
+  footprint(of: { userId: string } | { clientId: string }): Promise<{ settings: number; others: number }>
+  /**
    * Other instances' changes (PostgreSQL: NOTIFY at commit); SQLite has one writing process and
    * never calls. `undefined`: the feed was down and is back — anything may have been missed.
    * `alive` says whether the feed can be trusted now.

@@ -47,6 +47,16 @@ export interface UserStore {
    * succeed. Disabling and deleting do what setDisabled and deleteUser do.
    */
   changeKeepingAnAdmin(id: string, change: AdminChange, now: number): Promise<'done' | 'unknown' | 'last-admin'>
+  /** Whether an enabled admin exists: while none does, the server offers a setup link (SPEC "First run"). */
+  adminExists(): Promise<boolean>
+  /**
+   * The first admin (SPEC "First run"), in one transaction: the setup token (the server value
+   * `setup`, which holds its hash) is marked used — only while it is `tokenHash`, written at or
+   * after `since` — and the user inserted as an admin, only while no enabled admin exists.
+   * 'refused': nothing changed (of two setups with one token, one wins). A taken email is a
+   * UniqueViolation, and the token stays unused.
+   */
+  insertFirstAdmin(user: NewUser, tokenHash: string, since: number, now: number): Promise<'done' | 'refused'>
 }
 
 export type AdminChange = 'demote' | 'disable' | 'delete'

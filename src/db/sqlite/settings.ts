@@ -162,6 +162,17 @@ export class SqliteSettings implements SettingsStore {
     return { ...head, changes }
   }
 
+  async footprint(of: { userId: string } | { clientId: string }): Promise<{ settings: number; others: number }> {
+    // Fixed column names, chosen here; only the id is a parameter.
+    const [mine, theirs, id] = 'userId' in of ? ['user_id', 'client_id', of.userId] : ['client_id', 'user_id', of.clientId]
+    return this.db.sqlite
+      .prepare<{ settings: number; others: number }, [string]>(
+        `SELECT (SELECT coalesce(sum(n), 0) FROM setting_counts WHERE ${mine} = ?1) AS settings,
+          (SELECT count(*) FROM (SELECT ${theirs} FROM consents WHERE ${mine} = ?1 UNION SELECT ${theirs} FROM setting_counts WHERE ${mine} = ?1 AND n > 0)) AS others`,
+      )
+      .get(id)!
+  }
+
   async exportSettings(userId: string): Promise<Array<{ clientId: string; settings: StoredSetting[] }>> {
     const rows = this.db.sqlite
       .prepare<{ clientId: string; key: string; value: string; updatedAt: number }, [string]>(

@@ -147,6 +147,16 @@ export class SqliteStore implements Store, SqliteContext {
     })
   }
 
+  putServerValue(name: string, value: string, now: number): Promise<void> {
+    return this.write(() => {
+      this.db.orm.insert(serverSecrets).values({ name, value, createdAt: now }).onConflictDoUpdate({ target: serverSecrets.name, set: { value, createdAt: now } }).run()
+    })
+  }
+
+  async serverValue(name: string): Promise<{ value: string; createdAt: number } | undefined> {
+    return this.db.orm.select({ value: serverSecrets.value, createdAt: serverSecrets.createdAt }).from(serverSecrets).where(eq(serverSecrets.name, name)).get()
+  }
+
   async recordedIssuer(): Promise<string | undefined> {
     return this.db.orm.select({ value: serverSecrets.value }).from(serverSecrets).where(eq(serverSecrets.name, ISSUER)).get()?.value
   }

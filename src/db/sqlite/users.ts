@@ -111,4 +111,24 @@ export class SqliteUsers implements UserStore {
       return found ? 'done' : 'unknown'
     })
   }
+
+  async adminExists(): Promise<boolean> {
+    return this.ctx.db.sqlite.query('SELECT 1 FROM users WHERE is_admin = 1 AND disabled_at IS NULL LIMIT 1').get() !== null
+  }
+
+  /** One write job: the token's claim, the check and the insert commit together, or (a taken email) not at all. */
+  insertFirstAdmin(user: NewUser, tokenHash: string, since: number, now: number): Promise<'done' | 'refused'> {
+    const { db } = this.ctx
+    return this.ctx.write(() => {
+      const claimed = db.sqlite
+        .prepare<unknown, [string, number]>(
+          `UPDATE server_secrets SET value = 'used:' || value WHERE name = 'setup' AND value = ?1 AND created_at >= ?2
+            AND NOT EXISTS (SELECT 1 FROM users WHERE is_admin = 1 AND disabled_at IS NULL)`,
+        )
+        .run(tokenHash, since).changes
+      if (claimed === 0) return 'refused'
+      unique(() => db.orm.insert(users).values({ ...user, isAdmin: true, createdAt: now }).run())
+      return 'done'
+    })
+  }
 }

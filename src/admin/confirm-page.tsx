@@ -1,0 +1,78 @@
+/** @jsxRuntime classic */
+/** @jsx Html.createElement */
+/** @jsxFrag Html.Fragment */
+import { Html } from '@elysiajs/html'
+import { CsrfField, Hidden, attr } from '../views/layout'
+import type { Confirmation } from './confirm'
+import { AdminLayout } from './pages'
+
+/**
+ * The step between an admin's click and a change that removes something or gives more access:
+ * for a destructive action it names what will happen (SPEC "/admin"), and nothing has changed
+ * yet; on a sign-in older than 15 minutes it also asks for the password — or a fresh sign-in
+ * (a passkey), after which the action is repeated. The form's own fields are kept.
+ */
+export function ConfirmPage(props: {
+  csrf: string
+  action: string
+  back: string
+  fields: Record<string, string | string[]>
+  what?: Confirmation
+  askPassword: boolean
+  hasPassword: boolean
+  signInAgain: string
+  error?: string
+}) {
+  const kept = Object.entries(props.fields).filter(([name]) => name !== 'csrf_token' && name !== 'confirm_password' && name !== 'confirmed')
+  const what = props.what
+  const canConfirm = !props.askPassword || props.hasPassword
+  return (
+    <AdminLayout title={props.askPassword ? 'Confirm it is you' : 'Confirm'} error={props.error}>
+      {what ? (
+        <>
+          <p class="confirm">
+            <strong safe>{what.summary}</strong>
+          </p>
+          <ul>
+            {what.details.map((d) => (
+              <li safe>{d}</li>
+            ))}
+          </ul>
+        </>
+      ) : (
+        ''
+      )}
+      {props.askPassword ? <p>You signed in more than 15 minutes ago. This change removes something or gives more access, so confirm it is you first.</p> : ''}
+      {canConfirm ? (
+        <form method="post" action={attr(props.action)}>
+          <CsrfField token={props.csrf} />
+          {kept.flatMap(([name, value]) => ([] as string[]).concat(value).map((v) => <Hidden name={name} value={v} />))}
+          {what ? <Hidden name="confirmed" value="yes" /> : ''}
+          {props.askPassword ? (
+            <>
+              <label for="confirm_password">Your password</label>
+              <input id="confirm_password" name="confirm_password" type="password" autocomplete="current-password" required />
+            </>
+          ) : (
+            ''
+          )}
+          <div class="actions">
+            <button type="submit" class="danger" safe>
+              {what?.button ?? 'Confirm'}
+            </button>
+            <a href={attr(props.back)}>Cancel</a>
+          </div>
+        </form>
+      ) : (
+        ''
+      )}
+      {props.askPassword ? (
+        <p>
+          <a href={attr(props.signInAgain)}>{props.hasPassword ? 'Or sign in again (with a passkey)' : 'Sign in again with your passkey'}</a>, then repeat the change.
+        </p>
+      ) : (
+        ''
+      )}
+    </AdminLayout>
+  )
+}
