@@ -235,7 +235,7 @@ describe('/admin apps, times and the audit log', () => {
     t.ctx.audit.record('token.issued', { userId: bob.id, clientId: grafana.client.id })
     await t.ctx.audit.flush()
     const html = await (await get(t, '/admin/audit', jar)).text()
-    expect(html).toContain(`<td><span>carol@example.com</span> <code class="muted">${bob.id}</code></td><td><span>Grafana</span> <code class="muted">${grafana.client.id}</code></td>`)
+    expect(html).toContain(`<td data-label="User" class="long"><span>carol@example.com</span> <code class="muted">${bob.id}</code></td><td data-label="App" class="long"><span>Grafana</span> <code class="muted">${grafana.client.id}</code></td>`)
     expect(html).toContain('<time datetime="2026-01-01T00:00:00.000Z">2026-01-01 00:00:00 UTC</time>')
     expect(html).toContain(`&quot;actor&quot;:&quot;ann@example.com (`)
     const keys = await (await get(t, '/admin/keys', jar)).text()
