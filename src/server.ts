@@ -132,7 +132,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   // still revoke it (RFC 6749 §4.1.2).
   const purge = setInterval(() => {
     store
-      .purgeExpired(ctx.clock.now(), { usedCodes: config.accessTokenTtl * 1000, throttle: FORGET_AFTER_MS, refreshGrace: config.refreshTokenReuseGrace * 1000, retiredKeys: config.accessTokenTtl * 1000, mail: MAIL_KEPT_MS, settingChanges: config.settingsChangesDays * 86_400_000, audit: config.auditDays * 86_400_000 })
+      .purgeExpired(ctx.clock.now(), { usedCodes: config.accessTokenTtl * 1000, throttle: FORGET_AFTER_MS, refreshGrace: config.refreshTokenReuseGrace * 1000, retiredKeys: config.accessTokenTtl * 1000, mail: MAIL_KEPT_MS, sessionIdle: config.sessionIdleTtl * 1000, settingChanges: config.settingsChangesDays * 86_400_000, audit: config.auditDays * 86_400_000 })
       // Nothing cached needs forgetting: an expired token is refused by its cached expiry.
       .then((removed) => {
         if (removed) log.debug('purged', { removed })
@@ -181,6 +181,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       ctx.metrics.stop()
       await server.stop(false) // finish in-flight requests, accept no new ones
       await outbox?.stop()
+      await ctx.sessionActivity.stop()
       await ctx.audit.flush()
       await store.close()
       log.info('stopped')
