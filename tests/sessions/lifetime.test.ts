@@ -11,7 +11,7 @@ describe('session data and lifetimes (SPEC "Sessions")', () => {
     await addUser(t)
     const jar = await signInFrom(t, { ua: CHROME_LINUX + ' x'.repeat(400), address: '203.0.113.7' })
     const [raw] = await t.rows('SELECT sid, created_at, last_active_at, user_agent, address, device_hash, expires_at, id_hash FROM sessions')
-    const row = { ...raw, created_at: Number(raw!.created_at), last_active_at: Number(raw!.last_active_at), expires_at: Number(raw!.expires_at) }
+    const row: Record<string, unknown> = { ...raw, created_at: Number(raw!.created_at), last_active_at: Number(raw!.last_active_at), expires_at: Number(raw!.expires_at) }
     const now = t.clock.now()
     expect(row).toMatchObject({ created_at: now, last_active_at: now, address: '203.0.113.7', device_hash: sha256(jar.lk_device!), expires_at: now + 2_592_000_000, id_hash: sha256(jar.lk_session!) })
     expect((row!.user_agent as string).length).toBe(512)
