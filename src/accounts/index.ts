@@ -13,6 +13,7 @@ import { dataRoutes } from './data'
 import { emailRoutes } from './email'
 import { emailChangeRoutes } from './email-change'
 import { secondFactorRoutes } from './second-factor'
+import { sessionRoutes } from './sessions-page'
 import { accountPage, securityRoutes } from './security'
 import { forbidden, signInRoutes } from './sign-in'
 import { csrfAccepted, loginUrl, readSession } from './web'
@@ -42,6 +43,7 @@ export function accountRoutes(ctx: AppContext) {
     .use(emailRoutes(ctx))
     .use(emailChangeRoutes(ctx))
     .use(dataRoutes(ctx))
+    .use(sessionRoutes(ctx))
     .get('/', () => seeOther('/account'))
     .get('/account', async function showAccount({ request }) {
       const session = await readSession(ctx, request)

@@ -132,7 +132,7 @@ function RecentActivity(props: { events: AuditEvent[] }) {
   )
 }
 
-export function AccountPage(props: { user: User; avatarUrl: string; apps: AppAccess[]; activity: AuditEvent[]; csrf: string; security: SecurityState; error?: string; email?: JSX.Element }) {
+export function AccountPage(props: { user: User; avatarUrl: string; apps: AppAccess[]; activity: AuditEvent[]; csrf: string; security: SecurityState; error?: string; email?: JSX.Element; sessions?: JSX.Element }) {
   return (
     <Layout title="Your account" wide>
       <div class="profile">
@@ -147,6 +147,7 @@ export function AccountPage(props: { user: User; avatarUrl: string; apps: AppAcc
       <ErrorNote message={props.error} />
       {props.email ?? ''}
       <SecuritySections csrf={props.csrf} state={props.security} />
+      {props.sessions ?? ''}
       <h2>Apps you authorized</h2>
       {props.apps.length === 0 ? (
         <p class="muted">You have not authorized any apps.</p>

@@ -23,6 +23,7 @@ import { SignInLimits } from './throttle'
 import { acceptTotpCode, newRecoveryCodes, newTotpSecret, openTotpSecret, totpSetup, totpStep } from './totp'
 import { UserInputError, checkPassword } from './users'
 import { csrfAccepted, formCsrf, readSession } from './web'
+import { SessionsSection, sessionsOf } from './sessions-page'
 
 const NO_STORE = { 'cache-control': 'no-store' }
 
@@ -49,13 +50,14 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
   const userId = session.user.id
   // The user's own recent events: written in batches, so what just happened is written first.
   await ctx.audit.flush()
-  const [apps, passkeys, totp, recoveryCodesLeft, account, activity] = await Promise.all([
+  const [apps, passkeys, totp, recoveryCodesLeft, account, activity, sessions] = await Promise.all([
     ctx.store.grants.listAuthorizedApps(userId),
     ctx.store.mfa.listPasskeys(userId),
     ctx.store.mfa.findTotp(userId),
     ctx.store.mfa.countRecoveryCodes(userId),
     ctx.store.users.findUserByEmail(session.user.email),
     ctx.store.audit.list({ userId, limit: 50 }),
+    sessionsOf(ctx, session),
   ])
   const security = {
     passkeysOn: ctx.config.passkeys !== null,
@@ -69,7 +71,7 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
   const access = await appAccess(ctx, apps)
   const email = ctx.config.smtpUrl === null ? undefined : <EmailSection csrf={csrf.token} email={session.user.email} verified={session.user.emailVerified} notice={notice} />
   const page = (
-    <AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={access} activity={activity} csrf={csrf.token} security={security} error={refused?.error} email={email} />
+    <AccountPage user={session.user} avatarUrl={avatarUrlOf(ctx.config, session.user)} apps={access} activity={activity} csrf={csrf.token} security={security} error={refused?.error} email={email} sessions={<SessionsSection sessions={sessions} csrf={csrf.token} />} />
   )
   return htmlPage(page, { status: refused?.status })
 }

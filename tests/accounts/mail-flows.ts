@@ -5,7 +5,8 @@ import { createContext } from '../../src/context'
 import { ORIGIN, PASSWORD, cookieHeader, cookiesFrom, csrfFrom, postForm, type TestApp } from '../helpers'
 import { csrfOf, type Jar } from './mfa-flows'
 
-export const SMTP = { SMTP_URL: 'smtp://127.0.0.1:2525', LOGIN_ATTEMPTS_PER_MINUTE: '1000' }
+// "New sign-in" notices (tests/sessions/new-device.test.ts) are off: these tests count the other messages.
+export const SMTP = { SMTP_URL: 'smtp://127.0.0.1:2525', LOGIN_ATTEMPTS_PER_MINUTE: '1000', NEW_DEVICE_EMAIL: 'off' }
 
 export interface Sent {
   to: string
