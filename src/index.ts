@@ -26,8 +26,11 @@ Usage:
                         [--id-token-alg RS256|ES256|EdDSA]   (how its ID tokens are signed; RS256)
                         [--introspect CLIENT_ID... | --introspect '*']   (a resource server: may introspect
                                                      these clients' access tokens, or every client's)
+                        [--backchannel-logout-uri URL [--backchannel-logout-session-required]]
+                                                    (OpenID Connect back-channel logout: https, or loopback)
   latchkey client update ID [--require-mfa true|false] [--allowed-group NAME]... [--id-token-alg ALG]   (--allowed-group '': everyone)
                         [--introspect CLIENT_ID... | --introspect '*' | --introspect '']   ('': none)
+                        [--backchannel-logout-uri URL|'' [--backchannel-logout-session-required]]   ('': none)
   latchkey client list [--json]
   latchkey client delete ID
   latchkey client rotate-secret ID

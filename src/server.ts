@@ -8,6 +8,7 @@ import { openStore } from './db/open'
 import { releaseJit } from './lib/jit'
 import { createLogger, nextRequestId, requestIds, type Logger } from './lib/log'
 import { MAIL_KEPT_MS, Outbox, smtpTransport } from './mail/outbox'
+import { BackchannelLogout } from './oidc/backchannel-logout'
 import { DYNAMIC_CLIENT_UNUSED_MS } from './oauth/dynamic-clients'
 import { clientAddressFrom, setPeerResolver } from './web/client-address'
 import { createRequestGuard, pathOf } from './web/request-guard'
@@ -168,6 +169,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const smtp = config.smtpUrl === null ? undefined : new URL(config.smtpUrl)
   const outbox = smtp && new Outbox(store, ctx.clock, log, smtpTransport(config.smtpUrl!), config.mailFrom, [smtp.password, decodeURIComponent(smtp.password)])
   outbox?.start()
+  // Back-channel logouts (OpenID Connect): with or without mail, every instance works the queue off.
+  const backchannel = new BackchannelLogout(ctx)
+  backchannel.start()
 
   log.info('listening', { url: `http://${server.hostname}:${server.port}`, issuer: config.issuer, engine: store.engine, mail: smtp ? `${smtp.protocol}//${smtp.host}` : 'off', metrics: metricsServer ? `http://${metricsServer.hostname}:${metricsServer.port}/metrics` : 'off' })
   if (!config.passkeys) log.warn('passkeys are off: WebAuthn needs a domain name in ISSUER, not an IP address', { issuer: config.issuer })
@@ -181,6 +185,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       ctx.metrics.stop()
       await server.stop(false) // finish in-flight requests, accept no new ones
       await outbox?.stop()
+      await backchannel.stop()
       await ctx.sessionActivity.stop()
       await ctx.audit.flush()
       await store.close()

@@ -28,6 +28,8 @@ CREATE TABLE "user_devices" (
 	CONSTRAINT "user_devices_user_id_device_hash_pk" PRIMARY KEY("user_id","device_hash")
 );
 --> statement-breakpoint
+ALTER TABLE "auth_codes" ADD COLUMN "sid" text;--> statement-breakpoint
+ALTER TABLE "refresh_families" ADD COLUMN "sid" text;--> statement-breakpoint
 ALTER TABLE "clients" ADD COLUMN "backchannel_logout_uri" text;--> statement-breakpoint
 ALTER TABLE "clients" ADD COLUMN "backchannel_logout_session_required" boolean DEFAULT false NOT NULL;--> statement-breakpoint
 ALTER TABLE "sessions" ADD COLUMN "sid" text DEFAULT replace(gen_random_uuid()::text, '-', '') NOT NULL;--> statement-breakpoint

@@ -35,6 +35,8 @@ CREATE TABLE `user_devices` (
 	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
+ALTER TABLE `auth_codes` ADD `sid` text;--> statement-breakpoint
+ALTER TABLE `refresh_families` ADD `sid` text;--> statement-breakpoint
 ALTER TABLE `clients` ADD `backchannel_logout_uri` text;--> statement-breakpoint
 ALTER TABLE `clients` ADD `backchannel_logout_session_required` integer DEFAULT false NOT NULL;--> statement-breakpoint
 ALTER TABLE `sessions` ADD `sid` text DEFAULT '' NOT NULL;--> statement-breakpoint

@@ -1,5 +1,19 @@
 import { issueRegistrationToken } from '../oauth/dynamic-clients'
-import { checkIdTokenAlg, checkIntrospects, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, setIntrospects, toView, updateClient } from '../oauth/clients'
+import {
+  checkBackchannelLogoutUri,
+  checkIdTokenAlg,
+  checkIntrospects,
+  createClient,
+  deleteClient,
+  findClient,
+  insecureRedirectUris,
+  listClients,
+  rotateSecret,
+  setBackchannelLogout,
+  setIntrospects,
+  toView,
+  updateClient,
+} from '../oauth/clients'
 import { existingGroups, setAllowedGroups } from '../accounts/groups'
 import type { Store } from '../db/store'
 import type { Client } from '../oauth/clients'
@@ -26,8 +40,11 @@ export async function clientCommand(args: string[]): Promise<void> {
         'allowed-group': { type: 'string', multiple: true },
         'id-token-alg': { type: 'string' },
         introspect: { type: 'string', multiple: true },
+        'backchannel-logout-uri': { type: 'string' },
+        'backchannel-logout-session-required': { type: 'boolean' },
       })
       if (!values.name) throw new UsageError('--name is required')
+      if (values['backchannel-logout-session-required'] && !values['backchannel-logout-uri']) throw new UsageError('--backchannel-logout-session-required needs --backchannel-logout-uri')
       if (!values['redirect-uri']?.length) throw new UsageError('at least one --redirect-uri is required')
       const isPublic = values.public ?? false
       const { client, secret, allowedGroups } = await withStore((store) =>
@@ -45,6 +62,8 @@ export async function clientCommand(args: string[]): Promise<void> {
               requireMfa: values['require-mfa'] ?? false,
               idTokenAlg: values['id-token-alg'],
               introspects,
+              backchannelLogoutUri: values['backchannel-logout-uri'],
+              backchannelLogoutSessionRequired: values['backchannel-logout-session-required'],
             },
             Date.now(),
           )
@@ -68,13 +87,21 @@ export async function clientCommand(args: string[]): Promise<void> {
         id_token_signed_response_alg: view.id_token_signed_response_alg,
         allowed_groups: allowedGroups,
         introspects: view.introspects,
+        ...(view.backchannel_logout_uri === undefined ? {} : { backchannel_logout_uri: view.backchannel_logout_uri, backchannel_logout_session_required: view.backchannel_logout_session_required }),
       })
       return
     }
     case 'update': {
       const { values, positionals } = parse(
         rest,
-        { 'require-mfa': { type: 'string' }, 'allowed-group': { type: 'string', multiple: true }, 'id-token-alg': { type: 'string' }, introspect: { type: 'string', multiple: true } },
+        {
+          'require-mfa': { type: 'string' },
+          'allowed-group': { type: 'string', multiple: true },
+          'id-token-alg': { type: 'string' },
+          introspect: { type: 'string', multiple: true },
+          'backchannel-logout-uri': { type: 'string' },
+          'backchannel-logout-session-required': { type: 'boolean' },
+        },
         1,
       )
       const id = positionals[0]
@@ -82,10 +109,15 @@ export async function clientCommand(args: string[]): Promise<void> {
       const groups = values['allowed-group']
       const alg = values['id-token-alg']
       const introspect = values.introspect
-      if (!id || (flag === undefined && groups === undefined && alg === undefined && introspect === undefined))
-        throw new UsageError("usage: latchkey client update ID [--require-mfa true|false] [--allowed-group NAME]... [--id-token-alg RS256|ES256|EdDSA] [--introspect CLIENT_ID... | --introspect '*']")
+      const logoutUri = values['backchannel-logout-uri']
+      const logoutSid = values['backchannel-logout-session-required']
+      if (!id || (flag === undefined && groups === undefined && alg === undefined && introspect === undefined && logoutUri === undefined && logoutSid === undefined))
+        throw new UsageError(
+          "usage: latchkey client update ID [--require-mfa true|false] [--allowed-group NAME]... [--id-token-alg RS256|ES256|EdDSA] [--introspect CLIENT_ID... | --introspect '*'] [--backchannel-logout-uri URL|'' [--backchannel-logout-session-required]]",
+        )
       if (flag !== undefined && flag !== 'true' && flag !== 'false') throw new UsageError('--require-mfa must be true or false')
       if (alg !== undefined) await inputError(() => checkIdTokenAlg(alg))
+      if (logoutUri) await inputError(() => checkBackchannelLogoutUri(logoutUri, 'operator'))
       const view = await withStore(async (store) => {
         const client = await findClient(store, id)
         if (!client) throw new UsageError(`no client with id "${escapeForTerminal(id)}"`)
@@ -93,7 +125,11 @@ export async function clientCommand(args: string[]): Promise<void> {
         // `--allowed-group ''` (alone) opens the app to everyone again.
         const allowed = groups === undefined ? undefined : await inputError(() => existingGroups(store, groups.filter((g) => g !== '')))
         const introspects = introspect === undefined ? undefined : await inputError(() => checkIntrospects(store, introspect, client.public))
+        const backchannel = logoutUri !== undefined ? logoutUri || null : client.backchannelLogoutUri
+        if (logoutSid && backchannel === null) throw new UsageError('--backchannel-logout-session-required needs a --backchannel-logout-uri')
         if (introspects !== undefined) await setIntrospects(store, client, introspects)
+        // --backchannel-logout-uri '' removes it; the flag alone keeps the URI and requires sid.
+        if (logoutUri !== undefined || logoutSid !== undefined) await inputError(() => setBackchannelLogout(store, id, { uri: backchannel, sessionRequired: logoutSid ?? false }))
         if (flag !== undefined) await store.clients.setRequireMfa(id, flag === 'true')
         if (allowed !== undefined) await setAllowedGroups({ store }, id, allowed)
         if (alg !== undefined) await updateClient(store, id, { ...client, idTokenAlg: alg, requireMfa: flag === undefined ? client.requireMfa : flag === 'true' })

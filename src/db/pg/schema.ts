@@ -157,6 +157,8 @@ export const refreshFamilies = pgTable(
     /** The resource (RFC 8707) the tokens are for, their audience; null for Latchkey's own API. */
     resource: text('resource'),
     amr: text('amr'),
+    /** The sign-in session it came from (id_tokens' `sid`, back-channel logout); null before it was kept. */
+    sid: text('sid'),
     usedAt: ms('used_at').notNull(),
     expiresAt: ms('expires_at').notNull(),
     windowStart: ms('window_start').notNull().default(0),
@@ -184,6 +186,8 @@ export const authCodes = pgTable(
     /** The resource (RFC 8707) the tokens are for, their audience; null for Latchkey's own API. */
     resource: text('resource'),
     amr: text('amr'),
+    /** The sign-in session it came from (id_tokens' `sid`, back-channel logout); null before it was kept. */
+    sid: text('sid'),
   },
   (t) => [index('auth_codes_expires').on(t.expiresAt), index('auth_codes_user').on(t.userId), index('auth_codes_client').on(t.clientId)],
 )

@@ -192,6 +192,8 @@ export const refreshFamilies = sqliteTable(
     /** The resource (RFC 8707) the tokens are for, their audience; null for Latchkey's own API. */
     resource: text('resource'),
     amr: text('amr'),
+    /** The sign-in session it came from (id_tokens' `sid`, back-channel logout); null before it was kept. */
+    sid: text('sid'),
     /** The last code exchange or refresh: the account page's "last used". */
     usedAt: integer('used_at').notNull(),
     /** The latest expiry of any of its tokens: the family is purged after it. */
@@ -224,6 +226,8 @@ export const authCodes = sqliteTable(
     /** The resource (RFC 8707) the tokens are for, their audience; null for Latchkey's own API. */
     resource: text('resource'),
     amr: text('amr'),
+    /** The sign-in session it came from (id_tokens' `sid`, back-channel logout); null before it was kept. */
+    sid: text('sid'),
   },
   (t) => [index('auth_codes_expires').on(t.expiresAt), index('auth_codes_user').on(t.userId), index('auth_codes_client').on(t.clientId)],
 )
