@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from 'bun:test'
+import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose'
 import { createSession } from '../../src/accounts/sessions'
 import { insertUser } from '../../src/accounts/users'
@@ -10,6 +10,9 @@ import { BackchannelLogout, LOGOUT_EVENT } from '../../src/oidc/backchannel-logo
 import { CALLBACK, ORIGIN, addUser, authorizeAndAllow, cookieHeader, createTestApp, csrfFrom, postForm, testSigningKey, tokenRequest, type TestApp } from '../helpers'
 import { openTestStorePair } from '../store'
 import { browse, signInFrom, signedIn, type Jar } from '../sessions/flows'
+
+// Several sign-ins and code exchanges per test: more than the default 5 s on a busy machine.
+setDefaultTimeout(20_000)
 
 /** A relying party's back-channel logout endpoint on 127.0.0.1: every POST it received. */
 function receiver(port = 0, status = 200) {
