@@ -108,7 +108,7 @@ export function sessionRoutes(ctx: AppContext) {
         if (handle === session.sid) return seeOther('/login', [clearCookie(names.session, secure)])
         return seeOther('/account#sessions')
       },
-      { parse: parsePageForm, body: SignOutSessionForm },
+      { parse: parsePageForm, body: SignOutSessionForm, detail: { hide: true } },
     )
     .post(
       '/account/sessions/sign-out-others',
@@ -118,6 +118,6 @@ export function sessionRoutes(ctx: AppContext) {
         ctx.audit.record('user.signed_out', { userId: session.user.id, request, detail: { sessions: 'others' } })
         return seeOther('/account#sessions')
       },
-      { parse: parsePageForm, body: CsrfForm },
+      { parse: parsePageForm, body: CsrfForm, detail: { hide: true } },
     )
 }

@@ -9,6 +9,7 @@ import { createClient } from '../../src/oauth/clients'
 import { BackchannelLogout, LOGOUT_EVENT } from '../../src/oidc/backchannel-logout'
 import { CALLBACK, ORIGIN, addUser, authorizeAndAllow, cookieHeader, createTestApp, csrfFrom, postForm, testSigningKey, tokenRequest, type TestApp } from '../helpers'
 import { openTestStorePair } from '../store'
+import { forgot, outboxOf, reset } from '../accounts/mail-flows'
 import { browse, signInFrom, signedIn, type Jar } from '../sessions/flows'
 
 // Several sign-ins and code exchanges per test: more than the default 5 s on a busy machine.
@@ -139,7 +140,7 @@ describe('OpenID Connect Back-Channel Logout 1.0', () => {
     expect((await verifyLogoutToken(t, rp.got[0]!.token, app.client.id)).payload.sid).toBe(claimsOf(idToken).sid)
   })
 
-  test("an admin's sign out everywhere, disabling, deleting and a password reset each notify the app of every session", async () => {
+  test("an admin's sign out everywhere, disabling and deleting each notify the app of every session", async () => {
     const { t, user, rp, app, sender } = await appWithRp()
     const admin = await addUser(t, 'root@example.com', 'Root')
     await t.store.users.setAdmin(admin.id, true)
@@ -160,6 +161,20 @@ describe('OpenID Connect Back-Channel Logout 1.0', () => {
     expect(await t.store.users.deleteUser(user.id)).toBe(true)
     expect(await sender.tick()).toBe(1)
     expect(claimsOf(rp.got[3]!.token)).toMatchObject({ sid: last, sub: user.id })
+  })
+
+  test('a password reset ends every session of the user: each app is notified', async () => {
+    const t = await createTestApp({ SMTP_URL: 'smtp://127.0.0.1:2525', NEW_DEVICE_EMAIL: 'off', LOGIN_ATTEMPTS_PER_MINUTE: '1000' })
+    await addUser(t)
+    const rp = receiver()
+    servers.push(rp.server)
+    const app = await createClient(t.store, { name: 'Wiki', redirectUris: [CALLBACK], public: false, skipConsent: true, backchannelLogoutUri: rp.url }, t.clock.now())
+    const sid = claimsOf(await idTokenFor(t, app, await signInFrom(t))).sid
+    expect((await forgot(t, 'ann@example.com')).status).toBe(200)
+    const [link] = (await outboxOf(t, 1)).map((m) => m.link!)
+    expect((await reset(t, link!, 'a brand new password')).status).toBe(200)
+    expect(await new BackchannelLogout(t.ctx).tick()).toBe(1)
+    expect(rp.got.map((g) => claimsOf(g.token).sid)).toEqual([sid])
   })
 
   test('an app that is down at first gets the logout token once it is back, on the outbox\'s back-off, freshly signed', async () => {
@@ -242,5 +257,51 @@ describe('back-channel logout across instances', () => {
     } finally {
       await pair.close()
     }
+  })
+})
+
+describe('back-channel logout of dynamically registered apps (the metadata fetcher\'s address rules)', () => {
+  const register = (t: TestApp, body: unknown) => t.handle('/api/oauth/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const APP = { client_name: 'Dyn', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'client_secret_basic' }
+
+  test('backchannel_logout_uri must be https on a public address; a bad one registers nothing', async () => {
+    const t = await createTestApp({ DYNAMIC_REGISTRATION: 'open' })
+    const ok = await register(t, { ...APP, backchannel_logout_uri: 'https://rp.example/bc', backchannel_logout_session_required: true })
+    expect(ok.status).toBe(201)
+    expect(await ok.json()).toMatchObject({ backchannel_logout_uri: 'https://rp.example/bc', backchannel_logout_session_required: true })
+    for (const bad of ['http://rp.example/bc', 'https://127.0.0.1/bc', 'https://10.1.2.3/bc', 'https://[::1]/bc', 'https://localhost/bc', 'https://rp.example/bc#f', 42]) {
+      const res = await register(t, { ...APP, backchannel_logout_uri: bad })
+      expect(res.status).toBe(400)
+      expect(((await res.json()) as { error: string }).error).toBe('invalid_client_metadata')
+    }
+    expect(await t.rows('SELECT backchannel_logout_uri FROM clients')).toEqual([{ backchannel_logout_uri: 'https://rp.example/bc' }])
+  })
+
+  test('delivered through the safe fetcher: an allowed host gets the POST; a private address is refused when sending', async () => {
+    const rp = receiver()
+    servers.push(rp.server)
+    const host = new URL(rp.url).host
+    const t = await createTestApp({ DYNAMIC_REGISTRATION: 'open', CLIENT_ID_METADATA_ALLOW_HOSTS: host })
+    await addUser(t)
+    const made = (await (await register(t, { ...APP, backchannel_logout_uri: rp.url })).json()) as { client_id: string; client_secret: string }
+    const app = { client: { id: made.client_id }, secret: made.client_secret }
+    const sender = new BackchannelLogout(t.ctx)
+    const jar = await signInFrom(t)
+    const sid = claimsOf(await idTokenFor(t, app, jar)).sid
+    await t.store.sessions.deleteSessionsOf((await t.rows('SELECT user_id FROM sessions'))[0]!.user_id as string)
+    expect(await sender.tick()).toBe(1)
+    expect(rp.got.map((g) => claimsOf(g.token).sid)).toEqual([sid])
+
+    // Without the allowance (a name that now points at a private address), nothing is sent.
+    const strict = await createTestApp({ DYNAMIC_REGISTRATION: 'open' })
+    await addUser(strict)
+    const dyn = (await (await register(strict, { ...APP, backchannel_logout_uri: 'https://rp.example/bc' })).json()) as { client_id: string; client_secret: string }
+    await strict.store.clients.setBackchannelLogout(dyn.client_id, `https://${host}/bc`, false)
+    const jar2 = await signInFrom(strict)
+    await idTokenFor(strict, { client: { id: dyn.client_id }, secret: dyn.client_secret }, jar2)
+    await strict.store.sessions.deleteSessionsOf((await strict.rows('SELECT user_id FROM sessions'))[0]!.user_id as string)
+    expect(await new BackchannelLogout(strict.ctx).tick()).toBe(1)
+    expect(rp.got).toHaveLength(1)
+    expect((await strict.row('SELECT last_error FROM logout_deliveries'))!.last_error).toBe('127.0.0.1 is not a public address')
   })
 })
