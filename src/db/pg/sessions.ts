@@ -90,8 +90,17 @@ export class PgSessions implements SessionStore {
     )
   }
 
-  recordIdToken(sid: string, clientId: string): Promise<void> {
-    return this.ctx.run(async (sql) => void (await sql`INSERT INTO session_clients (sid, client_id) SELECT sid, ${clientId} FROM sessions WHERE sid = ${sid} ON CONFLICT DO NOTHING`))
+  /**
+   * The foreign key's KEY SHARE lock orders this with a sign-out on another instance: one that
+   * deletes the session after this commits waits for it and its trigger sees the row; one that
+   * deleted it first makes the key check fail (23503) — the session is gone, there is nothing to record.
+   */
+  async recordIdToken(sid: string, clientId: string): Promise<void> {
+    try {
+      await this.ctx.run(async (sql) => void (await sql`INSERT INTO session_clients (sid, client_id) SELECT sid, ${clientId} FROM sessions WHERE sid = ${sid} ON CONFLICT DO NOTHING`))
+    } catch (error) {
+      if ((error as { errno?: string }).errno !== '23503') throw error
+    }
   }
 
   /** FOR UPDATE SKIP LOCKED and a lease: with senders on several instances, each delivery is held by one. */
