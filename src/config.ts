@@ -49,6 +49,12 @@ export interface Config {
   settingsStreamsMax: number
   /** Audit events are kept this many days. */
   auditDays: number
+  /** A session ends this many seconds after sign-in (SPEC "Sessions"). */
+  sessionTtl: number
+  /** … or this many seconds after its last request, whichever comes first. */
+  sessionIdleTtl: number
+  /** "New sign-in to your account" for a browser that has not signed in to the account before (needs SMTP_URL). */
+  newDeviceEmail: boolean
   /** Where GET /metrics listens (a listener of its own); null: off. */
   metricsAddress: { host: string; port: number } | null
 }
@@ -182,7 +188,17 @@ export function loadConfig(env: Env = process.env): Config {
     settingsStreamsMax: integer(env, 'SETTINGS_STREAMS_MAX', 10_000, 1, 1_000_000),
     metricsAddress: metricsAddressFrom(env),
     auditDays: integer(env, 'AUDIT_DAYS', 90, 1, 36_500),
+    ...sessionTtls(env),
+    newDeviceEmail: oneOf(env, 'NEW_DEVICE_EMAIL', 'on', ['on', 'off'] as const) === 'on',
   }
+}
+
+/**
+ * SESSION_TTL and SESSION_IDLE_TTL (seconds). An idle limit past the absolute one simply never
+ * applies first (SESSION_TTL=3600 alone is valid), so it is not refused.
+ */
+function sessionTtls(env: Env): Pick<Config, 'sessionTtl' | 'sessionIdleTtl'> {
+  return { sessionTtl: integer(env, 'SESSION_TTL', 2_592_000, 60, 31_536_000), sessionIdleTtl: integer(env, 'SESSION_IDLE_TTL', 604_800, 60, 31_536_000) }
 }
 
 /** METRICS_ADDRESS: `host:port` (`127.0.0.1:9464`, `[::1]:9464`); empty: off. */

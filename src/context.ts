@@ -13,6 +13,7 @@ import { MetadataClients } from './oauth/client-metadata'
 import { SettingsHub } from './settings/hub'
 import { Metrics } from './metrics'
 import { AuditLog } from './audit'
+import { SessionActivity } from './accounts/session-activity'
 
 /** What every feature of the app is built from; made once by `createContext`. */
 export interface AppContext {
@@ -34,6 +35,8 @@ export interface AppContext {
   metrics: Metrics
   /** The audit log (batched writes). */
   audit: AuditLog
+  /** Sessions' "last active", written in batches off the request path. */
+  sessionActivity: SessionActivity
   /** The server's key for CSRF tokens (shared by every instance through the database). */
   csrfKey: string
   /** The server's key for secrets it must read back (TOTP seeds), shared the same way. */
@@ -60,6 +63,8 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
   // An ID token lives as long as an access token; a retired key is published that much longer.
   const signingKeys = new SigningKeys(store, clock, deps.config.accessTokenTtl * 1000)
   signingKeys.start()
+  const sessionActivity = new SessionActivity(store, log, deps.config.sessionIdleTtl)
+  sessionActivity.start()
   // Asked together, the two secrets share one commit (a first start writes both).
   const [csrfKey, sealSecret] = await Promise.all([store.serverSecret('csrf', randomToken, clock.now()), store.serverSecret('seal', randomToken, clock.now())])
   return {
@@ -81,6 +86,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
       outbox: async () => ({ pending: (await store.mail.outboxCounts()).waiting }),
       db: () => store.stats,
     }),
+    sessionActivity,
     csrfKey,
     sealKey: await sealKeyFrom(sealSecret),
   }

@@ -9,6 +9,7 @@ import { offerSetupLink } from './admin/setup-link'
 import { releaseJit } from './lib/jit'
 import { createLogger, nextRequestId, requestIds, type Logger } from './lib/log'
 import { MAIL_KEPT_MS, Outbox, smtpTransport } from './mail/outbox'
+import { BackchannelLogout } from './oidc/backchannel-logout'
 import { DYNAMIC_CLIENT_UNUSED_MS } from './oauth/dynamic-clients'
 import { clientAddressFrom, setPeerResolver } from './web/client-address'
 import { createRequestGuard, pathOf } from './web/request-guard'
@@ -133,7 +134,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   // still revoke it (RFC 6749 §4.1.2).
   const purge = setInterval(() => {
     store
-      .purgeExpired(ctx.clock.now(), { usedCodes: config.accessTokenTtl * 1000, throttle: FORGET_AFTER_MS, refreshGrace: config.refreshTokenReuseGrace * 1000, retiredKeys: config.accessTokenTtl * 1000, mail: MAIL_KEPT_MS, settingChanges: config.settingsChangesDays * 86_400_000, audit: config.auditDays * 86_400_000 })
+      .purgeExpired(ctx.clock.now(), { usedCodes: config.accessTokenTtl * 1000, throttle: FORGET_AFTER_MS, refreshGrace: config.refreshTokenReuseGrace * 1000, retiredKeys: config.accessTokenTtl * 1000, mail: MAIL_KEPT_MS, sessionIdle: config.sessionIdleTtl * 1000, settingChanges: config.settingsChangesDays * 86_400_000, audit: config.auditDays * 86_400_000 })
       // Nothing cached needs forgetting: an expired token is refused by its cached expiry.
       .then((removed) => {
         if (removed) log.debug('purged', { removed })
@@ -166,6 +167,9 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const smtp = config.smtpUrl === null ? undefined : new URL(config.smtpUrl)
   const outbox = smtp && new Outbox(store, ctx.clock, log, smtpTransport(config.smtpUrl!), config.mailFrom, [smtp.password, decodeURIComponent(smtp.password)])
   outbox?.start()
+  // Back-channel logouts (OpenID Connect): with or without mail, every instance works the queue off.
+  const backchannel = new BackchannelLogout(ctx)
+  backchannel.start()
 
   log.info('listening', { url: `http://${server.hostname}:${server.port}`, issuer: config.issuer, engine: store.engine, mail: smtp ? `${smtp.protocol}//${smtp.host}` : 'off', metrics: metricsServer ? `http://${metricsServer.hostname}:${metricsServer.port}/metrics` : 'off' })
   if (!config.passkeys) log.warn('passkeys are off: WebAuthn needs a domain name in ISSUER, not an IP address', { issuer: config.issuer })
@@ -181,6 +185,8 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       ctx.metrics.stop()
       await server.stop(false) // finish in-flight requests, accept no new ones
       await outbox?.stop()
+      await backchannel.stop()
+      await ctx.sessionActivity.stop()
       await ctx.audit.flush()
       await store.close()
       log.info('stopped')

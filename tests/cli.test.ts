@@ -145,6 +145,28 @@ describe('latchkey CLI', () => {
     expect(cli(['client', 'delete', made.client_id]).code).toBe(0)
   })
 
+  test('client create|update --backchannel-logout-uri [--backchannel-logout-session-required]: https or loopback, shown once set', () => {
+    const made = JSON.parse(cli(['client', 'create', '--name', 'Wiki', '--redirect-uri', 'https://w.example/cb', '--backchannel-logout-uri', 'https://w.example/bc', '--backchannel-logout-session-required']).out)
+    expect(made).toMatchObject({ backchannel_logout_uri: 'https://w.example/bc', backchannel_logout_session_required: true })
+    const clients = count('clients')
+    for (const bad of ['http://w.example/bc', 'https://w.example/bc#x', 'not a url'])
+      expect(cli(['client', 'create', '--name', 'Bad', '--redirect-uri', 'https://w.example/cb', '--backchannel-logout-uri', bad]).code).toBe(2)
+    expect(cli(['client', 'create', '--name', 'Bad', '--redirect-uri', 'https://w.example/cb', '--backchannel-logout-session-required'])).toMatchObject({
+      code: 2,
+      err: 'latchkey: --backchannel-logout-session-required needs --backchannel-logout-uri\n',
+    })
+    expect(count('clients')).toBe(clients)
+    const loopback = cli(['client', 'update', made.client_id, '--backchannel-logout-uri', 'http://127.0.0.1:8080/bc'])
+    expect(JSON.parse(loopback.out)).toMatchObject({ backchannel_logout_uri: 'http://127.0.0.1:8080/bc', backchannel_logout_session_required: false })
+    expect(cli(['client', 'update', made.client_id, '--backchannel-logout-uri', 'http://w.example/bc'])).toMatchObject({
+      code: 2,
+      err: 'latchkey: back-channel logout URI "http://w.example/bc" must be https:// (or http:// on a loopback address)\n',
+    })
+    const removed = JSON.parse(cli(['client', 'update', made.client_id, '--backchannel-logout-uri', '']).out)
+    expect(removed.backchannel_logout_uri).toBeUndefined()
+    expect(cli(['client', 'delete', made.client_id]).code).toBe(0)
+  })
+
   test('user update ID --admin true|false --disabled true|false; user create --admin', () => {
     const on = cli(['user', 'update', userId, '--admin', 'true', '--disabled', 'true'])
     expect(on.code).toBe(0)

@@ -34,7 +34,18 @@ describe('configuration', () => {
       settingsStreamsMax: 10_000,
       metricsAddress: null,
       auditDays: 90,
+      sessionTtl: 2_592_000,
+      sessionIdleTtl: 604_800,
+      newDeviceEmail: true,
     })
+  })
+
+  test('SESSION_TTL, SESSION_IDLE_TTL and NEW_DEVICE_EMAIL are validated', () => {
+    const c = loadConfig({ SESSION_TTL: '3600', SESSION_IDLE_TTL: '600', NEW_DEVICE_EMAIL: 'off' })
+    expect([c.sessionTtl, c.sessionIdleTtl, c.newDeviceEmail]).toEqual([3600, 600, false])
+    expect(() => loadConfig({ SESSION_TTL: '59' })).toThrow('SESSION_TTL: must be between 60 and 31536000, got 59')
+    expect(() => loadConfig({ SESSION_IDLE_TTL: '1h' })).toThrow('SESSION_IDLE_TTL: must be a whole number, got "1h"')
+    expect(() => loadConfig({ NEW_DEVICE_EMAIL: 'no' })).toThrow('NEW_DEVICE_EMAIL')
   })
 
   test('METRICS_ADDRESS is host:port; empty is off', () => {

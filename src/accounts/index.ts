@@ -15,6 +15,7 @@ import { emailChangeRoutes } from './email-change'
 import { secondFactorRoutes } from './second-factor'
 import { profileRoutes } from './profile'
 import { signInExitRoutes } from './sign-in-exits'
+import { sessionRoutes } from './sessions-page'
 import { accountPage, securityRoutes } from './security'
 import { forbidden, signInRoutes } from './sign-in'
 import { csrfAccepted, loginUrl, readSession } from './web'
@@ -46,6 +47,7 @@ export function accountRoutes(ctx: AppContext) {
     .use(emailRoutes(ctx))
     .use(emailChangeRoutes(ctx))
     .use(dataRoutes(ctx))
+    .use(sessionRoutes(ctx))
     .get('/', () => seeOther('/account'))
     .get('/account', async function showAccount({ request }) {
       const session = await readSession(ctx, request)

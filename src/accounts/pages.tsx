@@ -148,6 +148,8 @@ export function AccountPage(props: {
   profile?: JSX.Element
   /** An admin: the page links to /admin. */
   admin?: boolean
+  /** "Where you're signed in". */
+  sessions?: JSX.Element
 }) {
   return (
     <Layout title="Your account" wide>
@@ -178,6 +180,7 @@ export function AccountPage(props: {
       {props.profile ?? ''}
       {props.email ?? ''}
       <SecuritySections csrf={props.csrf} state={props.security} />
+      {props.sessions ?? ''}
       <h2>Apps you authorized</h2>
       {props.apps.length === 0 ? (
         <p class="muted">You have not authorized any apps.</p>

@@ -24,6 +24,7 @@ import { SignInLimits } from './throttle'
 import { acceptTotpCode, newRecoveryCodes, newTotpSecret, openTotpSecret, totpSetup, totpStep } from './totp'
 import { UserInputError, checkPassword } from './users'
 import { csrfAccepted, formCsrf, readSession, safeReturnTo } from './web'
+import { SessionsSection, sessionsOf } from './sessions-page'
 
 const NO_STORE = { 'cache-control': 'no-store' }
 
@@ -50,13 +51,14 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
   const userId = session.user.id
   // The user's own recent events: written in batches, so what just happened is written first.
   await ctx.audit.flush()
-  const [apps, passkeys, totp, recoveryCodesLeft, account, activity] = await Promise.all([
+  const [apps, passkeys, totp, recoveryCodesLeft, account, activity, sessions] = await Promise.all([
     ctx.store.grants.listAuthorizedApps(userId),
     ctx.store.mfa.listPasskeys(userId),
     ctx.store.mfa.findTotp(userId),
     ctx.store.mfa.countRecoveryCodes(userId),
     ctx.store.users.findUserByEmail(session.user.email),
     ctx.store.audit.list({ userId, limit: 50 }),
+    sessionsOf(ctx, session),
   ])
   const security = {
     passkeysOn: ctx.config.passkeys !== null,
@@ -83,6 +85,7 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
       email={email}
       profile={profile}
       admin={session.admin}
+      sessions={<SessionsSection sessions={sessions} csrf={csrf.token} />}
     />
   )
   return htmlPage(page, { status: refused?.status })

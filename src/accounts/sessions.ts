@@ -1,8 +1,13 @@
-import type { Store } from '../db/store'
+import type { NewMail, Store } from '../db/store'
 import { constantTimeEqual, hmacSha256, randomToken, sha256 } from '../lib/crypto'
 import type { User } from './users'
 
-export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000
+/** SESSION_TTL's default (SPEC "Sessions"): 30 days after sign-in. */
+export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000
+/** SESSION_IDLE_TTL's default: 7 days after the last request. */
+export const SESSION_IDLE_TTL_MS = 7 * 24 * 3600 * 1000
+/** At most this much of a User-Agent is kept (it is only shown, parsed into "Chrome on Linux"). */
+export const USER_AGENT_MAX = 512
 /** A sign-in waiting for its second factor (/login/two-step) lasts as long as a WebAuthn challenge. */
 export const PENDING_TTL_MS = 5 * 60 * 1000
 
@@ -13,7 +18,7 @@ export const PENDING_TTL_MS = 5 * 60 * 1000
  */
 export function cookieNames(secure: boolean) {
   const prefix = secure ? '__Host-' : ''
-  return { session: `${prefix}lk_session`, csrf: `${prefix}lk_csrf` }
+  return { session: `${prefix}lk_session`, csrf: `${prefix}lk_csrf`, device: `${prefix}lk_device` }
 }
 
 export interface Session {
@@ -28,6 +33,24 @@ export interface Session {
   amr: string[]
   /** The password was right and a second factor is due: not signed in yet. */
   pending: boolean
+  /** The session's public id: id_tokens' `sid`, and its handle on /account (never the secret token). */
+  sid: string
+  /** The last request written down (at most once a minute). */
+  lastActiveAt: number
+}
+
+/** How a session starts: its lifetime and what "Where you're signed in" shows of the browser. */
+export interface SessionStart {
+  amr: readonly string[]
+  pending?: boolean
+  /** SESSION_TTL in milliseconds (default 30 days). */
+  ttlMs?: number
+  userAgent?: string
+  address?: string
+  /** The browser's device cookie (stored hashed). */
+  device?: string
+  /** "New sign-in to your account": queued only when the user had not signed in from `device` before. */
+  newDevice?: NewMail
 }
 
 /** Two factors: what an app with `--require-mfa` needs. */
@@ -42,19 +65,35 @@ export async function createSession(
   store: Store,
   userId: string,
   now: number,
-  how: { amr: readonly string[]; pending?: boolean },
+  how: SessionStart,
   replacing?: string,
 ): Promise<string | undefined> {
   const token = randomToken()
   const pending = how.pending ?? false
-  const expiresAt = now + (pending ? PENDING_TTL_MS : SESSION_TTL_MS)
-  const started = await store.sessions.createSession({ idHash: sha256(token), userId, expiresAt, authTime: now, amr: how.amr, pending }, replacing && sha256(replacing))
+  const expiresAt = now + (pending ? PENDING_TTL_MS : (how.ttlMs ?? SESSION_TTL_MS))
+  const started = await store.sessions.createSession(
+    {
+      idHash: sha256(token),
+      sid: randomToken(),
+      userId,
+      expiresAt,
+      authTime: now,
+      amr: how.amr,
+      pending,
+      userAgent: (how.userAgent ?? '').slice(0, USER_AGENT_MAX),
+      address: how.address ?? '',
+      deviceHash: how.device && sha256(how.device),
+    },
+    replacing && sha256(replacing),
+    how.newDevice,
+  )
   // A disabled (or deleted) account gets no session.
   return started ? token : undefined
 }
 
-export async function findSession(store: Store, token: string, now: number): Promise<Session | undefined> {
-  const found = await store.sessions.findSession(sha256(token), now)
+/** The session of `token`, unless it expired or was idle `idleTtlMs` (default 7 days): checked on read. */
+export async function findSession(store: Store, token: string, now: number, idleTtlMs = SESSION_IDLE_TTL_MS): Promise<Session | undefined> {
+  const found = await store.sessions.findSession(sha256(token), now, now - idleTtlMs)
   return found && { ...found, token }
 }
 

@@ -170,7 +170,7 @@ export function signInRoutes(ctx: AppContext) {
             return { token: link.token, mail: verifyEmailMessage(email, link.url) }
           }
           const user = await insertUser(ctx.store, { email, fullName, avatarUrl: null, passwordHash }, now, welcome)
-          return startSession(ctx, request, user.id, returnTo, { amr: ['pwd'] })
+          return startSession(ctx, request, user.id, returnTo, { amr: ['pwd'], signUp: true })
         } catch (error) {
           if (error instanceof UserInputError) return again(capitalize(error.message) + '.', 400)
           if (error instanceof EmailTakenError) return again('An account with this email already exists.', 409)

@@ -1,9 +1,16 @@
 import type { AppContext } from '../context'
-import { cookie } from '../lib/cookies'
+import { cookie, parseCookies } from '../lib/cookies'
+import { randomToken } from '../lib/crypto'
 import { PageError } from '../lib/errors'
+import { newDeviceMessage } from '../mail/messages'
+import { clientAddressOf } from '../web/client-address'
 import { seeOther } from '../views/page'
-import { PENDING_TTL_MS, SESSION_TTL_MS, cookieNames, createSession } from './sessions'
+import { PENDING_TTL_MS, cookieNames, createSession } from './sessions'
+import { describeUserAgent } from './user-agent'
 import { sessionCookieOf } from './web'
+
+/** The device cookie lasts as long as browsers keep any cookie (Chromium caps Max-Age at 400 days). */
+const DEVICE_COOKIE_SECONDS = 400 * 24 * 3600
 
 /** Where a second factor is asked for, returning to `returnTo` afterwards. */
 export function twoStepUrl(returnTo: string | undefined): string {
@@ -27,16 +34,34 @@ export async function startSession(
   request: Request,
   userId: string,
   returnTo: string | undefined,
-  how: { amr: readonly string[]; pending?: boolean },
+  how: { amr: readonly string[]; pending?: boolean; signUp?: boolean },
 ): Promise<Response> {
   const secure = ctx.config.secureCookies
-  const token = await createSession(ctx.store, userId, ctx.clock.now(), how, sessionCookieOf(ctx, request))
+  const names = cookieNames(secure)
+  const now = ctx.clock.now()
+  const userAgent = request.headers.get('user-agent') ?? ''
+  const address = clientAddressOf(request, ctx.config.trustedProxies)
+  // A long-lived random cookie per browser, stored hashed: a sign-in from one the account has not seen is a "new sign-in" (SPEC).
+  const existing = parseCookies(request.headers.get('cookie'))[names.device]
+  const device = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken()
+  const newDevice = !how.pending && !how.signUp && ctx.config.smtpUrl !== null && ctx.config.newDeviceEmail ? await newDeviceNotice(ctx, userId, now, address, userAgent) : undefined
+  const ttlMs = ctx.config.sessionTtl * 1000
+  const token = await createSession(ctx.store, userId, now, { ...how, ttlMs, userAgent, address, device, newDevice }, sessionCookieOf(ctx, request))
   if (token === undefined) throw new PageError(403, 'Account disabled', 'This account is disabled. Ask your administrator.')
-  const maxAge = (how.pending ? PENDING_TTL_MS : SESSION_TTL_MS) / 1000
-  const sessionCookie = cookie(cookieNames(secure).session, token, { secure, maxAgeSeconds: maxAge })
-  if (how.pending) return seeOther(twoStepUrl(returnTo), [sessionCookie])
+  const maxAge = how.pending ? PENDING_TTL_MS / 1000 : ctx.config.sessionTtl
+  const cookies = [cookie(names.session, token, { secure, maxAgeSeconds: maxAge })]
+  if (device !== existing) cookies.push(cookie(names.device, device, { secure, maxAgeSeconds: DEVICE_COOKIE_SECONDS }))
+  if (how.pending) return seeOther(twoStepUrl(returnTo), cookies)
   const unverified = ctx.config.emailVerification === 'required' && !(await ctx.store.users.findUser(userId))?.emailVerified
-  return seeOther(unverified ? checkEmailUrl(returnTo) : (returnTo ?? '/account'), [sessionCookie])
+  return seeOther(unverified ? checkEmailUrl(returnTo) : (returnTo ?? '/account'), cookies)
+}
+
+/** "New sign-in to your account" (SPEC "New device"): queued with the session only if the browser is new to the account. */
+async function newDeviceNotice(ctx: AppContext, userId: string, now: number, address: string, userAgent: string) {
+  const user = await ctx.store.users.findUser(userId)
+  if (!user) return undefined
+  const when = new Date(now).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')
+  return newDeviceMessage(user.email, { when, address, device: describeUserAgent(userAgent), reviewUrl: `${ctx.config.issuer}/account#sessions` })
 }
 
 /** The second factors a user could give now: TOTP, and passkeys (when this server offers them). */

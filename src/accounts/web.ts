@@ -19,7 +19,11 @@ export async function readSession(ctx: AppContext, request: Request): Promise<Se
 /** The browser's session, signed in or waiting for its second factor (/login/two-step). */
 export async function readAnySession(ctx: AppContext, request: Request): Promise<Session | undefined> {
   const token = sessionCookieOf(ctx, request)
-  return token ? findSession(ctx.store, token, ctx.clock.now()) : undefined
+  if (!token) return undefined
+  const now = ctx.clock.now()
+  const session = await findSession(ctx.store, token, now, ctx.config.sessionIdleTtl * 1000)
+  if (session) ctx.sessionActivity.touch(session, now)
+  return session
 }
 
 /**

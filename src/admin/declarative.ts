@@ -6,7 +6,7 @@ import { checkFullName, normalizeEmail, setUserDisabled, updateProfile } from '.
 import type { Config } from '../config'
 import type { IdTokenAlg, ResourceRecord, Store, UserListing } from '../db/store'
 import { sha256 } from '../lib/crypto'
-import { CHOSEN_CLIENT_ID, EVERY_CLIENT, ID_TOKEN_ALGS, checkRedirectUri, createClient, listClients, type Client } from '../oauth/clients'
+import { CHOSEN_CLIENT_ID, EVERY_CLIENT, ID_TOKEN_ALGS, checkBackchannelLogoutUri, checkRedirectUri, createClient, listClients, type Client } from '../oauth/clients'
 import { canonicalResource, createResource } from '../oauth/resources'
 
 /**
@@ -39,6 +39,9 @@ interface DesiredClient {
   allowedGroups: string[]
   introspects: string[]
   secret?: string
+  /** OpenID Connect back-channel logout (null: none). */
+  backchannelLogoutUri: string | null
+  backchannelLogoutSessionRequired: boolean
 }
 interface DesiredGroup {
   name: string
@@ -60,7 +63,7 @@ export interface Plan {
 }
 
 const SECTIONS = ['clients', 'groups', 'users', 'resources'] as const
-const CLIENT_KEYS = ['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups', 'introspects', 'secret_file']
+const CLIENT_KEYS = ['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups', 'introspects', 'secret_file', 'backchannel_logout_uri', 'backchannel_logout_session_required']
 const RESOURCE_KEYS = ['uri', 'name', 'scopes', 'token_format', 'introspectors']
 
 /** JSON or YAML (Bun's parser), by the text. */
@@ -182,6 +185,10 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     const introspects = [...new Set(strings(`${path}.introspects`, e.introspects))]
     if (introspects.includes(EVERY_CLIENT) && introspects.length > 1) err(`${path}.introspects`, `'*' (every client's tokens) stands alone, not beside client ids`)
     if (isPublic && introspects.length) err(`${path}.introspects`, 'a public client cannot introspect tokens')
+    const backchannelUri = str(`${path}.backchannel_logout_uri`, e.backchannel_logout_uri, false)
+    const backchannelLogoutUri = backchannelUri === undefined ? null : (attempt(`${path}.backchannel_logout_uri`, () => checkBackchannelLogoutUri(backchannelUri, 'operator')) ?? null)
+    const backchannelLogoutSessionRequired = bool(`${path}.backchannel_logout_session_required`, e.backchannel_logout_session_required)
+    if (backchannelLogoutSessionRequired && backchannelUri === undefined) err(`${path}.backchannel_logout_session_required`, 'needs backchannel_logout_uri')
     let secret: string | undefined
     const secretFile = str(`${path}.secret_file`, e.secret_file, false)
     if (secretFile !== undefined) {
@@ -192,7 +199,7 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (clientId === undefined && name !== undefined && current.filter((c) => c.name === name).length > 1)
       err(`${path}.client_id`, `several clients are named "${name}": give client_id`)
     if (name !== undefined)
-      wantClients.push({ path, clientId, name, redirectUris: [...new Set(redirectUris)], postLogoutRedirectUris: [...new Set(postLogout)], public: isPublic, skipConsent: bool(`${path}.skip_consent`, e.skip_consent), requireMfa: bool(`${path}.require_mfa`, e.require_mfa), idTokenAlg: alg as IdTokenAlg, allowedGroups: [...new Set(allowed)].sort(), introspects, secret })
+      wantClients.push({ path, clientId, name, redirectUris: [...new Set(redirectUris)], postLogoutRedirectUris: [...new Set(postLogout)], public: isPublic, skipConsent: bool(`${path}.skip_consent`, e.skip_consent), requireMfa: bool(`${path}.require_mfa`, e.require_mfa), idTokenAlg: alg as IdTokenAlg, allowedGroups: [...new Set(allowed)].sort(), introspects, secret, backchannelLogoutUri, backchannelLogoutSessionRequired })
   }
   const knownClient = (id: string) => wantClients.some((c) => c.clientId === id) || current.some((c) => c.id === id)
   // Named clients must exist, in the database or in the file (any kind: a resource server may read a registered app's tokens).
@@ -286,7 +293,7 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (!found) {
       lines.push(`+ client ${c.clientId ?? c.name}`)
       steps.push(async (out) => {
-        const made = await createClient(store, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, public: c.public, skipConsent: c.skipConsent, requireMfa: c.requireMfa, idTokenAlg: c.idTokenAlg, id: c.clientId, secret: c.secret, introspects: c.introspects }, opts.now)
+        const made = await createClient(store, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, public: c.public, skipConsent: c.skipConsent, requireMfa: c.requireMfa, idTokenAlg: c.idTokenAlg, id: c.clientId, secret: c.secret, introspects: c.introspects, backchannelLogoutUri: c.backchannelLogoutUri ?? undefined, backchannelLogoutSessionRequired: c.backchannelLogoutSessionRequired }, opts.now)
         if (c.allowedGroups.length) await setAllowedGroups({ store }, made.client.id, c.allowedGroups)
         if (made.secret && !c.secret) out.push(`client ${made.client.id} (${c.name}): client_secret ${made.secret} — shown this once`)
         else out.push(`client ${made.client.id} (${c.name}) created`)
@@ -308,6 +315,7 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
       found.idTokenAlg !== c.idTokenAlg && 'id_token_signed_response_alg',
       !sameList(allowedNow, c.allowedGroups) && 'allowed_groups',
       !sameList(found.introspects, c.introspects) && 'introspects',
+      (found.backchannelLogoutUri !== c.backchannelLogoutUri || found.backchannelLogoutSessionRequired !== c.backchannelLogoutSessionRequired) && 'backchannel_logout_uri',
       c.secret !== undefined && storedHash !== sha256(c.secret) && 'secret',
     ].filter(Boolean)
     if (!changed.length) continue
@@ -316,6 +324,7 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
       await store.clients.updateClient(found.id, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, skipConsent: c.skipConsent, requireMfa: c.requireMfa, idTokenAlg: c.idTokenAlg })
       if (changed.includes('allowed_groups')) await setAllowedGroups({ store }, found.id, c.allowedGroups)
       if (changed.includes('introspects')) await store.clients.setIntrospects(found.id, c.introspects)
+      if (changed.includes('backchannel_logout_uri')) await store.clients.setBackchannelLogout(found.id, c.backchannelLogoutUri, c.backchannelLogoutSessionRequired)
       if (changed.includes('secret')) await store.clients.setClientSecret(found.id, sha256(c.secret!))
     })
   }
@@ -413,6 +422,7 @@ export async function exportState(store: Store): Promise<Record<string, unknown>
         id_token_signed_response_alg: c.idTokenAlg,
         allowed_groups: await store.groups.allowedGroups(c.id),
         introspects: c.introspects,
+        ...(c.backchannelLogoutUri === null ? {} : { backchannel_logout_uri: c.backchannelLogoutUri, backchannel_logout_session_required: c.backchannelLogoutSessionRequired }),
       })),
     ),
     groups: groups.map((g) => ({ name: g.name, members: g.members.map((m) => m.email) })),

@@ -1,5 +1,5 @@
 import { issueRegistrationToken } from '../oauth/dynamic-clients'
-import { checkClientOptions, checkIdTokenAlg, checkIntrospects, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, setIntrospects, toView, updateClient } from '../oauth/clients'
+import { checkBackchannelLogoutUri, checkClientOptions, checkIdTokenAlg, checkIntrospects, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, setBackchannelLogout, setIntrospects, toView, updateClient } from '../oauth/clients'
 import { existingGroups, setAllowedGroups } from '../accounts/groups'
 import type { Store } from '../db/store'
 import type { Client } from '../oauth/clients'
@@ -23,6 +23,8 @@ const appOptions = {
   'post-logout-redirect-uri': { type: 'string', multiple: true, arg: 'URL', help: 'where signing out may return to (repeatable)' },
   'allowed-group': { type: 'string', multiple: true, arg: 'NAME', help: 'only members of these groups may authorize it (repeatable; none: every user)' },
   'id-token-alg': { type: 'string', arg: 'RS256|ES256|EdDSA', help: 'how its ID tokens are signed (RS256 by default)' },
+  'backchannel-logout-uri': { type: 'string', arg: 'URL', help: "OpenID Connect back-channel logout: where a logout_token is posted when a session ends (https, or loopback; '' on update: none)" },
+  'backchannel-logout-session-required': { type: 'boolean', help: 'the logout_token always names the session (sid)' },
   introspect: { type: 'string', multiple: true, arg: "CLIENT_ID|'*'", help: "a resource server: may introspect these clients' access tokens, or every client's with '*' (repeatable; '' on update: none)" },
 } as const
 
@@ -50,12 +52,15 @@ const create = command({
     'allowed-group': appOptions['allowed-group'],
     'id-token-alg': appOptions['id-token-alg'],
     introspect: appOptions.introspect,
+    'backchannel-logout-uri': appOptions['backchannel-logout-uri'],
+    'backchannel-logout-session-required': appOptions['backchannel-logout-session-required'],
   },
   examples: ['client create --name "My App" --redirect-uri https://app.example.com/callback', 'client create --name Photos --redirect-uri https://photos.example.com/cb --allowed-group family --require-mfa'],
   json: 'the app with its secret (the default output too)',
   async run({ values }) {
     if (!values.name) throw new UsageError('--name is required')
     if (!values['redirect-uri']?.length) throw new UsageError('at least one --redirect-uri is required')
+    if (values['backchannel-logout-session-required'] && !values['backchannel-logout-uri']) throw new UsageError('--backchannel-logout-session-required needs --backchannel-logout-uri')
     const isPublic = values.public ?? false
     const { client, secret, allowedGroups: groups } = await withStore((store) =>
       inputError(async () => {
@@ -72,6 +77,8 @@ const create = command({
             requireMfa: values['require-mfa'] ?? false,
             idTokenAlg: values['id-token-alg'],
             introspects,
+            backchannelLogoutUri: values['backchannel-logout-uri'],
+            backchannelLogoutSessionRequired: values['backchannel-logout-session-required'],
           },
           Date.now(),
         )
@@ -95,6 +102,7 @@ const create = command({
       id_token_signed_response_alg: view.id_token_signed_response_alg,
       allowed_groups: groups,
       introspects: view.introspects,
+      ...(view.backchannel_logout_uri === undefined ? {} : { backchannel_logout_uri: view.backchannel_logout_uri, backchannel_logout_session_required: view.backchannel_logout_session_required }),
     })
   },
 })
@@ -116,6 +124,8 @@ const update = command({
     'allowed-group': { ...appOptions['allowed-group'], help: 'replaces the groups whose members may authorize it (repeatable; none: every user)' },
     'id-token-alg': appOptions['id-token-alg'],
     introspect: appOptions.introspect,
+    'backchannel-logout-uri': appOptions['backchannel-logout-uri'],
+    'backchannel-logout-session-required': { ...appOptions['backchannel-logout-session-required'], help: 'the logout_token always names the session (sid); given with or without the URI, else it goes back to false when the URI changes' },
   },
   examples: ['client update d2844b790e7041724ccbcbfa --add-redirect-uri https://app.example.com/callback2', 'client update d2844b790e7041724ccbcbfa --allowed-group none --require-mfa false'],
   json: 'the app as client list --json shows it',
@@ -126,6 +136,9 @@ const update = command({
     const skipConsent = trueOrFalse('skip-consent', values['skip-consent'])
     const requireMfa = trueOrFalse('require-mfa', values['require-mfa'])
     if (values['id-token-alg'] !== undefined) await inputError(() => checkIdTokenAlg(values['id-token-alg']))
+    const logoutUri = values['backchannel-logout-uri']
+    const logoutSid = values['backchannel-logout-session-required']
+    if (logoutUri) await inputError(async () => checkBackchannelLogoutUri(logoutUri, 'operator'))
     const logout = values['post-logout-redirect-uri']
     if (logout?.includes('none') && logout.length > 1) throw new UsageError('--post-logout-redirect-uri none removes them all; give it alone')
     // One transaction: every check first, then the changes; a bad value (an unknown group) changes nothing.
@@ -151,6 +164,10 @@ const update = command({
         const checked = await inputError(() => checkClientOptions(next))
         const groupsNow = await store.groups.allowedGroups(id)
         const groups = values['allowed-group'] === undefined ? groupsNow : await allowedGroups(store, values['allowed-group'])
+        // --backchannel-logout-uri '' removes it; the flag alone keeps the URI and requires sid.
+        const backchannel = logoutUri !== undefined ? logoutUri || null : client.backchannelLogoutUri
+        if (logoutSid && backchannel === null) throw new UsageError('--backchannel-logout-session-required needs a --backchannel-logout-uri')
+        const sidRequired = logoutUri !== undefined || logoutSid !== undefined ? (logoutSid ?? false) : client.backchannelLogoutSessionRequired
         const introspects = values.introspect === undefined ? client.introspects : await inputError(() => checkIntrospects(store, values.introspect!, client.public))
         const changed = [
           checked.name !== client.name && 'name',
@@ -161,11 +178,15 @@ const update = command({
           next.idTokenAlg !== client.idTokenAlg && 'id_token_signed_response_alg',
           !sameList([...groups].sort(), [...groupsNow].sort()) && 'allowed_groups',
           !sameList([...introspects].sort(), [...client.introspects].sort()) && 'introspects',
+          backchannel !== client.backchannelLogoutUri && 'backchannel_logout_uri',
+          sidRequired !== client.backchannelLogoutSessionRequired && 'backchannel_logout_session_required',
         ].filter((x): x is string => x !== false)
         // SPEC: a change that changes nothing is said so, and records nothing.
         if (changed.length === 0) return { view: await viewWithGroups(store, client), changed }
         await inputError(() => updateClient(store, id, next))
         if (changed.includes('allowed_groups')) await setAllowedGroups({ store }, id, groups)
+        if (changed.includes('backchannel_logout_uri') || changed.includes('backchannel_logout_session_required'))
+          await inputError(() => setBackchannelLogout(store, id, { uri: backchannel, sessionRequired: sidRequired }))
         if (changed.includes('introspects')) await inputError(() => setIntrospects(store, client, introspects))
         await cliAudit(store, 'client.updated', { clientId: id, detail: { changed: changed.join(' ') } })
         return { view: await viewWithGroups(store, (await findClient(store, id))!), changed }

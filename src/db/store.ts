@@ -96,8 +96,10 @@ export interface PurgeWindows {
   refreshGrace: number
   /** A retired signing key since it stopped signing: as long as an ID token it signed lives. */
   retiredKeys: number
-  /** A sent or failed message since then (a week). */
+  /** A sent or failed message (or back-channel logout) since then (a week). */
   mail: number
+  /** SESSION_IDLE_TTL: a session idle that long is gone (absent: only its expiry counts). */
+  sessionIdle?: number
   /** A settings change since it was made: SETTINGS_CHANGES_DAYS. */
   settingChanges: number
   /** An audit event since it happened: AUDIT_DAYS (absent: kept). */

@@ -30,7 +30,7 @@ export interface Fetched {
  * re-resolves to a private address between the two (DNS rebinding) is still refused. An allowed
  * host may be plain http and private (tests, intranets).
  */
-export function safeFetch(url: URL, policy: SafeFetchPolicy): Promise<Fetched> {
+export function safeFetch(url: URL, policy: SafeFetchPolicy, post?: { type: string; body: string }): Promise<Fetched> {
   const allowed = policy.allowHosts.includes(url.host.toLowerCase()) || policy.allowHosts.includes(url.hostname.toLowerCase())
   if (url.protocol !== 'https:' && !(allowed && url.protocol === 'http:')) return Promise.reject(new FetchRefused('only https:// URLs are fetched'))
   if (url.username || url.password) return Promise.reject(new FetchRefused('the URL must not carry credentials'))
@@ -57,9 +57,10 @@ export function safeFetch(url: URL, policy: SafeFetchPolicy): Promise<Fetched> {
         }
         callback(null, list)
       })
+    // `post`: a form POST under the same rules (a back-channel logout to a dynamically registered app); any 2xx answers it.
     const options = {
-      method: 'GET',
-      headers: { accept: 'application/json', 'user-agent': 'Latchkey' },
+      method: post ? 'POST' : 'GET',
+      headers: post ? { 'content-type': post.type, 'content-length': String(Buffer.byteLength(post.body)), 'user-agent': 'Latchkey' } : { accept: 'application/json', 'user-agent': 'Latchkey' },
       lookup,
       // A fresh connection each time: a pooled socket would skip the resolver's checks (and
       // could have been opened under another policy).
@@ -69,7 +70,7 @@ export function safeFetch(url: URL, policy: SafeFetchPolicy): Promise<Fetched> {
     const request = (url.protocol === 'https:' ? https : http).request(url, options, (response) => {
       const status = response.statusCode ?? 0
       if (status >= 300 && status < 400) return fail(`answered ${status}: redirects are not followed`)
-      if (status !== 200) return fail(`answered ${status}`)
+      if (post ? status < 200 || status > 299 : status !== 200) return fail(`answered ${status}`)
       const declared = Number(response.headers['content-length'] ?? 0)
       if (declared > maxBytes) return fail(`is larger than ${maxBytes} bytes`)
       const chunks: Buffer[] = []
@@ -96,6 +97,6 @@ export function safeFetch(url: URL, policy: SafeFetchPolicy): Promise<Fetched> {
     })
     request.on('error', (error) => fail(error instanceof FetchRefused ? error.message : `could not be fetched (${error.message})`))
     const timer = setTimeout(() => fail(`did not answer within ${(policy.timeoutMs ?? 5000) / 1000} s`), policy.timeoutMs ?? 5000)
-    request.end()
+    request.end(post?.body)
   })
 }

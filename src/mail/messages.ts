@@ -79,6 +79,15 @@ export const accountDeletedMessage = (to: string) =>
     'If this was not you, contact the administrator of this server.',
   ])
 
+/** SPEC "New device": a sign-in from a browser that had not signed in to the account before. */
+export const newDeviceMessage = (to: string, at: { when: string; address: string; device: string; reviewUrl: string }) =>
+  message(
+    to,
+    'New sign-in to your account',
+    [`Your account was just signed in to from a browser it had not been used from before.`, `When: ${at.when}`, `Address: ${at.address}`, `Device: ${at.device}`, 'If this was not you, sign that browser out and change your password.'],
+    { url: at.reviewUrl, label: "Where you're signed in" },
+  )
+
 /** A notice after a change (its own write, right after it): only when the server sends mail. */
 export function notify(config: { smtpUrl: string | null }, store: { mail: { enqueue(mail: readonly NewMail[], now: number): Promise<void> } }, mail: NewMail, now: number): Promise<void> {
   return config.smtpUrl === null ? Promise.resolve() : store.mail.enqueue([mail], now)

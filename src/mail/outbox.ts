@@ -5,8 +5,8 @@ import type { Logger } from '../lib/log'
 /** Sent and failed messages are deleted a week later (SPEC). */
 export const MAIL_KEPT_MS = 7 * 24 * 3600 * 1000
 /** A claimed message is this sender's until then: longer than any one attempt can take. */
-const LEASE_MS = 2 * 60 * 1000
-const GIVE_UP_AFTER_MS = 24 * 3600 * 1000
+export const LEASE_MS = 2 * 60 * 1000
+export const GIVE_UP_AFTER_MS = 24 * 3600 * 1000
 const FIRST_RETRY_MS = 30 * 1000
 const MAX_RETRY_MS = 10 * 60 * 1000
 const BATCH = 10

@@ -2,6 +2,8 @@ import { UniqueViolation, type ClientKind, type ClientRecord, type IdTokenAlg, t
 import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
 import { hasInvisible } from '../lib/text'
 import { InputError } from '../lib/errors'
+import { isPublicAddress } from '../lib/public-address'
+import { isIP } from 'node:net'
 
 export interface Client {
   id: string
@@ -18,6 +20,9 @@ export interface Client {
   idTokenAlg: IdTokenAlg
   /** A resource server's right to introspect these clients' access tokens, or ['*'] every client's (`--introspect`). */
   introspects: string[]
+  /** OpenID Connect Back-Channel Logout 1.0 (`--backchannel-logout-uri`); null: none. */
+  backchannelLogoutUri: string | null
+  backchannelLogoutSessionRequired: boolean
 }
 
 export interface ClientView {
@@ -30,6 +35,9 @@ export interface ClientView {
   require_mfa: boolean
   id_token_signed_response_alg: IdTokenAlg
   introspects: string[]
+  /** Only for an app that has one (so the other apps' views keep their shape). */
+  backchannel_logout_uri?: string
+  backchannel_logout_session_required?: boolean
 }
 
 export class ClientInputError extends InputError {}
@@ -95,7 +103,43 @@ export function toView(client: Client): ClientView {
     require_mfa: client.requireMfa,
     id_token_signed_response_alg: client.idTokenAlg,
     introspects: client.introspects,
+    ...(client.backchannelLogoutUri === null ? {} : { backchannel_logout_uri: client.backchannelLogoutUri, backchannel_logout_session_required: client.backchannelLogoutSessionRequired }),
   }
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost'])
+
+/**
+ * A back-channel logout URI (Back-Channel Logout §2.2: absolute, no fragment). An operator's may be
+ * any https:// URL or a loopback http:// one; one from dynamic registration must be https:// (plain
+ * http only on CLIENT_ID_METADATA_ALLOW_HOSTS) on a public address — the metadata fetcher's rules,
+ * checked again on every address it resolves to when a logout token is sent.
+ */
+export function checkBackchannelLogoutUri(raw: string, registeredBy: 'operator' | 'dynamic', allowHosts: readonly string[] = []): string {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ClientInputError(`back-channel logout URI "${raw}" is not an absolute URL`)
+  }
+  if (hasInvisible(raw) || raw.length > 2000) throw new ClientInputError('back-channel logout URI must be at most 2000 characters, without control characters')
+  if (url.hash || raw.includes('#')) throw new ClientInputError(`back-channel logout URI "${raw}" must not have a fragment`)
+  if (url.username || url.password) throw new ClientInputError('back-channel logout URI must not carry credentials')
+  if (registeredBy === 'operator') {
+    if (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname))) return url.href
+    throw new ClientInputError(`back-channel logout URI "${raw}" must be https:// (or http:// on a loopback address)`)
+  }
+  const allowed = allowHosts.includes(url.host.toLowerCase()) || allowHosts.includes(url.hostname.toLowerCase())
+  if (url.protocol !== 'https:' && !(allowed && url.protocol === 'http:')) throw new ClientInputError('backchannel_logout_uri must be an https:// URL')
+  const literal = url.hostname.replace(/^\[|\]$/g, '')
+  if (!allowed && (LOOPBACK.has(url.hostname) || (isIP(literal) && !isPublicAddress(literal)))) throw new ClientInputError('backchannel_logout_uri must be on a public address')
+  return url.href
+}
+
+/** Sets or (with null) removes an app's back-channel logout URI, checked as its registration requires; false for an unknown app. */
+export async function setBackchannelLogout(store: Store, id: string, input: { uri: string | null; sessionRequired?: boolean }, registeredBy: 'operator' | 'dynamic' = 'operator', allowHosts: readonly string[] = []): Promise<boolean> {
+  const uri = input.uri === null || input.uri === '' ? null : checkBackchannelLogoutUri(input.uri, registeredBy, allowHosts)
+  return store.clients.setBackchannelLogout(id, uri, uri !== null && (input.sessionRequired ?? false))
 }
 
 /** What discovery lists as id_token_signing_alg_values_supported: RS256 first, the default. */
@@ -120,6 +164,8 @@ export function toClient(row: ClientRecord): Client {
     kind: row.kind,
     idTokenAlg: row.idTokenAlg,
     introspects: row.introspects,
+    backchannelLogoutUri: row.backchannelLogoutUri ?? null,
+    backchannelLogoutSessionRequired: row.backchannelLogoutSessionRequired ?? false,
   }
 }
 
@@ -176,7 +222,20 @@ export async function updateClient(
 
 export async function createClient(
   store: Store,
-  input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean; skipConsent: boolean; requireMfa?: boolean; id?: string; secret?: string; idTokenAlg?: string; introspects?: string[] },
+  input: {
+    name: string
+    redirectUris: string[]
+    postLogoutRedirectUris?: string[]
+    public: boolean
+    skipConsent: boolean
+    requireMfa?: boolean
+    id?: string
+    secret?: string
+    idTokenAlg?: string
+    introspects?: string[]
+    backchannelLogoutUri?: string
+    backchannelLogoutSessionRequired?: boolean
+  },
   now: number,
 ): Promise<{ client: Client; secret: string | null }> {
   const { name, redirectUris, postLogoutRedirectUris } = checkClientOptions(input)
@@ -187,14 +246,17 @@ export async function createClient(
   const secret = input.public ? null : (input.secret ?? randomToken('lk_cs_'))
   const requireMfa = input.requireMfa ?? false
   const idTokenAlg = checkIdTokenAlg(input.idTokenAlg)
-  const record = { id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent, requireMfa, idTokenAlg, introspects }
+  const backchannelLogoutUri = input.backchannelLogoutUri === undefined ? null : checkBackchannelLogoutUri(input.backchannelLogoutUri, 'operator')
+  const backchannelLogoutSessionRequired = backchannelLogoutUri !== null && (input.backchannelLogoutSessionRequired ?? false)
+  const backchannel = { backchannelLogoutUri, backchannelLogoutSessionRequired }
+  const record = { id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent, requireMfa, idTokenAlg, introspects, ...backchannel }
   try {
     await store.clients.insertClient({ ...record, kind: 'operator', metadataExpiresAt: null, registrationTokenHash: null }, now)
   } catch (error) {
     if (error instanceof UniqueViolation) throw new ClientInputError(`a client with the id "${id}" exists already`)
     throw error
   }
-  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator', idTokenAlg, introspects }, secret }
+  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator', idTokenAlg, introspects, ...backchannel }, secret }
 }
 
 export async function listClients(store: Store): Promise<Client[]> {

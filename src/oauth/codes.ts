@@ -14,6 +14,8 @@ export interface CodeGrant {
   amr?: string | null
   /** The resource (RFC 8707) the tokens will be for; null for Latchkey's own API. */
   resource?: string | null
+  /** The sign-in session that approved it (id_tokens' `sid`). */
+  sid?: string | null
 }
 
 /**
@@ -28,7 +30,7 @@ export async function issueCode(
   remember?: { scopes: readonly string[]; canonicalOrder: readonly string[] },
 ): Promise<string> {
   const code = randomToken()
-  const record = { ...grant, nonce: grant.nonce ?? null, authTime: grant.authTime ?? null, amr: grant.amr ?? null, resource: grant.resource ?? null }
+  const record = { ...grant, nonce: grant.nonce ?? null, authTime: grant.authTime ?? null, amr: grant.amr ?? null, resource: grant.resource ?? null, sid: grant.sid ?? null }
   await store.grants.issueCode({ ...record, codeHash: sha256(code), expiresAt: now + ttlSeconds * 1000 }, remember && { ...remember, now })
   return code
 }

@@ -8,7 +8,7 @@ import { InvalidClientMetadata, InvalidRedirectUri, InvalidToken, TooManyRequest
 import { apiHeaders, json, readJsonObject } from '../lib/http'
 import { hasInvisible } from '../lib/text'
 import { clientAddressOf, rateLimitKey } from '../web/client-address'
-import { ClientInputError, ID_TOKEN_ALGS, checkRedirectUri, insecureRedirectUris, isClientId } from './clients'
+import { ClientInputError, ID_TOKEN_ALGS, checkBackchannelLogoutUri, checkRedirectUri, insecureRedirectUris, isClientId } from './clients'
 
 /** `DYNAMIC_REGISTRATION=open`: registrations per client address (an IPv6 /64) per hour. */
 const REGISTRATIONS_PER_HOUR = 20
@@ -69,6 +69,24 @@ export function readRegistration(body: Record<string, unknown>): Registration {
   return { name: rawName || new URL(redirectUris[0]!).host || 'Unnamed app', redirectUris, authMethod: method as AuthMethod, grantTypes, idTokenAlg: alg as IdTokenAlg }
 }
 
+/**
+ * OpenID Connect Back-Channel Logout §2.2's registration metadata: the URI obeys the metadata
+ * fetcher's address rules (https, public addresses; CLIENT_ID_METADATA_ALLOW_HOSTS excepted).
+ */
+export function readBackchannel(body: Record<string, unknown>, allowHosts: readonly string[]): Pick<ClientRecord, 'backchannelLogoutUri' | 'backchannelLogoutSessionRequired'> {
+  const uri = body.backchannel_logout_uri
+  const required = body.backchannel_logout_session_required ?? false
+  if (uri !== undefined && typeof uri !== 'string') throw new InvalidClientMetadata('backchannel_logout_uri must be a string')
+  if (typeof required !== 'boolean') throw new InvalidClientMetadata('backchannel_logout_session_required must be a boolean')
+  if (uri === undefined) return { backchannelLogoutUri: null, backchannelLogoutSessionRequired: false }
+  try {
+    return { backchannelLogoutUri: checkBackchannelLogoutUri(uri, 'dynamic', allowHosts), backchannelLogoutSessionRequired: required }
+  } catch (error) {
+    if (error instanceof ClientInputError) throw new InvalidClientMetadata(error.message)
+    throw error
+  }
+}
+
 /** The client's registration as RFC 7591 §3.2.1 and RFC 7592 §3 answer it. */
 function describe(ctx: AppContext, client: ClientRecord, method: AuthMethod, grantTypes: string[]) {
   return {
@@ -79,6 +97,7 @@ function describe(ctx: AppContext, client: ClientRecord, method: AuthMethod, gra
     grant_types: grantTypes,
     response_types: ['code'],
     id_token_signed_response_alg: client.idTokenAlg,
+    ...(client.backchannelLogoutUri ? { backchannel_logout_uri: client.backchannelLogoutUri, backchannel_logout_session_required: client.backchannelLogoutSessionRequired ?? false } : {}),
     registration_client_uri: `${ctx.config.issuer}/api/oauth/register/${client.id}`,
   }
 }
@@ -132,6 +151,7 @@ export function registrationRoutes(ctx: AppContext) {
       async function register({ request, body }) {
         await admit(request)
         const registration = readRegistration(body as Record<string, unknown>)
+        const backchannel = readBackchannel(body as Record<string, unknown>, ctx.config.clientIdMetadataAllowHosts)
         const now = ctx.clock.now()
         const secret = registration.authMethod === 'none' ? null : randomToken('lk_cs_')
         const accessToken = randomToken(REGISTRATION_ACCESS_PREFIX)
@@ -148,6 +168,7 @@ export function registrationRoutes(ctx: AppContext) {
           registrationTokenHash: sha256(accessToken),
           idTokenAlg: registration.idTokenAlg,
           introspects: [],
+          ...backchannel,
         }
         await ctx.store.clients.insertClient(record, now)
         ctx.log.info('client registered dynamically', { client: record.id })

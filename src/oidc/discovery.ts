@@ -28,12 +28,15 @@ export function discoveryRoutes(ctx: AppContext) {
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
-    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'amr', 'nonce', 'email', 'email_verified', 'name', 'picture', 'groups'],
+    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'amr', 'nonce', 'email', 'email_verified', 'name', 'picture', 'groups', 'sid'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     claims_parameter_supported: false,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     authorization_response_iss_parameter_supported: true,
+    // OpenID Connect Back-Channel Logout 1.0 §2.1: logout tokens carry `sid`, and id_tokens do too.
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     ...agentMetadata(ctx.config),
   }
   return new Elysia({ name: 'oidc-discovery' })

@@ -30,7 +30,7 @@ export async function groupsClaim(ctx: Pick<AppContext, 'store'>, userId: string
  */
 export async function issueIdToken(
   ctx: AppContext,
-  input: { user: UserRecord; clientId: string; alg?: IdTokenAlg; scopes: readonly string[]; nonce: string | null; authTime: number | null; amr?: string | null },
+  input: { user: UserRecord; clientId: string; alg?: IdTokenAlg; scopes: readonly string[]; nonce: string | null; authTime: number | null; amr?: string | null; sid?: string | null },
 ): Promise<string> {
   const now = ctx.clock.now()
   const signer = await ctx.signingKeys.signingKey(input.alg)
@@ -46,5 +46,7 @@ export async function issueIdToken(
   if (input.nonce !== null) payload.nonce = input.nonce
   // RFC 8176: how the user signed in ("pwd"; "pwd otp mfa"; a passkey "hwk user", with "mfa" when verified).
   if (input.amr) payload.amr = input.amr.split(' ')
+  // OpenID Connect Back-Channel Logout §2.4: the sign-in session, the same for every app; its logout_token names it.
+  if (input.sid) payload.sid = input.sid
   return signJwt(payload, signer)
 }

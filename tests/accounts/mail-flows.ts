@@ -6,7 +6,8 @@ import { ORIGIN, PASSWORD, cookieHeader, cookiesFrom, csrfFrom, postForm, type T
 import { csrfOf, type Jar } from './mfa-flows'
 
 /** Mail set up, and sign-up open: most flows start at /signup (SIGNUP is closed by default). */
-export const SMTP = { SMTP_URL: 'smtp://127.0.0.1:2525', LOGIN_ATTEMPTS_PER_MINUTE: '1000', SIGNUP: 'open' }
+// "New sign-in" notices (tests/sessions/new-device.test.ts) are off: these tests count the other messages.
+export const SMTP = { SMTP_URL: 'smtp://127.0.0.1:2525', LOGIN_ATTEMPTS_PER_MINUTE: '1000', SIGNUP: 'open', NEW_DEVICE_EMAIL: 'off' }
 
 export interface Sent {
   to: string

@@ -178,6 +178,25 @@ describe('latchkey apply: the database made to match a file', () => {
     expect((await plan(exported)).lines).toEqual([])
   })
 
+  test('backchannel_logout_uri: applied, checked as for the CLI, changed and removed; exported so export → apply is a no-op', async () => {
+    const wiki = { client_id: 'wiki', name: 'Wiki', redirect_uris: ['https://wiki.example/cb'] }
+    expect(await errorsOf({ clients: [{ ...wiki, backchannel_logout_uri: 'http://wiki.example/bc' }, { ...wiki, client_id: 'w2', backchannel_logout_session_required: true }] })).toEqual([
+      'clients[0].backchannel_logout_uri: back-channel logout URI "http://wiki.example/bc" must be https:// (or http:// on a loopback address)',
+      'clients[1].backchannel_logout_session_required: needs backchannel_logout_uri',
+    ])
+    const made = await plan({ clients: [{ ...wiki, backchannel_logout_uri: 'https://wiki.example/bc', backchannel_logout_session_required: true }] })
+    expect(made.lines).toEqual(['+ client wiki'])
+    await made.apply()
+    expect(await t.store.clients.findClient('wiki')).toMatchObject({ backchannelLogoutUri: 'https://wiki.example/bc', backchannelLogoutSessionRequired: true })
+    const exported = JSON.parse(JSON.stringify(await exportState(t.store)))
+    expect(exported.clients.find((c: { client_id: string }) => c.client_id === 'wiki')).toMatchObject({ backchannel_logout_uri: 'https://wiki.example/bc', backchannel_logout_session_required: true })
+    expect((await plan(exported)).lines).toEqual([])
+    const removed = await plan({ clients: [wiki] })
+    expect(removed.lines).toEqual(['~ client wiki: backchannel_logout_uri'])
+    await removed.apply()
+    expect(await t.store.clients.findClient('wiki')).toMatchObject({ backchannelLogoutUri: null, backchannelLogoutSessionRequired: false })
+  })
+
   test('apply is one transaction: a step that fails part-way leaves none of the changes before it', async () => {
     const planned = await plan({ groups: [{ name: 'family', members: [] }], users: [{ email: 'late@example.com', full_name: 'Late' }] })
     expect(planned.lines).toEqual(['+ group family', '+ user late@example.com (invited)'])

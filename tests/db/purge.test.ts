@@ -10,7 +10,7 @@ describe('purging expired rows', () => {
     const { client } = await addClient(t)
     const user = await addUser(t)
     await issueCode(t.store, { clientId: client.id, userId: user.id, redirectUri: 'https://a/cb', scope: 'email', codeChallenge: null }, t0, 60)
-    await createSession(t.store, user.id, t0, { amr: ['pwd'] })
+    await createSession(t.store, user.id, t0, { amr: ['pwd'], ttlMs: 7 * 24 * 3600_000 })
     await mintToken(t, client.id, user.id, 'email') // a used code and its token, alive for an hour
     await t.store.throttle.updateThrottle('addr:192.0.2.1', () => ({ row: { count: 1, startedAt: t0, lastAt: t0 }, result: 0 }))
     const count = async (table: string) => (await t.row(`SELECT CAST(count(*) AS INTEGER) AS n FROM ${table}`))!.n

@@ -12,7 +12,7 @@ let smtp: TestSmtp
 let server: RunningBinary
 const CALLBACK = 'http://127.0.0.1:9/callback'
 
-const mailEnv = () => ({ SMTP_URL: smtp.url, MAIL_FROM: 'Latchkey <id@example.com>', NODE_EXTRA_CA_CERTS: smtp.tls.certPath, LOGIN_ATTEMPTS_PER_MINUTE: '1000', SIGNUP: 'open' })
+const mailEnv = () => ({ SMTP_URL: smtp.url, MAIL_FROM: 'Latchkey <id@example.com>', NODE_EXTRA_CA_CERTS: smtp.tls.certPath, LOGIN_ATTEMPTS_PER_MINUTE: '1000', SIGNUP: 'open', NEW_DEVICE_EMAIL: 'off' })
 
 beforeAll(async () => {
   smtp = await TestSmtp.start()

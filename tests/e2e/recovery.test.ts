@@ -62,7 +62,7 @@ describe('pre-account takeover, through the binary (SPEC "Recovery")', () => {
 
     // The same database, now with mail. Ann, the address's owner, uses "Forgot password".
     const server = await startBinary(
-      { SMTP_URL: smtp.url, MAIL_FROM: 'Latchkey <id@example.com>', NODE_EXTRA_CA_CERTS: smtp.tls.certPath, LOGIN_ATTEMPTS_PER_MINUTE: '1000', DATABASE_URL: first.databaseUrl },
+      { SMTP_URL: smtp.url, MAIL_FROM: 'Latchkey <id@example.com>', NODE_EXTRA_CA_CERTS: smtp.tls.certPath, LOGIN_ATTEMPTS_PER_MINUTE: '1000', NEW_DEVICE_EMAIL: 'off', DATABASE_URL: first.databaseUrl },
       first.dir,
       { localhost: true },
     )

@@ -118,6 +118,8 @@ describe('ID tokens', () => {
       email_verified: true,
       name: 'Ann Lee',
       picture: `${ORIGIN}/avatars/${w.user.id}.svg`,
+      // Back-Channel Logout §2.4: the sign-in session (tests/oidc/backchannel-logout.test.ts).
+      sid: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
     })
   })
 

@@ -15,9 +15,11 @@ const toClient = (r: Row): ClientRecord => ({
   registrationTokenHash: r.registration_token_hash as string | null,
   idTokenAlg: r.id_token_alg as IdTokenAlg,
   introspects: json(r.introspects),
+  backchannelLogoutUri: (r.backchannel_logout_uri ?? null) as string | null,
+  backchannelLogoutSessionRequired: r.backchannel_logout_session_required as boolean,
 })
 
-const COLUMNS = 'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects'
+const COLUMNS = 'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, backchannel_logout_uri, backchannel_logout_session_required'
 
 export class PgClients implements ClientStore {
   constructor(private readonly ctx: PgContext) {}
@@ -25,10 +27,16 @@ export class PgClients implements ClientStore {
   insertClient(client: ClientRecord, now: number): Promise<void> {
     return this.ctx.run(
       async (sql) =>
-        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, created_at)
+        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, backchannel_logout_uri, backchannel_logout_session_required, created_at)
           VALUES (${client.id}, ${client.name}, ${client.secretHash}, ${JSON.stringify(client.redirectUris)}::jsonb,
             ${JSON.stringify(client.postLogoutRedirectUris)}::jsonb, ${client.skipConsent}, ${client.requireMfa}, ${client.kind}, ${client.metadataExpiresAt}, ${client.registrationTokenHash}, ${client.idTokenAlg},
-            ${JSON.stringify(client.introspects)}::jsonb, ${now})`),
+            ${JSON.stringify(client.introspects)}::jsonb, ${client.backchannelLogoutUri ?? null}, ${client.backchannelLogoutSessionRequired ?? false}, ${now})`),
+    )
+  }
+
+  setBackchannelLogout(id: string, uri: string | null, sessionRequired: boolean): Promise<boolean> {
+    return this.ctx.run(
+      async (sql) => (await sql`UPDATE clients SET backchannel_logout_uri = ${uri}, backchannel_logout_session_required = ${sessionRequired} WHERE id = ${id}`).count > 0,
     )
   }
 

@@ -43,6 +43,7 @@ const toFamily = (r: Row): RefreshFamily => ({
   keyHash: r.key_hash as string | null,
   authTime: r.auth_time === null ? null : n(r.auth_time),
   amr: r.amr as string | null,
+  sid: (r.sid ?? null) as string | null,
   resource: r.resource as string | null,
   usedAt: n(r.used_at),
   expiresAt: n(r.expires_at),
@@ -51,7 +52,7 @@ const toFamily = (r: Row): RefreshFamily => ({
   live: n(r.live),
 })
 
-const FAMILY_COLUMNS = 'f.id, f.family_id, f.client_id, f.user_id, f.key_hash, f.auth_time, f.amr, f.resource, f.used_at, f.expires_at, f.window_start, f.window_count'
+const FAMILY_COLUMNS = 'f.id, f.family_id, f.client_id, f.user_id, f.key_hash, f.auth_time, f.amr, f.sid, f.resource, f.used_at, f.expires_at, f.window_start, f.window_count'
 const LIVE = '(SELECT count(*) FROM refresh_tokens r WHERE r.family_id = f.family_id AND r.rotated_at IS NULL) AS live'
 
 /*
@@ -116,6 +117,7 @@ const toCode = (row: Row): CodeRecord => ({
   authTime: row.auth_time === null ? null : n(row.auth_time),
   amr: row.amr as string | null,
   resource: row.resource as string | null,
+  sid: (row.sid ?? null) as string | null,
 })
 
 export class PgGrants implements GrantStore {
@@ -149,8 +151,8 @@ export class PgGrants implements GrantStore {
   }
 
   issueCode(code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number } | undefined): Promise<void> {
-    const insert = (sql: Tx) => sql`INSERT INTO auth_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, amr, resource)
-      VALUES (${code.codeHash}, ${code.clientId}, ${code.userId}, ${code.redirectUri}, ${code.scope}, ${code.codeChallenge}, ${code.expiresAt}, ${code.nonce}, ${code.authTime}, ${code.amr}, ${code.resource})`
+    const insert = (sql: Tx) => sql`INSERT INTO auth_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, amr, resource, sid)
+      VALUES (${code.codeHash}, ${code.clientId}, ${code.userId}, ${code.redirectUri}, ${code.scope}, ${code.codeChallenge}, ${code.expiresAt}, ${code.nonce}, ${code.authTime}, ${code.amr}, ${code.resource}, ${code.sid ?? null})`
     if (!remember) return this.ctx.run(async (sql) => void (await insert(sql)))
     return this.ctx.tx(async (tx) => {
       // Two consents for one user and app at once must both count: the union is taken under a lock.
@@ -191,7 +193,7 @@ export class PgGrants implements GrantStore {
     const { codeHash, now, expect, tokens } = exchange
     const { familyId, access, refresh, keyHash } = tokens
     const [row] = await this.ctx.atomic(
-      (sql) => sql`WITH c AS (SELECT client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, amr, resource,
+      (sql) => sql`WITH c AS (SELECT client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, amr, resource, sid,
             CASE WHEN used_at IS NOT NULL THEN 'used'
               WHEN expires_at <= ${now} THEN 'expired'
               WHEN client_id <> ${expect.clientId} THEN 'client'
@@ -200,10 +202,10 @@ export class PgGrants implements GrantStore {
               WHEN code_challenge IS NULL AND ${expect.challenge}::text IS NOT NULL THEN 'verifier'
               WHEN ${expect.audience !== undefined} AND resource IS DISTINCT FROM ${expect.audience ?? null} THEN 'audience' END AS refusal
             FROM auth_codes WHERE code_hash = ${codeHash}),
-          g AS (SELECT code_hash, user_id, scope, resource, auth_time, amr FROM auth_codes
+          g AS (SELECT code_hash, user_id, scope, resource, auth_time, amr, sid FROM auth_codes
             WHERE code_hash = ${codeHash} AND used_at IS NULL AND (SELECT refusal FROM c) IS NULL FOR UPDATE),
-          f AS (INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at, auth_time, amr, resource)
-            SELECT ${familyId}, ${expect.clientId}, user_id, ${keyHash}, ${now}, ${now}, ${refresh.expiresAt}, auth_time, amr, resource FROM g RETURNING id),
+          f AS (INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at, auth_time, amr, resource, sid)
+            SELECT ${familyId}, ${expect.clientId}, user_id, ${keyHash}, ${now}, ${now}, ${refresh.expiresAt}, auth_time, amr, resource, sid FROM g RETURNING id),
           a AS (INSERT INTO access_tokens (verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at, resource)
             SELECT ${access.verifierHash}, ${familyId}, ${expect.clientId}, user_id, scope, ${access.expiresAt}, ${access.createdAt}, resource FROM g RETURNING id),
           r AS (INSERT INTO refresh_tokens (verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at, auth_time, resource)

@@ -18,6 +18,7 @@ import oneRoundTrip from '../../../drizzle/pg/0014_one_round_trip.sql' with { ty
 import settingsBatches from '../../../drizzle/pg/0015_settings_batches.sql' with { type: 'text' }
 import introspects from '../../../drizzle/pg/0016_introspects.sql' with { type: 'text' }
 import notifyUserUpdates from '../../../drizzle/pg/0017_notify_user_updates.sql' with { type: 'text' }
+import sessionsMigration from '../../../drizzle/pg/0018_sessions.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -42,6 +43,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0015_settings_batches': settingsBatches,
   '0016_introspects': introspects,
   '0017_notify_user_updates': notifyUserUpdates,
+  '0018_sessions': sessionsMigration,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

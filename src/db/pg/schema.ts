@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core'
+import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core'
 
 // The twin of ../sqlite/schema.ts for PostgreSQL: the same tables, columns and keys. Every
 // secret column holds a SHA-256 hash; times are milliseconds since the epoch (int8, read as
@@ -38,6 +38,8 @@ export const clients = pgTable('clients', {
   idTokenAlg: text('id_token_alg').notNull().default('RS256'),
   /** A resource server's right to introspect other clients' tokens (`--introspect`): client ids, or ['*'] for every client's. */
   introspects: jsonb('introspects').$type<string[]>().notNull().default([]),
+  backchannelLogoutUri: text('backchannel_logout_uri'),
+  backchannelLogoutSessionRequired: boolean('backchannel_logout_session_required').notNull().default(false),
 })
 
 export const sessions = pgTable(
@@ -50,8 +52,54 @@ export const sessions = pgTable(
     authTime: ms('auth_time').notNull().default(0),
     amr: text('amr').notNull().default('pwd'),
     pending: boolean('pending').notNull().default(false),
+    sid: text('sid').notNull(),
+    createdAt: ms('created_at').notNull().default(0),
+    lastActiveAt: ms('last_active_at').notNull().default(0),
+    userAgent: text('user_agent').notNull().default(''),
+    address: text('address').notNull().default(''),
+    deviceHash: text('device_hash'),
   },
-  (t) => [index('sessions_user').on(t.userId), index('sessions_expires').on(t.expiresAt)],
+  (t) => [index('sessions_user').on(t.userId), index('sessions_expires').on(t.expiresAt), uniqueIndex('sessions_sid').on(t.sid)],
+)
+
+export const sessionClients = pgTable(
+  'session_clients',
+  {
+    sid: text('sid').notNull().references(() => sessions.sid, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+  },
+  (t) => [primaryKey({ columns: [t.sid, t.clientId] }), index('session_clients_client').on(t.clientId)],
+)
+
+export const userDevices = pgTable(
+  'user_devices',
+  {
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    deviceHash: text('device_hash').notNull(),
+    createdAt: ms('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.deviceHash] })],
+)
+
+export const logoutDeliveries = pgTable(
+  'logout_deliveries',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    sid: text('sid').notNull(),
+    userId: text('user_id').notNull(),
+    createdAt: ms('created_at'),
+    nextAttemptAt: ms('next_attempt_at').notNull().default(0),
+    attempts: integer('attempts').notNull().default(0),
+    leaseUntil: ms('lease_until'),
+    sentAt: ms('sent_at'),
+    failedAt: ms('failed_at'),
+    lastError: text('last_error'),
+  },
+  (t) => [
+    uniqueIndex('logout_deliveries_once').on(t.clientId, t.sid),
+    index('logout_deliveries_due').on(t.nextAttemptAt).where(sql`${t.sentAt} IS NULL AND ${t.failedAt} IS NULL`),
+  ],
 )
 
 export const consents = pgTable(
@@ -109,6 +157,8 @@ export const refreshFamilies = pgTable(
     /** The resource (RFC 8707) the tokens are for, their audience; null for Latchkey's own API. */
     resource: text('resource'),
     amr: text('amr'),
+    /** The sign-in session it came from (id_tokens' `sid`, back-channel logout); null before it was kept. */
+    sid: text('sid'),
     usedAt: ms('used_at').notNull(),
     expiresAt: ms('expires_at').notNull(),
     windowStart: ms('window_start').notNull().default(0),
@@ -136,6 +186,8 @@ export const authCodes = pgTable(
     /** The resource (RFC 8707) the tokens are for, their audience; null for Latchkey's own API. */
     resource: text('resource'),
     amr: text('amr'),
+    /** The sign-in session it came from (id_tokens' `sid`, back-channel logout); null before it was kept. */
+    sid: text('sid'),
   },
   (t) => [index('auth_codes_expires').on(t.expiresAt), index('auth_codes_user').on(t.userId), index('auth_codes_client').on(t.clientId)],
 )

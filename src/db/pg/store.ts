@@ -263,7 +263,11 @@ export class PgStore implements Store, PgContext {
           SELECT 1 FROM gone`
       ).count
       removed += (await sql`DELETE FROM mail_outbox WHERE sent_at < ${now - keep.mail} OR failed_at < ${now - keep.mail}`).count
-      removed += (await sql`DELETE FROM sessions WHERE expires_at < ${now}`).count
+      removed += (await sql`DELETE FROM logout_deliveries WHERE sent_at < ${now - keep.mail} OR failed_at < ${now - keep.mail}`).count
+      // A session that timed out sends no back-channel logout (its apps' rows go first, so the trigger finds none).
+      const idleSince = keep.sessionIdle === undefined ? 0 : now - keep.sessionIdle
+      await sql`DELETE FROM session_clients WHERE sid IN (SELECT sid FROM sessions WHERE expires_at < ${now} OR last_active_at <= ${idleSince})`
+      removed += (await sql`DELETE FROM sessions WHERE expires_at < ${now} OR last_active_at <= ${idleSince}`).count
       removed += (await sql`DELETE FROM login_throttle WHERE last_at < ${now - keep.throttle}`).count
       // A family lives until the last of its tokens expires; rotated tokens only through the grace.
       removed += (await sql`DELETE FROM refresh_tokens WHERE family_id IN (SELECT family_id FROM refresh_families WHERE expires_at < ${now})`).count

@@ -21,6 +21,10 @@ export interface ClientRecord {
   idTokenAlg: IdTokenAlg
   /** A resource server's right to introspect other clients' access tokens (`--introspect`): their ids, or ['*'] for every client's. */
   introspects: string[]
+  /** OpenID Connect Back-Channel Logout 1.0: where a logout_token is POSTed when a session it has an id_token from ends. */
+  backchannelLogoutUri?: string | null
+  /** It needs `sid` in logout tokens (always sent; kept for its metadata). */
+  backchannelLogoutSessionRequired?: boolean
 }
 
 /** The ID-token signing algorithms Latchkey has keys for. */
@@ -47,6 +51,8 @@ export interface ClientStore {
   setRequireMfa(id: string, requireMfa: boolean): Promise<boolean>
   /** Replaces the clients whose tokens it may introspect; false for an unknown client. */
   setIntrospects(id: string, introspects: readonly string[]): Promise<boolean>
+  /** Sets (or, with null, removes) the back-channel logout URI; false for an unknown client. */
+  setBackchannelLogout(id: string, uri: string | null, sessionRequired: boolean): Promise<boolean>
   /** Replaces an operator's client's options (`latchkey apply`); false for an unknown client. */
   updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg'>): Promise<boolean>
   /** A metadata document's client as last fetched: inserted, or its name, redirect URIs and freshness replaced. */

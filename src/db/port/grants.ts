@@ -19,6 +19,8 @@ export interface CodeRecord {
   amr: string | null
   /** The resource (RFC 8707) the tokens will be for; null for Latchkey's own API. */
   resource: string | null
+  /** The sign-in session that approved it: id_tokens' `sid` (OpenID Connect Back-Channel Logout §2.4). */
+  sid?: string | null
 }
 
 /** A code about to be stored: its record before any use, under the hash of its value. */
@@ -68,6 +70,8 @@ export interface RefreshFamily {
   /** How and when the user signed in for this authorization (null for families from before it was kept). */
   authTime: number | null
   amr: string | null
+  /** The sign-in session of the authorization: a refreshed id_token keeps its `sid`. */
+  sid?: string | null
   /** The resource its tokens are for (null: Latchkey's own API); a refresh keeps it. */
   resource: string | null
   /** The refresh rate limit's window. */
@@ -85,6 +89,8 @@ export interface IssuedTokens {
   keyHash: string
   /** How the user signed in (RFC 8176, space-separated): kept on a new family. */
   amr?: string | null
+  /** The sign-in session: kept on a new family. */
+  sid?: string | null
 }
 
 /** How and when the user signed in for an authorization: what introspection reports (RFC 8176 amr, auth_time). */
@@ -181,7 +187,7 @@ export function codeRefusal(code: CodeRecord, expect: CodeExpectation, now: numb
 export function tokensForCode(code: CodeRecord, exchange: CodeExchange): IssuedTokens {
   const { familyId, access, refresh, keyHash } = exchange.tokens
   const grant = { familyId, clientId: code.clientId, userId: code.userId, scope: code.scope, resource: code.resource }
-  return { access: { ...grant, ...access }, refresh: { ...grant, ...refresh, authTime: code.authTime }, keyHash, amr: code.amr }
+  return { access: { ...grant, ...access }, refresh: { ...grant, ...refresh, authTime: code.authTime }, keyHash, amr: code.amr, sid: code.sid ?? null }
 }
 
 export interface AuthorizedApp {

@@ -19,6 +19,8 @@ const toClient = (row: typeof clients.$inferSelect): ClientRecord => ({
   registrationTokenHash: row.registrationTokenHash,
   idTokenAlg: row.idTokenAlg as IdTokenAlg,
   introspects: row.introspects,
+  backchannelLogoutUri: row.backchannelLogoutUri,
+  backchannelLogoutSessionRequired: row.backchannelLogoutSessionRequired,
 })
 
 export class SqliteClients implements ClientStore {
@@ -60,6 +62,13 @@ export class SqliteClients implements ClientStore {
   private removed(count: number): number {
     if (count > 0) this.ctx.emit({})
     return count
+  }
+
+  setBackchannelLogout(id: string, uri: string | null, sessionRequired: boolean): Promise<boolean> {
+    const { db } = this.ctx
+    return this.ctx.write(
+      () => changes(db.orm.update(clients).set({ backchannelLogoutUri: uri, backchannelLogoutSessionRequired: sessionRequired }).where(eq(clients.id, id)).run()) > 0,
+    )
   }
 
   setIntrospects(id: string, introspects: readonly string[]): Promise<boolean> {

@@ -91,9 +91,10 @@ export class SqliteGrants implements GrantStore {
             authTime: p('authTime'),
             amr: p('amr'),
             resource: p('resource'),
+            sid: p('sid'),
           })
           .prepare(),
-      ).run({ ...code })
+      ).run({ ...code, sid: code.sid ?? null })
     })
   }
 
@@ -235,7 +236,7 @@ export class SqliteGrants implements GrantStore {
     const row = prepared(this.db, `familyBy:${by}`, () =>
       this.db.sqlite.prepare<Omit<RefreshFamily, 'live'>, [number | string]>(
         `SELECT id, family_id AS familyId, client_id AS clientId, user_id AS userId, key_hash AS keyHash, used_at AS usedAt, expires_at AS expiresAt,
-          auth_time AS authTime, amr, resource, window_start AS windowStart, window_count AS windowCount
+          auth_time AS authTime, amr, sid, resource, window_start AS windowStart, window_count AS windowCount
         FROM refresh_families WHERE ${by} = ?`,
       ),
     ).get(value)
@@ -270,11 +271,11 @@ export class SqliteGrants implements GrantStore {
   private insertFamily(tokens: IssuedTokens, now: number): number {
     const { refresh } = tokens
     const insert = prepared(this.db, 'insertFamily', () =>
-      this.db.sqlite.prepare<unknown, [string, string, string, string, number, number, number | null, string | null, string | null]>(
-        'INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at, auth_time, amr, resource) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9)',
+      this.db.sqlite.prepare<unknown, [string, string, string, string, number, number, number | null, string | null, string | null, string | null]>(
+        'INSERT INTO refresh_families (family_id, client_id, user_id, key_hash, created_at, used_at, expires_at, auth_time, amr, resource, sid) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10)',
       ),
     )
-    const { lastInsertRowid } = insert.run(refresh.familyId, refresh.clientId, refresh.userId, tokens.keyHash, now, refresh.expiresAt, refresh.authTime, tokens.amr ?? null, refresh.resource)
+    const { lastInsertRowid } = insert.run(refresh.familyId, refresh.clientId, refresh.userId, tokens.keyHash, now, refresh.expiresAt, refresh.authTime, tokens.amr ?? null, refresh.resource, tokens.sid ?? null)
     return Number(lastInsertRowid)
   }
 

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 // Every secret column holds a SHA-256 hash (base64url), never the value itself.
 // Times are milliseconds since the epoch.
@@ -43,6 +43,10 @@ export const clients = sqliteTable('clients', {
   idTokenAlg: text('id_token_alg').notNull().default('RS256'),
   /** A resource server's right to introspect other clients' tokens (`--introspect`): client ids, or ['*'] for every client's. */
   introspects: text('introspects', { mode: 'json' }).$type<string[]>().notNull().default([]),
+  /** OpenID Connect Back-Channel Logout 1.0: where a logout_token is POSTed when a session it has an id_token from ends. */
+  backchannelLogoutUri: text('backchannel_logout_uri'),
+  /** The app needs `sid` in logout tokens (always sent here; recorded for its metadata). */
+  backchannelLogoutSessionRequired: integer('backchannel_logout_session_required', { mode: 'boolean' }).notNull().default(false),
 })
 
 export const sessions = sqliteTable(
@@ -57,8 +61,65 @@ export const sessions = sqliteTable(
     amr: text('amr').notNull().default('pwd'),
     /** The password was right and a second factor is still due (/login/two-step): not signed in yet. */
     pending: integer('pending', { mode: 'boolean' }).notNull().default(false),
+    /** The session's public id: id_tokens' and logout tokens' `sid`, and its handle on /account (never the secret). */
+    sid: text('sid').notNull(),
+    createdAt: integer('created_at').notNull().default(0),
+    /** The last request, written at most once a minute (SESSION_IDLE_TTL counts from it). */
+    lastActiveAt: integer('last_active_at').notNull().default(0),
+    /** The browser's User-Agent (bounded) and client address at sign-in, for "Where you're signed in". */
+    userAgent: text('user_agent').notNull().default(''),
+    address: text('address').notNull().default(''),
+    /** The SHA-256 of the browser's device cookie. */
+    deviceHash: text('device_hash'),
   },
-  (t) => [index('sessions_user').on(t.userId)],
+  (t) => [index('sessions_user').on(t.userId), uniqueIndex('sessions_sid').on(t.sid), index('sessions_expires').on(t.expiresAt)],
+)
+
+/** Which apps got an id_token in which session: each is sent a logout token when the session ends. */
+export const sessionClients = sqliteTable(
+  'session_clients',
+  {
+    sid: text('sid').notNull().references(() => sessions.sid, { onDelete: 'cascade' }),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+  },
+  (t) => [primaryKey({ columns: [t.sid, t.clientId] }), index('session_clients_client').on(t.clientId)],
+)
+
+/** The browsers (SHA-256 of their device cookie) that have signed in to an account: another is a "new sign-in". */
+export const userDevices = sqliteTable(
+  'user_devices',
+  {
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    deviceHash: text('device_hash').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.deviceHash] })],
+)
+
+/**
+ * Back-channel logout deliveries, an outbox of their own (same lease and back-off as mail): one
+ * row per app and ended session, written by a trigger in the transaction that deletes the session.
+ * `created_at` is null until the first claim (a trigger has no clock of the app's).
+ */
+export const logoutDeliveries = sqliteTable(
+  'logout_deliveries',
+  {
+    id: integer('id').primaryKey(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    sid: text('sid').notNull(),
+    userId: text('user_id').notNull(),
+    createdAt: integer('created_at'),
+    nextAttemptAt: integer('next_attempt_at').notNull().default(0),
+    attempts: integer('attempts').notNull().default(0),
+    leaseUntil: integer('lease_until'),
+    sentAt: integer('sent_at'),
+    failedAt: integer('failed_at'),
+    lastError: text('last_error'),
+  },
+  (t) => [
+    uniqueIndex('logout_deliveries_once').on(t.clientId, t.sid),
+    index('logout_deliveries_due').on(t.nextAttemptAt).where(sql`${t.sentAt} IS NULL AND ${t.failedAt} IS NULL`),
+  ],
 )
 
 /** What a user has allowed an application: remembered consent. */
@@ -131,6 +192,8 @@ export const refreshFamilies = sqliteTable(
     /** The resource (RFC 8707) the tokens are for, their audience; null for Latchkey's own API. */
     resource: text('resource'),
     amr: text('amr'),
+    /** The sign-in session it came from (id_tokens' `sid`, back-channel logout); null before it was kept. */
+    sid: text('sid'),
     /** The last code exchange or refresh: the account page's "last used". */
     usedAt: integer('used_at').notNull(),
     /** The latest expiry of any of its tokens: the family is purged after it. */
@@ -163,6 +226,8 @@ export const authCodes = sqliteTable(
     /** The resource (RFC 8707) the tokens are for, their audience; null for Latchkey's own API. */
     resource: text('resource'),
     amr: text('amr'),
+    /** The sign-in session it came from (id_tokens' `sid`, back-channel logout); null before it was kept. */
+    sid: text('sid'),
   },
   (t) => [index('auth_codes_expires').on(t.expiresAt), index('auth_codes_user').on(t.userId), index('auth_codes_client').on(t.clientId)],
 )

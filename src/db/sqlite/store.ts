@@ -193,7 +193,11 @@ export class SqliteStore implements Store, SqliteContext {
       removed += run('DELETE FROM stream_tickets WHERE expires_at < ?1', now)
       if (keep.audit !== undefined) removed += run('DELETE FROM audit_events WHERE at < ?1', now - keep.audit)
       removed += run('DELETE FROM mail_outbox WHERE sent_at < ?1 OR failed_at < ?1', now - keep.mail)
-      removed += changes(this.db.orm.delete(sessions).where(lt(sessions.expiresAt, now)).run())
+      removed += run('DELETE FROM logout_deliveries WHERE sent_at < ?1 OR failed_at < ?1', now - keep.mail)
+      // A session that timed out sends no back-channel logout (its apps' rows go first, so the trigger finds none).
+      const idleSince = keep.sessionIdle === undefined ? 0 : now - keep.sessionIdle
+      run('DELETE FROM session_clients WHERE sid IN (SELECT sid FROM sessions WHERE expires_at < ?1 OR last_active_at <= ?2)', now, idleSince)
+      removed += run('DELETE FROM sessions WHERE expires_at < ?1 OR last_active_at <= ?2', now, idleSince)
       removed += changes(this.db.orm.delete(loginThrottle).where(lt(loginThrottle.lastAt, now - keep.throttle)).run())
       // A family lives until the last of its tokens expires; rotated tokens only through the grace.
       removed += run('DELETE FROM refresh_tokens WHERE family_id IN (SELECT family_id FROM refresh_families WHERE expires_at < ?1)', now)

@@ -83,6 +83,7 @@ export function authorizeRoutes(ctx: AppContext) {
       authTime: session.authTime,
       amr: session.amr.join(' '),
       resource: request.resource?.uri ?? null,
+      sid: session.sid,
     }
     const remembered = remember ? { scopes: request.scopes, canonicalOrder: scopeOrder(request.resource?.scopes) } : undefined
     const code = await issueCode(ctx.store, grant, ctx.clock.now(), ctx.config.codeTtl, remembered)

@@ -84,12 +84,14 @@ export function mintForCode(ctx: AppContext, clientId: string): { tokens: CodeEx
 export async function withIdToken(
   ctx: AppContext,
   response: TokenResponse,
-  input: { userId: string; clientId: string; idTokenAlg: IdTokenAlg; grantScope: string; nonce: string | null; authTime: number | null; amr: string | null },
+  input: { userId: string; clientId: string; idTokenAlg: IdTokenAlg; grantScope: string; nonce: string | null; authTime: number | null; amr: string | null; sid?: string | null; firstInSession?: boolean },
 ): Promise<TokenResponse> {
   if (!input.grantScope.split(' ').includes('openid')) return response
   const user = await ctx.store.users.findUser(input.userId)
   if (!user) return response
-  const idToken = await issueIdToken(ctx, { user, clientId: input.clientId, alg: input.idTokenAlg, scopes: response.scope.split(' '), nonce: input.nonce, authTime: input.authTime, amr: input.amr })
+  // The app now holds an id_token of this session: it is sent a logout token when the session ends (Back-Channel Logout §2.7).
+  if (input.sid && input.firstInSession) await ctx.store.sessions.recordIdToken(input.sid, input.clientId)
+  const idToken = await issueIdToken(ctx, { user, clientId: input.clientId, alg: input.idTokenAlg, scopes: response.scope.split(' '), nonce: input.nonce, authTime: input.authTime, amr: input.amr, sid: input.sid })
   return { ...response, id_token: idToken }
 }
 

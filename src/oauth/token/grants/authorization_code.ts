@@ -48,5 +48,5 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   }
   const { code } = outcome
   ctx.audit.record('token.issued', { userId: code.userId, clientId: client.id, request, detail: { grant: grantType, scope: code.scope } })
-  return withIdToken(ctx, await minted.response(outcome, code), { userId: code.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: code.scope, nonce: code.nonce, authTime: code.authTime, amr: code.amr })
+  return withIdToken(ctx, await minted.response(outcome, code), { userId: code.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: code.scope, nonce: code.nonce, authTime: code.authTime, amr: code.amr, sid: code.sid, firstInSession: true })
 }

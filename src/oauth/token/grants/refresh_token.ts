@@ -76,7 +76,7 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   let pair: ReturnType<typeof mintTokens> | undefined
   let token: RefreshRecord | undefined
   let windowStart = 0
-  let signIn: { authTime: number | null; amr: string | null } = { authTime: null, amr: null }
+  let signIn: { authTime: number | null; amr: string | null; sid?: string | null } = { authTime: null, amr: null }
   // The time is read once the family is locked: a refresh that waited for another must see its rotation as past.
   const outcome = await ctx.store.grants.refresh(presented.lookup, ctx.clock.now(), (found) => {
     token = found.token
@@ -106,5 +106,5 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   }
   ctx.audit.record('token.refreshed', { userId: grant.userId, clientId: client.id, request })
   // A refreshed id_token keeps the original auth_time and carries no nonce (Core §12.2).
-  return withIdToken(ctx, await pair!.response(outcome), { userId: grant.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: grant.scope, nonce: null, authTime: signIn.authTime ?? grant.authTime, amr: signIn.amr })
+  return withIdToken(ctx, await pair!.response(outcome), { userId: grant.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: grant.scope, nonce: null, authTime: signIn.authTime ?? grant.authTime, amr: signIn.amr, sid: signIn.sid })
 }

@@ -1,0 +1,65 @@
+import type { Store } from '../db/store'
+import type { Logger } from '../lib/log'
+import { sha256 } from '../lib/crypto'
+import type { Session } from './sessions'
+
+/** Pending touches kept at most: past it a touch waits for the next request (memory stays bounded). */
+const MAX_PENDING = 10_000
+
+/**
+ * "Last active" (SPEC "Sessions"): written at most once a minute per session — or per tenth of
+ * SESSION_IDLE_TTL when that is shorter — and never on the request path. A request only notes
+ * the time in a bounded map; a timer writes the whole map in one write (one transaction on
+ * SQLite, one statement on PostgreSQL). The idle expiry is checked on read against what is written,
+ * so a session in use is written at least every `interval` and never times out.
+ */
+export class SessionActivity {
+  private pending = new Map<string, number>()
+  private timer: ReturnType<typeof setInterval> | undefined
+  private flushing: Promise<void> | undefined
+  /** A session's activity is written again once this much older (milliseconds). */
+  readonly interval: number
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+    idleTtlSeconds: number,
+  ) {
+    this.interval = Math.min(60_000, (idleTtlSeconds * 1000) / 10)
+  }
+
+  /** Notes a request of the session at `now` (no I/O). */
+  touch(session: Session, now: number): void {
+    if (now - session.lastActiveAt < this.interval) return
+    const key = sha256(session.token)
+    if (this.pending.has(key) || this.pending.size < MAX_PENDING) this.pending.set(key, now)
+    else void this.flush()
+  }
+
+  /** Writes every pending touch in one write. */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing
+    if (this.pending.size === 0) return Promise.resolve()
+    const batch = this.pending
+    this.pending = new Map()
+    this.flushing = this.store.sessions
+      .touchSessions(batch)
+      .catch((error) => this.log.warn('session activity not written', { error: String((error as Error)?.message ?? error) }))
+      .finally(() => (this.flushing = undefined))
+    return this.flushing
+  }
+
+  get size(): number {
+    return this.pending.size
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.flush(), Math.min(this.interval, 15_000))
+    this.timer.unref()
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer)
+    await this.flush()
+  }
+}

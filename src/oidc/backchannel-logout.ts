@@ -1,0 +1,112 @@
+/**
+ * OpenID Connect Back-Channel Logout 1.0: when a sign-in session ends, every app that got an
+ * id_token in it and registered a `backchannel_logout_uri` is POSTed a logout token.
+ *
+ * The deliveries are rows written by a trigger in the very transaction that deletes the session
+ * (whatever deletes it: sign-out, "sign out everywhere", RP-initiated logout, an admin, disabling,
+ * deleting, a password reset …), one per app and session (a unique index). This sender works them
+ * off as the mail outbox does — a lease claimed FOR UPDATE SKIP LOCKED, so each is held by one
+ * instance; the same back-off (30 s, doubling to 10 min) for 24 h — so an app that is down or
+ * slow never holds up a sign-out, and each is delivered once (at least once across a crash).
+ */
+import type { AppContext } from '../context'
+import type { LogoutDelivery } from '../db/store'
+import { randomToken } from '../lib/crypto'
+import { FetchRefused, safeFetch } from '../lib/safe-fetch'
+import { GIVE_UP_AFTER_MS, LEASE_MS, retryDelay } from '../mail/outbox'
+import { signJwt } from './jwt'
+
+/** §2.6: the event that makes a JWT a logout token. */
+export const LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout'
+/** A logout token is good for two minutes (SPEC): long enough for a clock a little off. */
+const LOGOUT_TOKEN_SECONDS = 120
+/** Each attempt ends within this, well inside the lease. */
+const ATTEMPT_TIMEOUT_MS = 10_000
+const BATCH = 20
+
+type Ctx = Pick<AppContext, 'store' | 'clock' | 'log' | 'config' | 'signingKeys'>
+
+/** The logout token (§2.4): signed as the app's id_tokens are, typ logout+jwt, with sub and sid, and no nonce. */
+export async function logoutToken(ctx: Ctx, delivery: Pick<LogoutDelivery, 'clientId' | 'userId' | 'sid' | 'idTokenAlg'>): Promise<string> {
+  const iat = Math.floor(ctx.clock.now() / 1000)
+  const signer = await ctx.signingKeys.signingKey(delivery.idTokenAlg as 'RS256' | 'ES256' | 'EdDSA')
+  const payload = {
+    iss: ctx.config.issuer,
+    aud: delivery.clientId,
+    iat,
+    exp: iat + LOGOUT_TOKEN_SECONDS,
+    jti: randomToken(),
+    sub: delivery.userId,
+    sid: delivery.sid,
+    events: { [LOGOUT_EVENT]: {} },
+  }
+  return signJwt(payload, signer, 'logout+jwt')
+}
+
+export class BackchannelLogout {
+  private timer: ReturnType<typeof setInterval> | undefined
+  private running: Promise<number> | undefined
+
+  constructor(private readonly ctx: Ctx) {}
+
+  /** One round: every due delivery of a batch, attempted once. Returns how many were attempted. */
+  tick(): Promise<number> {
+    this.running ??= this.round().finally(() => (this.running = undefined))
+    return this.running
+  }
+
+  start(everyMs = 1000): void {
+    this.timer = setInterval(() => void this.tick().catch((error) => this.ctx.log.warn('back-channel logout round failed', { error: String((error as Error)?.message ?? error) })), everyMs)
+    this.timer.unref()
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer)
+    await this.running?.catch(() => 0)
+  }
+
+  private async round(): Promise<number> {
+    const now = this.ctx.clock.now()
+    const due = await this.ctx.store.sessions.claimLogouts(now, now + LEASE_MS, BATCH)
+    await Promise.all(due.map((d) => this.attempt(d)))
+    return due.length
+  }
+
+  private async attempt(d: LogoutDelivery): Promise<void> {
+    const { store, clock, log } = this.ctx
+    // The app removed its URI (or it was never one to trust) since the session ended: nothing to send.
+    if (d.uri === null) return store.sessions.logoutFailed(d.id, clock.now(), 'the app has no back-channel logout URI')
+    try {
+      await this.post(d.uri, d.dynamic, `logout_token=${encodeURIComponent(await logoutToken(this.ctx, d))}`)
+    } catch (error) {
+      const now = clock.now()
+      const failures = d.attempts + 1
+      const reason = String((error as Error)?.message ?? error).slice(0, 300)
+      if (now + retryDelay(failures) - d.createdAt > GIVE_UP_AFTER_MS) {
+        await store.sessions.logoutFailed(d.id, now, reason)
+        log.warn('back-channel logout given up', { client: d.clientId, attempts: failures, error: reason })
+      } else {
+        await store.sessions.logoutRetryLater(d.id, now + retryDelay(failures), reason)
+        log.info('back-channel logout delayed', { client: d.clientId, attempts: failures, error: reason })
+      }
+      return
+    }
+    await store.sessions.logoutSent(d.id, clock.now())
+  }
+
+  /**
+   * A dynamically registered app's URI is reached under the metadata fetcher's rules (public
+   * addresses only, checked as resolved and as connected; no redirects); an operator's as given.
+   */
+  private async post(uri: string, dynamic: boolean, body: string): Promise<void> {
+    const type = 'application/x-www-form-urlencoded'
+    if (dynamic) {
+      await safeFetch(new URL(uri), { allowHosts: this.ctx.config.clientIdMetadataAllowHosts, timeoutMs: ATTEMPT_TIMEOUT_MS, maxBytes: 16_384 }, { type, body })
+      return
+    }
+    const res = await fetch(uri, { method: 'POST', body, headers: { 'content-type': type, 'user-agent': 'Latchkey' }, redirect: 'manual', signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) })
+    await res.body?.cancel()
+    // §2.8: 200 when the logout succeeded (any 2xx is taken); anything else is tried again.
+    if (res.status < 200 || res.status > 299) throw new FetchRefused(`answered ${res.status}`)
+  }
+}
