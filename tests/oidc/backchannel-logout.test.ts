@@ -147,7 +147,7 @@ describe('OpenID Connect Back-Channel Logout 1.0', () => {
     const adminJar = await signInFrom(t, { email: 'root@example.com' })
     const sids = [claimsOf(await idTokenFor(t, app, await signInFrom(t))).sid, claimsOf(await idTokenFor(t, app, await signInFrom(t))).sid]
     const page = await (await browse(t, '/admin/users', adminJar)).text()
-    expect((await browse(t, '/admin/users/sign-out', adminJar, { body: { csrf_token: csrfFrom(page), user_id: user.id } })).status).toBe(303)
+    expect((await browse(t, '/admin/users/sign-out', adminJar, { body: { csrf_token: csrfFrom(page), user_id: user.id, confirmed: 'yes' } })).status).toBe(303)
     expect(await sender.tick()).toBe(2)
     expect(rp.got.map((g) => claimsOf(g.token).sid).sort()).toEqual([...sids].sort() as string[])
 

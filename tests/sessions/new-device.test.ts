@@ -3,7 +3,7 @@ import { ORIGIN, addUser, createTestApp } from '../helpers'
 import { outbox, signUp } from '../accounts/mail-flows'
 import { SAFARI_IPHONE, browse, signInFrom } from './flows'
 
-const MAIL = { SMTP_URL: 'smtp://127.0.0.1:2525', LOGIN_ATTEMPTS_PER_MINUTE: '1000' }
+const MAIL = { SMTP_URL: 'smtp://127.0.0.1:2525', LOGIN_ATTEMPTS_PER_MINUTE: '1000', SIGNUP: 'open' }
 const notices = async (t: Awaited<ReturnType<typeof createTestApp>>) => (await outbox(t)).filter((m) => m.subject === 'New sign-in to your account')
 
 describe('"New sign-in to your account" (SPEC "New device")', () => {
