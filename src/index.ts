@@ -8,6 +8,7 @@ import { userCommand } from './cli/user'
 import { keysCommand } from './cli/keys'
 import { resourceCommand } from './cli/resource'
 import { groupCommand } from './cli/group'
+import { siteCommand } from './cli/site'
 import { applyCommand, exportCommand } from './cli/apply'
 import { auditCommand } from './cli/audit'
 import { ConfigError, redactDatabaseText, redactUrl } from './config'
@@ -54,6 +55,7 @@ Usage:
                         [--token-format opaque|jwt] [--introspector CLIENT_ID]...
   latchkey resource list [--json] | resource delete URI
                                        APIs (MCP servers …) tokens are issued for (RFC 8707)
+  latchkey site create|rule add|list|delete   apps behind a reverse proxy's forward-auth (latchkey site --help)
   latchkey keys list [--json]           ID-token signing keys {kid, alg, created_at, current}
   latchkey keys rotate                 the published next key signs; older ones stay published
   latchkey keys remove KID             delete a retired or next key at once (never the signing one)
@@ -116,6 +118,8 @@ async function main(argv: string[]): Promise<void> {
       return resourceCommand(args)
     case 'group':
       return groupCommand(args)
+    case 'site':
+      return siteCommand(args)
     case 'apply':
       return applyCommand(args)
     case 'export':

@@ -17,6 +17,7 @@ import { migrate } from './migrate'
 import { accessTokens, loginThrottle, serverSecrets, sessions } from './schema'
 import { SqliteSessions } from './sessions'
 import { SqliteSettings } from './settings'
+import { SqliteSites } from './sites'
 import { SqliteThrottle } from './throttle'
 import { SqliteTokens } from './tokens'
 import { SqliteUsers } from './users'
@@ -49,6 +50,7 @@ export class SqliteStore implements Store, SqliteContext {
   readonly resources = new SqliteResources(this)
   readonly groups = new SqliteGroups(this)
   readonly audit = new SqliteAudit(this)
+  readonly sites = new SqliteSites(this)
 
   /** WAL checkpoints off the event loop (a file's server; none for `:memory:` and the CLI). */
   checkpointer?: Checkpointer
@@ -167,6 +169,8 @@ export class SqliteStore implements Store, SqliteContext {
       if (keep.audit !== undefined) removed += run('DELETE FROM audit_events WHERE at < ?1', now - keep.audit)
       removed += run('DELETE FROM mail_outbox WHERE sent_at < ?1 OR failed_at < ?1', now - keep.mail)
       removed += changes(this.db.orm.delete(sessions).where(lt(sessions.expiresAt, now)).run())
+      removed += run('DELETE FROM site_sessions WHERE expires_at < ?1', now)
+      removed += run('DELETE FROM site_codes WHERE expires_at < ?1', now)
       removed += changes(this.db.orm.delete(loginThrottle).where(lt(loginThrottle.lastAt, now - keep.throttle)).run())
       // A family lives until the last of its tokens expires; rotated tokens only through the grace.
       removed += run('DELETE FROM refresh_tokens WHERE family_id IN (SELECT family_id FROM refresh_families WHERE expires_at < ?1)', now)
