@@ -17,6 +17,7 @@ import { userinfoRoutes } from './oauth/userinfo'
 import { settingsRoutes } from './settings'
 import { docsRoutes } from './docs'
 import { adminRoutes } from './admin'
+import { authzRoutes } from './authz'
 import { createRequestGuard } from './web/request-guard'
 import appCss from './views/app.css' with { type: 'text' }
 import passkeysJs from './views/scripts/passkeys.js' with { type: 'text' }
@@ -95,6 +96,7 @@ export function createApp(ctx: AppContext) {
     .use(userinfoRoutes(ctx))
     .use(settingsRoutes(ctx))
     .use(settingsStreamRoutes(ctx))
+    .use(authzRoutes(ctx))
   self.app = app
   return app
 }
