@@ -23,8 +23,8 @@ CREATE TABLE "sites" (
 	"created_at" bigint NOT NULL
 );
 --> statement-breakpoint
-ALTER TABLE "site_codes" ADD CONSTRAINT "site_codes_session_hash_sessions_id_hash_fk" FOREIGN KEY ("session_hash") REFERENCES "public"."sessions"("id_hash") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "site_sessions" ADD CONSTRAINT "site_sessions_session_hash_sessions_id_hash_fk" FOREIGN KEY ("session_hash") REFERENCES "public"."sessions"("id_hash") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "site_codes" ADD CONSTRAINT "site_codes_session_hash_sessions_id_hash_fk" FOREIGN KEY ("session_hash") REFERENCES "sessions"("id_hash") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "site_sessions" ADD CONSTRAINT "site_sessions_session_hash_sessions_id_hash_fk" FOREIGN KEY ("session_hash") REFERENCES "sessions"("id_hash") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "site_codes_session" ON "site_codes" USING btree ("session_hash");--> statement-breakpoint
 CREATE INDEX "site_sessions_session" ON "site_sessions" USING btree ("session_hash");--> statement-breakpoint
 CREATE INDEX "site_sessions_expires" ON "site_sessions" USING btree ("expires_at");

@@ -17,7 +17,7 @@ export class PgSites implements SiteStore {
     return this.ctx.run(
       async (sql) =>
         void (await sql`INSERT INTO sites (host, name, policy, allowed_groups, jwt, rules, created_at)
-          VALUES (${s.host}, ${s.name}, ${s.policy}, ${JSON.stringify(s.allowedGroups)}::jsonb, ${s.jwt}, ${JSON.stringify(s.rules)}::jsonb, ${now})`),
+          VALUES (${s.host}, ${s.name}, ${s.policy}, ${JSON.stringify(s.allowedGroups)}::text::jsonb, ${s.jwt}, ${JSON.stringify(s.rules)}::text::jsonb, ${now})`),
     )
   }
 
@@ -32,7 +32,7 @@ export class PgSites implements SiteStore {
 
   /** One statement: two instances adding rules at once both land, in commit order. */
   addRule(host: string, rule: SiteRule): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`UPDATE sites SET rules = rules || jsonb_build_array(${JSON.stringify(rule)}::jsonb) WHERE host = ${host}`).count > 0)
+    return this.ctx.run(async (sql) => (await sql`UPDATE sites SET rules = rules || ${JSON.stringify([rule])}::text::jsonb WHERE host = ${host}`).count > 0)
   }
 
   deleteSite(host: string): Promise<boolean> {
