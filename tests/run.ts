@@ -21,6 +21,7 @@ const PACKAGES: Array<[pkg: string, present: () => boolean]> = [
   ['curl', () => Bun.which('curl') !== null],
   ['openssl', () => Bun.which('openssl') !== null],
   ['dovecot-imapd', () => existsSync('/usr/sbin/dovecot') && existsSync('/usr/lib/dovecot/imap')],
+  ['nginx', () => existsSync('/usr/sbin/nginx')],
 ]
 
 function provision(): void {
