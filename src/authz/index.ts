@@ -37,12 +37,12 @@ const expired = () => new PageError(400, 'Sign-in link expired', 'This sign-in l
 /** Forward-auth (SPEC "Protecting apps that speak no OAuth"): the proxies' checks and the per-site sign-in. */
 export function authzRoutes(ctx: AppContext) {
   return new Elysia({ name: 'authz' })
-    .all('/api/authz/forward-auth', async function forwardAuth({ request }) {
+    .get('/api/authz/forward-auth', async function forwardAuth({ request }) {
       requireTrustedProxy(ctx, request)
       const forwarded = fromForwardAuth(request.headers)
       return answer(ctx, await check(ctx, request, forwarded), forwarded, () => signInForwardAuth(ctx, request.headers, forwarded))
     }, { detail: { tags: ['Forward-auth'], summary: 'Traefik/Caddy/HAProxy/Envoy: 200 with Remote-* headers, 403, or 302/303 to sign in (401 for non-page requests)' } })
-    .all('/api/authz/auth-request', async function authRequest({ request }) {
+    .get('/api/authz/auth-request', async function authRequest({ request }) {
       requireTrustedProxy(ctx, request)
       const forwarded = fromAuthRequest(request.headers)
       return answer(ctx, await check(ctx, request, forwarded), forwarded, () => signInAuthRequest(ctx, forwarded))
