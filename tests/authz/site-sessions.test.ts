@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, test } from 'bun:test'
 import { createGroup, removeMember } from '../../src/accounts/groups'
 import { setUserDisabled } from '../../src/accounts/users'
 import { addSiteRule, createSite } from '../../src/authz/sites'
-import { ORIGIN, addClient, addUser, cookieHeader, csrfFrom, handleFrom, mintTokenPair, postForm, signIn, type TestApp, createTestApp } from '../helpers'
+import { CALLBACK, ORIGIN, addClient, addUser, authorizeAndAllow, authorizePath, cookieHeader, csrfFrom, handleFrom, mintTokenPair, postForm, signIn, tokenRequest, type TestApp, createTestApp } from '../helpers'
 import { csrfOf, turnOnTotp } from '../accounts/mfa-flows'
 import { BROWSER, PROXIES, PROXY, callback, checkWith, siteSession, startAt, startPath, type Jar } from './flow'
 
@@ -175,6 +175,22 @@ describe('paths the rules see', () => {
 })
 
 describe('machines and apps: bearer tokens issued for the site', () => {
+  test('every site is a resource whose URI is its origin: a token obtained through the OAuth flow for it passes the check', async () => {
+    const { client, secret } = await addClient(t, { name: 'Uploader' })
+    const params = { client_id: client.id, redirect_uri: CALLBACK, scope: 'openid email', state: 's', resource: 'https://photos.example.com/' }
+    const back = await authorizeAndAllow(t, jar, params)
+    const res = await tokenRequest(t, { grant_type: 'authorization_code', code: back.searchParams.get('code')!, client_id: client.id, client_secret: secret, redirect_uri: CALLBACK, resource: 'https://photos.example.com' })
+    expect(res.status).toBe(200)
+    const token = ((await res.json()) as { access_token: string }).access_token
+    const ok = await checkWith(t, PHOTOS, undefined, { authorization: `Bearer ${token}` })
+    expect([ok.status, ok.headers.get('remote-user')]).toEqual([200, 'ann@example.com'])
+    // A host no site names is no resource.
+    const none = await t.handle(authorizePath({ ...params, resource: 'https://elsewhere.example.com' }), { headers: { cookie: cookieHeader(jar) } })
+    expect(none.status).toBe(303)
+    expect(new URL(none.headers.get('location')!).searchParams.get('error')).toBe('invalid_target')
+  })
+
+
   test('an access token whose resource is the site origin is allowed like a session; one for anything else is not', async () => {
     const { client } = await addClient(t, { name: 'Robot' })
     const forSite = (await mintTokenPair(t, client.id, annId, 'openid', 'https://photos.example.com')).access_token
