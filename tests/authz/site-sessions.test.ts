@@ -93,8 +93,11 @@ describe('one-time codes', () => {
     expect((await callback(t, to, 'photos.example.com', BROWSER)).status).toBe(400)
   })
 
-  test('codes are stored hashed', async () => {
+  test('codes are stored hashed; handing one out is audited (site.sign_in)', async () => {
     const to = await startAt(t, jar, PHOTOS)
+    await t.ctx.audit.flush()
+    const [event] = await t.rows("SELECT kind, user_id, detail FROM audit_events WHERE kind = 'site.sign_in'")
+    expect(event).toEqual({ kind: 'site.sign_in', user_id: annId, detail: JSON.stringify({ site: 'photos.example.com', host: 'photos.example.com' }) })
     const [row] = await t.rows('SELECT code_hash, host, return_to FROM site_codes')
     expect(row).toEqual({ code_hash: expect.any(String), host: 'photos.example.com', return_to: PHOTOS })
     expect(row!.code_hash).not.toBe(to.searchParams.get('code'))
