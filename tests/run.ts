@@ -22,6 +22,7 @@ const PACKAGES: Array<[pkg: string, present: () => boolean]> = [
   ['openssl', () => Bun.which('openssl') !== null],
   ['dovecot-imapd', () => existsSync('/usr/sbin/dovecot') && existsSync('/usr/lib/dovecot/imap')],
   ['nginx', () => existsSync('/usr/sbin/nginx')],
+  ['caddy', () => existsSync('/usr/bin/caddy')],
 ]
 
 function provision(): void {

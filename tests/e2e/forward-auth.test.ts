@@ -1,6 +1,6 @@
 /**
- * Forward-auth through Debian's nginx (`auth_request`), configured with the README's own snippet,
- * in front of a small app that echoes the Remote-* headers; a real Chromium resolves two test
+ * Forward-auth through Debian's nginx (`auth_request`) and Caddy (`forward_auth`), each configured
+ * with the README's own snippet, in front of a small app that echoes the Remote-* headers; a real Chromium resolves two test
  * domains to 127.0.0.1 (`--host-resolver-rules`): sign in once, land on the page, and the second
  * domain is signed in without a password.
  */
@@ -21,16 +21,46 @@ let browser: Browser
 let port: number
 let nginxLog = ''
 
-/** The README's nginx block for one site, pointed at this test's Latchkey, app and port. */
-async function siteBlock(host: string): Promise<string> {
+/** A configuration block of the README's forward-auth section, as written there. */
+async function readmeSnippet(lang: string): Promise<string> {
   const readme = await Bun.file(join(import.meta.dir, '../../README.md')).text()
   const section = readme.slice(readme.indexOf('## Put any app behind Latchkey'))
-  const snippet = /```nginx\n([\s\S]*?)```/.exec(section)![1]!
-  return snippet
+  return new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(section)![1]!
+}
+
+/** The README's nginx block for one site, pointed at this test's Latchkey, app and port. */
+async function siteBlock(host: string): Promise<string> {
+  return (await readmeSnippet('nginx'))
     .replace('listen 80;', `listen 127.0.0.1:${port};`)
     .replace('server_name photos.example.com;', `server_name ${host};`)
     .replaceAll('http://latchkey:3000', server.url)
     .replace('http://photos:8080', `http://127.0.0.1:${app.port}`)
+}
+
+let caddy: ReturnType<typeof Bun.spawn> | undefined
+
+/** Debian's Caddy with the README's Caddyfile block for each site (http, on 127.0.0.1). */
+async function startCaddy(): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-caddy-'))
+  const caddyPort = await freePort()
+  const snippet = await readmeSnippet('caddyfile')
+  const site = (host: string) =>
+    snippet
+      .replace('photos.example.com {', `http://${host}:${caddyPort} {\n\tbind 127.0.0.1`)
+      .replaceAll('latchkey:3000', server.url.replace('http://', ''))
+      .replace('photos:8080', `127.0.0.1:${app.port}`)
+  writeFileSync(join(dir, 'Caddyfile'), `{\n\tadmin off\n\tauto_https off\n\tstorage file_system ${dir}/data\n}\n${site('photos.example.com')}\n${site('wiki.example.org')}`)
+  const env = { PATH: process.env.PATH ?? '', HOME: dir, XDG_CONFIG_HOME: dir, XDG_DATA_HOME: dir }
+  caddy = Bun.spawn(['/usr/bin/caddy', 'run', '--config', join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], { cwd: dir, env, stdout: 'pipe', stderr: 'pipe' })
+  let log = ''
+  void new Response(caddy.stderr as ReadableStream).text().then((t) => (log += t))
+  for (let i = 0; i < 400; i++) {
+    const ok = await fetch(`http://127.0.0.1:${caddyPort}/`, { headers: { host: `photos.example.com:${caddyPort}` }, redirect: 'manual' }).then(() => true, () => false)
+    if (ok) return caddyPort
+    if (caddy.exitCode !== null) throw new Error(`caddy exited: ${log}`)
+    await Bun.sleep(25)
+  }
+  throw new Error(`caddy did not start: ${log}`)
 }
 
 async function startNginx(): Promise<void> {
@@ -91,50 +121,66 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   nginx?.kill()
+  caddy?.kill()
   await nginx?.exited
+  await caddy?.exited
   app?.stop(true)
   server?.cleanup()
 })
 
-describe('forward-auth behind nginx, in Chromium', () => {
-  test('sign in once at Latchkey, return to the page with the Remote-* headers; the second domain needs no password; /.latchkey/logout ends both', async () => {
-    const context = await browser.newContext()
-    const page = await context.newPage()
-    const photos = `http://photos.example.com:${port}/albums/1?sort=new`
-    await page.goto(photos)
-    expect(page.url()).toStartWith(`${server.url}/login?return_to=`)
-    await page.getByLabel('Email').fill('ann@example.com')
-    await page.getByLabel('Password').fill(PASSWORD)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.waitForURL(photos)
-    expect(await page.locator('h1').innerText()).toBe('/albums/1?sort=new')
-    expect(await page.locator('#remote-user').innerText()).toBe('ann@example.com')
-    expect(await page.locator('#remote-name').innerText()).toBe('Ann Lee')
-    expect(await page.locator('#remote-groups').innerText()).toBe('family')
-    const cookies = await context.cookies(`http://photos.example.com:${port}/`)
-    expect(cookies.map((c) => [c.name, c.domain, c.httpOnly, c.sameSite])).toEqual([['lk_site', 'photos.example.com', true, 'Lax']])
+/**
+ * The browser's journey through a proxy on `proxyPort`: sign in once at Latchkey, land on the
+ * page with the Remote-* headers; the second domain needs no password; a cookie copied to the
+ * other host opens nothing; /.latchkey/logout ends both.
+ */
+async function journey(proxyPort: number): Promise<void> {
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  const photos = `http://photos.example.com:${proxyPort}/albums/1?sort=new`
+  await page.goto(photos)
+  expect(page.url()).toStartWith(`${server.url}/login?return_to=`)
+  await page.getByLabel('Email').fill('ann@example.com')
+  await page.getByLabel('Password').fill(PASSWORD)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.waitForURL(photos)
+  expect(await page.locator('h1').innerText()).toBe('/albums/1?sort=new')
+  expect(await page.locator('#remote-user').innerText()).toBe('ann@example.com')
+  expect(await page.locator('#remote-name').innerText()).toBe('Ann Lee')
+  expect(await page.locator('#remote-groups').innerText()).toBe('family')
+  const cookies = await context.cookies(`http://photos.example.com:${proxyPort}/`)
+  expect(cookies.map((c) => [c.name, c.domain, c.httpOnly, c.sameSite])).toEqual([['lk_site', 'photos.example.com', true, 'Lax']])
 
-    // Single sign-on on another domain: straight through /authz/start, no sign-in page.
-    const visited: string[] = []
-    page.on('framenavigated', (frame) => visited.push(frame.url()))
-    const wiki = `http://wiki.example.org:${port}/page`
-    await page.goto(wiki)
-    expect(page.url()).toBe(wiki)
-    expect(await page.locator('#remote-user').innerText()).toBe('ann@example.com')
-    expect(visited.some((u) => u.includes('/login'))).toBe(false)
+  // Single sign-on on another domain: straight through /authz/start, no sign-in page.
+  const visited: string[] = []
+  page.on('framenavigated', (frame) => visited.push(frame.url()))
+  const wiki = `http://wiki.example.org:${proxyPort}/page`
+  await page.goto(wiki)
+  expect(page.url()).toBe(wiki)
+  expect(await page.locator('#remote-user').innerText()).toBe('ann@example.com')
+  expect(visited.some((u) => u.includes('/login'))).toBe(false)
 
-    // The photos cookie, copied to the wiki's host, opens nothing there.
-    const copied = await browser.newContext()
-    await copied.addCookies([{ ...cookies[0]!, domain: 'wiki.example.org', path: '/' }])
-    const thief = await copied.newPage()
-    await thief.goto(wiki)
-    expect(thief.url()).toStartWith(`${server.url}/login?return_to=`)
-    await copied.close()
+  // The photos cookie, copied to the wiki's host, opens nothing there.
+  const copied = await browser.newContext()
+  await copied.addCookies([{ ...cookies[0]!, domain: 'wiki.example.org', path: '/' }])
+  const thief = await copied.newPage()
+  await thief.goto(wiki)
+  expect(thief.url()).toStartWith(`${server.url}/login?return_to=`)
+  await copied.close()
 
-    await page.goto(`http://photos.example.com:${port}/.latchkey/logout`)
-    expect(page.url()).toBe(`${server.url}/login`)
-    await page.goto(wiki)
-    expect(page.url()).toStartWith(`${server.url}/login?return_to=`)
-    await context.close()
+  await page.goto(`http://photos.example.com:${proxyPort}/.latchkey/logout`)
+  expect(page.url()).toBe(`${server.url}/login`)
+  await page.goto(wiki)
+  expect(page.url()).toStartWith(`${server.url}/login?return_to=`)
+  await context.close()
+}
+
+describe('forward-auth in Chromium', () => {
+  test('behind nginx (auth_request, the README snippet): sign-in, return, single sign-on across domains, copied cookie refused, /.latchkey/logout', async () => {
+    await journey(port)
+  })
+
+  test('behind Caddy (forward_auth, the README snippet): the same journey', async () => {
+    const caddyPort = await startCaddy()
+    await journey(caddyPort)
   })
 })
