@@ -15,18 +15,21 @@ const headerValue = (text: string) => Buffer.from(text.replace(/[\u0000-\u001f\u
 /** Where a browser signs in for this request: ISSUER/authz/start?rd=<the original URL>. */
 export const startUrl = (ctx: AppContext, forwarded: ForwardedRequest) => `${ctx.config.issuer}/authz/start?rd=${encodeURIComponent(forwarded.url)}`
 
-/** 200, with who it is (when someone is) for the app behind the proxy. */
+/**
+ * 200, with who it is for the app behind the proxy. Every Remote-* header is sent, empty when
+ * nobody is signed in (a bypass): a proxy that copies them then overwrites whatever the client
+ * sent under those names instead of letting a forged `Remote-User` through (Caddy's
+ * forward_auth keeps a client's header when the answer lacks it, GHSA-7r4p-vjf4-gxv4).
+ */
 export async function allowed(ctx: AppContext, site: SiteRecord, forwarded: ForwardedRequest, caller: Caller): Promise<Response> {
   const headers = new Headers(NO_STORE)
   const { user, groups } = caller
-  if (user) {
-    headers.set('remote-user', headerValue(user.email))
-    headers.set('remote-email', headerValue(user.email))
-    headers.set('remote-name', headerValue(user.fullName))
-    headers.set('remote-groups', (groups ?? []).join(','))
-    headers.set('remote-id', user.id)
-    if (site.jwt) headers.set('remote-jwt', await remoteJwt(ctx, forwarded, caller))
-  }
+  headers.set('remote-user', user ? headerValue(user.email) : '')
+  headers.set('remote-email', user ? headerValue(user.email) : '')
+  headers.set('remote-name', user ? headerValue(user.fullName) : '')
+  headers.set('remote-groups', (groups ?? []).join(','))
+  headers.set('remote-id', user?.id ?? '')
+  headers.set('remote-jwt', user && site.jwt ? await remoteJwt(ctx, forwarded, caller) : '')
   return new Response(null, { status: 200, headers })
 }
 

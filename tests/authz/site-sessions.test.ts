@@ -155,7 +155,10 @@ describe('a site session ends with its sign-in session', () => {
 describe('paths the rules see', () => {
   test('normalisation bypass attempts never reach a protected path', async () => {
     await addSiteRule(t.store, 'photos.example.com', { paths: ['^/public/'], policy: 'bypass' })
-    expect((await checkWith(t, 'https://photos.example.com/public/a.png')).status).toBe(200)
+    const open = await checkWith(t, 'https://photos.example.com/public/a.png')
+    expect(open.status).toBe(200)
+    // Nobody signed in: every Remote-* header present and empty, so a proxy overwrites forged ones.
+    expect(['remote-user', 'remote-email', 'remote-name', 'remote-groups', 'remote-id', 'remote-jwt'].map((h) => open.headers.get(h))).toEqual(['', '', '', '', '', ''])
     const attempts: Array<[string, number]> = [
       ['/public/../admin', 302],
       ['/public/%2e%2e/admin', 302],

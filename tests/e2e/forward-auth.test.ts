@@ -99,6 +99,7 @@ beforeAll(async () => {
   expect(server.cli(['group', 'add', 'family', 'ann@example.com']).code).toBe(0)
   expect(server.cli(['site', 'create', '--host', 'photos.example.com', '--name', 'Photos', '--allowed-group', 'family']).code).toBe(0)
   expect(server.cli(['site', 'create', '--host', '*.example.org', '--name', 'Wikis']).code).toBe(0)
+  expect(server.cli(['site', 'rule', 'add', 'photos.example.com', '--path', '^/public/', '--policy', 'bypass']).code).toBe(0)
   app = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -134,6 +135,14 @@ afterAll(async () => {
  * other host opens nothing; /.latchkey/logout ends both.
  */
 async function journey(proxyPort: number): Promise<void> {
+  // A bypassed path, nobody signed in: a forged Remote-User never reaches the app.
+  const forged = await fetch(`http://127.0.0.1:${proxyPort}/public/a.png`, { headers: { host: `photos.example.com:${proxyPort}`, 'remote-user': 'admin@example.com', 'remote-groups': 'admins' } })
+  expect(forged.status).toBe(200)
+  const echoed = await forged.text()
+  expect(echoed).toContain('<h1>/public/a.png</h1>')
+  expect(echoed).toContain('<li id="remote-user"></li>')
+  expect(echoed).toContain('<li id="remote-groups"></li>')
+
   const context = await browser.newContext()
   const page = await context.newPage()
   const photos = `http://photos.example.com:${proxyPort}/albums/1?sort=new`
