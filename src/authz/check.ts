@@ -7,10 +7,10 @@ import type { AppContext } from '../context'
 import type { SiteRecord, UserRecord } from '../db/store'
 import { AccessDenied } from '../lib/errors'
 import { addressIn, peerAddressOf, resolveClientAddress } from '../web/client-address'
-import { decide, siteFor, type Decision, type Identity } from './decide'
+import { siteLookups } from './cache'
+import { decide, type Decision, type Identity } from './decide'
 import type { ForwardedRequest } from './forwarded'
-import { candidateHosts } from './hosts'
-import { findSiteSession, siteTokenOf } from './site-sessions'
+import { siteTokenOf } from './site-sessions'
 
 /** Who the decision was about, for the Remote-* headers. */
 export interface Caller {
@@ -27,8 +27,8 @@ export function requireTrustedProxy(ctx: AppContext, request: Request): void {
 }
 
 /** The site of a host: exact before the nearest wildcard. */
-export async function findSite(ctx: AppContext, host: string): Promise<SiteRecord | undefined> {
-  return siteFor(host, await ctx.store.sites.findSites(candidateHosts(host)))
+export function findSite(ctx: AppContext, host: string): Promise<SiteRecord | undefined> {
+  return siteLookups(ctx.store).site(host)
 }
 
 export async function check(ctx: AppContext, request: Request, forwarded: ForwardedRequest): Promise<CheckResult> {
@@ -55,7 +55,7 @@ async function whoIsAsking(ctx: AppContext, headers: Headers, forwarded: Forward
     }
   }
   const token = siteTokenOf(headers, forwarded.proto)
-  const session = token === undefined ? undefined : await findSiteSession(ctx, token, forwarded.host)
+  const session = token === undefined ? undefined : await siteLookups(ctx.store).session(token, forwarded.host, ctx.clock.now())
   if (!session) return { identity: undefined }
   return { identity: { kind: 'user', groups: session.groups, twoFactor: session.amr.includes('mfa') }, user: session.user, groups: session.groups }
 }

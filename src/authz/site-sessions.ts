@@ -5,7 +5,6 @@
  */
 import { SESSION_TTL_MS } from '../accounts/sessions'
 import type { AppContext } from '../context'
-import type { SiteSessionRecord } from '../db/store'
 import { parseCookies } from '../lib/cookies'
 import { randomToken, sha256 } from '../lib/crypto'
 
@@ -39,10 +38,6 @@ export async function exchangeSiteCode(ctx: AppContext, code: string, host: stri
   const now = ctx.clock.now()
   const made = await ctx.store.sites.exchangeSiteCode(sha256(code), host, { idHash: sha256(token), expiresAt: now + SESSION_TTL_MS }, now)
   return made && { token, returnTo: made.returnTo, maxAgeSeconds: Math.max(0, Math.floor((made.expiresAt - now) / 1000)) }
-}
-
-export function findSiteSession(ctx: AppContext, token: string, host: string): Promise<SiteSessionRecord | undefined> {
-  return ctx.store.sites.findSiteSession(sha256(token), host, ctx.clock.now())
 }
 
 /** /.latchkey/logout: the sign-in session behind the cookie ends, and with it every site session. */
