@@ -10,7 +10,7 @@ const NO_STORE = { 'cache-control': 'no-store' }
 export const JWT_TTL_SECONDS = 60
 
 /** Header values are bytes: UTF-8 goes out as is (Latin-1 code units), control characters never. */
-const headerValue = (text: string) => Buffer.from(text.replace(/[\u0000-\u001f\u007f]/g, ''), 'utf8').toString('latin1')
+const headerValue = (text: string) => (/^[\x20-\x7e]*$/.test(text) ? text : Buffer.from(text.replace(/[\u0000-\u001f\u007f]/g, ''), 'utf8').toString('latin1'))
 
 /** Where a browser signs in for this request: ISSUER/authz/start?rd=<the original URL>. */
 export const startUrl = (ctx: AppContext, forwarded: ForwardedRequest) => `${ctx.config.issuer}/authz/start?rd=${encodeURIComponent(forwarded.url)}`
@@ -22,14 +22,17 @@ export const startUrl = (ctx: AppContext, forwarded: ForwardedRequest) => `${ctx
  * forward_auth keeps a client's header when the answer lacks it, GHSA-7r4p-vjf4-gxv4).
  */
 export async function allowed(ctx: AppContext, site: SiteRecord, forwarded: ForwardedRequest, caller: Caller): Promise<Response> {
-  const headers = new Headers(NO_STORE)
   const { user, groups } = caller
-  headers.set('remote-user', user ? headerValue(user.email) : '')
-  headers.set('remote-email', user ? headerValue(user.email) : '')
-  headers.set('remote-name', user ? headerValue(user.fullName) : '')
-  headers.set('remote-groups', (groups ?? []).join(','))
-  headers.set('remote-id', user?.id ?? '')
-  headers.set('remote-jwt', user && site.jwt ? await remoteJwt(ctx, forwarded, caller) : '')
+  const email = user ? headerValue(user.email) : ''
+  const headers = {
+    ...NO_STORE,
+    'remote-user': email,
+    'remote-email': email,
+    'remote-name': user ? headerValue(user.fullName) : '',
+    'remote-groups': (groups ?? []).join(','),
+    'remote-id': user?.id ?? '',
+    'remote-jwt': user && site.jwt ? await remoteJwt(ctx, forwarded, caller) : '',
+  }
   return new Response(null, { status: 200, headers })
 }
 

@@ -36,7 +36,8 @@ export async function check(ctx: AppContext, request: Request, forwarded: Forwar
   if (!site) return { kind: 'unknown-site' }
   if (!forwarded.target) return { kind: 'unnormalisable' }
   const caller = await whoIsAsking(ctx, request.headers, forwarded)
-  const address = resolveClientAddress(peerAddressOf(request), request.headers.get('x-forwarded-for'), ctx.config.trustedProxies)
+  // The client address only matters to rules that name networks.
+  const address = site.rules.some((r) => r.networks.length > 0) ? resolveClientAddress(peerAddressOf(request), request.headers.get('x-forwarded-for'), ctx.config.trustedProxies) : ''
   const decision = decide(site, { method: forwarded.method, path: forwarded.target.path, address }, caller.identity)
   return { kind: 'decided', site, decision, caller }
 }
