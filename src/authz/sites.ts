@@ -33,10 +33,17 @@ function checkPolicy(raw: string | undefined, fallback: SitePolicy): SitePolicy 
   return raw as SitePolicy
 }
 
+export function checkSiteName(raw: string): string {
+  const name = raw.trim().normalize('NFC')
+  if (!name || name.length > 200 || hasInvisible(name)) throw new SiteInputError('--name must be 1 to 200 characters, without control or invisible characters')
+  return name
+}
+
+export const checkSitePolicy = (raw: string | undefined) => checkPolicy(raw, 'one-factor')
+
 export async function createSite(store: Store, input: { host: string; name: string; policy?: string; allowedGroups?: string[]; jwt?: boolean }, now: number): Promise<SiteRecord> {
   const host = checkSiteHost(input.host)
-  const name = input.name.trim().normalize('NFC')
-  if (!name || name.length > 200 || hasInvisible(name)) throw new SiteInputError('--name must be 1 to 200 characters, without control or invisible characters')
+  const name = checkSiteName(input.name)
   const allowedGroups = [...new Set((input.allowedGroups ?? []).map(checkGroupName))].sort()
   if (allowedGroups.length > 0) {
     const known = new Set((await store.groups.listGroups()).map((g) => g.name))

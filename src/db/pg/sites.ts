@@ -7,7 +7,8 @@ const toSite = (r: Row): SiteRecord => ({
   policy: r.policy as SiteRecord['policy'],
   allowedGroups: json(r.allowed_groups),
   jwt: r.jwt as boolean,
-  rules: (typeof r.rules === 'string' ? JSON.parse(r.rules) : r.rules) as SiteRule[],
+  // jsonb keeps object keys in its own order: back to the port's.
+  rules: ((typeof r.rules === 'string' ? JSON.parse(r.rules) : r.rules) as SiteRule[]).map((x) => ({ paths: x.paths, methods: x.methods, networks: x.networks, clients: x.clients, policy: x.policy })),
 })
 
 export class PgSites implements SiteStore {
@@ -28,6 +29,16 @@ export class PgSites implements SiteStore {
 
   listSites(): Promise<SiteRecord[]> {
     return this.ctx.run(async (sql) => (await sql`SELECT host, name, policy, allowed_groups, jwt, rules FROM sites ORDER BY created_at, host`).map(toSite))
+  }
+
+  replaceSite(s: SiteRecord): Promise<boolean> {
+    return this.ctx.run(
+      async (sql) =>
+        (
+          await sql`UPDATE sites SET name = ${s.name}, policy = ${s.policy}, allowed_groups = ${JSON.stringify(s.allowedGroups)}::text::jsonb, jwt = ${s.jwt},
+            rules = ${JSON.stringify(s.rules)}::text::jsonb WHERE host = ${s.host}`
+        ).count > 0,
+    )
   }
 
   /** One statement: two instances adding rules at once both land, in commit order. */

@@ -50,6 +50,8 @@ export interface SiteStore {
   /** The sites of these hosts (the exact host and the wildcards that could cover it). */
   findSites(hosts: readonly string[]): Promise<SiteRecord[]>
   listSites(): Promise<SiteRecord[]>
+  /** Replaces a site's name, policy, allowed groups, JWT flag and rules (`apply`); false for an unknown host. */
+  replaceSite(site: SiteRecord): Promise<boolean>
   /** Appends a rule (after the site's others); false for an unknown host. */
   addRule(host: string, rule: SiteRule): Promise<boolean>
   /** The site and the site sessions of the hosts it covered; false for an unknown host. */

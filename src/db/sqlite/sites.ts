@@ -41,6 +41,15 @@ export class SqliteSites implements SiteStore {
     return this.sqlite.query<SiteRow, []>(`SELECT ${COLUMNS} FROM sites ORDER BY created_at, host`).all().map(toSite)
   }
 
+  replaceSite(s: SiteRecord): Promise<boolean> {
+    return this.ctx.write(
+      () =>
+        this.sqlite
+          .prepare('UPDATE sites SET name = ?, policy = ?, allowed_groups = ?, jwt = ?, rules = ? WHERE host = ?')
+          .run(s.name, s.policy, JSON.stringify(s.allowedGroups), s.jwt ? 1 : 0, JSON.stringify(s.rules), s.host).changes > 0,
+    )
+  }
+
   addRule(host: string, rule: SiteRule): Promise<boolean> {
     return this.ctx.write(() => this.sqlite.prepare("UPDATE sites SET rules = json_insert(rules, '$[#]', json(?)) WHERE host = ?").run(JSON.stringify(rule), host).changes > 0)
   }
