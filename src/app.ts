@@ -18,6 +18,7 @@ import { settingsRoutes } from './settings'
 import { docsRoutes } from './docs'
 import { adminRoutes } from './admin'
 import { setupRoutes } from './admin/setup'
+import { authzRoutes } from './authz'
 import { createRequestGuard } from './web/request-guard'
 import appCss from './views/app.css' with { type: 'text' }
 import faviconSvg from './views/favicon.svg' with { type: 'text' }
@@ -116,6 +117,7 @@ export function createApp(ctx: AppContext) {
     .use(userinfoRoutes(ctx))
     .use(settingsRoutes(ctx))
     .use(settingsStreamRoutes(ctx))
+    .use(authzRoutes(ctx))
   self.app = app
   return app
 }

@@ -9,6 +9,7 @@ import { userCommands } from './cli/user'
 import { keysCommands } from './cli/keys'
 import { resourceCommands } from './cli/resource'
 import { groupCommands } from './cli/group'
+import { siteCommands } from './cli/site'
 import { applyCommand, exportCommand } from './cli/apply'
 import { auditCommand } from './cli/audit'
 import { setupLinkCommand } from './cli/setup'
@@ -26,6 +27,7 @@ const COMMANDS: Entry[] = [
   userCommands,
   groupCommands,
   resourceCommands,
+  siteCommands,
   keysCommands,
   applyCommand,
   exportCommand,

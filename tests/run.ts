@@ -21,6 +21,8 @@ const PACKAGES: Array<[pkg: string, present: () => boolean]> = [
   ['curl', () => Bun.which('curl') !== null],
   ['openssl', () => Bun.which('openssl') !== null],
   ['dovecot-imapd', () => existsSync('/usr/sbin/dovecot') && existsSync('/usr/lib/dovecot/imap')],
+  ['nginx', () => existsSync('/usr/sbin/nginx')],
+  ['caddy', () => existsSync('/usr/bin/caddy')],
 ]
 
 function provision(): void {

@@ -2,6 +2,7 @@ import { formActionSource } from '../views/page'
 import type { AppContext } from '../context'
 import { findClient, redirectUriMatches } from '../oauth/clients'
 import { randomToken } from '../lib/crypto'
+import { siteFormAction } from '../authz/start'
 import { cookie, parseCookies } from '../lib/cookies'
 import { cookieNames, csrfTokenFor, csrfValid, findSession, type Session } from './sessions'
 
@@ -83,6 +84,7 @@ export function safeReturnTo(raw: unknown): string | undefined {
  * (303 to /oauth/authorize, 303 to the app), and Chromium applies form-action to that last hop.
  */
 export async function returningApp(ctx: AppContext, returnTo: string | undefined): Promise<{ name?: string; formAction: string[] }> {
+  if (returnTo?.startsWith('/authz/start?')) return { formAction: await siteFormAction(ctx, returnTo) }
   if (!returnTo?.startsWith('/oauth/authorize?')) return { formAction: [] }
   const params = new URLSearchParams(returnTo.slice(returnTo.indexOf('?') + 1))
   const clientId = params.get('client_id')

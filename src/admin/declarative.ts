@@ -8,6 +8,8 @@ import type { IdTokenAlg, ResourceRecord, Store, UserListing } from '../db/store
 import { sha256 } from '../lib/crypto'
 import { CHOSEN_CLIENT_ID, EVERY_CLIENT, ID_TOKEN_ALGS, checkBackchannelLogoutUri, checkRedirectUri, createClient, listClients, type Client } from '../oauth/clients'
 import { canonicalResource, createResource } from '../oauth/resources'
+import { checkRule, checkSiteHost, checkSiteName, checkSitePolicy, toSiteView } from '../authz/sites'
+import type { SiteRecord, SiteRule } from '../db/store'
 
 /**
  * `latchkey apply FILE` / `latchkey export` (SPEC, operators): the database made to match a file
@@ -62,9 +64,12 @@ export interface Plan {
   apply(): Promise<string[]>
 }
 
-const SECTIONS = ['clients', 'groups', 'users', 'resources'] as const
+const SECTIONS = ['clients', 'groups', 'users', 'resources', 'sites'] as const
 const CLIENT_KEYS = ['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups', 'introspects', 'secret_file', 'backchannel_logout_uri', 'backchannel_logout_session_required']
 const RESOURCE_KEYS = ['uri', 'name', 'scopes', 'token_format', 'introspectors']
+const SITE_KEYS = ['host', 'name', 'policy', 'allowed_groups', 'jwt', 'rules']
+const RULE_KEYS = ['paths', 'methods', 'networks', 'clients', 'policy']
+const ruleKey = (r: SiteRule) => [r.paths, r.methods, r.networks, r.clients, r.policy]
 
 /** JSON or YAML (Bun's parser), by the text. */
 export function parseDocument(text: string, file: string): unknown {
@@ -81,7 +86,7 @@ const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.
 export async function planApply(store: Store, config: Config, doc: unknown, opts: { prune: boolean; baseDir: string; now: number }): Promise<Plan> {
   const errors: string[] = []
   const err = (path: string, message: string) => void errors.push(`${path}: ${message}`)
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ApplyError(['(top): the file must be a mapping of clients, groups, users and resources'])
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ApplyError(['(top): the file must be a mapping of clients, groups, users, resources and sites'])
   const top = doc as Record<string, unknown>
   for (const key of Object.keys(top)) if (!(SECTIONS as readonly string[]).includes(key)) err(key, `unknown section (${SECTIONS.join(', ')})`)
   const list = (key: string): unknown[] => {
@@ -123,11 +128,12 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     }
   }
 
-  const [current, groups, users, resources] = await Promise.all([
+  const [current, groups, users, resources, sites] = await Promise.all([
     listClients(store).then((all) => all.filter((c) => c.kind === 'operator')),
     store.groups.listGroups(),
     store.users.listUsers(),
     store.resources.listResources(),
+    store.sites.listSites(),
   ])
   const usersByEmail = new Map(users.map((u) => [u.email, u]))
 
@@ -227,6 +233,30 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (uri && wantResources.some((r) => r.uri === uri)) err(`${path}.uri`, `${uri} is listed twice`)
     if (uri && name && scopes && typeof scopes === 'object')
       wantResources.push({ uri, name, scopes: scopes as Record<string, string>, tokenFormat: tokenFormat as 'opaque' | 'jwt', introspectors: [...new Set(introspectors)] })
+  }
+  // sites (forward-auth): a site's rules are one ordered list, so the file's list replaces it.
+  const wantSites: SiteRecord[] = []
+  for (const [i, raw] of list('sites').entries()) {
+    const path = `sites[${i}]`
+    const e = entry(path, raw, SITE_KEYS)
+    if (!e) continue
+    const host = checked(`${path}.host`, e.host, checkSiteHost)
+    const name = checked(`${path}.name`, e.name, checkSiteName)
+    const policy = e.policy === undefined ? 'one-factor' : checked(`${path}.policy`, e.policy, checkSitePolicy)
+    const allowed = strings(`${path}.allowed_groups`, e.allowed_groups)
+    for (const [j, g] of allowed.entries()) if (!knownGroup(g)) err(`${path}.allowed_groups[${j}]`, `no group ${g} (in the database or in groups)`)
+    const rules: SiteRule[] = []
+    const rawRules = e.rules === undefined ? [] : Array.isArray(e.rules) ? e.rules : (err(`${path}.rules`, 'must be a list'), [])
+    for (const [j, r] of rawRules.entries()) {
+      const re = entry(`${path}.rules[${j}]`, r, RULE_KEYS)
+      if (!re) continue
+      const rp = `${path}.rules[${j}]`
+      const input = { paths: strings(`${rp}.paths`, re.paths), methods: strings(`${rp}.methods`, re.methods), networks: strings(`${rp}.networks`, re.networks), clients: strings(`${rp}.clients`, re.clients), policy: str(`${rp}.policy`, re.policy) }
+      const rule = input.policy === undefined ? undefined : attempt(rp, () => checkRule(input))
+      if (rule) rules.push(rule)
+    }
+    if (host && wantSites.some((x) => x.host === host)) err(`${path}.host`, `${host} is listed twice`)
+    if (host && name && policy) wantSites.push({ host, name, policy, allowedGroups: [...new Set(allowed)].sort(), jwt: bool(`${path}.jwt`, e.jwt), rules })
   }
   if (errors.length) throw new ApplyError(errors)
   /** Without --prune a list only grows: what is there stays, in its order, and the file's new entries follow. */
@@ -347,7 +377,32 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     }
   }
 
+  for (const want of wantSites) {
+    const found = sites.find((x) => x.host === want.host)
+    if (!found) {
+      lines.push(`+ site ${want.host}`)
+      steps.push(async () => void (await store.sites.insertSite(want, opts.now)))
+      continue
+    }
+    const changed = [
+      found.name !== want.name && 'name',
+      found.policy !== want.policy && 'policy',
+      !sameList(found.allowedGroups, want.allowedGroups) && 'allowed_groups',
+      found.jwt !== want.jwt && 'jwt',
+      JSON.stringify(found.rules.map(ruleKey)) !== JSON.stringify(want.rules.map(ruleKey)) && 'rules',
+    ].filter(Boolean)
+    if (changed.length) {
+      lines.push(`~ site ${want.host}: ${changed.join(', ')}`)
+      steps.push(async () => void (await store.sites.replaceSite(want)))
+    }
+  }
+
   if (opts.prune) {
+    if (has('sites'))
+      for (const x of sites.filter((x) => !wantSites.some((w) => w.host === x.host))) {
+        lines.push(`- site ${x.host}`)
+        steps.push(async () => void (await store.sites.deleteSite(x.host)))
+      }
     if (has('clients'))
       for (const c of current.filter((x) => !matched.has(x.id))) {
         lines.push(`- client ${c.id} (${c.name})`)
@@ -407,7 +462,7 @@ function readSecretFile(path: string, fail: (message: string) => void): string |
 
 /** The database in the file's shape, without secrets (and without self-registered clients). */
 export async function exportState(store: Store): Promise<Record<string, unknown>> {
-  const [clients, groups, users, resources] = await Promise.all([listClients(store), store.groups.listGroups(), store.users.listUsers(), store.resources.listResources()])
+  const [clients, groups, users, resources, sites] = await Promise.all([listClients(store), store.groups.listGroups(), store.users.listUsers(), store.resources.listResources(), store.sites.listSites()])
   const operators = clients.filter((c: Client) => c.kind === 'operator')
   return {
     clients: await Promise.all(
@@ -428,5 +483,6 @@ export async function exportState(store: Store): Promise<Record<string, unknown>
     groups: groups.map((g) => ({ name: g.name, members: g.members.map((m) => m.email) })),
     users: users.map((u) => ({ email: u.email, full_name: u.fullName, admin: u.admin, disabled: u.disabled })),
     resources: resources.map((r) => ({ uri: r.uri, name: r.name, scopes: r.scopes, token_format: r.tokenFormat, introspectors: r.introspectors })),
+    sites: sites.map(toSiteView),
   }
 }

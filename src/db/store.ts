@@ -22,6 +22,7 @@ import type { MfaStore } from './port/mfa'
 import type { ResourceStore } from './port/resources'
 import type { SessionStore } from './port/sessions'
 import type { SettingsStore } from './port/settings'
+import type { SiteStore } from './port/sites'
 import type { ThrottleStore } from './port/throttle'
 import type { TokenStore } from './port/tokens'
 import type { UserStore } from './port/users'
@@ -38,6 +39,7 @@ export type * from './port/mfa'
 export type * from './port/resources'
 export type * from './port/sessions'
 export type * from './port/settings'
+export type * from './port/sites'
 export { etagList, etagMatches, etagOf, judgePreconditions, judgeSave } from './port/settings'
 export type * from './port/throttle'
 export type * from './port/tokens'
@@ -149,6 +151,8 @@ export interface Store {
   readonly resources: ResourceStore
   readonly groups: GroupStore
   readonly audit: AuditStore
+  /** Forward-auth sites, their rules, site sessions and codes. */
+  readonly sites: SiteStore
 
   /**
    * Everything `fn` does through this store commits together, or nothing does (`latchkey apply`).

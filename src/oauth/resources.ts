@@ -3,6 +3,8 @@ import { hasInvisible } from '../lib/text'
 import { isClientId } from './clients'
 import { SUPPORTED_SCOPES } from './scopes'
 import { InputError } from '../lib/errors'
+import { siteFor } from '../authz/decide'
+import { candidateHosts } from '../authz/hosts'
 
 export class ResourceInputError extends InputError {}
 
@@ -76,6 +78,18 @@ export async function createResource(
   return resource
 }
 
+/**
+ * SPEC (forward-auth, "Machines"): every site is a resource whose URI is its origin
+ * (`https://photos.example.com`, no path), with Latchkey's identity scopes only, so an app or a
+ * machine can hold a token the site's check accepts.
+ */
+async function siteResource(store: Store, uri: string): Promise<ResourceRecord | undefined> {
+  const m = /^https?:\/\/([a-z0-9.-]+)(?::\d+)?$/.exec(uri)
+  if (!m) return undefined
+  const site = siteFor(m[1]!, await store.sites.findSites(candidateHosts(m[1]!)))
+  return site && { uri, name: site.name, scopes: {}, tokenFormat: 'opaque', introspectors: [] }
+}
+
 /** The registered resource a `resource` parameter names, with or without a trailing slash. */
 export async function findResource(store: Store, raw: string): Promise<ResourceRecord | undefined> {
   const uri = canonicalResource(raw)
@@ -117,6 +131,8 @@ export class ResourceDirectory {
     const cached = trusted ? this.known.get(uri) : undefined
     if (cached) return cached
     const found = await this.store.resources.findResource(uri)
+    // Not cached: a deleted site stops being a resource at once, on every instance.
+    if (!found) return siteResource(this.store, uri)
     if (found && trusted && this.store.changes.check()) {
       if (this.known.size >= 1000) this.known.clear()
       this.known.set(uri, found)

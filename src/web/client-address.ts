@@ -127,6 +127,12 @@ function trusted(ip: Ip, proxies: TrustedProxies): boolean {
   return proxies.some((block) => inBlock(ip, block))
 }
 
+/** Whether an address lies in one of these blocks (forward-auth: the endpoints' callers, a rule's networks). */
+export function addressIn(address: string | undefined, blocks: TrustedProxies): boolean {
+  const ip = address === undefined ? undefined : parseIp(address)
+  return ip !== undefined && trusted(ip, blocks)
+}
+
 /** The client address: the peer, or (behind trusted proxies) the nearest untrusted forwarded hop. */
 export function resolveClientAddress(peer: string | undefined, forwardedFor: string | null, proxies: TrustedProxies): string {
   const peerText = peer ?? 'unknown'
@@ -161,6 +167,11 @@ let serverPeer: ((request: Request) => string | undefined) | undefined
 /** The server tells how to find a request's socket address; asked only when an address is needed. */
 export function setPeerResolver(resolve: (request: Request) => string | undefined): void {
   serverPeer = resolve
+}
+
+/** The socket peer of a request (a proxy, when one is in front). */
+export function peerAddressOf(request: Request): string | undefined {
+  return peerAddresses.get(request) ?? serverPeer?.(request)
 }
 
 /** The client address of a request: for the access log and the sign-in limits. */

@@ -106,7 +106,7 @@ describe('latchkey apply: the database made to match a file', () => {
       extra: [],
     })
     expect(errors).toEqual([
-      'extra: unknown section (clients, groups, users, resources)',
+      'extra: unknown section (clients, groups, users, resources, sites)',
       'users[0].email: email address is not valid',
       'users[0].full_name: must be a non-empty string',
       'groups[0].name: group name "bad name" must be 1 to 64 of A-Z a-z 0-9 . _ - (starting with a letter or digit)',
@@ -123,7 +123,7 @@ describe('latchkey apply: the database made to match a file', () => {
       'resources[0].token_format: must be opaque or jwt',
       'resources[0].introspectors[0]: no client nope',
     ])
-    expect(await exportState(t.store)).toEqual({ clients: [], groups: [], users: [], resources: [] })
+    expect(await exportState(t.store)).toEqual({ clients: [], groups: [], users: [], resources: [], sites: [] })
   })
 
   test('a secret file readable by others is refused; a public client cannot turn confidential', async () => {

@@ -19,6 +19,7 @@ import settingsBatches from '../../../drizzle/pg/0015_settings_batches.sql' with
 import introspects from '../../../drizzle/pg/0016_introspects.sql' with { type: 'text' }
 import notifyUserUpdates from '../../../drizzle/pg/0017_notify_user_updates.sql' with { type: 'text' }
 import sessionsMigration from '../../../drizzle/pg/0018_sessions.sql' with { type: 'text' }
+import sites from '../../../drizzle/pg/0019_sites.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -44,6 +45,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0016_introspects': introspects,
   '0017_notify_user_updates': notifyUserUpdates,
   '0018_sessions': sessionsMigration,
+  '0019_sites': sites,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

@@ -439,3 +439,39 @@ export const auditEvents = pgTable(
   },
   (t) => [index('audit_events_at').on(t.at), index('audit_events_user').on(t.userId, t.at), index('audit_events_client').on(t.clientId, t.at)],
 )
+
+/** Forward-auth sites: the twin of ../sqlite/schema.ts's, rules as one ordered JSON array. */
+export const sites = pgTable('sites', {
+  host: text('host').primaryKey(),
+  name: text('name').notNull(),
+  policy: text('policy').notNull(),
+  allowedGroups: jsonb('allowed_groups').$type<string[]>().notNull(),
+  jwt: boolean('jwt').notNull().default(false),
+  rules: jsonb('rules').$type<unknown[]>().notNull(),
+  createdAt: ms('created_at').notNull(),
+})
+
+/** A site's own session (host-only cookie, hashed), ending with the sign-in session it was made from. */
+export const siteSessions = pgTable(
+  'site_sessions',
+  {
+    idHash: text('id_hash').primaryKey(),
+    sessionHash: text('session_hash').notNull().references(() => sessions.idHash, { onDelete: 'cascade' }),
+    host: text('host').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+  },
+  (t) => [index('site_sessions_session').on(t.sessionHash), index('site_sessions_expires').on(t.expiresAt)],
+)
+
+/** The one-time code for a site's /.latchkey/callback (60 s, for that host), hashed. */
+export const siteCodes = pgTable(
+  'site_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    sessionHash: text('session_hash').notNull().references(() => sessions.idHash, { onDelete: 'cascade' }),
+    host: text('host').notNull(),
+    returnTo: text('return_to').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+  },
+  (t) => [index('site_codes_session').on(t.sessionHash)],
+)

@@ -15,6 +15,7 @@ import { PgAudit } from './audit'
 import { migrate } from './migrate'
 import { PgSessions } from './sessions'
 import { PgSettings } from './settings'
+import { PgSites } from './sites'
 import { PgThrottle } from './throttle'
 import { PgTokens } from './tokens'
 import { PgUsers } from './users'
@@ -53,6 +54,7 @@ export class PgStore implements Store, PgContext {
   readonly resources = new PgResources(this)
   readonly groups = new PgGroups(this)
   readonly audit = new PgAudit(this)
+  readonly sites = new PgSites(this)
 
   readonly stats: StoreStats
 
@@ -268,6 +270,8 @@ export class PgStore implements Store, PgContext {
       const idleSince = keep.sessionIdle === undefined ? 0 : now - keep.sessionIdle
       await sql`DELETE FROM session_clients WHERE sid IN (SELECT sid FROM sessions WHERE expires_at < ${now} OR last_active_at <= ${idleSince})`
       removed += (await sql`DELETE FROM sessions WHERE expires_at < ${now} OR last_active_at <= ${idleSince}`).count
+      removed += (await sql`DELETE FROM site_sessions WHERE expires_at < ${now}`).count
+      removed += (await sql`DELETE FROM site_codes WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM login_throttle WHERE last_at < ${now - keep.throttle}`).count
       // A family lives until the last of its tokens expires; rotated tokens only through the grace.
       removed += (await sql`DELETE FROM refresh_tokens WHERE family_id IN (SELECT family_id FROM refresh_families WHERE expires_at < ${now})`).count

@@ -19,6 +19,7 @@ import operators from '../../../drizzle/sqlite/0015_operators.sql' with { type: 
 import idTokenAlg from '../../../drizzle/sqlite/0016_id_token_alg.sql' with { type: 'text' }
 import introspects from '../../../drizzle/sqlite/0017_introspects.sql' with { type: 'text' }
 import sessionsMigration from '../../../drizzle/sqlite/0018_sessions.sql' with { type: 'text' }
+import sites from '../../../drizzle/sqlite/0019_sites.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -44,6 +45,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0016_id_token_alg': idTokenAlg,
   '0017_introspects': introspects,
   '0018_sessions': sessionsMigration,
+  '0019_sites': sites,
 }
 
 export interface MigrationResult {

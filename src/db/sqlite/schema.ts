@@ -548,3 +548,48 @@ export const auditEvents = sqliteTable(
   },
   (t) => [index('audit_events_at').on(t.at), index('audit_events_user').on(t.userId, t.at), index('audit_events_client').on(t.clientId, t.at)],
 )
+
+/**
+ * Forward-auth sites (SPEC "Protecting apps that speak no OAuth"): a host (exact, or `*.example.com`)
+ * the reverse proxy asks about, its policy and allowed groups, and its rules — tried in order, kept
+ * as one JSON array so a site and its rules change in one write.
+ */
+export const sites = sqliteTable('sites', {
+  host: text('host').primaryKey(),
+  name: text('name').notNull(),
+  policy: text('policy').notNull(),
+  allowedGroups: text('allowed_groups', { mode: 'json' }).$type<string[]>().notNull(),
+  jwt: integer('jwt', { mode: 'boolean' }).notNull().default(false),
+  rules: text('rules', { mode: 'json' }).$type<unknown[]>().notNull(),
+  createdAt: integer('created_at').notNull(),
+})
+
+/**
+ * A site's own session: a host-only cookie on the host it was set for, stored hashed. It belongs to
+ * the sign-in session it was made from — ending that (sign out, everywhere, a disabled user) ends it.
+ */
+export const siteSessions = sqliteTable(
+  'site_sessions',
+  {
+    idHash: text('id_hash').primaryKey(),
+    sessionHash: text('session_hash').notNull().references(() => sessions.idHash, { onDelete: 'cascade' }),
+    /** The host (no port) whose cookie it is: presented at any other host, it is refused. */
+    host: text('host').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('site_sessions_session').on(t.sessionHash), index('site_sessions_expires').on(t.expiresAt)],
+)
+
+/** The one-time code /authz/start sends to a site's /.latchkey/callback (60 s, for that host), hashed. */
+export const siteCodes = sqliteTable(
+  'site_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    sessionHash: text('session_hash').notNull().references(() => sessions.idHash, { onDelete: 'cascade' }),
+    host: text('host').notNull(),
+    /** Where the browser returns once the cookie is set (an URL on `host`). */
+    returnTo: text('return_to').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('site_codes_session').on(t.sessionHash)],
+)

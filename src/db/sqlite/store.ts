@@ -17,6 +17,7 @@ import { migrate } from './migrate'
 import { accessTokens, loginThrottle, serverSecrets, sessions } from './schema'
 import { SqliteSessions } from './sessions'
 import { SqliteSettings } from './settings'
+import { SqliteSites } from './sites'
 import { SqliteThrottle } from './throttle'
 import { SqliteTokens } from './tokens'
 import { SqliteUsers } from './users'
@@ -49,6 +50,7 @@ export class SqliteStore implements Store, SqliteContext {
   readonly resources = new SqliteResources(this)
   readonly groups = new SqliteGroups(this)
   readonly audit = new SqliteAudit(this)
+  readonly sites = new SqliteSites(this)
 
   /** WAL checkpoints off the event loop (a file's server; none for `:memory:` and the CLI). */
   checkpointer?: Checkpointer
@@ -198,6 +200,8 @@ export class SqliteStore implements Store, SqliteContext {
       const idleSince = keep.sessionIdle === undefined ? 0 : now - keep.sessionIdle
       run('DELETE FROM session_clients WHERE sid IN (SELECT sid FROM sessions WHERE expires_at < ?1 OR last_active_at <= ?2)', now, idleSince)
       removed += run('DELETE FROM sessions WHERE expires_at < ?1 OR last_active_at <= ?2', now, idleSince)
+      removed += run('DELETE FROM site_sessions WHERE expires_at < ?1', now)
+      removed += run('DELETE FROM site_codes WHERE expires_at < ?1', now)
       removed += changes(this.db.orm.delete(loginThrottle).where(lt(loginThrottle.lastAt, now - keep.throttle)).run())
       // A family lives until the last of its tokens expires; rotated tokens only through the grace.
       removed += run('DELETE FROM refresh_tokens WHERE family_id IN (SELECT family_id FROM refresh_families WHERE expires_at < ?1)', now)

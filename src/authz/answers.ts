@@ -1,0 +1,76 @@
+/** What the check answers the proxy (SPEC "Answers"); the names are Authelia's. */
+import type { AppContext } from '../context'
+import type { SiteRecord } from '../db/store'
+import { signJwt } from '../oidc/jwt'
+import { errorPageResponse } from '../views/error-page'
+import type { Caller } from './check'
+import type { ForwardedRequest } from './forwarded'
+
+const NO_STORE = { 'cache-control': 'no-store' }
+export const JWT_TTL_SECONDS = 60
+
+/** Header values are bytes: UTF-8 goes out as is (Latin-1 code units), control characters never. */
+const headerValue = (text: string) => (/^[\x20-\x7e]*$/.test(text) ? text : Buffer.from(text.replace(/[\u0000-\u001f\u007f]/g, ''), 'utf8').toString('latin1'))
+
+/** Where a browser signs in for this request: ISSUER/authz/start?rd=<the original URL>. */
+export const startUrl = (ctx: AppContext, forwarded: ForwardedRequest) => `${ctx.config.issuer}/authz/start?rd=${encodeURIComponent(forwarded.url)}`
+
+/**
+ * 200, with who it is for the app behind the proxy. Every Remote-* header is sent, empty when
+ * nobody is signed in (a bypass): a proxy that copies them then overwrites whatever the client
+ * sent under those names instead of letting a forged `Remote-User` through (Caddy's
+ * forward_auth keeps a client's header when the answer lacks it, GHSA-7r4p-vjf4-gxv4).
+ */
+export async function allowed(ctx: AppContext, site: SiteRecord, forwarded: ForwardedRequest, caller: Caller): Promise<Response> {
+  const { user, groups } = caller
+  const email = user ? headerValue(user.email) : ''
+  const headers = {
+    ...NO_STORE,
+    'remote-user': email,
+    'remote-email': email,
+    'remote-name': user ? headerValue(user.fullName) : '',
+    'remote-groups': (groups ?? []).join(','),
+    'remote-id': user?.id ?? '',
+    'remote-jwt': user && site.jwt ? await remoteJwt(ctx, forwarded, caller) : '',
+  }
+  return new Response(null, { status: 200, headers })
+}
+
+/** A short-lived proof for the app (60 s, aud = the site's origin), signed like ID tokens. */
+async function remoteJwt(ctx: AppContext, forwarded: ForwardedRequest, caller: Caller): Promise<string> {
+  const now = Math.floor(ctx.clock.now() / 1000)
+  const user = caller.user!
+  const payload = { iss: ctx.config.issuer, sub: user.id, aud: forwarded.origin, iat: now, exp: now + JWT_TTL_SECONDS, email: user.email, name: user.fullName, groups: caller.groups ?? [] }
+  return signJwt(payload, await ctx.signingKeys.signingKey())
+}
+
+/** 403 with the "Access denied" page (the proxy shows it to the browser). */
+export function denied(): Response {
+  return errorPageResponse(403, 'Access denied', 'Your account may not open this page. Ask your administrator if you need it.', NO_STORE)
+}
+
+/** A browser's page load, as opposed to an app's script or API call (which gets a 401 it can act on). */
+function isPageLoad(headers: Headers): boolean {
+  return (headers.get('accept') ?? '').includes('text/html') && !headers.has('x-requested-with') && !headers.has('authorization')
+}
+
+/** forward-auth, nobody signed in: a page load goes to sign in (302 for GET/HEAD, else 303); anything else gets 401. */
+export function signInForwardAuth(ctx: AppContext, headers: Headers, forwarded: ForwardedRequest): Response {
+  if (!isPageLoad(headers)) return unauthorized(ctx, forwarded)
+  const status = forwarded.method === 'GET' || forwarded.method === 'HEAD' ? 302 : 303
+  return new Response(null, { status, headers: { ...NO_STORE, location: startUrl(ctx, forwarded) } })
+}
+
+/** auth-request (nginx): always 401, the sign-in URL in Location for nginx's own redirect. */
+export function signInAuthRequest(ctx: AppContext, forwarded: ForwardedRequest): Response {
+  const response = unauthorized(ctx, forwarded)
+  response.headers.set('location', startUrl(ctx, forwarded))
+  return response
+}
+
+function unauthorized(ctx: AppContext, forwarded: ForwardedRequest): Response {
+  return new Response(JSON.stringify({ error: 'unauthorized', error_description: 'sign in first' }), {
+    status: 401,
+    headers: { ...NO_STORE, 'content-type': 'application/json', 'www-authenticate': `Bearer realm="${forwarded.origin}"` },
+  })
+}

@@ -1,0 +1,62 @@
+/**
+ * One forward-auth check, in named steps: the caller is a trusted proxy → the forwarded request
+ * is well formed → its host names a site → who is asking (a bearer token for the site, or the
+ * site's cookie) → the decision (decide.ts) → the answer (answers.ts).
+ */
+import type { AppContext } from '../context'
+import type { SiteRecord, UserRecord } from '../db/store'
+import { AccessDenied } from '../lib/errors'
+import { addressIn, peerAddressOf, resolveClientAddress } from '../web/client-address'
+import { siteLookups } from './cache'
+import { decide, type Decision, type Identity } from './decide'
+import type { ForwardedRequest } from './forwarded'
+import { siteTokenOf } from './site-sessions'
+
+/** Who the decision was about, for the Remote-* headers. */
+export interface Caller {
+  identity: Identity
+  user?: UserRecord
+  groups?: readonly string[]
+}
+
+export type CheckResult = { kind: 'unknown-site' } | { kind: 'unnormalisable' } | { kind: 'decided'; site: SiteRecord; decision: Decision; caller: Caller }
+
+/** SPEC: only the proxies in TRUSTED_PROXIES may ask (anyone else could forge X-Forwarded-*). */
+export function requireTrustedProxy(ctx: AppContext, request: Request): void {
+  if (!addressIn(peerAddressOf(request), ctx.config.trustedProxies)) throw new AccessDenied('the caller is not in TRUSTED_PROXIES')
+}
+
+/** The site of a host: exact before the nearest wildcard. */
+export function findSite(ctx: AppContext, host: string): Promise<SiteRecord | undefined> {
+  return siteLookups(ctx.store).site(host)
+}
+
+export async function check(ctx: AppContext, request: Request, forwarded: ForwardedRequest): Promise<CheckResult> {
+  const site = await findSite(ctx, forwarded.host)
+  if (!site) return { kind: 'unknown-site' }
+  if (!forwarded.target) return { kind: 'unnormalisable' }
+  const caller = await whoIsAsking(ctx, request.headers, forwarded)
+  // The client address only matters to rules that name networks.
+  const address = site.rules.some((r) => r.networks.length > 0) ? resolveClientAddress(peerAddressOf(request), request.headers.get('x-forwarded-for'), ctx.config.trustedProxies) : ''
+  const decision = decide(site, { method: forwarded.method, path: forwarded.target.path, address }, caller.identity)
+  return { kind: 'decided', site, decision, caller }
+}
+
+/**
+ * A Latchkey access token issued for this site (its resource URI is the site's origin), else the
+ * site's own cookie at this very host; else nobody. A token for anything else proves nothing here.
+ */
+async function whoIsAsking(ctx: AppContext, headers: Headers, forwarded: ForwardedRequest): Promise<Caller> {
+  const authorization = headers.get('authorization')
+  if (authorization !== null && authorization.length > 7 && authorization.slice(0, 7).toLowerCase() === 'bearer ') {
+    const grant = await ctx.tokens.validate(authorization.slice(7).trim())
+    if (grant && grant.resource === forwarded.origin) {
+      const groups = await ctx.store.groups.groupsOf(grant.user.id)
+      return { identity: { kind: 'user', groups, twoFactor: false }, user: grant.user, groups }
+    }
+  }
+  const token = siteTokenOf(headers, forwarded.proto)
+  const session = token === undefined ? undefined : await siteLookups(ctx.store).session(token, forwarded.host, ctx.clock.now())
+  if (!session) return { identity: undefined }
+  return { identity: { kind: 'user', groups: session.groups, twoFactor: session.amr.includes('mfa') }, user: session.user, groups: session.groups }
+}

@@ -1,0 +1,59 @@
+/**
+ * The path a site's rules see (SPEC: "matched after percent-decoding and removing dot-segments; a
+ * path that cannot be normalised is denied"). The app behind the proxy decodes the path its own
+ * way; where two readings could differ — an encoded slash or backslash, a NUL, a double encoding,
+ * Tomcat's `..;` — there is no one path to match, so the request is refused (undefined).
+ */
+
+const MAX_URI = 8192
+/** After decoding, what would decode again (`%252e` → `%2e`), or what servers read as a separator. */
+const AMBIGUOUS_DECODED = /%[0-9a-fA-F]{2}|\\|[\u0000-\u001f\u007f]/
+/** Encoded `/`, `\` and NUL: decoded they would change the path's segments. */
+const ENCODED_SEPARATOR = /%(2f|5c|00)/i
+
+export interface RequestTarget {
+  /** Decoded, dot-segments removed (RFC 3986 §5.2.4), runs of slashes as one. */
+  path: string
+  /** The raw query after `?` ('' when none): kept for the return URL, never matched. */
+  query: string
+}
+
+/** Splits and normalises an origin-form request target (`/a/b?c`); undefined when it cannot be done unambiguously. */
+export function normaliseTarget(uri: string): RequestTarget | undefined {
+  if (uri.length === 0 || uri.length > MAX_URI || uri[0] !== '/' || uri.includes('#')) return undefined
+  if (/[\u0000-\u0020\u007f-\uffff\\]/.test(uri)) return undefined
+  const q = uri.indexOf('?')
+  const rawPath = q < 0 ? uri : uri.slice(0, q)
+  const query = q < 0 ? '' : uri.slice(q + 1)
+  if (ENCODED_SEPARATOR.test(rawPath)) return undefined
+  let decoded: string
+  try {
+    decoded = decodeURIComponent(rawPath)
+  } catch {
+    return undefined
+  }
+  if (AMBIGUOUS_DECODED.test(decoded)) return undefined
+  const path = removeDotSegments(decoded)
+  return path === undefined ? undefined : { path, query }
+}
+
+/** RFC 3986 §5.2.4 on a decoded absolute path; `..` above the root stays at the root. */
+function removeDotSegments(path: string): string | undefined {
+  const segments = path.split('/').slice(1)
+  const out: string[] = []
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!
+    const last = i === segments.length - 1
+    // `..;x` and `.;x` are dot-segments to Tomcat and Spring: refused rather than guessed.
+    if (/^\.\.?;/.test(segment)) return undefined
+    if (segment === '.' || segment === '..') {
+      if (segment === '..') out.pop()
+      if (last) out.push('')
+      continue
+    }
+    // An empty segment (`//`) is skipped but a trailing slash kept.
+    if (segment === '' && !last) continue
+    out.push(segment)
+  }
+  return '/' + out.join('/')
+}

@@ -1,0 +1,63 @@
+/**
+ * GET /authz/start?rd=<original URL> (SPEC "Sessions per site"): the browser signs in as usual
+ * (/login, passkeys, two-step), the site's policy is checked, and it goes to the site's own
+ * /.latchkey/callback with a one-time code for that host only.
+ */
+import { checkEmailPage } from '../accounts/email'
+import { hasTwoFactors } from '../accounts/sessions'
+import { secondFactorsOf, twoStepUrl } from '../accounts/signed-in'
+import { loginUrl, readSession } from '../accounts/web'
+import type { AppContext } from '../context'
+import { PageError } from '../lib/errors'
+import { formActionSource } from '../views/page'
+import { errorPageResponse } from '../views/error-page'
+import { clientAddressOf } from '../web/client-address'
+import { denied } from './answers'
+import { findSite } from './check'
+import { decide } from './decide'
+import { parseSiteUrl, type SiteUrl } from './forwarded'
+import { issueSiteCode } from './site-sessions'
+
+const START = '/authz/start?rd='
+
+/** `rd` must be an http(s) URL on a site's host (else 400: Latchkey is no open redirector). */
+async function siteReturn(ctx: AppContext, rd: string | null): Promise<SiteUrl | undefined> {
+  const url = parseSiteUrl(rd)
+  return url?.target && (await findSite(ctx, url.host)) ? url : undefined
+}
+
+export async function startSiteSignIn(ctx: AppContext, request: Request): Promise<Response> {
+  const rd = await siteReturn(ctx, new URL(request.url).searchParams.get('rd'))
+  if (!rd) throw new PageError(400, 'Bad request', 'This sign-in link does not name a site protected here.')
+  const here = START + encodeURIComponent(rd.url)
+  const session = await readSession(ctx, request)
+  if (!session) return redirect(loginUrl(here))
+  if (ctx.config.emailVerification === 'required' && !session.user.emailVerified) return checkEmailPage(ctx, request, session, false, here)
+  const site = (await findSite(ctx, rd.host))!
+  const groups = await ctx.store.groups.groupsOf(session.user.id)
+  const identity = { kind: 'user' as const, groups, twoFactor: hasTwoFactors(session) }
+  const decision = decide(site, { method: 'GET', path: rd.target!.path, address: clientAddressOf(request, ctx.config.trustedProxies) }, identity)
+  if (decision === 'deny') return denied()
+  if (decision === 'step-up') {
+    const { totp, passkeys } = await secondFactorsOf(ctx, session.user.id)
+    if (totp || passkeys) return redirect(twoStepUrl(here))
+    return errorPageResponse(403, 'Two-step sign-in required', 'This site asks for two-step sign-in. Add an authenticator app or a passkey on your account page, then open the site again.')
+  }
+  const code = await issueSiteCode(ctx, session.token, rd.host, rd.url)
+  ctx.audit.record('site.sign_in', { userId: session.user.id, request, detail: { site: site.host, host: rd.host } })
+  return redirect(`${rd.origin}/.latchkey/callback?code=${code}&rd=${encodeURIComponent(rd.url)}`, 302)
+}
+
+function redirect(location: string, status = 303): Response {
+  return new Response(null, { status, headers: { location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' } })
+}
+
+/**
+ * The sign-in and two-step pages' CSP form-action for a return to /authz/start: the site's origin,
+ * where the redirect chain after the form's POST ends (Chromium applies form-action to it).
+ */
+export async function siteFormAction(ctx: AppContext, returnTo: string | undefined): Promise<string[]> {
+  if (!returnTo?.startsWith(START)) return []
+  const rd = await siteReturn(ctx, new URLSearchParams(returnTo.slice(returnTo.indexOf('?') + 1)).get('rd'))
+  return rd ? [formActionSource(rd.origin)] : []
+}

@@ -1,0 +1,172 @@
+import { beforeEach, describe, expect, test } from 'bun:test'
+import { createGroup } from '../../src/accounts/groups'
+import { addSiteRule, createSite } from '../../src/authz/sites'
+import { ORIGIN, addClient, addUser, handleFrom, mintTokenPair, signIn, type TestApp, createTestApp } from '../helpers'
+import { BROWSER, PROXIES, PROXY, authRequest, callback, checkWith, forwardAuth, forwardedFor, siteSession, startAt, startPath, type Jar } from './flow'
+
+const PHOTOS = 'https://photos.example.com/albums/1?sort=new'
+const start = (rd: string) => `${ORIGIN}${startPath(rd)}`
+
+let t: TestApp
+let jar: Jar
+let annId: string
+
+beforeEach(async () => {
+  t = await createTestApp(PROXIES)
+  annId = (await addUser(t, 'ann@example.com', 'Ann Lee')).id
+  await createGroup(t.store, 'family', t.clock.now())
+  await t.store.groups.addMember('family', annId)
+  await createSite(t.store, { host: 'photos.example.com', name: 'Photos', allowedGroups: ['family'], jwt: true }, t.clock.now())
+  await createSite(t.store, { host: '*.example.org', name: 'Wikis' }, t.clock.now())
+  jar = await signIn(t)
+})
+
+describe('forward-auth: who may ask, and what they must send', () => {
+  test('a caller outside TRUSTED_PROXIES gets 403 on both endpoints, even with a valid site cookie', async () => {
+    const cookie = await siteSession(t, jar, PHOTOS)
+    expect((await checkWith(t, PHOTOS, cookie)).status).toBe(200)
+    const fromBrowser = await forwardAuth(t, forwardedFor(PHOTOS, { cookie }), BROWSER)
+    expect(fromBrowser.status).toBe(403)
+    expect(await fromBrowser.json()).toEqual({ error: 'access_denied', error_description: 'the caller is not in TRUSTED_PROXIES' })
+    expect((await authRequest(t, { 'x-original-url': PHOTOS, cookie }, '10.0.1.2')).status).toBe(403)
+    const none = await createTestApp()
+    expect((await forwardAuth(none, forwardedFor(PHOTOS), '127.0.0.1')).status).toBe(403)
+  })
+
+  test('a missing or malformed forwarded header is 400, never an allow', async () => {
+    await addSiteRule(t.store, 'photos.example.com', { policy: 'bypass' })
+    expect((await checkWith(t, PHOTOS)).status).toBe(200)
+    const full = forwardedFor(PHOTOS)
+    const without = (name: string) => Object.fromEntries(Object.entries(full).filter(([k]) => k !== name))
+    for (const name of ['x-forwarded-method', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-uri']) {
+      const answer = await forwardAuth(t, without(name))
+      expect([name, answer.status]).toEqual([name, 400])
+    }
+    const malformed: Array<[string, string]> = [
+      ['x-forwarded-method', 'get'],
+      ['x-forwarded-method', 'G T'],
+      ['x-forwarded-proto', 'ftp'],
+      ['x-forwarded-host', 'photos.example.com/x'],
+      ['x-forwarded-host', 'photos.example.com, evil.example'],
+      ['x-forwarded-host', 'user@photos.example.com'],
+      ['x-forwarded-host', 'photos.example.com:99999'],
+      ['x-forwarded-uri', 'albums'],
+      ['x-forwarded-uri', 'https://photos.example.com/'],
+      ['x-forwarded-uri', '/a b'],
+      ['x-forwarded-uri', ''],
+    ]
+    for (const [name, value] of malformed) {
+      const answer = await forwardAuth(t, { ...full, [name]: value })
+      expect([name, value, answer.status]).toEqual([name, value, 400])
+      expect((await answer.json()).error).toBe('invalid_request')
+    }
+    expect((await authRequest(t, {})).status).toBe(400)
+    for (const url of ['/albums', 'javascript:alert(1)', 'https://', 'https://photos.example.com:0/', 'https://a@photos.example.com/', 'ftp://photos.example.com/'])
+      expect([url, (await authRequest(t, { 'x-original-url': url })).status]).toEqual([url, 400])
+    expect((await authRequest(t, { 'x-original-url': PHOTOS, 'x-original-method': 'get' })).status).toBe(400)
+    expect((await authRequest(t, { 'x-original-url': PHOTOS })).status).toBe(200)
+  })
+
+  test('a query string appended to the endpoint URL is ignored', async () => {
+    const spoof = '?x-forwarded-host=evil.example&rd=https://evil.example/&host=evil.example'
+    const plain = await checkWith(t, PHOTOS)
+    const appended = await forwardAuth(t, forwardedFor(PHOTOS), PROXY, '/api/authz/forward-auth' + spoof)
+    expect([appended.status, appended.headers.get('location')]).toEqual([plain.status, plain.headers.get('location')])
+    expect(appended.headers.get('location')).toBe(start(PHOTOS))
+    const nginx = await handleFrom(t, PROXY, '/api/authz/auth-request' + spoof, { headers: { 'x-original-url': PHOTOS } })
+    expect([nginx.status, nginx.headers.get('location')]).toEqual([401, start(PHOTOS)])
+  })
+
+  test('a host no site names is 403; *.example.org covers its subdomains only', async () => {
+    for (const url of ['https://unknown.example.net/', 'https://example.org/', 'https://photos.example.com.evil.net/', 'https://notexample.org/']) {
+      const answer = await checkWith(t, url)
+      expect([url, answer.status]).toEqual([url, 403])
+      expect(await answer.text()).toContain('Access denied')
+    }
+    expect((await checkWith(t, 'https://wiki.example.org/')).status).toBe(302)
+    expect((await checkWith(t, 'https://a.b.example.org/')).status).toBe(302)
+  })
+})
+
+describe('forward-auth: not signed in', () => {
+  test('a page load is sent to sign in (302 for GET and HEAD, 303 for others); anything else gets 401 with WWW-Authenticate', async () => {
+    for (const method of ['GET', 'HEAD']) {
+      const answer = await checkWith(t, PHOTOS, undefined, { 'x-forwarded-method': method })
+      expect([answer.status, answer.headers.get('location')]).toEqual([302, start(PHOTOS)])
+    }
+    const post = await checkWith(t, PHOTOS, undefined, { 'x-forwarded-method': 'POST' })
+    expect([post.status, post.headers.get('location')]).toEqual([303, start(PHOTOS)])
+    for (const extra of <Array<Record<string, string>>>[{ accept: 'application/json' }, { 'x-requested-with': 'XMLHttpRequest' }, { authorization: 'Bearer nonsense' }, { accept: '*/*' }]) {
+      const answer = await checkWith(t, PHOTOS, undefined, extra)
+      expect([JSON.stringify(extra), answer.status, answer.headers.get('www-authenticate'), answer.headers.get('location')]).toEqual([JSON.stringify(extra), 401, 'Bearer realm="https://photos.example.com"', null])
+    }
+    const nginx = await authRequest(t, { 'x-original-url': PHOTOS, 'x-original-method': 'POST', accept: 'application/json' })
+    expect([nginx.status, nginx.headers.get('location')]).toEqual([401, start(PHOTOS)])
+  })
+
+  test('a garbage or unknown site cookie is nobody', async () => {
+    for (const cookie of ['__Host-lk_site=garbage', '__Host-lk_site=' + 'A'.repeat(43), '__Host-lk_site=', 'lk_site=' + 'A'.repeat(43), '__Host-lk_session=' + jar['lk_session']]) {
+      const answer = await checkWith(t, PHOTOS, cookie)
+      expect([cookie, answer.status, answer.headers.get('location')]).toEqual([cookie, 302, start(PHOTOS)])
+    }
+  })
+})
+
+describe('forward-auth: signed in', () => {
+  test('the whole chain: /authz/start → the site callback with a code → a host-only cookie → 200 with the Remote-* headers and a 60 s Remote-Jwt for the site', async () => {
+    const to = await startAt(t, jar, PHOTOS)
+    expect(to.origin + to.pathname).toBe('https://photos.example.com/.latchkey/callback')
+    expect(to.searchParams.get('rd')).toBe(PHOTOS)
+    expect(to.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    const back = await callback(t, to)
+    expect(back.status).toBe(302)
+    expect(back.headers.get('location')).toBe(PHOTOS)
+    const [set] = back.headers.getSetCookie()
+    expect(set).toMatch(/^__Host-lk_site=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=604800; Secure$/)
+    expect(set).not.toContain('Domain')
+    const rows = await t.rows('SELECT id_hash, host FROM site_sessions')
+    expect(rows).toEqual([{ id_hash: expect.not.stringContaining(set!.split(';')[0]!.split('=')[1]!), host: 'photos.example.com' }])
+    const ok = await checkWith(t, PHOTOS, set!.split(';')[0]!)
+    expect(ok.status).toBe(200)
+    expect(ok.headers.get('remote-user')).toBe('ann@example.com')
+    expect(ok.headers.get('remote-email')).toBe('ann@example.com')
+    expect(ok.headers.get('remote-name')).toBe('Ann Lee')
+    expect(ok.headers.get('remote-groups')).toBe('family')
+    expect(ok.headers.get('remote-id')).toBe(annId)
+    const claims = JSON.parse(Buffer.from(ok.headers.get('remote-jwt')!.split('.')[1]!, 'base64url').toString())
+    expect(claims).toEqual({ iss: ORIGIN, sub: annId, aud: 'https://photos.example.com', iat: claims.iat, exp: claims.iat + 60, email: 'ann@example.com', name: 'Ann Lee', groups: ['family'] })
+    // nginx's auth_request with the same cookie.
+    const nginx = await authRequest(t, { 'x-original-url': PHOTOS, cookie: set!.split(';')[0]! })
+    expect([nginx.status, nginx.headers.get('remote-user')]).toEqual([200, 'ann@example.com'])
+  })
+
+  test('one sign-in, any number of sites: a second domain needs no password again', async () => {
+    const photos = await siteSession(t, jar, PHOTOS)
+    const wiki = await siteSession(t, jar, 'http://wiki.example.org:8080/page')
+    expect(wiki).toMatch(/^lk_site=/)
+    expect((await checkWith(t, 'http://wiki.example.org:8080/page', wiki)).status).toBe(200)
+    expect((await checkWith(t, PHOTOS, photos)).status).toBe(200)
+  })
+
+  test('a site cookie presented at another site (or another subdomain of a wildcard) is refused', async () => {
+    const photos = await siteSession(t, jar, PHOTOS)
+    const wiki = await siteSession(t, jar, 'https://wiki.example.org/')
+    for (const [url, cookie] of [['https://wiki.example.org/', photos], ['https://docs.example.org/', wiki], [PHOTOS, wiki]] as const) {
+      const answer = await checkWith(t, url, cookie)
+      expect([url, answer.status, answer.headers.get('remote-user')]).toEqual([url, 302, null])
+    }
+    // Under http the __Host- cookie is not the one read.
+    expect((await checkWith(t, 'http://photos.example.com/', photos)).status).toBe(302)
+  })
+
+  test('signed in but not allowed: 403 "Access denied" (a deny policy, not in the allowed groups)', async () => {
+    await t.store.groups.removeMember('family', annId)
+    const denied = await handleFrom(t, BROWSER, startPath(PHOTOS), { headers: { cookie: `lk_session=${jar['lk_session']}` } })
+    expect(denied.status).toBe(403)
+    expect(await denied.text()).toContain('Access denied')
+    await createSite(t.store, { host: 'closed.example.com', name: 'Closed', policy: 'deny' }, t.clock.now())
+    const closed = await checkWith(t, 'https://closed.example.com/')
+    expect(closed.status).toBe(403)
+    expect(closed.headers.get('content-type')).toContain('text/html')
+  })
+})
