@@ -30,8 +30,12 @@ export class SessionActivity {
 
   /** Notes a request of the session at `now` (no I/O). */
   touch(session: Session, now: number): void {
-    if (now - session.lastActiveAt < this.interval) return
-    const key = sha256(session.token)
+    this.touchHash(sha256(session.token), session.lastActiveAt, now)
+  }
+
+  /** The same, for a sign-in session known by its hash (a site session's check: forward-auth). */
+  touchHash(key: string, lastActiveAt: number, now: number): void {
+    if (now - lastActiveAt < this.interval) return
     if (this.pending.has(key) || this.pending.size < MAX_PENDING) this.pending.set(key, now)
     else void this.flush()
   }

@@ -63,15 +63,15 @@ export class SiteLookups {
   }
 
   /** A site session of `host` by its cookie value; unknown cookies are never kept. */
-  async session(token: string, host: string, now: number): Promise<SiteSessionRecord | undefined> {
+  async session(token: string, host: string, now: number, idleSince: number): Promise<SiteSessionRecord | undefined> {
     const key = `${host} ${token}`
     const trusted = this.fresh()
     if (trusted) {
       const hit = this.sessions.get(key)
-      if (hit && hit.expiresAt > now) return hit
+      if (hit && hit.expiresAt > now && hit.lastActiveAt > idleSince) return hit
     }
     const generation = this.store.stats.operations
-    const found = await this.store.sites.findSiteSession(sha256(token), host, now)
+    const found = await this.store.sites.findSiteSession(sha256(token), host, now, idleSince)
     if (found && trusted) this.keep(this.sessions, key, found, generation)
     return found
   }

@@ -3,7 +3,6 @@
  * site's /.latchkey/callback trades it for a host-only cookie there. Codes and cookies are stored
  * as SHA-256 only (Lucia's guide); a site session ends with the sign-in session it came from.
  */
-import { SESSION_TTL_MS } from '../accounts/sessions'
 import type { AppContext } from '../context'
 import { parseCookies } from '../lib/cookies'
 import { randomToken, sha256 } from '../lib/crypto'
@@ -36,7 +35,7 @@ export async function exchangeSiteCode(ctx: AppContext, code: string, host: stri
   if (!TOKEN_SHAPE.test(code)) return undefined
   const token = randomToken()
   const now = ctx.clock.now()
-  const made = await ctx.store.sites.exchangeSiteCode(sha256(code), host, { idHash: sha256(token), expiresAt: now + SESSION_TTL_MS }, now)
+  const made = await ctx.store.sites.exchangeSiteCode(sha256(code), host, { idHash: sha256(token), expiresAt: now + ctx.config.sessionTtl * 1000 }, now)
   return made && { token, returnTo: made.returnTo, maxAgeSeconds: Math.max(0, Math.floor((made.expiresAt - now) / 1000)) }
 }
 

@@ -122,7 +122,7 @@ describe('forward-auth: signed in', () => {
     expect(back.status).toBe(302)
     expect(back.headers.get('location')).toBe(PHOTOS)
     const [set] = back.headers.getSetCookie()
-    expect(set).toMatch(/^__Host-lk_site=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=604800; Secure$/)
+    expect(set).toMatch(/^__Host-lk_site=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=2592000; Secure$/)
     expect(set).not.toContain('Domain')
     const rows = await t.rows('SELECT id_hash, host FROM site_sessions')
     expect(rows).toEqual([{ id_hash: expect.not.stringContaining(set!.split(';')[0]!.split('=')[1]!), host: 'photos.example.com' }])

@@ -79,13 +79,13 @@ export class PgSites implements SiteStore {
     })
   }
 
-  findSiteSession(idHash: string, host: string, now: number): Promise<SiteSessionRecord | undefined> {
+  findSiteSession(idHash: string, host: string, now: number, idleSince: number): Promise<SiteSessionRecord | undefined> {
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`SELECT u.id, u.email, u.full_name, u.avatar_url, u.email_verified, s.auth_time, s.amr, ss.expires_at,
+      const [row] = await sql`SELECT u.id, u.email, u.full_name, u.avatar_url, u.email_verified, s.auth_time, s.amr, ss.expires_at, s.id_hash AS session_hash, s.last_active_at,
           COALESCE((SELECT jsonb_agg(group_name ORDER BY group_name COLLATE "C") FROM group_members WHERE user_id = u.id), '[]'::jsonb) AS groups
         FROM site_sessions ss JOIN sessions s ON s.id_hash = ss.session_hash JOIN users u ON u.id = s.user_id
-        WHERE ss.id_hash = ${idHash} AND ss.host = ${host} AND ss.expires_at > ${now} AND s.expires_at > ${now} AND NOT s.pending AND u.disabled_at IS NULL`
-      return row && { user: toUser(row), groups: json(row.groups), amr: (row.amr as string).split(' '), authTime: n(row.auth_time), expiresAt: n(row.expires_at) }
+        WHERE ss.id_hash = ${idHash} AND ss.host = ${host} AND ss.expires_at > ${now} AND s.expires_at > ${now} AND s.last_active_at > ${idleSince} AND NOT s.pending AND u.disabled_at IS NULL`
+      return row && { user: toUser(row), groups: json(row.groups), amr: (row.amr as string).split(' '), authTime: n(row.auth_time), expiresAt: n(row.expires_at), sessionHash: row.session_hash as string, lastActiveAt: n(row.last_active_at) }
     })
   }
 

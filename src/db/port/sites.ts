@@ -33,6 +33,9 @@ export interface SiteSessionRecord {
   amr: string[]
   authTime: number
   expiresAt: number
+  /** The sign-in session it belongs to (its hash), and when that was last active (SESSION_IDLE_TTL). */
+  sessionHash: string
+  lastActiveAt: number
 }
 
 export interface NewSiteCode {
@@ -65,7 +68,8 @@ export interface SiteStore {
    */
   exchangeSiteCode(codeHash: string, host: string, session: { idHash: string; expiresAt: number }, now: number): Promise<{ returnTo: string; expiresAt: number } | undefined>
   /** A site session of this host, its sign-in session alive and its user enabled. */
-  findSiteSession(idHash: string, host: string, now: number): Promise<SiteSessionRecord | undefined>
+  /** Only while its sign-in session lives: not expired, and active after `idleSince`. */
+  findSiteSession(idHash: string, host: string, now: number, idleSince: number): Promise<SiteSessionRecord | undefined>
   /** Signs out: ends the sign-in session a site session of this host belongs to (and so every site session of it). */
   endSignInOf(idHash: string, host: string): Promise<boolean>
 }
