@@ -40,12 +40,13 @@ const rule = command({
     method: { type: 'string', multiple: true, arg: 'METHOD', help: 'methods it matches (repeatable)' },
     network: { type: 'string', multiple: true, arg: 'CIDR', help: 'client networks it matches (repeatable)' },
     client: { type: 'string', multiple: true, arg: 'CLIENT_ID', help: 'machine clients it names (repeatable)' },
-    policy: { type: 'string', arg: 'one-factor|two-factor|bypass|deny', required: true, help: 'what a matching request needs' },
+    policy: { type: 'string', arg: 'one-factor|two-factor|bypass|deny', help: 'what a matching request needs (required)' },
   },
   examples: ["site rule add photos.example.com --path '^/public/' --policy bypass"],
   json: 'the rule (the default output too)',
   async run({ values, positionals }) {
     const [verb, host] = positionals
+    if (!values.policy) throw new UsageError('--policy is required; see latchkey site rule --help')
     if (verb !== 'add' || !host) throw new UsageError('usage: latchkey site rule add HOST [--path REGEX]... [--method M]... [--network CIDR]... [--client ID]... --policy P; see latchkey site rule --help')
     const added = await withStore((store) =>
       inputError(async () => {
