@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, test } from 'bun:test'
-import { createGroup } from '../../src/accounts/groups'
+import { GroupInUse, createGroup, deleteGroup } from '../../src/accounts/groups'
 import { SiteInputError, addSiteRule, createSite, toSiteView } from '../../src/authz/sites'
 import { createTestApp, type TestApp } from '../helpers'
 
@@ -9,6 +9,17 @@ beforeEach(async () => {
 })
 
 describe('sites (forward-auth)', () => {
+  test('a group a site names cannot be deleted: refused, naming the site (an allow-list never becomes everyone)', async () => {
+    await createGroup(t.store, 'family', t.clock.now())
+    await createGroup(t.store, 'other', t.clock.now())
+    await createSite(t.store, { host: 'photos.example.com', name: 'Photos', allowedGroups: ['family'] }, t.clock.now())
+    const refused = deleteGroup(t.store, 'family')
+    await expect(refused).rejects.toBeInstanceOf(GroupInUse)
+    await expect(refused).rejects.toThrow('group "family" is the allowed group of site Photos (photos.example.com): change their allowed groups first (deleting it would open them to everyone)')
+    expect((await t.store.groups.listGroups()).map((g) => g.name)).toEqual(['family', 'other'])
+    expect(await deleteGroup(t.store, 'other')).toBe(true)
+  })
+
   test('create (host lower-cased, policy one-factor by default, groups sorted), rules appended in order, list, delete', async () => {
     await createGroup(t.store, 'staff', t.clock.now())
     await createGroup(t.store, 'family', t.clock.now())

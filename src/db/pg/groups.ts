@@ -27,6 +27,9 @@ export class PgGroups implements GroupStore {
       const restricts = (
         await tx`SELECT c.id, c.name FROM client_groups g JOIN clients c ON c.id = g.client_id WHERE g.group_name = ${name} ORDER BY c.name COLLATE "C", c.id`
       ).map((r: Row) => ({ id: r.id as string, name: r.name as string }))
+      // Sites (forward-auth) name their groups in a JSON list.
+      for (const r of await tx`SELECT host, name FROM sites WHERE allowed_groups @> ${JSON.stringify([name])}::text::jsonb ORDER BY name COLLATE "C", host`)
+        restricts.push({ id: (r as Row).host as string, name: `site ${(r as Row).name as string}` })
       if (restricts.length) return { deleted: false, restricts }
       return { deleted: (await tx`DELETE FROM groups WHERE name = ${name}`).count > 0, restricts }
     })

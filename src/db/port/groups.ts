@@ -8,6 +8,7 @@ export interface GroupView {
 /** deleteGroup: done, or refused because these apps are restricted to the group (nothing deleted). */
 export interface GroupDeletion {
   deleted: boolean
+  /** The apps (and the sites, named "site NAME" with their host as id) that name it: the deletion was refused. */
   restricts: Array<{ id: string; name: string }>
 }
 

@@ -20,6 +20,11 @@ export class SqliteGroups implements GroupStore {
       const restricts = this.sqlite
         .prepare('SELECT c.id, c.name FROM client_groups g JOIN clients c ON c.id = g.client_id WHERE g.group_name = ? ORDER BY c.name, c.id')
         .all(name) as GroupDeletion['restricts']
+      // Sites (forward-auth) name their groups in a JSON list.
+      const sites = this.sqlite
+        .prepare("SELECT host AS id, 'site ' || name AS name FROM sites WHERE EXISTS (SELECT 1 FROM json_each(sites.allowed_groups) WHERE value = ?) ORDER BY name, host")
+        .all(name) as GroupDeletion['restricts']
+      restricts.push(...sites)
       if (restricts.length) return { deleted: false, restricts }
       return { deleted: this.sqlite.prepare('DELETE FROM groups WHERE name = ?').run(name).changes > 0, restricts }
     })
