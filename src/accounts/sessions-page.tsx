@@ -55,7 +55,7 @@ export function SessionsSection(props: { sessions: SessionView[]; csrf: string }
   return (
     <section id="sessions">
       <h2>Where you're signed in</h2>
-      <ul class="apps">
+      <ul class="apps sessions">
         {props.sessions.map((s) => (
           <li>
             <div>
@@ -70,9 +70,14 @@ export function SessionsSection(props: { sessions: SessionView[]; csrf: string }
                 <Moment at={s.lastActiveAt} />
               </div>
             </div>
-            <div class="actions">
-              <ButtonForm action="/account/sessions/sign-out" csrf={props.csrf} fields={{ session: s.handle }} label="Sign out" kind="secondary" />
-            </div>
+            {/* This browser signs out with the page's own "Sign out"; the others each have theirs, named for screen readers. */}
+            {s.current ? (
+              ''
+            ) : (
+              <div class="actions">
+                <ButtonForm action="/account/sessions/sign-out" csrf={props.csrf} fields={{ session: s.handle }} label="Sign out" ariaLabel={`Sign out ${s.device}`} kind="secondary" />
+              </div>
+            )}
           </li>
         ))}
       </ul>

@@ -61,12 +61,12 @@ export function LastUsed(props: { at: number | null }): JSX.Element {
 }
 
 /** A form that is one button (with its CSRF token and hidden fields): revoke, remove, sign out… */
-export function ButtonForm(props: { action: string; csrf: string; label: string; kind?: 'danger' | 'secondary'; fields?: Record<string, string>; inline?: boolean }): JSX.Element {
+export function ButtonForm(props: { action: string; csrf: string; label: string; kind?: 'danger' | 'secondary'; fields?: Record<string, string>; inline?: boolean; ariaLabel?: string }): JSX.Element {
   return (
     <form method="post" action={props.action} class={props.inline === false ? undefined : 'inline'}>
       <CsrfField token={props.csrf} />
       {Object.entries(props.fields ?? {}).map(([name, value]) => <Hidden name={name} value={value} />)}
-      <button type="submit" class={props.kind}>
+      <button type="submit" class={props.kind} aria-label={props.ariaLabel}>
         {props.label}
       </button>
     </form>

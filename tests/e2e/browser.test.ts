@@ -103,7 +103,7 @@ describe('a real browser (Chromium) through sign-in and consent', () => {
     await page.getByRole('button', { name: 'Allow' }).click()
     await page.waitForURL((u) => u.href.startsWith(callbackBase))
     await page.goto(`${server.url}/account`)
-    expect(await page.locator('ul.apps').innerText()).toContain('Browser <Demo>')
+    expect(await page.locator('ul.apps:not(.sessions)', { hasText: 'Browser <Demo>' }).innerText()).toContain('Browser <Demo>')
     await page.getByRole('button', { name: 'Revoke access' }).click()
     await page.waitForURL(`${server.url}/account`)
     expect(await page.locator('main').innerText()).toContain('You have not authorized any apps.')
