@@ -56,7 +56,7 @@ describe('discovery and health', () => {
       scopes_supported: ['openid', 'profile', 'email', 'groups', 'settings:read', 'settings:write', 'offline_access'],
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
-      grant_types_supported: ['authorization_code', 'refresh_token'],
+      grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
       introspection_endpoint: `${ORIGIN}/api/oauth/introspect`,
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],

@@ -1,5 +1,5 @@
 import { issueRegistrationToken } from '../oauth/dynamic-clients'
-import { checkClientOptions, checkIdTokenAlg, checkIntrospects, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, setIntrospects, toView, updateClient } from '../oauth/clients'
+import { checkClientOptions, checkGrants, checkIdTokenAlg, checkIntrospects, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, setIntrospects, toView, updateClient } from '../oauth/clients'
 import { existingGroups, setAllowedGroups } from '../accounts/groups'
 import type { Store } from '../db/store'
 import type { Client } from '../oauth/clients'
@@ -9,8 +9,8 @@ import { UsageError, cliAudit, inputError, printJson, printTable, trueOrFalse, w
 
 /** A client as the CLI prints it (the shape `latchkey apply` takes): its options and allowed groups. */
 async function viewWithGroups(store: Store, client: Client) {
-  const { introspects, ...view } = toView(client)
-  return { ...view, allowed_groups: await store.groups.allowedGroups(client.id), introspects }
+  const { introspects, grant_types, allowed_scopes, require_pushed_authorization_requests, ...view } = toView(client)
+  return { ...view, allowed_groups: await store.groups.allowedGroups(client.id), introspects, grant_types, allowed_scopes, require_pushed_authorization_requests }
 }
 
 /**
@@ -24,6 +24,8 @@ const appOptions = {
   'allowed-group': { type: 'string', multiple: true, arg: 'NAME', help: 'only members of these groups may authorize it (repeatable; none: every user)' },
   'id-token-alg': { type: 'string', arg: 'RS256|ES256|EdDSA', help: 'how its ID tokens are signed (RS256 by default)' },
   introspect: { type: 'string', multiple: true, arg: "CLIENT_ID|'*'", help: "a resource server: may introspect these clients' access tokens, or every client's with '*' (repeatable; '' on update: none)" },
+  grant: { type: 'string', multiple: true, arg: 'GRANT', help: 'a grant it may use: authorization_code (default), client_credentials, urn:ietf:params:oauth:grant-type:device_code (repeatable; on update: replaces them)' },
+  'allowed-scope': { type: 'string', multiple: true, arg: 'SCOPE', help: "with --grant client_credentials: a resource's scope its own tokens may carry (repeatable; '' on update: none)" },
 } as const
 
 /** `--allowed-group NAME…`: existing groups; `none` (or '') alone opens the app to every user again. */
@@ -42,8 +44,11 @@ const create = command({
   summary: 'register an app; prints its secret, this once',
   options: {
     name: { ...appOptions.name, required: true },
-    'redirect-uri': { ...appOptions['redirect-uri'], required: true },
+    'redirect-uri': { ...appOptions['redirect-uri'], help: 'where the app receives the code (repeatable; needed with --grant authorization_code)' },
     'post-logout-redirect-uri': appOptions['post-logout-redirect-uri'],
+    grant: appOptions.grant,
+    'allowed-scope': appOptions['allowed-scope'],
+    'require-par': { type: 'boolean', help: 'authorization requests only through PAR (RFC 9126)' },
     public: { type: 'boolean', help: 'a public client (single-page or mobile app): no secret, PKCE' },
     'skip-consent': { type: 'boolean', help: 'no consent page (your own first-party apps)' },
     'require-mfa': { type: 'boolean', help: 'authorizing needs two factors' },
@@ -51,11 +56,16 @@ const create = command({
     'id-token-alg': appOptions['id-token-alg'],
     introspect: appOptions.introspect,
   },
-  examples: ['client create --name "My App" --redirect-uri https://app.example.com/callback', 'client create --name Photos --redirect-uri https://photos.example.com/cb --allowed-group family --require-mfa'],
+  examples: [
+    'client create --name "My App" --redirect-uri https://app.example.com/callback',
+    'client create --name Photos --redirect-uri https://photos.example.com/cb --allowed-group family --require-mfa',
+    'client create --name "Nightly job" --grant client_credentials --allowed-scope reports:read',
+  ],
   json: 'the app with its secret (the default output too)',
   async run({ values }) {
     if (!values.name) throw new UsageError('--name is required')
-    if (!values['redirect-uri']?.length) throw new UsageError('at least one --redirect-uri is required')
+    const grantTypes = values.grant ?? ['authorization_code']
+    if (!values['redirect-uri']?.length && grantTypes.includes('authorization_code')) throw new UsageError('at least one --redirect-uri is required (for --grant authorization_code, the default)')
     const isPublic = values.public ?? false
     const { client, secret, allowedGroups: groups } = await withStore((store) =>
       inputError(async () => {
@@ -65,8 +75,11 @@ const create = command({
           store,
           {
             name: values.name!,
-            redirectUris: values['redirect-uri']!,
+            redirectUris: values['redirect-uri'] ?? [],
             postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
+            grantTypes,
+            allowedScopes: values['allowed-scope'] ?? [],
+            requirePar: values['require-par'] ?? false,
             public: isPublic,
             skipConsent: values['skip-consent'] ?? false,
             requireMfa: values['require-mfa'] ?? false,
@@ -95,6 +108,9 @@ const create = command({
       id_token_signed_response_alg: view.id_token_signed_response_alg,
       allowed_groups: groups,
       introspects: view.introspects,
+      grant_types: view.grant_types,
+      allowed_scopes: view.allowed_scopes,
+      require_pushed_authorization_requests: view.require_pushed_authorization_requests,
     })
   },
 })
@@ -116,6 +132,9 @@ const update = command({
     'allowed-group': { ...appOptions['allowed-group'], help: 'replaces the groups whose members may authorize it (repeatable; none: every user)' },
     'id-token-alg': appOptions['id-token-alg'],
     introspect: appOptions.introspect,
+    grant: appOptions.grant,
+    'allowed-scope': appOptions['allowed-scope'],
+    'require-par': { type: 'string', arg: 'true|false', help: 'authorization requests only through PAR (RFC 9126)' },
   },
   examples: ['client update d2844b790e7041724ccbcbfa --add-redirect-uri https://app.example.com/callback2', 'client update d2844b790e7041724ccbcbfa --allowed-group none --require-mfa false'],
   json: 'the app as client list --json shows it',
@@ -125,6 +144,7 @@ const update = command({
     if (Object.values(values).every((v) => v === undefined)) throw new UsageError('client update needs an option to change; see latchkey client update --help')
     const skipConsent = trueOrFalse('skip-consent', values['skip-consent'])
     const requireMfa = trueOrFalse('require-mfa', values['require-mfa'])
+    const requirePar = trueOrFalse('require-par', values['require-par'])
     if (values['id-token-alg'] !== undefined) await inputError(() => checkIdTokenAlg(values['id-token-alg']))
     const logout = values['post-logout-redirect-uri']
     if (logout?.includes('none') && logout.length > 1) throw new UsageError('--post-logout-redirect-uri none removes them all; give it alone')
@@ -147,8 +167,14 @@ const update = command({
           skipConsent: skipConsent ?? client.skipConsent,
           requireMfa: requireMfa ?? client.requireMfa,
           idTokenAlg: values['id-token-alg'] ?? client.idTokenAlg,
+          public: client.public,
+          grantTypes: values.grant ?? client.grantTypes,
+          // New grants without client_credentials drop the allowed scopes with it.
+          allowedScopes: values['allowed-scope'] ?? (values.grant && !values.grant.includes('client_credentials') ? [] : client.allowedScopes),
+          requirePar: requirePar ?? client.requirePar,
         }
-        const checked = await inputError(() => checkClientOptions(next))
+        const grants = await inputError(() => checkGrants(store, next))
+        const checked = await inputError(() => checkClientOptions({ ...next, ...grants }))
         const groupsNow = await store.groups.allowedGroups(id)
         const groups = values['allowed-group'] === undefined ? groupsNow : await allowedGroups(store, values['allowed-group'])
         const introspects = values.introspect === undefined ? client.introspects : await inputError(() => checkIntrospects(store, values.introspect!, client.public))
@@ -161,6 +187,9 @@ const update = command({
           next.idTokenAlg !== client.idTokenAlg && 'id_token_signed_response_alg',
           !sameList([...groups].sort(), [...groupsNow].sort()) && 'allowed_groups',
           !sameList([...introspects].sort(), [...client.introspects].sort()) && 'introspects',
+          !sameList(grants.grantTypes, client.grantTypes) && 'grant_types',
+          !sameList(grants.allowedScopes, client.allowedScopes) && 'allowed_scopes',
+          next.requirePar !== client.requirePar && 'require_pushed_authorization_requests',
         ].filter((x): x is string => x !== false)
         // SPEC: a change that changes nothing is said so, and records nothing.
         if (changed.length === 0) return { view: await viewWithGroups(store, client), changed }

@@ -25,6 +25,7 @@ function defineError(error: string, status: number) {
 export const InvalidRequest = defineError('invalid_request', 400)
 export const InvalidClient = defineError('invalid_client', 401)
 export const InvalidGrant = defineError('invalid_grant', 400)
+export const UnauthorizedClient = defineError('unauthorized_client', 400)
 export const UnsupportedGrantType = defineError('unsupported_grant_type', 400)
 export const InvalidScope = defineError('invalid_scope', 400)
 export const InvalidTarget = defineError('invalid_target', 400)

@@ -135,6 +135,9 @@ export class MetadataClients {
       metadataExpiresAt: now + freshFor(cacheControl),
       registrationTokenHash: null,
       introspects: [],
+      grantTypes: ['authorization_code'],
+      allowedScopes: [],
+      requirePar: false,
     }
     await this.deps.store.clients.saveMetadataClient(record, now)
     return toClient(record)

@@ -18,6 +18,12 @@ export interface Client {
   idTokenAlg: IdTokenAlg
   /** A resource server's right to introspect these clients' access tokens, or ['*'] every client's (`--introspect`). */
   introspects: string[]
+  /** The grants it may use (`--grant`; RFC 7591 grant_types). */
+  grantTypes: string[]
+  /** The resource scopes its client_credentials tokens may carry (`--allowed-scope`). */
+  allowedScopes: string[]
+  /** Its authorization requests must be pushed first (RFC 9126 §5, `--require-par`). */
+  requirePar: boolean
 }
 
 export interface ClientView {
@@ -30,6 +36,9 @@ export interface ClientView {
   require_mfa: boolean
   id_token_signed_response_alg: IdTokenAlg
   introspects: string[]
+  grant_types: string[]
+  allowed_scopes: string[]
+  require_pushed_authorization_requests: boolean
 }
 
 export class ClientInputError extends InputError {}
@@ -95,6 +104,9 @@ export function toView(client: Client): ClientView {
     require_mfa: client.requireMfa,
     id_token_signed_response_alg: client.idTokenAlg,
     introspects: client.introspects,
+    grant_types: client.grantTypes,
+    allowed_scopes: client.allowedScopes,
+    require_pushed_authorization_requests: client.requirePar,
   }
 }
 
@@ -120,6 +132,9 @@ export function toClient(row: ClientRecord): Client {
     kind: row.kind,
     idTokenAlg: row.idTokenAlg,
     introspects: row.introspects,
+    grantTypes: row.grantTypes,
+    allowedScopes: row.allowedScopes,
+    requirePar: row.requirePar,
   }
 }
 
@@ -154,12 +169,38 @@ export async function setIntrospects(store: Store, client: Client, introspects: 
   return store.clients.setIntrospects(client.id, introspects)
 }
 
-/** A client's name and redirect URIs as given: checked, trimmed, without repeats. */
-export function checkClientOptions(input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[] }) {
+/** The grants an app may be allowed (`--grant`): the first is the default, the only one that redirects. */
+export const GRANT_TYPES = ['authorization_code', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'] as const
+export const CLIENT_CREDENTIALS = 'client_credentials'
+export const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code'
+const REDIRECTING = 'authorization_code'
+
+/**
+ * `--grant` and `--allowed-scope`: known grants without repeats (at least one); client_credentials
+ * only for a confidential client (RFC 6749 §4.4: it authenticates) and its allowed scopes only
+ * registered resources' scopes (a client's own token has no user: Latchkey's scopes mean nothing to it).
+ */
+export async function checkGrants(store: Store, input: { public: boolean; grantTypes: readonly string[]; allowedScopes: readonly string[] }): Promise<{ grantTypes: string[]; allowedScopes: string[] }> {
+  const grantTypes = [...new Set(input.grantTypes)]
+  if (grantTypes.length === 0) throw new ClientInputError('an app needs at least one --grant')
+  for (const grant of grantTypes)
+    if (!(GRANT_TYPES as readonly string[]).includes(grant)) throw new ClientInputError(`--grant must be one of ${GRANT_TYPES.join(', ')}, got "${grant}"`)
+  const allowedScopes = [...new Set(input.allowedScopes.filter((s) => s !== ''))]
+  if (grantTypes.includes(CLIENT_CREDENTIALS) && input.public) throw new ClientInputError('a public client cannot use client_credentials (it has no secret to authenticate with)')
+  if (allowedScopes.length && !grantTypes.includes(CLIENT_CREDENTIALS)) throw new ClientInputError('--allowed-scope is for apps with --grant client_credentials')
+  if (allowedScopes.length) {
+    const resourceScopes = new Set((await store.resources.listResources()).flatMap((r) => Object.keys(r.scopes)))
+    for (const scope of allowedScopes) if (!resourceScopes.has(scope)) throw new ClientInputError(`--allowed-scope "${scope}" is not a scope of a registered resource`)
+  }
+  return { grantTypes, allowedScopes }
+}
+
+/** A client's name and redirect URIs as given: checked, trimmed, without repeats. Only a redirecting grant needs a redirect URI. */
+export function checkClientOptions(input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; grantTypes?: readonly string[] }) {
   const name = input.name.trim().normalize('NFC')
   if (!name || name.length > 200) throw new ClientInputError('name must be 1 to 200 characters')
   if (hasInvisible(name)) throw new ClientInputError('name contains control or invisible characters')
-  if (input.redirectUris.length === 0) throw new ClientInputError('at least one --redirect-uri is required')
+  if (input.redirectUris.length === 0 && (input.grantTypes ?? [REDIRECTING]).includes(REDIRECTING)) throw new ClientInputError('at least one --redirect-uri is required')
   const redirectUris = [...new Set(input.redirectUris.map(checkRedirectUri))]
   const postLogoutRedirectUris = [...new Set((input.postLogoutRedirectUris ?? []).map(checkRedirectUri))]
   return { name, redirectUris, postLogoutRedirectUris }
@@ -169,17 +210,34 @@ export function checkClientOptions(input: { name: string; redirectUris: string[]
 export async function updateClient(
   store: Store,
   id: string,
-  input: { name: string; redirectUris: string[]; postLogoutRedirectUris: string[]; skipConsent: boolean; requireMfa: boolean; idTokenAlg?: string },
+  input: { name: string; redirectUris: string[]; postLogoutRedirectUris: string[]; skipConsent: boolean; requireMfa: boolean; idTokenAlg?: string; public: boolean; grantTypes: string[]; allowedScopes: string[]; requirePar: boolean },
 ): Promise<boolean> {
-  return store.clients.updateClient(id, { ...checkClientOptions(input), skipConsent: input.skipConsent, requireMfa: input.requireMfa, idTokenAlg: checkIdTokenAlg(input.idTokenAlg) })
+  const grants = await checkGrants(store, input)
+  return store.clients.updateClient(id, { ...checkClientOptions({ ...input, ...grants }), skipConsent: input.skipConsent, requireMfa: input.requireMfa, idTokenAlg: checkIdTokenAlg(input.idTokenAlg), ...grants, requirePar: input.requirePar })
 }
 
 export async function createClient(
   store: Store,
-  input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; public: boolean; skipConsent: boolean; requireMfa?: boolean; id?: string; secret?: string; idTokenAlg?: string; introspects?: string[] },
+  input: {
+    name: string
+    redirectUris: string[]
+    postLogoutRedirectUris?: string[]
+    public: boolean
+    skipConsent: boolean
+    requireMfa?: boolean
+    id?: string
+    secret?: string
+    idTokenAlg?: string
+    introspects?: string[]
+    grantTypes?: string[]
+    allowedScopes?: string[]
+    requirePar?: boolean
+  },
   now: number,
 ): Promise<{ client: Client; secret: string | null }> {
-  const { name, redirectUris, postLogoutRedirectUris } = checkClientOptions(input)
+  const { grantTypes, allowedScopes } = await checkGrants(store, { public: input.public, grantTypes: input.grantTypes ?? [REDIRECTING], allowedScopes: input.allowedScopes ?? [] })
+  const requirePar = input.requirePar ?? false
+  const { name, redirectUris, postLogoutRedirectUris } = checkClientOptions({ ...input, grantTypes })
   const introspects = input.introspects ?? []
   checkIntrospector(input.public, introspects)
   if (input.id !== undefined && !CHOSEN_CLIENT_ID.test(input.id)) throw new ClientInputError(`client_id "${input.id}" must be 1 to 64 of A-Z a-z 0-9 . _ -`)
@@ -187,14 +245,14 @@ export async function createClient(
   const secret = input.public ? null : (input.secret ?? randomToken('lk_cs_'))
   const requireMfa = input.requireMfa ?? false
   const idTokenAlg = checkIdTokenAlg(input.idTokenAlg)
-  const record = { id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent, requireMfa, idTokenAlg, introspects }
+  const record = { id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent, requireMfa, idTokenAlg, introspects, grantTypes, allowedScopes, requirePar }
   try {
     await store.clients.insertClient({ ...record, kind: 'operator', metadataExpiresAt: null, registrationTokenHash: null }, now)
   } catch (error) {
     if (error instanceof UniqueViolation) throw new ClientInputError(`a client with the id "${id}" exists already`)
     throw error
   }
-  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator', idTokenAlg, introspects }, secret }
+  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator', idTokenAlg, introspects, grantTypes, allowedScopes, requirePar }, secret }
 }
 
 export async function listClients(store: Store): Promise<Client[]> {

@@ -18,6 +18,9 @@ export function endpoints(issuer: string) {
   }
 }
 
+/** The grants both metadata documents list (SPEC, Machines and devices). */
+export const GRANT_TYPES_SUPPORTED = ['authorization_code', 'refresh_token', 'client_credentials']
+
 /** What clients Latchkey has never met can use (both metadata documents carry it): RFC 7591 registration, client ID metadata documents. */
 export function agentMetadata(config: Config) {
   return {
@@ -34,7 +37,7 @@ export function metadataRoutes(ctx: AppContext) {
     scopes_supported: SUPPORTED_SCOPES,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: GRANT_TYPES_SUPPORTED,
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],

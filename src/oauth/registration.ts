@@ -148,6 +148,9 @@ export function registrationRoutes(ctx: AppContext) {
           registrationTokenHash: sha256(accessToken),
           idTokenAlg: registration.idTokenAlg,
           introspects: [],
+          grantTypes: ['authorization_code'],
+          allowedScopes: [],
+          requirePar: false,
         }
         await ctx.store.clients.insertClient(record, now)
         ctx.log.info('client registered dynamically', { client: record.id })

@@ -97,7 +97,7 @@ export class ResourceDirectory {
     private readonly store: Store,
     private readonly issuer: string,
   ) {
-    store.changes.onChange(() => this.known.clear())
+    store.changes.onChange(() => this.forget())
   }
 
   /** What a `resource` parameter names: `ISSUER/api` (RFC 9728's name for the settings API) is Latchkey's own. */
@@ -121,7 +121,22 @@ export class ResourceDirectory {
     return found
   }
 
+  private all: Promise<ResourceRecord[]> | undefined
+
+  /**
+   * Every registered resource (a client_credentials request without `resource` finds its
+   * audience by the scopes asked): kept while the change feed is alive, read again after any change.
+   */
+  list(): Promise<ResourceRecord[]> {
+    if (this.all && this.store.changes.check()) return this.all
+    const read = this.store.resources.listResources()
+    if (this.store.changes.check()) this.all = read
+    read.catch(() => (this.all = undefined))
+    return read
+  }
+
   forget(): void {
     this.known.clear()
+    this.all = undefined
   }
 }

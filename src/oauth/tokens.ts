@@ -17,12 +17,12 @@ export function parseOpaque(prefix: string, token: string): { id: number; verifi
 }
 
 /** A token's row (its verifier only hashed) and how to spell it once the row has its id. */
-export function mintOpaque(
+export function mintOpaque<T extends { clientId: string; scope: string }>(
   prefix: string,
-  input: { clientId: string; userId: string; scope: string; familyId: string; resource: string | null },
+  input: T,
   now: number,
   ttlSeconds: number,
-): MintedToken {
+): { row: T & { verifierHash: string; expiresAt: number; createdAt: number }; spell(id: number): string; expiresIn: number } {
   const verifier = randomToken()
   return {
     row: { ...input, verifierHash: sha256(verifier), expiresAt: now + ttlSeconds * 1000, createdAt: now },
@@ -43,8 +43,12 @@ export interface TokenGrant {
   scopes: readonly string[]
   expiresAt: number
   issuedAt: number
-  user: User
+  /** null for a client's own token (client_credentials): no user, so no userinfo and no settings. */
+  user: User | null
 }
+
+/** A token a user granted: what userinfo and the settings API accept. */
+export type UserGrant = TokenGrant & { user: User }
 
 /** A token about to be stored: its row, and how to spell it once the row has its id. */
 export interface MintedToken {
@@ -99,6 +103,11 @@ export class AccessTokens {
 
   /** A new token for the store to insert; spelled with the id its row gets. */
   mint(input: { clientId: string; userId: string; scope: string; familyId: string; resource: string | null }): MintedToken {
+    return mintOpaque(ACCESS_TOKEN_PREFIX, input, this.clock.now(), this.ttlSeconds)
+  }
+
+  /** A client's own token (client_credentials): no user, no family; for a registered resource. */
+  mintForClient(input: { clientId: string; scope: string; resource: string }) {
     return mintOpaque(ACCESS_TOKEN_PREFIX, input, this.clock.now(), this.ttlSeconds)
   }
 
@@ -180,7 +189,7 @@ export class AccessTokens {
       scopes: this.scopes(row.scope),
       expiresAt: row.expiresAt,
       issuedAt: row.createdAt,
-      user: this.user(row.user),
+      user: row.user && this.user(row.user),
     }
   }
 

@@ -145,7 +145,7 @@ describe('the validated-token cache', () => {
     const small = new AccessTokens(t.store, clock, 3600, t.store.changes, 3)
     const tokens = [] as string[]
     for (let i = 0; i < 5; i++) tokens.push(await mintToken(t, client.id, user.id, 'email'))
-    for (const token of tokens) expect((await small.validate(token))?.user.id).toBe(user.id)
+    for (const token of tokens) expect((await small.validate(token))?.user?.id).toBe(user.id)
     expect(small.cachedCount).toBe(3)
   })
 
@@ -161,13 +161,13 @@ describe('the validated-token cache', () => {
     // is one lookup, not two); PostgreSQL reads it in the token's round trip anyway.
     await t.rows("UPDATE users SET full_name = 'B' WHERE id = ?", user.id)
     const c = await tokens.validate(await mintToken(t, client.id, user.id, 'email'))
-    expect(c!.user.fullName).toBe(testEngine === 'sqlite' ? 'A' : 'B')
+    expect(c!.user!.fullName).toBe(testEngine === 'sqlite' ? 'A' : 'B')
     // A change made elsewhere (the CLI, another instance, by hand) reaches the feed, which
     // forgets what is known: the row is read again, into a new copy, never the stale one.
     tokens.forget()
     const d = await tokens.validate(await mintToken(t, client.id, user.id, 'email'))
-    expect(d!.user.fullName).toBe('B')
-    expect(a!.user.fullName).toBe('A')
+    expect(d!.user!.fullName).toBe('B')
+    expect(a!.user!.fullName).toBe('A')
   })
 })
 

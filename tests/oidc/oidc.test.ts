@@ -77,7 +77,7 @@ describe('discovery and the JWKS', () => {
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['RS256', 'ES256', 'EdDSA'],
       code_challenge_methods_supported: ['S256'],
-      grant_types_supported: ['authorization_code', 'refresh_token'],
+      grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
     })
     expect(doc.scopes_supported).toEqual(['openid', 'profile', 'email', 'groups', 'settings:read', 'settings:write', 'offline_access'])
     expect(doc.claims_supported).toContain('email_verified')

@@ -15,9 +15,12 @@ const toClient = (r: Row): ClientRecord => ({
   registrationTokenHash: r.registration_token_hash as string | null,
   idTokenAlg: r.id_token_alg as IdTokenAlg,
   introspects: json(r.introspects),
+  grantTypes: json(r.grant_types),
+  allowedScopes: json(r.allowed_scopes),
+  requirePar: r.require_par as boolean,
 })
 
-const COLUMNS = 'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects'
+const COLUMNS = 'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, grant_types, allowed_scopes, require_par'
 
 export class PgClients implements ClientStore {
   constructor(private readonly ctx: PgContext) {}
@@ -25,10 +28,10 @@ export class PgClients implements ClientStore {
   insertClient(client: ClientRecord, now: number): Promise<void> {
     return this.ctx.run(
       async (sql) =>
-        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, created_at)
+        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, grant_types, allowed_scopes, require_par, created_at)
           VALUES (${client.id}, ${client.name}, ${client.secretHash}, ${JSON.stringify(client.redirectUris)}::jsonb,
             ${JSON.stringify(client.postLogoutRedirectUris)}::jsonb, ${client.skipConsent}, ${client.requireMfa}, ${client.kind}, ${client.metadataExpiresAt}, ${client.registrationTokenHash}, ${client.idTokenAlg},
-            ${JSON.stringify(client.introspects)}::jsonb, ${now})`),
+            ${JSON.stringify(client.introspects)}::jsonb, ${JSON.stringify(client.grantTypes)}::jsonb, ${JSON.stringify(client.allowedScopes)}::jsonb, ${client.requirePar}, ${now})`),
     )
   }
 
@@ -107,12 +110,13 @@ export class PgClients implements ClientStore {
     return this.ctx.run(async (sql) => (await sql`SELECT 1 FROM registration_tokens WHERE token_hash = ${tokenHash} AND expires_at > ${now}`).length > 0)
   }
 
-  updateClient(id: string, f: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg'>): Promise<boolean> {
+  updateClient(id: string, f: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg' | 'grantTypes' | 'allowedScopes' | 'requirePar'>): Promise<boolean> {
     return this.ctx.run(
       async (sql) =>
         (
           await sql`UPDATE clients SET name = ${f.name}, redirect_uris = ${JSON.stringify(f.redirectUris)}::jsonb, post_logout_redirect_uris = ${JSON.stringify(f.postLogoutRedirectUris)}::jsonb,
-            skip_consent = ${f.skipConsent}, require_mfa = ${f.requireMfa}, id_token_alg = ${f.idTokenAlg} WHERE id = ${id}`
+            skip_consent = ${f.skipConsent}, require_mfa = ${f.requireMfa}, id_token_alg = ${f.idTokenAlg}, grant_types = ${JSON.stringify(f.grantTypes)}::jsonb,
+            allowed_scopes = ${JSON.stringify(f.allowedScopes)}::jsonb, require_par = ${f.requirePar} WHERE id = ${id}`
         ).count > 0,
     )
   }

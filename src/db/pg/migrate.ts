@@ -17,6 +17,7 @@ import idTokenAlg from '../../../drizzle/pg/0013_id_token_alg.sql' with { type: 
 import oneRoundTrip from '../../../drizzle/pg/0014_one_round_trip.sql' with { type: 'text' }
 import settingsBatches from '../../../drizzle/pg/0015_settings_batches.sql' with { type: 'text' }
 import introspects from '../../../drizzle/pg/0016_introspects.sql' with { type: 'text' }
+import machines from '../../../drizzle/pg/0017_machines.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -40,6 +41,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0014_one_round_trip': oneRoundTrip,
   '0015_settings_batches': settingsBatches,
   '0016_introspects': introspects,
+  '0017_machines': machines,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

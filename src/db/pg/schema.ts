@@ -38,6 +38,9 @@ export const clients = pgTable('clients', {
   idTokenAlg: text('id_token_alg').notNull().default('RS256'),
   /** A resource server's right to introspect other clients' tokens (`--introspect`): client ids, or ['*'] for every client's. */
   introspects: jsonb('introspects').$type<string[]>().notNull().default([]),
+  grantTypes: jsonb('grant_types').$type<string[]>().notNull().default(['authorization_code']),
+  allowedScopes: jsonb('allowed_scopes').$type<string[]>().notNull().default([]),
+  requirePar: boolean('require_par').notNull().default(false),
 })
 
 export const sessions = pgTable(
@@ -146,7 +149,8 @@ export const accessTokens = pgTable(
     id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
     verifierHash: text('verifier_hash').notNull(),
     clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
-    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    /** null for a client's own token (client_credentials). */
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
     scope: text('scope').notNull(),
     expiresAt: ms('expires_at').notNull(),
     createdAt: ms('created_at').notNull(),
@@ -386,4 +390,16 @@ export const auditEvents = pgTable(
     detail: text('detail'),
   },
   (t) => [index('audit_events_at').on(t.at), index('audit_events_user').on(t.userId, t.at), index('audit_events_client').on(t.clientId, t.at)],
+)
+
+/** Pushed authorization requests (RFC 9126), used once. */
+export const pushedRequests = pgTable(
+  'pushed_requests',
+  {
+    uriHash: text('uri_hash').primaryKey(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    params: text('params').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+  },
+  (t) => [index('pushed_requests_expires').on(t.expiresAt), index('pushed_requests_client').on(t.clientId)],
 )

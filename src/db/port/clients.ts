@@ -21,6 +21,12 @@ export interface ClientRecord {
   idTokenAlg: IdTokenAlg
   /** A resource server's right to introspect other clients' access tokens (`--introspect`): their ids, or ['*'] for every client's. */
   introspects: string[]
+  /** The grants it may use (RFC 7591 grant_types): authorization_code, client_credentials, the device code. */
+  grantTypes: string[]
+  /** The resource scopes its client_credentials tokens may carry. */
+  allowedScopes: string[]
+  /** Its authorization requests must be pushed first (RFC 9126 §5). */
+  requirePar: boolean
 }
 
 /** The ID-token signing algorithms Latchkey has keys for. */
@@ -48,7 +54,7 @@ export interface ClientStore {
   /** Replaces the clients whose tokens it may introspect; false for an unknown client. */
   setIntrospects(id: string, introspects: readonly string[]): Promise<boolean>
   /** Replaces an operator's client's options (`latchkey apply`); false for an unknown client. */
-  updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg'>): Promise<boolean>
+  updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg' | 'grantTypes' | 'allowedScopes' | 'requirePar'>): Promise<boolean>
   /** A metadata document's client as last fetched: inserted, or its name, redirect URIs and freshness replaced. */
   saveMetadataClient(client: ClientRecord, now: number): Promise<void>
   /**

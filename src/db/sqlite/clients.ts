@@ -19,6 +19,9 @@ const toClient = (row: typeof clients.$inferSelect): ClientRecord => ({
   registrationTokenHash: row.registrationTokenHash,
   idTokenAlg: row.idTokenAlg as IdTokenAlg,
   introspects: row.introspects,
+  grantTypes: row.grantTypes,
+  allowedScopes: row.allowedScopes,
+  requirePar: row.requirePar,
 })
 
 export class SqliteClients implements ClientStore {
@@ -99,7 +102,7 @@ export class SqliteClients implements ClientStore {
     return !!db.orm.select({ at: registrationTokens.createdAt }).from(registrationTokens).where(and(eq(registrationTokens.tokenHash, tokenHash), gt(registrationTokens.expiresAt, now))).get()
   }
 
-  updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg'>): Promise<boolean> {
+  updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg' | 'grantTypes' | 'allowedScopes' | 'requirePar'>): Promise<boolean> {
     const { db } = this.ctx
     return this.ctx.write(() => changes(db.orm.update(clients).set(fields).where(eq(clients.id, id)).run()) > 0)
   }

@@ -18,6 +18,7 @@ import settingsSync from '../../../drizzle/sqlite/0014_settings_sync.sql' with {
 import operators from '../../../drizzle/sqlite/0015_operators.sql' with { type: 'text' }
 import idTokenAlg from '../../../drizzle/sqlite/0016_id_token_alg.sql' with { type: 'text' }
 import introspects from '../../../drizzle/sqlite/0017_introspects.sql' with { type: 'text' }
+import machines from '../../../drizzle/sqlite/0018_machines.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -42,6 +43,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0015_operators': operators,
   '0016_id_token_alg': idTokenAlg,
   '0017_introspects': introspects,
+  '0018_machines': machines,
 }
 
 export interface MigrationResult {

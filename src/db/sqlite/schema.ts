@@ -43,6 +43,12 @@ export const clients = sqliteTable('clients', {
   idTokenAlg: text('id_token_alg').notNull().default('RS256'),
   /** A resource server's right to introspect other clients' tokens (`--introspect`): client ids, or ['*'] for every client's. */
   introspects: text('introspects', { mode: 'json' }).$type<string[]>().notNull().default([]),
+  /** The grants it may use (`--grant`): authorization_code, client_credentials, the device code (RFC 8628). */
+  grantTypes: text('grant_types', { mode: 'json' }).$type<string[]>().notNull().default(['authorization_code']),
+  /** The resource scopes a client_credentials token may carry (`--allowed-scope`). */
+  allowedScopes: text('allowed_scopes', { mode: 'json' }).$type<string[]>().notNull().default([]),
+  /** Authorization requests only through PAR (RFC 9126 §5, `--require-par`). */
+  requirePar: integer('require_par', { mode: 'boolean' }).notNull().default(false),
 })
 
 export const sessions = sqliteTable(
@@ -178,7 +184,8 @@ export const accessTokens = sqliteTable(
     id: integer('id').primaryKey(),
     verifierHash: text('verifier_hash').notNull(),
     clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
-    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    /** null for a client's own token (client_credentials, RFC 6749 §4.4): no user. */
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
     scope: text('scope').notNull(),
     expiresAt: integer('expires_at').notNull(),
     createdAt: integer('created_at').notNull(),
@@ -482,4 +489,20 @@ export const auditEvents = sqliteTable(
     detail: text('detail'),
   },
   (t) => [index('audit_events_at').on(t.at), index('audit_events_user').on(t.userId, t.at), index('audit_events_client').on(t.clientId, t.at)],
+)
+
+/**
+ * Pushed authorization requests (RFC 9126): the request's parameters under the hash of its
+ * request_uri's random part, used once before they expire.
+ */
+export const pushedRequests = sqliteTable(
+  'pushed_requests',
+  {
+    uriHash: text('uri_hash').primaryKey(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    /** The authorization parameters, as a JSON object of strings. */
+    params: text('params').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('pushed_requests_expires').on(t.expiresAt), index('pushed_requests_client').on(t.clientId)],
 )
