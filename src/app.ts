@@ -8,6 +8,7 @@ import { authorizeRoutes } from './oauth/authorize'
 import { metadataRoutes } from './oauth/metadata'
 import { revocationRoutes } from './oauth/revoke'
 import { introspectionRoutes } from './oauth/introspect'
+import { parRoutes } from './oauth/par'
 import { registrationRoutes } from './oauth/registration'
 import { tokenRoutes } from './oauth/token'
 import { settingsStreamRoutes } from './settings/stream'
@@ -91,6 +92,7 @@ export function createApp(ctx: AppContext) {
     .use(tokenRoutes(ctx))
     .use(revocationRoutes(ctx))
     .use(introspectionRoutes(ctx))
+    .use(parRoutes(ctx))
     .use(registrationRoutes(ctx))
     .use(userinfoRoutes(ctx))
     .use(settingsRoutes(ctx))

@@ -53,6 +53,8 @@ describe('discovery and health', () => {
       revocation_endpoint: `${ORIGIN}/api/oauth/revoke`,
       end_session_endpoint: `${ORIGIN}/oauth/logout`,
       jwks_uri: `${ORIGIN}/.well-known/jwks.json`,
+      pushed_authorization_request_endpoint: `${ORIGIN}/api/oauth/par`,
+      require_pushed_authorization_requests: false,
       scopes_supported: ['openid', 'profile', 'email', 'groups', 'settings:read', 'settings:write', 'offline_access'],
       response_types_supported: ['code'],
       response_modes_supported: ['query'],

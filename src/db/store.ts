@@ -24,6 +24,7 @@ import type { SessionStore } from './port/sessions'
 import type { SettingsStore } from './port/settings'
 import type { ThrottleStore } from './port/throttle'
 import type { TokenStore } from './port/tokens'
+import type { PushedRequestStore } from './port/pushed'
 import type { UserStore } from './port/users'
 
 export type * from './port/clients'
@@ -41,6 +42,7 @@ export type * from './port/settings'
 export { etagList, etagMatches, etagOf, judgePreconditions, judgeSave } from './port/settings'
 export type * from './port/throttle'
 export type * from './port/tokens'
+export type * from './port/pushed'
 export type * from './port/users'
 
 /** A unique constraint refused a write (an email or id that already exists). */
@@ -125,6 +127,8 @@ export interface Store {
   readonly grants: GrantStore
   /** Access tokens, for validation. */
   readonly tokens: TokenStore
+  /** Pushed authorization requests (RFC 9126). */
+  readonly pushed: PushedRequestStore
   readonly settings: SettingsStore
   readonly throttle: ThrottleStore
   /** ID-token signing keys. */

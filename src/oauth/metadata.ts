@@ -15,6 +15,9 @@ export function endpoints(issuer: string) {
     introspection_endpoint: `${issuer}/api/oauth/introspect`,
     end_session_endpoint: `${issuer}/oauth/logout`,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
+    pushed_authorization_request_endpoint: `${issuer}/api/oauth/par`,
+    // Per client (`--require-par`, the client's require_pushed_authorization_requests), not server-wide.
+    require_pushed_authorization_requests: false,
   }
 }
 

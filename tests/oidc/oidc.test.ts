@@ -73,6 +73,7 @@ describe('discovery and the JWKS', () => {
       revocation_endpoint: `${ORIGIN}/api/oauth/revoke`,
       end_session_endpoint: `${ORIGIN}/oauth/logout`,
       jwks_uri: `${ORIGIN}/.well-known/jwks.json`,
+      pushed_authorization_request_endpoint: `${ORIGIN}/api/oauth/par`,
       response_types_supported: ['code'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['RS256', 'ES256', 'EdDSA'],
