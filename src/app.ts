@@ -9,6 +9,8 @@ import { metadataRoutes } from './oauth/metadata'
 import { revocationRoutes } from './oauth/revoke'
 import { introspectionRoutes } from './oauth/introspect'
 import { parRoutes } from './oauth/par'
+import { deviceAuthorizationRoutes } from './oauth/device/authorization'
+import { devicePages } from './oauth/device/pages'
 import { registrationRoutes } from './oauth/registration'
 import { tokenRoutes } from './oauth/token'
 import { settingsStreamRoutes } from './settings/stream'
@@ -93,6 +95,8 @@ export function createApp(ctx: AppContext) {
     .use(revocationRoutes(ctx))
     .use(introspectionRoutes(ctx))
     .use(parRoutes(ctx))
+    .use(deviceAuthorizationRoutes(ctx))
+    .use(devicePages(ctx))
     .use(registrationRoutes(ctx))
     .use(userinfoRoutes(ctx))
     .use(settingsRoutes(ctx))

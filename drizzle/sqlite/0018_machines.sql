@@ -1,4 +1,25 @@
--- Issue 38, machines and devices: client grants and allowed scopes, PAR, tokens without a user (client_credentials).
+-- Issue 38, machines and devices: client grants, allowed scopes and require_par; tokens without a user (client_credentials); pushed requests (RFC 9126); device codes (RFC 8628).
+CREATE TABLE `device_codes` (
+	`device_code_hash` text PRIMARY KEY NOT NULL,
+	`user_code_hash` text NOT NULL,
+	`client_id` text NOT NULL,
+	`scope` text NOT NULL,
+	`resource` text,
+	`created_at` integer NOT NULL,
+	`expires_at` integer NOT NULL,
+	`interval` integer NOT NULL,
+	`last_polled_at` integer,
+	`status` text NOT NULL,
+	`address` text NOT NULL,
+	`user_id` text,
+	`code_hash` text,
+	FOREIGN KEY (`client_id`) REFERENCES `clients`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `device_codes_user_code_hash_unique` ON `device_codes` (`user_code_hash`);--> statement-breakpoint
+CREATE INDEX `device_codes_expires` ON `device_codes` (`expires_at`);--> statement-breakpoint
+CREATE INDEX `device_codes_client` ON `device_codes` (`client_id`);--> statement-breakpoint
 CREATE TABLE `pushed_requests` (
 	`uri_hash` text PRIMARY KEY NOT NULL,
 	`client_id` text NOT NULL,

@@ -25,6 +25,7 @@ import type { SettingsStore } from './port/settings'
 import type { ThrottleStore } from './port/throttle'
 import type { TokenStore } from './port/tokens'
 import type { PushedRequestStore } from './port/pushed'
+import type { DeviceCodeStore } from './port/devices'
 import type { UserStore } from './port/users'
 
 export type * from './port/clients'
@@ -43,6 +44,8 @@ export { etagList, etagMatches, etagOf, judgePreconditions, judgeSave } from './
 export type * from './port/throttle'
 export type * from './port/tokens'
 export type * from './port/pushed'
+export type * from './port/devices'
+export { decidePoll, SLOW_DOWN_SECONDS } from './port/devices'
 export type * from './port/users'
 
 /** A unique constraint refused a write (an email or id that already exists). */
@@ -129,6 +132,8 @@ export interface Store {
   readonly tokens: TokenStore
   /** Pushed authorization requests (RFC 9126). */
   readonly pushed: PushedRequestStore
+  /** Device authorization requests (RFC 8628). */
+  readonly devices: DeviceCodeStore
   readonly settings: SettingsStore
   readonly throttle: ThrottleStore
   /** ID-token signing keys. */

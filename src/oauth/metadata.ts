@@ -16,13 +16,14 @@ export function endpoints(issuer: string) {
     end_session_endpoint: `${issuer}/oauth/logout`,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     pushed_authorization_request_endpoint: `${issuer}/api/oauth/par`,
+    device_authorization_endpoint: `${issuer}/api/oauth/device_authorization`,
     // Per client (`--require-par`, the client's require_pushed_authorization_requests), not server-wide.
     require_pushed_authorization_requests: false,
   }
 }
 
 /** The grants both metadata documents list (SPEC, Machines and devices). */
-export const GRANT_TYPES_SUPPORTED = ['authorization_code', 'refresh_token', 'client_credentials']
+export const GRANT_TYPES_SUPPORTED = ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code']
 
 /** What clients Latchkey has never met can use (both metadata documents carry it): RFC 7591 registration, client ID metadata documents. */
 export function agentMetadata(config: Config) {

@@ -149,7 +149,7 @@ describe('POST /api/oauth/token grant_type=client_credentials', () => {
   })
 })
 
-test('discovery lists client_credentials', async () => {
+test('discovery lists client_credentials and the device grant', async () => {
   const doc = (await (await t.handle('/.well-known/openid-configuration')).json()) as { grant_types_supported: string[] }
-  expect(doc.grant_types_supported).toEqual(['authorization_code', 'refresh_token', 'client_credentials'])
+  expect(doc.grant_types_supported).toEqual(['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'])
 })

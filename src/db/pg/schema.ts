@@ -403,3 +403,31 @@ export const pushedRequests = pgTable(
   },
   (t) => [index('pushed_requests_expires').on(t.expiresAt), index('pushed_requests_client').on(t.clientId)],
 )
+
+/**
+ * Device authorization (RFC 8628): a device code (its hash) and the user code typed on /device
+ * (its hash), pending until the user allows or denies; an allowed one holds the hash of the code
+ * the next poll exchanges, once.
+ */
+export const deviceCodes = pgTable(
+  'device_codes',
+  {
+    deviceCodeHash: text('device_code_hash').primaryKey(),
+    userCodeHash: text('user_code_hash').notNull().unique(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    scope: text('scope').notNull(),
+    resource: text('resource'),
+    createdAt: ms('created_at').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+    /** The polling interval in seconds: 5, and 5 more after each slow_down. */
+    interval: integer('interval').notNull(),
+    lastPolledAt: ms('last_polled_at'),
+    /** pending, allowed, denied or used. */
+    status: text('status').notNull(),
+    /** Where the request came from (shown on the consent page). */
+    address: text('address').notNull(),
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    codeHash: text('code_hash'),
+  },
+  (t) => [index('device_codes_expires').on(t.expiresAt), index('device_codes_client').on(t.clientId)],
+)

@@ -6,6 +6,7 @@ import { apiHeaders, json } from '../../lib/http'
 import { authenticateClient } from './client-auth'
 import * as authorizationCode from './grants/authorization_code'
 import * as clientCredentials from './grants/client_credentials'
+import * as deviceCode from './grants/device_code'
 import * as refreshToken from './grants/refresh_token'
 import { TokenRequest, TokenResponse } from './model'
 import { parseTokenBody } from './parse'
@@ -14,7 +15,7 @@ import { errorResponses } from '../../docs/openapi'
 // RFC 6749 §5.1: no-store, and Pragma: no-cache for old caches.
 const TOKEN_HEADERS = apiHeaders({ pragma: 'no-cache' })
 
-const grants = { [authorizationCode.grantType]: authorizationCode, [refreshToken.grantType]: refreshToken, [clientCredentials.grantType]: clientCredentials } as const
+const grants = { [authorizationCode.grantType]: authorizationCode, [refreshToken.grantType]: refreshToken, [clientCredentials.grantType]: clientCredentials, [deviceCode.grantType]: deviceCode } as const
 
 function grantFor(grantType: string) {
   return Object.hasOwn(grants, grantType) ? grants[grantType as keyof typeof grants] : undefined

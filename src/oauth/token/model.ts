@@ -10,6 +10,7 @@ export const TokenRequest = t.Object(
     client_secret: t.Optional(t.String()),
     code_verifier: t.Optional(t.String()),
     refresh_token: t.Optional(t.String()),
+    device_code: t.Optional(t.String({ description: 'RFC 8628: the device code being polled' })),
     scope: t.Optional(t.String()),
     resource: t.Optional(t.Union([t.String(), t.Array(t.String())], { description: 'RFC 8707: the resource the authorization was for (with or without a trailing slash)' })),
   },
