@@ -1,4 +1,4 @@
--- Issue 38, machines and devices: client grants, allowed scopes and require_par; tokens without a user (client_credentials); pushed requests (RFC 9126); device codes (RFC 8628).
+-- Issue 38, machines and devices: client grants, allowed scopes, require_par, private_key_jwt (auth method, JWKS) and used assertion jtis; tokens without a user (client_credentials); pushed requests (RFC 9126); device codes (RFC 8628).
 CREATE TABLE `device_codes` (
 	`device_code_hash` text PRIMARY KEY NOT NULL,
 	`user_code_hash` text NOT NULL,
@@ -30,6 +30,15 @@ CREATE TABLE `pushed_requests` (
 --> statement-breakpoint
 CREATE INDEX `pushed_requests_expires` ON `pushed_requests` (`expires_at`);--> statement-breakpoint
 CREATE INDEX `pushed_requests_client` ON `pushed_requests` (`client_id`);--> statement-breakpoint
+CREATE TABLE `used_assertions` (
+	`client_id` text NOT NULL,
+	`jti` text NOT NULL,
+	`expires_at` integer NOT NULL,
+	PRIMARY KEY(`client_id`, `jti`),
+	FOREIGN KEY (`client_id`) REFERENCES `clients`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `used_assertions_expires` ON `used_assertions` (`expires_at`);--> statement-breakpoint
 PRAGMA foreign_keys=OFF;--> statement-breakpoint
 CREATE TABLE `__new_access_tokens` (
 	`id` integer PRIMARY KEY NOT NULL,
@@ -55,4 +64,7 @@ CREATE INDEX `access_tokens_client` ON `access_tokens` (`client_id`);--> stateme
 CREATE INDEX `access_tokens_expires` ON `access_tokens` (`expires_at`);--> statement-breakpoint
 ALTER TABLE `clients` ADD `grant_types` text DEFAULT '["authorization_code"]' NOT NULL;--> statement-breakpoint
 ALTER TABLE `clients` ADD `allowed_scopes` text DEFAULT '[]' NOT NULL;--> statement-breakpoint
-ALTER TABLE `clients` ADD `require_par` integer DEFAULT false NOT NULL;
+ALTER TABLE `clients` ADD `require_par` integer DEFAULT false NOT NULL;--> statement-breakpoint
+ALTER TABLE `clients` ADD `auth_method` text;--> statement-breakpoint
+ALTER TABLE `clients` ADD `jwks` text;--> statement-breakpoint
+ALTER TABLE `clients` ADD `jwks_uri` text;

@@ -313,7 +313,7 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (!changed.length) continue
     lines.push(`~ client ${found.id}: ${changed.join(', ')}`)
     steps.push(async () => {
-      await store.clients.updateClient(found.id, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, skipConsent: c.skipConsent, requireMfa: c.requireMfa, idTokenAlg: c.idTokenAlg, grantTypes: found.grantTypes, allowedScopes: found.allowedScopes, requirePar: found.requirePar })
+      await store.clients.updateClient(found.id, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, skipConsent: c.skipConsent, requireMfa: c.requireMfa, idTokenAlg: c.idTokenAlg, grantTypes: found.grantTypes, allowedScopes: found.allowedScopes, requirePar: found.requirePar, authMethod: found.authMethod, jwks: found.jwks, jwksUri: found.jwksUri })
       if (changed.includes('allowed_groups')) await setAllowedGroups({ store }, found.id, c.allowedGroups)
       if (changed.includes('introspects')) await store.clients.setIntrospects(found.id, c.introspects)
       if (changed.includes('secret')) await store.clients.setClientSecret(found.id, sha256(c.secret!))

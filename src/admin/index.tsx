@@ -447,7 +447,7 @@ async function updateApp(ctx: AppContext, client: Client, body: FormFields) {
     idTokenAlg: field(body, 'id_token_alg') || undefined,
   }
   // The edit form does not show grants or PAR: they stay as the CLI set them.
-  const kept = { public: client.public, grantTypes: client.grantTypes, allowedScopes: client.allowedScopes, requirePar: client.requirePar }
+  const kept = { public: client.public, grantTypes: client.grantTypes, allowedScopes: client.allowedScopes, requirePar: client.requirePar, authMethod: client.authMethod, jwks: client.jwks, jwksUri: client.jwksUri }
   if (!(await updateClient(ctx.store, client.id, { ...options, ...kept }))) throw new PageError(404, 'Not found', 'There is no such app.')
   return options
 }

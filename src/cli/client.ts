@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs'
 import { issueRegistrationToken } from '../oauth/dynamic-clients'
-import { checkClientOptions, checkGrants, checkIdTokenAlg, checkIntrospects, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, setIntrospects, toView, updateClient } from '../oauth/clients'
+import { checkClientOptions, checkGrants, checkIdTokenAlg, checkKeys, checkIntrospects, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, setIntrospects, toView, updateClient } from '../oauth/clients'
 import { existingGroups, setAllowedGroups } from '../accounts/groups'
 import type { Store } from '../db/store'
 import type { Client } from '../oauth/clients'
@@ -9,8 +10,8 @@ import { UsageError, cliAudit, inputError, printJson, printTable, trueOrFalse, w
 
 /** A client as the CLI prints it (the shape `latchkey apply` takes): its options and allowed groups. */
 async function viewWithGroups(store: Store, client: Client) {
-  const { introspects, grant_types, allowed_scopes, require_pushed_authorization_requests, ...view } = toView(client)
-  return { ...view, allowed_groups: await store.groups.allowedGroups(client.id), introspects, grant_types, allowed_scopes, require_pushed_authorization_requests }
+  const { introspects, grant_types, allowed_scopes, require_pushed_authorization_requests, token_endpoint_auth_method, jwks_uri, ...view } = toView(client)
+  return { ...view, allowed_groups: await store.groups.allowedGroups(client.id), introspects, grant_types, allowed_scopes, require_pushed_authorization_requests, token_endpoint_auth_method, jwks_uri }
 }
 
 /**
@@ -25,6 +26,9 @@ const appOptions = {
   'id-token-alg': { type: 'string', arg: 'RS256|ES256|EdDSA', help: 'how its ID tokens are signed (RS256 by default)' },
   introspect: { type: 'string', multiple: true, arg: "CLIENT_ID|'*'", help: "a resource server: may introspect these clients' access tokens, or every client's with '*' (repeatable; '' on update: none)" },
   grant: { type: 'string', multiple: true, arg: 'GRANT', help: 'a grant it may use: authorization_code (default), client_credentials, urn:ietf:params:oauth:grant-type:device_code (repeatable; on update: replaces them)' },
+  'auth-method': { type: 'string', arg: 'client_secret|private_key_jwt', help: 'how it authenticates: its secret (default) or assertions signed with its keys (RFC 7523)' },
+  'jwks-file': { type: 'string', arg: 'FILE', help: 'with --auth-method private_key_jwt: a file holding its public keys (a JWKS)' },
+  'jwks-uri': { type: 'string', arg: 'URL', help: 'with --auth-method private_key_jwt: where it publishes its public keys' },
   'allowed-scope': { type: 'string', multiple: true, arg: 'SCOPE', help: "with --grant client_credentials: a resource's scope its own tokens may carry (repeatable; '' on update: none)" },
 } as const
 
@@ -35,6 +39,16 @@ async function allowedGroups(store: Store, names: readonly string[]): Promise<st
     return []
   }
   return inputError(() => existingGroups(store, names))
+}
+
+/** `--jwks-file FILE`: its text (checked by checkKeys); a file that cannot be read is one line. */
+function jwksFile(path: string | undefined): string | undefined {
+  if (path === undefined) return undefined
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new UsageError(`--jwks-file ${escapeForTerminal(path)}: ${(error as NodeJS.ErrnoException).code ?? 'cannot be read'}`)
+  }
 }
 
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i])
@@ -48,6 +62,9 @@ const create = command({
     'post-logout-redirect-uri': appOptions['post-logout-redirect-uri'],
     grant: appOptions.grant,
     'allowed-scope': appOptions['allowed-scope'],
+    'auth-method': appOptions['auth-method'],
+    'jwks-file': appOptions['jwks-file'],
+    'jwks-uri': appOptions['jwks-uri'],
     'require-par': { type: 'boolean', help: 'authorization requests only through PAR (RFC 9126)' },
     public: { type: 'boolean', help: 'a public client (single-page or mobile app): no secret, PKCE' },
     'skip-consent': { type: 'boolean', help: 'no consent page (your own first-party apps)' },
@@ -80,6 +97,9 @@ const create = command({
             grantTypes,
             allowedScopes: values['allowed-scope'] ?? [],
             requirePar: values['require-par'] ?? false,
+            authMethod: values['auth-method'],
+            jwks: jwksFile(values['jwks-file']),
+            jwksUri: values['jwks-uri'],
             public: isPublic,
             skipConsent: values['skip-consent'] ?? false,
             requireMfa: values['require-mfa'] ?? false,
@@ -111,6 +131,8 @@ const create = command({
       grant_types: view.grant_types,
       allowed_scopes: view.allowed_scopes,
       require_pushed_authorization_requests: view.require_pushed_authorization_requests,
+      token_endpoint_auth_method: view.token_endpoint_auth_method,
+      jwks_uri: view.jwks_uri,
     })
   },
 })
@@ -134,6 +156,9 @@ const update = command({
     introspect: appOptions.introspect,
     grant: appOptions.grant,
     'allowed-scope': appOptions['allowed-scope'],
+    'auth-method': appOptions['auth-method'],
+    'jwks-file': appOptions['jwks-file'],
+    'jwks-uri': appOptions['jwks-uri'],
     'require-par': { type: 'string', arg: 'true|false', help: 'authorization requests only through PAR (RFC 9126)' },
   },
   examples: ['client update d2844b790e7041724ccbcbfa --add-redirect-uri https://app.example.com/callback2', 'client update d2844b790e7041724ccbcbfa --allowed-group none --require-mfa false'],
@@ -172,7 +197,12 @@ const update = command({
           // New grants without client_credentials drop the allowed scopes with it.
           allowedScopes: values['allowed-scope'] ?? (values.grant && !values.grant.includes('client_credentials') ? [] : client.allowedScopes),
           requirePar: requirePar ?? client.requirePar,
+          authMethod: values['auth-method'] === 'client_secret' ? null : (values['auth-method'] ?? client.authMethod),
+          // New keys replace the old: a file, or a URL, never both.
+          jwks: values['jwks-file'] !== undefined ? jwksFile(values['jwks-file'])! : values['jwks-uri'] !== undefined || values['auth-method'] === 'client_secret' ? null : client.jwks,
+          jwksUri: values['jwks-uri'] ?? (values['jwks-file'] !== undefined || values['auth-method'] === 'client_secret' ? null : client.jwksUri),
         }
+        const keys = await inputError(() => checkKeys(next))
         const grants = await inputError(() => checkGrants(store, next))
         const checked = await inputError(() => checkClientOptions({ ...next, ...grants }))
         const groupsNow = await store.groups.allowedGroups(id)
@@ -190,6 +220,7 @@ const update = command({
           !sameList(grants.grantTypes, client.grantTypes) && 'grant_types',
           !sameList(grants.allowedScopes, client.allowedScopes) && 'allowed_scopes',
           next.requirePar !== client.requirePar && 'require_pushed_authorization_requests',
+          (keys.authMethod !== client.authMethod || keys.jwks !== client.jwks || keys.jwksUri !== client.jwksUri) && 'keys',
         ].filter((x): x is string => x !== false)
         // SPEC: a change that changes nothing is said so, and records nothing.
         if (changed.length === 0) return { view: await viewWithGroups(store, client), changed }

@@ -138,6 +138,9 @@ export class MetadataClients {
       grantTypes: ['authorization_code'],
       allowedScopes: [],
       requirePar: false,
+      authMethod: null,
+      jwks: null,
+      jwksUri: null,
     }
     await this.deps.store.clients.saveMetadataClient(record, now)
     return toClient(record)

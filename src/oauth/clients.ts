@@ -24,6 +24,11 @@ export interface Client {
   allowedScopes: string[]
   /** Its authorization requests must be pushed first (RFC 9126 §5, `--require-par`). */
   requirePar: boolean
+  /** 'private_key_jwt' (RFC 7523, `--auth-method`): it signs assertions with a key of its JWKS; null: its secret, or none. */
+  authMethod: 'private_key_jwt' | null
+  /** Its JWKS (JSON text, `--jwks-file`) or where it is published (`--jwks-uri`). */
+  jwks: string | null
+  jwksUri: string | null
 }
 
 export interface ClientView {
@@ -39,6 +44,8 @@ export interface ClientView {
   grant_types: string[]
   allowed_scopes: string[]
   require_pushed_authorization_requests: boolean
+  token_endpoint_auth_method: string
+  jwks_uri: string | null
 }
 
 export class ClientInputError extends InputError {}
@@ -107,6 +114,8 @@ export function toView(client: Client): ClientView {
     grant_types: client.grantTypes,
     allowed_scopes: client.allowedScopes,
     require_pushed_authorization_requests: client.requirePar,
+    token_endpoint_auth_method: client.authMethod ?? (client.public ? 'none' : 'client_secret_basic'),
+    jwks_uri: client.jwksUri,
   }
 }
 
@@ -126,7 +135,7 @@ export function toClient(row: ClientRecord): Client {
     name: row.name,
     redirectUris: row.redirectUris,
     postLogoutRedirectUris: row.postLogoutRedirectUris,
-    public: row.secretHash === null,
+    public: row.secretHash === null && row.authMethod === null,
     skipConsent: row.skipConsent,
     requireMfa: row.requireMfa,
     kind: row.kind,
@@ -135,6 +144,9 @@ export function toClient(row: ClientRecord): Client {
     grantTypes: row.grantTypes,
     allowedScopes: row.allowedScopes,
     requirePar: row.requirePar,
+    authMethod: row.authMethod,
+    jwks: row.jwks,
+    jwksUri: row.jwksUri,
   }
 }
 
@@ -195,6 +207,49 @@ export async function checkGrants(store: Store, input: { public: boolean; grantT
   return { grantTypes, allowedScopes }
 }
 
+/**
+ * `--auth-method private_key_jwt` with `--jwks-file` (its contents) or `--jwks-uri` (RFC 7523):
+ * exactly one of them, public keys only, each with a kid (the assertion names it); never for a
+ * public client. Without it, no keys.
+ */
+export function checkKeys(input: { public: boolean; authMethod?: string | null; jwks?: string | null; jwksUri?: string | null }): { authMethod: 'private_key_jwt' | null; jwks: string | null; jwksUri: string | null } {
+  const method = input.authMethod ?? null
+  if (method !== null && method !== 'private_key_jwt' && method !== 'client_secret') throw new ClientInputError(`--auth-method must be client_secret or private_key_jwt, got "${method}"`)
+  if (method !== 'private_key_jwt') {
+    if (input.jwks || input.jwksUri) throw new ClientInputError('--jwks-file and --jwks-uri are for --auth-method private_key_jwt')
+    return { authMethod: null, jwks: null, jwksUri: null }
+  }
+  if (input.public) throw new ClientInputError('a public client cannot use private_key_jwt')
+  if (!input.jwks === !input.jwksUri) throw new ClientInputError('--auth-method private_key_jwt needs one of --jwks-file or --jwks-uri')
+  if (input.jwksUri) {
+    let url: URL | undefined
+    try {
+      url = new URL(input.jwksUri)
+    } catch {}
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.hash) throw new ClientInputError(`--jwks-uri must be an https URL, got "${input.jwksUri}"`)
+    return { authMethod: method, jwks: null, jwksUri: url.href }
+  }
+  return { authMethod: method, jwks: checkJwks(input.jwks!), jwksUri: null }
+}
+
+/** A JWKS of public keys (RFC 7517), each with a kid; as compact JSON text. */
+export function checkJwks(text: string): string {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    throw new ClientInputError('the JWKS is not JSON')
+  }
+  const keys = (parsed as { keys?: unknown })?.keys
+  if (!Array.isArray(keys) || keys.length === 0 || keys.length > 20) throw new ClientInputError('the JWKS must be {"keys": [...]} with 1 to 20 keys')
+  for (const key of keys as Array<Record<string, unknown>>) {
+    if (typeof key !== 'object' || key === null || typeof key.kid !== 'string' || !key.kid) throw new ClientInputError('every key of the JWKS needs a kid')
+    if (!['RSA', 'EC', 'OKP'].includes(key.kty as string)) throw new ClientInputError(`key "${key.kid}": kty must be RSA, EC or OKP`)
+    if ('d' in key || 'p' in key || 'k' in key) throw new ClientInputError(`key "${key.kid}" is a private or secret key; give the public keys only`)
+  }
+  return JSON.stringify({ keys })
+}
+
 /** A client's name and redirect URIs as given: checked, trimmed, without repeats. Only a redirecting grant needs a redirect URI. */
 export function checkClientOptions(input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; grantTypes?: readonly string[] }) {
   const name = input.name.trim().normalize('NFC')
@@ -210,10 +265,25 @@ export function checkClientOptions(input: { name: string; redirectUris: string[]
 export async function updateClient(
   store: Store,
   id: string,
-  input: { name: string; redirectUris: string[]; postLogoutRedirectUris: string[]; skipConsent: boolean; requireMfa: boolean; idTokenAlg?: string; public: boolean; grantTypes: string[]; allowedScopes: string[]; requirePar: boolean },
+  input: {
+    name: string
+    redirectUris: string[]
+    postLogoutRedirectUris: string[]
+    skipConsent: boolean
+    requireMfa: boolean
+    idTokenAlg?: string
+    public: boolean
+    grantTypes: string[]
+    allowedScopes: string[]
+    requirePar: boolean
+    authMethod: string | null
+    jwks: string | null
+    jwksUri: string | null
+  },
 ): Promise<boolean> {
   const grants = await checkGrants(store, input)
-  return store.clients.updateClient(id, { ...checkClientOptions({ ...input, ...grants }), skipConsent: input.skipConsent, requireMfa: input.requireMfa, idTokenAlg: checkIdTokenAlg(input.idTokenAlg), ...grants, requirePar: input.requirePar })
+  const keys = checkKeys(input)
+  return store.clients.updateClient(id, { ...checkClientOptions({ ...input, ...grants }), skipConsent: input.skipConsent, requireMfa: input.requireMfa, idTokenAlg: checkIdTokenAlg(input.idTokenAlg), ...grants, requirePar: input.requirePar, ...keys })
 }
 
 export async function createClient(
@@ -232,27 +302,32 @@ export async function createClient(
     grantTypes?: string[]
     allowedScopes?: string[]
     requirePar?: boolean
+    authMethod?: string
+    jwks?: string
+    jwksUri?: string
   },
   now: number,
 ): Promise<{ client: Client; secret: string | null }> {
   const { grantTypes, allowedScopes } = await checkGrants(store, { public: input.public, grantTypes: input.grantTypes ?? [REDIRECTING], allowedScopes: input.allowedScopes ?? [] })
   const requirePar = input.requirePar ?? false
+  const keys = checkKeys(input)
   const { name, redirectUris, postLogoutRedirectUris } = checkClientOptions({ ...input, grantTypes })
   const introspects = input.introspects ?? []
   checkIntrospector(input.public, introspects)
   if (input.id !== undefined && !CHOSEN_CLIENT_ID.test(input.id)) throw new ClientInputError(`client_id "${input.id}" must be 1 to 64 of A-Z a-z 0-9 . _ -`)
   const id = input.id ?? Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex')
-  const secret = input.public ? null : (input.secret ?? randomToken('lk_cs_'))
+  // A private_key_jwt client has keys instead of a secret.
+  const secret = input.public || keys.authMethod ? null : (input.secret ?? randomToken('lk_cs_'))
   const requireMfa = input.requireMfa ?? false
   const idTokenAlg = checkIdTokenAlg(input.idTokenAlg)
-  const record = { id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent, requireMfa, idTokenAlg, introspects, grantTypes, allowedScopes, requirePar }
+  const record = { id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent, requireMfa, idTokenAlg, introspects, grantTypes, allowedScopes, requirePar, ...keys }
   try {
     await store.clients.insertClient({ ...record, kind: 'operator', metadataExpiresAt: null, registrationTokenHash: null }, now)
   } catch (error) {
     if (error instanceof UniqueViolation) throw new ClientInputError(`a client with the id "${id}" exists already`)
     throw error
   }
-  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator', idTokenAlg, introspects, grantTypes, allowedScopes, requirePar }, secret }
+  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator', idTokenAlg, introspects, grantTypes, allowedScopes, requirePar, ...keys }, secret }
 }
 
 export async function listClients(store: Store): Promise<Client[]> {

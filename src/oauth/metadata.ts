@@ -3,6 +3,7 @@ import type { Config } from '../config'
 import type { AppContext } from '../context'
 import { json } from '../lib/http'
 import { SUPPORTED_SCOPES } from './scopes'
+import { ASSERTION_ALGS } from './token/client-assertion'
 
 /** The endpoints OAuth metadata (RFC 8414) and OpenID Connect discovery share. */
 export function endpoints(issuer: string) {
@@ -25,6 +26,14 @@ export function endpoints(issuer: string) {
 /** The grants both metadata documents list (SPEC, Machines and devices). */
 export const GRANT_TYPES_SUPPORTED = ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code']
 
+/** How clients authenticate at each endpoint (both metadata documents): private_key_jwt with asymmetric algorithms only (RFC 7523). */
+export const CLIENT_AUTH_METADATA = {
+  token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+  token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+  revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+  introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+}
+
 /** What clients Latchkey has never met can use (both metadata documents carry it): RFC 7591 registration, client ID metadata documents. */
 export function agentMetadata(config: Config) {
   return {
@@ -42,9 +51,7 @@ export function metadataRoutes(ctx: AppContext) {
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: GRANT_TYPES_SUPPORTED,
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    ...CLIENT_AUTH_METADATA,
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
     ...agentMetadata(ctx.config),

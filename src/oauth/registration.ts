@@ -151,6 +151,9 @@ export function registrationRoutes(ctx: AppContext) {
           grantTypes: ['authorization_code'],
           allowedScopes: [],
           requirePar: false,
+      authMethod: null,
+      jwks: null,
+      jwksUri: null,
         }
         await ctx.store.clients.insertClient(record, now)
         ctx.log.info('client registered dynamically', { client: record.id })

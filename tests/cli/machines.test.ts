@@ -52,3 +52,20 @@ test('client_credentials: no --redirect-uri needed, --allowed-scope only a resou
   // Dropping client_credentials drops the allowed scopes with it.
   expect(json(['client', 'update', id, '--grant', 'authorization_code'])).toMatchObject({ grant_types: ['authorization_code'], allowed_scopes: [] })
 })
+
+test('--auth-method private_key_jwt with --jwks-file: no secret; a private key or an unreadable file is one line, nothing made', async () => {
+  const { exportJWK, generateKeyPair } = await import('jose')
+  const pair = await generateKeyPair('ES256', { extractable: true })
+  const file = join(dir, 'jwks.json')
+  await Bun.write(file, JSON.stringify({ keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'k1' }] }))
+  const secretFile = join(dir, 'private.json')
+  await Bun.write(secretFile, JSON.stringify({ keys: [{ ...(await exportJWK(pair.privateKey)), kid: 'k1' }] }))
+  expect(cli(['migrate']).code).toBe(0)
+  json(['resource', 'create', '--uri', 'https://jobs.example', '--name', 'Jobs', '--scope', 'jobs:run=Run jobs'])
+  refused(['client', 'create', '--name', 'Signer', '--grant', 'client_credentials', '--auth-method', 'private_key_jwt', '--jwks-file', secretFile], 'is a private or secret key')
+  refused(['client', 'create', '--name', 'Signer', '--grant', 'client_credentials', '--auth-method', 'private_key_jwt', '--jwks-file', join(dir, 'missing.json')], '--jwks-file')
+  const made = json(['client', 'create', '--name', 'Signer', '--grant', 'client_credentials', '--allowed-scope', 'jobs:run', '--auth-method', 'private_key_jwt', '--jwks-file', file])
+  expect(made).toMatchObject({ client_secret: null, public: false, token_endpoint_auth_method: 'private_key_jwt', jwks_uri: null })
+  const moved = json(['client', 'update', made.client_id as string, '--jwks-uri', 'https://signer.example/jwks.json'])
+  expect(moved).toMatchObject({ token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'https://signer.example/jwks.json' })
+})

@@ -220,6 +220,8 @@ describe('the operator’s day, with --json', () => {
       grant_types: ['authorization_code'],
       allowed_scopes: [],
       require_pushed_authorization_requests: false,
+      token_endpoint_auth_method: 'client_secret_basic',
+      jwks_uri: null,
     })
     const last = events()[0]!
     expect(last).toMatchObject({ kind: 'client.updated', client_id: app, detail: { actor: 'cli', changed: 'name redirect_uris post_logout_redirect_uris skip_consent require_mfa id_token_signed_response_alg allowed_groups' } })

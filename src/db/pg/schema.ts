@@ -41,6 +41,9 @@ export const clients = pgTable('clients', {
   grantTypes: jsonb('grant_types').$type<string[]>().notNull().default(['authorization_code']),
   allowedScopes: jsonb('allowed_scopes').$type<string[]>().notNull().default([]),
   requirePar: boolean('require_par').notNull().default(false),
+  authMethod: text('auth_method'),
+  jwks: text('jwks'),
+  jwksUri: text('jwks_uri'),
 })
 
 export const sessions = pgTable(
@@ -430,4 +433,15 @@ export const deviceCodes = pgTable(
     codeHash: text('code_hash'),
   },
   (t) => [index('device_codes_expires').on(t.expiresAt), index('device_codes_client').on(t.clientId)],
+)
+
+/** Client assertions' jti (RFC 7523 §3), used once. */
+export const usedAssertions = pgTable(
+  'used_assertions',
+  {
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    jti: text('jti').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.clientId, t.jti] }), index('used_assertions_expires').on(t.expiresAt)],
 )

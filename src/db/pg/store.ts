@@ -233,6 +233,7 @@ export class PgStore implements Store, PgContext {
       removed += (await sql`DELETE FROM stream_tickets WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM pushed_requests WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM device_codes WHERE expires_at < ${now}`).count
+      removed += (await sql`DELETE FROM used_assertions WHERE expires_at < ${now}`).count
       if (keep.audit !== undefined) removed += (await sql`DELETE FROM audit_events WHERE at < ${now - keep.audit}`).count
       // Tombstones of settings deleted long ago: each (user, app) remembers through which revision they are gone (410 before it).
       removed += (

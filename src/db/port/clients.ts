@@ -27,6 +27,11 @@ export interface ClientRecord {
   allowedScopes: string[]
   /** Its authorization requests must be pushed first (RFC 9126 §5). */
   requirePar: boolean
+  /** 'private_key_jwt' (RFC 7523): it authenticates with an assertion signed by a key of its JWKS; null: its secret, or none. */
+  authMethod: 'private_key_jwt' | null
+  /** Its JWKS as given (`--jwks-file`), JSON text; or where it is published (`--jwks-uri`). */
+  jwks: string | null
+  jwksUri: string | null
 }
 
 /** The ID-token signing algorithms Latchkey has keys for. */
@@ -54,7 +59,9 @@ export interface ClientStore {
   /** Replaces the clients whose tokens it may introspect; false for an unknown client. */
   setIntrospects(id: string, introspects: readonly string[]): Promise<boolean>
   /** Replaces an operator's client's options (`latchkey apply`); false for an unknown client. */
-  updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg' | 'grantTypes' | 'allowedScopes' | 'requirePar'>): Promise<boolean>
+  updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg' | 'grantTypes' | 'allowedScopes' | 'requirePar' | 'authMethod' | 'jwks' | 'jwksUri'>): Promise<boolean>
+  /** Records an assertion's jti (RFC 7523 §3) until it expires: false when the client used it already (on any instance). */
+  useAssertionJti(clientId: string, jti: string, expiresAt: number): Promise<boolean>
   /** A metadata document's client as last fetched: inserted, or its name, redirect URIs and freshness replaced. */
   saveMetadataClient(client: ClientRecord, now: number): Promise<void>
   /**

@@ -49,6 +49,11 @@ export const clients = sqliteTable('clients', {
   allowedScopes: text('allowed_scopes', { mode: 'json' }).$type<string[]>().notNull().default([]),
   /** Authorization requests only through PAR (RFC 9126 §5, `--require-par`). */
   requirePar: integer('require_par', { mode: 'boolean' }).notNull().default(false),
+  /** 'private_key_jwt' (RFC 7523): the client signs an assertion with a key of its JWKS; null: its secret, or none. */
+  authMethod: text('auth_method'),
+  /** Its JWKS as given (`--jwks-file`), JSON; or where to fetch it (`--jwks-uri`). */
+  jwks: text('jwks'),
+  jwksUri: text('jwks_uri'),
 })
 
 export const sessions = sqliteTable(
@@ -533,4 +538,15 @@ export const deviceCodes = sqliteTable(
     codeHash: text('code_hash'),
   },
   (t) => [index('device_codes_expires').on(t.expiresAt), index('device_codes_client').on(t.clientId)],
+)
+
+/** Client assertions' jti (RFC 7523 §3): each used once, kept until the assertion expires. */
+export const usedAssertions = sqliteTable(
+  'used_assertions',
+  {
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    jti: text('jti').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.clientId, t.jti] }), index('used_assertions_expires').on(t.expiresAt)],
 )

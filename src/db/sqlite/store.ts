@@ -180,6 +180,7 @@ export class SqliteStore implements Store, SqliteContext {
       removed += run('DELETE FROM stream_tickets WHERE expires_at < ?1', now)
       removed += run('DELETE FROM pushed_requests WHERE expires_at < ?1', now)
       removed += run('DELETE FROM device_codes WHERE expires_at < ?1', now)
+      removed += run('DELETE FROM used_assertions WHERE expires_at < ?1', now)
       if (keep.audit !== undefined) removed += run('DELETE FROM audit_events WHERE at < ?1', now - keep.audit)
       removed += run('DELETE FROM mail_outbox WHERE sent_at < ?1 OR failed_at < ?1', now - keep.mail)
       removed += changes(this.db.orm.delete(sessions).where(lt(sessions.expiresAt, now)).run())
