@@ -179,6 +179,22 @@ describe('0010: passkeys and two-step sign-in', () => {
   })
 })
 
+describe('0018: machines and devices', () => {
+  test('access tokens keep their ids, users and families through the rebuild; user_id may then be NULL; clients get their default grant', () => {
+    const db = migratedThrough(journal.entries.findIndex((e) => e.tag === '0018_machines'))
+    db.sqlite.run("INSERT INTO users (id, email, full_name, password_hash, created_at) VALUES ('u1', 'a@b.c', 'A', 'h', 0)")
+    db.sqlite.run("INSERT INTO clients (id, name, secret_hash, redirect_uris, skip_consent, created_at) VALUES ('c1', 'C', 'x', '[]', 0, 0)")
+    db.sqlite.run("INSERT INTO access_tokens (id, verifier_hash, client_id, user_id, scope, expires_at, created_at, family_id) VALUES (41, 'v', 'c1', 'u1', 'email', 100, 1, 'fam')")
+    expect(migrate(db.sqlite).applied).toEqual(tagsFrom('0018_machines'))
+    expect(db.sqlite.query('SELECT id, user_id, family_id FROM access_tokens').get()).toEqual({ id: 41, user_id: 'u1', family_id: 'fam' })
+    db.sqlite.run("INSERT INTO access_tokens (verifier_hash, client_id, user_id, scope, expires_at, created_at) VALUES ('w', 'c1', NULL, 'reports:read', 100, 1)")
+    expect(db.sqlite.query('SELECT grant_types, allowed_scopes, require_par, auth_method FROM clients').get()).toEqual({ grant_types: '["authorization_code"]', allowed_scopes: '[]', require_par: 0, auth_method: null })
+    // A user's deletion still takes their tokens (the foreign key survived the rebuild), not the client's own.
+    db.sqlite.run("DELETE FROM users WHERE id = 'u1'")
+    expect(db.sqlite.query('SELECT verifier_hash FROM access_tokens').all()).toEqual([{ verifier_hash: 'w' }])
+  })
+})
+
 describe('an upgrade is all or nothing', () => {
   test('a failing migration leaves the database as it was', () => {
     const db = openDb(':memory:')
