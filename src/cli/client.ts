@@ -202,6 +202,8 @@ const update = command({
           jwks: values['jwks-file'] !== undefined ? jwksFile(values['jwks-file'])! : values['jwks-uri'] !== undefined || values['auth-method'] === 'client_secret' ? null : client.jwks,
           jwksUri: values['jwks-uri'] ?? (values['jwks-file'] !== undefined || values['auth-method'] === 'client_secret' ? null : client.jwksUri),
         }
+        // It has no secret to go back to (a public client is made another way): refused, not turned public.
+        if (client.authMethod === 'private_key_jwt' && values['auth-method'] === 'client_secret') throw new UsageError('a private_key_jwt app has no secret to go back to; delete it and create it again')
         const keys = await inputError(() => checkKeys(next))
         const grants = await inputError(() => checkGrants(store, next))
         const checked = await inputError(() => checkClientOptions({ ...next, ...grants }))

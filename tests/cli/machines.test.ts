@@ -68,4 +68,5 @@ test('--auth-method private_key_jwt with --jwks-file: no secret; a private key o
   expect(made).toMatchObject({ client_secret: null, public: false, token_endpoint_auth_method: 'private_key_jwt', jwks_uri: null })
   const moved = json(['client', 'update', made.client_id as string, '--jwks-uri', 'https://signer.example/jwks.json'])
   expect(moved).toMatchObject({ token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'https://signer.example/jwks.json' })
+  refused(['client', 'update', made.client_id as string, '--auth-method', 'client_secret'], 'has no secret to go back to')
 })
