@@ -8,6 +8,9 @@ import { authorizeRoutes } from './oauth/authorize'
 import { metadataRoutes } from './oauth/metadata'
 import { revocationRoutes } from './oauth/revoke'
 import { introspectionRoutes } from './oauth/introspect'
+import { parRoutes } from './oauth/par'
+import { deviceAuthorizationRoutes } from './oauth/device/authorization'
+import { devicePages } from './oauth/device/pages'
 import { registrationRoutes } from './oauth/registration'
 import { tokenRoutes } from './oauth/token'
 import { settingsStreamRoutes } from './settings/stream'
@@ -113,6 +116,9 @@ export function createApp(ctx: AppContext) {
     .use(tokenRoutes(ctx))
     .use(revocationRoutes(ctx))
     .use(introspectionRoutes(ctx))
+    .use(parRoutes(ctx))
+    .use(deviceAuthorizationRoutes(ctx))
+    .use(devicePages(ctx))
     .use(registrationRoutes(ctx))
     .use(userinfoRoutes(ctx))
     .use(settingsRoutes(ctx))

@@ -10,6 +10,7 @@ import { RefreshTokens } from './oauth/refresh-tokens'
 import { SigningKeys } from './oidc/keys'
 import { ResourceDirectory } from './oauth/resources'
 import { MetadataClients } from './oauth/client-metadata'
+import { ClientKeys } from './oauth/token/client-keys'
 import { SettingsHub } from './settings/hub'
 import { Metrics } from './metrics'
 import { AuditLog } from './audit'
@@ -28,6 +29,8 @@ export interface AppContext {
   resources: ResourceDirectory
   /** Clients met through their metadata documents, fetched and cached. */
   metadataClients: MetadataClients
+  /** private_key_jwt clients' public keys (their JWKS, or their jwks_uri fetched and cached). */
+  clientKeys: ClientKeys
   settingsCache: SettingsCache
   /** The open settings streams of this instance. */
   settingsHub: SettingsHub
@@ -77,6 +80,7 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     signingKeys,
     resources: new ResourceDirectory(store, deps.config.issuer),
     metadataClients: new MetadataClients({ store, config: deps.config, clock, log }),
+    clientKeys: new ClientKeys({ config: deps.config, clock, log }),
     settingsCache: new SettingsCache(store.changes, store.engine === 'sqlite' ? deps.config.settingsCacheSize : 0),
     settingsHub,
     audit: new AuditLog({ store, clock, log, config: deps.config }),

@@ -38,7 +38,7 @@ describe('latchkey CLI', () => {
     expect(cli(['--version']).out).toBe(`latchkey ${pkg.version}\n`)
     const help = cli(['--help'])
     expect(help.code).toBe(0)
-    expect(help.out).toContain('latchkey client create --name NAME --redirect-uri URL')
+    expect(help.out).toContain('latchkey client create --name NAME [options]')
   })
 
   test('migrate creates the database and is idempotent', () => {
@@ -51,7 +51,7 @@ describe('latchkey CLI', () => {
     const r = cli(['client', 'create', '--name', 'Notes', '--redirect-uri', 'https://n.example/cb', '--redirect-uri', 'http://localhost:5173/cb', '--skip-consent'])
     expect(r.code).toBe(0)
     const body = JSON.parse(r.out)
-    expect(Object.keys(body)).toEqual(['client_id', 'client_secret', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups', 'introspects'])
+    expect(Object.keys(body)).toEqual(['client_id', 'client_secret', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups', 'introspects', 'grant_types', 'allowed_scopes', 'require_pushed_authorization_requests', 'token_endpoint_auth_method', 'jwks_uri'])
     expect(body.id_token_signed_response_alg).toBe('RS256')
     expect(body.client_secret).toMatch(/^lk_cs_[A-Za-z0-9_-]{43}$/)
     expect(body).toMatchObject({ name: 'Notes', redirect_uris: ['https://n.example/cb', 'http://localhost:5173/cb'], public: false, skip_consent: true })
@@ -87,7 +87,7 @@ describe('latchkey CLI', () => {
   test('client list --json prints the create objects without secrets; plain list is a table', () => {
     const list = JSON.parse(cli(['client', 'list', '--json']).out)
     expect(list).toHaveLength(2)
-    expect(Object.keys(list[0])).toEqual(['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups', 'introspects'])
+    expect(Object.keys(list[0])).toEqual(['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups', 'introspects', 'grant_types', 'allowed_scopes', 'require_pushed_authorization_requests', 'token_endpoint_auth_method', 'jwks_uri'])
     expect(cli(['client', 'list']).out).toContain('Notes')
   })
 

@@ -9,7 +9,7 @@ describe('API documentation', () => {
     const doc = (await res.json()) as any
     expect(doc.openapi).toStartWith('3.')
     expect(doc.info).toMatchObject({ title: 'Latchkey', version: pkg.version })
-    expect(Object.keys(doc.paths).sort()).toEqual(['/api/authz/auth-request', '/api/authz/forward-auth', '/api/oauth/introspect', '/api/oauth/revoke', '/api/oauth/token', '/api/oauth/userinfo', '/api/settings', '/api/settings-events', '/api/settings-events/ticket', '/api/settings/{key}', '/healthz', '/oauth/authorize'])
+    expect(Object.keys(doc.paths).sort()).toEqual(['/api/authz/auth-request', '/api/authz/forward-auth', '/api/oauth/device_authorization', '/api/oauth/introspect', '/api/oauth/par', '/api/oauth/revoke', '/api/oauth/token', '/api/oauth/userinfo', '/api/settings', '/api/settings-events', '/api/settings-events/ticket', '/api/settings/{key}', '/healthz', '/oauth/authorize'])
     expect(Object.keys(doc.paths['/api/settings'])).toEqual(['get', 'post'])
     expect(doc.paths['/api/settings'].post.requestBody.content['application/json'].schema.required).toEqual(['client_id', 'key', 'value'])
     expect(Object.keys(doc.paths['/api/oauth/token'].post.requestBody.content).sort()).toEqual(['application/json', 'application/x-www-form-urlencoded'])

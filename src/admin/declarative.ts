@@ -351,7 +351,7 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (!changed.length) continue
     lines.push(`~ client ${found.id}: ${changed.join(', ')}`)
     steps.push(async () => {
-      await store.clients.updateClient(found.id, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, skipConsent: c.skipConsent, requireMfa: c.requireMfa, idTokenAlg: c.idTokenAlg })
+      await store.clients.updateClient(found.id, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, skipConsent: c.skipConsent, requireMfa: c.requireMfa, idTokenAlg: c.idTokenAlg, grantTypes: found.grantTypes, allowedScopes: found.allowedScopes, requirePar: found.requirePar, authMethod: found.authMethod, jwks: found.jwks, jwksUri: found.jwksUri })
       if (changed.includes('allowed_groups')) await setAllowedGroups({ store }, found.id, c.allowedGroups)
       if (changed.includes('introspects')) await store.clients.setIntrospects(found.id, c.introspects)
       if (changed.includes('backchannel_logout_uri')) await store.clients.setBackchannelLogout(found.id, c.backchannelLogoutUri, c.backchannelLogoutSessionRequired)

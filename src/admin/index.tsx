@@ -536,6 +536,8 @@ async function updateApp(ctx: AppContext, client: Client, body: FormFields) {
     requireMfa: field(body, 'require_mfa') === 'true',
     idTokenAlg: field(body, 'id_token_alg') || undefined,
   }
-  if (!(await updateClient(ctx.store, client.id, options))) throw new PageError(404, 'Not found', 'There is no such app.')
+  // The edit form does not show grants or PAR: they stay as the CLI set them.
+  const kept = { public: client.public, grantTypes: client.grantTypes, allowedScopes: client.allowedScopes, requirePar: client.requirePar, authMethod: client.authMethod, jwks: client.jwks, jwksUri: client.jwksUri }
+  if (!(await updateClient(ctx.store, client.id, { ...options, ...kept }))) throw new PageError(404, 'Not found', 'There is no such app.')
   return options
 }

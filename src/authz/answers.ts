@@ -26,7 +26,8 @@ export async function allowed(ctx: AppContext, site: SiteRecord, forwarded: Forw
   const email = user ? headerValue(user.email) : ''
   const headers = {
     ...NO_STORE,
-    'remote-user': email,
+    // SPEC: a machine is `client:<client_id>`.
+    'remote-user': caller.clientId ? headerValue(`client:${caller.clientId}`) : email,
     'remote-email': email,
     'remote-name': user ? headerValue(user.fullName) : '',
     'remote-groups': (groups ?? []).join(','),

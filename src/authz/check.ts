@@ -17,6 +17,8 @@ export interface Caller {
   identity: Identity
   user?: UserRecord
   groups?: readonly string[]
+  /** A machine's token (client_credentials): its client. */
+  clientId?: string
 }
 
 export type CheckResult = { kind: 'unknown-site' } | { kind: 'unnormalisable' } | { kind: 'decided'; site: SiteRecord; decision: Decision; caller: Caller }
@@ -51,6 +53,8 @@ async function whoIsAsking(ctx: AppContext, headers: Headers, forwarded: Forward
   if (authorization !== null && authorization.length > 7 && authorization.slice(0, 7).toLowerCase() === 'bearer ') {
     const grant = await ctx.tokens.validate(authorization.slice(7).trim())
     if (grant && grant.resource === forwarded.origin) {
+      // A machine (client_credentials: no user) is its client: Remote-User client:<id>, and rules may name it.
+      if (grant.user === null) return { identity: { kind: 'client', clientId: grant.clientId }, clientId: grant.clientId }
       const groups = await ctx.store.groups.groupsOf(grant.user.id)
       return { identity: { kind: 'user', groups, twoFactor: false }, user: grant.user, groups }
     }

@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs'
 import { issueRegistrationToken } from '../oauth/dynamic-clients'
-import { checkBackchannelLogoutUri, checkClientOptions, checkIdTokenAlg, checkIntrospects, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, setBackchannelLogout, setIntrospects, toView, updateClient } from '../oauth/clients'
+import { checkBackchannelLogoutUri, checkClientOptions, checkGrants, checkIdTokenAlg, checkKeys, checkIntrospects, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, setBackchannelLogout, setIntrospects, toView, updateClient } from '../oauth/clients'
 import { existingGroups, setAllowedGroups } from '../accounts/groups'
 import type { Store } from '../db/store'
 import type { Client } from '../oauth/clients'
@@ -9,8 +10,8 @@ import { UsageError, cliAudit, inputError, printJson, printTable, trueOrFalse, w
 
 /** A client as the CLI prints it (the shape `latchkey apply` takes): its options and allowed groups. */
 async function viewWithGroups(store: Store, client: Client) {
-  const { introspects, ...view } = toView(client)
-  return { ...view, allowed_groups: await store.groups.allowedGroups(client.id), introspects }
+  const { introspects, grant_types, allowed_scopes, require_pushed_authorization_requests, token_endpoint_auth_method, jwks_uri, ...view } = toView(client)
+  return { ...view, allowed_groups: await store.groups.allowedGroups(client.id), introspects, grant_types, allowed_scopes, require_pushed_authorization_requests, token_endpoint_auth_method, jwks_uri }
 }
 
 /**
@@ -26,6 +27,11 @@ const appOptions = {
   'backchannel-logout-uri': { type: 'string', arg: 'URL', help: "OpenID Connect back-channel logout: where a logout_token is posted when a session ends (https, or loopback; '' on update: none)" },
   'backchannel-logout-session-required': { type: 'boolean', help: 'the logout_token always names the session (sid)' },
   introspect: { type: 'string', multiple: true, arg: "CLIENT_ID|'*'", help: "a resource server: may introspect these clients' access tokens, or every client's with '*' (repeatable; '' on update: none)" },
+  grant: { type: 'string', multiple: true, arg: 'GRANT', help: 'a grant it may use: authorization_code (default), client_credentials, urn:ietf:params:oauth:grant-type:device_code (repeatable; on update: replaces them)' },
+  'auth-method': { type: 'string', arg: 'client_secret|private_key_jwt', help: 'how it authenticates: its secret (default) or assertions signed with its keys (RFC 7523)' },
+  'jwks-file': { type: 'string', arg: 'FILE', help: 'with --auth-method private_key_jwt: a file holding its public keys (a JWKS)' },
+  'jwks-uri': { type: 'string', arg: 'URL', help: 'with --auth-method private_key_jwt: where it publishes its public keys' },
+  'allowed-scope': { type: 'string', multiple: true, arg: 'SCOPE', help: "with --grant client_credentials: a resource's scope its own tokens may carry (repeatable; '' on update: none)" },
 } as const
 
 /** `--allowed-group NAME…`: existing groups; `none` (or '') alone opens the app to every user again. */
@@ -37,6 +43,16 @@ async function allowedGroups(store: Store, names: readonly string[]): Promise<st
   return inputError(() => existingGroups(store, names))
 }
 
+/** `--jwks-file FILE`: its text (checked by checkKeys); a file that cannot be read is one line. */
+function jwksFile(path: string | undefined): string | undefined {
+  if (path === undefined) return undefined
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new UsageError(`--jwks-file ${escapeForTerminal(path)}: ${(error as NodeJS.ErrnoException).code ?? 'cannot be read'}`)
+  }
+}
+
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i])
 
 const create = command({
@@ -44,8 +60,14 @@ const create = command({
   summary: 'register an app; prints its secret, this once',
   options: {
     name: { ...appOptions.name, required: true },
-    'redirect-uri': { ...appOptions['redirect-uri'], required: true },
+    'redirect-uri': { ...appOptions['redirect-uri'], help: 'where the app receives the code (repeatable; needed with --grant authorization_code)' },
     'post-logout-redirect-uri': appOptions['post-logout-redirect-uri'],
+    grant: appOptions.grant,
+    'allowed-scope': appOptions['allowed-scope'],
+    'auth-method': appOptions['auth-method'],
+    'jwks-file': appOptions['jwks-file'],
+    'jwks-uri': appOptions['jwks-uri'],
+    'require-par': { type: 'boolean', help: 'authorization requests only through PAR (RFC 9126)' },
     public: { type: 'boolean', help: 'a public client (single-page or mobile app): no secret, PKCE' },
     'skip-consent': { type: 'boolean', help: 'no consent page (your own first-party apps)' },
     'require-mfa': { type: 'boolean', help: 'authorizing needs two factors' },
@@ -55,11 +77,16 @@ const create = command({
     'backchannel-logout-uri': appOptions['backchannel-logout-uri'],
     'backchannel-logout-session-required': appOptions['backchannel-logout-session-required'],
   },
-  examples: ['client create --name "My App" --redirect-uri https://app.example.com/callback', 'client create --name Photos --redirect-uri https://photos.example.com/cb --allowed-group family --require-mfa'],
+  examples: [
+    'client create --name "My App" --redirect-uri https://app.example.com/callback',
+    'client create --name Photos --redirect-uri https://photos.example.com/cb --allowed-group family --require-mfa',
+    'client create --name "Nightly job" --grant client_credentials --allowed-scope reports:read',
+  ],
   json: 'the app with its secret (the default output too)',
   async run({ values }) {
     if (!values.name) throw new UsageError('--name is required')
-    if (!values['redirect-uri']?.length) throw new UsageError('at least one --redirect-uri is required')
+    const grantTypes = values.grant ?? ['authorization_code']
+    if (!values['redirect-uri']?.length && grantTypes.includes('authorization_code')) throw new UsageError('at least one --redirect-uri is required (for --grant authorization_code, the default)')
     if (values['backchannel-logout-session-required'] && !values['backchannel-logout-uri']) throw new UsageError('--backchannel-logout-session-required needs --backchannel-logout-uri')
     const isPublic = values.public ?? false
     const { client, secret, allowedGroups: groups } = await withStore((store) =>
@@ -70,8 +97,14 @@ const create = command({
           store,
           {
             name: values.name!,
-            redirectUris: values['redirect-uri']!,
+            redirectUris: values['redirect-uri'] ?? [],
             postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
+            grantTypes,
+            allowedScopes: values['allowed-scope'] ?? [],
+            requirePar: values['require-par'] ?? false,
+            authMethod: values['auth-method'],
+            jwks: jwksFile(values['jwks-file']),
+            jwksUri: values['jwks-uri'],
             public: isPublic,
             skipConsent: values['skip-consent'] ?? false,
             requireMfa: values['require-mfa'] ?? false,
@@ -103,6 +136,11 @@ const create = command({
       allowed_groups: groups,
       introspects: view.introspects,
       ...(view.backchannel_logout_uri === undefined ? {} : { backchannel_logout_uri: view.backchannel_logout_uri, backchannel_logout_session_required: view.backchannel_logout_session_required }),
+      grant_types: view.grant_types,
+      allowed_scopes: view.allowed_scopes,
+      require_pushed_authorization_requests: view.require_pushed_authorization_requests,
+      token_endpoint_auth_method: view.token_endpoint_auth_method,
+      jwks_uri: view.jwks_uri,
     })
   },
 })
@@ -126,6 +164,12 @@ const update = command({
     introspect: appOptions.introspect,
     'backchannel-logout-uri': appOptions['backchannel-logout-uri'],
     'backchannel-logout-session-required': { ...appOptions['backchannel-logout-session-required'], help: 'the logout_token always names the session (sid); given with or without the URI, else it goes back to false when the URI changes' },
+    grant: appOptions.grant,
+    'allowed-scope': appOptions['allowed-scope'],
+    'auth-method': appOptions['auth-method'],
+    'jwks-file': appOptions['jwks-file'],
+    'jwks-uri': appOptions['jwks-uri'],
+    'require-par': { type: 'string', arg: 'true|false', help: 'authorization requests only through PAR (RFC 9126)' },
   },
   examples: ['client update d2844b790e7041724ccbcbfa --add-redirect-uri https://app.example.com/callback2', 'client update d2844b790e7041724ccbcbfa --allowed-group none --require-mfa false'],
   json: 'the app as client list --json shows it',
@@ -135,6 +179,7 @@ const update = command({
     if (Object.values(values).every((v) => v === undefined)) throw new UsageError('client update needs an option to change; see latchkey client update --help')
     const skipConsent = trueOrFalse('skip-consent', values['skip-consent'])
     const requireMfa = trueOrFalse('require-mfa', values['require-mfa'])
+    const requirePar = trueOrFalse('require-par', values['require-par'])
     if (values['id-token-alg'] !== undefined) await inputError(() => checkIdTokenAlg(values['id-token-alg']))
     const logoutUri = values['backchannel-logout-uri']
     const logoutSid = values['backchannel-logout-session-required']
@@ -160,8 +205,21 @@ const update = command({
           skipConsent: skipConsent ?? client.skipConsent,
           requireMfa: requireMfa ?? client.requireMfa,
           idTokenAlg: values['id-token-alg'] ?? client.idTokenAlg,
+          public: client.public,
+          grantTypes: values.grant ?? client.grantTypes,
+          // New grants without client_credentials drop the allowed scopes with it.
+          allowedScopes: values['allowed-scope'] ?? (values.grant && !values.grant.includes('client_credentials') ? [] : client.allowedScopes),
+          requirePar: requirePar ?? client.requirePar,
+          authMethod: values['auth-method'] === 'client_secret' ? null : (values['auth-method'] ?? client.authMethod),
+          // New keys replace the old: a file, or a URL, never both.
+          jwks: values['jwks-file'] !== undefined ? jwksFile(values['jwks-file'])! : values['jwks-uri'] !== undefined || values['auth-method'] === 'client_secret' ? null : client.jwks,
+          jwksUri: values['jwks-uri'] ?? (values['jwks-file'] !== undefined || values['auth-method'] === 'client_secret' ? null : client.jwksUri),
         }
-        const checked = await inputError(() => checkClientOptions(next))
+        // It has no secret to go back to (a public client is made another way): refused, not turned public.
+        if (client.authMethod === 'private_key_jwt' && values['auth-method'] === 'client_secret') throw new UsageError('a private_key_jwt app has no secret to go back to; delete it and create it again')
+        const keys = await inputError(() => checkKeys(next))
+        const grants = await inputError(() => checkGrants(store, next))
+        const checked = await inputError(() => checkClientOptions({ ...next, ...grants }))
         const groupsNow = await store.groups.allowedGroups(id)
         const groups = values['allowed-group'] === undefined ? groupsNow : await allowedGroups(store, values['allowed-group'])
         // --backchannel-logout-uri '' removes it; the flag alone keeps the URI and requires sid.
@@ -180,6 +238,10 @@ const update = command({
           !sameList([...introspects].sort(), [...client.introspects].sort()) && 'introspects',
           backchannel !== client.backchannelLogoutUri && 'backchannel_logout_uri',
           sidRequired !== client.backchannelLogoutSessionRequired && 'backchannel_logout_session_required',
+          !sameList(grants.grantTypes, client.grantTypes) && 'grant_types',
+          !sameList(grants.allowedScopes, client.allowedScopes) && 'allowed_scopes',
+          next.requirePar !== client.requirePar && 'require_pushed_authorization_requests',
+          (keys.authMethod !== client.authMethod || keys.jwks !== client.jwks || keys.jwksUri !== client.jwksUri) && 'keys',
         ].filter((x): x is string => x !== false)
         // SPEC: a change that changes nothing is said so, and records nothing.
         if (changed.length === 0) return { view: await viewWithGroups(store, client), changed }

@@ -25,6 +25,8 @@ import type { SettingsStore } from './port/settings'
 import type { SiteStore } from './port/sites'
 import type { ThrottleStore } from './port/throttle'
 import type { TokenStore } from './port/tokens'
+import type { PushedRequestStore } from './port/pushed'
+import type { DeviceCodeStore } from './port/devices'
 import type { UserStore } from './port/users'
 
 export type * from './port/clients'
@@ -43,6 +45,9 @@ export type * from './port/sites'
 export { etagList, etagMatches, etagOf, judgePreconditions, judgeSave } from './port/settings'
 export type * from './port/throttle'
 export type * from './port/tokens'
+export type * from './port/pushed'
+export type * from './port/devices'
+export { decidePoll, SLOW_DOWN_SECONDS } from './port/devices'
 export type * from './port/users'
 
 /** A unique constraint refused a write (an email or id that already exists). */
@@ -139,6 +144,10 @@ export interface Store {
   readonly grants: GrantStore
   /** Access tokens, for validation. */
   readonly tokens: TokenStore
+  /** Pushed authorization requests (RFC 9126). */
+  readonly pushed: PushedRequestStore
+  /** Device authorization requests (RFC 8628). */
+  readonly devices: DeviceCodeStore
   readonly settings: SettingsStore
   readonly throttle: ThrottleStore
   /** ID-token signing keys. */

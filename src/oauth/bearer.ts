@@ -1,7 +1,7 @@
 import type { AppContext } from '../context'
 import { AccessDenied, InsufficientScope, InvalidToken } from '../lib/errors'
 import type { Scope } from './scopes'
-import type { TokenGrant } from './tokens'
+import type { TokenGrant, UserGrant } from './tokens'
 
 const REALM = 'Bearer realm="latchkey"'
 
@@ -22,7 +22,7 @@ export function authenticateBearer(
   scope?: Scope,
   clientId?: string,
   anyAudience = false,
-): TokenGrant | Promise<TokenGrant> {
+): UserGrant | Promise<UserGrant> {
   const header = request.headers.get('authorization')
   if (!header || header.length < 8 || header.slice(0, 7).toLowerCase() !== 'bearer ')
     throw new InvalidToken('an access token is required (Authorization: Bearer)', { 'www-authenticate': `${REALM}, resource_metadata="${resourceMetadataUrl(ctx.config.issuer)}"` })
@@ -33,13 +33,18 @@ export function authenticateBearer(
     : checkGrant(ctx, found, scope, clientId, anyAudience)
 }
 
-function checkGrant(ctx: AppContext, grant: TokenGrant | undefined, scope: Scope | undefined, clientId: string | undefined, anyAudience: boolean): TokenGrant {
+function checkGrant(ctx: AppContext, grant: TokenGrant | undefined, scope: Scope | undefined, clientId: string | undefined, anyAudience: boolean): UserGrant {
   if (grant && grant.resource !== null && !anyAudience)
     throw new InvalidToken('the access token was issued for another resource', {
       'www-authenticate': `${REALM}, error="invalid_token", resource_metadata="${resourceMetadataUrl(ctx.config.issuer)}"`,
     })
   if (!grant)
     throw new InvalidToken('the access token is invalid, expired or revoked', {
+      'www-authenticate': `${REALM}, error="invalid_token", resource_metadata="${resourceMetadataUrl(ctx.config.issuer)}"`,
+    })
+  // A client's own token (client_credentials) has no user to describe or keep settings for.
+  if (!isUserGrant(grant))
+    throw new InvalidToken('the access token was issued to a client, not on behalf of a user', {
       'www-authenticate': `${REALM}, error="invalid_token", resource_metadata="${resourceMetadataUrl(ctx.config.issuer)}"`,
     })
   if (scope && !grant.scopes.includes(scope))
@@ -49,6 +54,8 @@ function checkGrant(ctx: AppContext, grant: TokenGrant | undefined, scope: Scope
   if (clientId !== undefined) checkClientId(grant, clientId)
   return grant
 }
+
+export const isUserGrant = (grant: TokenGrant): grant is UserGrant => grant.user !== null
 
 /** The seed lets callers name their application; it must be the token's own. */
 export function checkClientId(grant: TokenGrant, clientId: string): void {

@@ -135,6 +135,12 @@ export class MetadataClients {
       metadataExpiresAt: now + freshFor(cacheControl),
       registrationTokenHash: null,
       introspects: [],
+      grantTypes: ['authorization_code'],
+      allowedScopes: [],
+      requirePar: false,
+      authMethod: null,
+      jwks: null,
+      jwksUri: null,
     }
     await this.deps.store.clients.saveMetadataClient(record, now)
     return toClient(record)

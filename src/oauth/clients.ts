@@ -23,6 +23,17 @@ export interface Client {
   /** OpenID Connect Back-Channel Logout 1.0 (`--backchannel-logout-uri`); null: none. */
   backchannelLogoutUri: string | null
   backchannelLogoutSessionRequired: boolean
+  /** The grants it may use (`--grant`; RFC 7591 grant_types). */
+  grantTypes: string[]
+  /** The resource scopes its client_credentials tokens may carry (`--allowed-scope`). */
+  allowedScopes: string[]
+  /** Its authorization requests must be pushed first (RFC 9126 §5, `--require-par`). */
+  requirePar: boolean
+  /** 'private_key_jwt' (RFC 7523, `--auth-method`): it signs assertions with a key of its JWKS; null: its secret, or none. */
+  authMethod: 'private_key_jwt' | null
+  /** Its JWKS (JSON text, `--jwks-file`) or where it is published (`--jwks-uri`). */
+  jwks: string | null
+  jwksUri: string | null
 }
 
 export interface ClientView {
@@ -38,6 +49,11 @@ export interface ClientView {
   /** Only for an app that has one (so the other apps' views keep their shape). */
   backchannel_logout_uri?: string
   backchannel_logout_session_required?: boolean
+  grant_types: string[]
+  allowed_scopes: string[]
+  require_pushed_authorization_requests: boolean
+  token_endpoint_auth_method: string
+  jwks_uri: string | null
 }
 
 export class ClientInputError extends InputError {}
@@ -104,6 +120,11 @@ export function toView(client: Client): ClientView {
     id_token_signed_response_alg: client.idTokenAlg,
     introspects: client.introspects,
     ...(client.backchannelLogoutUri === null ? {} : { backchannel_logout_uri: client.backchannelLogoutUri, backchannel_logout_session_required: client.backchannelLogoutSessionRequired }),
+    grant_types: client.grantTypes,
+    allowed_scopes: client.allowedScopes,
+    require_pushed_authorization_requests: client.requirePar,
+    token_endpoint_auth_method: client.authMethod ?? (client.public ? 'none' : 'client_secret_basic'),
+    jwks_uri: client.jwksUri,
   }
 }
 
@@ -158,7 +179,7 @@ export function toClient(row: ClientRecord): Client {
     name: row.name,
     redirectUris: row.redirectUris,
     postLogoutRedirectUris: row.postLogoutRedirectUris,
-    public: row.secretHash === null,
+    public: row.secretHash === null && row.authMethod === null,
     skipConsent: row.skipConsent,
     requireMfa: row.requireMfa,
     kind: row.kind,
@@ -166,6 +187,12 @@ export function toClient(row: ClientRecord): Client {
     introspects: row.introspects,
     backchannelLogoutUri: row.backchannelLogoutUri ?? null,
     backchannelLogoutSessionRequired: row.backchannelLogoutSessionRequired ?? false,
+    grantTypes: row.grantTypes,
+    allowedScopes: row.allowedScopes,
+    requirePar: row.requirePar,
+    authMethod: row.authMethod,
+    jwks: row.jwks,
+    jwksUri: row.jwksUri,
   }
 }
 
@@ -200,12 +227,81 @@ export async function setIntrospects(store: Store, client: Client, introspects: 
   return store.clients.setIntrospects(client.id, introspects)
 }
 
-/** A client's name and redirect URIs as given: checked, trimmed, without repeats. */
-export function checkClientOptions(input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[] }) {
+/** The grants an app may be allowed (`--grant`): the first is the default, the only one that redirects. */
+export const GRANT_TYPES = ['authorization_code', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'] as const
+export const CLIENT_CREDENTIALS = 'client_credentials'
+export const DEVICE_CODE = 'urn:ietf:params:oauth:grant-type:device_code'
+const REDIRECTING = 'authorization_code'
+
+/**
+ * `--grant` and `--allowed-scope`: known grants without repeats (at least one); client_credentials
+ * only for a confidential client (RFC 6749 §4.4: it authenticates) and its allowed scopes only
+ * registered resources' scopes (a client's own token has no user: Latchkey's scopes mean nothing to it).
+ */
+export async function checkGrants(store: Store, input: { public: boolean; grantTypes: readonly string[]; allowedScopes: readonly string[] }): Promise<{ grantTypes: string[]; allowedScopes: string[] }> {
+  const grantTypes = [...new Set(input.grantTypes)]
+  if (grantTypes.length === 0) throw new ClientInputError('an app needs at least one --grant')
+  for (const grant of grantTypes)
+    if (!(GRANT_TYPES as readonly string[]).includes(grant)) throw new ClientInputError(`--grant must be one of ${GRANT_TYPES.join(', ')}, got "${grant}"`)
+  const allowedScopes = [...new Set(input.allowedScopes.filter((s) => s !== ''))]
+  if (grantTypes.includes(CLIENT_CREDENTIALS) && input.public) throw new ClientInputError('a public client cannot use client_credentials (it has no secret to authenticate with)')
+  if (allowedScopes.length && !grantTypes.includes(CLIENT_CREDENTIALS)) throw new ClientInputError('--allowed-scope is for apps with --grant client_credentials')
+  if (allowedScopes.length) {
+    const resourceScopes = new Set((await store.resources.listResources()).flatMap((r) => Object.keys(r.scopes)))
+    for (const scope of allowedScopes) if (!resourceScopes.has(scope)) throw new ClientInputError(`--allowed-scope "${scope}" is not a scope of a registered resource`)
+  }
+  return { grantTypes, allowedScopes }
+}
+
+/**
+ * `--auth-method private_key_jwt` with `--jwks-file` (its contents) or `--jwks-uri` (RFC 7523):
+ * exactly one of them, public keys only, each with a kid (the assertion names it); never for a
+ * public client. Without it, no keys.
+ */
+export function checkKeys(input: { public: boolean; authMethod?: string | null; jwks?: string | null; jwksUri?: string | null }): { authMethod: 'private_key_jwt' | null; jwks: string | null; jwksUri: string | null } {
+  const method = input.authMethod ?? null
+  if (method !== null && method !== 'private_key_jwt' && method !== 'client_secret') throw new ClientInputError(`--auth-method must be client_secret or private_key_jwt, got "${method}"`)
+  if (method !== 'private_key_jwt') {
+    if (input.jwks || input.jwksUri) throw new ClientInputError('--jwks-file and --jwks-uri are for --auth-method private_key_jwt')
+    return { authMethod: null, jwks: null, jwksUri: null }
+  }
+  if (input.public) throw new ClientInputError('a public client cannot use private_key_jwt')
+  if (!input.jwks === !input.jwksUri) throw new ClientInputError('--auth-method private_key_jwt needs one of --jwks-file or --jwks-uri')
+  if (input.jwksUri) {
+    let url: URL | undefined
+    try {
+      url = new URL(input.jwksUri)
+    } catch {}
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.hash) throw new ClientInputError(`--jwks-uri must be an https URL, got "${input.jwksUri}"`)
+    return { authMethod: method, jwks: null, jwksUri: url.href }
+  }
+  return { authMethod: method, jwks: checkJwks(input.jwks!), jwksUri: null }
+}
+
+/** A JWKS of public keys (RFC 7517), each with a kid; as compact JSON text. */
+export function checkJwks(text: string): string {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    throw new ClientInputError('the JWKS is not JSON')
+  }
+  const keys = (parsed as { keys?: unknown })?.keys
+  if (!Array.isArray(keys) || keys.length === 0 || keys.length > 20) throw new ClientInputError('the JWKS must be {"keys": [...]} with 1 to 20 keys')
+  for (const key of keys as Array<Record<string, unknown>>) {
+    if (typeof key !== 'object' || key === null || typeof key.kid !== 'string' || !key.kid) throw new ClientInputError('every key of the JWKS needs a kid')
+    if (!['RSA', 'EC', 'OKP'].includes(key.kty as string)) throw new ClientInputError(`key "${key.kid}": kty must be RSA, EC or OKP`)
+    if ('d' in key || 'p' in key || 'k' in key) throw new ClientInputError(`key "${key.kid}" is a private or secret key; give the public keys only`)
+  }
+  return JSON.stringify({ keys })
+}
+
+/** A client's name and redirect URIs as given: checked, trimmed, without repeats. Only a redirecting grant needs a redirect URI. */
+export function checkClientOptions(input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; grantTypes?: readonly string[] }) {
   const name = input.name.trim().normalize('NFC')
   if (!name || name.length > 200) throw new ClientInputError('name must be 1 to 200 characters')
   if (hasInvisible(name)) throw new ClientInputError('name contains control or invisible characters')
-  if (input.redirectUris.length === 0) throw new ClientInputError('at least one --redirect-uri is required')
+  if (input.redirectUris.length === 0 && (input.grantTypes ?? [REDIRECTING]).includes(REDIRECTING)) throw new ClientInputError('at least one --redirect-uri is required')
   const redirectUris = [...new Set(input.redirectUris.map(checkRedirectUri))]
   const postLogoutRedirectUris = [...new Set((input.postLogoutRedirectUris ?? []).map(checkRedirectUri))]
   return { name, redirectUris, postLogoutRedirectUris }
@@ -215,9 +311,25 @@ export function checkClientOptions(input: { name: string; redirectUris: string[]
 export async function updateClient(
   store: Store,
   id: string,
-  input: { name: string; redirectUris: string[]; postLogoutRedirectUris: string[]; skipConsent: boolean; requireMfa: boolean; idTokenAlg?: string },
+  input: {
+    name: string
+    redirectUris: string[]
+    postLogoutRedirectUris: string[]
+    skipConsent: boolean
+    requireMfa: boolean
+    idTokenAlg?: string
+    public: boolean
+    grantTypes: string[]
+    allowedScopes: string[]
+    requirePar: boolean
+    authMethod: string | null
+    jwks: string | null
+    jwksUri: string | null
+  },
 ): Promise<boolean> {
-  return store.clients.updateClient(id, { ...checkClientOptions(input), skipConsent: input.skipConsent, requireMfa: input.requireMfa, idTokenAlg: checkIdTokenAlg(input.idTokenAlg) })
+  const grants = await checkGrants(store, input)
+  const keys = checkKeys(input)
+  return store.clients.updateClient(id, { ...checkClientOptions({ ...input, ...grants }), skipConsent: input.skipConsent, requireMfa: input.requireMfa, idTokenAlg: checkIdTokenAlg(input.idTokenAlg), ...grants, requirePar: input.requirePar, ...keys })
 }
 
 export async function createClient(
@@ -235,28 +347,38 @@ export async function createClient(
     introspects?: string[]
     backchannelLogoutUri?: string
     backchannelLogoutSessionRequired?: boolean
+    grantTypes?: string[]
+    allowedScopes?: string[]
+    requirePar?: boolean
+    authMethod?: string
+    jwks?: string
+    jwksUri?: string
   },
   now: number,
 ): Promise<{ client: Client; secret: string | null }> {
-  const { name, redirectUris, postLogoutRedirectUris } = checkClientOptions(input)
+  const { grantTypes, allowedScopes } = await checkGrants(store, { public: input.public, grantTypes: input.grantTypes ?? [REDIRECTING], allowedScopes: input.allowedScopes ?? [] })
+  const requirePar = input.requirePar ?? false
+  const keys = checkKeys(input)
+  const { name, redirectUris, postLogoutRedirectUris } = checkClientOptions({ ...input, grantTypes })
   const introspects = input.introspects ?? []
   checkIntrospector(input.public, introspects)
   if (input.id !== undefined && !CHOSEN_CLIENT_ID.test(input.id)) throw new ClientInputError(`client_id "${input.id}" must be 1 to 64 of A-Z a-z 0-9 . _ -`)
   const id = input.id ?? Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('hex')
-  const secret = input.public ? null : (input.secret ?? randomToken('lk_cs_'))
+  // A private_key_jwt client has keys instead of a secret.
+  const secret = input.public || keys.authMethod ? null : (input.secret ?? randomToken('lk_cs_'))
   const requireMfa = input.requireMfa ?? false
   const idTokenAlg = checkIdTokenAlg(input.idTokenAlg)
   const backchannelLogoutUri = input.backchannelLogoutUri === undefined ? null : checkBackchannelLogoutUri(input.backchannelLogoutUri, 'operator')
   const backchannelLogoutSessionRequired = backchannelLogoutUri !== null && (input.backchannelLogoutSessionRequired ?? false)
   const backchannel = { backchannelLogoutUri, backchannelLogoutSessionRequired }
-  const record = { id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent, requireMfa, idTokenAlg, introspects, ...backchannel }
+  const record = { id, name, secretHash: secret && sha256(secret), redirectUris, postLogoutRedirectUris, skipConsent: input.skipConsent, requireMfa, idTokenAlg, introspects, grantTypes, allowedScopes, requirePar, ...keys, ...backchannel }
   try {
     await store.clients.insertClient({ ...record, kind: 'operator', metadataExpiresAt: null, registrationTokenHash: null }, now)
   } catch (error) {
     if (error instanceof UniqueViolation) throw new ClientInputError(`a client with the id "${id}" exists already`)
     throw error
   }
-  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator', idTokenAlg, introspects, ...backchannel }, secret }
+  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator', idTokenAlg, introspects, grantTypes, allowedScopes, requirePar, ...keys, ...backchannel }, secret }
 }
 
 export async function listClients(store: Store): Promise<Client[]> {

@@ -38,13 +38,14 @@ async function describe(ctx: AppContext, client: Client, token: string, signIns:
     active: true,
     scope: grant.scopes.join(' '),
     client_id: grant.clientId,
-    sub: grant.user.id,
+    // A client's own token (client_credentials) is about the client (RFC 7662 §2.2: sub).
+    sub: grant.user?.id ?? grant.clientId,
     exp: seconds(grant.expiresAt),
     iat: seconds(grant.issuedAt),
     token_type: 'Bearer',
     iss,
     ...audienceClaim(grant.resource),
-    ...(await groupsClaim(ctx, grant.user.id, grant.scopes)),
+    ...(grant.user ? await groupsClaim(ctx, grant.user.id, grant.scopes) : {}),
     ...signInClaims(grant.familyId === null ? undefined : await signIns.of(grant.familyId)),
   }
 }

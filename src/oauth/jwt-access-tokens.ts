@@ -18,11 +18,12 @@ const JTI = /^([0-9a-z]{1,11})\.([A-Za-z0-9_-]{22})$/
  */
 const jtiOf = (id: number, verifierHash: string) => `${id.toString(36)}.${verifierHash.slice(0, 22)}`
 
-export async function jwtAccessToken(ctx: AppContext, row: NewToken, audience: string, id: number): Promise<string> {
+/** `row.userId` null: a client's own token, whose subject is the client (RFC 9068 §2.2). */
+export async function jwtAccessToken(ctx: AppContext, row: Omit<NewToken, 'userId' | 'familyId'> & { userId: string | null }, audience: string, id: number): Promise<string> {
   const signer = await ctx.signingKeys.signingKey()
   const payload = {
     iss: ctx.config.issuer,
-    sub: row.userId,
+    sub: row.userId ?? row.clientId,
     aud: audience,
     client_id: row.clientId,
     scope: row.scope,

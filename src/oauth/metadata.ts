@@ -3,6 +3,7 @@ import type { Config } from '../config'
 import type { AppContext } from '../context'
 import { json } from '../lib/http'
 import { SUPPORTED_SCOPES } from './scopes'
+import { ASSERTION_ALGS } from './token/client-assertion'
 
 /** The endpoints OAuth metadata (RFC 8414) and OpenID Connect discovery share. */
 export function endpoints(issuer: string) {
@@ -15,7 +16,22 @@ export function endpoints(issuer: string) {
     introspection_endpoint: `${issuer}/api/oauth/introspect`,
     end_session_endpoint: `${issuer}/oauth/logout`,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
+    pushed_authorization_request_endpoint: `${issuer}/api/oauth/par`,
+    device_authorization_endpoint: `${issuer}/api/oauth/device_authorization`,
+    // Per client (`--require-par`, the client's require_pushed_authorization_requests), not server-wide.
+    require_pushed_authorization_requests: false,
   }
+}
+
+/** The grants both metadata documents list (SPEC, Machines and devices). */
+export const GRANT_TYPES_SUPPORTED = ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code']
+
+/** How clients authenticate at each endpoint (both metadata documents): private_key_jwt with asymmetric algorithms only (RFC 7523). */
+export const CLIENT_AUTH_METADATA = {
+  token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+  token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+  revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+  introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
 }
 
 /** What clients Latchkey has never met can use (both metadata documents carry it): RFC 7591 registration, client ID metadata documents. */
@@ -34,10 +50,8 @@ export function metadataRoutes(ctx: AppContext) {
     scopes_supported: SUPPORTED_SCOPES,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    grant_types_supported: GRANT_TYPES_SUPPORTED,
+    ...CLIENT_AUTH_METADATA,
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
     ...agentMetadata(ctx.config),

@@ -169,6 +169,12 @@ export function registrationRoutes(ctx: AppContext) {
           idTokenAlg: registration.idTokenAlg,
           introspects: [],
           ...backchannel,
+          grantTypes: ['authorization_code'],
+          allowedScopes: [],
+          requirePar: false,
+          authMethod: null,
+          jwks: null,
+          jwksUri: null,
         }
         await ctx.store.clients.insertClient(record, now)
         ctx.log.info('client registered dynamically', { client: record.id })

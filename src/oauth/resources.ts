@@ -113,7 +113,10 @@ export class ResourceDirectory {
   ) {
     // Deleted tokens and changed users change no resource.
     store.changes.onChange((change) => {
-      if (isWhole(change)) this.known.clear()
+      if (isWhole(change)) {
+        this.known.clear()
+        this.all = undefined
+      }
     })
   }
 
@@ -139,4 +142,19 @@ export class ResourceDirectory {
     }
     return found
   }
+
+  private all: Promise<ResourceRecord[]> | undefined
+
+  /**
+   * Every registered resource (a client_credentials request without `resource` finds its
+   * audience by the scopes asked): kept while the change feed is alive, read again after any change.
+   */
+  list(): Promise<ResourceRecord[]> {
+    if (this.all && this.store.changes.check()) return this.all
+    const read = this.store.resources.listResources()
+    if (this.store.changes.check()) this.all = read
+    read.catch(() => (this.all = undefined))
+    return read
+  }
+
 }

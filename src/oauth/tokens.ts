@@ -17,12 +17,12 @@ export function parseOpaque(prefix: string, token: string): { id: number; verifi
 }
 
 /** A token's row (its verifier only hashed) and how to spell it once the row has its id. */
-export function mintOpaque(
+export function mintOpaque<T extends { clientId: string; scope: string }>(
   prefix: string,
-  input: { clientId: string; userId: string; scope: string; familyId: string; resource: string | null },
+  input: T,
   now: number,
   ttlSeconds: number,
-): MintedToken {
+): { row: T & { verifierHash: string; expiresAt: number; createdAt: number }; spell(id: number): string; expiresIn: number } {
   const verifier = randomToken()
   return {
     row: { ...input, verifierHash: sha256(verifier), expiresAt: now + ttlSeconds * 1000, createdAt: now },
@@ -43,8 +43,12 @@ export interface TokenGrant {
   scopes: readonly string[]
   expiresAt: number
   issuedAt: number
-  user: User
+  /** null for a client's own token (client_credentials): no user, so no userinfo and no settings. */
+  user: User | null
 }
+
+/** A token a user granted: what userinfo and the settings API accept. */
+export type UserGrant = TokenGrant & { user: User }
 
 /** A token about to be stored: its row, and how to spell it once the row has its id. */
 export interface MintedToken {
@@ -105,6 +109,11 @@ export class AccessTokens {
     return mintOpaque(ACCESS_TOKEN_PREFIX, input, this.clock.now(), this.ttlSeconds)
   }
 
+  /** A client's own token (client_credentials): no user, no family; for a registered resource. */
+  mintForClient(input: { clientId: string; scope: string; resource: string }) {
+    return mintOpaque(ACCESS_TOKEN_PREFIX, input, this.clock.now(), this.ttlSeconds)
+  }
+
   /** Tokens answered from the cache, and looked up (metrics; plain numbers, read when scraped). */
   private hits = 0
   private misses = 0
@@ -123,7 +132,7 @@ export class AccessTokens {
     if (trusted) {
       const cached = this.cache.get(parsed.id, parsed.verifier)
       // A grant whose user changed since (the map no longer holds its copy) is read again.
-      if (cached && cached.user === this.users.get(cached.user.id)) {
+      if (cached && (cached.user === null || cached.user === this.users.get(cached.user.id))) {
         this.hits++
         if (cached.expiresAt > now) return cached
         this.cache.delete(parsed.id)
@@ -145,7 +154,7 @@ export class AccessTokens {
     const trusted = this.changes.check()
     const now = this.clock.now()
     const cached = trusted ? this.cache.get(claimed.id, token) : undefined
-    if (cached && cached.user === this.users.get(cached.user.id)) return cached.expiresAt > now ? cached : undefined
+    if (cached && (cached.user === null || cached.user === this.users.get(cached.user.id))) return cached.expiresAt > now ? cached : undefined
     const generation = this.generation
     return this.verifiedJwtRow(token).then((row) => {
       if (!row || row.expiresAt <= now) return undefined
@@ -187,7 +196,7 @@ export class AccessTokens {
       scopes: this.scopes(row.scope),
       expiresAt: row.expiresAt,
       issuedAt: row.createdAt,
-      user: current ? this.user(row.user) : row.user,
+      user: row.user && (current ? this.user(row.user) : row.user),
     }
   }
 

@@ -4,7 +4,7 @@ import type { AppContext } from '../context'
 import { json } from '../lib/http'
 import { errorResponses } from '../docs/openapi'
 import { authenticateBearer } from './bearer'
-import type { TokenGrant } from './tokens'
+import type { UserGrant } from './tokens'
 import { groupsClaim, identityClaims } from '../oidc/id-token'
 
 export const UserInfo = t.Object({
@@ -24,7 +24,7 @@ export function userinfoRoutes(ctx: AppContext) {
    * Keys outside the granted scopes are absent, not null (SPEC). With openid, OpenID Connect's
    * standard claims join the seed's own (Core §5.3): sub, and per scope email_verified, name, picture.
    */
-  function answer({ user, scopes }: TokenGrant): Response | Promise<Response> {
+  function answer({ user, scopes }: UserGrant): Response | Promise<Response> {
     const body: typeof UserInfo.static = { id: user.id }
     if (scopes.includes('email')) body.email = user.email
     if (scopes.includes('profile')) {

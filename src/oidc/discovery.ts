@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
 import { json } from '../lib/http'
-import { agentMetadata, endpoints } from '../oauth/metadata'
+import { agentMetadata, CLIENT_AUTH_METADATA, endpoints, GRANT_TYPES_SUPPORTED } from '../oauth/metadata'
 import { SUPPORTED_SCOPES } from '../oauth/scopes'
 import { ID_TOKEN_ALGS } from '../oauth/clients'
 import { JWKS_MAX_AGE } from './keys'
@@ -21,12 +21,10 @@ export function discoveryRoutes(ctx: AppContext) {
     scopes_supported: SUPPORTED_SCOPES,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: GRANT_TYPES_SUPPORTED,
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ID_TOKEN_ALGS,
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    ...CLIENT_AUTH_METADATA,
     code_challenge_methods_supported: ['S256'],
     claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'amr', 'nonce', 'email', 'email_verified', 'name', 'picture', 'groups', 'sid'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],

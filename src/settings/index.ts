@@ -3,7 +3,7 @@ import type { AppContext } from '../context'
 import { InvalidRequest, NotFound, ValueTooLarge } from '../lib/errors'
 import { CORS_HEADERS, NOSNIFF, apiHeaders, jsonText, readJsonObject } from '../lib/http'
 import { authenticateBearer, checkClientId } from '../oauth/bearer'
-import type { TokenGrant } from '../oauth/tokens'
+import type { UserGrant } from '../oauth/tokens'
 import type { CachedSetting } from './cache'
 import {
   ClientIdQuery,
@@ -39,7 +39,7 @@ export function settingsRoutes(ctx: AppContext) {
   const encoder = new TextEncoder()
 
   /** The list from the cache when it holds it, else from the store. */
-  async function list({ user, clientId }: TokenGrant): Promise<Response> {
+  async function list({ user, clientId }: UserGrant): Promise<Response> {
     let body = ctx.settingsCache.getList(user.id, clientId)
     if (body === undefined) {
       const ticket = ctx.settingsCache.ticket()
@@ -50,7 +50,7 @@ export function settingsRoutes(ctx: AppContext) {
   }
 
   /** Settings sync: what changed after a revision (`since`), each key once at its latest state. */
-  async function changesSince({ user, clientId }: TokenGrant, raw: string): Promise<Response> {
+  async function changesSince({ user, clientId }: UserGrant, raw: string): Promise<Response> {
     const since = parseRevision(raw, 'since')
     const delta = await ctx.store.settings.changesSince(user.id, clientId, since)
     checkSince(delta, since, 'since')
@@ -58,7 +58,7 @@ export function settingsRoutes(ctx: AppContext) {
   }
 
   /** One setting from the store (and into the cache); undefined when there is none. */
-  async function readOne({ user, clientId }: TokenGrant, key: string): Promise<CachedSetting | undefined> {
+  async function readOne({ user, clientId }: UserGrant, key: string): Promise<CachedSetting | undefined> {
     const ticket = ctx.settingsCache.ticket()
     const stored = await ctx.store.settings.getSetting(user.id, clientId, key)
     if (!stored) return undefined
@@ -78,7 +78,7 @@ export function settingsRoutes(ctx: AppContext) {
   }
 
   /** Cached, the answer is made synchronously: no promise for a token or a setting already known. */
-  function one(request: Request, grant: TokenGrant, key: string): Response | Promise<Response> {
+  function one(request: Request, grant: UserGrant, key: string): Response | Promise<Response> {
     checkKey(key)
     const cached = ctx.settingsCache.getOne(grant.user.id, grant.clientId, key)
     return cached ? answerOne(request, key, cached) : readOne(grant, key).then((found) => answerOne(request, key, found))

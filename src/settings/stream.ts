@@ -4,8 +4,8 @@ import { errorResponses } from '../docs/openapi'
 import { randomToken, sha256 } from '../lib/crypto'
 import { InsufficientScope, InvalidToken, TemporarilyUnavailable, TooManyRequests } from '../lib/errors'
 import { CORS_HEADERS, NOSNIFF, apiHeaders, json } from '../lib/http'
-import { authenticateBearer, checkClientId } from '../oauth/bearer'
-import type { TokenGrant } from '../oauth/tokens'
+import { authenticateBearer, isUserGrant, checkClientId } from '../oauth/bearer'
+import type { UserGrant } from '../oauth/tokens'
 import type { Stream } from './hub'
 import { checkSince, parseRevision } from './sync'
 
@@ -26,11 +26,11 @@ const STREAM_HEADERS = {
 }
 
 /** The stream's token: a one-time ticket (EventSource cannot send a header) or the Authorization header. */
-async function streamGrant(ctx: AppContext, request: Request, ticket: string | undefined, clientId: string | undefined): Promise<TokenGrant> {
+async function streamGrant(ctx: AppContext, request: Request, ticket: string | undefined, clientId: string | undefined): Promise<UserGrant> {
   if (ticket === undefined) return authenticateBearer(ctx, request, 'settings:read', clientId)
   const tokenId = await ctx.store.tokens.useStreamTicket(sha256(ticket), ctx.clock.now())
   const grant = tokenId === undefined ? undefined : await ctx.tokens.grantById(tokenId)
-  if (!grant || grant.resource !== null) throw new InvalidToken('the ticket is invalid, used or expired (a ticket works once, for 30 seconds)', { 'www-authenticate': 'Bearer realm="latchkey", error="invalid_token"' })
+  if (!grant || grant.resource !== null || !isUserGrant(grant)) throw new InvalidToken('the ticket is invalid, used or expired (a ticket works once, for 30 seconds)', { 'www-authenticate': 'Bearer realm="latchkey", error="invalid_token"' })
   if (!grant.scopes.includes('settings:read')) throw new InsufficientScope('the access token lacks the scope settings:read')
   if (clientId !== undefined) checkClientId(grant, clientId)
   return grant
@@ -60,7 +60,7 @@ export function settingsStreamRoutes(ctx: AppContext) {
     }
   }
 
-  async function openReserved(grant: TokenGrant, resume: number | undefined, resumeName: string): Promise<Response> {
+  async function openReserved(grant: UserGrant, resume: number | undefined, resumeName: string): Promise<Response> {
     const head = await ctx.store.settings.changesSince(grant.user.id, grant.clientId, Number.MAX_SAFE_INTEGER)
     if (resume !== undefined) checkSince(head, resume, resumeName)
 

@@ -83,11 +83,11 @@ describe('latchkey COMMAND --help', () => {
     }
     // A subcommand's help shows its options; --help wins over anything else given.
     const create = cli(['client', 'create', '--name', 'X', '--help'], { cwd: empty, env: { DATABASE_URL: '' } })
-    expect(create.out).toContain('Usage: latchkey client create --name NAME --redirect-uri URL... [options]\n')
-    for (const option of ['--post-logout-redirect-uri URL...', '--public', '--skip-consent', '--require-mfa', '--allowed-group NAME...', '--id-token-alg RS256|ES256|EdDSA', '--json'])
+    expect(create.out).toContain('Usage: latchkey client create --name NAME [options]\n')
+    for (const option of ['--redirect-uri URL...', '--grant GRANT...', '--allowed-scope SCOPE...', '--require-par', '--post-logout-redirect-uri URL...', '--public', '--skip-consent', '--require-mfa', '--allowed-group NAME...', '--id-token-alg RS256|ES256|EdDSA', '--json'])
       expect(create.out).toContain(`\n  ${option} `)
     const update = cli(['client', 'update', '--help'], { cwd: empty, env: { DATABASE_URL: '' } }).out
-    for (const option of ['--name NAME', '--redirect-uri URL...', '--add-redirect-uri URL...', '--remove-redirect-uri URL...', '--post-logout-redirect-uri URL...', '--skip-consent true|false', '--require-mfa true|false', '--allowed-group NAME...', '--id-token-alg'])
+    for (const option of ['--name NAME', '--redirect-uri URL...', '--add-redirect-uri URL...', '--remove-redirect-uri URL...', '--post-logout-redirect-uri URL...', '--skip-consent true|false', '--require-mfa true|false', '--allowed-group NAME...', '--id-token-alg', '--grant GRANT...', '--allowed-scope SCOPE...', '--require-par true|false'])
       expect(update).toContain(`\n  ${option} `)
     expect(readdirSync(empty)).toEqual([])
   })
@@ -217,6 +217,11 @@ describe('the operator’s day, with --json', () => {
       id_token_signed_response_alg: 'ES256',
       allowed_groups: ['family'],
       introspects: [],
+      grant_types: ['authorization_code'],
+      allowed_scopes: [],
+      require_pushed_authorization_requests: false,
+      token_endpoint_auth_method: 'client_secret_basic',
+      jwks_uri: null,
     })
     const last = events()[0]!
     expect(last).toMatchObject({ kind: 'client.updated', client_id: app, detail: { actor: 'cli', changed: 'name redirect_uris post_logout_redirect_uris skip_consent require_mfa id_token_signed_response_alg allowed_groups' } })

@@ -30,7 +30,7 @@ describe('embedded migrations', () => {
     expect(migrate(db.sqlite).applied).toEqual(journal.entries.map((e) => e.tag))
     expect(migrate(db.sqlite).applied).toEqual([])
     const tables = db.sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name)
-    expect(tables).toEqual(['access_tokens', 'audit_events', 'auth_codes', 'client_groups', 'clients', 'consents', 'email_tokens', 'group_members', 'groups', 'latchkey_migrations', 'login_throttle', 'logout_deliveries', 'mail_outbox', 'passkeys', 'recovery_codes', 'refresh_families', 'refresh_tokens', 'registration_tokens', 'resources', 'server_secrets', 'session_clients', 'sessions', 'setting_counts', 'setting_heads', 'setting_tombstones', 'settings', 'signing_keys', 'site_codes', 'site_sessions', 'sites', 'stream_tickets', 'totp_secrets', 'user_devices', 'users', 'webauthn_challenges'])
+    expect(tables).toEqual(['access_tokens', 'audit_events', 'auth_codes', 'client_groups', 'clients', 'consents', 'device_codes', 'email_tokens', 'group_members', 'groups', 'latchkey_migrations', 'login_throttle', 'logout_deliveries', 'mail_outbox', 'passkeys', 'pushed_requests', 'recovery_codes', 'refresh_families', 'refresh_tokens', 'registration_tokens', 'resources', 'server_secrets', 'session_clients', 'sessions', 'setting_counts', 'setting_heads', 'setting_tombstones', 'settings', 'signing_keys', 'site_codes', 'site_sessions', 'sites', 'stream_tickets', 'totp_secrets', 'used_assertions', 'user_devices', 'users', 'webauthn_challenges'])
   })
 
   test('the database runs with foreign keys, a busy timeout and synchronous=FULL', () => {
@@ -176,6 +176,22 @@ describe('0010: passkeys and two-step sign-in', () => {
     expect(db.sqlite.query('SELECT amr, auth_time FROM refresh_families').get()).toEqual({ amr: 'pwd', auth_time: 5 })
     expect(db.sqlite.query('SELECT amr, pending FROM sessions').get()).toEqual({ amr: 'pwd', pending: 0 })
     expect(db.sqlite.query('SELECT require_mfa FROM clients').get()).toEqual({ require_mfa: 0 })
+  })
+})
+
+describe('0018: machines and devices', () => {
+  test('access tokens keep their ids, users and families through the rebuild; user_id may then be NULL; clients get their default grant', () => {
+    const db = migratedThrough(journal.entries.findIndex((e) => e.tag === '0018_machines'))
+    db.sqlite.run("INSERT INTO users (id, email, full_name, password_hash, created_at) VALUES ('u1', 'a@b.c', 'A', 'h', 0)")
+    db.sqlite.run("INSERT INTO clients (id, name, secret_hash, redirect_uris, skip_consent, created_at) VALUES ('c1', 'C', 'x', '[]', 0, 0)")
+    db.sqlite.run("INSERT INTO access_tokens (id, verifier_hash, client_id, user_id, scope, expires_at, created_at, family_id) VALUES (41, 'v', 'c1', 'u1', 'email', 100, 1, 'fam')")
+    expect(migrate(db.sqlite).applied).toEqual(tagsFrom('0018_machines'))
+    expect(db.sqlite.query('SELECT id, user_id, family_id FROM access_tokens').get()).toEqual({ id: 41, user_id: 'u1', family_id: 'fam' })
+    db.sqlite.run("INSERT INTO access_tokens (verifier_hash, client_id, user_id, scope, expires_at, created_at) VALUES ('w', 'c1', NULL, 'reports:read', 100, 1)")
+    expect(db.sqlite.query('SELECT grant_types, allowed_scopes, require_par, auth_method FROM clients').get()).toEqual({ grant_types: '["authorization_code"]', allowed_scopes: '[]', require_par: 0, auth_method: null })
+    // A user's deletion still takes their tokens (the foreign key survived the rebuild), not the client's own.
+    db.sqlite.run("DELETE FROM users WHERE id = 'u1'")
+    expect(db.sqlite.query('SELECT verifier_hash FROM access_tokens').all()).toEqual([{ verifier_hash: 'w' }])
   })
 })
 

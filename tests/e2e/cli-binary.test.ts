@@ -42,7 +42,7 @@ describe('the binary’s CLI', () => {
     expect(created.client_secret).toStartWith('lk_cs_')
     expect(run(['client', 'list']).out).toContain(created.client_id)
     expect(JSON.parse(run(['client', 'list', '--json']).out)).toEqual([
-      { client_id: created.client_id, name: 'Bin', redirect_uris: ['https://b.example/cb'], post_logout_redirect_uris: [], public: false, skip_consent: false, require_mfa: false, id_token_signed_response_alg: 'RS256', allowed_groups: [], introspects: [] },
+      { client_id: created.client_id, name: 'Bin', redirect_uris: ['https://b.example/cb'], post_logout_redirect_uris: [], public: false, skip_consent: false, require_mfa: false, id_token_signed_response_alg: 'RS256', allowed_groups: [], introspects: [], grant_types: ['authorization_code'], allowed_scopes: [], require_pushed_authorization_requests: false, token_endpoint_auth_method: 'client_secret_basic', jwks_uri: null },
     ])
     const rotated = JSON.parse(run(['client', 'rotate-secret', created.client_id]).out)
     expect(rotated.client_secret).not.toBe(created.client_secret)
@@ -159,7 +159,7 @@ describe('the binary with PostgreSQL', () => {
     expect(run(['migrate'], undefined, env).out).toBe('database is up to date\n')
     const created = JSON.parse(run(['client', 'create', '--name', 'Bin', '--redirect-uri', 'https://b.example/cb'], undefined, env).out)
     expect(JSON.parse(run(['client', 'list', '--json'], undefined, env).out)).toEqual([
-      { client_id: created.client_id, name: 'Bin', redirect_uris: ['https://b.example/cb'], post_logout_redirect_uris: [], public: false, skip_consent: false, require_mfa: false, id_token_signed_response_alg: 'RS256', allowed_groups: [], introspects: [] },
+      { client_id: created.client_id, name: 'Bin', redirect_uris: ['https://b.example/cb'], post_logout_redirect_uris: [], public: false, skip_consent: false, require_mfa: false, id_token_signed_response_alg: 'RS256', allowed_groups: [], introspects: [], grant_types: ['authorization_code'], allowed_scopes: [], require_pushed_authorization_requests: false, token_endpoint_auth_method: 'client_secret_basic', jwks_uri: null },
     ])
     expect(JSON.parse(run(['client', 'rotate-secret', created.client_id], undefined, env).out).client_secret).toStartWith('lk_cs_')
     const user = JSON.parse(run(['user', 'create', '--email', 'b@example.com', '--name', 'Bea', '--password-stdin'], 'binary password\n', env).out)

@@ -145,7 +145,7 @@ describe('the validated-token cache', () => {
     const small = new AccessTokens(t.store, clock, 3600, t.store.changes, 3)
     const tokens = [] as string[]
     for (let i = 0; i < 5; i++) tokens.push(await mintToken(t, client.id, user.id, 'email'))
-    for (const token of tokens) expect((await small.validate(token))?.user.id).toBe(user.id)
+    for (const token of tokens) expect((await small.validate(token))?.user?.id).toBe(user.id)
     expect(small.cachedCount).toBe(3)
   })
 
@@ -164,10 +164,10 @@ describe('the validated-token cache', () => {
     expect(await t.store.users.setFullName(user.id, 'B')).toBe(true)
     expect(tokens.cachedCount).toBe(2)
     const c = await tokens.validate(await mintToken(t, client.id, user.id, 'email'))
-    expect(c!.user.fullName).toBe('B')
+    expect(c!.user!.fullName).toBe('B')
     const again = await tokens.validate(first)
     expect(again!.user).toBe(c!.user)
-    expect(a!.user.fullName).toBe('A')
+    expect(a!.user!.fullName).toBe('A')
   })
 })
 

@@ -73,11 +73,13 @@ describe('discovery and the JWKS', () => {
       revocation_endpoint: `${ORIGIN}/api/oauth/revoke`,
       end_session_endpoint: `${ORIGIN}/oauth/logout`,
       jwks_uri: `${ORIGIN}/.well-known/jwks.json`,
+      pushed_authorization_request_endpoint: `${ORIGIN}/api/oauth/par`,
+      device_authorization_endpoint: `${ORIGIN}/api/oauth/device_authorization`,
       response_types_supported: ['code'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['RS256', 'ES256', 'EdDSA'],
       code_challenge_methods_supported: ['S256'],
-      grant_types_supported: ['authorization_code', 'refresh_token'],
+      grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'],
     })
     expect(doc.scopes_supported).toEqual(['openid', 'profile', 'email', 'groups', 'settings:read', 'settings:write', 'offline_access'])
     expect(doc.claims_supported).toContain('email_verified')

@@ -17,9 +17,15 @@ const toClient = (r: Row): ClientRecord => ({
   introspects: json(r.introspects),
   backchannelLogoutUri: (r.backchannel_logout_uri ?? null) as string | null,
   backchannelLogoutSessionRequired: r.backchannel_logout_session_required as boolean,
+  grantTypes: json(r.grant_types),
+  allowedScopes: json(r.allowed_scopes),
+  requirePar: r.require_par as boolean,
+  authMethod: r.auth_method === 'private_key_jwt' ? 'private_key_jwt' : null,
+  jwks: r.jwks as string | null,
+  jwksUri: r.jwks_uri as string | null,
 })
 
-const COLUMNS = 'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, backchannel_logout_uri, backchannel_logout_session_required'
+const COLUMNS = 'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, backchannel_logout_uri, backchannel_logout_session_required, grant_types, allowed_scopes, require_par, auth_method, jwks, jwks_uri'
 
 export class PgClients implements ClientStore {
   constructor(private readonly ctx: PgContext) {}
@@ -27,10 +33,10 @@ export class PgClients implements ClientStore {
   insertClient(client: ClientRecord, now: number): Promise<void> {
     return this.ctx.run(
       async (sql) =>
-        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, backchannel_logout_uri, backchannel_logout_session_required, created_at)
+        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, backchannel_logout_uri, backchannel_logout_session_required, grant_types, allowed_scopes, require_par, auth_method, jwks, jwks_uri, created_at)
           VALUES (${client.id}, ${client.name}, ${client.secretHash}, ${JSON.stringify(client.redirectUris)}::jsonb,
             ${JSON.stringify(client.postLogoutRedirectUris)}::jsonb, ${client.skipConsent}, ${client.requireMfa}, ${client.kind}, ${client.metadataExpiresAt}, ${client.registrationTokenHash}, ${client.idTokenAlg},
-            ${JSON.stringify(client.introspects)}::jsonb, ${client.backchannelLogoutUri ?? null}, ${client.backchannelLogoutSessionRequired ?? false}, ${now})`),
+            ${JSON.stringify(client.introspects)}::jsonb, ${client.backchannelLogoutUri ?? null}, ${client.backchannelLogoutSessionRequired ?? false}, ${JSON.stringify(client.grantTypes)}::jsonb, ${JSON.stringify(client.allowedScopes)}::jsonb, ${client.requirePar}, ${client.authMethod}, ${client.jwks}, ${client.jwksUri}, ${now})`),
     )
   }
 
@@ -118,14 +124,20 @@ export class PgClients implements ClientStore {
     return this.ctx.run(async (sql) => (await sql`SELECT 1 FROM registration_tokens WHERE token_hash = ${tokenHash} AND expires_at > ${now}`).length > 0)
   }
 
-  updateClient(id: string, f: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg'>): Promise<boolean> {
+  updateClient(id: string, f: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg' | 'grantTypes' | 'allowedScopes' | 'requirePar' | 'authMethod' | 'jwks' | 'jwksUri'>): Promise<boolean> {
     return this.ctx.run(
       async (sql) =>
         (
           await sql`UPDATE clients SET name = ${f.name}, redirect_uris = ${JSON.stringify(f.redirectUris)}::jsonb, post_logout_redirect_uris = ${JSON.stringify(f.postLogoutRedirectUris)}::jsonb,
-            skip_consent = ${f.skipConsent}, require_mfa = ${f.requireMfa}, id_token_alg = ${f.idTokenAlg} WHERE id = ${id}`
+            skip_consent = ${f.skipConsent}, require_mfa = ${f.requireMfa}, id_token_alg = ${f.idTokenAlg}, grant_types = ${JSON.stringify(f.grantTypes)}::jsonb,
+            allowed_scopes = ${JSON.stringify(f.allowedScopes)}::jsonb, require_par = ${f.requirePar}, auth_method = ${f.authMethod}, jwks = ${f.jwks}, jwks_uri = ${f.jwksUri} WHERE id = ${id}`
         ).count > 0,
     )
+  }
+
+  /** INSERT … ON CONFLICT DO NOTHING: of two instances given one assertion at once, one inserts the row. */
+  useAssertionJti(clientId: string, jti: string, expiresAt: number): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`INSERT INTO used_assertions (client_id, jti, expires_at) VALUES (${clientId}, ${jti}, ${expiresAt}) ON CONFLICT DO NOTHING`).count > 0)
   }
 
   setClientSecret(id: string, secretHash: string): Promise<boolean> {

@@ -20,6 +20,7 @@ import introspects from '../../../drizzle/pg/0016_introspects.sql' with { type: 
 import notifyUserUpdates from '../../../drizzle/pg/0017_notify_user_updates.sql' with { type: 'text' }
 import sessionsMigration from '../../../drizzle/pg/0018_sessions.sql' with { type: 'text' }
 import sites from '../../../drizzle/pg/0019_sites.sql' with { type: 'text' }
+import machines from '../../../drizzle/pg/0020_machines.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -46,6 +47,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0017_notify_user_updates': notifyUserUpdates,
   '0018_sessions': sessionsMigration,
   '0019_sites': sites,
+  '0020_machines': machines,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

@@ -40,6 +40,12 @@ export const clients = pgTable('clients', {
   introspects: jsonb('introspects').$type<string[]>().notNull().default([]),
   backchannelLogoutUri: text('backchannel_logout_uri'),
   backchannelLogoutSessionRequired: boolean('backchannel_logout_session_required').notNull().default(false),
+  grantTypes: jsonb('grant_types').$type<string[]>().notNull().default(['authorization_code']),
+  allowedScopes: jsonb('allowed_scopes').$type<string[]>().notNull().default([]),
+  requirePar: boolean('require_par').notNull().default(false),
+  authMethod: text('auth_method'),
+  jwks: text('jwks'),
+  jwksUri: text('jwks_uri'),
 })
 
 export const sessions = pgTable(
@@ -198,7 +204,8 @@ export const accessTokens = pgTable(
     id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
     verifierHash: text('verifier_hash').notNull(),
     clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
-    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    /** null for a client's own token (client_credentials). */
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
     scope: text('scope').notNull(),
     expiresAt: ms('expires_at').notNull(),
     createdAt: ms('created_at').notNull(),
@@ -474,4 +481,55 @@ export const siteCodes = pgTable(
     expiresAt: ms('expires_at').notNull(),
   },
   (t) => [index('site_codes_session').on(t.sessionHash)],
+)
+
+/** Pushed authorization requests (RFC 9126), used once. */
+export const pushedRequests = pgTable(
+  'pushed_requests',
+  {
+    uriHash: text('uri_hash').primaryKey(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    params: text('params').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+  },
+  (t) => [index('pushed_requests_expires').on(t.expiresAt), index('pushed_requests_client').on(t.clientId)],
+)
+
+/**
+ * Device authorization (RFC 8628): a device code (its hash) and the user code typed on /device
+ * (its hash), pending until the user allows or denies; an allowed one holds the hash of the code
+ * the next poll exchanges, once.
+ */
+export const deviceCodes = pgTable(
+  'device_codes',
+  {
+    deviceCodeHash: text('device_code_hash').primaryKey(),
+    userCodeHash: text('user_code_hash').notNull().unique(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    scope: text('scope').notNull(),
+    resource: text('resource'),
+    createdAt: ms('created_at').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+    /** The polling interval in seconds: 5, and 5 more after each slow_down. */
+    interval: integer('interval').notNull(),
+    lastPolledAt: ms('last_polled_at'),
+    /** pending, allowed, denied or used. */
+    status: text('status').notNull(),
+    /** Where the request came from (shown on the consent page). */
+    address: text('address').notNull(),
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    codeHash: text('code_hash'),
+  },
+  (t) => [index('device_codes_expires').on(t.expiresAt), index('device_codes_client').on(t.clientId)],
+)
+
+/** Client assertions' jti (RFC 7523 §3), used once. */
+export const usedAssertions = pgTable(
+  'used_assertions',
+  {
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    jti: text('jti').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.clientId, t.jti] }), index('used_assertions_expires').on(t.expiresAt)],
 )

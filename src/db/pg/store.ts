@@ -18,6 +18,8 @@ import { PgSettings } from './settings'
 import { PgSites } from './sites'
 import { PgThrottle } from './throttle'
 import { PgTokens } from './tokens'
+import { PgPushed } from './pushed'
+import { PgDevices } from './devices'
 import { PgUsers } from './users'
 
 const TX_ATTEMPTS = 5
@@ -45,6 +47,8 @@ export class PgStore implements Store, PgContext {
   readonly sessions = new PgSessions(this)
   readonly grants = new PgGrants(this)
   readonly tokens = new PgTokens(this)
+  readonly pushed = new PgPushed(this)
+  readonly devices = new PgDevices(this)
   // Half the pool for settings writes in flight (see SettingsWrites); reads keep the rest.
   readonly settings = new PgSettings(this, () => this.changes, () => Math.max(1, Math.floor(this.stats.size / 2)))
   readonly throttle = new PgThrottle(this)
@@ -255,6 +259,9 @@ export class PgStore implements Store, PgContext {
       removed += (await sql`DELETE FROM email_tokens WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM registration_tokens WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM stream_tickets WHERE expires_at < ${now}`).count
+      removed += (await sql`DELETE FROM pushed_requests WHERE expires_at < ${now}`).count
+      removed += (await sql`DELETE FROM device_codes WHERE expires_at < ${now}`).count
+      removed += (await sql`DELETE FROM used_assertions WHERE expires_at < ${now}`).count
       if (keep.audit !== undefined) removed += (await sql`DELETE FROM audit_events WHERE at < ${now - keep.audit}`).count
       // Tombstones of settings deleted long ago: each (user, app) remembers through which revision they are gone (410 before it).
       removed += (

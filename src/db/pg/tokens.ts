@@ -1,4 +1,4 @@
-import type { TokenRecord, TokenStore } from '../store'
+import type { NewClientToken, TokenRecord, TokenStore } from '../store'
 import { emitting, n, toUser, type PgContext } from './context'
 
 export class PgTokens implements TokenStore {
@@ -6,9 +6,10 @@ export class PgTokens implements TokenStore {
 
   findToken(id: number): Promise<TokenRecord | undefined> {
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`SELECT t.id, t.verifier_hash, t.client_id, t.scope, t.expires_at, t.created_at, t.family_id, t.resource, u.id AS user_id, u.email, u.full_name, u.avatar_url, u.email_verified
-        FROM access_tokens t JOIN users u ON u.id = t.user_id WHERE t.id = ${id}`
-      if (!row) return undefined
+      const [row] = await sql`SELECT t.id, t.verifier_hash, t.client_id, t.scope, t.expires_at, t.created_at, t.family_id, t.resource, t.user_id AS token_user, u.id AS user_id, u.email, u.full_name, u.avatar_url, u.email_verified
+        FROM access_tokens t LEFT JOIN users u ON u.id = t.user_id WHERE t.id = ${id}`
+      // A token whose user is gone is as good as gone; one without a user is a client's own (client_credentials).
+      if (!row || (row.token_user !== null && row.user_id === null)) return undefined
       return {
         id: n(row.id),
         verifierHash: row.verifier_hash as string,
@@ -18,7 +19,7 @@ export class PgTokens implements TokenStore {
         createdAt: n(row.created_at),
         familyId: row.family_id as string | null,
         resource: row.resource as string | null,
-        user: toUser({ ...row, id: row.user_id }),
+        user: row.token_user === null ? null : toUser({ ...row, id: row.user_id }),
       }
     })
   }
@@ -40,6 +41,14 @@ export class PgTokens implements TokenStore {
     return this.ctx.run(async (sql) => {
       const [row] = await sql`DELETE FROM stream_tickets WHERE ticket_hash = ${ticketHash} AND expires_at > ${now} RETURNING token_id`
       return row ? n(row.token_id) : undefined
+    })
+  }
+
+  insertClientToken(t: NewClientToken): Promise<number> {
+    return this.ctx.run(async (sql) => {
+      const [row] = await sql`INSERT INTO access_tokens (verifier_hash, client_id, user_id, scope, expires_at, created_at, family_id, resource)
+        VALUES (${t.verifierHash}, ${t.clientId}, NULL, ${t.scope}, ${t.expiresAt}, ${t.createdAt}, NULL, ${t.resource}) RETURNING id`
+      return n(row.id)
     })
   }
 

@@ -25,6 +25,17 @@ export interface ClientRecord {
   backchannelLogoutUri?: string | null
   /** It needs `sid` in logout tokens (always sent; kept for its metadata). */
   backchannelLogoutSessionRequired?: boolean
+  /** The grants it may use (RFC 7591 grant_types): authorization_code, client_credentials, the device code. */
+  grantTypes: string[]
+  /** The resource scopes its client_credentials tokens may carry. */
+  allowedScopes: string[]
+  /** Its authorization requests must be pushed first (RFC 9126 §5). */
+  requirePar: boolean
+  /** 'private_key_jwt' (RFC 7523): it authenticates with an assertion signed by a key of its JWKS; null: its secret, or none. */
+  authMethod: 'private_key_jwt' | null
+  /** Its JWKS as given (`--jwks-file`), JSON text; or where it is published (`--jwks-uri`). */
+  jwks: string | null
+  jwksUri: string | null
 }
 
 /** The ID-token signing algorithms Latchkey has keys for. */
@@ -54,7 +65,9 @@ export interface ClientStore {
   /** Sets (or, with null, removes) the back-channel logout URI; false for an unknown client. */
   setBackchannelLogout(id: string, uri: string | null, sessionRequired: boolean): Promise<boolean>
   /** Replaces an operator's client's options (`latchkey apply`); false for an unknown client. */
-  updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg'>): Promise<boolean>
+  updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg' | 'grantTypes' | 'allowedScopes' | 'requirePar' | 'authMethod' | 'jwks' | 'jwksUri'>): Promise<boolean>
+  /** Records an assertion's jti (RFC 7523 §3) until it expires: false when the client used it already (on any instance). */
+  useAssertionJti(clientId: string, jti: string, expiresAt: number): Promise<boolean>
   /** A metadata document's client as last fetched: inserted, or its name, redirect URIs and freshness replaced. */
   saveMetadataClient(client: ClientRecord, now: number): Promise<void>
   /**

@@ -12,7 +12,19 @@ export interface TokenRecord {
   familyId: string | null
   /** The resource it is for (RFC 8707), null for Latchkey's own API. */
   resource: string | null
-  user: UserRecord
+  /** null for a client's own token (client_credentials, RFC 6749 §4.4). */
+  user: UserRecord | null
+}
+
+/** A client's own access token (client_credentials, RFC 6749 §4.4): no user, no family, no refresh token. */
+export interface NewClientToken {
+  verifierHash: string
+  clientId: string
+  scope: string
+  expiresAt: number
+  createdAt: number
+  /** The resource (RFC 8707) it is for, its audience. */
+  resource: string
 }
 
 /** Access tokens as the bearer-protected API checks them (issued through the grants). */
@@ -25,6 +37,8 @@ export interface TokenStore {
    */
   findToken(id: number, knownUser?: (userId: string) => UserRecord | undefined): TokenRecord | undefined | Promise<TokenRecord | undefined>
   deleteToken(id: number): Promise<boolean>
+  /** Stores a client's own token; its row id (what the token spells). */
+  insertClientToken(token: NewClientToken): Promise<number>
   /** Which of these tokens still exist (open settings streams ask after a revocation somewhere). */
   existingTokens(ids: readonly number[]): Promise<Set<number>>
   /** A one-time ticket standing for an access token (EventSource cannot send a header). */

@@ -21,6 +21,12 @@ const toClient = (row: typeof clients.$inferSelect): ClientRecord => ({
   introspects: row.introspects,
   backchannelLogoutUri: row.backchannelLogoutUri,
   backchannelLogoutSessionRequired: row.backchannelLogoutSessionRequired,
+  grantTypes: row.grantTypes,
+  allowedScopes: row.allowedScopes,
+  requirePar: row.requirePar,
+  authMethod: row.authMethod === 'private_key_jwt' ? 'private_key_jwt' : null,
+  jwks: row.jwks,
+  jwksUri: row.jwksUri,
 })
 
 export class SqliteClients implements ClientStore {
@@ -114,9 +120,14 @@ export class SqliteClients implements ClientStore {
     return !!db.orm.select({ at: registrationTokens.createdAt }).from(registrationTokens).where(and(eq(registrationTokens.tokenHash, tokenHash), gt(registrationTokens.expiresAt, now))).get()
   }
 
-  updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg'>): Promise<boolean> {
+  updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg' | 'grantTypes' | 'allowedScopes' | 'requirePar' | 'authMethod' | 'jwks' | 'jwksUri'>): Promise<boolean> {
     const { db } = this.ctx
     return this.ctx.write(() => changes(db.orm.update(clients).set(fields).where(eq(clients.id, id)).run()) > 0)
+  }
+
+  useAssertionJti(clientId: string, jti: string, expiresAt: number): Promise<boolean> {
+    const { sqlite } = this.ctx.db
+    return this.ctx.write(() => sqlite.prepare('INSERT INTO used_assertions (client_id, jti, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(clientId, jti, expiresAt).changes > 0)
   }
 
   setClientSecret(id: string, secretHash: string): Promise<boolean> {

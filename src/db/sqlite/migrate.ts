@@ -20,6 +20,7 @@ import idTokenAlg from '../../../drizzle/sqlite/0016_id_token_alg.sql' with { ty
 import introspects from '../../../drizzle/sqlite/0017_introspects.sql' with { type: 'text' }
 import sessionsMigration from '../../../drizzle/sqlite/0018_sessions.sql' with { type: 'text' }
 import sites from '../../../drizzle/sqlite/0019_sites.sql' with { type: 'text' }
+import machines from '../../../drizzle/sqlite/0020_machines.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -46,6 +47,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0017_introspects': introspects,
   '0018_sessions': sessionsMigration,
   '0019_sites': sites,
+  '0020_machines': machines,
 }
 
 export interface MigrationResult {

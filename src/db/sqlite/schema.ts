@@ -47,6 +47,17 @@ export const clients = sqliteTable('clients', {
   backchannelLogoutUri: text('backchannel_logout_uri'),
   /** The app needs `sid` in logout tokens (always sent here; recorded for its metadata). */
   backchannelLogoutSessionRequired: integer('backchannel_logout_session_required', { mode: 'boolean' }).notNull().default(false),
+  /** The grants it may use (`--grant`): authorization_code, client_credentials, the device code (RFC 8628). */
+  grantTypes: text('grant_types', { mode: 'json' }).$type<string[]>().notNull().default(['authorization_code']),
+  /** The resource scopes a client_credentials token may carry (`--allowed-scope`). */
+  allowedScopes: text('allowed_scopes', { mode: 'json' }).$type<string[]>().notNull().default([]),
+  /** Authorization requests only through PAR (RFC 9126 §5, `--require-par`). */
+  requirePar: integer('require_par', { mode: 'boolean' }).notNull().default(false),
+  /** 'private_key_jwt' (RFC 7523): the client signs an assertion with a key of its JWKS; null: its secret, or none. */
+  authMethod: text('auth_method'),
+  /** Its JWKS as given (`--jwks-file`), JSON; or where to fetch it (`--jwks-uri`). */
+  jwks: text('jwks'),
+  jwksUri: text('jwks_uri'),
 })
 
 export const sessions = sqliteTable(
@@ -243,7 +254,8 @@ export const accessTokens = sqliteTable(
     id: integer('id').primaryKey(),
     verifierHash: text('verifier_hash').notNull(),
     clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
-    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    /** null for a client's own token (client_credentials, RFC 6749 §4.4): no user. */
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
     scope: text('scope').notNull(),
     expiresAt: integer('expires_at').notNull(),
     createdAt: integer('created_at').notNull(),
@@ -592,4 +604,59 @@ export const siteCodes = sqliteTable(
     expiresAt: integer('expires_at').notNull(),
   },
   (t) => [index('site_codes_session').on(t.sessionHash)],
+)
+
+/**
+ * Pushed authorization requests (RFC 9126): the request's parameters under the hash of its
+ * request_uri's random part, used once before they expire.
+ */
+export const pushedRequests = sqliteTable(
+  'pushed_requests',
+  {
+    uriHash: text('uri_hash').primaryKey(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    /** The authorization parameters, as a JSON object of strings. */
+    params: text('params').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('pushed_requests_expires').on(t.expiresAt), index('pushed_requests_client').on(t.clientId)],
+)
+
+/**
+ * Device authorization (RFC 8628): a device code (its hash) and the user code typed on /device
+ * (its hash), pending until the user allows or denies; an allowed one holds the hash of the code
+ * the next poll exchanges, once.
+ */
+export const deviceCodes = sqliteTable(
+  'device_codes',
+  {
+    deviceCodeHash: text('device_code_hash').primaryKey(),
+    userCodeHash: text('user_code_hash').notNull().unique(),
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    scope: text('scope').notNull(),
+    resource: text('resource'),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+    /** The polling interval in seconds: 5, and 5 more after each slow_down. */
+    interval: integer('interval').notNull(),
+    lastPolledAt: integer('last_polled_at'),
+    /** pending, allowed, denied or used. */
+    status: text('status').notNull(),
+    /** Where the request came from (shown on the consent page). */
+    address: text('address').notNull(),
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    codeHash: text('code_hash'),
+  },
+  (t) => [index('device_codes_expires').on(t.expiresAt), index('device_codes_client').on(t.clientId)],
+)
+
+/** Client assertions' jti (RFC 7523 §3): each used once, kept until the assertion expires. */
+export const usedAssertions = sqliteTable(
+  'used_assertions',
+  {
+    clientId: text('client_id').notNull().references(() => clients.id, { onDelete: 'cascade' }),
+    jti: text('jti').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.clientId, t.jti] }), index('used_assertions_expires').on(t.expiresAt)],
 )

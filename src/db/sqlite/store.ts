@@ -20,6 +20,8 @@ import { SqliteSettings } from './settings'
 import { SqliteSites } from './sites'
 import { SqliteThrottle } from './throttle'
 import { SqliteTokens } from './tokens'
+import { SqlitePushed } from './pushed'
+import { SqliteDevices } from './devices'
 import { SqliteUsers } from './users'
 import { Writer } from './writer'
 
@@ -42,6 +44,8 @@ export class SqliteStore implements Store, SqliteContext {
   readonly sessions = new SqliteSessions(this)
   readonly grants = new SqliteGrants(this)
   readonly tokens = new SqliteTokens(this)
+  readonly pushed = new SqlitePushed(this)
+  readonly devices = new SqliteDevices(this)
   readonly settings = new SqliteSettings(this)
   readonly throttle = new SqliteThrottle(this)
   readonly keys = new SqliteKeys(this)
@@ -193,6 +197,9 @@ export class SqliteStore implements Store, SqliteContext {
       removed += run('DELETE FROM email_tokens WHERE expires_at < ?1', now)
       removed += run('DELETE FROM registration_tokens WHERE expires_at < ?1', now)
       removed += run('DELETE FROM stream_tickets WHERE expires_at < ?1', now)
+      removed += run('DELETE FROM pushed_requests WHERE expires_at < ?1', now)
+      removed += run('DELETE FROM device_codes WHERE expires_at < ?1', now)
+      removed += run('DELETE FROM used_assertions WHERE expires_at < ?1', now)
       if (keep.audit !== undefined) removed += run('DELETE FROM audit_events WHERE at < ?1', now - keep.audit)
       removed += run('DELETE FROM mail_outbox WHERE sent_at < ?1 OR failed_at < ?1', now - keep.mail)
       removed += run('DELETE FROM logout_deliveries WHERE sent_at < ?1 OR failed_at < ?1', now - keep.mail)

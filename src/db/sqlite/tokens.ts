@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
-import type { TokenRecord, TokenStore, UserRecord } from '../store'
-import { changes } from './client'
+import type { NewClientToken, TokenRecord, TokenStore, UserRecord } from '../store'
+import { changes, insertedId } from './client'
 import type { SqliteContext } from './context'
 import { prepared } from './prepared'
 import { accessTokens } from './schema'
@@ -18,16 +18,16 @@ export class SqliteTokens implements TokenStore {
   findToken(id: number, knownUser?: (userId: string) => UserRecord | undefined): TokenRecord | undefined {
     const token = prepared(this.ctx.db, 'tokenById', () =>
       this.ctx.db.sqlite.prepare<
-        { id: number; verifierHash: string; clientId: string; userId: string; scope: string; expiresAt: number; createdAt: number; familyId: string | null; resource: string | null },
+        { id: number; verifierHash: string; clientId: string; userId: string | null; scope: string; expiresAt: number; createdAt: number; familyId: string | null; resource: string | null },
         [number]
       >(
         'SELECT id, verifier_hash AS verifierHash, client_id AS clientId, user_id AS userId, scope, expires_at AS expiresAt, created_at AS createdAt, family_id AS familyId, resource FROM access_tokens WHERE id = ?',
       ),
     ).get(id)
     if (!token) return undefined
-    const user = knownUser?.(token.userId) ?? this.tokenUser(token.userId)
+    const user = token.userId === null ? null : (knownUser?.(token.userId) ?? this.tokenUser(token.userId))
     // Deleting a user deletes its tokens: a token whose user is gone is as good as gone.
-    if (!user) return undefined
+    if (user === undefined) return undefined
     const { verifierHash, clientId, scope, expiresAt, createdAt, familyId, resource } = token
     return { id: token.id, verifierHash, clientId, scope, expiresAt, createdAt, familyId, resource, user }
   }
@@ -58,6 +58,13 @@ export class SqliteTokens implements TokenStore {
       const row = this.ctx.db.sqlite.prepare<{ tokenId: number }, [string, number]>('DELETE FROM stream_tickets WHERE ticket_hash = ? AND expires_at > ? RETURNING token_id AS tokenId').get(ticketHash, now)
       return row?.tokenId
     })
+  }
+
+  insertClientToken(t: NewClientToken): Promise<number> {
+    const insert = prepared(this.ctx.db, 'insertClientToken', () =>
+      this.ctx.db.sqlite.prepare('INSERT INTO access_tokens (verifier_hash, client_id, user_id, scope, expires_at, created_at, family_id, resource) VALUES (?, ?, NULL, ?, ?, ?, NULL, ?)'),
+    )
+    return this.ctx.write(() => insertedId(insert.run(t.verifierHash, t.clientId, t.scope, t.expiresAt, t.createdAt, t.resource)))
   }
 
   deleteToken(id: number): Promise<boolean> {

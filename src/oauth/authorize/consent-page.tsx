@@ -10,7 +10,8 @@ import type { AuthorizationRequest } from './request'
 /** The authorization request again, as hidden fields of a form that POSTs the decision. */
 function RequestFields(props: { request: AuthorizationRequest }) {
   const { request } = props
-  const hidden: Record<string, string | undefined> = {
+  // A pushed request (RFC 9126) is named by its request_uri; its parameters stay on the server.
+  const hidden: Record<string, string | undefined> = request.requestUri ? { client_id: request.client.id, request_uri: request.requestUri } : {
     client_id: request.client.id,
     redirect_uri: request.redirectUri,
     scope: request.scopes.join(' '),

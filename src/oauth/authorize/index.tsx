@@ -20,6 +20,7 @@ import {
   callbackUrl,
   loginAfterParam,
   paramsFromSearch,
+  usePushedRequest,
   validateAuthorizationRequest,
 } from './request'
 
@@ -41,6 +42,7 @@ const ConsentForm = t.Object({
   max_age: field,
   login_after: field,
   resource: field,
+  request_uri: field,
 })
 
 /**
@@ -56,7 +58,8 @@ function needsSignIn(authz: AuthorizationRequest, session: Session | undefined, 
 
 /** The sign-in page, returning to this request; when re-authenticating, without prompt=login and with login_after. */
 function signInUrl(ctx: AppContext, url: URL, authz: AuthorizationRequest, session: Session | undefined, now: number): string {
-  if (!session && !url.searchParams.has('prompt') && !url.searchParams.has('max_age')) return loginUrl(url.pathname + url.search)
+  // A pushed request's prompt and max_age are not in the URL: the request says whether they were asked.
+  if (!session && authz.prompt.size === 0 && authz.maxAge === undefined) return loginUrl(url.pathname + url.search)
   const back = new URLSearchParams(url.searchParams)
   const prompt = (back.get('prompt') ?? '').split(' ').filter((p) => p && p !== 'login')
   if (prompt.length) back.set('prompt', prompt.join(' '))
@@ -73,6 +76,7 @@ function redirectError(ctx: AppContext, authz: AuthorizationRequest, error: stri
 export function authorizeRoutes(ctx: AppContext) {
   /** Issues the code (remembering consent when the user just gave it) and sends the browser back. */
   async function approve(request: AuthorizationRequest, session: Session, remember: boolean, from: Request): Promise<Response> {
+    await usePushedRequest(ctx, request)
     const grant = {
       clientId: request.client.id,
       userId: session.user.id,
@@ -164,6 +168,7 @@ export function authorizeRoutes(ctx: AppContext) {
           if (!(await ctx.store.groups.mayAuthorize(authz.client.id, session.user.id))) throw redirectError(ctx, authz, 'access_denied', 'the user is in none of the groups allowed to use the application')
           return approve(authz, session, true, request)
         }
+        if (body.decision === 'deny') await usePushedRequest(ctx, authz)
         const error = body.decision === 'deny' ? 'access_denied' : 'invalid_request'
         const description = body.decision === 'deny' ? 'the user denied access' : 'decision must be allow or deny'
         return seeOther(callbackUrl(ctx, authz.redirectUri, { error, error_description: description }, authz.state))

@@ -1,4 +1,4 @@
-import { constantTimeEqual, hmacSha256 } from '../../lib/crypto'
+import { constantTimeEqual, hmacSha256, sha256 } from '../../lib/crypto'
 import type { AppContext } from '../../context'
 import { PageError } from '../../lib/errors'
 import { clientForAuthorization } from '../client-metadata'
@@ -24,11 +24,18 @@ export interface AuthorizationRequest {
   maxAge?: number
   /** Set by Latchkey when it sent the user to sign in again: a session from before it does not count. */
   loginAfter?: number
+  /** A pushed request's request_uri (RFC 9126): the consent form carries it, and a decision uses it up. */
+  requestUri?: string
 }
 
 /** An error sent back to the verified redirect_uri (RFC 6749 §4.1.2.1). */
 export class AuthorizationRedirect extends Error {
-  constructor(public readonly location: string) {
+  constructor(
+    public readonly location: string,
+    /** The error it carries, for the PAR endpoint, which answers it as JSON instead (RFC 9126 §2.3). */
+    public readonly error = 'invalid_request',
+    public readonly description = '',
+  ) {
     super('authorization redirect')
   }
 }
@@ -74,11 +81,42 @@ export function callbackUrl(ctx: AppContext, redirectUri: string, params: Record
 
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/
 
+export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:'
+const REQUEST_URI = /^urn:ietf:params:oauth:request_uri:([A-Za-z0-9_-]{43})$/
+const PUSHED_GONE = 'This sign-in request has expired or was used already. Start again from the application.'
+
+/** The stored key of a request_uri: the hash of its random part; undefined for one not well formed. */
+export function requestUriHash(raw: unknown): string | undefined {
+  const match = typeof raw === 'string' ? REQUEST_URI.exec(raw) : null
+  return match ? sha256(match[1]!) : undefined
+}
+
+/**
+ * RFC 9126 §4: a request_uri stands for the parameters its client pushed; besides it only
+ * client_id (which must be that client's) and Latchkey's own MACed login_after are read. Another
+ * client's, an expired or a used one is a page, never a redirect.
+ */
+async function pushedParams(ctx: AppContext, params: Params): Promise<Params | undefined> {
+  if (params.request_uri === undefined) return undefined
+  const hash = requestUriHash(params.request_uri)
+  const found = hash && (await ctx.store.pushed.findPushedRequest(hash, ctx.clock.now()))
+  if (!found || found.clientId !== params.client_id) throw new PageError(400, 'Expired request', PUSHED_GONE)
+  return { ...found.params, client_id: found.clientId, login_after: params.login_after, request_uri: params.request_uri }
+}
+
+/** Uses a pushed request up when the user decides (RFC 9126 §4: once); a second decision is a page. */
+export async function usePushedRequest(ctx: AppContext, authz: AuthorizationRequest): Promise<void> {
+  if (authz.requestUri === undefined) return
+  if (!(await ctx.store.pushed.usePushedRequest(requestUriHash(authz.requestUri)!, ctx.clock.now()))) throw new PageError(400, 'Expired request', PUSHED_GONE)
+}
+
 /**
  * Checks in the order RFC 6749 §4.1.2.1 demands: until client and redirect_uri are verified,
  * errors are pages (never a redirect); after that they go back to the client.
  */
-export async function validateAuthorizationRequest(ctx: AppContext, params: Params): Promise<AuthorizationRequest> {
+export async function validateAuthorizationRequest(ctx: AppContext, given: Params, opts: { pushing?: boolean } = {}): Promise<AuthorizationRequest> {
+  const pushed = opts.pushing ? undefined : await pushedParams(ctx, given)
+  const params = pushed ?? given
   const single = (name: string) => {
     const v = params[name]
     return typeof v === 'string' ? v : undefined
@@ -86,13 +124,15 @@ export async function validateAuthorizationRequest(ctx: AppContext, params: Para
   const clientId = single('client_id')
   const client = clientId ? await clientForAuthorization(ctx, clientId) : undefined
   if (!client) throw new PageError(400, 'Unknown application', 'The link you followed names an application this server does not know (client_id is missing or wrong).')
+  // RFC 9126 §5: --require-par apps send their requests through the PAR endpoint only.
+  if (client.requirePar && !pushed && !opts.pushing) throw new PageError(400, 'Pushed request required', 'This application must send its sign-in requests to this server first (a pushed authorization request). Start again from the application.')
   const redirectUri = single('redirect_uri')
   if (!redirectUri || !redirectUriMatches(client, redirectUri))
     throw new PageError(400, 'Invalid redirect', 'The link you followed asks to return to an address this application did not register (redirect_uri).')
 
   const state = single('state')
   const fail = (error: string, description: string) =>
-    new AuthorizationRedirect(callbackUrl(ctx, redirectUri, { error, error_description: description }, state))
+    new AuthorizationRedirect(callbackUrl(ctx, redirectUri, { error, error_description: description }, state), error, description)
 
   // RFC 8707 §2: several resources may be asked for at once; Latchkey issues a token for one.
   if (Array.isArray(params.resource)) throw fail('invalid_target', 'one resource per authorization request')
@@ -141,6 +181,7 @@ export async function validateAuthorizationRequest(ctx: AppContext, params: Para
     prompt: prompt as Set<Prompt>,
     maxAge: maxAgeRaw === undefined ? undefined : Number(maxAgeRaw),
     loginAfter,
+    requestUri: pushed ? (params.request_uri as string) : undefined,
   }
 }
 

@@ -1,11 +1,15 @@
 import type { AppContext } from '../../context'
 import { InvalidClient, InvalidRequest } from '../../lib/errors'
 import { findClient, verifyClientSecret, type Client } from '../clients'
+import { ASSERTION_TYPE, authenticateWithAssertion } from './client-assertion'
 
 /** The body parameters client authentication reads (RFC 6749 §2.3.1). */
 export interface ClientCredentials {
   client_id?: string
   client_secret?: string
+  /** RFC 7523 §2.2: private_key_jwt. */
+  client_assertion?: unknown
+  client_assertion_type?: unknown
 }
 
 const BASIC_CHALLENGE = { 'www-authenticate': 'Basic realm="latchkey", charset="UTF-8"' }
@@ -26,12 +30,24 @@ function parseBasic(header: string): { id: string; secret: string } | undefined 
 }
 
 /**
- * client_secret_basic, client_secret_post, or none (public client with PKCE). Exactly one
+ * client_secret_basic, client_secret_post, private_key_jwt (RFC 7523), or none (public client with PKCE). Exactly one
  * method per request (RFC 6749 §2.3). Failures are 401 invalid_client, with a Basic challenge
  * when Basic was tried (§5.2).
  */
 export async function authenticateClient(ctx: AppContext, request: Request, body: ClientCredentials): Promise<Client> {
+  const client = await credentialsOf(ctx, request, body)
+  // A client with keys authenticates with them only: its old secret (if any) no longer counts.
+  if (client.authMethod === 'private_key_jwt' && body.client_assertion === undefined) throw new InvalidClient('this client authenticates with private_key_jwt')
+  return client
+}
+
+async function credentialsOf(ctx: AppContext, request: Request, body: ClientCredentials): Promise<Client> {
   const authorization = request.headers.get('authorization')
+  if (body.client_assertion !== undefined || body.client_assertion_type !== undefined) {
+    if (body.client_assertion_type !== ASSERTION_TYPE || typeof body.client_assertion !== 'string') throw new InvalidRequest(`client_assertion_type must be ${ASSERTION_TYPE}, with one client_assertion`)
+    if (body.client_secret !== undefined || (authorization && /^basic /i.test(authorization))) throw new InvalidRequest('use one client authentication method, not two')
+    return authenticateWithAssertion(ctx, request, body.client_assertion, body.client_id)
+  }
   const basic = authorization && /^basic /i.test(authorization) ? parseBasic(authorization) : undefined
   // A public client whose library sends `Basic base64(client_id:)` (Go's x/oauth2 does) is
   // identifying itself, not authenticating: treated as "none", as Ory fosite does.

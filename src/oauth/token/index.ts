@@ -1,9 +1,12 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../../context'
-import { InvalidRequest, UnsupportedGrantType } from '../../lib/errors'
+import { InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from '../../lib/errors'
+import { DEVICE_CODE, type Client } from '../clients'
 import { apiHeaders, json } from '../../lib/http'
 import { authenticateClient } from './client-auth'
 import * as authorizationCode from './grants/authorization_code'
+import * as clientCredentials from './grants/client_credentials'
+import * as deviceCode from './grants/device_code'
 import * as refreshToken from './grants/refresh_token'
 import { TokenRequest, TokenResponse } from './model'
 import { parseTokenBody } from './parse'
@@ -12,7 +15,7 @@ import { errorResponses } from '../../docs/openapi'
 // RFC 6749 §5.1: no-store, and Pragma: no-cache for old caches.
 const TOKEN_HEADERS = apiHeaders({ pragma: 'no-cache' })
 
-const grants = { [authorizationCode.grantType]: authorizationCode, [refreshToken.grantType]: refreshToken } as const
+const grants = { [authorizationCode.grantType]: authorizationCode, [refreshToken.grantType]: refreshToken, [clientCredentials.grantType]: clientCredentials, [deviceCode.grantType]: deviceCode } as const
 
 function grantFor(grantType: string) {
   return Object.hasOwn(grants, grantType) ? grants[grantType as keyof typeof grants] : undefined
@@ -26,6 +29,15 @@ function checkParameters(body: TokenRequest): void {
   }
 }
 
+/**
+ * RFC 6749 §5.2 unauthorized_client: a grant the app was not given (`--grant`). A refresh token
+ * comes from a grant with a user (a code or a device code).
+ */
+function checkAllowed(client: Client, grantType: string): void {
+  const from = grantType === refreshToken.grantType ? [authorizationCode.grantType, DEVICE_CODE] : [grantType]
+  if (!from.some((g) => client.grantTypes.includes(g))) throw new UnauthorizedClient(`this client may not use the grant ${grantType}`)
+}
+
 export function tokenRoutes(ctx: AppContext) {
   return new Elysia({ name: 'oauth-token' }).post(
     '/api/oauth/token',
@@ -34,6 +46,7 @@ export function tokenRoutes(ctx: AppContext) {
       const client = await authenticateClient(ctx, request, body)
       const grant = grantFor(body.grant_type)
       if (!grant) throw new UnsupportedGrantType(`grant_type "${body.grant_type}" is not supported`)
+      checkAllowed(client, body.grant_type)
       const response = await grant.handler(ctx, client, body, request)
       ctx.metrics.tokenIssued(body.grant_type)
       return json(response, 200, TOKEN_HEADERS)
@@ -45,9 +58,9 @@ export function tokenRoutes(ctx: AppContext) {
       response: { 200: TokenResponse, ...errorResponses(400, 401) },
       detail: {
         tags: ['OAuth'],
-        summary: 'Exchange an authorization code, or a refresh token, for an access token and a new refresh token',
+        summary: 'Exchange an authorization code or a refresh token for tokens; or a client\'s own token (client_credentials)',
         description:
-          'application/json (seed) or application/x-www-form-urlencoded. grant_type=authorization_code (code, redirect_uri, code_verifier) or grant_type=refresh_token (refresh_token, optional narrower scope; the refresh token rotates). Client authentication: client_id + client_secret in the body, HTTP Basic, or client_id alone for public clients.',
+          'application/json (seed) or application/x-www-form-urlencoded. grant_type=authorization_code (code, redirect_uri, code_verifier) or grant_type=refresh_token (refresh_token, optional narrower scope; the refresh token rotates), or grant_type=client_credentials (scope among the allowed scopes of the client, resource; no refresh token). Client authentication: client_id + client_secret in the body, HTTP Basic, or client_id alone for public clients.',
         security: [{}, { clientBasic: [] }],
       },
     },

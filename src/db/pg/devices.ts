@@ -1,0 +1,52 @@
+import { decidePoll, type DeviceCodeRecord, type DeviceCodeStore, type DeviceStatus, type NewDeviceCode, type PollOutcome } from '../store'
+import { n, type PgContext, type Row } from './context'
+
+const COLUMNS = 'client_id, scope, resource, created_at, expires_at, interval, last_polled_at, status, address, user_id, code_hash'
+const toRecord = (r: Row | undefined): DeviceCodeRecord | undefined =>
+  r && {
+    clientId: r.client_id as string,
+    scope: r.scope as string,
+    resource: r.resource as string | null,
+    createdAt: n(r.created_at),
+    expiresAt: n(r.expires_at),
+    interval: n(r.interval),
+    lastPolledAt: r.last_polled_at === null ? null : n(r.last_polled_at),
+    status: r.status as DeviceStatus,
+    address: r.address as string,
+    userId: r.user_id as string | null,
+    codeHash: r.code_hash as string | null,
+  }
+
+export class PgDevices implements DeviceCodeStore {
+  constructor(private readonly ctx: PgContext) {}
+
+  insertDeviceCode(c: NewDeviceCode): Promise<void> {
+    // A taken user code is a UniqueViolation (portError): the caller draws another.
+    return this.ctx.run(async (sql) => {
+      await sql`INSERT INTO device_codes (device_code_hash, user_code_hash, client_id, scope, resource, created_at, expires_at, interval, status, address)
+          VALUES (${c.deviceCodeHash}, ${c.userCodeHash}, ${c.clientId}, ${c.scope}, ${c.resource}, ${c.createdAt}, ${c.expiresAt}, ${c.interval}, 'pending', ${c.address})`
+    })
+  }
+
+  findPendingByUserCode(userCodeHash: string, now: number): Promise<DeviceCodeRecord | undefined> {
+    return this.ctx.run(async (sql) => toRecord((await sql.unsafe(`SELECT ${COLUMNS} FROM device_codes WHERE user_code_hash = $1 AND status = 'pending' AND expires_at > $2`, [userCodeHash, now]))[0]))
+  }
+
+  /** One UPDATE … WHERE status = 'pending': of two decisions at once, on any instances, one counts. */
+  decideDeviceCode(userCodeHash: string, now: number, d: { status: 'allowed'; userId: string; codeHash: string } | { status: 'denied'; userId: string }): Promise<boolean> {
+    const codeHash = d.status === 'allowed' ? d.codeHash : null
+    return this.ctx.run(
+      async (sql) => (await sql`UPDATE device_codes SET status = ${d.status}, user_id = ${d.userId}, code_hash = ${codeHash} WHERE user_code_hash = ${userCodeHash} AND status = 'pending' AND expires_at > ${now}`).count > 0,
+    )
+  }
+
+  /** The row locked (FOR UPDATE) while the poll is decided: two devices' polls, on two instances, go one after the other. */
+  pollDeviceCode(deviceCodeHash: string, clientId: string, now: number): Promise<PollOutcome> {
+    return this.ctx.tx(async (tx) => {
+      const [row] = await tx.unsafe(`SELECT ${COLUMNS} FROM device_codes WHERE device_code_hash = $1 FOR UPDATE`, [deviceCodeHash])
+      const { outcome, update } = decidePoll(toRecord(row), clientId, now)
+      if (update) await tx`UPDATE device_codes SET last_polled_at = ${update.lastPolledAt}, interval = ${update.interval}, status = ${update.status} WHERE device_code_hash = ${deviceCodeHash}`
+      return outcome
+    })
+  }
+}

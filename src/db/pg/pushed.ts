@@ -1,0 +1,22 @@
+import type { PushedRequest, PushedRequestStore } from '../store'
+import { n, type PgContext } from './context'
+
+export class PgPushed implements PushedRequestStore {
+  constructor(private readonly ctx: PgContext) {}
+
+  insertPushedRequest(uriHash: string, r: PushedRequest): Promise<void> {
+    return this.ctx.run(async (sql) => void (await sql`INSERT INTO pushed_requests (uri_hash, client_id, params, expires_at) VALUES (${uriHash}, ${r.clientId}, ${JSON.stringify(r.params)}, ${r.expiresAt})`))
+  }
+
+  findPushedRequest(uriHash: string, now: number): Promise<PushedRequest | undefined> {
+    return this.ctx.run(async (sql) => {
+      const [row] = await sql`SELECT client_id, params, expires_at FROM pushed_requests WHERE uri_hash = ${uriHash} AND expires_at > ${now}`
+      return row ? { clientId: row.client_id as string, params: JSON.parse(row.params as string), expiresAt: n(row.expires_at) } : undefined
+    })
+  }
+
+  /** DELETE … of two instances given one request_uri at once, one deletes the row. */
+  usePushedRequest(uriHash: string, now: number): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`DELETE FROM pushed_requests WHERE uri_hash = ${uriHash} AND expires_at > ${now}`).count > 0)
+  }
+}

@@ -1,0 +1,57 @@
+/** Device authorization (RFC 8628): codes a device polls with while its user allows or denies on /device. */
+
+export type DeviceStatus = 'pending' | 'allowed' | 'denied' | 'used'
+
+export interface NewDeviceCode {
+  deviceCodeHash: string
+  userCodeHash: string
+  clientId: string
+  scope: string
+  /** The resource (RFC 8707) the tokens will be for; null for Latchkey's own API. */
+  resource: string | null
+  createdAt: number
+  expiresAt: number
+  /** Seconds a device waits between polls. */
+  interval: number
+  /** The client address the request came from, shown to the user. */
+  address: string
+}
+
+export interface DeviceCodeRecord extends Omit<NewDeviceCode, 'deviceCodeHash' | 'userCodeHash'> {
+  status: DeviceStatus
+  lastPolledAt: number | null
+  userId: string | null
+  codeHash: string | null
+}
+
+/** What a poll answers (RFC 8628 §3.5); `ok` carries the hash of the code to exchange, once. */
+export type PollOutcome = { answer: 'authorization_pending' | 'slow_down' | 'access_denied' | 'expired_token' | 'invalid_grant' } | { answer: 'ok'; codeHash: string }
+
+/** RFC 8628 §3.5's slow_down adds 5 seconds to the interval. */
+export const SLOW_DOWN_SECONDS = 5
+
+/**
+ * A poll decided on the locked row, the same for both engines: a poll sooner than the interval
+ * after the last one is slow_down (and the interval grows), the first and any later one
+ * authorization_pending until the user decides; an allowed code is used by the one poll that sees it.
+ */
+export function decidePoll(row: DeviceCodeRecord | undefined, clientId: string, now: number): { outcome: PollOutcome; update?: Pick<DeviceCodeRecord, 'lastPolledAt' | 'interval' | 'status'> } {
+  if (!row || row.clientId !== clientId || row.status === 'used') return { outcome: { answer: 'invalid_grant' } }
+  if (row.expiresAt <= now) return { outcome: { answer: 'expired_token' } }
+  if (row.lastPolledAt !== null && now - row.lastPolledAt < row.interval * 1000)
+    return { outcome: { answer: 'slow_down' }, update: { lastPolledAt: now, interval: row.interval + SLOW_DOWN_SECONDS, status: row.status } }
+  if (row.status === 'denied') return { outcome: { answer: 'access_denied' }, update: { lastPolledAt: now, interval: row.interval, status: 'used' } }
+  if (row.status === 'allowed' && row.codeHash) return { outcome: { answer: 'ok', codeHash: row.codeHash }, update: { lastPolledAt: now, interval: row.interval, status: 'used' } }
+  return { outcome: { answer: 'authorization_pending' }, update: { lastPolledAt: now, interval: row.interval, status: row.status } }
+}
+
+export interface DeviceCodeStore {
+  /** UniqueViolation when the user code is taken (the caller draws another). */
+  insertDeviceCode(code: NewDeviceCode): Promise<void>
+  /** A pending, unexpired request by its user code. */
+  findPendingByUserCode(userCodeHash: string, now: number): Promise<DeviceCodeRecord | undefined>
+  /** The user's decision on a pending, unexpired request; false when it was decided already (once, on any instance). */
+  decideDeviceCode(userCodeHash: string, now: number, decision: { status: 'allowed'; userId: string; codeHash: string } | { status: 'denied'; userId: string }): Promise<boolean>
+  /** One poll, on the locked row (see decidePoll). */
+  pollDeviceCode(deviceCodeHash: string, clientId: string, now: number): Promise<PollOutcome>
+}

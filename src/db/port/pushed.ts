@@ -1,0 +1,16 @@
+/** Pushed authorization requests (RFC 9126): stored under the hash of their request_uri, used once. */
+
+export interface PushedRequest {
+  clientId: string
+  /** The authorization parameters as pushed (strings only). */
+  params: Record<string, string>
+  expiresAt: number
+}
+
+export interface PushedRequestStore {
+  insertPushedRequest(uriHash: string, request: PushedRequest): Promise<void>
+  /** The request while it is unexpired and unused (reading does not use it: a sign-in may come between). */
+  findPushedRequest(uriHash: string, now: number): Promise<PushedRequest | undefined>
+  /** Uses it up: true for exactly one caller, on any instance, before it expires. */
+  usePushedRequest(uriHash: string, now: number): Promise<boolean>
+}

@@ -1,0 +1,45 @@
+import { decidePoll, type DeviceCodeRecord, type DeviceCodeStore, type DeviceStatus, type NewDeviceCode, type PollOutcome } from '../store'
+import { unique, type SqliteContext } from './context'
+
+const COLUMNS = `client_id AS clientId, scope, resource, created_at AS createdAt, expires_at AS expiresAt, interval, last_polled_at AS lastPolledAt, status, address, user_id AS userId, code_hash AS codeHash`
+type Row = Omit<DeviceCodeRecord, 'status'> & { status: string }
+const toRecord = (row: Row | null): DeviceCodeRecord | undefined => (row ? { ...row, status: row.status as DeviceStatus } : undefined)
+
+export class SqliteDevices implements DeviceCodeStore {
+  constructor(private readonly ctx: SqliteContext) {}
+
+  insertDeviceCode(c: NewDeviceCode): Promise<void> {
+    const { sqlite } = this.ctx.db
+    return this.ctx.write(
+      () =>
+        void unique(() =>
+          sqlite
+            .prepare(`INSERT INTO device_codes (device_code_hash, user_code_hash, client_id, scope, resource, created_at, expires_at, interval, status, address) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`)
+            .run(c.deviceCodeHash, c.userCodeHash, c.clientId, c.scope, c.resource, c.createdAt, c.expiresAt, c.interval, c.address),
+        ),
+    )
+  }
+
+  async findPendingByUserCode(userCodeHash: string, now: number): Promise<DeviceCodeRecord | undefined> {
+    return toRecord(this.ctx.db.sqlite.query<Row, [string, number]>(`SELECT ${COLUMNS} FROM device_codes WHERE user_code_hash = ? AND status = 'pending' AND expires_at > ?`).get(userCodeHash, now))
+  }
+
+  decideDeviceCode(userCodeHash: string, now: number, d: { status: 'allowed'; userId: string; codeHash: string } | { status: 'denied'; userId: string }): Promise<boolean> {
+    const { sqlite } = this.ctx.db
+    const codeHash = d.status === 'allowed' ? d.codeHash : null
+    return this.ctx.write(
+      () => sqlite.prepare(`UPDATE device_codes SET status = ?, user_id = ?, code_hash = ? WHERE user_code_hash = ? AND status = 'pending' AND expires_at > ?`).run(d.status, d.userId, codeHash, userCodeHash, now).changes > 0,
+    )
+  }
+
+  /** The writer runs one write at a time: the read and the update are one step. */
+  pollDeviceCode(deviceCodeHash: string, clientId: string, now: number): Promise<PollOutcome> {
+    const { sqlite } = this.ctx.db
+    return this.ctx.write(() => {
+      const row = toRecord(sqlite.query<Row, [string]>(`SELECT ${COLUMNS} FROM device_codes WHERE device_code_hash = ?`).get(deviceCodeHash))
+      const { outcome, update } = decidePoll(row, clientId, now)
+      if (update) sqlite.prepare('UPDATE device_codes SET last_polled_at = ?, interval = ?, status = ? WHERE device_code_hash = ?').run(update.lastPolledAt, update.interval, update.status, deviceCodeHash)
+      return outcome
+    })
+  }
+}

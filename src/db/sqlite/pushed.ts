@@ -1,0 +1,23 @@
+import type { PushedRequest, PushedRequestStore } from '../store'
+import type { SqliteContext } from './context'
+
+export class SqlitePushed implements PushedRequestStore {
+  constructor(private readonly ctx: SqliteContext) {}
+
+  insertPushedRequest(uriHash: string, r: PushedRequest): Promise<void> {
+    const { sqlite } = this.ctx.db
+    return this.ctx.write(() => void sqlite.prepare('INSERT INTO pushed_requests (uri_hash, client_id, params, expires_at) VALUES (?, ?, ?, ?)').run(uriHash, r.clientId, JSON.stringify(r.params), r.expiresAt))
+  }
+
+  async findPushedRequest(uriHash: string, now: number): Promise<PushedRequest | undefined> {
+    const row = this.ctx.db.sqlite
+      .query<{ clientId: string; params: string; expiresAt: number }, [string, number]>('SELECT client_id AS clientId, params, expires_at AS expiresAt FROM pushed_requests WHERE uri_hash = ? AND expires_at > ?')
+      .get(uriHash, now)
+    return row ? { clientId: row.clientId, params: JSON.parse(row.params), expiresAt: row.expiresAt } : undefined
+  }
+
+  usePushedRequest(uriHash: string, now: number): Promise<boolean> {
+    const { sqlite } = this.ctx.db
+    return this.ctx.write(() => sqlite.prepare('DELETE FROM pushed_requests WHERE uri_hash = ? AND expires_at > ?').run(uriHash, now).changes > 0)
+  }
+}

@@ -1,0 +1,195 @@
+/** @jsxRuntime classic */
+/** @jsx Html.createElement */
+/** @jsxFrag Html.Fragment */
+import { Html } from '@elysiajs/html'
+import { Elysia, t } from 'elysia'
+import { hasTwoFactors, type Session } from '../../accounts/sessions'
+import { csrfAccepted, formCsrf, loginUrl, readSession } from '../../accounts/web'
+import type { AppContext } from '../../context'
+import type { DeviceCodeRecord, ResourceRecord } from '../../db/store'
+import { sha256 } from '../../lib/crypto'
+import { PageError } from '../../lib/errors'
+import { CsrfField, Hidden, Layout } from '../../views/layout'
+import { htmlPage, seeOther } from '../../views/page'
+import { clientAddressOf, rateLimitKey } from '../../web/client-address'
+import { parsePageForm } from '../../web/forms'
+import { findClient, type Client } from '../clients'
+import { issueCode } from '../codes'
+import { scopeOrder, scopeWords } from '../scopes'
+import { formatUserCode, normalizeUserCode, userCodeHash } from './codes'
+
+/** The redirect_uri a device grant's code is bound to: no browser is sent anywhere (RFC 8628). */
+export const DEVICE_REDIRECT = 'urn:ietf:params:oauth:grant-type:device_code'
+
+/** Wrong user codes per client address and minute before /device answers 429 (RFC 8628 §5.1: codes are guessable). */
+const WRONG_CODES_PER_MINUTE = 10
+const MINUTE = 60_000
+
+function CodeForm(props: { error?: string }) {
+  return (
+    <Layout title="Connect a device">
+      <h1>Connect a device</h1>
+      {props.error ? <p class="error" role="alert" safe>{props.error}</p> : ''}
+      <p>Enter the code your device shows.</p>
+      <form method="get" action="/device">
+        <label for="user_code">Code</label>
+        <input id="user_code" name="user_code" type="text" autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="XXXX-XXXX" required />
+        <div class="actions">
+          <button type="submit">Continue</button>
+        </div>
+      </form>
+    </Layout>
+  )
+}
+
+function DeviceConsentPage(props: { client: Client; resource: ResourceRecord | undefined; device: DeviceCodeRecord; userCode: string; session: Session; csrf: string }) {
+  const { client, resource, device } = props
+  return (
+    <Layout title="Connect a device">
+      <h1>
+        <span safe>{client.name}</span> on a device wants to access {resource ? <strong safe>{resource.name}</strong> : 'your account'}
+      </h1>
+      <p>
+        Requested <time datetime={new Date(device.createdAt).toISOString()}>{new Date(device.createdAt).toUTCString()}</time> from the address <strong safe>{device.address}</strong>.
+      </p>
+      <p class="warning" role="alert">
+        Only continue if you started this yourself, on a device in front of you.
+      </p>
+      <p class="muted">
+        Signed in as <strong safe>{props.session.user.fullName}</strong> (<span safe>{props.session.user.email}</span>)
+      </p>
+      <p>If you allow it, this app will be able to:</p>
+      <ul class="scopes">
+        {device.scope.split(' ').map((s) => (
+          <li data-scope={s} safe>
+            {scopeWords(s, resource?.scopes)}
+          </li>
+        ))}
+      </ul>
+      <form method="post" action="/device">
+        <CsrfField token={props.csrf} />
+        <Hidden name="user_code" value={props.userCode} />
+        <div class="actions">
+          <button type="submit" name="decision" value="allow">
+            Allow
+          </button>
+          <button type="submit" name="decision" value="deny" class="secondary">
+            Deny
+          </button>
+        </div>
+      </form>
+    </Layout>
+  )
+}
+
+function DonePage(props: { allowed: boolean; client: string }) {
+  return (
+    <Layout title="Connect a device">
+      <h1>{props.allowed ? 'Device connected' : 'Access denied'}</h1>
+      <p>
+        {props.allowed ? <>You can return to your device: <span safe>{props.client}</span> is signed in.</> : <>The device was not given access to <span safe>{props.client}</span>.</>} You can close this page.
+      </p>
+    </Layout>
+  )
+}
+
+/**
+ * /device (RFC 8628 §3.3): the user types the code (or follows verification_uri_complete), signs
+ * in, and allows or denies on a page that names the app, the scopes, when and from where the
+ * request came. Wrong codes are counted per client address, on every instance.
+ */
+export function devicePages(ctx: AppContext) {
+  const throttleKey = (request: Request) => `device:${rateLimitKey(clientAddressOf(request, ctx.config.trustedProxies))}`
+  /** Seconds to wait when this address typed too many wrong codes this minute; 0 when it may try. */
+  const waitFor = (request: Request) =>
+    ctx.store.throttle.updateThrottle(throttleKey(request), (row) => {
+      const now = ctx.clock.now()
+      const live = row && now - row.startedAt < MINUTE && row.count >= WRONG_CODES_PER_MINUTE
+      return { row: row ?? null, result: live ? Math.max(1, Math.ceil((row.startedAt + MINUTE - now) / 1000)) : 0 }
+    })
+  const countWrong = (request: Request) =>
+    ctx.store.throttle.updateThrottle(throttleKey(request), (row) => {
+      const now = ctx.clock.now()
+      const fresh = !row || now - row.startedAt >= MINUTE
+      return { row: fresh ? { count: 1, startedAt: now, lastAt: now } : { count: row.count + 1, startedAt: row.startedAt, lastAt: now }, result: undefined }
+    })
+
+  /** The pending request a typed code names, or the page that says why not (429 when guessing). */
+  async function lookUp(request: Request, raw: string): Promise<{ device: DeviceCodeRecord; code: string } | Response> {
+    const wait = await waitFor(request)
+    if (wait > 0) return htmlPage(<CodeForm error="Too many wrong codes. Wait a minute and try again." />, { status: 429, headers: { 'retry-after': String(wait) } })
+    const code = normalizeUserCode(raw)
+    const device = code && (await ctx.store.devices.findPendingByUserCode(userCodeHash(code), ctx.clock.now()))
+    if (code && device) return { device, code }
+    await countWrong(request)
+    ctx.log.warn('device code refused', { client: clientAddressOf(request, ctx.config.trustedProxies) })
+    return htmlPage(<CodeForm error="That code is not valid, or it has expired. Check the code on your device." />, { status: 400 })
+  }
+
+  async function clientOf(device: DeviceCodeRecord): Promise<Client> {
+    const client = await findClient(ctx.store, device.clientId)
+    if (!client) throw new PageError(400, 'Unknown application', 'The application that asked for this code no longer exists.')
+    return client
+  }
+
+  /** What stops this user from allowing it: the app's groups, its two-factor rule, an unverified email. */
+  async function refusal(client: Client, session: Session): Promise<string | undefined> {
+    if (!(await ctx.store.groups.mayAuthorize(client.id, session.user.id))) return 'You are in none of the groups allowed to use this application.'
+    if (client.requireMfa && !hasTwoFactors(session)) return 'This application requires two-step verification: sign in with a second factor first.'
+    if (ctx.config.emailVerification === 'required' && !session.user.emailVerified) return 'Verify your email address first.'
+    return undefined
+  }
+
+  return new Elysia({ name: 'oauth-device-pages' })
+    .get(
+      '/device',
+      async function devicePage({ request, query }) {
+        if (query.user_code === undefined || query.user_code === '') return htmlPage(<CodeForm />)
+        const found = await lookUp(request, query.user_code)
+        if (found instanceof Response) return found
+        const session = await readSession(ctx, request)
+        const shown = formatUserCode(found.code)
+        if (!session) return seeOther(loginUrl(`/device?user_code=${shown}`))
+        const client = await clientOf(found.device)
+        const resource = found.device.resource === null ? undefined : await ctx.resources.byUri(found.device.resource)
+        const csrf = formCsrf(ctx, request, session)
+        return htmlPage(<DeviceConsentPage client={client} resource={resource} device={found.device} userCode={shown} session={session} csrf={csrf.token} />)
+      },
+      { query: t.Object({ user_code: t.Optional(t.String()) }), detail: { hide: true } },
+    )
+    .post(
+      '/device',
+      async function deviceDecision({ request, body }) {
+        const session = await readSession(ctx, request)
+        if (!session || !csrfAccepted(ctx, request, session, body.csrf_token))
+          throw new PageError(403, 'Request refused', 'This form has expired or did not come from this site. Enter the code again.')
+        const found = await lookUp(request, typeof body.user_code === 'string' ? body.user_code : '')
+        if (found instanceof Response) return found
+        const client = await clientOf(found.device)
+        const now = ctx.clock.now()
+        const hash = userCodeHash(found.code)
+        const refused = body.decision === 'allow' ? await refusal(client, session) : undefined
+        if (refused) throw new PageError(403, 'Access denied', refused)
+        if (body.decision !== 'allow') {
+          await ctx.store.devices.decideDeviceCode(hash, now, { status: 'denied', userId: session.user.id })
+          return htmlPage(<DonePage allowed={false} client={client.name} />)
+        }
+        const { device } = found
+        const scopes = device.scope.split(' ')
+        const resource = device.resource === null ? undefined : await ctx.resources.byUri(device.resource)
+        // The code the device's next poll exchanges: bound to the client and this marker, living as long as the device code.
+        const code = await issueCode(
+          ctx.store,
+          { clientId: client.id, userId: session.user.id, redirectUri: DEVICE_REDIRECT, scope: device.scope, codeChallenge: null, authTime: session.authTime, amr: session.amr.join(' '), resource: device.resource },
+          now,
+          Math.max(1, Math.ceil((device.expiresAt - now) / 1000)),
+          { scopes, canonicalOrder: scopeOrder(resource?.scopes) },
+        )
+        if (!(await ctx.store.devices.decideDeviceCode(hash, now, { status: 'allowed', userId: session.user.id, codeHash: sha256(code) })))
+          throw new PageError(400, 'Already decided', 'This code was allowed or denied already.')
+        ctx.audit.record('consent.granted', { userId: session.user.id, clientId: client.id, request, detail: { scope: device.scope, grant: 'device_code' } })
+        return htmlPage(<DonePage allowed client={client.name} />)
+      },
+      { parse: parsePageForm, body: t.Object({ csrf_token: t.Optional(t.Unknown()), user_code: t.Optional(t.Unknown()), decision: t.Optional(t.Unknown()) }), detail: { hide: true } },
+    )
+}

@@ -1,0 +1,60 @@
+import { decodeJwt, decodeProtectedHeader, errors, jwtVerify } from 'jose'
+import type { AppContext } from '../../context'
+import { InvalidClient } from '../../lib/errors'
+import { findClient, type Client } from '../clients'
+import type { KeySet } from './client-keys'
+
+export const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'
+/** Asymmetric only: never none, never HS* (a public key used as an HMAC secret). */
+export const ASSERTION_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA']
+/** RFC 7523 §3: a short-lived assertion; one that claims to live longer is refused. */
+const MAX_AHEAD_MS = 5 * 60_000
+
+const refused = () => new InvalidClient('client authentication failed')
+
+/**
+ * private_key_jwt (RFC 7523 §2.2, §3; OpenID Connect Core §9): `iss` = `sub` = the client id,
+ * `aud` this endpoint's URL or the issuer, `exp` at most 5 minutes ahead, a `jti` used once on
+ * every instance, signed (RS256, PS256, ES256 or EdDSA) by the key of the client's JWKS its
+ * `kid` names. Every failure is the same 401 invalid_client; the reason goes to the log only.
+ */
+export async function authenticateWithAssertion(ctx: AppContext, request: Request, assertion: string, claimedId: string | undefined): Promise<Client> {
+  let iss: unknown
+  let kid: unknown
+  try {
+    iss = decodeJwt(assertion).iss
+    kid = decodeProtectedHeader(assertion).kid
+  } catch {
+    throw refused()
+  }
+  if (typeof iss !== 'string' || typeof kid !== 'string' || (claimedId !== undefined && claimedId !== iss)) throw refused()
+  const client = await findClient(ctx.store, iss)
+  if (!client || client.authMethod !== 'private_key_jwt') throw refused()
+  const endpoint = ctx.config.issuer + new URL(request.url).pathname
+  const now = ctx.clock.now()
+  const verify = (keys: KeySet) =>
+    jwtVerify(assertion, keys, { algorithms: ASSERTION_ALGS, issuer: client.id, subject: client.id, audience: [endpoint, ctx.config.issuer], currentDate: new Date(now), requiredClaims: ['exp', 'jti'] })
+  let payload: Awaited<ReturnType<typeof verify>>['payload']
+  try {
+    const keys = await ctx.clientKeys.keysOf(client)
+    if (!keys) throw refused()
+    try {
+      payload = (await verify(keys)).payload
+    } catch (error) {
+      // A kid the cached keys lack: the client may have rotated; fetch its jwks_uri again (once a minute at most).
+      const again = error instanceof errors.JWKSNoMatchingKey ? await ctx.clientKeys.refetch(client) : undefined
+      if (!again) throw error
+      payload = (await verify(again)).payload
+    }
+  } catch (error) {
+    ctx.log.info('client assertion refused', { client_id: client.id, reason: (error as Error).message })
+    throw refused()
+  }
+  const expiresAt = payload.exp! * 1000
+  if (expiresAt - now > MAX_AHEAD_MS || typeof payload.jti !== 'string' || payload.jti.length > 256) throw refused()
+  if (!(await ctx.store.clients.useAssertionJti(client.id, payload.jti, expiresAt))) {
+    ctx.log.warn('client assertion replayed', { client_id: client.id })
+    throw refused()
+  }
+  return client
+}

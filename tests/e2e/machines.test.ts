@@ -1,0 +1,115 @@
+/**
+ * Machines and devices (issue 38) against the compiled binary with openid-client v6: client
+ * credentials, PAR, the device grant (the /device pages walked by a cookie-keeping client) and
+ * private_key_jwt.
+ */
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
+import { join } from 'node:path'
+import * as jose from 'jose'
+import * as client from 'openid-client'
+import { CALLBACK, authorizeAsUser, csrfOf, registerUser } from './flow'
+import { CookieClient, startBinary, type RunningBinary } from './server'
+
+setDefaultTimeout(60_000)
+
+let server: RunningBinary
+const insecure = { execute: [client.allowInsecureRequests] }
+
+beforeAll(async () => {
+  server = await startBinary({ LOGIN_ATTEMPTS_PER_MINUTE: '1000' })
+  const r = server.cli(['resource', 'create', '--uri', 'https://reports.example', '--name', 'Reports', '--scope', 'reports:read=Read reports'])
+  if (r.code !== 0) throw new Error(r.err)
+  registerUser(server, 'dana@example.com', 'Dana Device')
+})
+afterAll(() => server?.cleanup())
+
+function cli(args: string[]) {
+  const r = server.cli(args)
+  if (r.code !== 0) throw new Error(r.err)
+  return JSON.parse(r.out) as { client_id: string; client_secret: string | null }
+}
+
+async function introspect(rp: { client_id: string; client_secret: string | null }, token: string) {
+  const res = await fetch(`${server.direct}/api/oauth/introspect`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${btoa(`${rp.client_id}:${rp.client_secret}`)}` },
+    body: new URLSearchParams({ token }),
+  })
+  return (await res.json()) as Record<string, unknown>
+}
+
+test('clientCredentialsGrant: a token for the resource, sub = the client, no refresh token; userinfo refuses it', async () => {
+  const job = cli(['client', 'create', '--name', 'Nightly job', '--grant', 'client_credentials', '--allowed-scope', 'reports:read'])
+  const config = await client.discovery(new URL(server.url), job.client_id, job.client_secret!, undefined, insecure)
+  expect(config.serverMetadata().grant_types_supported).toContain('client_credentials')
+  const tokens = await client.clientCredentialsGrant(config, { scope: 'reports:read', resource: 'https://reports.example' })
+  expect(tokens.token_type).toBe('bearer')
+  expect(tokens.refresh_token).toBeUndefined()
+  expect(tokens.scope).toBe('reports:read')
+  expect(await introspect(job, tokens.access_token)).toMatchObject({ active: true, sub: job.client_id, client_id: job.client_id, aud: 'https://reports.example' })
+  const userinfo = await fetch(`${server.direct}/api/oauth/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } })
+  expect(userinfo.status).toBe(401)
+})
+
+test('buildAuthorizationUrlWithPAR: the browser carries only client_id and request_uri; the code exchange works', async () => {
+  const rp = cli(['client', 'create', '--name', 'Pushing app', '--redirect-uri', CALLBACK, '--require-par'])
+  const config = await client.discovery(new URL(server.url), rp.client_id, rp.client_secret!, undefined, insecure)
+  const verifier = client.randomPKCECodeVerifier()
+  const state = client.randomState()
+  const url = await client.buildAuthorizationUrlWithPAR(config, { redirect_uri: CALLBACK, scope: 'openid email', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state })
+  expect([...url.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri'])
+  const callback = await authorizeAsUser(server, url, 'dana@example.com')
+  const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, idTokenExpected: true })
+  expect(tokens.claims()).toMatchObject({ email: 'dana@example.com', aud: rp.client_id })
+  // The same request_uri again: an error page.
+  expect((await fetch(url, { redirect: 'manual' })).status).toBe(400)
+})
+
+test('initiateDeviceAuthorization + pollDeviceAuthorizationGrant, the user allowing on /device', async () => {
+  const tv = cli(['client', 'create', '--name', 'Kitchen TV', '--public', '--grant', 'urn:ietf:params:oauth:grant-type:device_code'])
+  const config = await client.discovery(new URL(server.url), tv.client_id, undefined, client.None(), insecure)
+  const started = await client.initiateDeviceAuthorization(config, { scope: 'openid email' })
+  expect(started.user_code).toMatch(/^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/)
+  expect(started.verification_uri).toBe(`${server.url}/device`)
+  const polling = client.pollDeviceAuthorizationGrant(config, started)
+
+  // The user, on another device: the code's page, sign-in, the consent page, Allow.
+  const browser = new CookieClient(server.url)
+  let res = await browser.fetch(started.verification_uri_complete!)
+  expect(res.status).toBe(303)
+  const login = await browser.fetch(res.headers.get('location')!)
+  const loginHtml = await login.text()
+  const returnTo = /name="return_to" value="([^"]+)"/.exec(loginHtml)![1]!.replaceAll('&amp;', '&')
+  res = await browser.fetch('/login', { method: 'POST', body: new URLSearchParams({ email: 'dana@example.com', password: 'e2e password 1', csrf_token: csrfOf(loginHtml), return_to: returnTo }) })
+  res = await browser.fetch(res.headers.get('location')!)
+  expect(res.status).toBe(200)
+  const consent = await res.text()
+  expect(consent).toContain('Kitchen TV')
+  expect(consent).toContain('Only continue if you started this yourself, on a device in front of you')
+  const done = await browser.fetch('/device', { method: 'POST', body: new URLSearchParams({ csrf_token: csrfOf(consent), user_code: started.user_code, decision: 'allow' }) })
+  expect(await done.text()).toContain('Device connected')
+
+  const tokens = await polling
+  expect(tokens.refresh_token).toBeTruthy()
+  expect(tokens.claims()).toMatchObject({ email: 'dana@example.com', aud: tv.client_id })
+})
+
+test('PrivateKeyJwt: client credentials with an ES256 assertion; a secret is not accepted for it', async () => {
+  const { privateKey, publicKey } = await jose.generateKeyPair('ES256', { extractable: true })
+  const file = join(server.dir, 'signer-jwks.json')
+  await Bun.write(file, JSON.stringify({ keys: [{ ...(await jose.exportJWK(publicKey)), kid: 'signer-1', alg: 'ES256' }] }))
+  const signer = cli(['client', 'create', '--name', 'Signer', '--grant', 'client_credentials', '--allowed-scope', 'reports:read', '--auth-method', 'private_key_jwt', '--jwks-file', file])
+  expect(signer.client_secret).toBeNull()
+  const config = await client.discovery(new URL(server.url), signer.client_id, {}, client.PrivateKeyJwt({ key: privateKey, kid: 'signer-1' }), insecure)
+  expect(config.serverMetadata().token_endpoint_auth_methods_supported).toContain('private_key_jwt')
+  const tokens = await client.clientCredentialsGrant(config, { scope: 'reports:read' })
+  expect(tokens.scope).toBe('reports:read')
+  const again = await client.clientCredentialsGrant(config, { scope: 'reports:read' })
+  expect(again.access_token).not.toBe(tokens.access_token)
+  const withSecret = await fetch(`${server.direct}/api/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'reports:read', client_id: signer.client_id, client_secret: 'anything' }),
+  })
+  expect(withSecret.status).toBe(401)
+})

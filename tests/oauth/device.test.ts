@@ -1,0 +1,148 @@
+import { beforeEach, describe, expect, test } from 'bun:test'
+import { createClient, DEVICE_CODE } from '../../src/oauth/clients'
+import { addClient, addUser, cookieHeader, csrfFrom, ORIGIN, postForm, signIn, type TestApp, createTestApp } from '../helpers'
+
+/** Issue 38, the device authorization grant (RFC 8628; SPEC "Machines and devices"). */
+let t: TestApp
+let tv: string
+const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/
+
+beforeEach(async () => {
+  t = await createTestApp()
+  await addUser(t)
+  tv = (await createClient(t.store, { name: 'Living-room TV', redirectUris: [], public: true, skipConsent: false, grantTypes: [DEVICE_CODE] }, t.clock.now())).client.id
+})
+
+const post = (path: string, fields: Record<string, string>) => t.handle(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) })
+async function start(scope = 'openid email') {
+  const res = await post('/api/oauth/device_authorization', { client_id: tv, scope })
+  expect(res.status).toBe(200)
+  expect(res.headers.get('cache-control')).toBe('no-store')
+  return (await res.json()) as { device_code: string; user_code: string; verification_uri: string; verification_uri_complete: string; expires_in: number; interval: number }
+}
+const poll = (deviceCode: string, clientId = tv) => post('/api/oauth/token', { grant_type: DEVICE_CODE, device_code: deviceCode, client_id: clientId })
+async function pollError(deviceCode: string, error: string) {
+  const res = await poll(deviceCode)
+  expect(res.status).toBe(400)
+  expect(((await res.json()) as { error: string }).error).toBe(error)
+}
+async function decide(jar: Record<string, string>, userCode: string, decision: 'allow' | 'deny') {
+  const page = await t.handle(`/device?user_code=${userCode}`, { headers: { cookie: cookieHeader(jar) } })
+  expect(page.status).toBe(200)
+  const html = await page.text()
+  return { html, res: await postForm(t, '/device', { user_code: userCode, decision, csrf_token: csrfFrom(html) }, jar) }
+}
+
+describe('POST /api/oauth/device_authorization', () => {
+  test('{device_code, user_code XXXX-XXXX, verification_uri ISSUER/device, …_complete, expires_in 600, interval 5}', async () => {
+    const body = await start()
+    expect(body.user_code).toMatch(USER_CODE)
+    expect(body).toMatchObject({ verification_uri: `${ORIGIN}/device`, verification_uri_complete: `${ORIGIN}/device?user_code=${body.user_code}`, expires_in: 600, interval: 5 })
+    expect(body.device_code.length).toBeGreaterThan(40)
+  })
+
+  test('an app not given the grant: unauthorized_client; a bad scope: invalid_scope; nothing stored', async () => {
+    const web = await addClient(t)
+    const res = await post('/api/oauth/device_authorization', { client_id: web.client.id, client_secret: web.secret, scope: 'openid' })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as { error: string }).error).toBe('unauthorized_client')
+    const bad = await post('/api/oauth/device_authorization', { client_id: tv, scope: 'nonsense' })
+    expect(((await bad.json()) as { error: string }).error).toBe('invalid_scope')
+    expect(Number((await t.row('SELECT count(*) AS n FROM device_codes'))!.n)).toBe(0)
+  })
+})
+
+describe('polling and /device', () => {
+  test('pending, slow_down (interval +5 s), the user signs in and allows, then the tokens once (refresh token, id_token)', async () => {
+    const { device_code, user_code } = await start()
+    await pollError(device_code, 'authorization_pending')
+    await pollError(device_code, 'slow_down')
+    t.clock.advance(9_000)
+    // The interval is 10 s now: 9 s after the last poll is still too soon, and it grows to 15 s.
+    await pollError(device_code, 'slow_down')
+    t.clock.advance(14_000)
+    await pollError(device_code, 'slow_down')
+    t.clock.advance(20_000)
+    await pollError(device_code, 'authorization_pending')
+
+    // Typed in lower case without the hyphen; not signed in: /login, returning here.
+    const typed = user_code.replace('-', '').toLowerCase()
+    const anonymous = await t.handle(`/device?user_code=${typed}`)
+    expect(anonymous.status).toBe(303)
+    expect(anonymous.headers.get('location')).toBe(`/login?return_to=${encodeURIComponent(`/device?user_code=${user_code}`)}`)
+    const jar = await signIn(t)
+    const { html, res } = await decide(jar, typed, 'allow')
+    expect(html).toContain('Living-room TV')
+    expect(html).toContain('Only continue if you started this yourself, on a device in front of you')
+    expect(html).toContain('See your email address')
+    expect(html).toMatch(/from the address <strong>[^<]+<\/strong>/)
+    expect(res.status).toBe(200)
+    expect(await res.text()).toContain('Device connected')
+
+    t.clock.advance(20_000)
+    const tokens = await poll(device_code)
+    expect(tokens.status).toBe(200)
+    const body = (await tokens.json()) as Record<string, string>
+    expect(body).toMatchObject({ token_type: 'Bearer', scope: 'openid email' })
+    expect(body.refresh_token).toBeTruthy()
+    expect(body.id_token).toBeTruthy()
+    const userinfo = await t.handle('/api/oauth/userinfo', { headers: { authorization: `Bearer ${body.access_token}` } })
+    expect(((await userinfo.json()) as { email: string }).email).toBe('ann@example.com')
+    // Once: the next poll is invalid_grant, and the code cannot be typed again.
+    t.clock.advance(20_000)
+    await pollError(device_code, 'invalid_grant')
+    expect((await t.handle(`/device?user_code=${user_code}`, { headers: { cookie: cookieHeader(jar) } })).status).toBe(400)
+    // The refresh token refreshes (the device grant comes with refresh).
+    const refreshed = await post('/api/oauth/token', { grant_type: 'refresh_token', refresh_token: body.refresh_token!, client_id: tv })
+    expect(refreshed.status).toBe(200)
+  })
+
+  test('Deny: access_denied; an expired code: expired_token; another client: invalid_grant', async () => {
+    const denied = await start()
+    const jar = await signIn(t)
+    const { res } = await decide(jar, denied.user_code, 'deny')
+    expect(await res.text()).toContain('Access denied')
+    await pollError(denied.device_code, 'access_denied')
+    const late = await start()
+    const other = (await createClient(t.store, { name: 'Other TV', redirectUris: [], public: true, skipConsent: false, grantTypes: [DEVICE_CODE] }, t.clock.now())).client.id
+    const stolen = await poll(late.device_code, other)
+    expect(((await stolen.json()) as { error: string }).error).toBe('invalid_grant')
+    t.clock.advance(600_001)
+    await pollError(late.device_code, 'expired_token')
+  })
+
+  test('two polls at once after Allow: exactly one gets the tokens', async () => {
+    const { device_code, user_code } = await start()
+    await decide(await signIn(t), user_code, 'allow')
+    const answers = await Promise.all([poll(device_code), poll(device_code), poll(device_code)])
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 400, 400])
+    expect(Number((await t.row('SELECT count(*) AS n FROM refresh_families'))!.n)).toBe(1)
+  })
+
+  test('a decision without its CSRF token is refused and changes nothing', async () => {
+    const { device_code, user_code } = await start()
+    const jar = await signIn(t)
+    const res = await postForm(t, '/device', { user_code, decision: 'allow' }, jar)
+    expect(res.status).toBe(403)
+    await pollError(device_code, 'authorization_pending')
+  })
+
+  test('wrong codes: 10 a minute per client address, then 429 with Retry-After (even for a right code)', async () => {
+    const { user_code } = await start()
+    for (let i = 0; i < 10; i++) expect((await t.handle('/device?user_code=BBBB-BBBB')).status).toBe(400)
+    const blocked = await t.handle(`/device?user_code=${user_code}`)
+    expect(blocked.status).toBe(429)
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0)
+    t.clock.advance(60_000)
+    expect((await t.handle(`/device?user_code=${user_code}`)).status).toBe(303)
+  })
+
+  test('/device without a code asks for it; discovery names the endpoint and the grant', async () => {
+    const page = await t.handle('/device')
+    expect(page.status).toBe(200)
+    expect(await page.text()).toContain('name="user_code"')
+    const doc = (await (await t.handle('/.well-known/openid-configuration')).json()) as Record<string, unknown>
+    expect(doc.device_authorization_endpoint).toBe(`${ORIGIN}/api/oauth/device_authorization`)
+    expect(doc.grant_types_supported).toContain(DEVICE_CODE)
+  })
+})

@@ -1,0 +1,129 @@
+import { beforeEach, describe, expect, test } from 'bun:test'
+import { createClient, findClient, updateClient } from '../../src/oauth/clients'
+import { addClient, authorizePath, CALLBACK, cookieHeader, csrfFrom, ORIGIN, postForm, signedInApp, type TestApp } from '../helpers'
+
+/**
+ * Issue 38, pushed authorization requests (RFC 9126; SPEC "Machines and devices"): the client
+ * pushes the parameters, then sends the browser with client_id and request_uri, used once.
+ */
+let t: TestApp
+let client: Awaited<ReturnType<typeof addClient>>
+let jar: Record<string, string>
+
+beforeEach(async () => {
+  ;({ t, client, jar } = await signedInApp())
+})
+
+const basic = (c: Awaited<ReturnType<typeof addClient>>) => ({ authorization: `Basic ${btoa(`${c.client.id}:${c.secret}`)}` })
+const PARAMS = { response_type: 'code', redirect_uri: CALLBACK, scope: 'openid email', state: 'st8', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' }
+
+function push(fields: Record<string, string>, headers: Record<string, string> = basic(client)) {
+  return t.handle('/api/oauth/par', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields) })
+}
+async function pushed(fields: Record<string, string> = PARAMS): Promise<string> {
+  const res = await push(fields)
+  expect(res.status).toBe(201)
+  expect(res.headers.get('cache-control')).toBe('no-store')
+  const body = (await res.json()) as { request_uri: string; expires_in: number }
+  expect(body.expires_in).toBe(60)
+  expect(body.request_uri).toMatch(/^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{43}$/)
+  return body.request_uri
+}
+const authorize = (params: Record<string, string>) => t.handle(authorizePath(params), { headers: { cookie: cookieHeader(jar) } })
+async function errorPage(res: Response, text: string) {
+  expect(res.status).toBe(400)
+  expect(res.headers.get('location')).toBeNull()
+  expect(await res.text()).toContain(text)
+}
+
+describe('POST /api/oauth/par', () => {
+  test('201 {request_uri, expires_in: 60}; the consent page carries only client_id and request_uri; Allow sends the code with state', async () => {
+    const uri = await pushed()
+    // Parameters in the URL beside request_uri are not read (§4): this scope is ignored.
+    const page = await authorize({ client_id: client.client.id, request_uri: uri, scope: 'settings:write' })
+    expect(page.status).toBe(200)
+    const html = await page.text()
+    expect(html).toContain('name="request_uri"')
+    expect(html).not.toContain('name="redirect_uri"')
+    expect(html).not.toContain('settings:write')
+    const res = await postForm(t, '/oauth/authorize', { client_id: client.client.id, request_uri: uri, csrf_token: csrfFrom(html), decision: 'allow' }, jar)
+    expect(res.status).toBe(303)
+    const callback = new URL(res.headers.get('location')!)
+    expect(callback.origin + callback.pathname).toBe(CALLBACK)
+    expect(callback.searchParams.get('state')).toBe('st8')
+    expect(callback.searchParams.get('code')).toBeTruthy()
+    expect(callback.searchParams.get('iss')).toBe(ORIGIN)
+    // Used once: the same request_uri again is an error page, on GET and on a second decision.
+    await errorPage(await authorize({ client_id: client.client.id, request_uri: uri }), 'expired or was used already')
+    await errorPage(await postForm(t, '/oauth/authorize', { client_id: client.client.id, request_uri: uri, csrf_token: csrfFrom(html), decision: 'allow' }, jar), 'expired or was used already')
+  })
+
+  test("another client's request_uri, an expired one, an unknown one: an error page, never a redirect", async () => {
+    const uri = await pushed()
+    const other = await addClient(t, { name: 'Other' })
+    await errorPage(await authorize({ client_id: other.client.id, request_uri: uri }), 'expired or was used already')
+    await errorPage(await authorize({ client_id: client.client.id, request_uri: 'urn:ietf:params:oauth:request_uri:nope' }), 'expired or was used already')
+    t.clock.advance(60_001)
+    await errorPage(await authorize({ client_id: client.client.id, request_uri: uri }), 'expired or was used already')
+  })
+
+  test('checked as /oauth/authorize would: JSON errors, nothing stored', async () => {
+    const refused = async (res: Response, status: number, error: string) => {
+      expect(res.status).toBe(status)
+      expect(((await res.json()) as { error: string }).error).toBe(error)
+    }
+    await refused(await push({ ...PARAMS, redirect_uri: 'https://evil.example/cb' }), 400, 'invalid_request')
+    await refused(await push({ ...PARAMS, scope: 'nonsense' }), 400, 'invalid_scope')
+    await refused(await push({ ...PARAMS, response_type: 'token' }), 400, 'unsupported_response_type')
+    await refused(await push({ ...PARAMS, resource: 'https://unknown.example' }), 400, 'invalid_target')
+    await refused(await push({ ...PARAMS, request_uri: 'urn:ietf:params:oauth:request_uri:x' }), 400, 'invalid_request')
+    await refused(await push(PARAMS, { authorization: `Basic ${btoa(`${client.client.id}:wrong`)}` }), 401, 'invalid_client')
+    await refused(await push(PARAMS, {}), 401, 'invalid_client')
+    expect(Number((await t.row('SELECT count(*) AS n FROM pushed_requests'))!.n)).toBe(0)
+  })
+
+  test('a public client pushes with its client_id and PKCE', async () => {
+    const spa = await addClient(t, { public: true, name: 'SPA' })
+    const res = await push({ ...PARAMS, client_id: spa.client.id }, {})
+    expect(res.status).toBe(201)
+  })
+
+  test('--require-par: the plain request is a page; a pushed one works; Deny uses it up too', async () => {
+    const stored = (await findClient(t.store, client.client.id))!
+    expect(await updateClient(t.store, stored.id, { ...stored, requirePar: true })).toBe(true)
+    expect((await findClient(t.store, client.client.id))!.requirePar).toBe(true)
+    await errorPage(await authorize({ client_id: client.client.id, ...PARAMS }), 'must send its sign-in requests to this server first')
+    const uri = await pushed()
+    const page = await authorize({ client_id: client.client.id, request_uri: uri })
+    expect(page.status).toBe(200)
+    const res = await postForm(t, '/oauth/authorize', { client_id: client.client.id, request_uri: uri, csrf_token: csrfFrom(await page.text()), decision: 'deny' }, jar)
+    expect(new URL(res.headers.get('location')!).searchParams.get('error')).toBe('access_denied')
+    await errorPage(await authorize({ client_id: client.client.id, request_uri: uri }), 'expired or was used already')
+  })
+
+  test('not signed in: /login returns to the pushed request, which still works afterwards', async () => {
+    const uri = await pushed()
+    const res = await t.handle(authorizePath({ client_id: client.client.id, request_uri: uri }))
+    expect(res.status).toBe(303)
+    const login = new URL(res.headers.get('location')!, ORIGIN)
+    expect(login.pathname).toBe('/login')
+    expect(login.searchParams.get('return_to')).toBe(authorizePath({ client_id: client.client.id, request_uri: uri }))
+    expect((await authorize({ client_id: client.client.id, request_uri: uri })).status).toBe(200)
+  })
+
+  test('discovery names the endpoint; the purge removes expired requests', async () => {
+    const doc = (await (await t.handle('/.well-known/openid-configuration')).json()) as Record<string, unknown>
+    expect(doc.pushed_authorization_request_endpoint).toBe(`${ORIGIN}/api/oauth/par`)
+    expect(doc.require_pushed_authorization_requests).toBe(false)
+    await pushed()
+    t.clock.advance(61_000)
+    await t.store.purgeExpired(t.clock.now(), { usedCodes: 3600_000, throttle: 3600_000, refreshGrace: 10_000, retiredKeys: 3600_000, mail: 7 * 24 * 3600_000, settingChanges: 30 * 86_400_000 })
+    expect(Number((await t.row('SELECT count(*) AS n FROM pushed_requests'))!.n)).toBe(0)
+  })
+})
+
+test('a client created with --require-par says so in its view', async () => {
+  const t2 = (await signedInApp()).t
+  const made = await createClient(t2.store, { name: 'Strict', redirectUris: [CALLBACK], public: false, skipConsent: false, requirePar: true }, t2.clock.now())
+  expect(made.client.requirePar).toBe(true)
+})

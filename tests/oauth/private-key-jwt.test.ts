@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose'
+import { checkKeys, createClient } from '../../src/oauth/clients'
+import { createResource } from '../../src/oauth/resources'
+import { createTestApp, ORIGIN, type TestApp } from '../helpers'
+
+/** Issue 38, private_key_jwt (RFC 7523; OpenID Connect Core §9; SPEC "Machines and devices"). */
+const TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer'
+const TOKEN = `${ORIGIN}/api/oauth/token`
+type Key = { alg: string; kid: string; privateKey: CryptoKey; jwk: Record<string, unknown> }
+
+async function key(alg: string, kid: string): Promise<Key> {
+  const pair = await generateKeyPair(alg, { extractable: true })
+  return { alg, kid, privateKey: pair.privateKey, jwk: { ...(await exportJWK(pair.publicKey)), kid, alg } }
+}
+
+let keys: Record<string, Key>
+let served: { jwks: unknown; fetches: number }
+let server: ReturnType<typeof Bun.serve>
+
+beforeAll(async () => {
+  keys = { es: await key('ES256', 'es'), rs: await key('RS256', 'rs'), ps: await key('PS256', 'ps'), ed: await key('EdDSA', 'ed'), later: await key('ES256', 'later') }
+  served = { jwks: { keys: [keys.es!.jwk] }, fetches: 0 }
+  server = Bun.serve({
+    port: 0,
+    fetch() {
+      served.fetches++
+      return Response.json(served.jwks, { headers: { 'cache-control': 'max-age=3600' } })
+    },
+  })
+})
+afterAll(() => server.stop(true))
+
+async function setup() {
+  const t = await createTestApp({ CLIENT_ID_METADATA_ALLOW_HOSTS: `localhost:${server.port}` })
+  await createResource(t.store, { uri: 'https://reports.example', name: 'Reports', scopes: ['reports:read=Read reports'] }, t.clock.now())
+  const base = { redirectUris: [], public: false, skipConsent: false, grantTypes: ['client_credentials'], allowedScopes: ['reports:read'], authMethod: 'private_key_jwt' }
+  const jwks = JSON.stringify({ keys: [keys.es, keys.rs, keys.ps, keys.ed].map((k) => k!.jwk) })
+  const file = (await createClient(t.store, { ...base, name: 'Job', jwks }, t.clock.now())).client
+  const uri = (await createClient(t.store, { ...base, name: 'Remote job', jwksUri: `http://localhost:${server.port}/jwks` }, t.clock.now())).client
+  return { t, file, uri }
+}
+
+function assertion(t: TestApp, clientId: string, k: Key, claims: Record<string, unknown> = {}, header: Record<string, unknown> = {}) {
+  const now = Math.floor(t.clock.now() / 1000)
+  return new SignJWT({ jti: crypto.randomUUID(), ...claims })
+    .setProtectedHeader({ alg: k.alg, kid: k.kid, ...header })
+    .setIssuer((claims.iss as string) ?? clientId)
+    .setSubject((claims.sub as string) ?? clientId)
+    .setAudience((claims.aud as string) ?? TOKEN)
+    .setIssuedAt(now)
+    .setExpirationTime((claims.exp as number) ?? now + 60)
+    .sign(k.privateKey)
+}
+function call(t: TestApp, path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
+  return t.handle(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields) })
+}
+const token = (t: TestApp, jwt: string, extra: Record<string, string> = {}) => call(t, '/api/oauth/token', { grant_type: 'client_credentials', scope: 'reports:read', client_assertion_type: TYPE, client_assertion: jwt, ...extra })
+async function status(res: Response): Promise<[number, string | undefined]> {
+  const body = (await res.json()) as { error?: string }
+  return [res.status, body.error]
+}
+
+describe('private_key_jwt at the token endpoint', () => {
+  test('RS256, PS256, ES256 and EdDSA keys, chosen by kid; aud the endpoint URL or the issuer', async () => {
+    const { t, file } = await setup()
+    expect(file.public).toBe(false)
+    for (const k of ['es', 'rs', 'ps', 'ed']) expect(await status(await token(t, await assertion(t, file.id, keys[k]!)))).toEqual([200, undefined])
+    expect(await status(await token(t, await assertion(t, file.id, keys.es!, { aud: ORIGIN })))).toEqual([200, undefined])
+  })
+
+  test('refused (401 invalid_client): a replayed jti, another aud, exp over 5 minutes ahead, an expired one, iss ≠ sub, an unknown kid, alg none or HS256', async () => {
+    const { t, file } = await setup()
+    const once = await assertion(t, file.id, keys.es!)
+    expect((await token(t, once)).status).toBe(200)
+    expect(await status(await token(t, once))).toEqual([401, 'invalid_client'])
+    const now = Math.floor(t.clock.now() / 1000)
+    expect(await status(await token(t, await assertion(t, file.id, keys.es!, { aud: `${ORIGIN}/api/oauth/revoke` })))).toEqual([401, 'invalid_client'])
+    expect(await status(await token(t, await assertion(t, file.id, keys.es!, { exp: now + 301 })))).toEqual([401, 'invalid_client'])
+    expect(await status(await token(t, await assertion(t, file.id, keys.es!, { exp: now - 1 })))).toEqual([401, 'invalid_client'])
+    expect(await status(await token(t, await assertion(t, file.id, keys.es!, { sub: 'someone-else' })))).toEqual([401, 'invalid_client'])
+    expect(await status(await token(t, await assertion(t, file.id, keys.later!)))).toEqual([401, 'invalid_client'])
+    const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', kid: 'es' })).toString('base64url')}.${Buffer.from(JSON.stringify({ iss: file.id, sub: file.id, aud: TOKEN, exp: now + 60, jti: 'x' })).toString('base64url')}.`
+    expect(await status(await token(t, unsigned))).toEqual([401, 'invalid_client'])
+    const hs = await new SignJWT({ jti: 'h' }).setProtectedHeader({ alg: 'HS256', kid: 'es' }).setIssuer(file.id).setSubject(file.id).setAudience(TOKEN).setExpirationTime(now + 60).sign(new TextEncoder().encode('a secret of thirty-two bytes or more!'))
+    expect(await status(await token(t, hs))).toEqual([401, 'invalid_client'])
+  })
+
+  test('one method only: a secret, Basic beside an assertion, or nothing are refused for a private_key_jwt client', async () => {
+    const { t, file } = await setup()
+    expect(await status(await call(t, '/api/oauth/token', { grant_type: 'client_credentials', scope: 'reports:read', client_id: file.id }))).toEqual([401, 'invalid_client'])
+    expect(await status(await call(t, '/api/oauth/token', { grant_type: 'client_credentials', scope: 'reports:read', client_id: file.id, client_secret: 'x' }))).toEqual([401, 'invalid_client'])
+    expect(await status(await token(t, await assertion(t, file.id, keys.es!), {}).then((r) => r))).toEqual([200, undefined])
+    const both = await call(t, '/api/oauth/token', { grant_type: 'client_credentials', client_assertion_type: TYPE, client_assertion: await assertion(t, file.id, keys.es!) }, { authorization: `Basic ${btoa(`${file.id}:x`)}` })
+    expect(await status(both)).toEqual([400, 'invalid_request'])
+    expect(await status(await token(t, await assertion(t, file.id, keys.es!), { client_assertion_type: 'urn:other' }))).toEqual([400, 'invalid_request'])
+  })
+
+  test('the same client authentication at introspection, revocation and PAR (aud their own URL)', async () => {
+    const { t, file } = await setup()
+    const access = ((await (await token(t, await assertion(t, file.id, keys.es!))).json()) as { access_token: string }).access_token
+    const at = async (path: string) => ({ client_assertion_type: TYPE, client_assertion: await assertion(t, file.id, keys.es!, { aud: `${ORIGIN}${path}` }) })
+    const introspected = await call(t, '/api/oauth/introspect', { token: access, ...(await at('/api/oauth/introspect')) })
+    expect(((await introspected.json()) as { active: boolean; sub: string }).sub).toBe(file.id)
+    expect((await call(t, '/api/oauth/revoke', { token: access, ...(await at('/api/oauth/revoke')) })).status).toBe(200)
+    const par = await call(t, '/api/oauth/par', { response_type: 'code', scope: 'openid', redirect_uri: 'https://x.example/cb', ...(await at('/api/oauth/par')) })
+    // It has no redirect URI: the push is checked (and refused) after the client authenticated.
+    expect(await status(par)).toEqual([400, 'invalid_request'])
+  })
+})
+
+describe('--jwks-uri', () => {
+  test('fetched once and cached by Cache-Control; an unknown kid fetches again at most once a minute', async () => {
+    const { t, uri } = await setup()
+    served.jwks = { keys: [keys.es!.jwk] }
+    served.fetches = 0
+    expect((await token(t, await assertion(t, uri.id, keys.es!))).status).toBe(200)
+    expect((await token(t, await assertion(t, uri.id, keys.es!))).status).toBe(200)
+    expect(served.fetches).toBe(1)
+    // The client rotates a key in: within the minute of the fetch its kid is unknown, and nothing is fetched.
+    served.jwks = { keys: [keys.es!.jwk, keys.later!.jwk] }
+    expect((await token(t, await assertion(t, uri.id, keys.later!))).status).toBe(401)
+    expect(served.fetches).toBe(1)
+    // A minute on (the JWKS still fresh by its max-age), the unknown kid fetches it again.
+    t.clock.advance(61_000)
+    expect((await token(t, await assertion(t, uri.id, keys.later!))).status).toBe(200)
+    expect(served.fetches).toBe(2)
+    // A kid the JWKS does not have: no new fetch within the minute.
+    expect((await token(t, await assertion(t, uri.id, keys.rs!))).status).toBe(401)
+    expect(served.fetches).toBe(2)
+    t.clock.advance(61_000)
+    expect((await token(t, await assertion(t, uri.id, keys.rs!))).status).toBe(401)
+    expect(served.fetches).toBe(3)
+  })
+})
+
+test('client create refusals: a private key in the JWKS, a key without kid, both --jwks-file and --jwks-uri, a public client, keys without the method', async () => {
+  const priv = await generateKeyPair('ES256', { extractable: true })
+  const jwk = { ...(await exportJWK(priv.privateKey)), kid: 'p' }
+  expect(() => checkKeys({ public: false, authMethod: 'private_key_jwt', jwks: JSON.stringify({ keys: [jwk] }) })).toThrow('is a private or secret key')
+  expect(() => checkKeys({ public: false, authMethod: 'private_key_jwt', jwks: JSON.stringify({ keys: [{ kty: 'EC' }] }) })).toThrow('every key of the JWKS needs a kid')
+  expect(() => checkKeys({ public: false, authMethod: 'private_key_jwt', jwks: '{"keys":[]}', jwksUri: 'https://x.example/jwks' })).toThrow('needs one of --jwks-file or --jwks-uri')
+  expect(() => checkKeys({ public: true, authMethod: 'private_key_jwt', jwksUri: 'https://x.example/jwks' })).toThrow('a public client cannot use private_key_jwt')
+  expect(() => checkKeys({ public: false, jwksUri: 'https://x.example/jwks' })).toThrow('--jwks-file and --jwks-uri are for --auth-method private_key_jwt')
+  const t = await createTestApp()
+  const doc = (await (await t.handle('/.well-known/openid-configuration')).json()) as Record<string, unknown>
+  expect(doc.token_endpoint_auth_methods_supported).toContain('private_key_jwt')
+  expect(doc.token_endpoint_auth_signing_alg_values_supported).toEqual(['RS256', 'PS256', 'ES256', 'EdDSA'])
+})
