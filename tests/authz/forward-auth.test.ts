@@ -159,6 +159,16 @@ describe('forward-auth: signed in', () => {
     expect((await checkWith(t, 'http://photos.example.com/', photos)).status).toBe(302)
   })
 
+  test('path parameters cannot slip past a path rule: a `;` in a segment, raw or encoded, is denied', async () => {
+    await addSiteRule(t.store, 'photos.example.com', { paths: ['^/admin/'], policy: 'deny' })
+    await addSiteRule(t.store, 'photos.example.com', { policy: 'bypass' })
+    expect((await checkWith(t, 'https://photos.example.com/photos/1')).status).toBe(200)
+    expect((await checkWith(t, 'https://photos.example.com/admin/x')).status).toBe(403)
+    for (const path of ['/admin;a=b/x', '/admin%3Bx/x', '/admin%3bx/x', '/photos;x/../admin/x']) {
+      expect({ path, status: (await checkWith(t, `https://photos.example.com${path}`)).status }).toEqual({ path, status: 403 })
+    }
+  })
+
   test('signed in but not allowed: 403 "Access denied" (a deny policy, not in the allowed groups)', async () => {
     await t.store.groups.removeMember('family', annId)
     const denied = await handleFrom(t, BROWSER, startPath(PHOTOS), { headers: { cookie: `lk_session=${jar['lk_session']}` } })
