@@ -50,13 +50,13 @@ async function returnHere(ctx: AppContext, request: Request, here: SiteUrl | und
 }
 
 /** On to Latchkey's /authz/start for `rd`, with the browser's state cookie (re)set at the site. */
-function toIssuer(ctx: AppContext, rd: SiteUrl, state: string, more: string[] = []): Response {
-  const headers = new Headers({ location: issuerStartUrl(ctx, rd, state), 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' })
-  for (const c of [stateCookie(rd.proto, state), ...more]) headers.append('set-cookie', c)
+function toIssuer(ctx: AppContext, rd: SiteUrl, state: string): Response {
+  const headers = { location: issuerStartUrl(ctx, rd, state), 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'set-cookie': stateCookie(rd.proto, state) }
   return new Response(null, { status: 302, headers })
 }
 
-const logoutCsrf = (ctx: AppContext, proto: 'http' | 'https', token: string) => csrfTokenFor(ctx.csrfKey, `site-logout:${proto} ${token}`)
+/** The sign-out form's CSRF secret: the site cookie it was shown to (another site's, or none, cannot post it). */
+const logoutSecret = (proto: 'http' | 'https', token: string) => `site-logout:${proto} ${token}`
 
 /** Forward-auth (SPEC "Protecting apps that speak no OAuth"): the proxies' checks and the per-site sign-in. */
 export function authzRoutes(ctx: AppContext) {
@@ -99,7 +99,7 @@ export function authzRoutes(ctx: AppContext) {
       const here = siteOriginOf(ctx, request)
       const token = here && siteTokenOf(request.headers, here.proto)
       if (!here || token === undefined) return seeOther(`${ctx.config.issuer}/login`)
-      return siteLogoutPage(logoutCsrf(ctx, here.proto, token), ctx.config.issuer)
+      return siteLogoutPage(csrfTokenFor(ctx.csrfKey, logoutSecret(here.proto, token)), ctx.config.issuer)
     }, { detail: { hide: true } })
     .post(
       '/.latchkey/logout',
@@ -107,7 +107,7 @@ export function authzRoutes(ctx: AppContext) {
         const here = siteOriginOf(ctx, request)
         const token = here && siteTokenOf(request.headers, here.proto)
         if (!here || token === undefined) return seeOther(`${ctx.config.issuer}/login`)
-        if (!csrfValid(ctx.csrfKey, `site-logout:${here.proto} ${token}`, body.csrf_token)) throw forbidden()
+        if (!csrfValid(ctx.csrfKey, logoutSecret(here.proto, token), body.csrf_token)) throw forbidden()
         await signOutSite(ctx, here.proto, token, here.host)
         return seeOther(`${ctx.config.issuer}/login`, [`${siteCookieName(here.proto)}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${here.proto === 'https' ? '; Secure' : ''}`])
       },
