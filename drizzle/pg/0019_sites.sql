@@ -3,6 +3,7 @@ CREATE TABLE "site_codes" (
 	"session_hash" text NOT NULL,
 	"host" text NOT NULL,
 	"return_to" text NOT NULL,
+	"state_hash" text NOT NULL,
 	"expires_at" bigint NOT NULL
 );
 --> statement-breakpoint

@@ -12,8 +12,11 @@ export const JWT_TTL_SECONDS = 60
 /** Header values are bytes: UTF-8 goes out as is (Latin-1 code units), control characters never. */
 const headerValue = (text: string) => (/^[\x20-\x7e]*$/.test(text) ? text : Buffer.from(text.replace(/[\u0000-\u001f\u007f]/g, ''), 'utf8').toString('latin1'))
 
-/** Where a browser signs in for this request: ISSUER/authz/start?rd=<the original URL>. */
-export const startUrl = (ctx: AppContext, forwarded: ForwardedRequest) => `${ctx.config.issuer}/authz/start?rd=${encodeURIComponent(forwarded.url)}`
+/**
+ * Where a browser signs in for this request: the site's own /.latchkey/start?rd=<the original URL>,
+ * which sets the browser's state cookie there and goes on to ISSUER/authz/start (site-sessions.ts).
+ */
+export const startUrl = (forwarded: ForwardedRequest) => `${forwarded.origin}/.latchkey/start?rd=${encodeURIComponent(forwarded.url)}`
 
 /**
  * 200, with who it is for the app behind the proxy. Every Remote-* header is sent, empty when
@@ -59,13 +62,13 @@ function isPageLoad(headers: Headers): boolean {
 export function signInForwardAuth(ctx: AppContext, headers: Headers, forwarded: ForwardedRequest): Response {
   if (!isPageLoad(headers)) return unauthorized(ctx, forwarded)
   const status = forwarded.method === 'GET' || forwarded.method === 'HEAD' ? 302 : 303
-  return new Response(null, { status, headers: { ...NO_STORE, location: startUrl(ctx, forwarded) } })
+  return new Response(null, { status, headers: { ...NO_STORE, location: startUrl(forwarded) } })
 }
 
 /** auth-request (nginx): always 401, the sign-in URL in Location for nginx's own redirect. */
 export function signInAuthRequest(ctx: AppContext, forwarded: ForwardedRequest): Response {
   const response = unauthorized(ctx, forwarded)
-  response.headers.set('location', startUrl(ctx, forwarded))
+  response.headers.set('location', startUrl(forwarded))
   return response
 }
 

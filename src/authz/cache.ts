@@ -8,7 +8,7 @@
  * sessions, memberships and sites, so there is no feed to trust there.
  */
 import type { SiteRecord, SiteSessionRecord, Store } from '../db/store'
-import { sha256 } from '../lib/crypto'
+import { siteSessionHash } from './site-sessions'
 import { siteFor } from './decide'
 import { candidateHosts } from './hosts'
 
@@ -63,15 +63,15 @@ export class SiteLookups {
   }
 
   /** A site session of `host` by its cookie value; unknown cookies are never kept. */
-  async session(token: string, host: string, now: number, idleSince: number): Promise<SiteSessionRecord | undefined> {
-    const key = `${host} ${token}`
+  async session(proto: 'http' | 'https', token: string, host: string, now: number, idleSince: number): Promise<SiteSessionRecord | undefined> {
+    const key = `${proto} ${host} ${token}`
     const trusted = this.fresh()
     if (trusted) {
       const hit = this.sessions.get(key)
       if (hit && hit.expiresAt > now && hit.lastActiveAt > idleSince) return hit
     }
     const generation = this.store.stats.operations
-    const found = await this.store.sites.findSiteSession(sha256(token), host, now, idleSince)
+    const found = await this.store.sites.findSiteSession(siteSessionHash(proto, token), host, now, idleSince)
     if (found && trusted) this.keep(this.sessions, key, found, generation)
     return found
   }

@@ -62,7 +62,7 @@ async function whoIsAsking(ctx: AppContext, headers: Headers, forwarded: Forward
   const token = siteTokenOf(headers, forwarded.proto)
   const now = ctx.clock.now()
   // A site session lives while its sign-in session does — SESSION_IDLE_TTL included — and a check is that session's activity.
-  const session = token === undefined ? undefined : await siteLookups(ctx.store).session(token, forwarded.host, now, now - ctx.config.sessionIdleTtl * 1000)
+  const session = token === undefined ? undefined : await siteLookups(ctx.store).session(forwarded.proto, token, forwarded.host, now, now - ctx.config.sessionIdleTtl * 1000)
   if (!session) return { identity: undefined }
   ctx.sessionActivity.touchHash(session.sessionHash, session.lastActiveAt, now)
   return { identity: { kind: 'user', groups: session.groups, twoFactor: session.amr.includes('mfa') }, user: session.user, groups: session.groups }

@@ -1,13 +1,19 @@
 import { Elysia } from 'elysia'
+import { csrfTokenFor, csrfValid } from '../accounts/sessions'
+import { CsrfForm } from '../accounts/model'
+import { forbidden } from '../accounts/sign-in'
 import type { AppContext } from '../context'
 import { PageError } from '../lib/errors'
+import { randomToken } from '../lib/crypto'
+import { seeOther } from '../views/page'
 import { addressIn, peerAddressOf } from '../web/client-address'
+import { parsePageForm } from '../web/forms'
 import { allowed, denied, signInAuthRequest, signInForwardAuth } from './answers'
 import { check, requireTrustedProxy, type CheckResult } from './check'
-import { fromAuthRequest, fromForwardAuth, type ForwardedRequest } from './forwarded'
-import { parseHostHeader } from './hosts'
-import { siteCookieName, exchangeSiteCode, signOutSite, siteCookie, siteTokenOf } from './site-sessions'
-import { startSiteSignIn } from './start'
+import { fromAuthRequest, fromForwardAuth, parseSiteUrl, type ForwardedRequest, type SiteUrl } from './forwarded'
+import { siteLogoutPage } from './logout-page'
+import { exchangeSiteCode, signOutSite, siteCookieName, siteCookie, siteTokenOf, stateCookie, stateOf } from './site-sessions'
+import { issuerStartUrl, siteReturn, startSiteSignIn } from './start'
 
 /** The answer to a check; `signIn` says how this endpoint sends someone to sign in. */
 function answer(ctx: AppContext, result: CheckResult, forwarded: ForwardedRequest, signIn: () => Response): Response | Promise<Response> {
@@ -23,16 +29,34 @@ function answer(ctx: AppContext, result: CheckResult, forwarded: ForwardedReques
 }
 
 /**
- * The host a /.latchkey/ request was made to: the proxy's X-Forwarded-Host when a trusted proxy
- * sent it, else Host. Routing never depends on it (the route is the same on every host); it only
- * names the host a code must be for and a cookie is looked up at.
+ * The origin a /.latchkey/ request was made to: the proxy's X-Forwarded-Proto and X-Forwarded-Host
+ * when a trusted proxy sent them, else this request's own. Routing never depends on it (the route
+ * is the same on every host); it names the origin a code must be for and a cookie is looked up at.
  */
-function siteHostOf(ctx: AppContext, request: Request): string | undefined {
-  const fromProxy = addressIn(peerAddressOf(request), ctx.config.trustedProxies) && request.headers.get('x-forwarded-host')
-  return parseHostHeader(fromProxy || request.headers.get('host'))?.host
+function siteOriginOf(ctx: AppContext, request: Request): SiteUrl | undefined {
+  const fromProxy = addressIn(peerAddressOf(request), ctx.config.trustedProxies)
+  const proto = (fromProxy && request.headers.get('x-forwarded-proto')) || new URL(request.url).protocol.slice(0, -1)
+  const host = (fromProxy && request.headers.get('x-forwarded-host')) || request.headers.get('host')
+  return host === null ? undefined : parseSiteUrl(`${proto.toLowerCase()}://${host}/`)
 }
 
 const expired = () => new PageError(400, 'Sign-in link expired', 'This sign-in link has expired or was already used. Open the site again to sign in.')
+const notASite = () => new PageError(400, 'Bad request', 'This sign-in link does not name a page of this site.')
+
+/** `rd` (a query parameter) when it is a page of a site protected here, at this very origin. */
+async function returnHere(ctx: AppContext, request: Request, here: SiteUrl | undefined): Promise<SiteUrl | undefined> {
+  const rd = await siteReturn(ctx, new URL(request.url).searchParams.get('rd'))
+  return here && rd?.origin === here.origin ? rd : undefined
+}
+
+/** On to Latchkey's /authz/start for `rd`, with the browser's state cookie (re)set at the site. */
+function toIssuer(ctx: AppContext, rd: SiteUrl, state: string): Response {
+  const headers = { location: issuerStartUrl(ctx, rd, state), 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'set-cookie': stateCookie(rd.proto, state) }
+  return new Response(null, { status: 302, headers })
+}
+
+/** The sign-out form's CSRF secret: the site cookie it was shown to (another site's, or none, cannot post it). */
+const logoutSecret = (proto: 'http' | 'https', token: string) => `site-logout:${proto} ${token}`
 
 /** Forward-auth (SPEC "Protecting apps that speak no OAuth"): the proxies' checks and the per-site sign-in. */
 export function authzRoutes(ctx: AppContext) {
@@ -48,25 +72,45 @@ export function authzRoutes(ctx: AppContext) {
       return answer(ctx, await check(ctx, request, forwarded), forwarded, () => signInAuthRequest(ctx, forwarded))
     }, { detail: { tags: ['Forward-auth'], summary: 'nginx auth_request: 200 with Remote-* headers, 403, or 401 with the sign-in URL in Location' } })
     .get('/authz/start', ({ request }) => startSiteSignIn(ctx, request), { detail: { hide: true } })
+    .get('/.latchkey/start', async function siteStart({ request }) {
+      // The browser's state at this site (kept when it has one: sign-ins in two tabs both finish).
+      const here = siteOriginOf(ctx, request)
+      const rd = await returnHere(ctx, request, here)
+      if (!here || !rd) throw notASite()
+      return toIssuer(ctx, rd, stateOf(request.headers, here.proto) ?? randomToken())
+    }, { detail: { hide: true } })
     .get('/.latchkey/callback', async function siteCallback({ request }) {
-      const host = siteHostOf(ctx, request)
+      const here = siteOriginOf(ctx, request)
       const code = new URL(request.url).searchParams.get('code') ?? ''
-      const made = host === undefined ? undefined : await exchangeSiteCode(ctx, code, host)
-      if (!made) throw expired()
-      const proto = made.returnTo.startsWith('https:') ? 'https' : 'http'
-      const headers = new Headers({ location: made.returnTo, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' })
-      headers.append('set-cookie', siteCookie(proto, made.token, made.maxAgeSeconds))
-      return new Response(null, { status: 302, headers })
-    }, { detail: { hide: true } })
-    .get('/.latchkey/logout', async function siteLogout({ request }) {
-      const host = siteHostOf(ctx, request)
-      const headers = new Headers({ location: `${ctx.config.issuer}/login`, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' })
-      for (const proto of ['https', 'http'] as const) {
-        const token = siteTokenOf(request.headers, proto)
-        if (token === undefined) continue
-        if (host !== undefined) await signOutSite(ctx, token, host)
-        headers.append('set-cookie', `${siteCookieName(proto)}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${proto === 'https' ? '; Secure' : ''}`)
+      const made = here && (await exchangeSiteCode(ctx, code, here.origin, stateOf(request.headers, here.proto)))
+      if (made) {
+        const headers = new Headers({ location: made.returnTo, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' })
+        headers.append('set-cookie', siteCookie(here.proto, made.token, made.maxAgeSeconds))
+        headers.append('set-cookie', stateCookie(here.proto, '', 0))
+        return new Response(null, { status: 302, headers })
       }
-      return new Response(null, { status: 303, headers })
+      // Refused — another browser's code (login CSRF), expired, used: spent all the same; this
+      // browser signs in again as whoever it is, under a fresh state.
+      const rd = await returnHere(ctx, request, here)
+      if (!rd) throw expired()
+      return toIssuer(ctx, rd, randomToken())
     }, { detail: { hide: true } })
+    .get('/.latchkey/logout', function siteLogoutForm({ request }) {
+      const here = siteOriginOf(ctx, request)
+      const token = here && siteTokenOf(request.headers, here.proto)
+      if (!here || token === undefined) return seeOther(`${ctx.config.issuer}/login`)
+      return siteLogoutPage(csrfTokenFor(ctx.csrfKey, logoutSecret(here.proto, token)), ctx.config.issuer)
+    }, { detail: { hide: true } })
+    .post(
+      '/.latchkey/logout',
+      async function siteLogout({ request, body }) {
+        const here = siteOriginOf(ctx, request)
+        const token = here && siteTokenOf(request.headers, here.proto)
+        if (!here || token === undefined) return seeOther(`${ctx.config.issuer}/login`)
+        if (!csrfValid(ctx.csrfKey, logoutSecret(here.proto, token), body.csrf_token)) throw forbidden()
+        await signOutSite(ctx, here.proto, token, here.host)
+        return seeOther(`${ctx.config.issuer}/login`, [`${siteCookieName(here.proto)}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${here.proto === 'https' ? '; Secure' : ''}`])
+      },
+      { parse: parsePageForm, body: CsrfForm, detail: { hide: true } },
+    )
 }

@@ -2,12 +2,16 @@
  * The path a site's rules see (SPEC: "matched after percent-decoding and removing dot-segments; a
  * path that cannot be normalised is denied"). The app behind the proxy decodes the path its own
  * way; where two readings could differ — an encoded slash or backslash, a NUL, a double encoding,
- * Tomcat's `..;` — there is no one path to match, so the request is refused (undefined).
+ * a `;` path parameter (`..;`, `/admin;x/`) — there is no one path to match, so the request is refused (undefined).
  */
 
 const MAX_URI = 8192
-/** After decoding, what would decode again (`%252e` → `%2e`), or what servers read as a separator. */
-const AMBIGUOUS_DECODED = /%[0-9a-fA-F]{2}|\\|[\u0000-\u001f\u007f]/
+/**
+ * After decoding, what would decode again (`%252e` → `%2e`), what servers read as a separator, or
+ * a `;` (raw or `%3B`): Tomcat, Spring and Jetty strip `;params` from each segment, so
+ * `/admin;a=b/x` is `/admin/x` to the app but not to a rule.
+ */
+const AMBIGUOUS_DECODED = /%[0-9a-fA-F]{2}|\\|;|[\u0000-\u001f\u007f]/
 /** Encoded `/`, `\` and NUL: decoded they would change the path's segments. */
 const ENCODED_SEPARATOR = /%(2f|5c|00)/i
 
@@ -44,8 +48,6 @@ function removeDotSegments(path: string): string | undefined {
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i]!
     const last = i === segments.length - 1
-    // `..;x` and `.;x` are dot-segments to Tomcat and Spring: refused rather than guessed.
-    if (/^\.\.?;/.test(segment)) return undefined
     if (segment === '.' || segment === '..') {
       if (segment === '..') out.pop()
       if (last) out.push('')

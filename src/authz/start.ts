@@ -1,7 +1,9 @@
 /**
- * GET /authz/start?rd=<original URL> (SPEC "Sessions per site"): the browser signs in as usual
- * (/login, passkeys, two-step), the site's policy is checked, and it goes to the site's own
- * /.latchkey/callback with a one-time code for that host only.
+ * GET /authz/start?rd=<original URL>&state=<the site's state cookie> (SPEC "Sessions per site"):
+ * the browser signs in as usual (/login, passkeys, two-step), the site's policy is checked, and it
+ * goes to the site's own /.latchkey/callback with a one-time code for that origin and that
+ * browser's state only. Without a state it goes to the site's /.latchkey/start first, which sets
+ * the state cookie and comes back here.
  */
 import { checkEmailPage } from '../accounts/email'
 import { hasTwoFactors } from '../accounts/sessions'
@@ -16,20 +18,33 @@ import { denied } from './answers'
 import { findSite } from './check'
 import { decide } from './decide'
 import { parseSiteUrl, type SiteUrl } from './forwarded'
-import { issueSiteCode } from './site-sessions'
+import { isState, issueSiteCode } from './site-sessions'
 
 const START = '/authz/start?rd='
 
-/** `rd` must be an http(s) URL on a site's host (else 400: Latchkey is no open redirector). */
-async function siteReturn(ctx: AppContext, rd: string | null): Promise<SiteUrl | undefined> {
+/**
+ * `rd` must be an http(s) URL on a site's host (else 400: Latchkey is no open redirector); when
+ * Latchkey is on https, an https one (a code and a cookie must not cross the network in clear).
+ */
+export async function siteReturn(ctx: AppContext, rd: string | null): Promise<SiteUrl | undefined> {
   const url = parseSiteUrl(rd)
+  if (url?.proto === 'http' && ctx.config.issuer.startsWith('https:')) return undefined
   return url?.target && (await findSite(ctx, url.host)) ? url : undefined
 }
 
+/** Where a sign-in for `rd` begins: the site's own /.latchkey/start, which gives the browser its state cookie. */
+export const siteStartUrl = (rd: SiteUrl) => `${rd.origin}/.latchkey/start?rd=${encodeURIComponent(rd.url)}`
+
+/** Latchkey's /authz/start for `rd`, for the browser holding `state`. */
+export const issuerStartUrl = (ctx: AppContext, rd: SiteUrl, state: string) => `${ctx.config.issuer}${START}${encodeURIComponent(rd.url)}&state=${state}`
+
 export async function startSiteSignIn(ctx: AppContext, request: Request): Promise<Response> {
-  const rd = await siteReturn(ctx, new URL(request.url).searchParams.get('rd'))
+  const params = new URL(request.url).searchParams
+  const rd = await siteReturn(ctx, params.get('rd'))
   if (!rd) throw new PageError(400, 'Bad request', 'This sign-in link does not name a site protected here.')
-  const here = START + encodeURIComponent(rd.url)
+  const state = params.get('state')
+  if (!isState(state)) return redirect(siteStartUrl(rd), 302)
+  const here = `${START}${encodeURIComponent(rd.url)}&state=${state}`
   const session = await readSession(ctx, request)
   if (!session) return redirect(loginUrl(here))
   if (ctx.config.emailVerification === 'required' && !session.user.emailVerified) return checkEmailPage(ctx, request, session, false, here)
@@ -43,7 +58,7 @@ export async function startSiteSignIn(ctx: AppContext, request: Request): Promis
     if (totp || passkeys) return redirect(twoStepUrl(here))
     return errorPageResponse(403, 'Two-step sign-in required', 'This site asks for two-step sign-in. Add an authenticator app or a passkey on your account page, then open the site again.')
   }
-  const code = await issueSiteCode(ctx, session.token, rd.host, rd.url)
+  const code = await issueSiteCode(ctx, session.token, rd.host, rd.url, state)
   ctx.audit.record('site.sign_in', { userId: session.user.id, request, detail: { site: site.host, host: rd.host } })
   return redirect(`${rd.origin}/.latchkey/callback?code=${code}&rd=${encodeURIComponent(rd.url)}`, 302)
 }

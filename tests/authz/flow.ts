@@ -27,7 +27,11 @@ export function checkWith(t: TestApp, url: string, cookie?: string, extra: Recor
   return forwardAuth(t, forwardedFor(url, cookie ? { cookie, ...extra } : extra))
 }
 
-export const startPath = (rd: string) => `/authz/start?rd=${encodeURIComponent(rd)}`
+/** The state cookie a test browser got at the site's /.latchkey/start (any value of the shape will do in-process). */
+export const STATE = 'test-state-'.padEnd(43, 'x')
+export const stateCookieFor = (url: URL | string, state = STATE) => `${new URL(url).protocol === 'https:' ? '__Host-lk_state' : 'lk_state'}=${state}`
+
+export const startPath = (rd: string, state = STATE) => `/authz/start?rd=${encodeURIComponent(rd)}&state=${state}`
 
 /** /authz/start for a signed-in browser: the 302 to the site's callback. */
 export async function startAt(t: TestApp, jar: Jar, rd: string): Promise<URL> {
@@ -36,9 +40,23 @@ export async function startAt(t: TestApp, jar: Jar, rd: string): Promise<URL> {
   return new URL(started.headers.get('location')!)
 }
 
-/** The site's /.latchkey/callback as the proxy passes it on (X-Forwarded-Host = the site's host). */
-export function callback(t: TestApp, to: URL, host = to.host, peer = PROXY) {
-  return handleFrom(t, peer, to.pathname + to.search, { headers: { 'x-forwarded-host': host, 'x-forwarded-proto': to.protocol.slice(0, -1) } })
+/** The site's /.latchkey/callback as the proxy passes it on (X-Forwarded-Host = the site's host), from the browser holding `state`. */
+export function callback(t: TestApp, to: URL, host = to.host, peer = PROXY, state: string | undefined = STATE) {
+  const headers: Record<string, string> = { 'x-forwarded-host': host, 'x-forwarded-proto': to.protocol.slice(0, -1) }
+  if (state !== undefined) headers.cookie = stateCookieFor(to, state)
+  return handleFrom(t, peer, to.pathname + to.search, { headers })
+}
+
+/** A refused callback: the code is spent, no site cookie, and this browser starts again at Latchkey under a fresh state. */
+export function expectStartedAgain(back: Response, rd: string): string {
+  expect(back.status).toBe(302)
+  const to = new URL(back.headers.get('location')!)
+  expect(to.origin + to.pathname).toBe(`${ORIGIN}/authz/start`)
+  expect(to.searchParams.get('rd')).toBe(rd)
+  const state = to.searchParams.get('state')!
+  expect(back.headers.getSetCookie()).toEqual([`${new URL(rd).protocol === 'https:' ? '__Host-lk_state' : 'lk_state'}=${state}; Path=/; HttpOnly; SameSite=Lax; Max-Age=3600${new URL(rd).protocol === 'https:' ? '; Secure' : ''}`])
+  expect(state).toMatch(/^[A-Za-z0-9_-]{43}$/)
+  return state
 }
 
 /** Signed in (jar) → the site cookie for `rd`'s host, as `name=value`. */
@@ -47,6 +65,7 @@ export async function siteSession(t: TestApp, jar: Jar, rd: string): Promise<str
   const back = await callback(t, to)
   expect(back.status).toBe(302)
   expect(back.headers.get('location')).toBe(rd)
+  expect(back.headers.getSetCookie()[1]).toStartWith(`${new URL(rd).protocol === 'https:' ? '__Host-lk_state' : 'lk_state'}=; `)
   return back.headers.getSetCookie()[0]!.split(';')[0]!
 }
 

@@ -1,11 +1,12 @@
 import { beforeEach, describe, expect, test } from 'bun:test'
 import { createGroup } from '../../src/accounts/groups'
 import { addSiteRule, createSite } from '../../src/authz/sites'
-import { ORIGIN, addClient, addUser, handleFrom, mintTokenPair, signIn, type TestApp, createTestApp } from '../helpers'
-import { BROWSER, PROXIES, PROXY, authRequest, callback, checkWith, forwardAuth, forwardedFor, siteSession, startAt, startPath, type Jar } from './flow'
+import { ORIGIN, addClient, addUser, cookieHeader, handleFrom, mintTokenPair, signIn, type TestApp, createTestApp } from '../helpers'
+import { BROWSER, PROXIES, PROXY, authRequest, callback, checkWith, forwardAuth, forwardedFor, siteSession, startAt, startPath, stateCookieFor, type Jar } from './flow'
 
 const PHOTOS = 'https://photos.example.com/albums/1?sort=new'
-const start = (rd: string) => `${ORIGIN}${startPath(rd)}`
+/** Where an unsigned-in page load goes first: the site's own /.latchkey/start (its state cookie), then Latchkey. */
+const start = (rd: string) => `${new URL(rd).origin}/.latchkey/start?rd=${encodeURIComponent(rd)}`
 
 let t: TestApp
 let jar: Jar
@@ -140,6 +141,49 @@ describe('forward-auth: signed in', () => {
     expect([nginx.status, nginx.headers.get('remote-user')]).toEqual([200, 'ann@example.com'])
   })
 
+  test('the redirect chain from the first page load: the site’s /.latchkey/start sets a host-only state cookie → /authz/start with it → the callback, which needs that cookie', async () => {
+    const first = await checkWith(t, PHOTOS)
+    expect([first.status, first.headers.get('location')]).toEqual([302, start(PHOTOS)])
+    const site = (path: string, cookie = '') => handleFrom(t, PROXY, path, { headers: { 'x-forwarded-host': 'photos.example.com', 'x-forwarded-proto': 'https', cookie } })
+    const atSite = await site(new URL(first.headers.get('location')!).pathname + new URL(first.headers.get('location')!).search)
+    expect(atSite.status).toBe(302)
+    const toIssuer = new URL(atSite.headers.get('location')!)
+    const state = toIssuer.searchParams.get('state')!
+    expect(toIssuer.href).toBe(`${ORIGIN}${startPath(PHOTOS, state)}`)
+    expect(atSite.headers.getSetCookie()).toEqual([`__Host-lk_state=${state}; Path=/; HttpOnly; SameSite=Lax; Max-Age=3600; Secure`])
+    // A second tab keeps the state the browser already has.
+    const again = await site(`/.latchkey/start?rd=${encodeURIComponent(PHOTOS)}`, stateCookieFor(PHOTOS, state))
+    expect(new URL(again.headers.get('location')!).searchParams.get('state')).toBe(state)
+    const to = new URL((await handleFrom(t, BROWSER, toIssuer.pathname + toIssuer.search, { headers: { cookie: cookieHeader(jar) } })).headers.get('location')!)
+    const back = await callback(t, to, to.host, PROXY, state)
+    expect([back.status, back.headers.get('location')]).toEqual([302, PHOTOS])
+    expect(back.headers.getSetCookie()[1]).toBe('__Host-lk_state=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure')
+    expect((await checkWith(t, PHOTOS, back.headers.getSetCookie()[0]!.split(';')[0]!)).status).toBe(200)
+    // /authz/start without a state (an old link) sends the browser to the site to get one.
+    const stateless = await handleFrom(t, BROWSER, `/authz/start?rd=${encodeURIComponent(PHOTOS)}`, { headers: { cookie: cookieHeader(jar) } })
+    expect([stateless.status, stateless.headers.get('location')]).toEqual([302, start(PHOTOS)])
+    // /.latchkey/start only for a page of this very origin.
+    for (const rd of ['https://wiki.example.org/', 'http://photos.example.com/', 'https://photos.example.com:8443/', 'https://evil.example.net/']) {
+      expect([rd, (await site(`/.latchkey/start?rd=${encodeURIComponent(rd)}`)).status]).toEqual([rd, 400])
+    }
+  })
+
+  test('with an https ISSUER, a plain-http site URL is refused (no code or cookie in clear); a site session made over http is none over https', async () => {
+    const secure = await createTestApp({ ...PROXIES, ISSUER: 'https://id.example.com' })
+    await createSite(secure.store, { host: 'photos.example.com', name: 'Photos' }, secure.clock.now())
+    const plain = 'http://photos.example.com:8080/albums/1'
+    expect((await handleFrom(secure, BROWSER, startPath(plain))).status).toBe(400)
+    const atSite = await handleFrom(secure, PROXY, `/.latchkey/start?rd=${encodeURIComponent(plain)}`, { headers: { 'x-forwarded-host': 'photos.example.com:8080', 'x-forwarded-proto': 'http' } })
+    expect(atSite.status).toBe(400)
+    // With an http ISSUER (a test set-up) an http site works, but its cookie is worth nothing as __Host-lk_site over https.
+    const overHttp = await siteSession(t, jar, 'http://photos.example.com/albums/1')
+    expect(overHttp).toStartWith('lk_site=')
+    expect((await checkWith(t, 'http://photos.example.com/albums/1', overHttp)).status).toBe(200)
+    const asHttps = `__Host-${overHttp}`
+    expect((await checkWith(t, PHOTOS, asHttps)).status).toBe(302)
+    expect((await checkWith(t, PHOTOS, overHttp)).status).toBe(302)
+  })
+
   test('one sign-in, any number of sites: a second domain needs no password again', async () => {
     const photos = await siteSession(t, jar, PHOTOS)
     const wiki = await siteSession(t, jar, 'http://wiki.example.org:8080/page')
@@ -157,6 +201,16 @@ describe('forward-auth: signed in', () => {
     }
     // Under http the __Host- cookie is not the one read.
     expect((await checkWith(t, 'http://photos.example.com/', photos)).status).toBe(302)
+  })
+
+  test('path parameters cannot slip past a path rule: a `;` in a segment, raw or encoded, is denied', async () => {
+    await addSiteRule(t.store, 'photos.example.com', { paths: ['^/admin/'], policy: 'deny' })
+    await addSiteRule(t.store, 'photos.example.com', { policy: 'bypass' })
+    expect((await checkWith(t, 'https://photos.example.com/photos/1')).status).toBe(200)
+    expect((await checkWith(t, 'https://photos.example.com/admin/x')).status).toBe(403)
+    for (const path of ['/admin;a=b/x', '/admin%3Bx/x', '/admin%3bx/x', '/photos;x/../admin/x']) {
+      expect({ path, status: (await checkWith(t, `https://photos.example.com${path}`)).status }).toEqual({ path, status: 403 })
+    }
   })
 
   test('signed in but not allowed: 403 "Access denied" (a deny policy, not in the allowed groups)', async () => {

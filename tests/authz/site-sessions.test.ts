@@ -4,7 +4,7 @@ import { setUserDisabled } from '../../src/accounts/users'
 import { addSiteRule, createSite } from '../../src/authz/sites'
 import { CALLBACK, ORIGIN, addClient, addUser, authorizeAndAllow, authorizePath, cookieHeader, csrfFrom, handleFrom, mintTokenPair, postForm, signIn, tokenRequest, type TestApp, createTestApp } from '../helpers'
 import { csrfOf, turnOnTotp } from '../accounts/mfa-flows'
-import { BROWSER, PROXIES, PROXY, callback, checkWith, siteSession, startAt, startPath, type Jar } from './flow'
+import { BROWSER, PROXIES, PROXY, STATE, callback, checkWith, expectStartedAgain, siteSession, startAt, startPath, stateCookieFor, type Jar } from './flow'
 
 const PHOTOS = 'https://photos.example.com/albums/1'
 const WIKI = 'https://wiki.example.org/page'
@@ -73,16 +73,51 @@ describe('one-time codes', () => {
     const to = await startAt(t, jar, PHOTOS)
     const elsewhere = await callback(t, to, 'wiki.example.org')
     expect([elsewhere.status, elsewhere.headers.getSetCookie()]).toEqual([400, []])
-    expect((await callback(t, to)).status).toBe(400)
+    expectStartedAgain(await callback(t, to), PHOTOS)
+  })
+
+  test('a code is bound to the scheme and port of its return URL: shown over http, or at another port, it is refused and spent', async () => {
+    for (const other of ['http://photos.example.com/albums/1', 'https://photos.example.com:8443/albums/1']) {
+      const to = await startAt(t, jar, PHOTOS)
+      const wrong = new URL(other)
+      wrong.pathname = to.pathname
+      wrong.search = to.search
+      const refused = await callback(t, wrong)
+      expect([other, refused.status, refused.headers.getSetCookie()]).toEqual([other, 400, []])
+      expectStartedAgain(await callback(t, to), PHOTOS)
+    }
+    expect(await t.rows('SELECT * FROM site_codes')).toEqual([])
+  })
+
+  test('a code is good only in the browser that asked for it: sent to another browser (login CSRF), it is refused, spent, and that browser signs in as itself', async () => {
+    // Mallory starts a sign-in in her own browser (her state cookie) and sends the victim the callback link.
+    await t.store.groups.addMember('family', (await addUser(t, 'mallory@example.com', 'Mallory')).id)
+    const mallory = await signIn(t, 'mallory@example.com')
+    const malloryState = 'mallory-state-'.padEnd(43, 'm')
+    const started = await handleFrom(t, BROWSER, startPath(PHOTOS, malloryState), { headers: { cookie: cookieHeader(mallory) } })
+    const to = new URL(started.headers.get('location')!)
+    // The victim's browser: no state cookie, or one of its own.
+    const victimState = expectStartedAgain(await callback(t, to, to.host, PROXY, undefined), PHOTOS)
+    expect(victimState).not.toBe(malloryState)
+    expectStartedAgain(await callback(t, to, to.host, PROXY, STATE), PHOTOS)
+    // The code is dead: even Mallory's own browser cannot spend it now.
+    expectStartedAgain(await callback(t, to, to.host, PROXY, malloryState), PHOTOS)
+    expect(await t.rows('SELECT * FROM site_codes')).toEqual([])
+    // The victim's restarted chain ends in the victim's own site session.
+    const mine = await handleFrom(t, BROWSER, startPath(PHOTOS, victimState), { headers: { cookie: cookieHeader(jar) } })
+    const back = await callback(t, new URL(mine.headers.get('location')!), 'photos.example.com', PROXY, victimState)
+    expect(back.status).toBe(302)
+    const cookie = back.headers.getSetCookie()[0]!.split(';')[0]!
+    expect((await checkWith(t, PHOTOS, cookie)).headers.get('remote-user')).toBe('ann@example.com')
   })
 
   test('a code works once, for 60 seconds', async () => {
     const to = await startAt(t, jar, PHOTOS)
     expect((await callback(t, to)).status).toBe(302)
-    expect((await callback(t, to)).status).toBe(400)
+    expectStartedAgain(await callback(t, to), PHOTOS)
     const late = await startAt(t, jar, PHOTOS)
     t.clock.advance(60_001)
-    expect((await callback(t, late)).status).toBe(400)
+    expectStartedAgain(await callback(t, late), PHOTOS)
     for (const code of ['', 'x', 'A'.repeat(43)]) expect((await callback(t, new URL(`https://photos.example.com/.latchkey/callback?code=${code}`))).status).toBe(400)
     expect(await t.rows('SELECT * FROM site_codes')).toEqual([])
   })
@@ -135,14 +170,38 @@ describe('a site session ends with its sign-in session', () => {
     expect(await statuses(photos, wiki)).toEqual([403, 200])
   })
 
-  test('https://HOST/.latchkey/logout signs out: the sign-in session and every site session end', async () => {
+  test('https://HOST/.latchkey/logout: GET shows a button, only its POST (with the token bound to the site cookie) signs out the sign-in session and every site session', async () => {
     const [photos, wiki] = await both()
-    const out = await handleFrom(t, PROXY, '/.latchkey/logout', { headers: { 'x-forwarded-host': 'photos.example.com', cookie: photos } })
+    const at = (method: string, cookie: string, body?: string) =>
+      handleFrom(t, PROXY, '/.latchkey/logout', {
+        method,
+        body,
+        headers: { 'x-forwarded-host': 'photos.example.com', 'x-forwarded-proto': 'https', cookie, ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }) },
+      })
+    // A cross-site link or image (a top-level GET) signs nobody out.
+    const page = await at('GET', photos)
+    expect([page.status, page.headers.get('cache-control'), page.headers.getSetCookie()]).toEqual([200, 'no-store', []])
+    const html = await page.text()
+    expect(html).toContain('<form method="post" action="/.latchkey/logout">')
+    expect(await statuses(photos, wiki)).toEqual([200, 200])
+    // A POST without the token, with another's, or with the token of another site cookie: refused, nothing ends.
+    const csrf = csrfFrom(html)
+    const otherCookie = await siteSession(t, jar, 'https://photos.example.com/x')
+    const otherCsrf = csrfFrom(await (await at('GET', otherCookie)).text())
+    for (const body of ['', 'csrf_token=x', `csrf_token=${encodeURIComponent(otherCsrf)}`]) {
+      const refused = await at('POST', photos, body)
+      expect([body, refused.status, refused.headers.getSetCookie()]).toEqual([body, 403, []])
+    }
+    expect(await statuses(photos, wiki)).toEqual([200, 200])
+    const out = await at('POST', photos, `csrf_token=${encodeURIComponent(csrf)}`)
     expect(out.status).toBe(303)
     expect(out.headers.get('location')).toBe(`${ORIGIN}/login`)
     expect(out.headers.getSetCookie()).toEqual(['__Host-lk_site=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure'])
     expect(await statuses(photos, wiki)).toEqual([302, 302])
     expect((await fromBrowser('/account', jar)).status).toBe(303)
+    // Without a site cookie there is nothing to sign out here: on to Latchkey's sign-in page.
+    const none = await at('GET', '')
+    expect([none.status, none.headers.get('location')]).toEqual([303, `${ORIGIN}/login`])
   })
 
   test('a site session expires with its sign-in session (7 days)', async () => {
@@ -170,12 +229,14 @@ describe('paths the rules see', () => {
       ['/public/..%5cadmin', 403],
       ['/public/%252e%252e/admin', 403],
       ['/public/..;/admin', 403],
+      ['/public;x/../admin', 403],
+      ['/public%3Bx/../admin', 403],
       ['/public/%00/../admin', 403],
     ]
     for (const [path, status] of attempts) {
       const answer = await checkWith(t, 'https://photos.example.com' + path)
       expect([path, answer.status]).toEqual([path, status])
-      if (status === 302) expect(answer.headers.get('location')).toStartWith(`${ORIGIN}/authz/start?rd=`)
+      if (status === 302) expect(answer.headers.get('location')).toStartWith('https://photos.example.com/.latchkey/start?rd=')
     }
   })
 })

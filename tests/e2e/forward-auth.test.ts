@@ -132,7 +132,8 @@ afterAll(async () => {
 /**
  * The browser's journey through a proxy on `proxyPort`: sign in once at Latchkey, land on the
  * page with the Remote-* headers; the second domain needs no password; a cookie copied to the
- * other host opens nothing; /.latchkey/logout ends both.
+ * other host opens nothing; another browser opening a callback link gets no session; the
+ * /.latchkey/logout button ends both.
  */
 async function journey(proxyPort: number): Promise<void> {
   // A bypassed path, nobody signed in: a forged Remote-User never reaches the app.
@@ -176,15 +177,31 @@ async function journey(proxyPort: number): Promise<void> {
   expect(thief.url()).toStartWith(`${server.url}/login?return_to=`)
   await copied.close()
 
+  // Login CSRF: a callback link with a code Ann's browser asked for, opened in another browser,
+  // signs that browser into nothing — it is sent to sign in as itself.
+  const rd = `http://photos.example.com:${proxyPort}/albums/2`
+  const started = await page.request.get(`${server.url}/authz/start?rd=${encodeURIComponent(rd)}&state=${'s'.repeat(43)}`, { maxRedirects: 0 })
+  const link = started.headers()['location']!
+  expect(link).toStartWith(`http://photos.example.com:${proxyPort}/.latchkey/callback?code=`)
+  const victim = await browser.newContext()
+  const victimPage = await victim.newPage()
+  await victimPage.goto(link)
+  expect(victimPage.url()).toStartWith(`${server.url}/login?return_to=`)
+  expect((await victim.cookies(rd)).map((c) => c.name)).toEqual(['lk_state'])
+  await victim.close()
+
+  // /.latchkey/logout: a link alone signs nobody out; its button does.
   await page.goto(`http://photos.example.com:${proxyPort}/.latchkey/logout`)
-  expect(page.url()).toBe(`${server.url}/login`)
+  expect(page.url()).toBe(`http://photos.example.com:${proxyPort}/.latchkey/logout`)
+  await page.getByRole('button', { name: 'Sign out' }).click()
+  await page.waitForURL(`${server.url}/login`)
   await page.goto(wiki)
   expect(page.url()).toStartWith(`${server.url}/login?return_to=`)
   await context.close()
 }
 
 describe('forward-auth in Chromium', () => {
-  test('behind nginx (auth_request, the README snippet): sign-in, return, single sign-on across domains, copied cookie refused, /.latchkey/logout', async () => {
+  test('behind nginx (auth_request, the README snippet): sign-in, return, single sign-on across domains, copied cookie refused, callback link in another browser refused, /.latchkey/logout', async () => {
     await journey(port)
   })
 

@@ -478,6 +478,8 @@ export const siteCodes = pgTable(
     sessionHash: text('session_hash').notNull().references(() => sessions.idHash, { onDelete: 'cascade' }),
     host: text('host').notNull(),
     returnTo: text('return_to').notNull(),
+    /** SHA-256 of the state cookie of the browser that asked (`/.latchkey/start`): the code is good in that browser only. */
+    stateHash: text('state_hash').notNull(),
     expiresAt: ms('expires_at').notNull(),
   },
   (t) => [index('site_codes_session').on(t.sessionHash)],

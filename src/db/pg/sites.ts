@@ -1,4 +1,4 @@
-import type { NewSiteCode, SiteRecord, SiteRule, SiteSessionRecord, SiteStore } from '../store'
+import type { NewSiteCode, SiteCodeRecord, SiteRecord, SiteRule, SiteSessionRecord, SiteStore } from '../store'
 import { json, n, toUser, type PgContext, type Row } from './context'
 
 const toSite = (r: Row): SiteRecord => ({
@@ -58,7 +58,7 @@ export class PgSites implements SiteStore {
   insertSiteCode(c: NewSiteCode): Promise<void> {
     return this.ctx.run(
       async (sql) =>
-        void (await sql`INSERT INTO site_codes (code_hash, session_hash, host, return_to, expires_at) VALUES (${c.codeHash}, ${c.sessionHash}, ${c.host}, ${c.returnTo}, ${c.expiresAt})`),
+        void (await sql`INSERT INTO site_codes (code_hash, session_hash, host, return_to, state_hash, expires_at) VALUES (${c.codeHash}, ${c.sessionHash}, ${c.host}, ${c.returnTo}, ${c.stateHash}, ${c.expiresAt})`),
     )
   }
 
@@ -67,14 +67,14 @@ export class PgSites implements SiteStore {
    * in one transaction; the sign-in session's row is read FOR SHARE, so a sign-out racing it
    * either ends the new site session too (cascade) or is waited for and seen.
    */
-  exchangeSiteCode(codeHash: string, host: string, session: { idHash: string; expiresAt: number }, now: number): Promise<{ returnTo: string; expiresAt: number } | undefined> {
+  exchangeSiteCode(codeHash: string, accept: (code: SiteCodeRecord) => boolean, session: { idHash: string; expiresAt: number }, now: number): Promise<{ returnTo: string; expiresAt: number } | undefined> {
     return this.ctx.tx(async (tx) => {
-      const [code] = await tx`DELETE FROM site_codes WHERE code_hash = ${codeHash} RETURNING session_hash, host, return_to, expires_at`
-      if (!code || code.host !== host || n(code.expires_at) <= now) return undefined
+      const [code] = await tx`DELETE FROM site_codes WHERE code_hash = ${codeHash} RETURNING session_hash, host, return_to, state_hash, expires_at`
+      if (!code || n(code.expires_at) <= now || !accept({ host: code.host as string, returnTo: code.return_to as string, stateHash: code.state_hash as string })) return undefined
       const [made] = await tx`WITH s AS (SELECT s.id_hash, s.expires_at FROM sessions s JOIN users u ON u.id = s.user_id
             WHERE s.id_hash = ${code.session_hash} AND NOT s.pending AND s.expires_at > ${now} AND u.disabled_at IS NULL FOR SHARE OF s)
         INSERT INTO site_sessions (id_hash, session_hash, host, expires_at)
-        SELECT ${session.idHash}, id_hash, ${host}, LEAST(${session.expiresAt}::int8, expires_at) FROM s RETURNING expires_at`
+        SELECT ${session.idHash}, id_hash, ${code.host as string}, LEAST(${session.expiresAt}::int8, expires_at) FROM s RETURNING expires_at`
       return made ? { returnTo: code.return_to as string, expiresAt: n(made.expires_at) } : undefined
     })
   }

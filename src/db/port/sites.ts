@@ -44,7 +44,16 @@ export interface NewSiteCode {
   sessionHash: string
   host: string
   returnTo: string
+  /** SHA-256 of the state cookie of the browser it was issued to. */
+  stateHash: string
   expiresAt: number
+}
+
+/** A code as stored, for the caller to judge whether the browser at hand may spend it. */
+export interface SiteCodeRecord {
+  host: string
+  returnTo: string
+  stateHash: string
 }
 
 export interface SiteStore {
@@ -61,12 +70,12 @@ export interface SiteStore {
   deleteSite(host: string): Promise<boolean>
   insertSiteCode(code: NewSiteCode): Promise<void>
   /**
-   * Uses a code up (whatever the outcome: a code shown at the wrong host is spent too) and, when it
-   * is unexpired, for `host`, and its sign-in session still signed in, starts a site session
-   * lasting until `expiresAt` or the sign-in session's end, whichever comes first. Returns where
-   * to go back to and when the site session ends.
+   * Uses a code up (whatever the outcome: a code shown at the wrong origin or in the wrong browser
+   * is spent too) and, when it is unexpired, `accept`ed, and its sign-in session still signed in,
+   * starts a site session of the code's host lasting until `expiresAt` or the sign-in session's
+   * end, whichever comes first. Returns where to go back to and when the site session ends.
    */
-  exchangeSiteCode(codeHash: string, host: string, session: { idHash: string; expiresAt: number }, now: number): Promise<{ returnTo: string; expiresAt: number } | undefined>
+  exchangeSiteCode(codeHash: string, accept: (code: SiteCodeRecord) => boolean, session: { idHash: string; expiresAt: number }, now: number): Promise<{ returnTo: string; expiresAt: number } | undefined>
   /** A site session of this host, its sign-in session alive and its user enabled. */
   /** Only while its sign-in session lives: not expired, and active after `idleSince`. */
   findSiteSession(idHash: string, host: string, now: number, idleSince: number): Promise<SiteSessionRecord | undefined>

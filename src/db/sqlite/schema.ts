@@ -601,6 +601,8 @@ export const siteCodes = sqliteTable(
     host: text('host').notNull(),
     /** Where the browser returns once the cookie is set (an URL on `host`). */
     returnTo: text('return_to').notNull(),
+    /** SHA-256 of the state cookie of the browser that asked (`/.latchkey/start`): the code is good in that browser only. */
+    stateHash: text('state_hash').notNull(),
     expiresAt: integer('expires_at').notNull(),
   },
   (t) => [index('site_codes_session').on(t.sessionHash)],

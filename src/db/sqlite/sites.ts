@@ -1,4 +1,4 @@
-import type { NewSiteCode, SiteRecord, SiteRule, SiteSessionRecord, SiteStore } from '../store'
+import type { NewSiteCode, SiteCodeRecord, SiteRecord, SiteRule, SiteSessionRecord, SiteStore } from '../store'
 import { unique, type SqliteContext } from './context'
 
 type SiteRow = { host: string; name: string; policy: string; allowed_groups: string; jwt: number; rules: string }
@@ -64,21 +64,23 @@ export class SqliteSites implements SiteStore {
 
   insertSiteCode(c: NewSiteCode): Promise<void> {
     return this.ctx.write(() => {
-      this.sqlite.prepare('INSERT INTO site_codes (code_hash, session_hash, host, return_to, expires_at) VALUES (?, ?, ?, ?, ?)').run(c.codeHash, c.sessionHash, c.host, c.returnTo, c.expiresAt)
+      this.sqlite.prepare('INSERT INTO site_codes (code_hash, session_hash, host, return_to, state_hash, expires_at) VALUES (?, ?, ?, ?, ?, ?)').run(c.codeHash, c.sessionHash, c.host, c.returnTo, c.stateHash, c.expiresAt)
     })
   }
 
-  exchangeSiteCode(codeHash: string, host: string, session: { idHash: string; expiresAt: number }, now: number): Promise<{ returnTo: string; expiresAt: number } | undefined> {
+  exchangeSiteCode(codeHash: string, accept: (code: SiteCodeRecord) => boolean, session: { idHash: string; expiresAt: number }, now: number): Promise<{ returnTo: string; expiresAt: number } | undefined> {
     return this.ctx.write(() => {
-      const code = this.sqlite.query<{ session_hash: string; host: string; return_to: string; expires_at: number }, [string]>('DELETE FROM site_codes WHERE code_hash = ? RETURNING session_hash, host, return_to, expires_at').get(codeHash)
-      if (!code || code.host !== host || code.expires_at <= now) return undefined
+      const code = this.sqlite
+        .query<{ session_hash: string; host: string; return_to: string; state_hash: string; expires_at: number }, [string]>('DELETE FROM site_codes WHERE code_hash = ? RETURNING session_hash, host, return_to, state_hash, expires_at')
+        .get(codeHash)
+      if (!code || code.expires_at <= now || !accept({ host: code.host, returnTo: code.return_to, stateHash: code.state_hash })) return undefined
       const made = this.sqlite
         .query<{ expires_at: number }, [string, string, number, string, number]>(
           `INSERT INTO site_sessions (id_hash, session_hash, host, expires_at)
             SELECT ?, s.id_hash, ?, min(?, s.expires_at) FROM sessions s JOIN users u ON u.id = s.user_id
             WHERE s.id_hash = ? AND s.pending = 0 AND s.expires_at > ? AND u.disabled_at IS NULL RETURNING expires_at`,
         )
-        .get(session.idHash, host, session.expiresAt, code.session_hash, now)
+        .get(session.idHash, code.host, session.expiresAt, code.session_hash, now)
       return made ? { returnTo: code.return_to, expiresAt: made.expires_at } : undefined
     })
   }
