@@ -125,7 +125,7 @@ export function emailRoutes(ctx: AppContext) {
           mail: token.purpose === 'reset' ? [passwordChangedMessage(currentEmail)] : [],
         }))
         if (!outcome.ok) return GONE('password', { href: '/forgot-password', label: 'Ask for a new link' })
-        ctx.audit.record('password.reset', { userId: outcome.token.userId, request, detail: { via: outcome.token.purpose } })
+        await ctx.audit.record('password.reset', { userId: outcome.token.userId, request, detail: { via: outcome.token.purpose } })
         return htmlPage(<NoticePage title="Password set" message="Your password is set. Sign in with it." link={{ href: '/login', label: 'Sign in' }} />)
       },
       { parse: parsePageForm, body: ResetForm },

@@ -101,6 +101,8 @@ export async function userCommand(args: string[]): Promise<void> {
         if (!user) return undefined
         const link = newLink(config, 'reset', user.id, user.email, Date.now())
         await store.mail.issueToken(link.token, null, Date.now())
+        // That a link was made and until when, never the link: it sets the password.
+        await cliAudit(store, 'user.reset_link_made', { userId: user.id, detail: { expires_at: new Date(link.token.expiresAt).toISOString() } })
         return link.url
       })
       if (!url) throw new UsageError(`no user with id "${escapeForTerminal(id)}"`)

@@ -49,6 +49,9 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     throw outcome.refusal === 'audience' ? new InvalidTarget(AUDIENCE_MISMATCH) : new InvalidGrant(REFUSALS[outcome.refusal])
   }
   const { code } = outcome
-  ctx.audit.record('token.issued', { userId: code.userId, clientId: client.id, request, detail: { grant: grantType, scope: code.scope } })
-  return withIdToken(ctx, await minted.response(outcome, code), { userId: code.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: code.scope, nonce: code.nonce, authTime: code.authTime, amr: code.amr })
+  // Its event is committed before the tokens are answered (SPEC "Audit log"), written while they are signed.
+  const recorded = ctx.audit.record('token.issued', { userId: code.userId, clientId: client.id, request, detail: { grant: grantType, scope: code.scope } })
+  const response = await withIdToken(ctx, await minted.response(outcome, code), { userId: code.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: code.scope, nonce: code.nonce, authTime: code.authTime, amr: code.amr })
+  await recorded
+  return response
 }

@@ -88,7 +88,7 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     if (outcome.familyRevoked) {
       ctx.tokens.forget()
       ctx.metrics.reuseDetected()
-      ctx.audit.record('refresh.reuse_detected', { userId: token?.userId, clientId: client.id })
+      await ctx.audit.record('refresh.reuse_detected', { userId: token?.userId, clientId: client.id })
     }
     if (outcome.error === 'too_many_refreshes') {
       const wait = Math.max(1, Math.ceil((windowStart + MINUTE - ctx.clock.now()) / 1000))
@@ -98,7 +98,10 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     throw outcome.error === 'invalid_scope' ? new InvalidScope(outcome.description) : new InvalidGrant(outcome.description)
   }
   const grant = token!
-  ctx.audit.record('token.refreshed', { userId: grant.userId, clientId: client.id, request })
+  // Its event is committed before the tokens are answered (SPEC "Audit log"), written while they are signed.
+  const recorded = ctx.audit.record('token.refreshed', { userId: grant.userId, clientId: client.id, request })
   // A refreshed id_token keeps the original auth_time and carries no nonce (Core §12.2).
-  return withIdToken(ctx, await pair!.response(outcome), { userId: grant.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: grant.scope, nonce: null, authTime: signIn.authTime ?? grant.authTime, amr: signIn.amr })
+  const response = await withIdToken(ctx, await pair!.response(outcome), { userId: grant.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: grant.scope, nonce: null, authTime: signIn.authTime ?? grant.authTime, amr: signIn.amr })
+  await recorded
+  return response
 }
