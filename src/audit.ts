@@ -95,8 +95,15 @@ export class AuditLog {
   ) {}
 
   record(kind: string, fields: AuditFields = {}): Promise<void> {
+    const event = this.event(kind, fields)
+    if (kind === 'sign_in.failed' && event.address !== null && this.folds(event, event.address)) return Promise.resolve()
+    return this.write(event)
+  }
+
+  /** An event as stored, for a change that writes it in its own transaction (a code exchange, a refresh: the hot paths). */
+  event(kind: string, fields: AuditFields = {}): AuditEvent {
     const { request } = fields
-    const event: AuditEvent = {
+    return {
       at: this.deps.clock.now(),
       kind,
       userId: fields.userId ?? null,
@@ -105,8 +112,6 @@ export class AuditLog {
       userAgent: request?.headers.get('user-agent')?.slice(0, 256) ?? null,
       detail: fields.detail ? JSON.stringify(fields.detail) : null,
     }
-    if (kind === 'sign_in.failed' && event.address !== null && this.folds(event, event.address)) return Promise.resolve()
-    return this.write(event)
   }
 
   /** Writes every folded count now (shutdown; tests). Never rejects. */

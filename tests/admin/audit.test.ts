@@ -143,7 +143,7 @@ describe('an event is committed before its change is answered (issue 33)', () =>
   test('sign-ins, consent, tokens, account and admin changes: in the store as soon as they are answered', async () => {
     const t = await createTestApp()
     const app = await addClient(t, { name: 'Photos' })
-    await addUser(t)
+    const ann = await addUser(t)
     expect((await passwordStep(t, 'ann@example.com', 'wrong password!')).res.status).toBe(401)
     expect(await kindOf(t)).toBe('sign_in.failed')
     const jar = await signIn(t)
@@ -152,10 +152,12 @@ describe('an event is committed before its change is answered (issue 33)', () =>
     expect(await kindOf(t)).toBe('consent.granted')
     const exchanged = await tokenRequest(t, { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, client_id: app.client.id, client_secret: app.secret!, redirect_uri: CALLBACK })
     expect(exchanged.status).toBe(200)
-    expect(await kindOf(t)).toBe('token.issued')
+    // Written in the exchange's own transaction, with the code's user and scope.
+    const issued = (await newest(t))!
+    expect([issued.kind, issued.userId, issued.clientId, JSON.parse(issued.detail!)]).toEqual(['token.issued', ann.id, app.client.id, { grant: 'authorization_code', scope: 'email' }])
     const { refresh_token } = (await exchanged.json()) as { refresh_token: string }
     expect((await tokenRequest(t, { grant_type: 'refresh_token', refresh_token, client_id: app.client.id, client_secret: app.secret! })).status).toBe(200)
-    expect(await kindOf(t)).toBe('token.refreshed')
+    expect(await newest(t)).toMatchObject({ kind: 'token.refreshed', userId: ann.id, clientId: app.client.id, detail: null })
     const revoked = await postForm(t, '/account/revoke', { client_id: app.client.id, csrf_token: await csrfOf(t, '/account', jar) }, jar)
     expect(revoked.status).toBe(303)
     expect(await kindOf(t)).toBe('consent.revoked')

@@ -82,7 +82,9 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     token = found.token
     windowStart = found.family.windowStart
     signIn = found.family
-    return decide(ctx, client, body, presented, audience, found, ctx.clock.now(), (minted) => (pair = minted))
+    const decision = decide(ctx, client, body, presented, audience, found, ctx.clock.now(), (minted) => (pair = minted))
+    // Committed with the new tokens, before they are answered (SPEC "Audit log").
+    return 'issue' in decision ? { ...decision, audit: ctx.audit.event('token.refreshed', { userId: found.token!.userId, clientId: client.id, request }) } : decision
   })
   if (!outcome.ok) {
     if (outcome.familyRevoked) {
@@ -98,10 +100,6 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     throw outcome.error === 'invalid_scope' ? new InvalidScope(outcome.description) : new InvalidGrant(outcome.description)
   }
   const grant = token!
-  // Its event is committed before the tokens are answered (SPEC "Audit log"), written while they are signed.
-  const recorded = ctx.audit.record('token.refreshed', { userId: grant.userId, clientId: client.id, request })
   // A refreshed id_token keeps the original auth_time and carries no nonce (Core §12.2).
-  const response = await withIdToken(ctx, await pair!.response(outcome), { userId: grant.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: grant.scope, nonce: null, authTime: signIn.authTime ?? grant.authTime, amr: signIn.amr })
-  await recorded
-  return response
+  return withIdToken(ctx, await pair!.response(outcome), { userId: grant.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: grant.scope, nonce: null, authTime: signIn.authTime ?? grant.authTime, amr: signIn.amr })
 }
