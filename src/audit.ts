@@ -77,7 +77,8 @@ interface Window {
  * writer, whose group commit shares its COMMIT with the other writes of that turn; one INSERT
  * on PostgreSQL), so a request pays a row in a batch, not a transaction of its own. A failed
  * write is logged and rejects the callers' promises: their answer is an error, not a success
- * whose event was lost.
+ * whose event was lost. The token endpoint's hot paths (code exchange, refresh) take `event()`
+ * instead and write it in their own transaction, with the tokens.
  *
  * Failed sign-ins are the exception: past FOLD_AFTER a minute from one address they are only
  * counted, and written as one 'sign_in.failed' event with `detail.folded` when the address's
