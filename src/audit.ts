@@ -18,6 +18,7 @@ export const AUDIT_KINDS: readonly string[] = [
   'passkey.removed',
   'two_step.enabled',
   'two_step.disabled',
+  'recovery_codes.regenerated',
   'password.changed',
   'password.removed',
   'password.reset',
@@ -28,11 +29,13 @@ export const AUDIT_KINDS: readonly string[] = [
   'user.updated',
   'user.signed_out',
   'user.two_step_reset',
+  'user.reset_link_made',
   'user.deleted',
   'client.created',
   'client.updated',
   'client.secret_rotated',
   'client.deleted',
+  'registration_token.issued',
   'group.created',
   'group.deleted',
   'group.member_added',
@@ -40,6 +43,7 @@ export const AUDIT_KINDS: readonly string[] = [
   'resource.created',
   'resource.deleted',
   'key.rotated',
+  'key.removed',
   'config.applied',
 ]
 
@@ -52,31 +56,55 @@ export interface AuditFields {
   detail?: Record<string, string | number | boolean>
 }
 
+/** SPEC "Audit log": failed sign-ins from one client address beyond 10 a minute are folded into one event with a count. */
+export const FOLD_AFTER = 10
+const FOLD_WINDOW_MS = 60_000
+/** In-memory state per client is bounded (SPEC): past this many addresses, the oldest window is closed. */
+const FOLD_ADDRESSES = 10_000
+
+interface Window {
+  start: number
+  seen: number
+  /** Failures past FOLD_AFTER, not written yet, and the last of them (its time and user agent go in the folded event). */
+  folded: number
+  last?: AuditEvent
+}
+
 /**
- * The audit log's writer: events are queued and written together every 100 ms (one write job
- * on SQLite, one INSERT on PostgreSQL), so a request pays a push, not a write — and no extra
- * fsync. The queue is bounded: past 10,000 waiting events (the database gone), the oldest are
- * dropped and counted. Stopping writes what is queued.
+ * The audit log's writer. SPEC: an event is committed before the change it records is
+ * acknowledged — `record()` resolves once its event is in the database, and every caller awaits
+ * it before answering. Events recorded in the same turn go in one write (one job of the SQLite
+ * writer, whose group commit shares its COMMIT with the other writes of that turn; one INSERT
+ * on PostgreSQL), so a request pays a row in a batch, not a transaction of its own. A failed
+ * write is logged and rejects the callers' promises: their answer is an error, not a success
+ * whose event was lost. The token endpoint's hot paths (code exchange, refresh) take `event()`
+ * instead and write it in their own transaction, with the tokens.
+ *
+ * Failed sign-ins are the exception: past FOLD_AFTER a minute from one address they are only
+ * counted, and written as one 'sign_in.failed' event with `detail.folded` when the address's
+ * minute ends (a timer), when it is pushed out of the bounded map, or on `flush()`.
  */
 export class AuditLog {
-  private queue: AuditEvent[] = []
-  private timer: ReturnType<typeof setTimeout> | undefined
-  private writing: Promise<void> = Promise.resolve()
-  dropped = 0
+  private batch: { events: AuditEvent[]; written: Promise<void> } | undefined
+  private readonly windows = new Map<string, Window>()
+  private sweep: ReturnType<typeof setTimeout> | undefined
+  private writes = new Set<Promise<void>>()
 
   constructor(
     private readonly deps: { store: Store; clock: Clock; log: Logger; config: Pick<Config, 'trustedProxies'> },
-    private readonly maxQueued = 10_000,
-    private readonly delayMs = 100,
+    private readonly maxAddresses = FOLD_ADDRESSES,
   ) {}
 
-  record(kind: string, fields: AuditFields = {}): void {
+  record(kind: string, fields: AuditFields = {}): Promise<void> {
+    const event = this.event(kind, fields)
+    if (kind === 'sign_in.failed' && event.address !== null && this.folds(event, event.address)) return Promise.resolve()
+    return this.write(event)
+  }
+
+  /** An event as stored, for a change that writes it in its own transaction (a code exchange, a refresh: the hot paths). */
+  event(kind: string, fields: AuditFields = {}): AuditEvent {
     const { request } = fields
-    if (this.queue.length >= this.maxQueued) {
-      this.queue.shift()
-      this.dropped++
-    }
-    this.queue.push({
+    return {
       at: this.deps.clock.now(),
       kind,
       userId: fields.userId ?? null,
@@ -84,25 +112,91 @@ export class AuditLog {
       address: request ? clientAddressOf(request, this.deps.config.trustedProxies) : null,
       userAgent: request?.headers.get('user-agent')?.slice(0, 256) ?? null,
       detail: fields.detail ? JSON.stringify(fields.detail) : null,
-    })
-    this.timer ??= setTimeout(() => void this.flush(), this.delayMs)
+    }
   }
 
-  /** Writes what is queued (in order, one batch after another). */
-  flush(): Promise<void> {
-    clearTimeout(this.timer)
-    this.timer = undefined
-    const batch = this.queue
-    this.queue = []
-    if (batch.length === 0) return this.writing
-    // Never a rejection: a failing write (the database gone, or closed under a late batch) is logged, not thrown.
-    this.writing = this.writing.then(async () => {
-      try {
-        await this.deps.store.audit.record(batch)
-      } catch (error) {
-        this.deps.log.warn('audit write failed', { events: batch.length, error: (error as Error).message })
+  /** Writes every folded count now (shutdown; tests). Never rejects. */
+  async flush(): Promise<void> {
+    for (const [address, window] of this.windows) this.closeFold(address, window)
+    await Promise.allSettled([...this.writes])
+  }
+
+  /** Whether a failed sign-in is past its address's allowance this minute (then it is counted, not written). */
+  private folds(event: AuditEvent, address: string): boolean {
+    const now = event.at
+    let window = this.windows.get(address)
+    if (window && now - window.start >= FOLD_WINDOW_MS) {
+      this.closeFold(address, window)
+      this.windows.delete(address)
+      window = undefined
+    }
+    if (!window) {
+      // A new window goes last: the map stays in the order of the windows' starts, oldest first.
+      if (this.windows.size >= this.maxAddresses) {
+        const [oldest, evicted] = this.windows.entries().next().value!
+        this.closeFold(oldest, evicted)
+        this.windows.delete(oldest)
       }
-    })
-    return this.writing
+      this.windows.set(address, { start: now, seen: 1, folded: 0 })
+      return false
+    }
+    if (window.seen < FOLD_AFTER) {
+      window.seen++
+      return false
+    }
+    window.folded++
+    window.last = event
+    this.sweep ??= setTimeout(this.sweepEnded, FOLD_WINDOW_MS)
+    this.sweep.unref?.()
+    return true
+  }
+
+  /** The folded failures of an address, as one event (written, not awaited: nothing waits to answer on it). */
+  private closeFold(address: string, window: Window): void {
+    if (window.folded === 0) return
+    const last = window.last!
+    void this.write({ ...last, userId: null, detail: JSON.stringify({ folded: window.folded }), address }).catch(() => {})
+    window.folded = 0
+    window.last = undefined
+  }
+
+  private readonly sweepEnded = (): void => {
+    this.sweep = undefined
+    const now = this.deps.clock.now()
+    let open = false
+    for (const [address, window] of this.windows) {
+      if (now - window.start >= FOLD_WINDOW_MS) {
+        this.closeFold(address, window)
+        this.windows.delete(address)
+      } else open ||= window.folded > 0
+    }
+    if (open) {
+      this.sweep = setTimeout(this.sweepEnded, FOLD_WINDOW_MS)
+      this.sweep.unref?.()
+    }
+  }
+
+  /** Adds the event to this turn's batch, written once the turn's synchronous code is done. */
+  private write(event: AuditEvent): Promise<void> {
+    if (this.batch) {
+      this.batch.events.push(event)
+      return this.batch.written
+    }
+    const events = [event]
+    const written = Promise.resolve()
+      .then(() => {
+        this.batch = undefined
+        return this.deps.store.audit.record(events)
+      })
+      .catch((error: unknown) => {
+        this.deps.log.warn('audit write failed', { events: events.length, error: (error as Error).message })
+        throw error
+      })
+      .finally(() => this.writes.delete(written))
+    // Handled here too, so a caller that does not await (a folded count) is never an unhandled rejection.
+    written.catch(() => {})
+    this.writes.add(written)
+    this.batch = { events, written }
+    return written
   }
 }

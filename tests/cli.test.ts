@@ -426,3 +426,22 @@ describe('latchkey CLI', () => {
     expect(existsSync(join(dir, 'data/latchkey.sqlite'))).toBe(true)
   })
 })
+
+describe('latchkey CLI: the changes the audit log missed (issue 33)', () => {
+  test('user reset-link, keys remove and client registration-token are in the audit log at once — never the link or the token', () => {
+    const user = JSON.parse(cli(['user', 'create', '--email', 'reset@example.com', '--name', 'Reset', '--password-stdin'], 'a long password\n').out) as { id: string }
+    const link = cli(['user', 'reset-link', user.id]).out.trim()
+    const newest = () => JSON.parse(cli(['audit', '--json']).out)[0] as { kind: string; user_id: string | null; detail: Record<string, unknown> }
+    expect(newest()).toMatchObject({ kind: 'user.reset_link_made', user_id: user.id, detail: { actor: 'cli', expires_at: expect.any(String) } })
+    expect(cli(['keys', 'rotate']).code).toBe(0)
+    const spare = (JSON.parse(cli(['keys', 'list', '--json']).out) as Array<{ kid: string; current: boolean; created_at: string }>).filter((k) => !k.current).sort((a, b) => b.created_at.localeCompare(a.created_at))[0]!
+    expect(cli(['keys', 'remove', spare.kid]).code).toBe(0)
+    expect(newest()).toMatchObject({ kind: 'key.removed', detail: { actor: 'cli', kid: spare.kid } })
+    const { initial_access_token } = JSON.parse(cli(['client', 'registration-token']).out) as { initial_access_token: string }
+    expect(newest()).toMatchObject({ kind: 'registration_token.issued', user_id: null, detail: { actor: 'cli', expires_at: expect.any(String) } })
+    const all = cli(['audit', '--json']).out
+    expect(all).not.toContain(new URL(link).searchParams.get('token')!)
+    expect(all).not.toContain(initial_access_token)
+    expect(cli(['user', 'delete', user.id]).code).toBe(0)
+  })
+})

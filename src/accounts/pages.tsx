@@ -113,10 +113,13 @@ const ACTIVITY: Record<string, string> = {
   'passkey.removed': 'Removed a passkey',
   'two_step.enabled': 'Turned on two-step verification',
   'two_step.disabled': 'Turned off two-step verification',
+  'recovery_codes.regenerated': 'Made new recovery codes',
   'password.changed': 'Set or changed the password',
   'user.updated': 'Profile or account changed',
   'password.removed': 'Removed the password',
   'password.reset': 'Reset the password by email',
+  'email.change_requested': 'Asked to change the email address',
+  'email.changed': 'Changed the email address',
 }
 
 function RecentActivity(props: { events: AuditEvent[] }) {

@@ -71,15 +71,17 @@ export function secondFactorRoutes(ctx: AppContext) {
           if (!(error instanceof PasskeyRefused)) throw error
           ctx.log.warn('sign-in failed', { reason: 'passkey' })
           ctx.metrics.signIn('passkey', 'failure')
-          ctx.audit.record('sign_in.failed', { request, detail: { method: 'passkey' } })
+          await ctx.audit.record('sign_in.failed', { request, detail: { method: 'passkey' } })
           return loginPage(ctx, request, binding.session?.pending ? undefined : binding.session, returnTo, { status: 401, error: error.message })
         }
         ctx.metrics.signIn('passkey', 'success')
-        ctx.audit.record('sign_in.succeeded', { userId: verified.userId, request, detail: { method: 'passkey' } })
         const amr = passkeyAmr(verified.userVerified)
-        // Without user verification a passkey is one factor: a user with TOTP still gives a code.
+        // Without user verification a passkey is one factor: a user with TOTP still gives a code,
+        // and the two-step page records how the sign-in ends.
         const pending = !verified.userVerified && (await hasTotp(ctx, verified.userId))
-        return startSession(ctx, request, verified.userId, returnTo, { amr, pending })
+        const started = await startSession(ctx, request, verified.userId, returnTo, { amr, pending })
+        if (!pending) await ctx.audit.record('sign_in.succeeded', { userId: verified.userId, request, detail: { method: 'passkey' } })
+        return started
       },
       { parse: parsePageForm, body: PasskeyForm },
     )
@@ -115,13 +117,14 @@ export function secondFactorRoutes(ctx: AppContext) {
         if (!accepted) {
           ctx.log.warn('two-step failed', { reason: recovery ? 'recovery code' : 'code', email_hash: account })
           ctx.metrics.signIn(recovery ? 'recovery_code' : 'two_step', 'failure')
-          ctx.audit.record('sign_in.failed', { userId: session.user.id, request, detail: { method: recovery ? 'recovery_code' : 'two_step' } })
+          await ctx.audit.record('sign_in.failed', { userId: session.user.id, request, detail: { method: recovery ? 'recovery_code' : 'two_step' } })
           return again(401, recovery ? 'Invalid recovery code' : 'Invalid authentication code')
         }
         await limits.succeeded(account)
         ctx.metrics.signIn(recovery ? 'recovery_code' : 'two_step', 'success')
-        ctx.audit.record('sign_in.succeeded', { userId: session.user.id, request, detail: { method: recovery ? 'recovery_code' : 'two_step' } })
-        return startSession(ctx, request, session.user.id, returnTo, { amr: withOtp(session.amr) })
+        const signedIn = await startSession(ctx, request, session.user.id, returnTo, { amr: withOtp(session.amr) })
+        await ctx.audit.record('sign_in.succeeded', { userId: session.user.id, request, detail: { method: recovery ? 'recovery_code' : 'two_step' } })
+        return signedIn
       },
       { parse: parsePageForm, body: TwoStepForm },
     )

@@ -49,8 +49,6 @@ async function appAccess(ctx: AppContext, consents: AuthorizedApp[]): Promise<Ap
 /** The account page, with an error when a change was refused. */
 export async function accountPage(ctx: AppContext, request: Request, session: Session, refused?: { status: number; error: string }, notice?: string): Promise<Response> {
   const userId = session.user.id
-  // The user's own recent events: written in batches, so what just happened is written first.
-  await ctx.audit.flush()
   const [apps, passkeys, totp, recoveryCodesLeft, account, activity, sessions] = await Promise.all([
     ctx.store.grants.listAuthorizedApps(userId),
     ctx.store.mfa.listPasskeys(userId),
@@ -155,7 +153,7 @@ export function securityRoutes(ctx: AppContext) {
           ctx.log.warn('passkey not added', { user: session.user.id, reason: error.message })
           return accountPage(ctx, request, session, { status: 400, error: error.message })
         }
-        ctx.audit.record('passkey.added', { userId: session.user.id, request })
+        await ctx.audit.record('passkey.added', { userId: session.user.id, request })
         return changed(session)
       },
       { parse: parsePageForm, body: AddPasskeyForm },
@@ -179,7 +177,7 @@ export function securityRoutes(ctx: AppContext) {
         const outcome = await ctx.store.mfa.removePasskey(session.user.id, body.credential_id ?? '')
         if (outcome === 'unknown') return accountPage(ctx, request, session, { status: 404, error: 'There is no such passkey.' })
         if (outcome === 'last') return accountPage(ctx, request, session, { status: 409, error: 'This passkey is your only way to sign in. Set a password first.' })
-        ctx.audit.record('passkey.removed', { userId: session.user.id, request })
+        await ctx.audit.record('passkey.removed', { userId: session.user.id, request })
         return changed(session)
       },
       { parse: parsePageForm, body: PasskeyChangeForm },
@@ -223,7 +221,7 @@ export function securityRoutes(ctx: AppContext) {
         if (!(await ctx.store.mfa.confirmTotp(session.user.id, step, recovery.hashes, ctx.clock.now()))) return seeOther('/account')
         await deleteSessionsOf(ctx.store, session.user.id, session)
         await notify(ctx.config, ctx.store, twoStepChangedMessage(session.user.email, 'Two-step verification was turned on for your account'), ctx.clock.now())
-        ctx.audit.record('two_step.enabled', { userId: session.user.id, request })
+        await ctx.audit.record('two_step.enabled', { userId: session.user.id, request })
         // Set up because an app required it: on to the app, whose step-up asks for a code (SPEC:
         // a session's factors are the ones used to sign in; turning TOTP on does not upgrade it).
         return htmlPage(<RecoveryCodesPage codes={recovery.codes} continueTo={returnTo} />)
@@ -237,6 +235,7 @@ export function securityRoutes(ctx: AppContext) {
         const recovery = newRecoveryCodes()
         if (!(await ctx.store.mfa.replaceRecoveryCodes(session.user.id, recovery.hashes, ctx.clock.now())))
           return accountPage(ctx, request, session, { status: 409, error: 'Two-step verification is off: there are no recovery codes to replace.' })
+        await ctx.audit.record('recovery_codes.regenerated', { userId: session.user.id, request })
         return htmlPage(<RecoveryCodesPage codes={recovery.codes} />)
       },
       { parse: parsePageForm, body: CsrfForm },
@@ -252,7 +251,7 @@ export function securityRoutes(ctx: AppContext) {
         await limits.succeeded(emailHash(session.user.email))
         await ctx.store.mfa.removeTotp(session.user.id)
         await notify(ctx.config, ctx.store, twoStepChangedMessage(session.user.email, 'Two-step verification was turned off for your account'), ctx.clock.now())
-        ctx.audit.record('two_step.disabled', { userId: session.user.id, request })
+        await ctx.audit.record('two_step.disabled', { userId: session.user.id, request })
         return changed(session)
       },
       { parse: parsePageForm, body: ProofForm },
@@ -263,7 +262,7 @@ export function securityRoutes(ctx: AppContext) {
         const session = await signedIn(request, body.csrf_token)
         const outcome = await ctx.store.mfa.removePassword(session.user.id)
         if (outcome === 'last') return accountPage(ctx, request, session, { status: 409, error: 'Add a passkey before you remove your password: it is your only way to sign in.' })
-        ctx.audit.record('password.removed', { userId: session.user.id, request })
+        await ctx.audit.record('password.removed', { userId: session.user.id, request })
         return changed(session)
       },
       { parse: parsePageForm, body: CsrfForm },
@@ -283,7 +282,7 @@ export function securityRoutes(ctx: AppContext) {
         }
         await ctx.store.mfa.setPassword(session.user.id, await hashPassword(password))
         await notify(ctx.config, ctx.store, passwordChangedMessage(session.user.email), ctx.clock.now())
-        ctx.audit.record('password.changed', { userId: session.user.id, request })
+        await ctx.audit.record('password.changed', { userId: session.user.id, request })
         return changed(session)
       },
       { parse: parsePageForm, body: PasswordForm },

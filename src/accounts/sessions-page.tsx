@@ -109,7 +109,7 @@ export function sessionRoutes(ctx: AppContext) {
         const handle = body.session ?? ''
         // Only the user's own sessions: another's (or an unknown) handle changes nothing.
         if (!(await ctx.store.sessions.deleteSessionOf(session.user.id, handle))) return accountPage(ctx, request, session, { status: 404, error: 'There is no such session.' })
-        ctx.audit.record('user.signed_out', { userId: session.user.id, request, detail: { sessions: 'one' } })
+        await ctx.audit.record('user.signed_out', { userId: session.user.id, request, detail: { sessions: 'one' } })
         if (handle === session.sid) return seeOther('/login', [clearCookie(names.session, secure)])
         return seeOther('/account#sessions')
       },
@@ -120,7 +120,7 @@ export function sessionRoutes(ctx: AppContext) {
       async function signOutOthers({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
         await deleteSessionsOf(ctx.store, session.user.id, session)
-        ctx.audit.record('user.signed_out', { userId: session.user.id, request, detail: { sessions: 'others' } })
+        await ctx.audit.record('user.signed_out', { userId: session.user.id, request, detail: { sessions: 'others' } })
         return seeOther('/account#sessions')
       },
       { parse: parsePageForm, body: CsrfForm, detail: { hide: true } },

@@ -67,8 +67,9 @@ export function adminRoutes(ctx: AppContext) {
   const confirm = confirmations(ctx)
   const csrf = (request: Request, session: Session) => formCsrf(ctx, request, session).token
 
-  function audit(kind: string, request: Request, session: Session, fields: { userId?: string; clientId?: string; detail?: Record<string, string | boolean> } = {}) {
-    ctx.audit.record(kind, { userId: fields.userId, clientId: fields.clientId, request, detail: { actor: session.user.id, ...fields.detail } })
+  /** Committed before the admin's change is answered (SPEC "Audit log"): every caller awaits it. */
+  function audit(kind: string, request: Request, session: Session, fields: { userId?: string; clientId?: string; detail?: Record<string, string | boolean> } = {}): Promise<void> {
+    return ctx.audit.record(kind, { userId: fields.userId, clientId: fields.clientId, request, detail: { actor: session.user.id, ...fields.detail } })
   }
 
   const pages = {
@@ -234,7 +235,7 @@ export function adminRoutes(ctx: AppContext) {
           const passwordHash = await hashPassword(checkPassword(field(body, 'password')))
           const user = await insertUser(ctx.store, { email, fullName, avatarUrl: null, passwordHash, emailVerified: true }, ctx.clock.now())
           if (checkbox(body, 'admin')) await ctx.store.users.setAdmin(user.id, true)
-          audit('user.created', request, session, { userId: user.id, detail: { admin: checkbox(body, 'admin') } })
+          await audit('user.created', request, session, { userId: user.id, detail: { admin: checkbox(body, 'admin') } })
           return { notice: `Created ${email}${checkbox(body, 'admin') ? ', an admin' : ''}.` }
         }, makesAdmin),
       )
@@ -245,7 +246,7 @@ export function adminRoutes(ctx: AppContext) {
           const mailed = ctx.config.smtpUrl !== null
           const { user, url } = await inviteUser(ctx.store, ctx.config, { email, fullName }, ctx.clock.now(), mailed)
           if (checkbox(body, 'admin')) await ctx.store.users.setAdmin(user.id, true)
-          audit('user.invited', request, session, { userId: user.id, detail: { admin: checkbox(body, 'admin'), mailed } })
+          await audit('user.invited', request, session, { userId: user.id, detail: { admin: checkbox(body, 'admin'), mailed } })
           if (mailed) return pages.users(request, session, { notice: `Invitation sent to ${email}.` })
           return pages.users(request, session, { notice: `Invited ${email}.` }, url)
         }, makesAdmin),
@@ -260,7 +261,7 @@ export function adminRoutes(ctx: AppContext) {
             const email = await emailOf(id)
             const refused = await keepingAnAdmin(id, 'disable')
             if (refused) return refused
-            audit('user.updated', request, session, { userId: id, detail: { disabled: true } })
+            await audit('user.updated', request, session, { userId: id, detail: { disabled: true } })
             return { notice: `Disabled ${email}: every session and token of theirs has ended.` }
           },
           true,
@@ -270,7 +271,7 @@ export function adminRoutes(ctx: AppContext) {
         ...form('/admin/users/enable', 'users', async (request, session, body) => {
           const id = field(body, 'user_id')
           if (!(await setUserDisabled(ctx, id, false))) return NO_USER
-          audit('user.updated', request, session, { userId: id, detail: { disabled: false } })
+          await audit('user.updated', request, session, { userId: id, detail: { disabled: false } })
           return { notice: `Enabled ${await emailOf(id)}.` }
         }, true),
       )
@@ -285,7 +286,7 @@ export function adminRoutes(ctx: AppContext) {
             const refused = await keepingAnAdmin(id, 'demote')
             if (refused) return refused
           }
-          audit('user.updated', request, session, { userId: id, detail: { admin: admin === 'true' } })
+          await audit('user.updated', request, session, { userId: id, detail: { admin: admin === 'true' } })
           return { notice: admin === 'true' ? `${await emailOf(id)} is now an admin.` : `${await emailOf(id)} is no longer an admin.` }
         }, makesAdmin),
       )
@@ -298,7 +299,7 @@ export function adminRoutes(ctx: AppContext) {
             const user = await ctx.store.users.findUser(id)
             if (!user) return NO_USER
             await deleteSessionsOf(ctx.store, id, id === session.user.id ? session : undefined)
-            audit('user.signed_out', request, session, { userId: id })
+            await audit('user.signed_out', request, session, { userId: id })
             return { notice: `Signed ${user.email} out everywhere.` }
           },
           false,
@@ -312,7 +313,7 @@ export function adminRoutes(ctx: AppContext) {
           async (request, session, body) => {
             const id = field(body, 'user_id')
             if (!(await resetTwoStep(ctx.store, ctx.config, id, ctx.clock.now()))) return NO_USER
-            audit('user.two_step_reset', request, session, { userId: id })
+            await audit('user.two_step_reset', request, session, { userId: id })
             return { notice: `Reset two-step sign-in of ${await emailOf(id)}.` }
           },
           true,
@@ -329,7 +330,7 @@ export function adminRoutes(ctx: AppContext) {
             const email = await emailOf(id)
             const refused = await keepingAnAdmin(id, 'delete')
             if (refused) return refused
-            audit('user.deleted', request, session, { userId: id })
+            await audit('user.deleted', request, session, { userId: id })
             return { notice: `Deleted ${email}.` }
           },
           true,
@@ -365,7 +366,7 @@ export function adminRoutes(ctx: AppContext) {
             ctx.clock.now(),
           )
           if (groups.length) await setAllowedGroups(ctx, client.id, groups)
-          audit('client.created', request, session, { clientId: client.id })
+          await audit('client.created', request, session, { clientId: client.id })
           if (secret) return htmlPage(<SecretPage clientId={client.id} name={client.name} secret={secret} endpoints={appEndpoints} notice={`Created ${client.name}. Copy the secret now: it is not shown again.`} />)
           return { notice: `Created ${client.name}.`, to: `/admin/apps/edit?client_id=${encodeURIComponent(client.id)}` }
         }, true),
@@ -379,7 +380,7 @@ export function adminRoutes(ctx: AppContext) {
             const changed = await updateApp(ctx, client, body)
             await setIntrospects(ctx.store, client, introspects)
             await setAllowedGroups(ctx, client.id, groups)
-            audit('client.updated', request, session, { clientId: client.id, detail: { redirect_uris: changed.redirectUris.join(' ') } })
+            await audit('client.updated', request, session, { clientId: client.id, detail: { redirect_uris: changed.redirectUris.join(' ') } })
           } catch (error) {
             const message = inputError(error)
             if (message === undefined) throw error
@@ -396,7 +397,7 @@ export function adminRoutes(ctx: AppContext) {
             const client = await namedApp(body)
             const secret = await rotateSecret(ctx.store, client.id)
             if (!secret) return pages.app(request, session, client, { error: 'A public app has no secret to rotate.', status: 409 })
-            audit('client.secret_rotated', request, session, { clientId: client.id })
+            await audit('client.secret_rotated', request, session, { clientId: client.id })
             return htmlPage(<SecretPage clientId={client.id} name={client.name} secret={secret} endpoints={appEndpoints} notice={`Rotated the secret of ${client.name}. Copy the new secret now: it is not shown again.`} />)
           },
           true,
@@ -410,7 +411,7 @@ export function adminRoutes(ctx: AppContext) {
           async (request, session, body) => {
             const client = await namedApp(body)
             await deleteClient(ctx.store, client.id)
-            audit('client.deleted', request, session, { clientId: client.id })
+            await audit('client.deleted', request, session, { clientId: client.id })
             return { notice: `Deleted ${client.name}.` }
           },
           true,
@@ -422,7 +423,7 @@ export function adminRoutes(ctx: AppContext) {
       .post(
         ...form('/admin/groups', 'groups', async (request, session, body) => {
           const name = await createGroup(ctx.store, field(body, 'name').trim(), ctx.clock.now())
-          audit('group.created', request, session, { detail: { group: name } })
+          await audit('group.created', request, session, { detail: { group: name } })
           return { notice: `Created the group ${name}.` }
         }),
       )
@@ -438,7 +439,7 @@ export function adminRoutes(ctx: AppContext) {
               if (error instanceof GroupInUse) return { error: error.message[0]!.toUpperCase() + error.message.slice(1) + '.', status: 409 }
               throw error
             }
-            audit('group.deleted', request, session, { detail: { group: name } })
+            await audit('group.deleted', request, session, { detail: { group: name } })
             return { notice: `Deleted the group ${name}.` }
           },
           true,
@@ -451,7 +452,7 @@ export function adminRoutes(ctx: AppContext) {
           const user = await userByRef(ctx.store, field(body, 'user').trim())
           if (!user) return { error: `There is no user "${field(body, 'user').trim()}".`, status: 404 }
           if (!(await ctx.store.groups.addMember(name, user.id))) return { error: 'There is no such group.', status: 404 }
-          audit('group.member_added', request, session, { userId: user.id, detail: { group: name } })
+          await audit('group.member_added', request, session, { userId: user.id, detail: { group: name } })
           return { notice: `Added ${user.email} to ${name}.` }
         }, true),
       )
@@ -461,7 +462,7 @@ export function adminRoutes(ctx: AppContext) {
           const userId = field(body, 'user')
           const email = await emailOf(userId)
           if (!(await removeMember(ctx, name, userId))) return { error: 'That user is not in that group.', status: 404 }
-          audit('group.member_removed', request, session, { userId, detail: { group: name } })
+          await audit('group.member_removed', request, session, { userId, detail: { group: name } })
           return { notice: `Removed ${email} from ${name}.` }
         }),
       )
@@ -480,7 +481,7 @@ export function adminRoutes(ctx: AppContext) {
             },
             ctx.clock.now(),
           )
-          audit('resource.created', request, session, { detail: { resource: resource.uri } })
+          await audit('resource.created', request, session, { detail: { resource: resource.uri } })
           return { notice: `Added the resource ${resource.name} (${resource.uri}).` }
         }, true),
       )
@@ -491,7 +492,7 @@ export function adminRoutes(ctx: AppContext) {
           async (request, session, body) => {
             const uri = canonicalResource(field(body, 'uri'))
             if (!uri || !(await ctx.store.resources.deleteResource(uri))) return { error: 'There is no such resource.', status: 404 }
-            audit('resource.deleted', request, session, { detail: { resource: uri } })
+            await audit('resource.deleted', request, session, { detail: { resource: uri } })
             return { notice: `Deleted the resource ${uri}.` }
           },
           true,
@@ -506,7 +507,7 @@ export function adminRoutes(ctx: AppContext) {
           'keys',
           async (request, session) => {
             const keys = await ctx.signingKeys.rotate()
-            for (const key of keys) audit('key.rotated', request, session, { detail: { kid: key.kid, alg: key.alg } })
+            for (const key of keys) await audit('key.rotated', request, session, { detail: { kid: key.kid, alg: key.alg } })
             return { notice: `Rotated the signing key: published ${keys.map((k) => `${k.kid} (${k.alg})`).join(', ')}.` }
           },
           true,
@@ -519,7 +520,6 @@ export function adminRoutes(ctx: AppContext) {
         const params = new URL(request.url).searchParams
         const filter = { user: (params.get('user') ?? '').trim().slice(0, 100), client: (params.get('client') ?? '').trim().slice(0, 2000), kind: params.get('kind') ?? '' }
         if (filter.kind && !AUDIT_KINDS.includes(filter.kind)) filter.kind = ''
-        await ctx.audit.flush()
         const events = await ctx.store.audit.list({ userId: filter.user || undefined, clientId: filter.client || undefined, kind: filter.kind || undefined, limit: AUDIT_SHOWN })
         return htmlPage(<AuditPage events={events} filter={filter} kinds={AUDIT_KINDS} names={await auditNames(ctx, events)} />)
       })

@@ -83,7 +83,7 @@ export function setupRoutes(ctx: AppContext) {
           if (error instanceof UniqueViolation) return page(request, token, { ...typed, error: 'An account with this email already exists: use another, or make it an admin with `latchkey user update`.', status: 409 })
           throw error
         }
-        ctx.audit.record('user.created', { userId: user.id, request, detail: { admin: true, via: 'setup' } })
+        await ctx.audit.record('user.created', { userId: user.id, request, detail: { admin: true, via: 'setup' } })
         ctx.log.info('first admin created', { user: user.id })
         return startSession(ctx, request, user.id, '/admin', { amr: ['pwd'] })
       },

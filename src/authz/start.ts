@@ -59,7 +59,7 @@ export async function startSiteSignIn(ctx: AppContext, request: Request): Promis
     return errorPageResponse(403, 'Two-step sign-in required', 'This site asks for two-step sign-in. Add an authenticator app or a passkey on your account page, then open the site again.')
   }
   const code = await issueSiteCode(ctx, session.token, rd.host, rd.url, state)
-  ctx.audit.record('site.sign_in', { userId: session.user.id, request, detail: { site: site.host, host: rd.host } })
+  await ctx.audit.record('site.sign_in', { userId: session.user.id, request, detail: { site: site.host, host: rd.host } })
   return redirect(`${rd.origin}/.latchkey/callback?code=${code}&rd=${encodeURIComponent(rd.url)}`, 302)
 }
 

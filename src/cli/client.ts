@@ -335,7 +335,11 @@ const registrationToken = command({
   json: '{initial_access_token, expires_at} (the default output too)',
   async run() {
     // RFC 7591 §3's initial access token, for DYNAMIC_REGISTRATION=token: shown once, kept hashed.
-    const { token, expiresAt } = await withStore((store) => issueRegistrationToken({ store }, Date.now()))
+    const { token, expiresAt } = await withStore(async (store) => {
+      const issued = await issueRegistrationToken({ store }, Date.now())
+      await cliAudit(store, 'registration_token.issued', { detail: { expires_at: new Date(issued.expiresAt).toISOString() } })
+      return issued
+    })
     printJson({ initial_access_token: token, expires_at: new Date(expiresAt).toISOString() })
   },
 })

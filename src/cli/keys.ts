@@ -63,7 +63,11 @@ const remove = command({
   async run({ positionals }) {
     const kid = positionals[0]
     if (!kid) throw new UsageError('keys remove needs a KID (see latchkey keys list)')
-    const outcome = await withStore((store, config) => new SigningKeys(store, systemClock, config.accessTokenTtl * 1000).remove(kid))
+    const outcome = await withStore(async (store, config) => {
+      const removal = await new SigningKeys(store, systemClock, config.accessTokenTtl * 1000).remove(kid)
+      if (removal === 'removed') await cliAudit(store, 'key.removed', { detail: { kid } })
+      return removal
+    })
     if (outcome === 'unknown') throw new UsageError(`no signing key "${escapeForTerminal(kid)}"`)
     if (outcome === 'signing') throw new UsageError(`"${kid}" is the key that signs now; run latchkey keys rotate first, then remove it`)
     printJson({ kid, removed: true })

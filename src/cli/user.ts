@@ -182,6 +182,8 @@ const resetLink = command({
       const user = await namedUser(store, ref)
       const link = newLink(await linkConfig(store, config), 'reset', user.id, user.email, Date.now())
       await store.mail.issueToken(link.token, null, Date.now())
+      // That a link was made and until when, never the link: it sets the password.
+      await cliAudit(store, 'user.reset_link_made', { userId: user.id, detail: { expires_at: new Date(link.token.expiresAt).toISOString() } })
       return { user, url: link.url, expiresAt: link.token.expiresAt }
     })
     if (json) return printJson({ id: user.id, email: user.email, reset_url: url, expires_at: new Date(expiresAt).toISOString() })

@@ -6,6 +6,6 @@ export async function revokeAccess(ctx: AppContext, userId: string, clientId: st
   if (!isClientId(clientId)) return false
   // The store tells the token cache which tokens went (the change feed).
   const revoked = await ctx.store.grants.revokeAccess(userId, clientId)
-  if (revoked) ctx.audit.record('consent.revoked', { userId, clientId, request })
+  if (revoked) await ctx.audit.record('consent.revoked', { userId, clientId, request })
   return revoked
 }

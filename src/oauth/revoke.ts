@@ -49,7 +49,7 @@ export function revocationRoutes(ctx: AppContext) {
       const client = await authenticateClient(ctx, request, body)
       if (body.token === '') throw new InvalidRequest('token is required')
       await revoke(ctx, client, body.token)
-      ctx.audit.record('token.revoked', { clientId: client.id, request })
+      await ctx.audit.record('token.revoked', { clientId: client.id, request })
       // §2.2 asks only for 200; an empty JSON object keeps clients that always parse JSON happy.
       return json({})
     },

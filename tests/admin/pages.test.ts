@@ -525,8 +525,8 @@ describe('/admin/apps, groups, resources, keys', () => {
   test('the audit log filters by user, app and kind', async () => {
     const { t, ann, bob, jar } = await adminApp()
     const app = await addClient(t, { name: 'Filtered' })
-    t.ctx.audit.record('token.issued', { userId: bob.id, clientId: app.client.id })
-    t.ctx.audit.record('sign_in.failed', { userId: bob.id, detail: { method: 'password' } })
+    await t.ctx.audit.record('token.issued', { userId: bob.id, clientId: app.client.id })
+    await t.ctx.audit.record('sign_in.failed', { userId: bob.id, detail: { method: 'password' } })
     const byUser = await (await get(t, `/admin/audit?user=${bob.id}`, jar)).text()
     expect(byUser).toContain('token.issued')
     expect(byUser).toContain('sign_in.failed')

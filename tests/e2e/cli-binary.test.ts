@@ -174,6 +174,27 @@ describe('the binary with PostgreSQL', () => {
   })
 })
 
+describe('the audit log, by the binary (issue 33)', () => {
+  test('a change, then latchkey audit at once: its event is there (reset links, key removal, registration tokens included)', async () => {
+    const env = { DATABASE_URL: testEngine === 'postgres' ? await freshPgDatabase() : join(dir, 'audit.sqlite') }
+    expect(run(['migrate'], undefined, env).code).toBe(0)
+    const newest = () => JSON.parse(run(['audit', '--json'], undefined, env).out)[0] as { kind: string; user_id: string | null; detail: Record<string, unknown> }
+    const user = JSON.parse(run(['user', 'create', '--email', 'au@example.com', '--name', 'Au', '--password-stdin'], 'binary password\n', env).out) as { id: string }
+    expect(newest()).toMatchObject({ kind: 'user.created', user_id: user.id })
+    const link = run(['user', 'reset-link', user.id], undefined, env).out.trim()
+    expect(newest()).toMatchObject({ kind: 'user.reset_link_made', user_id: user.id, detail: { actor: 'cli' } })
+    expect(run(['keys', 'rotate'], undefined, env).code).toBe(0)
+    const spare = (JSON.parse(run(['keys', 'list', '--json'], undefined, env).out) as Array<{ kid: string; current: boolean; created_at: string }>).filter((k) => !k.current).sort((a, b) => b.created_at.localeCompare(a.created_at))[0]!
+    expect(run(['keys', 'remove', spare.kid], undefined, env).code).toBe(0)
+    expect(newest()).toMatchObject({ kind: 'key.removed', detail: { actor: 'cli', kid: spare.kid } })
+    const token = JSON.parse(run(['client', 'registration-token'], undefined, env).out).initial_access_token as string
+    expect(newest()).toMatchObject({ kind: 'registration_token.issued', user_id: null })
+    const all = run(['audit', '--json'], undefined, env).out
+    expect(all).not.toContain(new URL(link).searchParams.get('token')!)
+    expect(all).not.toContain(token)
+  })
+})
+
 describe('latchkey apply / export, by the binary', () => {
   test('apply twice: the second changes nothing; export | apply --dry-run plans nothing; an invalid file changes nothing', async () => {
     const env = { DATABASE_URL: testEngine === 'postgres' ? await freshPgDatabase() : join(dir, 'apply.sqlite') }

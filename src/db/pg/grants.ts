@@ -17,6 +17,10 @@ import type {
   SignIn,
 } from '../store'
 import { emitting, lock, n, type PgContext, type Row, type Tx } from './context'
+import type { AuditEvent } from '../store'
+
+/** The parameters of an event not written (its INSERT selects no row): one statement either way. */
+const NO_EVENT: AuditEvent = { at: 0, kind: '', userId: null, clientId: null, address: null, userAgent: null, detail: null }
 
 const toRefresh = (r: Row): RefreshRecord => ({
   id: n(r.id),
@@ -192,6 +196,7 @@ export class PgGrants implements GrantStore {
   async exchangeCode(exchange: CodeExchange): Promise<ExchangeOutcome> {
     const { codeHash, now, expect, tokens } = exchange
     const { familyId, access, refresh, keyHash } = tokens
+    const audit = exchange.audit ?? NO_EVENT
     const [row] = await this.ctx.atomic(
       (sql) => sql`WITH c AS (SELECT client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, amr, resource, sid,
             CASE WHEN used_at IS NOT NULL THEN 'used'
@@ -210,7 +215,10 @@ export class PgGrants implements GrantStore {
             SELECT ${access.verifierHash}, ${familyId}, ${expect.clientId}, user_id, scope, ${access.expiresAt}, ${access.createdAt}, resource FROM g RETURNING id),
           r AS (INSERT INTO refresh_tokens (verifier_hash, family_id, client_id, user_id, scope, expires_at, created_at, auth_time, resource)
             SELECT ${refresh.verifierHash}, ${familyId}, ${expect.clientId}, user_id, scope, ${refresh.expiresAt}, ${refresh.createdAt}, auth_time, resource FROM g),
-          u AS (UPDATE auth_codes SET used_at = ${now}, token_id = (SELECT id FROM a), family_id = ${familyId} WHERE code_hash IN (SELECT code_hash FROM g))
+          u AS (UPDATE auth_codes SET used_at = ${now}, token_id = (SELECT id FROM a), family_id = ${familyId} WHERE code_hash IN (SELECT code_hash FROM g)),
+          e AS (INSERT INTO audit_events (at, kind, user_id, client_id, address, user_agent, detail)
+            SELECT ${audit.at}, ${audit.kind}, user_id, ${audit.clientId}, ${audit.address}, ${audit.userAgent}, (${audit.detail ?? '{}'}::text::jsonb || jsonb_build_object('scope', scope))::text
+            FROM g WHERE ${exchange.audit !== undefined})
         SELECT c.*, (SELECT id FROM a) AS token_id, (SELECT id FROM f) AS family_ref FROM c`,
     )
     if (!row) return { ok: false, reason: 'unknown' }
@@ -250,11 +258,14 @@ export class PgGrants implements GrantStore {
       }
       const { access, refresh, keyHash } = decision.issue
       const rotate = decision.markRotated && token !== undefined
+      const audit = decision.audit ?? NO_EVENT
       const [ids] = await tx`WITH a AS (${insertToken(tx, 'access_tokens', access)}), r AS (${insertToken(tx, 'refresh_tokens', refresh)}),
           m AS (UPDATE refresh_tokens SET rotated_at = ${now} WHERE id = ${token?.id ?? 0} AND rotated_at IS NULL AND ${rotate}),
           p AS (DELETE FROM refresh_tokens WHERE family_id = ${family.familyId} AND rotated_at < ${decision.pruneRotatedBefore}),
           f AS (UPDATE refresh_families SET used_at = ${now}, expires_at = greatest(expires_at, ${refresh.expiresAt}), key_hash = ${keyHash},
-            window_start = ${decision.window.start}, window_count = ${decision.window.count} WHERE id = ${family.id})
+            window_start = ${decision.window.start}, window_count = ${decision.window.count} WHERE id = ${family.id}),
+          e AS (INSERT INTO audit_events (at, kind, user_id, client_id, address, user_agent, detail)
+            SELECT ${audit.at}, ${audit.kind}, ${audit.userId}, ${audit.clientId}, ${audit.address}, ${audit.userAgent}, ${audit.detail} WHERE ${decision.audit !== undefined})
         SELECT (SELECT id FROM a) AS token_id`
       return { ok: true, tokenId: n(ids!.token_id), familyRef: family.id }
     })

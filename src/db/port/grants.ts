@@ -3,6 +3,7 @@
  * access and refresh tokens that share a family.
  */
 import { constantTimeEqual } from '../../lib/crypto'
+import type { AuditEvent } from './audit'
 
 export interface CodeRecord {
   clientId: string
@@ -125,6 +126,8 @@ export type RefreshDecision =
       window: { start: number; count: number }
       /** Rotated tokens of the family older than this are deleted: past the grace, the family row detects their reuse. */
       pruneRotatedBefore: number
+      /** Its 'token.refreshed' event, written in the refresh's transaction (as CodeExchange's). */
+      audit?: AuditEvent
     }
 
 export type RefreshOutcome = { ok: true; tokenId: number; familyRef: number } | ({ ok: false; familyRevoked?: boolean } & RefreshRefusal)
@@ -162,6 +165,12 @@ export interface CodeExchange {
   now: number
   expect: CodeExpectation
   tokens: { familyId: string; access: TokenSecrets; refresh: TokenSecrets; keyHash: string }
+  /**
+   * Its 'token.issued' event, written in the exchange's own transaction (SPEC "Audit log": never a
+   * change without its event, and no write of its own on the hot path); the user and, in the
+   * detail, the scope are the code's.
+   */
+  audit?: AuditEvent
 }
 
 /** The outcome of a code exchange, decided inside its transaction; with the code when it exists and was unused. */

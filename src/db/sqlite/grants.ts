@@ -20,6 +20,7 @@ import type {
 } from '../store'
 import { changes, insertedId } from './client'
 import type { SqliteContext } from './context'
+import { insertAuditEvents } from './audit'
 import { prepared } from './prepared'
 import { accessTokens, authCodes, clients, consents, refreshFamilies, refreshTokens } from './schema'
 
@@ -155,6 +156,8 @@ export class SqliteGrants implements GrantStore {
           .prepare(),
       ).run({ codeHash, now, tokenId, familyId: tokens.access.familyId })
       if (changes(used) !== 1) throw new Error('authorization code changed during its exchange')
+      const { audit } = exchange
+      if (audit) insertAuditEvents(this.db, [{ ...audit, userId: code.userId, detail: JSON.stringify({ ...JSON.parse(audit.detail ?? '{}'), scope: code.scope }) }])
       return { ok: true, tokenId, familyRef, code }
     })
   }
@@ -192,6 +195,7 @@ export class SqliteGrants implements GrantStore {
         // rotated_at would offer the planner).
         this.db.sqlite.prepare<unknown, [string, number]>('DELETE FROM refresh_tokens INDEXED BY refresh_tokens_family WHERE family_id = ?1 AND rotated_at < ?2'),
       ).run(family.familyId, decision.pruneRotatedBefore)
+      if (decision.audit) insertAuditEvents(this.db, [decision.audit])
       return { ok: true, tokenId, familyRef: family.id }
     })
   }

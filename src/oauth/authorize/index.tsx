@@ -91,7 +91,7 @@ export function authorizeRoutes(ctx: AppContext) {
     }
     const remembered = remember ? { scopes: request.scopes, canonicalOrder: scopeOrder(request.resource?.scopes) } : undefined
     const code = await issueCode(ctx.store, grant, ctx.clock.now(), ctx.config.codeTtl, remembered)
-    if (remember) ctx.audit.record('consent.granted', { userId: session.user.id, clientId: request.client.id, request: from, detail: { scope: grant.scope, ...(grant.resource ? { resource: grant.resource } : {}) } })
+    if (remember) await ctx.audit.record('consent.granted', { userId: session.user.id, clientId: request.client.id, request: from, detail: { scope: grant.scope, ...(grant.resource ? { resource: grant.resource } : {}) } })
     return seeOther(callbackUrl(ctx, request.redirectUri, { code }, request.state))
   }
 

@@ -187,7 +187,7 @@ export function devicePages(ctx: AppContext) {
         )
         if (!(await ctx.store.devices.decideDeviceCode(hash, now, { status: 'allowed', userId: session.user.id, codeHash: sha256(code) })))
           throw new PageError(400, 'Already decided', 'This code was allowed or denied already.')
-        ctx.audit.record('consent.granted', { userId: session.user.id, clientId: client.id, request, detail: { scope: device.scope, grant: 'device_code' } })
+        await ctx.audit.record('consent.granted', { userId: session.user.id, clientId: client.id, request, detail: { scope: device.scope, grant: 'device_code' } })
         return htmlPage(<DonePage allowed client={client.name} />)
       },
       { parse: parsePageForm, body: t.Object({ csrf_token: t.Optional(t.Unknown()), user_code: t.Optional(t.Unknown()), decision: t.Optional(t.Unknown()) }), detail: { hide: true } },

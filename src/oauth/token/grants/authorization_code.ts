@@ -39,6 +39,8 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     // RFC 8707 §2.2: a code is for the resource it was asked for; the exchange may repeat it, not change it.
     expect: { clientId: client.id, redirectUri: body.redirect_uri, challenge: challengeOf(body.code_verifier), audience },
     tokens: minted.tokens,
+    // Committed with the tokens, before they are answered (SPEC "Audit log"); user and scope are the code's.
+    audit: ctx.audit.event('token.issued', { clientId: client.id, request, detail: { grant: grantType } }),
   })
   if (!outcome.ok) {
     if (outcome.reason === 'unknown') throw new InvalidGrant('authorization code is invalid')
@@ -47,6 +49,5 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     throw outcome.refusal === 'audience' ? new InvalidTarget(AUDIENCE_MISMATCH) : new InvalidGrant(REFUSALS[outcome.refusal])
   }
   const { code } = outcome
-  ctx.audit.record('token.issued', { userId: code.userId, clientId: client.id, request, detail: { grant: grantType, scope: code.scope } })
   return withIdToken(ctx, await minted.response(outcome, code), { userId: code.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: code.scope, nonce: code.nonce, authTime: code.authTime, amr: code.amr, sid: code.sid, firstInSession: true })
 }

@@ -28,7 +28,7 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   const scope = Object.keys(resource.scopes).filter((s) => scopes.includes(s)).join(' ')
   const minted = ctx.tokens.mintForClient({ clientId: client.id, scope, resource: resource.uri })
   const id = await ctx.store.tokens.insertClientToken(minted.row)
-  ctx.audit.record('token.issued', { clientId: client.id, request, detail: { grant: grantType, scope } })
+  await ctx.audit.record('token.issued', { clientId: client.id, request, detail: { grant: grantType, scope } })
   const accessToken = resource.tokenFormat === 'jwt' ? await jwtAccessToken(ctx, { ...minted.row, userId: null }, resource.uri, id) : minted.spell(id)
   return { access_token: accessToken, token_type: 'Bearer', expires_in: minted.expiresIn, scope }
 }

@@ -82,12 +82,14 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     token = found.token
     windowStart = found.family.windowStart
     signIn = found.family
-    return decide(ctx, client, body, presented, audience, found, ctx.clock.now(), (minted) => (pair = minted))
+    const decision = decide(ctx, client, body, presented, audience, found, ctx.clock.now(), (minted) => (pair = minted))
+    // Committed with the new tokens, before they are answered (SPEC "Audit log").
+    return 'issue' in decision ? { ...decision, audit: ctx.audit.event('token.refreshed', { userId: found.token!.userId, clientId: client.id, request }) } : decision
   })
   if (!outcome.ok) {
     if (outcome.familyRevoked) {
       ctx.metrics.reuseDetected()
-      ctx.audit.record('refresh.reuse_detected', { userId: token?.userId, clientId: client.id })
+      await ctx.audit.record('refresh.reuse_detected', { userId: token?.userId, clientId: client.id })
     }
     if (outcome.error === 'too_many_refreshes') {
       const wait = Math.max(1, Math.ceil((windowStart + MINUTE - ctx.clock.now()) / 1000))
@@ -104,7 +106,6 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     await ctx.store.grants.revokeFamily(grant.familyId)
     throw new InvalidGrant('the user is no longer in a group allowed to use this app')
   }
-  ctx.audit.record('token.refreshed', { userId: grant.userId, clientId: client.id, request })
   // A refreshed id_token keeps the original auth_time and carries no nonce (Core §12.2).
   return withIdToken(ctx, await pair!.response(outcome), { userId: grant.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: grant.scope, nonce: null, authTime: signIn.authTime ?? grant.authTime, amr: signIn.amr, sid: signIn.sid })
 }
