@@ -1,6 +1,7 @@
 import type { AppContext } from '../context'
 import { findClient } from '../oauth/clients'
 import { canonicalResource } from '../oauth/resources'
+import { canonicalSiteHost } from '../authz/hosts'
 import type { FormFields } from '../web/forms'
 import { field } from './web'
 
@@ -102,6 +103,16 @@ export function confirmations(ctx: AppContext) {
         summary: `Delete the resource ${resource.name} (${resource.uri}): its access and refresh tokens stop working`,
         details: ['Apps can no longer ask for its scopes, and the consents given for it are forgotten.'],
         button: `Delete ${resource.name}`,
+      }
+    },
+    async deleteSite(body: FormFields): Promise<Confirmation | Missing> {
+      const host = canonicalSiteHost(field(body, 'host'))
+      const [site] = host ? await ctx.store.sites.findSites([host]) : []
+      if (!site) return { error: 'There is no such site.', status: 404 }
+      return {
+        summary: `Delete the site ${site.name} (${site.host}): its sessions end, and the proxy's checks for it are refused`,
+        details: ['Its policy and rules are deleted with it. Remove it from the proxy too.', 'This cannot be undone.'],
+        button: `Delete ${site.name}`,
       }
     },
     async rotateKey(): Promise<Confirmation> {

@@ -15,6 +15,7 @@ import { hashPassword } from '../lib/crypto'
 import { InputError, PageError } from '../lib/errors'
 import { checkIntrospects, createClient, deleteClient, findClient, listClients, rotateSecret, setIntrospects, toView, updateClient, type Client } from '../oauth/clients'
 import { canonicalResource, createResource, toResourceView } from '../oauth/resources'
+import { addSiteRule, checkSiteHost, createSite, toSiteView } from '../authz/sites'
 import { htmlPage, seeOther } from '../views/page'
 import type { FormFields } from '../web/forms'
 import { endpoints } from '../oauth/metadata'
@@ -25,6 +26,7 @@ import type { Typed } from './pages'
 import { AppPage, AppsPage, SecretPage, type AppRow } from './app-pages'
 import { auditNames } from './audit-names'
 import { AuditPage, GroupsPage, KeysPage, ResourcesPage, UsersPage } from './pages'
+import { SitesPage } from './site-pages'
 import { REAUTH_AFTER_MS, adminForms, adminSession, field, fieldValues, lines } from './web'
 
 /** What a page shows besides its data: a refusal (with its status and what was typed) or a word on what was done. */
@@ -94,6 +96,10 @@ export function adminRoutes(ctx: AppContext) {
       const resources = (await ctx.store.resources.listResources()).map(toResourceView)
       return htmlPage(<ResourcesPage csrf={csrf(request, session)} resources={resources} {...said} />, { status: said.status })
     },
+    async sites(request: Request, session: Session, said: Said = {}) {
+      const [sites, groups] = await Promise.all([ctx.store.sites.listSites(), groupNames()])
+      return htmlPage(<SitesPage csrf={csrf(request, session)} sites={sites.map(toSiteView)} groups={groups} {...said} />, { status: said.status })
+    },
     async keys(request: Request, session: Session, said: Said = {}) {
       const all = await ctx.store.keys.listSigningKeys()
       const now = ctx.clock.now()
@@ -107,7 +113,7 @@ export function adminRoutes(ctx: AppContext) {
       return htmlPage(<KeysPage csrf={csrf(request, session)} keys={keys} {...said} />, { status: said.status })
     },
   }
-  type Section = 'users' | 'apps' | 'groups' | 'resources' | 'keys'
+  type Section = 'users' | 'apps' | 'groups' | 'resources' | 'sites' | 'keys'
   const { issuer, ...urls } = endpoints(ctx.config.issuer)
   /** What an app's developer needs (SPEC "/admin": a new app's page shows the issuer, the discovery URL and every endpoint). */
   const appEndpoints: Array<[string, string]> = [
@@ -497,6 +503,41 @@ export function adminRoutes(ctx: AppContext) {
           },
           true,
           confirm.deleteResource,
+        ),
+      )
+      // Sites (forward-auth): a new site, a rule (a bypass opens paths to anyone) and a deletion all ask again after 15 minutes.
+      .get('/admin/sites', get((request, session, said) => pages.sites(request, session, said)))
+      .post(
+        ...form('/admin/sites', 'sites', async (request, session, body) => {
+          const site = await createSite(
+            ctx.store,
+            { host: field(body, 'host').trim(), name: field(body, 'name'), policy: field(body, 'policy') || undefined, allowedGroups: fieldValues(body, 'allowed_groups'), jwt: checkbox(body, 'jwt') },
+            ctx.clock.now(),
+          )
+          audit('site.created', request, session, { detail: { site: site.host } })
+          return { notice: `Added the site ${site.name} (${site.host}).` }
+        }, true),
+      )
+      .post(
+        ...form('/admin/sites/rule', 'sites', async (request, session, body) => {
+          const host = checkSiteHost(field(body, 'host'))
+          await addSiteRule(ctx.store, host, { paths: lines(field(body, 'paths')), methods: words(field(body, 'methods')), networks: words(field(body, 'networks')), clients: words(field(body, 'clients')), policy: field(body, 'policy') || undefined })
+          audit('site.rule_added', request, session, { detail: { site: host } })
+          return { notice: `Added a rule to ${host}.` }
+        }, true),
+      )
+      .post(
+        ...form(
+          '/admin/sites/delete',
+          'sites',
+          async (request, session, body) => {
+            const host = checkSiteHost(field(body, 'host'))
+            if (!(await ctx.store.sites.deleteSite(host))) return { error: 'There is no such site.', status: 404 }
+            audit('site.deleted', request, session, { detail: { site: host } })
+            return { notice: `Deleted the site ${host}.` }
+          },
+          true,
+          confirm.deleteSite,
         ),
       )
       // Signing keys

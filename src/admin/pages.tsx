@@ -13,6 +13,7 @@ const SECTIONS = [
   ['/admin/apps', 'Apps'],
   ['/admin/groups', 'Groups'],
   ['/admin/resources', 'Resources'],
+  ['/admin/sites', 'Sites'],
   ['/admin/keys', 'Signing keys'],
   ['/admin/audit', 'Audit log'],
 ] as const

@@ -98,7 +98,7 @@ describe('/admin: who may see it', () => {
   test('pages carry the CSP and no script; output is escaped', async () => {
     const { t, jar } = await adminApp()
     await addUser(t, 'eve@example.com', '<script>alert(1)</script>')
-    for (const path of ['/admin/users', '/admin/apps', '/admin/groups', '/admin/resources', '/admin/keys', '/admin/audit']) {
+    for (const path of ['/admin/users', '/admin/apps', '/admin/groups', '/admin/resources', '/admin/sites', '/admin/keys', '/admin/audit']) {
       const res = await get(t, path, jar)
       expect(res.status).toBe(200)
       expect(res.headers.get('content-security-policy')).toContain("default-src 'none'")

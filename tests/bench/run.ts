@@ -321,7 +321,8 @@ function ensureBinary(): string {
   return bin
 }
 
-const LATCHKEY_ENV = { SETTINGS_MAX_KEYS: '1000000', CODE_TTL: '3600', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', LOGIN_ATTEMPTS_PER_MINUTE: '1000' }
+// TRUSTED_PROXIES: wrk stands in for the reverse proxy of the forward-auth cases (only a trusted proxy may ask).
+const LATCHKEY_ENV = { SETTINGS_MAX_KEYS: '1000000', CODE_TTL: '3600', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', LOGIN_ATTEMPTS_PER_MINUTE: '1000', TRUSTED_PROXIES: '127.0.0.1' }
 /** Teardown steps of what main() started besides servers. */
 const stops: Array<() => void> = []
 
@@ -481,6 +482,71 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
       script: 'bodies.lua',
       before: refreshFor,
     },
+    ...(prefix === '' || prefix === 'pg: ' ? forwardAuthCases(prefix, latchkey, bin, session, codesDir) : []),
+  ]
+}
+
+const SITE_HOST = 'app.bench.example'
+const SITE_SESSIONS = 100_000
+
+/**
+ * Forward-auth (issue 35 "Speed"): the check a proxy makes before every request to a protected
+ * app, with a valid site cookie — one got through the real sign-in (/authz/start, the site's
+ * /.latchkey/callback), and on SQLite the same among 100,000 site sessions (each of its own
+ * sign-in session, inserted in one transaction with the same hash scheme), drawn at random.
+ */
+function forwardAuthCases(prefix: string, latchkey: Server, bin: string, session: string, codesDir: string): Case[] {
+  const forwarded = { 'X-Forwarded-Method': 'GET', 'X-Forwarded-Proto': 'http', 'X-Forwarded-Host': SITE_HOST, 'X-Forwarded-Uri': '/photos/1?size=2', 'X-Forwarded-For': '203.0.113.7' }
+  let cookie: Promise<string> | undefined
+  const siteCookie = () =>
+    (cookie ??= (async () => {
+      cli(latchkey, bin, ['site', 'create', '--host', SITE_HOST, '--name', 'Bench app'])
+      const rd = `http://${SITE_HOST}/`
+      const start = await fetch(`${latchkey.url}/authz/start?rd=${encodeURIComponent(rd)}`, { redirect: 'manual', headers: { cookie: session } })
+      const callback = start.headers.get('location')
+      if (start.status !== 302 || !callback?.startsWith(`${rd}.latchkey/callback?`)) fail(`/authz/start answered ${start.status} ${callback}`)
+      const made = await fetch(latchkey.url + callback.slice(rd.length - 1), { redirect: 'manual', headers: { 'x-forwarded-host': SITE_HOST } })
+      const value = made.headers.getSetCookie().find((c) => c.startsWith('lk_site='))?.split(';')[0]?.slice('lk_site='.length)
+      if (made.status !== 302 || !value) fail(`/.latchkey/callback answered ${made.status}`)
+      return value
+    })())
+  let many: Promise<string> | undefined
+  const manyCookies = () =>
+    (many ??= (async () => {
+      const { Database } = await import('bun:sqlite')
+      const { randomToken, sha256 } = await import('../../src/lib/crypto')
+      const db = new Database(join(latchkey.dir, 'data/latchkey.sqlite'))
+      db.run('PRAGMA busy_timeout = 5000')
+      const model = sha256(await siteCookie())
+      const copySession = db.prepare(
+        `INSERT INTO sessions (id_hash, user_id, expires_at, auth_time, amr, pending, sid, created_at, last_active_at)
+          SELECT ?, s.user_id, s.expires_at, s.auth_time, s.amr, s.pending, ?, s.created_at, s.last_active_at FROM sessions s JOIN site_sessions ss ON ss.session_hash = s.id_hash WHERE ss.id_hash = ?`,
+      )
+      const copySiteSession = db.prepare('INSERT INTO site_sessions (id_hash, session_hash, host, expires_at) SELECT ?, ?, host, expires_at FROM site_sessions WHERE id_hash = ?')
+      const tokens = Array.from({ length: SITE_SESSIONS }, () => randomToken())
+      db.transaction(() => {
+        for (const token of tokens) {
+          const sessionHash = sha256(randomToken())
+          copySession.run(sessionHash, randomToken(), model)
+          copySiteSession.run(sha256(token), sessionHash, model)
+        }
+      })()
+      // Into the database file now: the run measures the checks, not the checkpointer copying 100,000 rows out of the WAL.
+      db.run('PRAGMA wal_checkpoint(TRUNCATE)')
+      db.close()
+      const file = join(codesDir, 'site-cookies.txt')
+      writeFileSync(file, tokens.join('\n') + '\n')
+      return file
+    })())
+  const oneCookie = async () => {
+    const file = join(codesDir, `${prefix.replace(/[^a-z0-9]/gi, '')}site-cookie.txt`)
+    writeFileSync(file, (await siteCookie()) + '\n')
+    return { COOKIES: file, COOKIE_NAME: 'lk_site', COUNT: '1' }
+  }
+  const check = { server: () => latchkey, path: '/api/authz/forward-auth', headers: forwarded, script: 'cookies.lua' }
+  return [
+    { name: `${prefix}GET /api/authz/forward-auth (site cookie)`, ...check, before: oneCookie },
+    ...(prefix === '' ? [{ name: 'GET /api/authz/forward-auth (100,000 site sessions)', ...check, before: async () => ({ COOKIES: await manyCookies(), COOKIE_NAME: 'lk_site', COUNT: String(SITE_SESSIONS) }) }] : []),
   ]
 }
 

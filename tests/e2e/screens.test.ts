@@ -189,7 +189,7 @@ describe('every screen (issue 36): 360 px without sideways scrolling, axe-core c
     await page.locator('.qr svg').waitFor()
     failures.push(...(await everyScreen(page, 'two-step-setup')))
 
-    for (const path of ['/admin/users', '/admin/apps', `/admin/apps/edit?client_id=${clientId}`, '/admin/groups', '/admin/resources', '/admin/keys', '/admin/audit']) {
+    for (const path of ['/admin/users', '/admin/apps', `/admin/apps/edit?client_id=${clientId}`, '/admin/groups', '/admin/resources', '/admin/sites', '/admin/keys', '/admin/audit']) {
       const res = await page.goto(`${server.url}${path}`)
       expect([path, res!.status()]).toEqual([path, 200])
       failures.push(...(await everyScreen(page, path.slice(1).replace(/\?.*/, '').replace(/\//g, '-'))))

@@ -1,0 +1,18 @@
+-- A forward-auth check with a site cookie drawn at random from the first COUNT lines of COOKIES
+-- (each line a cookie value), so the working set is COUNT distinct site sessions; the forwarded
+-- headers given with -H go with every request.
+local shared = require "shared"
+setup = shared.setup
+function init(args)
+  local name = os.getenv("COOKIE_NAME")
+  requests = shared.requests(os.getenv("COOKIES"), function(value)
+    local headers = {}
+    for k, v in pairs(wrk.headers) do headers[k] = v end
+    headers["Cookie"] = name .. "=" .. value
+    return wrk.format("GET", nil, headers)
+  end, tonumber(os.getenv("COUNT")))
+  math.randomseed(os.time() + id)
+end
+function request()
+  return requests[math.random(#requests)]
+end
