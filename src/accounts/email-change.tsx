@@ -9,7 +9,7 @@ import { PageError } from '../lib/errors'
 import { confirmEmailChangeMessage, emailChangedMessage } from '../mail/messages'
 import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
-import { GONE } from './email'
+import { GONE, OTHER_ACCOUNT } from './email'
 import { linkTokenHash, newLink } from './email-links'
 import { ConfirmEmailChangePage, NoticePage } from './email-pages'
 import { accountPage } from './security'
@@ -36,16 +36,7 @@ export function emailChangeRoutes(ctx: AppContext) {
   }
   const now = () => ctx.clock.now()
   const changeGone = () => GONE('email change', { href: '/account', label: 'Your account' })
-  /** An email change link opened by a session of another account: it changes nothing, and says whose it is not. */
-  const otherAccount = (path: string) =>
-    htmlPage(
-      <NoticePage
-        title="Signed in to another account"
-        message="This link is for the account that asked for the change. Sign in to that account, then open the link again."
-        link={{ href: `/login?reauth=1&return_to=${encodeURIComponent(path)}`, label: 'Sign in to that account' }}
-      />,
-      { status: 403 },
-    )
+  const otherAccount = (path: string) => OTHER_ACCOUNT(path, 'the account that asked for the change')
 
   return new Elysia({ name: 'email-change' })
     .post(
