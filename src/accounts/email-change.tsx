@@ -53,8 +53,9 @@ export function emailChangeRoutes(ctx: AppContext) {
           return accountPage(ctx, request, session, { status: 400, error: `The ${error.message}.` })
         }
         if (email === session.user.email) return accountPage(ctx, request, session, { status: 400, error: 'That is already your email.' })
-        // Nothing is sent to either address when the new one belongs to another account.
-        if (await ctx.store.users.findUserByEmail(email)) return accountPage(ctx, request, session, { status: 409, error: 'An account with this email already exists.' })
+        // The budgets are taken before anything about the address is looked at, and the answer is
+        // the same whether or not another account has it: this form tells no one which addresses
+        // have accounts. A taken address gets no link (the confirmation would answer 'taken' anyway).
         const wait = await limits.takeEmailChange(ctx, request, session.user.id)
         if (wait > 0) {
           ctx.log.warn('email change throttled', { user: session.user.id, retry_after: wait })
@@ -62,8 +63,10 @@ export function emailChangeRoutes(ctx: AppContext) {
         }
         if ((await limits.takeMail(emailHash(email))) > 0)
           return accountPage(ctx, request, session, { status: 429, error: 'Three links were sent to this address in the last hour. Try again later.' })
-        const link = newLink(ctx.config, 'change', session.user.id, email, now())
-        await ctx.store.mail.issueToken(link.token, confirmEmailChangeMessage(email, session.user.email, link.url), now())
+        if (!(await ctx.store.users.findUserByEmail(email))) {
+          const link = newLink(ctx.config, 'change', session.user.id, email, now())
+          await ctx.store.mail.issueToken(link.token, confirmEmailChangeMessage(email, session.user.email, link.url), now())
+        }
         await ctx.audit.record('email.change_requested', { userId: session.user.id, request })
         return accountPage(ctx, request, session, undefined, `We sent a link to ${email}. Your email changes when you open it and confirm.`)
       },

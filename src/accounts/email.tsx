@@ -59,6 +59,7 @@ export function emailRoutes(ctx: AppContext) {
     if (ctx.config.smtpUrl === null) throw new PageError(404, 'Not found', 'This server does not send mail.')
   }
   const now = () => ctx.clock.now()
+  const resetGone = () => GONE('password', { href: '/forgot-password', label: 'Ask for a new link' })
   const verifyGone = () => GONE('verification', { href: '/account', label: 'Send a new link from your account' })
   /** The verify page of a link (its token checked: base64url), keeping where the link continues to. */
   const verifyPath = (token: string, returnTo: string | undefined) => `/verify-email?token=${token}${returnTo ? `&return_to=${encodeURIComponent(returnTo)}` : ''}`
@@ -114,7 +115,7 @@ export function emailRoutes(ctx: AppContext) {
       async function showReset({ request, query }) {
         const hash = linkTokenHash(query.token)
         const token = hash && (await ctx.store.mail.findToken(hash, ['reset', 'invite'], now()))
-        if (!token) return GONE('password', { href: '/forgot-password', label: 'Ask for a new link' })
+        if (!token || !(await stillTheAddress(token))) return resetGone()
         const csrf = formCsrf(ctx, request, await readSession(ctx, request))
         return htmlPage(<ResetPasswordPage csrf={csrf.token} token={query.token!} invite={token.purpose === 'invite'} />, { cookies: csrf.cookies })
       },
@@ -125,35 +126,39 @@ export function emailRoutes(ctx: AppContext) {
       async function resetPassword({ request, body }) {
         if (!(await formBinding(ctx, request, body.csrf_token))) throw forbidden()
         const hash = linkTokenHash(body.token)
-        if (!hash) return GONE('password', { href: '/forgot-password', label: 'Ask for a new link' })
+        if (!hash) return resetGone()
         let password: string
         try {
           password = checkPassword(body.password ?? '')
         } catch (error) {
           if (!(error instanceof UserInputError)) throw error
           const token = await ctx.store.mail.findToken(hash, ['reset', 'invite'], now())
-          if (!token) return GONE('password', { href: '/forgot-password', label: 'Ask for a new link' })
+          if (!token) return resetGone()
           const csrf = formCsrf(ctx, request, await readSession(ctx, request))
           return htmlPage(<ResetPasswordPage csrf={csrf.token} token={body.token!} invite={token.purpose === 'invite'} error={`The ${error.message}.`} />, { status: 400 })
         }
         const passwordHash = await hashPassword(password)
         const accountUrl = `${ctx.config.issuer}/account`
+        let stale = false
         const outcome = await ctx.store.mail.useToken(hash, ['reset', 'invite'], now(), (token, user): TokenUse => {
+          // A link sent to an address the account no longer has (it changed since) is gone: the
+          // old mailbox takes nothing over.
+          stale = token.email !== user.email
+          if (stale) return {}
           // The link reached the mailbox: the address is the user's.
-          const owner = token.email === user.email
           // SPEC "Recovery": sign-up needs no proof, so an unverified account may have been set up
           // by someone else with this address; its owner takes it back without what they added.
-          const recover = owner && !user.emailVerified
+          const recover = !user.emailVerified
           const security = recover ? undefined : { passkeys: user.passkeys, totp: user.totp, accountUrl }
           return {
             passwordHash,
-            emailVerified: owner ? true : undefined,
+            emailVerified: true,
             endSessions: true,
             recover,
             mail: token.purpose === 'reset' ? [passwordChangedMessage(user.email, security)] : [],
           }
         })
-        if (!outcome.ok) return GONE('password', { href: '/forgot-password', label: 'Ask for a new link' })
+        if (!outcome.ok || stale) return resetGone()
         await ctx.audit.record('password.reset', { userId: outcome.token.userId, request, detail: { via: outcome.token.purpose, recovered: !!outcome.removed } })
         if (outcome.removed) return htmlPage(<RecoveredPage removed={outcome.removed} />)
         return htmlPage(<NoticePage title="Password set" message="Your password is set. Sign in with it." link={{ href: '/login', label: 'Sign in' }} />)
