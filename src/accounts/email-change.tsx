@@ -9,7 +9,7 @@ import { PageError } from '../lib/errors'
 import { confirmEmailChangeMessage, emailChangedMessage } from '../mail/messages'
 import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
-import { GONE } from './email'
+import { GONE, OTHER_ACCOUNT } from './email'
 import { linkTokenHash, newLink } from './email-links'
 import { ConfirmEmailChangePage, NoticePage } from './email-pages'
 import { accountPage } from './security'
@@ -36,16 +36,7 @@ export function emailChangeRoutes(ctx: AppContext) {
   }
   const now = () => ctx.clock.now()
   const changeGone = () => GONE('email change', { href: '/account', label: 'Your account' })
-  /** An email change link opened by a session of another account: it changes nothing, and says whose it is not. */
-  const otherAccount = (path: string) =>
-    htmlPage(
-      <NoticePage
-        title="Signed in to another account"
-        message="This link is for the account that asked for the change. Sign in to that account, then open the link again."
-        link={{ href: `/login?reauth=1&return_to=${encodeURIComponent(path)}`, label: 'Sign in to that account' }}
-      />,
-      { status: 403 },
-    )
+  const otherAccount = (path: string) => OTHER_ACCOUNT(path, 'the account that asked for the change')
 
   return new Elysia({ name: 'email-change' })
     .post(
@@ -62,8 +53,9 @@ export function emailChangeRoutes(ctx: AppContext) {
           return accountPage(ctx, request, session, { status: 400, error: `The ${error.message}.` })
         }
         if (email === session.user.email) return accountPage(ctx, request, session, { status: 400, error: 'That is already your email.' })
-        // Nothing is sent to either address when the new one belongs to another account.
-        if (await ctx.store.users.findUserByEmail(email)) return accountPage(ctx, request, session, { status: 409, error: 'An account with this email already exists.' })
+        // The budgets are taken before anything about the address is looked at, and the answer is
+        // the same whether or not another account has it: this form tells no one which addresses
+        // have accounts. A taken address gets no link (the confirmation would answer 'taken' anyway).
         const wait = await limits.takeEmailChange(ctx, request, session.user.id)
         if (wait > 0) {
           ctx.log.warn('email change throttled', { user: session.user.id, retry_after: wait })
@@ -71,8 +63,10 @@ export function emailChangeRoutes(ctx: AppContext) {
         }
         if ((await limits.takeMail(emailHash(email))) > 0)
           return accountPage(ctx, request, session, { status: 429, error: 'Three links were sent to this address in the last hour. Try again later.' })
-        const link = newLink(ctx.config, 'change', session.user.id, email, now())
-        await ctx.store.mail.issueToken(link.token, confirmEmailChangeMessage(email, session.user.email, link.url), now())
+        if (!(await ctx.store.users.findUserByEmail(email))) {
+          const link = newLink(ctx.config, 'change', session.user.id, email, now())
+          await ctx.store.mail.issueToken(link.token, confirmEmailChangeMessage(email, session.user.email, link.url), now())
+        }
         await ctx.audit.record('email.change_requested', { userId: session.user.id, request })
         return accountPage(ctx, request, session, undefined, `We sent a link to ${email}. Your email changes when you open it and confirm.`)
       },

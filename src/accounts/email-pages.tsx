@@ -155,6 +155,32 @@ export function ConfirmEmailChangePage(props: { csrf: string; token: string; fro
   )
 }
 
+/**
+ * The page a verify link opens (SPEC "Verify"): nothing changes until "Confirm" is pressed by a
+ * session of the account, so a mail scanner's GET or someone else's click verifies nothing.
+ */
+export function ConfirmVerifyPage(props: { csrf: string; token: string; email: string; returnTo?: string }) {
+  return (
+    <Layout title="Confirm your email address">
+      <h1>Confirm your email address</h1>
+      <p>
+        Confirm that <strong safe>{props.email}</strong> is the address of your account?
+      </p>
+      <form method="post" action="/verify-email">
+        <CsrfField token={props.csrf} />
+        <Hidden name="token" value={props.token} />
+        {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
+        <div class="actions">
+          <button type="submit">Confirm</button>
+        </div>
+      </form>
+    </Layout>
+  )
+}
+
+/** What the sign-in page says when a verify link sent a signed-out browser there. */
+export const VERIFY_SIGN_IN_NOTE = 'Sign in to the account to confirm this address. If you did not create this account, use Forgot password to take it over.'
+
 /** After a reset link recovered an unverified account (SPEC "Recovery"): the password is set, and this is what was removed. */
 export function RecoveredPage(props: { removed: RecoveryRemoved }) {
   const { passkeys, totp, recoveryCodes, apps, sessions } = props.removed

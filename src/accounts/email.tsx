@@ -4,14 +4,14 @@
 import { Html } from '@elysiajs/html'
 import { Elysia, t } from 'elysia'
 import type { AppContext } from '../context'
-import type { TokenUse } from '../db/store'
+import type { EmailToken, TokenUse } from '../db/store'
 import { hashPassword } from '../lib/crypto'
 import { PageError } from '../lib/errors'
 import { passwordChangedMessage, resetPasswordMessage, verifyEmailMessage } from '../mail/messages'
 import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { linkTokenHash, newLink } from './email-links'
-import { CheckEmailPage, ForgotPasswordPage, NoticePage, RecoveredPage, ResetPasswordPage } from './email-pages'
+import { CheckEmailPage, ConfirmVerifyPage, ForgotPasswordPage, NoticePage, RecoveredPage, ResetPasswordPage } from './email-pages'
 import { accountPage } from './security'
 import type { Session } from './sessions'
 import { checkEmailUrl } from './signed-in'
@@ -24,10 +24,22 @@ const field = t.Optional(t.String())
 const EmailForm = t.Object({ csrf_token: field, email: field, return_to: field })
 const ResetForm = t.Object({ csrf_token: field, token: field, password: field })
 const TokenQuery = t.Object({ token: field, return_to: field })
+const VerifyForm = t.Object({ csrf_token: field, token: field, return_to: field })
 const ReturnQuery = t.Object({ return_to: field })
 
 export const GONE = (what: string, again: { href: string; label: string }) =>
   htmlPage(<NoticePage title="This link no longer works" message={`This ${what} link was already used, has expired, or is not one of ours.`} link={again} />, { status: 410 })
+
+/** A link of another account's (a verify link, an email change) opened by this session: it changes nothing, and says whose it is not. */
+export const OTHER_ACCOUNT = (path: string, whose: string) =>
+  htmlPage(
+    <NoticePage
+      title="Signed in to another account"
+      message={`This link is for ${whose}. Sign in to that account, then open the link again.`}
+      link={{ href: `/login?reauth=1&return_to=${encodeURIComponent(path)}`, label: 'Sign in to that account' }}
+    />,
+    { status: 403 },
+  )
 
 /** The "Check your email" page of EMAIL_VERIFICATION=required; `returnTo`: where the user was going (its Resend's link continues there). */
 export function checkEmailPage(ctx: AppContext, request: Request, session: Session, resent = false, returnTo?: string): Response {
@@ -47,6 +59,12 @@ export function emailRoutes(ctx: AppContext) {
     if (ctx.config.smtpUrl === null) throw new PageError(404, 'Not found', 'This server does not send mail.')
   }
   const now = () => ctx.clock.now()
+  const resetGone = () => GONE('password', { href: '/forgot-password', label: 'Ask for a new link' })
+  const verifyGone = () => GONE('verification', { href: '/account', label: 'Send a new link from your account' })
+  /** The verify page of a link (its token checked: base64url), keeping where the link continues to. */
+  const verifyPath = (token: string, returnTo: string | undefined) => `/verify-email?token=${token}${returnTo ? `&return_to=${encodeURIComponent(returnTo)}` : ''}`
+  /** Whether the link's address is still its account's (an email change makes older links stale). */
+  const stillTheAddress = async (token: EmailToken) => (await ctx.store.users.findUser(token.userId))?.email === token.email
 
   /** A verify link for the address (continuing to `returnTo`), unless it has had three messages this hour. */
   async function sendVerifyLink(userId: string, email: string, returnTo?: string): Promise<boolean> {
@@ -97,7 +115,7 @@ export function emailRoutes(ctx: AppContext) {
       async function showReset({ request, query }) {
         const hash = linkTokenHash(query.token)
         const token = hash && (await ctx.store.mail.findToken(hash, ['reset', 'invite'], now()))
-        if (!token) return GONE('password', { href: '/forgot-password', label: 'Ask for a new link' })
+        if (!token || !(await stillTheAddress(token))) return resetGone()
         const csrf = formCsrf(ctx, request, await readSession(ctx, request))
         return htmlPage(<ResetPasswordPage csrf={csrf.token} token={query.token!} invite={token.purpose === 'invite'} />, { cookies: csrf.cookies })
       },
@@ -108,35 +126,39 @@ export function emailRoutes(ctx: AppContext) {
       async function resetPassword({ request, body }) {
         if (!(await formBinding(ctx, request, body.csrf_token))) throw forbidden()
         const hash = linkTokenHash(body.token)
-        if (!hash) return GONE('password', { href: '/forgot-password', label: 'Ask for a new link' })
+        if (!hash) return resetGone()
         let password: string
         try {
           password = checkPassword(body.password ?? '')
         } catch (error) {
           if (!(error instanceof UserInputError)) throw error
           const token = await ctx.store.mail.findToken(hash, ['reset', 'invite'], now())
-          if (!token) return GONE('password', { href: '/forgot-password', label: 'Ask for a new link' })
+          if (!token) return resetGone()
           const csrf = formCsrf(ctx, request, await readSession(ctx, request))
           return htmlPage(<ResetPasswordPage csrf={csrf.token} token={body.token!} invite={token.purpose === 'invite'} error={`The ${error.message}.`} />, { status: 400 })
         }
         const passwordHash = await hashPassword(password)
         const accountUrl = `${ctx.config.issuer}/account`
+        let stale = false
         const outcome = await ctx.store.mail.useToken(hash, ['reset', 'invite'], now(), (token, user): TokenUse => {
+          // A link sent to an address the account no longer has (it changed since) is gone: the
+          // old mailbox takes nothing over.
+          stale = token.email !== user.email
+          if (stale) return {}
           // The link reached the mailbox: the address is the user's.
-          const owner = token.email === user.email
           // SPEC "Recovery": sign-up needs no proof, so an unverified account may have been set up
           // by someone else with this address; its owner takes it back without what they added.
-          const recover = owner && !user.emailVerified
+          const recover = !user.emailVerified
           const security = recover ? undefined : { passkeys: user.passkeys, totp: user.totp, accountUrl }
           return {
             passwordHash,
-            emailVerified: owner ? true : undefined,
+            emailVerified: true,
             endSessions: true,
             recover,
             mail: token.purpose === 'reset' ? [passwordChangedMessage(user.email, security)] : [],
           }
         })
-        if (!outcome.ok) return GONE('password', { href: '/forgot-password', label: 'Ask for a new link' })
+        if (!outcome.ok || stale) return resetGone()
         await ctx.audit.record('password.reset', { userId: outcome.token.userId, request, detail: { via: outcome.token.purpose, recovered: !!outcome.removed } })
         if (outcome.removed) return htmlPage(<RecoveredPage removed={outcome.removed} />)
         return htmlPage(<NoticePage title="Password set" message="Your password is set. Sign in with it." link={{ href: '/login', label: 'Sign in' }} />)
@@ -145,24 +167,47 @@ export function emailRoutes(ctx: AppContext) {
     )
     .get(
       '/verify-email',
-      async function verifyEmail({ query }) {
+      async function showVerifyEmail({ request, query }) {
         const hash = linkTokenHash(query.token)
-        // A verify link only verifies the address it was sent to while it is still the account's;
-        // an email change has links of its own (/confirm-email), used by a POST from the account.
-        let stale = false
-        const outcome = hash
-          ? await ctx.store.mail.useToken(hash, ['verify'], now(), (token, user): TokenUse => {
-              stale = token.email !== user.email
-              return stale ? {} : { emailVerified: true }
-            })
-          : ({ ok: false, reason: 'unknown' } as const)
-        if (!outcome.ok || stale) return GONE('verification', { href: '/account', label: 'Send a new link from your account' })
-        // SPEC (EMAIL_VERIFICATION=required): after the link, on to where the user was going.
+        const token = hash && (await ctx.store.mail.findToken(hash, ['verify'], now()))
+        if (!token || !(await stillTheAddress(token))) return verifyGone()
         const returnTo = safeReturnTo(query.return_to)
+        const path = verifyPath(query.token!, returnTo)
+        const session = await readSession(ctx, request)
+        // Opening the link changes nothing (a mail scanner opens links too): signed out, it asks
+        // to sign in to the account first — and whoever never signed up is pointed to "Forgot
+        // password", which recovers the account (SPEC "Recovery") — then comes back here.
+        if (!session) return seeOther(loginUrl(path))
+        if (session.user.id !== token.userId) return OTHER_ACCOUNT(path, 'the account it was sent for')
+        const csrf = formCsrf(ctx, request, session)
+        return htmlPage(<ConfirmVerifyPage csrf={csrf.token} token={query.token!} email={token.email} returnTo={returnTo} />)
+      },
+      { query: TokenQuery },
+    )
+    .post(
+      '/verify-email',
+      async function verifyEmail({ request, body }) {
+        const session = await readSession(ctx, request)
+        if (!session || !csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
+        const hash = linkTokenHash(body.token)
+        // A link's user never changes: the one found here is the one used below, or it is gone.
+        const token = hash && (await ctx.store.mail.findToken(hash, ['verify'], now()))
+        if (!hash || !token) return verifyGone()
+        const returnTo = safeReturnTo(body.return_to)
+        if (token.userId !== session.user.id) return OTHER_ACCOUNT(verifyPath(body.token!, returnTo), 'the account it was sent for')
+        // A verify link only verifies the address it was sent to while it is still the account's;
+        // an email change has links of its own (/confirm-email).
+        let stale = false
+        const outcome = await ctx.store.mail.useToken(hash, ['verify'], now(), (used, user): TokenUse => {
+          stale = used.email !== user.email
+          return stale ? {} : { emailVerified: true }
+        })
+        if (!outcome.ok || stale) return verifyGone()
+        // SPEC (EMAIL_VERIFICATION=required): after the link, on to where the user was going.
         if (returnTo) return seeOther(returnTo)
         return htmlPage(<NoticePage title="Email verified" message={`${outcome.token.email} is verified.`} link={{ href: '/account', label: 'Your account' }} />)
       },
-      { query: TokenQuery },
+      { parse: parsePageForm, body: VerifyForm },
     )
     .get(
       '/check-email',
@@ -171,6 +216,8 @@ export function emailRoutes(ctx: AppContext) {
         const returnTo = safeReturnTo(query.return_to)
         const session = await readSession(ctx, request)
         if (!session) return seeOther(loginUrl(checkEmailUrl(returnTo)))
+        // A sign-in that a verify link asked for comes here first: on to its Confirm page.
+        if (returnTo?.startsWith('/verify-email?')) return seeOther(returnTo)
         if (session.user.emailVerified || ctx.config.emailVerification !== 'required') return seeOther(returnTo ?? '/account')
         return checkEmailPage(ctx, request, session, false, returnTo)
       },

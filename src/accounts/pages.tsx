@@ -19,12 +19,19 @@ function ContinueTo(props: { appName?: string }) {
   )
 }
 
-export function LoginPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; email?: string; signupOpen: boolean; passkeys: boolean; mail: boolean }) {
+export function LoginPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; email?: string; signupOpen: boolean; passkeys: boolean; mail: boolean; note?: string }) {
   const signupHref = props.returnTo ? `/signup?return_to=${encodeURIComponent(props.returnTo)}` : '/signup'
   return (
     <Layout title="Sign in">
       <h1>Sign in</h1>
       <ContinueTo appName={props.appName} />
+      {props.note ? (
+        <p role="status" safe>
+          {props.note}
+        </p>
+      ) : (
+        ''
+      )}
       <ErrorNote message={props.error} />
       <form method="post" action="/login">
         <CsrfField token={props.csrf} />

@@ -11,6 +11,7 @@ import { htmlPage, seeOther } from '../views/page'
 import { clientAddressOf } from '../web/client-address'
 import { parsePageForm } from '../web/forms'
 import { CsrfForm, LoginForm, ReturnToQuery, SignupForm } from './model'
+import { VERIFY_SIGN_IN_NOTE } from './email-pages'
 import { LoginPage, SignupPage } from './pages'
 import { cookieNames, deleteSession, type Session } from './sessions'
 import { hasTotp, startSession } from './signed-in'
@@ -55,6 +56,7 @@ export async function loginPage(
       signupOpen={ctx.config.signup === 'open'}
       passkeys={ctx.config.passkeys !== null}
       mail={ctx.config.smtpUrl !== null}
+      note={returnTo?.startsWith('/verify-email?') ? VERIFY_SIGN_IN_NOTE : undefined}
     />
   )
   return htmlPage(page, { status: again?.status, cookies: csrf.cookies, headers: again?.headers, formAction: app.formAction })

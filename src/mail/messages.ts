@@ -20,7 +20,7 @@ function message(to: string, subject: string, lines: string[], link?: { url: str
 }
 
 export const verifyEmailMessage = (to: string, url: string) =>
-  message(to, 'Verify your email', ['Confirm that this address is yours. The link works once, for 24 hours.', 'If you did not ask for this, ignore this message.'], { url, label: 'Verify your email' })
+  message(to, 'Verify your email', ['Confirm that this address is yours: open the link and press Confirm, signed in to the account. The link works once, for 24 hours.', 'If you did not create this account, do not confirm: use "Forgot password" on the sign-in page to take it over.'], { url, label: 'Verify your email' })
 
 export const resetPasswordMessage = (to: string, url: string) =>
   message(to, 'Reset your password', ['Someone asked to reset the password of your account. The link works once, for 30 minutes.', 'If it was not you, ignore this message: your password stays as it is.'], {

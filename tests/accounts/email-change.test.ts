@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, test } from 'bun:test'
 import { addUser, cookieHeader, createTestApp, csrfFrom, form, handleFrom, postForm, signIn, type TestApp } from '../helpers'
-import { SMTP, get, outbox, pathOf } from './mail-flows'
+import { SMTP, forgot, get, outbox, outboxOf, pathOf, reset } from './mail-flows'
 import { csrfOf, passwordStep, type Jar } from './mfa-flows'
 
 /** SPEC "Change email": the new address confirms, and only the account's own session may say yes. */
@@ -129,6 +129,59 @@ test('an address taken between the request and the confirmation: 409, nothing ch
   const res = await postForm(t, '/confirm-email', { csrf_token: csrf, token }, ann)
   expect(res.status).toBe(409)
   expect((await emailOf(annId)).email).toBe('ann@example.com')
+})
+
+describe('the links sent to the old address stop working once the change is confirmed', () => {
+  /** Confirms a change of Ann's email to `email` with her own session. */
+  async function confirmChange(email: string) {
+    expect((await requestChange(ann, email)).status).toBe(200)
+    const { path, token } = await changeLink()
+    const csrf = csrfFrom(await (await get(t, path, ann)).text())
+    expect((await postForm(t, '/confirm-email', { csrf_token: csrf, token }, ann)).status).toBe(200)
+  }
+
+  test('a reset link asked for before the change is 410 afterwards, and sets no password', async () => {
+    expect((await forgot(t, 'ann@example.com')).status).toBe(200)
+    const resetLink = (await outboxOf(t, 1))[0]!.link!
+    expect(resetLink).toContain('/reset-password?token=')
+    await confirmChange('ann.new@example.com')
+    expect(await t.rows('SELECT purpose FROM email_tokens WHERE user_id = ?', annId)).toEqual([])
+    expect((await get(t, pathOf(resetLink))).status).toBe(410)
+    expect((await reset(t, resetLink, 'the old mailbox takes over')).status).toBe(410)
+    expect((await passwordStep(t, 'ann.new@example.com', 'the old mailbox takes over')).res.status).toBe(401)
+    expect((await passwordStep(t, 'ann.new@example.com', 'correct horse battery')).res.status).toBe(303)
+  })
+
+  test('an invitation link sent to an address the account no longer has is 410 (the address changed another way)', async () => {
+    const { inviteUser } = await import('../../src/accounts/email-links')
+    const { user, url } = await inviteUser(t.store, t.config, { email: 'ivy@example.com', fullName: 'Ivy' }, t.clock.now(), false)
+    // An operator moves the account to another address (apply, a database edit): the link stays, its address does not match.
+    await t.rows('UPDATE users SET email = ? WHERE id = ?', 'ivy.new@example.com', user.id)
+    expect((await get(t, pathOf(url))).status).toBe(410)
+    const done = await reset(t, url, 'the old mailbox takes over')
+    expect(done.status).toBe(410)
+    expect(await done.text()).toContain('This password link was already used, has expired, or is not one of ours.')
+    expect(await t.store.users.findUserByEmail('ivy.new@example.com')).toMatchObject({ id: user.id, passwordHash: '', emailVerified: false })
+  })
+})
+
+describe('a change to an address another account has', () => {
+  test('answers as any other (no 409 to probe with), sends nothing, and counts toward the hourly limit', async () => {
+    await addUser(t, 'bob@example.com', 'Bob')
+    // The page's note (the rest of /account lists recent events, one more each time).
+    const note = async (res: Response) => /<p class="notice" role="status">([^<]*)<\/p>/.exec(await res.text())?.[1]
+    const taken = await requestChange(ann, 'bob@example.com')
+    const free = await requestChange(ann, 'nobody@example.com')
+    expect([taken.status, free.status]).toEqual([200, 200])
+    expect(await note(taken)).toBe('We sent a link to bob@example.com. Your email changes when you open it and confirm.')
+    expect(await note(free)).toBe('We sent a link to nobody@example.com. Your email changes when you open it and confirm.')
+    expect((await outbox(t)).map((m) => m.to)).toEqual(['nobody@example.com'])
+    expect((await requestChange(ann, 'bob@example.com')).status).toBe(200)
+    const fourth = await requestChange(ann, 'bob@example.com', '203.0.113.9')
+    expect(fourth.status).toBe(429)
+    expect(await fourth.text()).toContain('Too many email changes were asked for in the last hour.')
+    expect((await outbox(t)).map((m) => m.to)).toEqual(['nobody@example.com'])
+  })
 })
 
 describe('at most 3 change requests per hour, per account and per client address', () => {

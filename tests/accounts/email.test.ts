@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, test } from 'bun:test'
 import { CALLBACK, PASSWORD, addClient, addUser, authorizePath, bearer, mintToken, cookieHeader, cookiesFrom, createTestApp, csrfFrom, postForm, signIn, type TestApp } from '../helpers'
+import { confirmVerify } from './mail-flows'
 import { csrfOf, passwordStep, type Jar } from './mfa-flows'
 
 const SMTP = { SMTP_URL: 'smtp://127.0.0.1:2525', LOGIN_ATTEMPTS_PER_MINUTE: '1000', SIGNUP: 'open', NEW_DEVICE_EMAIL: 'off' }
@@ -73,7 +74,8 @@ async function reset(link: string, password: string) {
 
 describe('verification', () => {
   test('sign-up queues "Verify your email" with a link from ISSUER; the link verifies once', async () => {
-    expect((await signUp('eve@example.com')).res.status).toBe(303)
+    const eve = await signUp('eve@example.com')
+    expect(eve.res.status).toBe(303)
     const [message] = await outbox()
     expect(message).toMatchObject({ to: 'eve@example.com', subject: 'Verify your email' })
     expect(message!.link).toMatch(/^http:\/\/localhost:3000\/verify-email\?token=[A-Za-z0-9_-]{43}$/)
@@ -81,13 +83,52 @@ describe('verification', () => {
     const token = new URL(message!.link!).searchParams.get('token')!
     expect(await t.rows('SELECT token_hash FROM email_tokens WHERE token_hash = ?', token)).toEqual([]) // only its hash is stored
     expect((await t.store.users.findUserByEmail('eve@example.com'))!.emailVerified).toBe(false)
-    const used = await get(pathOf(message!.link!))
+    const used = await confirmVerify(t, message!.link!, eve.jar)
     expect(used.status).toBe(200)
     expect(await used.text()).toContain('eve@example.com is verified.')
     expect((await t.store.users.findUserByEmail('eve@example.com'))!.emailVerified).toBe(true)
-    const again = await get(pathOf(message!.link!))
+    const again = await get(pathOf(message!.link!), eve.jar)
     expect(again.status).toBe(410)
     expect(await again.text()).toContain('This verification link was already used, has expired, or is not one of ours.')
+  })
+
+  test('opening the link changes nothing: only "Confirm", posted by a session of the account, verifies', async () => {
+    const eve = await signUp('eve@example.com')
+    const [message] = await outbox()
+    const path = pathOf(message!.link!)
+    const token = new URL(message!.link!).searchParams.get('token')!
+    const verified = async () => (await t.store.users.findUserByEmail('eve@example.com'))!.emailVerified
+    // Signed out (a mail scanner, another browser): on to sign in, which says what to do.
+    const signedOut = await get(path)
+    expect(signedOut.status).toBe(303)
+    expect(signedOut.headers.get('location')).toBe(`/login?return_to=${encodeURIComponent(path)}`)
+    const login = await (await get(signedOut.headers.get('location')!)).text()
+    expect(login).toContain('<p role="status">Sign in to the account to confirm this address. If you did not create this account, use Forgot password to take it over.</p>')
+    expect(await (await get('/login')).text()).not.toContain('Sign in to the account to confirm this address.')
+    // Signed in to the account: a page that asks, with a form.
+    const page = await get(path, eve.jar)
+    expect(page.status).toBe(200)
+    const html = await page.text()
+    expect(html).toContain('<h1>Confirm your email address</h1>')
+    expect(html).toContain('<form method="post" action="/verify-email">')
+    expect(html).toContain(`<input type="hidden" name="token" value="${token}"/>`)
+    expect(html).toContain('>Confirm</button>')
+    expect(await verified()).toBe(false)
+    // Signed in to another account: refused, on GET and POST.
+    await addUser(t)
+    const ann = await signIn(t)
+    const other = await get(path, ann)
+    expect(other.status).toBe(403)
+    expect(await other.text()).toContain('This link is for the account it was sent for.')
+    expect((await postForm(t, '/verify-email', { csrf_token: await csrfOf(t, '/account', ann), token }, ann)).status).toBe(403)
+    // No session, or no CSRF token: refused.
+    expect((await postForm(t, '/verify-email', { csrf_token: csrfFrom(html), token })).status).toBe(403)
+    expect((await postForm(t, '/verify-email', { token }, eve.jar)).status).toBe(403)
+    expect(await verified()).toBe(false)
+    // The account's own POST verifies.
+    const done = await postForm(t, '/verify-email', { csrf_token: csrfFrom(html), token }, eve.jar)
+    expect(done.status).toBe(200)
+    expect(await verified()).toBe(true)
   })
 
   test('a verify link expires after 24 hours; an unknown or malformed one is 410', async () => {
@@ -207,11 +248,11 @@ describe('changing the email on /account (the rest: email-change.test.ts)', () =
   })
   const change = async (email: string) => postForm(t, '/account/email', { csrf_token: await csrfOf(t, '/account', jar), email }, jar)
 
-  test("another account's address is refused and nothing is sent to either", async () => {
+  test("another account's address gets the same answer as a free one, and nothing is sent to either", async () => {
     await addUser(t, 'bob@example.com', 'Bob')
     const res = await change('bob@example.com')
-    expect(res.status).toBe(409)
-    expect(await res.text()).toContain('An account with this email already exists.')
+    expect(res.status).toBe(200)
+    expect(await res.text()).toContain('We sent a link to bob@example.com. Your email changes when you open it and confirm.')
     expect(await outbox()).toEqual([])
   })
 })
@@ -235,8 +276,8 @@ describe('EMAIL_VERIFICATION=required', () => {
     const messages = await outbox()
     expect(messages).toHaveLength(2)
     // The newest link works; the first one was replaced.
-    expect((await get(pathOf(messages[0]!.link!))).status).toBe(410)
-    expect((await get(pathOf(messages[1]!.link!))).status).toBe(200)
+    expect((await get(pathOf(messages[0]!.link!), jar)).status).toBe(410)
+    expect((await confirmVerify(t, messages[1]!.link!, jar)).status).toBe(200)
     const code = new URL((await get(request, jar)).headers.get('location')!).searchParams.get('code')
     expect(code).toBeString()
   })
@@ -274,7 +315,9 @@ describe('EMAIL_VERIFICATION=required', () => {
     expect(page).toContain(`<a href="${Bun.escapeHTML(request)}">Continue</a>`)
     const [message] = await outbox()
     expect(message!.link).toBe(`${message!.link!.split('&')[0]}&return_to=${encodeURIComponent(request)}`)
-    const used = await get(pathOf(message!.link!), jar)
+    const page2 = await get(pathOf(message!.link!), jar)
+    expect(await page2.text()).toContain(`<input type="hidden" name="return_to" value="${Bun.escapeHTML(request)}"/>`)
+    const used = await confirmVerify(t, message!.link!, jar)
     expect(used.status).toBe(303)
     expect(used.headers.get('location')).toBe(request)
     const code = new URL((await get(request, jar)).headers.get('location')!).searchParams.get('code')
@@ -294,7 +337,24 @@ describe('EMAIL_VERIFICATION=required', () => {
     expect(await resent.text()).toContain('We sent a new link.')
     const link = (await outbox())[1]!.link!
     expect(new URL(link).searchParams.get('return_to')).toBe(request)
-    expect((await get(pathOf(link), jar)).headers.get('location')).toBe(request)
+    expect((await confirmVerify(t, link, jar)).headers.get('location')).toBe(request)
+    expect(new URL((await get(request, jar)).headers.get('location')!).searchParams.get('code')).toBeString()
+  })
+
+  test('the link opened in another browser: sign in, "Confirm", then on to where the user was going', async () => {
+    t = await createTestApp({ ...SMTP, EMAIL_VERIFICATION: 'required' })
+    const { client } = await addClient(t, { skipConsent: true })
+    const request = authorizePath({ client_id: client.id, redirect_uri: CALLBACK, scope: 'openid email', state: 's' })
+    await signUp('eve@example.com', 'Eve New', request)
+    const link = (await outbox())[0]!.link!
+    const opened = await get(pathOf(link))
+    expect(opened.headers.get('location')).toBe(`/login?return_to=${encodeURIComponent(pathOf(link))}`)
+    const { res, jar } = await passwordStep(t, 'eve@example.com', PASSWORD, pathOf(link))
+    expect(res.headers.get('location')).toBe(`/check-email?return_to=${encodeURIComponent(pathOf(link))}`)
+    expect((await get(res.headers.get('location')!, jar)).headers.get('location')).toBe(pathOf(link))
+    const used = await confirmVerify(t, link, jar)
+    expect(used.status).toBe(303)
+    expect(used.headers.get('location')).toBe(request)
     expect(new URL((await get(request, jar)).headers.get('location')!).searchParams.get('code')).toBeString()
   })
 })

@@ -76,3 +76,15 @@ export async function restartedWith(t: TestApp, env: Record<string, string>): Pr
   const app = createApp(ctx)
   return { ...t, app, ctx, config, handle: (path: string, init?: RequestInit) => app.handle(new Request(ORIGIN + path, init)) }
 }
+
+/**
+ * Opens a verify link in the browser of `jar` (a session of the link's account) and presses
+ * "Confirm": opening it changes nothing, the POST verifies (SPEC "Verify"). The POST's answer.
+ */
+export async function confirmVerify(t: TestApp, link: string, jar: Jar) {
+  const page = await get(t, pathOf(link), jar)
+  if (page.status !== 200) throw new Error(`the verify page answered ${page.status}`)
+  const html = await page.text()
+  const url = new URL(link)
+  return postForm(t, '/verify-email', { csrf_token: csrfFrom(html), token: url.searchParams.get('token')!, return_to: url.searchParams.get('return_to') ?? undefined }, jar)
+}

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, test } from 'bun:test'
 import { CALLBACK, PASSWORD, addClient, addUser, authorizeAndAllow, bearer, createTestApp, postForm, signIn, tokenRequest, type TestApp } from '../helpers'
 import { SoftAuthenticator } from '../soft-authenticator'
-import { SMTP, forgot, get, markVerified, outbox, outboxOf, reset, restartedWith, signUp } from './mail-flows'
+import { SMTP, confirmVerify, forgot, get, markVerified, outbox, outboxOf, pathOf, reset, restartedWith, signUp } from './mail-flows'
 import { addPasskey, csrfOf, passkeySignIn, passwordStep, turnOnTotp, type Jar } from './mfa-flows'
 
 /** A consent and a token pair through the real flow: the access and refresh token. */
@@ -96,6 +96,45 @@ describe('a reset link on an unverified account is account recovery (pre-account
   })
 })
 
+describe('the verify link cannot undo a recovery (a mail scanner or the owner opens it)', () => {
+  test('an intruder signs up with the address; a cookie-less GET of the link verifies nothing; the owner\'s reset then recovers', async () => {
+    const t = await createTestApp(SMTP)
+    const client = await addClient(t, { name: 'Photo Backup' })
+    const { jar: intruder } = await signUp(t, 'ann@example.com')
+    const tokens = await authorizeApp(t, intruder, client)
+    const [verify] = await outbox(t)
+    expect(verify).toMatchObject({ to: 'ann@example.com', subject: 'Verify your email' })
+
+    // Ann's mail gateway (or Ann) opens the link, with no session: it only asks to sign in.
+    const opened = await get(t, pathOf(verify!.link!))
+    expect(opened.status).toBe(303)
+    expect(opened.headers.get('location')).toBe(`/login?return_to=${encodeURIComponent(pathOf(verify!.link!))}`)
+    const login = await (await get(t, opened.headers.get('location')!)).text()
+    expect(login).toContain('Sign in to the account to confirm this address. If you did not create this account, use Forgot password to take it over.')
+    const ann = (await t.store.users.findUserByEmail('ann@example.com'))!
+    expect((await t.store.users.findUser(ann.id))!.emailVerified).toBe(false)
+    // So the intruder still cannot add a passkey.
+    const options = await postForm(t, '/account/passkeys/options', { csrf_token: await csrfOf(t, '/account', intruder) }, intruder)
+    expect(options.status).toBe(403)
+
+    // Ann uses "Forgot password", as the sign-in page told her: a recovery.
+    await forgot(t, 'ann@example.com')
+    const resetMail = (await outboxOf(t, 2))[1]!
+    expect(resetMail).toMatchObject({ to: 'ann@example.com', subject: 'Reset your password' })
+    const done = await reset(t, resetMail.link!, 'the owner is back now')
+    expect(done.status).toBe(200)
+    const html = await done.text()
+    expect(html).toContain('Everything set up on it before was removed:')
+    expect(html).toContain('<li>The access of the app &quot;Photo Backup&quot; (its consent and tokens)</li>')
+    expect(await t.store.grants.listAuthorizedApps(ann.id)).toEqual([])
+    expect((await refresh(t, client, tokens.refresh_token)).status).toBe(400)
+    expect((await t.handle('/api/oauth/userinfo', { headers: bearer(tokens.access_token) })).status).toBe(401)
+    expect((await get(t, '/account', intruder)).status).toBe(303)
+    // The verify link went with the recovery.
+    expect((await get(t, pathOf(verify!.link!))).status).toBe(410)
+  })
+})
+
 describe('a reset on a verified account', () => {
   test('keeps passkeys and TOTP, ends every session, and "Your password was changed" lists them with a link to /account', async () => {
     const t = await createTestApp(SMTP)
@@ -164,7 +203,7 @@ describe('while mail is set up, an unverified account adds no passkey and turns 
 
   test('once the email is verified both work', async () => {
     const [verify] = await outbox(t)
-    expect((await get(t, new URL(verify!.link!).pathname + new URL(verify!.link!).search)).status).toBe(200)
+    expect((await confirmVerify(t, verify!.link!, jar)).status).toBe(200)
     expect((await addPasskey(t, jar, await SoftAuthenticator.create())).status).toBe(303)
     await turnOnTotp(t, jar)
   })

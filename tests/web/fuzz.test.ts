@@ -32,6 +32,7 @@ const ROUTES = [
   '/account/password/remove',
   '/forgot-password',
   '/reset-password',
+  '/verify-email',
   '/verify-email/resend',
   '/account/email',
   '/account/data/delete',

@@ -101,7 +101,9 @@ export class PgMail implements MailStore {
         if (change.email !== undefined) await tx`UPDATE users SET email = ${change.email} WHERE id = ${token.userId}`
         if (change.emailVerified !== undefined) await tx`UPDATE users SET email_verified = ${change.emailVerified} WHERE id = ${token.userId}`
         changed = change.recover ? {} : change.email !== undefined || change.emailVerified !== undefined ? { users: [token.userId] } : undefined
-        await tx`DELETE FROM email_tokens WHERE token_hash = ${tokenHash}`
+        // A new address: every other link of the user (a reset or invitation sent to the old one) goes too.
+        if (change.email !== undefined) await tx`DELETE FROM email_tokens WHERE user_id = ${token.userId}`
+        else await tx`DELETE FROM email_tokens WHERE token_hash = ${tokenHash}`
         const removed = change.recover ? await recover(tx, token.userId) : undefined
         if (change.endSessions) await tx`DELETE FROM sessions WHERE user_id = ${token.userId}`
         await insertMail(tx, change.mail ?? [], now)

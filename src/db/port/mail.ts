@@ -28,7 +28,7 @@ export interface EmailToken {
 /** What using a link changes, decided by the feature on the token and its user's current email. */
 export interface TokenUse {
   passwordHash?: string
-  /** Set the account's email to the token's (an email change), or only mark it verified. */
+  /** Set the account's email to the token's (an email change: every other link of the user goes too), or only mark it verified. */
   email?: string
   emailVerified?: boolean
   endSessions?: boolean

@@ -58,7 +58,9 @@ export class SqliteMail implements MailStore {
           throw error
         }
       }
-      db.orm.delete(emailTokens).where(eq(emailTokens.tokenHash, tokenHash)).run()
+      // A new address: every other link of the user (a reset or invitation sent to the old one) goes too.
+      if (set.email !== undefined) db.orm.delete(emailTokens).where(eq(emailTokens.userId, row.userId)).run()
+      else db.orm.delete(emailTokens).where(eq(emailTokens.tokenHash, tokenHash)).run()
       const removed = change.recover ? recover(db, row.userId) : undefined
       // A recovery deleted tokens, sessions and grants: anything cached may be stale.
       if (removed) this.ctx.emit({})
