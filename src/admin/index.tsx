@@ -514,7 +514,7 @@ export function adminRoutes(ctx: AppContext) {
             { host: field(body, 'host').trim(), name: field(body, 'name'), policy: field(body, 'policy') || undefined, allowedGroups: fieldValues(body, 'allowed_groups'), jwt: checkbox(body, 'jwt') },
             ctx.clock.now(),
           )
-          audit('site.created', request, session, { detail: { site: site.host } })
+          await audit('site.created', request, session, { detail: { site: site.host } })
           return { notice: `Added the site ${site.name} (${site.host}).` }
         }, true),
       )
@@ -522,7 +522,7 @@ export function adminRoutes(ctx: AppContext) {
         ...form('/admin/sites/rule', 'sites', async (request, session, body) => {
           const host = checkSiteHost(field(body, 'host'))
           await addSiteRule(ctx.store, host, { paths: lines(field(body, 'paths')), methods: words(field(body, 'methods')), networks: words(field(body, 'networks')), clients: words(field(body, 'clients')), policy: field(body, 'policy') || undefined })
-          audit('site.rule_added', request, session, { detail: { site: host } })
+          await audit('site.rule_added', request, session, { detail: { site: host } })
           return { notice: `Added a rule to ${host}.` }
         }, true),
       )
@@ -533,7 +533,7 @@ export function adminRoutes(ctx: AppContext) {
           async (request, session, body) => {
             const host = checkSiteHost(field(body, 'host'))
             if (!(await ctx.store.sites.deleteSite(host))) return { error: 'There is no such site.', status: 404 }
-            audit('site.deleted', request, session, { detail: { site: host } })
+            await audit('site.deleted', request, session, { detail: { site: host } })
             return { notice: `Deleted the site ${host}.` }
           },
           true,
