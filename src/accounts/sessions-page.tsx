@@ -70,14 +70,10 @@ export function SessionsSection(props: { sessions: SessionView[]; csrf: string }
                 <Moment at={s.lastActiveAt} />
               </div>
             </div>
-            {/* This browser signs out with the page's own "Sign out"; the others each have theirs, named for screen readers. */}
-            {s.current ? (
-              ''
-            ) : (
-              <div class="actions">
-                <ButtonForm action="/account/sessions/sign-out" csrf={props.csrf} fields={{ session: s.handle }} label="Sign out" ariaLabel={`Sign out ${s.device}`} kind="secondary" />
-              </div>
-            )}
+            {/* Each "Sign out" names its device for screen readers (the page's own "Sign out" is this browser's too). */}
+            <div class="actions">
+              <ButtonForm action="/account/sessions/sign-out" csrf={props.csrf} fields={{ session: s.handle }} label="Sign out" ariaLabel={`Sign out ${s.device}${s.current ? ' (this device)' : ''}`} kind="secondary" />
+            </div>
           </li>
         ))}
       </ul>
