@@ -93,8 +93,9 @@ export class SqliteGroups implements GroupStore {
   }
 
   async mayAuthorize(clientId: string, userId: string): Promise<boolean> {
+    // On every refresh: a cached statement (query), not one compiled per call (prepare).
     const row = this.sqlite
-      .prepare(
+      .query(
         `SELECT NOT EXISTS (SELECT 1 FROM client_groups WHERE client_id = ?1)
           OR EXISTS (SELECT 1 FROM client_groups c JOIN group_members m ON m.group_name = c.group_name WHERE c.client_id = ?1 AND m.user_id = ?2) AS ok`,
       )
