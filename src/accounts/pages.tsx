@@ -127,6 +127,14 @@ const ACTIVITY: Record<string, string> = {
   'password.reset': 'Reset the password by email',
   'email.change_requested': 'Asked to change the email address',
   'email.changed': 'Changed the email address',
+  'user.created': 'Account created',
+  'user.invited': 'Invited',
+  'user.signed_out': 'Signed out of other browsers',
+  'user.two_step_reset': 'Two-step verification reset by an administrator',
+  'user.reset_link_made': 'A password reset link was made by an administrator',
+  'group.member_added': 'Added to a group',
+  'group.member_removed': 'Removed from a group',
+  'site.sign_in': 'Signed in to a protected site',
 }
 
 function RecentActivity(props: { events: AuditEvent[] }) {
