@@ -137,6 +137,13 @@ describe('polling and /device', () => {
     expect((await t.handle(`/device?user_code=${user_code}`)).status).toBe(303)
   })
 
+  test('wrong codes sent at the same moment cannot pass the limit: of 50 in parallel, at most 10 are looked up', async () => {
+    const answers = await Promise.all(Array.from({ length: 50 }, () => t.handle('/device?user_code=BBBB-BBBB')))
+    const statuses = answers.map((r) => r.status)
+    expect(statuses.filter((s) => s === 400).length).toBe(10)
+    expect(statuses.filter((s) => s === 429).length).toBe(40)
+  })
+
   test('/device without a code asks for it; discovery names the endpoint and the grant', async () => {
     const page = await t.handle('/device')
     expect(page.status).toBe(200)

@@ -100,28 +100,32 @@ function DonePage(props: { allowed: boolean; client: string }) {
  */
 export function devicePages(ctx: AppContext) {
   const throttleKey = (request: Request) => `device:${rateLimitKey(clientAddressOf(request, ctx.config.trustedProxies))}`
-  /** Seconds to wait when this address typed too many wrong codes this minute; 0 when it may try. */
-  const waitFor = (request: Request) =>
-    ctx.store.throttle.updateThrottle(throttleKey(request), (row) => {
-      const now = ctx.clock.now()
-      const live = row && now - row.startedAt < MINUTE && row.count >= WRONG_CODES_PER_MINUTE
-      return { row: row ?? null, result: live ? Math.max(1, Math.ceil((row.startedAt + MINUTE - now) / 1000)) : 0 }
-    })
-  const countWrong = (request: Request) =>
+  /**
+   * One try of this address, taken in the same atomic update that checks the limit (so codes
+   * sent in parallel cannot all pass a check made before any of them counted): the seconds to
+   * wait when it typed too many wrong codes this minute, else 0 with the try counted.
+   */
+  const take = (request: Request) =>
     ctx.store.throttle.updateThrottle(throttleKey(request), (row) => {
       const now = ctx.clock.now()
       const fresh = !row || now - row.startedAt >= MINUTE
-      return { row: fresh ? { count: 1, startedAt: now, lastAt: now } : { count: row.count + 1, startedAt: row.startedAt, lastAt: now }, result: undefined }
+      if (!fresh && row!.count >= WRONG_CODES_PER_MINUTE) return { row: row ?? null, result: Math.max(1, Math.ceil((row!.startedAt + MINUTE - now) / 1000)) }
+      return { row: fresh ? { count: 1, startedAt: now, lastAt: now } : { count: row!.count + 1, startedAt: row!.startedAt, lastAt: now }, result: 0 }
     })
+  /** A right code gives its try back: only wrong codes count. */
+  const giveBack = (request: Request) =>
+    ctx.store.throttle.updateThrottle(throttleKey(request), (row) => ({ row: row && row.count > 0 ? { ...row, count: row.count - 1 } : (row ?? null), result: undefined }))
 
   /** The pending request a typed code names, or the page that says why not (429 when guessing). */
   async function lookUp(request: Request, raw: string): Promise<{ device: DeviceCodeRecord; code: string } | Response> {
-    const wait = await waitFor(request)
+    const wait = await take(request)
     if (wait > 0) return htmlPage(<CodeForm error="Too many wrong codes. Wait a minute and try again." />, { status: 429, headers: { 'retry-after': String(wait) } })
     const code = normalizeUserCode(raw)
     const device = code && (await ctx.store.devices.findPendingByUserCode(userCodeHash(code), ctx.clock.now()))
-    if (code && device) return { device, code }
-    await countWrong(request)
+    if (code && device) {
+      await giveBack(request)
+      return { device, code }
+    }
     ctx.log.warn('device code refused', { client: clientAddressOf(request, ctx.config.trustedProxies) })
     return htmlPage(<CodeForm error="That code is not valid, or it has expired. Check the code on your device." />, { status: 400 })
   }
