@@ -8,6 +8,20 @@ import { scopeWords } from '../scopes'
 import type { AuthorizationRequest } from './request'
 
 /** The authorization request again, as hidden fields of a form that POSTs the decision. */
+/** A consent decision's two buttons (the authorization and the device consent pages): `decision` = allow | deny. */
+export function DecisionButtons() {
+  return (
+    <div class="actions">
+      <button type="submit" name="decision" value="allow">
+        Allow
+      </button>
+      <button type="submit" name="decision" value="deny" class="secondary">
+        Deny
+      </button>
+    </div>
+  )
+}
+
 function RequestFields(props: { request: AuthorizationRequest }) {
   const { request } = props
   // A pushed request (RFC 9126) is named by its request_uri; its parameters stay on the server.
@@ -71,14 +85,7 @@ export function ConsentPage(props: { request: AuthorizationRequest; user: User; 
       <form method="post" action="/oauth/authorize">
         <CsrfField token={props.csrf} />
         <RequestFields request={request} />
-        <div class="actions">
-          <button type="submit" name="decision" value="allow">
-            Allow
-          </button>
-          <button type="submit" name="decision" value="deny" class="secondary">
-            Deny
-          </button>
-        </div>
+        <DecisionButtons />
       </form>
       <p class="muted">You can revoke access at any time from your account page.</p>
     </Layout>

@@ -13,6 +13,7 @@ import { CsrfField, Hidden, Layout } from '../../views/layout'
 import { htmlPage, seeOther } from '../../views/page'
 import { clientAddressOf, rateLimitKey } from '../../web/client-address'
 import { parsePageForm } from '../../web/forms'
+import { DecisionButtons } from '../authorize/consent-page'
 import { findClient, type Client } from '../clients'
 import { issueCode } from '../codes'
 import { scopeOrder, scopeWords } from '../scopes'
@@ -69,14 +70,7 @@ function DeviceConsentPage(props: { client: Client; resource: ResourceRecord | u
       <form method="post" action="/device">
         <CsrfField token={props.csrf} />
         <Hidden name="user_code" value={props.userCode} />
-        <div class="actions">
-          <button type="submit" name="decision" value="allow">
-            Allow
-          </button>
-          <button type="submit" name="decision" value="deny" class="secondary">
-            Deny
-          </button>
-        </div>
+        <DecisionButtons />
       </form>
     </Layout>
   )
