@@ -175,10 +175,11 @@ export function devicePages(ctx: AppContext) {
         const { device } = found
         const scopes = device.scope.split(' ')
         const resource = device.resource === null ? undefined : await ctx.resources.byUri(device.resource)
-        // The code the device's next poll exchanges: bound to the client and this marker, living as long as the device code.
+        // The code the device's next poll exchanges: bound to the client and this marker, living as long as the device code;
+        // its id_token names this browser's session (`sid`), whose end the device's app hears of (Back-Channel Logout §2.7).
         const code = await issueCode(
           ctx.store,
-          { clientId: client.id, userId: session.user.id, redirectUri: DEVICE_REDIRECT, scope: device.scope, codeChallenge: null, authTime: session.authTime, amr: session.amr.join(' '), resource: device.resource },
+          { clientId: client.id, userId: session.user.id, redirectUri: DEVICE_REDIRECT, scope: device.scope, codeChallenge: null, authTime: session.authTime, amr: session.amr.join(' '), resource: device.resource, sid: session.sid },
           now,
           Math.max(1, Math.ceil((device.expiresAt - now) / 1000)),
           { scopes, canonicalOrder: scopeOrder(resource?.scopes) },

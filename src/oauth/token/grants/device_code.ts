@@ -38,5 +38,5 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   if (!exchanged.ok) throw new InvalidGrant('device code is invalid or was used already')
   const { code } = exchanged
   await ctx.audit.record('token.issued', { userId: code.userId, clientId: client.id, request, detail: { grant: 'device_code', scope: code.scope } })
-  return withIdToken(ctx, await minted.response(exchanged, code), { userId: code.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: code.scope, nonce: null, authTime: code.authTime, amr: code.amr })
+  return withIdToken(ctx, await minted.response(exchanged, code), { userId: code.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: code.scope, nonce: null, authTime: code.authTime, amr: code.amr, sid: code.sid, firstInSession: true })
 }
