@@ -55,6 +55,8 @@ export interface Config {
   sessionIdleTtl: number
   /** "New sign-in to your account" for a browser that has not signed in to the account before (needs SMTP_URL). */
   newDeviceEmail: boolean
+  /** Seconds before a failed back-channel logout is tried again, doubling each time up to 10 minutes. */
+  backchannelLogoutRetry: number
   /** Where GET /metrics listens (a listener of its own); null: off. */
   metricsAddress: { host: string; port: number } | null
 }
@@ -190,6 +192,7 @@ export function loadConfig(env: Env = process.env): Config {
     auditDays: integer(env, 'AUDIT_DAYS', 90, 1, 36_500),
     ...sessionTtls(env),
     newDeviceEmail: oneOf(env, 'NEW_DEVICE_EMAIL', 'on', ['on', 'off'] as const) === 'on',
+    backchannelLogoutRetry: integer(env, 'BACKCHANNEL_LOGOUT_RETRY', 30, 1, 600),
   }
 }
 

@@ -6,14 +6,14 @@
  * (whatever deletes it: sign-out, "sign out everywhere", RP-initiated logout, an admin, disabling,
  * deleting, a password reset …), one per app and session (a unique index). This sender works them
  * off as the mail outbox does — a lease claimed FOR UPDATE SKIP LOCKED, so each is held by one
- * instance; the same back-off (30 s, doubling to 10 min) for 24 h — so an app that is down or
+ * instance; the same back-off (30 s or BACKCHANNEL_LOGOUT_RETRY, doubling to 10 min) for 24 h — so an app that is down or
  * slow never holds up a sign-out, and each is delivered once (at least once across a crash).
  */
 import type { AppContext } from '../context'
 import type { LogoutDelivery } from '../db/store'
 import { randomToken } from '../lib/crypto'
 import { FetchRefused, safeFetch } from '../lib/safe-fetch'
-import { GIVE_UP_AFTER_MS, LEASE_MS, retryDelay } from '../mail/outbox'
+import { GIVE_UP_AFTER_MS, LEASE_MS, backoff } from '../mail/outbox'
 import { signJwt } from './jwt'
 
 /** §2.6: the event that makes a JWT a logout token. */
@@ -82,11 +82,12 @@ export class BackchannelLogout {
       const now = clock.now()
       const failures = d.attempts + 1
       const reason = String((error as Error)?.message ?? error).slice(0, 300)
-      if (now + retryDelay(failures) - d.createdAt > GIVE_UP_AFTER_MS) {
+      const delay = backoff(failures, this.ctx.config.backchannelLogoutRetry * 1000)
+      if (now + delay - d.createdAt > GIVE_UP_AFTER_MS) {
         await store.sessions.logoutFailed(d.id, now, reason)
         log.warn('back-channel logout given up', { client: d.clientId, attempts: failures, error: reason })
       } else {
-        await store.sessions.logoutRetryLater(d.id, now + retryDelay(failures), reason)
+        await store.sessions.logoutRetryLater(d.id, now + delay, reason)
         log.info('back-channel logout delayed', { client: d.clientId, attempts: failures, error: reason })
       }
       return

@@ -5,7 +5,7 @@ import { insertUser } from '../../src/accounts/users'
 import { loadConfig } from '../../src/config'
 import { createContext } from '../../src/context'
 import { manualClock } from '../../src/lib/clock'
-import { createClient } from '../../src/oauth/clients'
+import { createClient, DEVICE_CODE } from '../../src/oauth/clients'
 import { BackchannelLogout, LOGOUT_EVENT } from '../../src/oidc/backchannel-logout'
 import { CALLBACK, ORIGIN, addUser, authorizeAndAllow, cookieHeader, createTestApp, csrfFrom, postForm, testSigningKey, tokenRequest, type TestApp } from '../helpers'
 import { openTestStorePair } from '../store'
@@ -80,6 +80,31 @@ describe('OpenID Connect Back-Channel Logout 1.0', () => {
     // …and another browser's session has its own.
     const jar2 = await signInFrom(t)
     expect(claimsOf(await idTokenFor(t, app, jar2)).sid).not.toBe(sid)
+  })
+
+  test('the device grant: the id_token carries the sid of the session that allowed it, and that session ending notifies the device\'s app', async () => {
+    const t = await createTestApp()
+    await addUser(t)
+    const rp = receiver()
+    servers.push(rp.server)
+    const tv = (await createClient(t.store, { name: 'TV', redirectUris: [], public: true, skipConsent: false, grantTypes: [DEVICE_CODE], backchannelLogoutUri: rp.url }, t.clock.now())).client.id
+    const form = (path: string, fields: Record<string, string>) => t.handle(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) })
+    const started = (await (await form('/api/oauth/device_authorization', { client_id: tv, scope: 'openid' })).json()) as { device_code: string; user_code: string }
+    const jar = await signInFrom(t)
+    const sid = (await t.rows('SELECT sid FROM sessions'))[0]!.sid
+    const page = await browse(t, `/device?user_code=${started.user_code}`, jar)
+    expect((await postForm(t, '/device', { user_code: started.user_code, decision: 'allow', csrf_token: csrfFrom(await page.text()) }, jar)).status).toBe(200)
+    const tokens = await form('/api/oauth/token', { grant_type: DEVICE_CODE, device_code: started.device_code, client_id: tv })
+    expect(tokens.status).toBe(200)
+    const body = (await tokens.json()) as { id_token: string; refresh_token: string }
+    expect(claimsOf(body.id_token).sid).toBe(sid)
+    // Refreshed, it keeps it.
+    const refreshed = await form('/api/oauth/token', { grant_type: 'refresh_token', refresh_token: body.refresh_token, client_id: tv })
+    expect(claimsOf(((await refreshed.json()) as { id_token: string }).id_token).sid).toBe(sid)
+    const account = await browse(t, '/account', jar)
+    await browse(t, '/logout', jar, { body: { csrf_token: csrfFrom(await account.text()) } })
+    expect(await new BackchannelLogout(t.ctx).tick()).toBe(1)
+    expect((await verifyLogoutToken(t, rp.got[0]!.token, tv)).payload.sid).toBe(sid)
   })
 
   test('sign-out: the app is POSTed a logout token (a form, signed like id_tokens) — after the answer, by the sender', async () => {
@@ -199,6 +224,42 @@ describe('OpenID Connect Back-Channel Logout 1.0', () => {
     const { payload } = await verifyLogoutToken(t, back.got[0]!.token, app.client.id)
     expect(payload.iat).toBe(Math.floor(t.clock.now() / 1000))
     expect(await t.store.sessions.logoutCounts()).toEqual({ waiting: 0, sent: 1, failed: 0 })
+  })
+
+  test('retries back off from BACKCHANNEL_LOGOUT_RETRY seconds, doubling to at most 10 minutes apart, and are given up after 24 h', async () => {
+    const t = await createTestApp({ BACKCHANNEL_LOGOUT_RETRY: '2' })
+    await addUser(t)
+    const rp = receiver(0, 503)
+    servers.push(rp.server)
+    const app = await createClient(t.store, { name: 'Wiki', redirectUris: [CALLBACK], public: false, skipConsent: true, backchannelLogoutUri: rp.url }, t.clock.now())
+    const sender = new BackchannelLogout(t.ctx)
+    const jar = await signInFrom(t)
+    await idTokenFor(t, app, jar)
+    await t.store.sessions.deleteSessionsOf((await t.rows('SELECT user_id FROM sessions'))[0]!.user_id as string)
+    const ended = t.clock.now()
+    const gaps: number[] = []
+    for (;;) {
+      expect(await sender.tick()).toBe(1)
+      const row = (await t.row('SELECT attempts, next_attempt_at, failed_at, last_error FROM logout_deliveries'))!
+      expect(row.last_error).toBe('answered 503')
+      if (row.failed_at !== null) break
+      gaps.push(Number(row.next_attempt_at) - t.clock.now())
+      t.clock.advance(Number(row.next_attempt_at) - t.clock.now())
+    }
+    expect(gaps.slice(0, 10)).toEqual([2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000, 512_000, 600_000])
+    expect(new Set(gaps.slice(9))).toEqual(new Set([600_000]))
+    // Given up once the next try would fall past 24 h after the session ended.
+    expect(t.clock.now() - ended).toBeLessThanOrEqual(24 * 3600_000)
+    expect(t.clock.now() + 600_000 - ended).toBeGreaterThan(24 * 3600_000)
+    expect(rp.got).toHaveLength(gaps.length + 1)
+    expect(await t.store.sessions.logoutCounts()).toEqual({ waiting: 0, sent: 0, failed: 1 })
+    expect(await sender.tick()).toBe(0)
+  })
+
+  test('BACKCHANNEL_LOGOUT_RETRY is whole seconds from 1 to 600', () => {
+    expect(loadConfig({ DATABASE_URL: ':memory:' }).backchannelLogoutRetry).toBe(30)
+    expect(loadConfig({ DATABASE_URL: ':memory:', BACKCHANNEL_LOGOUT_RETRY: '1' }).backchannelLogoutRetry).toBe(1)
+    for (const bad of ['0', '601', '1.5', 'soon']) expect(() => loadConfig({ DATABASE_URL: ':memory:', BACKCHANNEL_LOGOUT_RETRY: bad })).toThrow('BACKCHANNEL_LOGOUT_RETRY: must be')
   })
 
   test('an app answering an error is tried again; a session that only timed out sends nothing', async () => {
