@@ -11,6 +11,7 @@ import { CALLBACK, ORIGIN, addUser, authorizeAndAllow, cookieHeader, createTestA
 import { openTestStorePair } from '../store'
 import { forgot, outboxOf, reset } from '../accounts/mail-flows'
 import { browse, signInFrom, signedIn, type Jar } from '../sessions/flows'
+import { until } from '../wait'
 
 // Several sign-ins and code exchanges per test: more than the default 5 s on a busy machine.
 setDefaultTimeout(20_000)
@@ -364,5 +365,120 @@ describe('back-channel logout of dynamically registered apps (the metadata fetch
     expect(await new BackchannelLogout(strict.ctx).tick()).toBe(1)
     expect(rp.got).toHaveLength(1)
     expect((await strict.row('SELECT last_error FROM logout_deliveries'))!.last_error).toBe('127.0.0.1 is not a public address')
+  })
+})
+
+describe('the sender under a slow, a redirecting or a stale app (review of the delivery code)', () => {
+  /** An app whose endpoint takes each POST and answers only when released. */
+  function heldReceiver() {
+    let release!: () => void
+    const released = new Promise<void>((r) => (release = r))
+    const got: string[] = []
+    const server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      idleTimeout: 0,
+      async fetch(request) {
+        got.push(new URLSearchParams(await request.text()).get('logout_token') ?? '')
+        await released
+        return new Response(null, { status: 200 })
+      },
+    })
+    servers.push(server)
+    return { got, release, url: `http://127.0.0.1:${server.port}/bc` }
+  }
+
+  /** A session of its own in which `app` got an id_token, then ended: one delivery due. */
+  async function endedSessionWith(t: TestApp, app: { client: { id: string }; secret: string | null }, email: string) {
+    const user = await addUser(t, email, email)
+    const jar = await signInFrom(t, { email })
+    const sid = claimsOf(await idTokenFor(t, app, jar)).sid as string
+    await t.store.sessions.deleteSessionsOf(user.id)
+    return sid
+  }
+
+  test('an app that holds its POST holds only its own delivery: another app\'s is sent meanwhile', async () => {
+    const t = await createTestApp()
+    const slow = heldReceiver()
+    const fast = receiver()
+    servers.push(fast.server)
+    const slowApp = await createClient(t.store, { name: 'Slow', redirectUris: [CALLBACK], public: false, skipConsent: true, backchannelLogoutUri: slow.url }, t.clock.now())
+    const fastApp = await createClient(t.store, { name: 'Fast', redirectUris: [CALLBACK], public: false, skipConsent: true, backchannelLogoutUri: fast.url }, t.clock.now())
+    const sender = new BackchannelLogout(t.ctx)
+    try {
+      await endedSessionWith(t, slowApp, 'slow@example.com')
+      sender.start(5)
+      await until(() => slow.got.length === 1, 'the POST to the slow app')
+      const sid = await endedSessionWith(t, fastApp, 'fast@example.com')
+      // Well inside the 10 s an attempt may take: the fast app is not queued behind the slow one.
+      await until(() => fast.got.length === 1, 'the fast app\'s logout token while the slow app still holds its POST', { timeoutMs: 4000 })
+      expect(claimsOf(fast.got[0]!.token).sid).toBe(sid)
+      expect(slow.got).toHaveLength(1)
+    } finally {
+      slow.release()
+      await sender.stop()
+    }
+    expect(await t.store.sessions.logoutCounts()).toEqual({ waiting: 0, sent: 2, failed: 0 })
+  })
+
+  test('an attempt ends after its timeout: the delivery is tried again later, the sender is free', async () => {
+    const t = await createTestApp()
+    const slow = heldReceiver()
+    const app = await createClient(t.store, { name: 'Slow', redirectUris: [CALLBACK], public: false, skipConsent: true, backchannelLogoutUri: slow.url }, t.clock.now())
+    await endedSessionWith(t, app, 'slow@example.com')
+    try {
+      const started = performance.now()
+      expect(await new BackchannelLogout(t.ctx, { attemptTimeoutMs: 200 }).tick()).toBe(1)
+      expect(performance.now() - started).toBeLessThan(5000)
+      const row = (await t.row('SELECT attempts, next_attempt_at, sent_at, last_error FROM logout_deliveries'))!
+      expect([Number(row.attempts), Number(row.next_attempt_at), row.sent_at]).toEqual([1, t.clock.now() + 30_000, null])
+      expect(row.last_error).toContain('timed out')
+    } finally {
+      slow.release()
+    }
+  })
+
+  test('a redirect is not followed: the app that answers 307 is tried again, the target gets nothing', async () => {
+    const t = await createTestApp()
+    const target = receiver()
+    servers.push(target.server)
+    const redirecting = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(null, { status: 307, headers: { location: target.url } }) })
+    servers.push(redirecting)
+    const app = await createClient(t.store, { name: 'Moved', redirectUris: [CALLBACK], public: false, skipConsent: true, backchannelLogoutUri: `http://127.0.0.1:${redirecting.port}/bc` }, t.clock.now())
+    await endedSessionWith(t, app, 'moved@example.com')
+    expect(await new BackchannelLogout(t.ctx).tick()).toBe(1)
+    expect(target.got).toEqual([])
+    expect(await t.row('SELECT attempts, sent_at, last_error FROM logout_deliveries')).toEqual({ attempts: 1, sent_at: null, last_error: 'answered 307' })
+  })
+
+  test('sent and given-up deliveries are purged a week later; waiting ones are kept', async () => {
+    const t = await createTestApp()
+    const ok = receiver()
+    const down = receiver(0, 503)
+    servers.push(ok.server, down.server)
+    const okApp = await createClient(t.store, { name: 'Ok', redirectUris: [CALLBACK], public: false, skipConsent: true, backchannelLogoutUri: ok.url }, t.clock.now())
+    const downApp = await createClient(t.store, { name: 'Down', redirectUris: [CALLBACK], public: false, skipConsent: true, backchannelLogoutUri: down.url }, t.clock.now())
+    const sender = new BackchannelLogout(t.ctx)
+    await endedSessionWith(t, okApp, 'ok@example.com')
+    await endedSessionWith(t, downApp, 'down@example.com')
+    expect(await sender.tick()).toBe(2)
+    // The app that is down is given up after 24 h; a third delivery is still waiting then.
+    for (let i = 0; i < 200 && (await t.store.sessions.logoutCounts()).failed === 0; i++) {
+      t.clock.advance(600_000)
+      await sender.tick()
+    }
+    down.server.stop(true)
+    await endedSessionWith(t, downApp, 'later@example.com')
+    expect(await t.store.sessions.logoutCounts()).toEqual({ waiting: 1, sent: 1, failed: 1 })
+    const week = 7 * 86_400_000
+    const windows = { usedCodes: 0, throttle: 0, refreshGrace: 0, retiredKeys: 0, mail: week, settingChanges: 0, sessionIdle: 86_400_000 * 365 }
+    const sentAt = Number((await t.row('SELECT sent_at FROM logout_deliveries WHERE sent_at IS NOT NULL'))!.sent_at)
+    await t.store.purgeExpired(sentAt + week, windows)
+    expect(await t.store.sessions.logoutCounts()).toEqual({ waiting: 1, sent: 1, failed: 1 })
+    await t.store.purgeExpired(sentAt + week + 1, windows)
+    expect(await t.store.sessions.logoutCounts()).toEqual({ waiting: 1, sent: 0, failed: 1 })
+    const failedAt = Number((await t.row('SELECT failed_at FROM logout_deliveries WHERE failed_at IS NOT NULL'))!.failed_at)
+    await t.store.purgeExpired(failedAt + week + 1, windows)
+    expect(await t.store.sessions.logoutCounts()).toEqual({ waiting: 1, sent: 0, failed: 0 })
   })
 })
