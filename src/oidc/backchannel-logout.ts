@@ -12,7 +12,7 @@
 import type { AppContext } from '../context'
 import type { LogoutDelivery } from '../db/store'
 import { randomToken } from '../lib/crypto'
-import { FetchRefused, safeFetch } from '../lib/safe-fetch'
+import { FetchRefused, safeFetch, type SafeFetchPolicy } from '../lib/safe-fetch'
 import { GIVE_UP_AFTER_MS, LEASE_MS, backoff } from '../mail/outbox'
 import { signJwt } from './jwt'
 
@@ -49,12 +49,15 @@ export class BackchannelLogout {
   /** Attempts under way: each runs on its own, so an app that holds its POST holds only its own delivery. */
   private readonly inFlight = new Set<Promise<void>>()
   private readonly attemptTimeoutMs: number
+  private readonly lookup: SafeFetchPolicy['lookup']
 
+  /** `lookup`: the resolver for dynamically registered apps' hosts (tests give names that resolve to private addresses). */
   constructor(
     private readonly ctx: Ctx,
-    opts: { attemptTimeoutMs?: number } = {},
+    opts: { attemptTimeoutMs?: number; lookup?: SafeFetchPolicy['lookup'] } = {},
   ) {
     this.attemptTimeoutMs = opts.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS
+    this.lookup = opts.lookup
   }
 
   /** One round: claims what is due and attempts each once; resolves when those attempts ended, with how many. */
@@ -124,7 +127,7 @@ export class BackchannelLogout {
   private async post(uri: string, dynamic: boolean, body: string): Promise<void> {
     const type = 'application/x-www-form-urlencoded'
     if (dynamic) {
-      await safeFetch(new URL(uri), { allowHosts: this.ctx.config.clientIdMetadataAllowHosts, timeoutMs: this.attemptTimeoutMs, maxBytes: 16_384 }, { type, body })
+      await safeFetch(new URL(uri), { allowHosts: this.ctx.config.clientIdMetadataAllowHosts, timeoutMs: this.attemptTimeoutMs, maxBytes: 16_384, lookup: this.lookup }, { type, body })
       return
     }
     const res = await fetch(uri, { method: 'POST', body, headers: { 'content-type': type, 'user-agent': 'Latchkey' }, redirect: 'manual', signal: AbortSignal.timeout(this.attemptTimeoutMs) })

@@ -366,6 +366,25 @@ describe('back-channel logout of dynamically registered apps (the metadata fetch
     expect(rp.got).toHaveLength(1)
     expect((await strict.row('SELECT last_error FROM logout_deliveries'))!.last_error).toBe('127.0.0.1 is not a public address')
   })
+
+  test('a registered name that resolves to a private address when sending (DNS rebinding) is refused; nothing is sent', async () => {
+    const t = await createTestApp({ DYNAMIC_REGISTRATION: 'open' })
+    await addUser(t)
+    const made = (await (await register(t, { ...APP, backchannel_logout_uri: 'https://rp.example/bc' })).json()) as { client_id: string; client_secret: string }
+    const jar = await signInFrom(t)
+    await idTokenFor(t, { client: { id: made.client_id }, secret: made.client_secret }, jar)
+    await t.store.sessions.deleteSessionsOf((await t.rows('SELECT user_id FROM sessions'))[0]!.user_id as string)
+    const asked: string[] = []
+    // rp.example now resolves to the cloud metadata address and to a public one: any private address refuses it.
+    const lookup = ((host: string, _o: unknown, cb: (e: null, l: { address: string; family: number }[]) => void) => {
+      asked.push(host)
+      cb(null, [{ address: '93.184.215.14', family: 4 }, { address: '169.254.169.254', family: 4 }])
+    }) as never
+    expect(await new BackchannelLogout(t.ctx, { lookup }).tick()).toBe(1)
+    expect(asked).toEqual(['rp.example'])
+    const row = (await t.row('SELECT attempts, sent_at, last_error FROM logout_deliveries'))!
+    expect(row).toEqual({ attempts: 1, sent_at: null, last_error: 'rp.example resolves to an address that is not public' })
+  })
 })
 
 describe('the sender under a slow, a redirecting or a stale app (review of the delivery code)', () => {
