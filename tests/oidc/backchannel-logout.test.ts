@@ -7,7 +7,7 @@ import { createContext } from '../../src/context'
 import { manualClock } from '../../src/lib/clock'
 import { createClient, DEVICE_CODE } from '../../src/oauth/clients'
 import { BackchannelLogout, LOGOUT_EVENT } from '../../src/oidc/backchannel-logout'
-import { CALLBACK, ORIGIN, addUser, authorizeAndAllow, cookieHeader, createTestApp, csrfFrom, postForm, testSigningKey, tokenRequest, type TestApp } from '../helpers'
+import { CALLBACK, ORIGIN, PASSWORD, addUser, cookiesFrom, authorizeAndAllow, cookieHeader, createTestApp, csrfFrom, postForm, testSigningKey, tokenRequest, type TestApp } from '../helpers'
 import { openTestStorePair } from '../store'
 import { forgot, outboxOf, reset } from '../accounts/mail-flows'
 import { browse, signInFrom, signedIn, type Jar } from '../sessions/flows'
@@ -152,6 +152,30 @@ describe('OpenID Connect Back-Channel Logout 1.0', () => {
     expect(rp.got.map((g) => claimsOf(g.token).sid)).toEqual([sid])
     expect(rp2.got).toEqual([])
     expect(await signedIn(t, phone)).toBe(true)
+  })
+
+  test('signing in again in the same browser (prompt=login, a step-up) keeps the session: same sid, no logout token; another person\'s sign-in ends it', async () => {
+    const { t, rp, app, sender } = await appWithRp()
+    await addUser(t, 'bob@example.com', 'Bob')
+    const jar = await signInFrom(t)
+    const sid = claimsOf(await idTokenFor(t, app, jar)).sid
+    // An app asked for a fresh sign-in: the same person signs in again over the live session.
+    const again = async (email: string) => {
+      const page = await browse(t, '/login?reauth=1', jar)
+      const res = await browse(t, '/login', jar, { body: { email, password: PASSWORD, csrf_token: csrfFrom(await page.text()) } })
+      expect(res.status).toBe(303)
+      cookiesFrom(res, jar)
+    }
+    await again('ann@example.com')
+    expect(await sender.tick()).toBe(0)
+    expect(await t.rows('SELECT sid FROM logout_deliveries')).toEqual([])
+    expect(await t.rows('SELECT sid FROM sessions')).toEqual([{ sid }])
+    expect(claimsOf(await idTokenFor(t, app, jar)).sid).toBe(sid)
+    // Someone else signing in on this browser ends Ann's session: the app hears of it, once.
+    await again('bob@example.com')
+    expect(await sender.tick()).toBe(1)
+    expect(rp.got.map((g) => claimsOf(g.token))).toMatchObject([{ sid }])
+    expect((await t.rows('SELECT sid FROM sessions')).map((r) => r.sid)).not.toContain(sid)
   })
 
   test('RP-initiated logout ends the session and notifies the app', async () => {

@@ -11,17 +11,29 @@ export class PgSessions implements SessionStore {
    * so no session starts for a user being disabled, whatever the timing across instances.
    */
   createSession(s: NewSession, replacing?: string, newDevice?: NewMail): Promise<boolean> {
-    const insert = async (sql: SQL) =>
+    const insert = async (sql: SQL, sid = s.sid) =>
       (
         await sql`WITH u AS (SELECT id FROM users WHERE id = ${s.userId} AND disabled_at IS NULL FOR SHARE)
           INSERT INTO sessions (id_hash, sid, user_id, expires_at, auth_time, amr, pending, created_at, last_active_at, user_agent, address, device_hash)
-          SELECT ${s.idHash}, ${s.sid}, id, ${s.expiresAt}, ${s.authTime}, ${s.amr.join(' ')}, ${s.pending}, ${s.authTime}, ${s.authTime}, ${s.userAgent}, ${s.address}, ${s.deviceHash ?? null} FROM u`
+          SELECT ${s.idHash}, ${sid}, id, ${s.expiresAt}, ${s.authTime}, ${s.amr.join(' ')}, ${s.pending}, ${s.authTime}, ${s.authTime}, ${s.userAgent}, ${s.address}, ${s.deviceHash ?? null} FROM u`
       ).count > 0
     const remembersDevice = s.deviceHash !== undefined && !s.pending
     if (!replacing && !remembersDevice) return this.ctx.run(insert)
     return this.ctx.tx(async (tx) => {
-      if (replacing) await tx`DELETE FROM sessions WHERE id_hash = ${replacing}`
-      if (!(await insert(tx))) return false
+      // The same person signing in again in this browser (prompt=login, a step-up) goes on in the same
+      // session under a new token: its sid and apps are kept, so no app is told it ended (its rows are
+      // moved off before the delete, which the logout trigger then finds without any).
+      let kept: { sid: string; apps: string[] } | undefined
+      if (replacing) {
+        const [old] = await tx`SELECT sid FROM sessions WHERE id_hash = ${replacing} AND user_id = ${s.userId} FOR UPDATE`
+        if (old) {
+          const apps = await tx`DELETE FROM session_clients WHERE sid = ${old.sid} RETURNING client_id`
+          kept = { sid: old.sid as string, apps: apps.map((a: Row) => a.client_id as string) }
+        }
+        await tx`DELETE FROM sessions WHERE id_hash = ${replacing}`
+      }
+      if (!(await insert(tx, kept?.sid))) return false
+      if (kept?.apps.length) await tx`INSERT INTO session_clients ${tx(kept.apps.map((client_id) => ({ sid: kept.sid, client_id })))}`
       if (remembersDevice) {
         const added = await tx`INSERT INTO user_devices (user_id, device_hash, created_at) VALUES (${s.userId}, ${s.deviceHash!}, ${s.authTime}) ON CONFLICT DO NOTHING`
         if (added.count > 0 && newDevice) await insertMail(tx, [newDevice], s.authTime)

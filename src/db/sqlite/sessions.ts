@@ -16,15 +16,29 @@ export class SqliteSessions implements SessionStore {
     return this.ctx.write(() => {
       const user = db.sqlite.prepare('SELECT disabled_at AS disabledAt FROM users WHERE id = ?').get(session.userId) as { disabledAt: number | null } | null
       if (!user || user.disabledAt !== null) return false
+      // The same person signing in again in this browser (prompt=login, a step-up) goes on in the same
+      // session under a new token: its sid and apps are kept, so no app is told it ended (its rows are
+      // moved off before the delete, which the logout trigger then finds without any).
+      const kept = replacing ? this.keptOnReplace(replacing, session.userId) : undefined
       if (replacing) db.orm.delete(sessions).where(eq(sessions.idHash, replacing)).run()
       const { deviceHash } = session
-      db.orm.insert(sessions).values({ ...session, amr: session.amr.join(' '), createdAt: session.authTime, lastActiveAt: session.authTime }).run()
+      db.orm.insert(sessions).values({ ...session, sid: kept?.sid ?? session.sid, amr: session.amr.join(' '), createdAt: session.authTime, lastActiveAt: session.authTime }).run()
+      if (kept) for (const clientId of kept.apps) db.sqlite.prepare('INSERT INTO session_clients (sid, client_id) VALUES (?, ?)').run(kept.sid, clientId)
       if (deviceHash && !session.pending) {
         const known = db.sqlite.prepare('INSERT OR IGNORE INTO user_devices (user_id, device_hash, created_at) VALUES (?, ?, ?)').run(session.userId, deviceHash, session.authTime)
         if (known.changes > 0 && newDevice) insertMail(db, [newDevice], session.authTime)
       }
       return true
     })
+  }
+
+  /** Inside the writer: the replaced session's sid and apps when it is the same user's (taken off it), else undefined. */
+  private keptOnReplace(replacing: string, userId: string): { sid: string; apps: string[] } | undefined {
+    const { sqlite } = this.ctx.db
+    const old = sqlite.prepare<{ sid: string }, [string, string]>('SELECT sid FROM sessions WHERE id_hash = ? AND user_id = ?').get(replacing, userId)
+    if (!old) return undefined
+    const apps = sqlite.prepare<{ clientId: string }, [string]>('DELETE FROM session_clients WHERE sid = ? RETURNING client_id AS clientId').all(old.sid)
+    return { sid: old.sid, apps: apps.map((a) => a.clientId) }
   }
 
   async findSession(idHash: string, now: number, idleSince: number): Promise<SessionRecord | undefined> {
