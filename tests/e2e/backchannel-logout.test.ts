@@ -332,6 +332,19 @@ describe('back-channel logout from the binary to a relying party that verifies e
     expectNotHeard(rp, [here!.sid])
   })
 
+  test.concurrent('signing in again in the same browser (an app\'s prompt=login) ends nothing: no token then, one at the sign-out', async () => {
+    const { sessions } = await userWithSessions('again@example.com', 1)
+    const [only] = sessions as [(typeof sessions)[0]]
+    const page = await (await only.browser.fetch('/login?reauth=1')).text()
+    expect(page).toContain('name="password"')
+    expect((await form(only.browser, '/login', { email: 'again@example.com', password: PASSWORD }, '/login?reauth=1')).status).toBe(303)
+    // The same session under a new cookie: the same sid in the next id_token, nothing queued for it.
+    expect((await appSignIn(server, only.browser, wiki)).sid).toBe(only.sid)
+    expect(await server.query('SELECT client_id FROM logout_deliveries WHERE sid = ?', only.sid)).toEqual([])
+    expect((await form(only.browser, '/logout', {}, '/account')).status).toBe(303)
+    await expectHeardOnce(server, rp, [only], bothApps)
+  })
+
   test.concurrent('a slow app never slows the sign-out: the sign-out answers while the app still holds the POST', async () => {
     const slow = createApp(server, rp, 'slow')
     createUser(server, 'patient@example.com')
