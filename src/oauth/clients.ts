@@ -129,6 +129,8 @@ export function toView(client: Client): ClientView {
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost'])
+/** RFC 6761 §6.3: localhost and every name under it are loopback (with or without the root's dot), whatever DNS says. */
+const isLocalhostName = (hostname: string) => /(^|\.)localhost\.?$/.test(hostname)
 
 /**
  * A back-channel logout URI (Back-Channel Logout §2.2: absolute, no fragment). An operator's may be
@@ -153,7 +155,7 @@ export function checkBackchannelLogoutUri(raw: string, registeredBy: 'operator' 
   const allowed = allowHosts.includes(url.host.toLowerCase()) || allowHosts.includes(url.hostname.toLowerCase())
   if (url.protocol !== 'https:' && !(allowed && url.protocol === 'http:')) throw new ClientInputError('backchannel_logout_uri must be an https:// URL')
   const literal = url.hostname.replace(/^\[|\]$/g, '')
-  if (!allowed && (LOOPBACK.has(url.hostname) || (isIP(literal) && !isPublicAddress(literal)))) throw new ClientInputError('backchannel_logout_uri must be on a public address')
+  if (!allowed && (isLocalhostName(url.hostname) || (isIP(literal) && !isPublicAddress(literal)))) throw new ClientInputError('backchannel_logout_uri must be on a public address')
   return url.href
 }
 

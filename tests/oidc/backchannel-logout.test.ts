@@ -355,7 +355,9 @@ describe('back-channel logout of dynamically registered apps (the metadata fetch
     const ok = await register(t, { ...APP, backchannel_logout_uri: 'https://rp.example/bc', backchannel_logout_session_required: true })
     expect(ok.status).toBe(201)
     expect(await ok.json()).toMatchObject({ backchannel_logout_uri: 'https://rp.example/bc', backchannel_logout_session_required: true })
-    for (const bad of ['http://rp.example/bc', 'https://127.0.0.1/bc', 'https://10.1.2.3/bc', 'https://[::1]/bc', 'https://localhost/bc', 'https://rp.example/bc#f', 42]) {
+    // RFC 6761 §6.3: every name under localhost (and the name with its root dot) is loopback, whatever DNS says.
+    const localNames = ['https://localhost./bc', 'https://rp.localhost/bc', 'https://RP.LOCALHOST./bc']
+    for (const bad of ['http://rp.example/bc', 'https://127.0.0.1/bc', 'https://10.1.2.3/bc', 'https://[::1]/bc', 'https://localhost/bc', ...localNames, 'https://rp.example/bc#f', 42]) {
       const res = await register(t, { ...APP, backchannel_logout_uri: bad })
       expect(res.status).toBe(400)
       expect(((await res.json()) as { error: string }).error).toBe('invalid_client_metadata')
