@@ -45,6 +45,8 @@ class RelyingParty {
   /** Paths whose next answers wait for this (a slow app). */
   readonly holds = new Map<string, Promise<void>>()
   readonly arrived = new Map<string, number>()
+  /** Paths that answer 503 this many times first (an app that is down). */
+  readonly unavailable = new Map<string, number>()
   private readonly apps = new Map<string, App>()
   private readonly server: ReturnType<typeof Bun.serve>
   private jwks: ReturnType<typeof createRemoteJWKSet> | undefined
@@ -75,6 +77,11 @@ class RelyingParty {
     const name = new URL(request.url).pathname.replace(/^\/bc\//, '')
     this.arrived.set(name, (this.arrived.get(name) ?? 0) + 1)
     await this.holds.get(name)
+    const down = this.unavailable.get(name) ?? 0
+    if (down > 0) {
+      this.unavailable.set(name, down - 1)
+      return new Response('down for maintenance', { status: 503 })
+    }
     const app = this.apps.get(name)
     try {
       if (request.method !== 'POST' || !app) throw new Error(`${request.method} to an unknown app ${name}`)
@@ -357,6 +364,18 @@ describe('back-channel logout from the binary to a relying party that verifies e
     await until(() => (rp.arrived.get('slow') ?? 0) === 1, 'the POST to the slow app')
     release()
     await expectHeardOnce(server, rp, [{ sid: session.sid!, sub: session.sub! }], ['slow'])
+  })
+
+  test.concurrent('an app that answers 503 at first receives the logout token on the retry', async () => {
+    const busy = createApp(server, rp, 'busy')
+    rp.unavailable.set('busy', 1)
+    createUser(server, 'busy@example.com')
+    const browser = await signIn(server.url, 'busy@example.com')
+    const session = await appSignIn(server, browser, busy)
+    expect((await form(browser, '/logout', {}, '/account')).status).toBe(303)
+    await expectHeardOnce(server, rp, [{ sid: session.sid!, sub: session.sub! }], ['busy'])
+    expect(rp.arrived.get('busy')).toBe(2)
+    expect(await server.query('SELECT attempts, last_error FROM logout_deliveries WHERE sid = ?', session.sid)).toEqual([{ attempts: 2, last_error: 'answered 503' }])
   })
 
   test.concurrent('an app that is down at first (nothing listening) receives the logout token once it is back', async () => {
