@@ -129,6 +129,14 @@ function createUser(server: RunningBinary, email: string, admin = false) {
   return (JSON.parse(r.out) as { id: string }).id
 }
 
+/** A new account through /signup (no CLI run: a spawn would stall this process, the relying party's too); the browser is signed in. */
+async function signUp(base: string, email: string): Promise<CookieClient> {
+  const browser = new CookieClient(base)
+  const res = await form(browser, '/signup', { full_name: email.split('@')[0]!, email, password: PASSWORD })
+  if (res.status !== 303) throw new Error(`sign-up of ${email} answered ${res.status}`)
+  return browser
+}
+
 async function signIn(base: string, email: string, password = PASSWORD): Promise<CookieClient> {
   const browser = new CookieClient(base)
   const res = await form(browser, '/login', { email, password })
@@ -198,6 +206,11 @@ describe('back-channel logout from the binary to a relying party that verifies e
   let photos: App
   let notes: App
   let admin: CookieClient
+  // Apps of single tests, made before them (a CLI run blocks this process, and so the relying party).
+  let slow: App
+  let busy: App
+  let late: App
+  let latePort: number
 
   beforeAll(async () => {
     smtp = await TestSmtp.start()
@@ -208,12 +221,16 @@ describe('back-channel logout from the binary to a relying party that verifies e
       NODE_EXTRA_CA_CERTS: smtp.tls.certPath,
       NEW_DEVICE_EMAIL: 'off',
       LOGIN_ATTEMPTS_PER_MINUTE: '1000',
+      SIGNUP: 'open',
       // An app that is down is tried again after 1 s (then 2, 4 …): the retry test waits for it, not 30 s.
       BACKCHANNEL_LOGOUT_RETRY: '1',
     })
     rp.trust(server.url)
     // Two apps that get id_tokens; a third, with a URI too, that only ever gets access tokens.
     ;[wiki, photos, notes] = ['wiki', 'photos', 'notes'].map((name) => createApp(server, rp, name)) as [App, App, App]
+    ;[slow, busy] = ['slow', 'busy'].map((name) => createApp(server, rp, name)) as [App, App]
+    latePort = await freePort()
+    late = createApp(server, rp, 'late', `http://127.0.0.1:${latePort}/bc/late`)
     createUser(server, 'root@example.com', true)
     admin = await signIn(server.url, 'root@example.com')
   })
@@ -226,18 +243,18 @@ describe('back-channel logout from the binary to a relying party that verifies e
 
   /** A user signed in from `n` browsers; in each, wiki and photos got an id_token, notes an access token only. */
   async function userWithSessions(email: string, n: number) {
-    const id = createUser(server, email)
-    const browsers = await Promise.all(Array.from({ length: n }, () => signIn(server.url, email)))
+    const browsers = [await signUp(server.url, email), ...(await Promise.all(Array.from({ length: n - 1 }, () => signIn(server.url, email))))]
     const sessions = await Promise.all(
       browsers.map(async (browser) => {
         const [w, p] = [await appSignIn(server, browser, wiki), await appSignIn(server, browser, photos)]
         await appSignIn(server, browser, notes, 'email')
         expect(p.sid).toBe(w.sid) // one sid per sign-in session, the same for every app
-        expect(w.sub).toBe(id)
+        expect(p.sub).toBe(w.sub)
         return { browser, sid: w.sid!, sub: w.sub! }
       }),
     )
-    return { id, sessions }
+    expect(new Set(sessions.map((x) => x.sub)).size).toBe(1)
+    return { id: sessions[0]!.sub, sessions }
   }
 
   const bothApps = ['photos', 'wiki']
@@ -273,8 +290,7 @@ describe('back-channel logout from the binary to a relying party that verifies e
   })
 
   test.concurrent('RP-initiated logout (end_session with id_token_hint)', async () => {
-    createUser(server, 'rpinit@example.com')
-    const browser = await signIn(server.url, 'rpinit@example.com')
+    const browser = await signUp(server.url, 'rpinit@example.com')
     const query = new URLSearchParams({ client_id: wiki.client_id, redirect_uri: CALLBACK, response_type: 'code', scope: 'openid', state: 's' })
     const code = new URL((await browser.fetch(`/oauth/authorize?${query}`)).headers.get('location')!).searchParams.get('code')!
     const tokens = (await (
@@ -353,9 +369,7 @@ describe('back-channel logout from the binary to a relying party that verifies e
   })
 
   test.concurrent('a slow app never slows the sign-out: the sign-out answers while the app still holds the POST', async () => {
-    const slow = createApp(server, rp, 'slow')
-    createUser(server, 'patient@example.com')
-    const browser = await signIn(server.url, 'patient@example.com')
+    const browser = await signUp(server.url, 'patient@example.com')
     const session = await appSignIn(server, browser, slow)
     let release!: () => void
     rp.holds.set('slow', new Promise<void>((r) => (release = r)))
@@ -367,10 +381,8 @@ describe('back-channel logout from the binary to a relying party that verifies e
   })
 
   test.concurrent('an app that answers 503 at first receives the logout token on the retry', async () => {
-    const busy = createApp(server, rp, 'busy')
     rp.unavailable.set('busy', 1)
-    createUser(server, 'busy@example.com')
-    const browser = await signIn(server.url, 'busy@example.com')
+    const browser = await signUp(server.url, 'busy@example.com')
     const session = await appSignIn(server, browser, busy)
     expect((await form(browser, '/logout', {}, '/account')).status).toBe(303)
     await expectHeardOnce(server, rp, [{ sid: session.sid!, sub: session.sub! }], ['busy'])
@@ -379,10 +391,7 @@ describe('back-channel logout from the binary to a relying party that verifies e
   })
 
   test.concurrent('an app that is down at first (nothing listening) receives the logout token once it is back', async () => {
-    const port = await freePort()
-    const late = createApp(server, rp, 'late', `http://127.0.0.1:${port}/bc/late`)
-    createUser(server, 'late@example.com')
-    const browser = await signIn(server.url, 'late@example.com')
+    const browser = await signUp(server.url, 'late@example.com')
     const session = await appSignIn(server, browser, late)
     expect((await form(browser, '/logout', {}, '/account')).status).toBe(303)
     const row = async () => (await server.query('SELECT attempts, last_error, sent_at FROM logout_deliveries WHERE sid = ?', session.sid))[0]!
@@ -390,7 +399,7 @@ describe('back-channel logout from the binary to a relying party that verifies e
     expect((await row()).sent_at).toBeNull()
     expect(String((await row()).last_error)).toMatch(/connect/i)
     // The app comes up (its own RP on that port, verifying against the same JWKS).
-    const back = new RelyingParty(port)
+    const back = new RelyingParty(latePort)
     try {
       back.trust(server.url)
       back.add(late)
@@ -432,8 +441,7 @@ describe.skipIf(testEngine !== 'postgres')('two instances on one PostgreSQL data
     const sessions = await Promise.all(
       Array.from({ length: N }, async (_, i) => {
         // Signed up through the balancer (30 CLI runs would take longer than the test itself).
-        const browser = new CookieClient(lb.url)
-        expect((await form(browser, '/signup', { full_name: `Many ${i}`, email: `many${i}@example.com`, password: PASSWORD })).status).toBe(303)
+        const browser = await signUp(lb.url, `many${i}@example.com`)
         const { sid, sub } = await appSignIn(through, browser, app)
         return { browser, sid: sid!, sub: sub! }
       }),
