@@ -23,7 +23,8 @@ import { adminRoutes } from './admin'
 import { setupRoutes } from './admin/setup'
 import { authzRoutes } from './authz'
 import { createRequestGuard } from './web/request-guard'
-import appCss from './views/app.css' with { type: 'text' }
+import { brandFavicon, brandRoutes } from './brand/routes'
+import { withBrand } from './brand'
 import faviconSvg from './views/favicon.svg' with { type: 'text' }
 import passkeysJs from './views/scripts/passkeys.js' with { type: 'text' }
 import copyJs from './views/scripts/copy.js' with { type: 'text' }
@@ -100,9 +101,9 @@ export function createApp(ctx: AppContext) {
     .options('/api/*', () => new Response(null, { status: 204, headers: CORS_PREFLIGHT_HEADERS }))
     .use(docsRoutes(ctx.config, () => self.app!))
     .get('/healthz', () => healthAnswer(ctx), { detail: { tags: ['Operations'], summary: 'Health: 200 after a database round trip, 503 otherwise' } })
-    .get('/assets/app.css', () => asset(appCss, 'text/css'))
+    .use(brandRoutes(ctx.brand))
     .get('/favicon.svg', favicon)
-    .get('/favicon.ico', favicon)
+    .get('/favicon.ico', () => brandFavicon(ctx.brand) ?? favicon())
     .get('/assets/webauthn.js', () => asset(webauthnJs, 'text/javascript'))
     .get('/assets/passkeys.js', () => asset(passkeysJs, 'text/javascript'))
     .get('/assets/copy.js', () => asset(copyJs, 'text/javascript'))
@@ -125,6 +126,9 @@ export function createApp(ctx: AppContext) {
     .use(settingsStreamRoutes(ctx))
     .use(authzRoutes(ctx))
   self.app = app
+  // Every answer — pages, error pages — is made with this app's brand (src/brand).
+  const handle = app.handle
+  app.handle = (request: Request) => withBrand(ctx.brand, () => handle(request))
   return app
 }
 

@@ -37,6 +37,7 @@ describe('configuration', () => {
       sessionTtl: 2_592_000,
       sessionIdleTtl: 604_800,
       newDeviceEmail: true,
+      brand: { name: 'Latchkey', logo: null, logoDark: null, favicon: null, color: null, css: null },
     })
   })
 

@@ -220,7 +220,7 @@ export function securityRoutes(ctx: AppContext) {
         const recovery = newRecoveryCodes()
         if (!(await ctx.store.mfa.confirmTotp(session.user.id, step, recovery.hashes, ctx.clock.now()))) return seeOther('/account')
         await deleteSessionsOf(ctx.store, session.user.id, session)
-        await notify(ctx.config, ctx.store, twoStepChangedMessage(session.user.email, 'Two-step verification was turned on for your account'), ctx.clock.now())
+        await notify(ctx.config, ctx.store, twoStepChangedMessage(ctx.config.brand.name, session.user.email, 'Two-step verification was turned on for your account'), ctx.clock.now())
         await ctx.audit.record('two_step.enabled', { userId: session.user.id, request })
         // Set up because an app required it: on to the app, whose step-up asks for a code (SPEC:
         // a session's factors are the ones used to sign in; turning TOTP on does not upgrade it).
@@ -250,7 +250,7 @@ export function securityRoutes(ctx: AppContext) {
         if (!(await proves(session, body.proof ?? ''))) return accountPage(ctx, request, session, { status: 401, error: 'That is not a current authentication code or your password.' })
         await limits.succeeded(emailHash(session.user.email))
         await ctx.store.mfa.removeTotp(session.user.id)
-        await notify(ctx.config, ctx.store, twoStepChangedMessage(session.user.email, 'Two-step verification was turned off for your account'), ctx.clock.now())
+        await notify(ctx.config, ctx.store, twoStepChangedMessage(ctx.config.brand.name, session.user.email, 'Two-step verification was turned off for your account'), ctx.clock.now())
         await ctx.audit.record('two_step.disabled', { userId: session.user.id, request })
         return changed(session)
       },
@@ -281,7 +281,7 @@ export function securityRoutes(ctx: AppContext) {
           throw error
         }
         await ctx.store.mfa.setPassword(session.user.id, await hashPassword(password))
-        await notify(ctx.config, ctx.store, passwordChangedMessage(session.user.email), ctx.clock.now())
+        await notify(ctx.config, ctx.store, passwordChangedMessage(ctx.config.brand.name, session.user.email), ctx.clock.now())
         await ctx.audit.record('password.changed', { userId: session.user.id, request })
         return changed(session)
       },

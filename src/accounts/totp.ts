@@ -12,7 +12,7 @@ const RECOVERY_CODES = 10
 const RECOVERY_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567'
 
 function totpOf(ctx: AppContext, secret: Secret, email: string): TOTP {
-  return new TOTP({ issuer: new URL(ctx.config.issuer).host, label: email, secret, algorithm: 'SHA1', digits: 6, period: PERIOD_S })
+  return new TOTP({ issuer: ctx.config.brand.name, label: email, secret, algorithm: 'SHA1', digits: 6, period: PERIOD_S })
 }
 
 /** A new secret for the set-up page (160 bits, RFC 4226 §4), sealed for storage. */
