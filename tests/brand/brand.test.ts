@@ -8,6 +8,8 @@ import { createTestApp } from '../helpers'
 import { TestSmtp, subjectOf } from '../mail/smtp'
 import { outbox, signUp, SMTP } from '../accounts/mail-flows'
 import { contrast, PAIRS, themes } from '../views/tokens'
+import { DARK, LIGHT } from '../../src/brand/colors'
+import appCss from '../../src/views/app.css' with { type: 'text' }
 import { GIF, ICO, PNG, WEBP, svg, writeFiles } from './fixtures'
 
 // SPEC "Brand and language" → Brand; issue 36.
@@ -206,9 +208,17 @@ describe('BRAND_COLOR: the accent of both themes, AA or adjusted with a warn lin
       }
     })
 
+  test("the colours src/brand/colors.ts draws the accent on are app.css's own", () => {
+    const base = themes(appCss)
+    for (const [theme, t] of [['light', LIGHT], ['dark', DARK]] as const) {
+      const tk = base[theme]
+      expect({ theme, backgrounds: t.backgrounds, onAccent: t.onAccent }).toEqual({ theme, backgrounds: [tk['--color-surface'], tk['--color-bg'], tk['--color-notice-bg']], onAccent: tk['--color-on-accent'] })
+    }
+  })
+
   test('no BRAND_COLOR: app.css is served as it is, no warn', async () => {
     const { css, warns } = await served('')
-    expect(css).not.toContain('BRAND_COLOR')
+    expect(css).toBe(appCss)
     expect(warns).toEqual([])
   })
 })
