@@ -25,6 +25,7 @@ import { authzRoutes } from './authz'
 import { createRequestGuard } from './web/request-guard'
 import { brandFavicon, brandRoutes } from './brand/routes'
 import { withBrand } from './brand'
+import { clientLogoRoutes } from './oauth/client-logo'
 import faviconSvg from './views/favicon.svg' with { type: 'text' }
 import passkeysJs from './views/scripts/passkeys.js' with { type: 'text' }
 import copyJs from './views/scripts/copy.js' with { type: 'text' }
@@ -102,6 +103,7 @@ export function createApp(ctx: AppContext) {
     .use(docsRoutes(ctx.config, () => self.app!))
     .get('/healthz', () => healthAnswer(ctx), { detail: { tags: ['Operations'], summary: 'Health: 200 after a database round trip, 503 otherwise' } })
     .use(brandRoutes(ctx.brand))
+    .use(clientLogoRoutes(ctx))
     .get('/favicon.svg', favicon)
     .get('/favicon.ico', () => brandFavicon(ctx.brand) ?? favicon())
     .get('/assets/webauthn.js', () => asset(webauthnJs, 'text/javascript'))

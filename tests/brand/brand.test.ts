@@ -212,7 +212,7 @@ describe('BRAND_COLOR: the accent of both themes, AA or adjusted with a warn lin
     const base = themes(appCss)
     for (const [theme, t] of [['light', LIGHT], ['dark', DARK]] as const) {
       const tk = base[theme]
-      expect({ theme, backgrounds: t.backgrounds, onAccent: t.onAccent }).toEqual({ theme, backgrounds: [tk['--color-surface'], tk['--color-bg'], tk['--color-notice-bg']], onAccent: tk['--color-on-accent'] })
+      expect({ theme, backgrounds: t.backgrounds, onAccent: t.onAccent }).toEqual({ theme, backgrounds: [tk['--color-surface']!, tk['--color-bg']!, tk['--color-notice-bg']!], onAccent: tk['--color-on-accent']! })
     }
   })
 
