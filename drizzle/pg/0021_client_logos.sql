@@ -8,4 +8,4 @@ CREATE TABLE "client_logos" (
 --> statement-breakpoint
 ALTER TABLE "clients" ADD COLUMN "launch_url" text;--> statement-breakpoint
 ALTER TABLE "clients" ADD COLUMN "logo_etag" text;--> statement-breakpoint
-ALTER TABLE "client_logos" ADD CONSTRAINT "client_logos_client_id_clients_id_fk" FOREIGN KEY ("client_id") REFERENCES "public"."clients"("id") ON DELETE cascade ON UPDATE no action;
+ALTER TABLE "client_logos" ADD CONSTRAINT "client_logos_client_id_clients_id_fk" FOREIGN KEY ("client_id") REFERENCES "clients"("id") ON DELETE cascade ON UPDATE no action;

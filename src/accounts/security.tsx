@@ -14,6 +14,7 @@ import { RecoveryCodesPage, TotpSetupPage, VERIFY_FIRST } from './mfa-pages'
 import { notify, passwordChangedMessage, twoStepChangedMessage } from '../mail/messages'
 import { EmailSection } from './email-pages'
 import { AccountPage, type AppAccess } from './pages'
+import { YourAppsSection } from './your-apps'
 import { ProfileSection } from './profile-pages'
 import type { AuthorizedApp } from '../db/store'
 import { scopeWords } from '../oauth/scopes'
@@ -49,7 +50,7 @@ async function appAccess(ctx: AppContext, consents: AuthorizedApp[]): Promise<Ap
 /** The account page, with an error when a change was refused. */
 export async function accountPage(ctx: AppContext, request: Request, session: Session, refused?: { status: number; error: string }, notice?: string): Promise<Response> {
   const userId = session.user.id
-  const [apps, passkeys, totp, recoveryCodesLeft, account, activity, sessions] = await Promise.all([
+  const [apps, passkeys, totp, recoveryCodesLeft, account, activity, sessions, yourApps] = await Promise.all([
     ctx.store.grants.listAuthorizedApps(userId),
     ctx.store.mfa.listPasskeys(userId),
     ctx.store.mfa.findTotp(userId),
@@ -57,6 +58,7 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
     ctx.store.users.findUserByEmail(session.user.email),
     ctx.store.audit.list({ userId, limit: 50 }),
     sessionsOf(ctx, session),
+    ctx.store.clients.yourApps(userId),
   ])
   const security = {
     passkeysOn: ctx.config.passkeys !== null,
@@ -84,6 +86,7 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
       profile={profile}
       admin={session.admin}
       sessions={<SessionsSection sessions={sessions} csrf={csrf.token} />}
+      yourApps={<YourAppsSection apps={yourApps} />}
     />
   )
   return htmlPage(page, { status: refused?.status })

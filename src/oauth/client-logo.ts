@@ -39,12 +39,12 @@ export function checkLaunchUrl(raw: string): string {
 }
 
 /** Sets or removes (null) an app's logo; false for an unknown app. */
-export function setClientLogo(store: Store, id: string, bytes: Uint8Array<ArrayBuffer> | null, now: number): Promise<boolean> {
+export async function setClientLogo(store: Store, id: string, bytes: Uint8Array<ArrayBuffer> | null, now: number): Promise<boolean> {
   return store.clients.setClientLogo(id, bytes && checkLogo(bytes), now)
 }
 
 /** Sets or removes (null) an app's launch URL; false for an unknown app. */
-export function setLaunchUrl(store: Store, id: string, url: string | null): Promise<boolean> {
+export async function setLaunchUrl(store: Store, id: string, url: string | null): Promise<boolean> {
   return store.clients.setLaunchUrl(id, url && checkLaunchUrl(url))
 }
 

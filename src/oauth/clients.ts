@@ -4,6 +4,7 @@ import { hasInvisible } from '../lib/text'
 import { InputError } from '../lib/errors'
 import { isPublicAddress } from '../lib/public-address'
 import { isIP } from 'node:net'
+import { clientLogoPath } from '../views/app-logo'
 
 export interface Client {
   id: string
@@ -137,9 +138,6 @@ export function toView(client: Client): ClientView {
     ...(client.logoEtag === null ? {} : { logo_url: clientLogoPath(client.id, client.logoEtag) }),
   }
 }
-
-/** Where an app's logo is served, with its version so a new logo is a new URL. */
-export const clientLogoPath = (id: string, etag: string) => `/assets/apps/${encodeURIComponent(id)}/logo?v=${etag}`
 
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost'])
 
