@@ -3,7 +3,8 @@ import { createGroup } from '../../src/accounts/groups'
 import { etagOf } from '../../src/brand/config'
 import { checkLaunchUrl, setClientLogo, setLaunchUrl } from '../../src/oauth/client-logo'
 import { CALLBACK, addClient, addUser, authorizeAndAllow, authorizePath, cookieHeader, createTestApp, signIn, type TestApp } from '../helpers'
-import { GIF, PNG, WEBP, svg } from './fixtures'
+import { ApplyError, exportState, parseDocument, planApply } from '../../src/admin/declarative'
+import { GIF, PNG, WEBP, svg, writeFiles } from './fixtures'
 
 // SPEC "Brand and language": per app a logo (PNG/WebP/SVG ≤ 256 KiB, in the database) and a launch
 // URL; the consent page shows the logo; /account → "Your apps" lists what the user may open.
@@ -144,5 +145,42 @@ describe('/account → Your apps', () => {
     const html = await page(`/admin/apps/edit?client_id=${app.client.id}`, await signIn(t))
     expect(html).toContain(`<div class="app-head"><img class="app-logo" src="/assets/apps/${app.client.id}/logo?v=${etagOf(WEBP)}" alt="" width="40" height="40"/><h2>Wiki</h2></div>`)
     expect(html).toContain('Opens at <a href="https://wiki.example/" class="long">https://wiki.example/</a> from users')
+  })
+})
+
+describe('latchkey apply / export: logo_file and launch_url', () => {
+  const files = writeFiles({ 'wiki.svg': svg('Wiki'), 'wiki.png': PNG, 'bad.gif': GIF })
+  const dir = files['wiki.svg']!.replace(/\/[^/]+$/, '')
+  const doc = (extra: string) => parseDocument(`clients:\n  - client_id: wiki\n    name: Wiki\n    redirect_uris: [https://wiki.example/cb]\n${extra}`, 'test.yaml')
+  const plan = (extra: string) => planApply(t.store, t.config, doc(extra), { prune: false, baseDir: dir, now: t.clock.now() })
+
+  test('apply sets the logo from a file (relative to the file) and the launch URL; twice changes nothing; export names the launch URL, not the logo, and applies as a no-op', async () => {
+    const first = await plan('    logo_file: wiki.svg\n    launch_url: https://wiki.example/\n')
+    expect(first.lines).toEqual(['+ client wiki'])
+    await first.apply()
+    const wiki = (await t.store.clients.findClient('wiki'))!
+    expect([wiki.launchUrl, wiki.logoEtag]).toEqual(['https://wiki.example/', etagOf(svg('Wiki'))])
+    expect((await plan('    logo_file: wiki.svg\n    launch_url: https://wiki.example/\n')).lines).toEqual([])
+    const changed = await plan('    logo_file: wiki.png\n    launch_url: https://wiki.example/home\n')
+    expect(changed.lines).toEqual(['~ client wiki: launch_url, logo'])
+    await changed.apply()
+    expect((await t.store.clients.findClient('wiki'))!.logoEtag).toBe(etagOf(PNG))
+
+    const exported = await exportState(t.store)
+    expect((exported.clients as Array<Record<string, unknown>>)[0]).toMatchObject({ client_id: 'wiki', launch_url: 'https://wiki.example/home' })
+    expect((exported.clients as Array<Record<string, unknown>>)[0]).not.toContainKey('logo_file')
+    expect((await planApply(t.store, t.config, exported, { prune: false, baseDir: dir, now: t.clock.now() })).lines).toEqual([])
+    expect((await t.store.clients.findClient('wiki'))!.logoEtag).toBe(etagOf(PNG))
+  })
+
+  test('a logo of another type, a missing file, a plain-http launch URL: every error named by its path, nothing applied', async () => {
+    const refused = await plan('    logo_file: bad.gif\n    launch_url: http://wiki.example/\n').catch((e) => e)
+    expect(refused).toBeInstanceOf(ApplyError)
+    expect((refused as ApplyError).errors).toEqual([
+      'clients[0].launch_url: launch URL "http://wiki.example/" must be https (or http on localhost)',
+      `clients[0].logo_file: ${dir}/bad.gif is not a PNG, WebP or SVG file`,
+    ])
+    expect(((await plan('    logo_file: none.png\n').catch((e) => e)) as ApplyError).errors).toEqual([`clients[0].logo_file: cannot read ${dir}/none.png`])
+    expect(await t.store.clients.findClient('wiki')).toBeUndefined()
   })
 })
