@@ -84,6 +84,24 @@ describe('app logos', () => {
   })
 })
 
+describe('dynamic registration keeps ignoring logo_uri', () => {
+  test('a logo_uri (RFC 7591 §2) is stored nowhere, fetched never and shown nowhere: the consent page has no logo', async () => {
+    const reg = await createTestApp({ DYNAMIC_REGISTRATION: 'open' })
+    const res = await reg.handle('/api/oauth/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [CALLBACK], client_name: 'Registered', logo_uri: 'https://tracker.example/logo.png', token_endpoint_auth_method: 'none' }) })
+    expect(res.status).toBe(201)
+    const body = (await res.json()) as Record<string, unknown>
+    expect(body).not.toContainKey('logo_uri')
+    expect((await reg.store.clients.findClient(body.client_id as string))!.logoEtag).toBeNull()
+    await addUser(reg)
+    const jar = await signIn(reg)
+    const params = { response_type: 'code', client_id: body.client_id as string, redirect_uri: CALLBACK, scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' }
+    const html = await (await reg.handle(authorizePath(params), { headers: { cookie: cookieHeader(jar) } })).text()
+    expect(html).toContain('This app registered itself')
+    expect(html).not.toContain('tracker.example')
+    expect(html).not.toContain('class="app-logo')
+  })
+})
+
 describe('/account → Your apps', () => {
   test('apps with a launch URL the user may use (no allowed groups, or one of theirs) and the apps they authorized, by name, with logos', async () => {
     const ann = await addUser(t, 'ann@example.com', 'Ann')
