@@ -175,6 +175,16 @@ export function AppPage(props: { csrf: string; app: AppRow; groups: string[]; en
   )
 }
 
+// The words of LogoAndLaunch, in one place (the message catalog takes them over).
+const LAUNCH_WORDS = {
+  opensAt: 'Opens at',
+  fromYourApps: 'from users\' "Your apps".',
+  noLaunch: 'No launch URL: only users who authorized it see it in "Your apps".',
+  logo: 'Its logo is shown on the consent page.',
+  noLogo: 'No logo.',
+  change: 'Change them with',
+}
+
 /** Its logo and launch URL, set with `latchkey client update --logo-file / --launch-url` (a file is no form field here). */
 function LogoAndLaunch(props: { app: AppRow }) {
   const { launch_url: launch, logo_url: logo } = props.app
@@ -182,16 +192,16 @@ function LogoAndLaunch(props: { app: AppRow }) {
     <p class="muted">
       {launch ? (
         <>
-          Opens at{' '}
+          {LAUNCH_WORDS.opensAt}{' '}
           <a href={attr(launch)} class="long" safe>
             {launch}
           </a>{' '}
-          from users' "Your apps".{' '}
+          {LAUNCH_WORDS.fromYourApps}{' '}
         </>
       ) : (
-        'No launch URL: only users who authorized it see it in "Your apps". '
+        LAUNCH_WORDS.noLaunch + ' '
       )}
-      {logo ? 'Its logo is shown on the consent page.' : 'No logo.'} Change them with <code>latchkey client update ID --logo-file PATH --launch-url URL</code>.
+      {logo ? LAUNCH_WORDS.logo : LAUNCH_WORDS.noLogo} {LAUNCH_WORDS.change} <code>latchkey client update ID --logo-file PATH --launch-url URL</code>.
     </p>
   )
 }
