@@ -10,6 +10,7 @@ import { outbox, signUp, SMTP } from '../accounts/mail-flows'
 import { contrast, PAIRS, themes } from '../views/tokens'
 import { DARK, LIGHT } from '../../src/brand/colors'
 import appCss from '../../src/views/app.css' with { type: 'text' }
+import { PROXIES, checkWith } from '../authz/flow'
 import { GIF, ICO, PNG, WEBP, svg, writeFiles } from './fixtures'
 
 // SPEC "Brand and language" → Brand; issue 36.
@@ -165,6 +166,15 @@ describe('the brand on pages and its files', () => {
     await expectImage('/favicon.ico', 'image/svg+xml', svg('Acme'))
     const css = await t.handle('/assets/brand.css')
     expect([css.status, css.headers.get('content-type'), css.headers.get('x-content-type-options'), await css.text()]).toEqual([200, 'text/css; charset=utf-8', 'nosniff', 'main { border-width: 2px; }\n'])
+  })
+
+  test("forward-auth's Access denied page (the one page under /api/, answered outside the brand's context) carries the brand", async () => {
+    const site = await createTestApp({ ...PROXIES, BRAND_NAME: 'Acme Home' })
+    const denied = await checkWith(site, 'https://unknown.example.net/')
+    expect(denied.status).toBe(403)
+    const html = await denied.text()
+    expect(html).toContain('<title>Access denied · Acme Home</title>')
+    expect(html).toContain('<p class="brand-name">Acme Home</p>')
   })
 
   test('an unset file is 404, not an empty answer', async () => {
