@@ -97,6 +97,8 @@ function colorFrom(env: Env): string | null {
 }
 
 export function brandFrom(env: Env): BrandConfig {
+  // The dark logo is the light one's variant: alone it would show in one theme and the name in the other.
+  if (env.BRAND_LOGO_DARK && !env.BRAND_LOGO) throw new BrandError('BRAND_LOGO_DARK', 'needs BRAND_LOGO (the logo of the light theme)')
   return {
     name: nameFrom(env),
     logo: image(env, 'BRAND_LOGO', LOGO_TYPES),

@@ -49,7 +49,8 @@ describe('BRAND_* variables, read and checked at start', () => {
 
   test('a logo of another type, a file over 512 KiB, a missing file: start-up refused naming the variable', () => {
     expect(refusal({ BRAND_LOGO: files['logo.gif']! })).toEqual({ variable: 'BRAND_LOGO', message: `BRAND_LOGO: "${files['logo.gif']}" is not a PNG, WebP or SVG file` })
-    expect(refusal({ BRAND_LOGO_DARK: files['big.png']! })).toEqual({ variable: 'BRAND_LOGO_DARK', message: `BRAND_LOGO_DARK: "${files['big.png']}" is 524289 bytes; at most 512 KiB` })
+    expect(refusal({ BRAND_LOGO: files['logo.png']!, BRAND_LOGO_DARK: files['big.png']! })).toEqual({ variable: 'BRAND_LOGO_DARK', message: `BRAND_LOGO_DARK: "${files['big.png']}" is 524289 bytes; at most 512 KiB` })
+    expect(refusal({ BRAND_LOGO_DARK: files['logo.png']! })).toEqual({ variable: 'BRAND_LOGO_DARK', message: 'BRAND_LOGO_DARK: needs BRAND_LOGO (the logo of the light theme)' })
     expect(refusal({ BRAND_FAVICON: files['logo.webp']! })).toEqual({ variable: 'BRAND_FAVICON', message: `BRAND_FAVICON: "${files['logo.webp']}" is not a PNG, ICO or SVG file` })
     expect(refusal({ BRAND_LOGO: '/nonexistent/logo.png' })).toEqual({ variable: 'BRAND_LOGO', message: 'BRAND_LOGO: cannot read "/nonexistent/logo.png"' })
     expect(refusal({ BRAND_CSS: files['latin1.css']! }).variable).toBe('BRAND_CSS')
