@@ -1,5 +1,6 @@
 /** Environment → typed configuration, validated once at start (SPEC "Configuration"). */
 import { parseTrustedProxies, type TrustedProxies } from './web/client-address'
+import { BrandError, brandFrom, type BrandConfig } from './brand/config'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 
@@ -59,6 +60,8 @@ export interface Config {
   backchannelLogoutRetry: number
   /** Where GET /metrics listens (a listener of its own); null: off. */
   metricsAddress: { host: string; port: number } | null
+  /** BRAND_*: the operator's name, logos, favicon, colour and stylesheet, files read and checked. */
+  brand: BrandConfig
 }
 
 export class ConfigError extends Error {
@@ -161,6 +164,7 @@ export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535)
   const host = env.HOST || '0.0.0.0'
   const issuer = issuerFrom(env, port)
+  const brand = brandOf(env)
   return {
     port,
     host,
@@ -182,7 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
     secureCookies: issuer.startsWith('https://'),
     passkeys: passkeysFor(issuer),
-    ...mailFrom(env, issuer),
+    ...mailFrom(env, issuer, brand.name),
     clientIdMetadataDocuments: oneOf(env, 'CLIENT_ID_METADATA_DOCUMENTS', 'on', ['on', 'off'] as const) === 'on',
     clientIdMetadataAllowHosts: allowHostsFrom(env),
     dynamicRegistration: oneOf(env, 'DYNAMIC_REGISTRATION', 'off', ['off', 'open', 'token'] as const),
@@ -193,7 +197,22 @@ export function loadConfig(env: Env = process.env): Config {
     ...sessionTtls(env),
     newDeviceEmail: oneOf(env, 'NEW_DEVICE_EMAIL', 'on', ['on', 'off'] as const) === 'on',
     backchannelLogoutRetry: integer(env, 'BACKCHANNEL_LOGOUT_RETRY', 30, 1, 600),
+    brand,
   }
+}
+
+function brandOf(env: Env): BrandConfig {
+  try {
+    return brandFrom(env)
+  } catch (error) {
+    if (error instanceof BrandError) throw new ConfigError(error.variable, error.message)
+    throw error
+  }
+}
+
+/** RFC 5322 §3.2.5: a display name of atoms as it is, anything else a quoted string. */
+export function displayName(name: string): string {
+  return /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~ ]+$/.test(name) && !/^ | $/.test(name) ? name : `"${name.replace(/[\\"]/g, '\\$&')}"`
 }
 
 /**
@@ -223,7 +242,7 @@ function allowHostsFrom(env: Env): string[] {
   return hosts
 }
 
-function mailFrom(env: Env, issuer: string): Pick<Config, 'smtpUrl' | 'mailFrom' | 'emailVerification'> {
+function mailFrom(env: Env, issuer: string, brandName: string): Pick<Config, 'smtpUrl' | 'mailFrom' | 'emailVerification'> {
   const raw = env.SMTP_URL || null
   if (raw !== null) {
     let url: URL | undefined
@@ -233,7 +252,9 @@ function mailFrom(env: Env, issuer: string): Pick<Config, 'smtpUrl' | 'mailFrom'
     if (!url || !['smtp:', 'smtps:'].includes(url.protocol) || !url.hostname)
       throw new ConfigError('SMTP_URL', `must be smtp://user:pass@host:port or smtps://…, got "${redactUrl(raw)}"`)
   }
-  const from = env.MAIL_FROM || `Latchkey <no-reply@${new URL(issuer).hostname}>`
+  // MAIL_FROM as a bare address takes the brand's name as its display name (SPEC "Brand and language").
+  const address = env.MAIL_FROM || `no-reply@${new URL(issuer).hostname}`
+  const from = address.includes('<') ? address : `${displayName(brandName)} <${address.trim()}>`
   // A sender is one header line: no CR, LF or other control characters (header injection).
   if (/[\u0000-\u001f\u007f]/.test(from) || !/@/.test(from)) throw new ConfigError('MAIL_FROM', 'must be an address like "Name <user@host>" on one line')
   const emailVerification = oneOf(env, 'EMAIL_VERIFICATION', 'optional', ['optional', 'required'] as const)

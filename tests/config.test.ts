@@ -38,6 +38,7 @@ describe('configuration', () => {
       sessionIdleTtl: 604_800,
       newDeviceEmail: true,
       backchannelLogoutRetry: 30,
+      brand: { name: 'Latchkey', logo: null, logoDark: null, favicon: null, color: null, css: null },
     })
   })
 

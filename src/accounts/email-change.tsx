@@ -65,7 +65,7 @@ export function emailChangeRoutes(ctx: AppContext) {
           return accountPage(ctx, request, session, { status: 429, error: 'Three links were sent to this address in the last hour. Try again later.' })
         if (!(await ctx.store.users.findUserByEmail(email))) {
           const link = newLink(ctx.config, 'change', session.user.id, email, now())
-          await ctx.store.mail.issueToken(link.token, confirmEmailChangeMessage(email, session.user.email, link.url), now())
+          await ctx.store.mail.issueToken(link.token, confirmEmailChangeMessage(ctx.config.brand.name, email, session.user.email, link.url), now())
         }
         await ctx.audit.record('email.change_requested', { userId: session.user.id, request })
         return accountPage(ctx, request, session, undefined, `We sent a link to ${email}. Your email changes when you open it and confirm.`)
@@ -104,7 +104,7 @@ export function emailChangeRoutes(ctx: AppContext) {
           email: used.email,
           // The link reached the new mailbox.
           emailVerified: true,
-          mail: [emailChangedMessage(user.email, used.email)],
+          mail: [emailChangedMessage(ctx.config.brand.name, user.email, used.email)],
         }))
         if (!outcome.ok && outcome.reason === 'taken')
           return htmlPage(<NoticePage title="Address taken" message="Another account uses this address now, so it cannot be yours. Nothing changed." link={{ href: '/account', label: 'Your account' }} />, {

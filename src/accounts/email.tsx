@@ -70,7 +70,7 @@ export function emailRoutes(ctx: AppContext) {
   async function sendVerifyLink(userId: string, email: string, returnTo?: string): Promise<boolean> {
     if ((await limits.takeMail(emailHash(email))) > 0) return false
     const link = newLink(ctx.config, 'verify', userId, email, now(), returnTo)
-    await ctx.store.mail.issueToken(link.token, verifyEmailMessage(email, link.url), now())
+    await ctx.store.mail.issueToken(link.token, verifyEmailMessage(ctx.config.brand.name, email, link.url), now())
     return true
   }
 
@@ -104,7 +104,7 @@ export function emailRoutes(ctx: AppContext) {
         const user = await ctx.store.users.findUserByEmail(email)
         if (allowed && user) {
           const link = newLink(ctx.config, 'reset', user.id, email, now())
-          void ctx.store.mail.issueToken(link.token, resetPasswordMessage(email, link.url), now()).catch(() => ctx.log.warn('reset link not written'))
+          void ctx.store.mail.issueToken(link.token, resetPasswordMessage(ctx.config.brand.name, email, link.url), now()).catch(() => ctx.log.warn('reset link not written'))
         }
         return answer()
       },
@@ -155,7 +155,7 @@ export function emailRoutes(ctx: AppContext) {
             emailVerified: true,
             endSessions: true,
             recover,
-            mail: token.purpose === 'reset' ? [passwordChangedMessage(user.email, security)] : [],
+            mail: token.purpose === 'reset' ? [passwordChangedMessage(ctx.config.brand.name, user.email, security)] : [],
           }
         })
         if (!outcome.ok || stale) return resetGone()

@@ -168,6 +168,8 @@ export function AccountPage(props: {
   admin?: boolean
   /** "Where you're signed in". */
   sessions?: JSX.Element
+  /** "Your apps": what the user may open, with logos. */
+  yourApps?: JSX.Element
 }) {
   return (
     <Layout title="Your account" wide>
@@ -195,6 +197,7 @@ export function AccountPage(props: {
       ) : (
         ''
       )}
+      {props.yourApps ?? ''}
       {props.profile ?? ''}
       {props.email ?? ''}
       <SecuritySections csrf={props.csrf} state={props.security} />

@@ -119,7 +119,7 @@ export function profileRoutes(ctx: AppContext) {
         await ctx.store.mfa.setPassword(session.user.id, await hashPassword(password))
         // A changed password ends every other sign-in; this browser stays signed in.
         await deleteSessionsOf(ctx.store, session.user.id, session)
-        await notify(ctx.config, ctx.store, passwordChangedMessage(session.user.email), ctx.clock.now())
+        await notify(ctx.config, ctx.store, passwordChangedMessage(ctx.config.brand.name, session.user.email), ctx.clock.now())
         await ctx.audit.record('password.changed', { userId: session.user.id, request, detail: { via: 'change' } })
         return accountPage(ctx, request, session, undefined, 'Your password was changed. Your other browsers were signed out.')
       },
@@ -147,7 +147,7 @@ export function profileRoutes(ctx: AppContext) {
         if (outcome === 'last-admin')
           return deletePage(request, session, { status: 409, error: 'You are the last admin of this server: make someone else an admin first. Nothing was deleted.' })
         if (outcome === 'done') {
-          await notify(ctx.config, ctx.store, accountDeletedMessage(session.user.email), ctx.clock.now())
+          await notify(ctx.config, ctx.store, accountDeletedMessage(ctx.config.brand.name, session.user.email), ctx.clock.now())
           await ctx.audit.record('user.deleted', { userId: session.user.id, request, detail: { actor: session.user.id } })
         }
         const page = <NoticePage title="Account deleted" message="Your account and everything in it were deleted." link={{ href: '/login', label: 'Sign in with another account' }} />

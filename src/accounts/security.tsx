@@ -14,6 +14,7 @@ import { RecoveryCodesPage, TotpSetupPage, VERIFY_FIRST } from './mfa-pages'
 import { notify, passwordChangedMessage, twoStepChangedMessage } from '../mail/messages'
 import { EmailSection } from './email-pages'
 import { AccountPage, type AppAccess } from './pages'
+import { YourAppsSection } from './your-apps'
 import { ProfileSection } from './profile-pages'
 import type { AuthorizedApp } from '../db/store'
 import { scopeWords } from '../oauth/scopes'
@@ -49,7 +50,7 @@ async function appAccess(ctx: AppContext, consents: AuthorizedApp[]): Promise<Ap
 /** The account page, with an error when a change was refused. */
 export async function accountPage(ctx: AppContext, request: Request, session: Session, refused?: { status: number; error: string }, notice?: string): Promise<Response> {
   const userId = session.user.id
-  const [apps, passkeys, totp, recoveryCodesLeft, account, activity, sessions] = await Promise.all([
+  const [apps, passkeys, totp, recoveryCodesLeft, account, activity, sessions, yourApps] = await Promise.all([
     ctx.store.grants.listAuthorizedApps(userId),
     ctx.store.mfa.listPasskeys(userId),
     ctx.store.mfa.findTotp(userId),
@@ -57,6 +58,7 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
     ctx.store.users.findUserByEmail(session.user.email),
     ctx.store.audit.list({ userId, limit: 50 }),
     sessionsOf(ctx, session),
+    ctx.store.clients.yourApps(userId),
   ])
   const security = {
     passkeysOn: ctx.config.passkeys !== null,
@@ -84,6 +86,7 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
       profile={profile}
       admin={session.admin}
       sessions={<SessionsSection sessions={sessions} csrf={csrf.token} />}
+      yourApps={<YourAppsSection apps={yourApps} />}
     />
   )
   return htmlPage(page, { status: refused?.status })
@@ -220,7 +223,7 @@ export function securityRoutes(ctx: AppContext) {
         const recovery = newRecoveryCodes()
         if (!(await ctx.store.mfa.confirmTotp(session.user.id, step, recovery.hashes, ctx.clock.now()))) return seeOther('/account')
         await deleteSessionsOf(ctx.store, session.user.id, session)
-        await notify(ctx.config, ctx.store, twoStepChangedMessage(session.user.email, 'Two-step verification was turned on for your account'), ctx.clock.now())
+        await notify(ctx.config, ctx.store, twoStepChangedMessage(ctx.config.brand.name, session.user.email, 'Two-step verification was turned on for your account'), ctx.clock.now())
         await ctx.audit.record('two_step.enabled', { userId: session.user.id, request })
         // Set up because an app required it: on to the app, whose step-up asks for a code (SPEC:
         // a session's factors are the ones used to sign in; turning TOTP on does not upgrade it).
@@ -250,7 +253,7 @@ export function securityRoutes(ctx: AppContext) {
         if (!(await proves(session, body.proof ?? ''))) return accountPage(ctx, request, session, { status: 401, error: 'That is not a current authentication code or your password.' })
         await limits.succeeded(emailHash(session.user.email))
         await ctx.store.mfa.removeTotp(session.user.id)
-        await notify(ctx.config, ctx.store, twoStepChangedMessage(session.user.email, 'Two-step verification was turned off for your account'), ctx.clock.now())
+        await notify(ctx.config, ctx.store, twoStepChangedMessage(ctx.config.brand.name, session.user.email, 'Two-step verification was turned off for your account'), ctx.clock.now())
         await ctx.audit.record('two_step.disabled', { userId: session.user.id, request })
         return changed(session)
       },
@@ -281,7 +284,7 @@ export function securityRoutes(ctx: AppContext) {
           throw error
         }
         await ctx.store.mfa.setPassword(session.user.id, await hashPassword(password))
-        await notify(ctx.config, ctx.store, passwordChangedMessage(session.user.email), ctx.clock.now())
+        await notify(ctx.config, ctx.store, passwordChangedMessage(ctx.config.brand.name, session.user.email), ctx.clock.now())
         await ctx.audit.record('password.changed', { userId: session.user.id, request })
         return changed(session)
       },

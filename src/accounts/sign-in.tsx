@@ -171,7 +171,7 @@ export function signInRoutes(ctx: AppContext) {
           const continueTo = ctx.config.emailVerification === 'required' ? returnTo : undefined
           const welcome = ctx.config.smtpUrl === null ? undefined : (user: User) => {
             const link = newLink(ctx.config, 'verify', user.id, email, now, continueTo)
-            return { token: link.token, mail: verifyEmailMessage(email, link.url) }
+            return { token: link.token, mail: verifyEmailMessage(ctx.config.brand.name, email, link.url) }
           }
           const user = await insertUser(ctx.store, { email, fullName, avatarUrl: null, passwordHash }, now, welcome)
           return startSession(ctx, request, user.id, returnTo, { amr: ['pwd'], signUp: true })

@@ -61,7 +61,7 @@ async function newDeviceNotice(ctx: AppContext, userId: string, now: number, add
   const user = await ctx.store.users.findUser(userId)
   if (!user) return undefined
   const when = new Date(now).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')
-  return newDeviceMessage(user.email, { when, address, device: describeUserAgent(userAgent), reviewUrl: `${ctx.config.issuer}/account#sessions` })
+  return newDeviceMessage(ctx.config.brand.name, user.email, { when, address, device: describeUserAgent(userAgent), reviewUrl: `${ctx.config.issuer}/account#sessions` })
 }
 
 /** The second factors a user could give now: TOTP, and passkeys (when this server offers them). */

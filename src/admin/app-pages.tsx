@@ -148,10 +148,14 @@ export function AppPage(props: { csrf: string; app: AppRow; groups: string[]; en
   const typed = props.typed?.form === '/admin/apps/update' ? props.typed.fields : undefined
   return (
     <AdminLayout title="Apps" error={props.error} notice={props.notice}>
-      <h2 safe>{props.app.name}</h2>
+      <div class="app-head">
+        {props.app.logo_url ? <img class="app-logo" src={attr(props.app.logo_url)} alt="" width="40" height="40" /> : ''}
+        <h2 safe>{props.app.name}</h2>
+      </div>
       <p>
         Client ID <code safe>{props.app.client_id}</code> · {props.app.public ? 'public' : 'confidential'}
       </p>
+      <LogoAndLaunch app={props.app} />
       <Endpoints endpoints={props.endpoints} />
       <h2>Settings</h2>
       <form method="post" action="/admin/apps/update">
@@ -168,6 +172,37 @@ export function AppPage(props: { csrf: string; app: AppRow; groups: string[]; en
         <ButtonForm action="/admin/apps/delete" csrf={props.csrf} label="Delete app" kind="danger" fields={fields} />
       </div>
     </AdminLayout>
+  )
+}
+
+// The words of LogoAndLaunch, in one place (the message catalog takes them over).
+const LAUNCH_WORDS = {
+  opensAt: 'Opens at',
+  fromYourApps: 'from users\' "Your apps".',
+  noLaunch: 'No launch URL: only users who authorized it see it in "Your apps".',
+  logo: 'Its logo is shown on the consent page.',
+  noLogo: 'No logo.',
+  change: 'Change them with',
+}
+
+/** Its logo and launch URL, set with `latchkey client update --logo-file / --launch-url` (a file is no form field here). */
+function LogoAndLaunch(props: { app: AppRow }) {
+  const { launch_url: launch, logo_url: logo } = props.app
+  return (
+    <p class="muted">
+      {launch ? (
+        <>
+          {LAUNCH_WORDS.opensAt}{' '}
+          <a href={attr(launch)} class="long" safe>
+            {launch}
+          </a>{' '}
+          {LAUNCH_WORDS.fromYourApps}{' '}
+        </>
+      ) : (
+        LAUNCH_WORDS.noLaunch + ' '
+      )}
+      {logo ? LAUNCH_WORDS.logo : LAUNCH_WORDS.noLogo} {LAUNCH_WORDS.change} <code>latchkey client update ID --logo-file PATH --launch-url URL</code>.
+    </p>
   )
 }
 

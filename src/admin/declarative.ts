@@ -4,9 +4,10 @@ import { inviteUser } from '../accounts/email-links'
 import { checkGroupName, deleteGroup, removeMember, setAllowedGroups } from '../accounts/groups'
 import { checkFullName, normalizeEmail, setUserDisabled, updateProfile } from '../accounts/users'
 import type { Config } from '../config'
-import type { IdTokenAlg, ResourceRecord, Store, UserListing } from '../db/store'
+import type { ClientLogo, IdTokenAlg, ResourceRecord, Store, UserListing } from '../db/store'
+import { checkLaunchUrl, checkLogo, MAX_LOGO_BYTES } from '../oauth/client-logo'
 import { sha256 } from '../lib/crypto'
-import { CHOSEN_CLIENT_ID, EVERY_CLIENT, ID_TOKEN_ALGS, checkBackchannelLogoutUri, checkRedirectUri, createClient, listClients, type Client } from '../oauth/clients'
+import { CHOSEN_CLIENT_ID, ClientInputError, EVERY_CLIENT, ID_TOKEN_ALGS, checkBackchannelLogoutUri, checkRedirectUri, createClient, listClients, type Client } from '../oauth/clients'
 import { canonicalResource, createResource } from '../oauth/resources'
 import { checkRule, checkSiteHost, checkSiteName, checkSitePolicy, toSiteView } from '../authz/sites'
 import type { SiteRecord, SiteRule } from '../db/store'
@@ -44,6 +45,10 @@ interface DesiredClient {
   /** OpenID Connect back-channel logout (null: none). */
   backchannelLogoutUri: string | null
   backchannelLogoutSessionRequired: boolean
+  /** Where "Your apps" opens it (null: none). */
+  launchUrl: string | null
+  /** `logo_file`, read and checked; absent: the logo stays as it is (export cannot carry it). */
+  logo?: ClientLogo
 }
 interface DesiredGroup {
   name: string
@@ -65,7 +70,7 @@ export interface Plan {
 }
 
 const SECTIONS = ['clients', 'groups', 'users', 'resources', 'sites'] as const
-const CLIENT_KEYS = ['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups', 'introspects', 'secret_file', 'backchannel_logout_uri', 'backchannel_logout_session_required']
+const CLIENT_KEYS = ['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups', 'introspects', 'secret_file', 'backchannel_logout_uri', 'backchannel_logout_session_required', 'launch_url', 'logo_file']
 const RESOURCE_KEYS = ['uri', 'name', 'scopes', 'token_format', 'introspectors']
 const SITE_KEYS = ['host', 'name', 'policy', 'allowed_groups', 'jwt', 'rules']
 const RULE_KEYS = ['paths', 'methods', 'networks', 'clients', 'policy']
@@ -195,6 +200,10 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     const backchannelLogoutUri = backchannelUri === undefined ? null : (attempt(`${path}.backchannel_logout_uri`, () => checkBackchannelLogoutUri(backchannelUri, 'operator')) ?? null)
     const backchannelLogoutSessionRequired = bool(`${path}.backchannel_logout_session_required`, e.backchannel_logout_session_required)
     if (backchannelLogoutSessionRequired && backchannelUri === undefined) err(`${path}.backchannel_logout_session_required`, 'needs backchannel_logout_uri')
+    const launch = str(`${path}.launch_url`, e.launch_url, false)
+    const launchUrl = launch === undefined ? null : (attempt(`${path}.launch_url`, () => checkLaunchUrl(launch)) ?? null)
+    const logoFile = str(`${path}.logo_file`, e.logo_file, false)
+    const logo = logoFile === undefined ? undefined : readLogoFile(resolve(opts.baseDir, logoFile), (m) => err(`${path}.logo_file`, m))
     let secret: string | undefined
     const secretFile = str(`${path}.secret_file`, e.secret_file, false)
     if (secretFile !== undefined) {
@@ -205,7 +214,7 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (clientId === undefined && name !== undefined && current.filter((c) => c.name === name).length > 1)
       err(`${path}.client_id`, `several clients are named "${name}": give client_id`)
     if (name !== undefined)
-      wantClients.push({ path, clientId, name, redirectUris: [...new Set(redirectUris)], postLogoutRedirectUris: [...new Set(postLogout)], public: isPublic, skipConsent: bool(`${path}.skip_consent`, e.skip_consent), requireMfa: bool(`${path}.require_mfa`, e.require_mfa), idTokenAlg: alg as IdTokenAlg, allowedGroups: [...new Set(allowed)].sort(), introspects, secret, backchannelLogoutUri, backchannelLogoutSessionRequired })
+      wantClients.push({ path, clientId, name, redirectUris: [...new Set(redirectUris)], postLogoutRedirectUris: [...new Set(postLogout)], public: isPublic, skipConsent: bool(`${path}.skip_consent`, e.skip_consent), requireMfa: bool(`${path}.require_mfa`, e.require_mfa), idTokenAlg: alg as IdTokenAlg, allowedGroups: [...new Set(allowed)].sort(), introspects, secret, backchannelLogoutUri, backchannelLogoutSessionRequired, launchUrl, logo })
   }
   const knownClient = (id: string) => wantClients.some((c) => c.clientId === id) || current.some((c) => c.id === id)
   // Named clients must exist, in the database or in the file (any kind: a resource server may read a registered app's tokens).
@@ -325,6 +334,8 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
       steps.push(async (out) => {
         const made = await createClient(store, { name: c.name, redirectUris: c.redirectUris, postLogoutRedirectUris: c.postLogoutRedirectUris, public: c.public, skipConsent: c.skipConsent, requireMfa: c.requireMfa, idTokenAlg: c.idTokenAlg, id: c.clientId, secret: c.secret, introspects: c.introspects, backchannelLogoutUri: c.backchannelLogoutUri ?? undefined, backchannelLogoutSessionRequired: c.backchannelLogoutSessionRequired }, opts.now)
         if (c.allowedGroups.length) await setAllowedGroups({ store }, made.client.id, c.allowedGroups)
+        if (c.launchUrl !== null) await store.clients.setLaunchUrl(made.client.id, c.launchUrl)
+        if (c.logo) await store.clients.setClientLogo(made.client.id, c.logo, opts.now)
         if (made.secret && !c.secret) out.push(`client ${made.client.id} (${c.name}): client_secret ${made.secret} — shown this once`)
         else out.push(`client ${made.client.id} (${c.name}) created`)
       })
@@ -347,6 +358,8 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
       !sameList(found.introspects, c.introspects) && 'introspects',
       (found.backchannelLogoutUri !== c.backchannelLogoutUri || found.backchannelLogoutSessionRequired !== c.backchannelLogoutSessionRequired) && 'backchannel_logout_uri',
       c.secret !== undefined && storedHash !== sha256(c.secret) && 'secret',
+      found.launchUrl !== c.launchUrl && 'launch_url',
+      c.logo !== undefined && c.logo.etag !== found.logoEtag && 'logo',
     ].filter(Boolean)
     if (!changed.length) continue
     lines.push(`~ client ${found.id}: ${changed.join(', ')}`)
@@ -356,6 +369,8 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
       if (changed.includes('introspects')) await store.clients.setIntrospects(found.id, c.introspects)
       if (changed.includes('backchannel_logout_uri')) await store.clients.setBackchannelLogout(found.id, c.backchannelLogoutUri, c.backchannelLogoutSessionRequired)
       if (changed.includes('secret')) await store.clients.setClientSecret(found.id, sha256(c.secret!))
+      if (changed.includes('launch_url')) await store.clients.setLaunchUrl(found.id, c.launchUrl)
+      if (changed.includes('logo')) await store.clients.setClientLogo(found.id, c.logo!, opts.now)
     })
   }
 
@@ -447,6 +462,17 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
 }
 
 /** A client secret from a file only its owner can read (SPEC: missing or readable by others is refused). */
+/** `logo_file`: PNG, WebP or SVG by its bytes, at most 256 KiB (the size checked before reading). */
+function readLogoFile(path: string, fail: (message: string) => void): ClientLogo | undefined {
+  try {
+    const size = statSync(path).size
+    if (size > MAX_LOGO_BYTES) return void fail(`${path} is ${size} bytes; at most 256 KiB`)
+    return checkLogo(new Uint8Array(readFileSync(path)), path)
+  } catch (error) {
+    fail(error instanceof ClientInputError ? error.message : `cannot read ${path}`)
+  }
+}
+
 function readSecretFile(path: string, fail: (message: string) => void): string | undefined {
   let mode: number
   try {
@@ -478,6 +504,8 @@ export async function exportState(store: Store): Promise<Record<string, unknown>
         allowed_groups: await store.groups.allowedGroups(c.id),
         introspects: c.introspects,
         ...(c.backchannelLogoutUri === null ? {} : { backchannel_logout_uri: c.backchannelLogoutUri, backchannel_logout_session_required: c.backchannelLogoutSessionRequired }),
+        // The logo is not exported (its bytes are no file path); apply keeps a logo its file does not name.
+        ...(c.launchUrl === null ? {} : { launch_url: c.launchUrl }),
       })),
     ),
     groups: groups.map((g) => ({ name: g.name, members: g.members.map((m) => m.email) })),

@@ -8,35 +8,37 @@ import type { NewMail } from '../db/store'
 
 const escape = (s: string) => Bun.escapeHTML(s)
 
-function message(to: string, subject: string, lines: string[], link?: { url: string; label: string }): NewMail {
-  const text = [...lines, ...(link ? ['', `${link.label}: ${link.url}`] : []), '', '— Latchkey'].join('\n')
+/** Each message is signed with the operator's name (BRAND_NAME, SPEC "Brand and language"). */
+function message(brand: string, to: string, subject: string, lines: string[], link?: { url: string; label: string }): NewMail {
+  const text = [...lines, ...(link ? ['', `${link.label}: ${link.url}`] : []), '', `— ${brand}`].join('\n')
   const html = [
     '<!doctype html><html><body style="font-family:system-ui,sans-serif;line-height:1.5">',
     ...lines.map((l) => `<p>${escape(l)}</p>`),
     ...(link ? [`<p><a href="${escape(link.url)}">${escape(link.label)}</a></p>`, `<p style="color:#6b7280;font-size:0.9em">${escape(link.url)}</p>`] : []),
-    '<p style="color:#6b7280">— Latchkey</p></body></html>',
+    `<p style="color:#6b7280">— ${escape(brand)}</p></body></html>`,
   ].join('')
   return { to, subject, text, html }
 }
 
-export const verifyEmailMessage = (to: string, url: string) =>
-  message(to, 'Verify your email', ['Confirm that this address is yours: open the link and press Confirm, signed in to the account. The link works once, for 24 hours.', 'If you did not create this account, do not confirm: use "Forgot password" on the sign-in page to take it over.'], { url, label: 'Verify your email' })
+export const verifyEmailMessage = (brand: string, to: string, url: string) =>
+  message(brand, to, 'Verify your email', ['Confirm that this address is yours: open the link and press Confirm, signed in to the account. The link works once, for 24 hours.', 'If you did not create this account, do not confirm: use "Forgot password" on the sign-in page to take it over.'], { url, label: 'Verify your email' })
 
-export const resetPasswordMessage = (to: string, url: string) =>
-  message(to, 'Reset your password', ['Someone asked to reset the password of your account. The link works once, for 30 minutes.', 'If it was not you, ignore this message: your password stays as it is.'], {
+export const resetPasswordMessage = (brand: string, to: string, url: string) =>
+  message(brand, to, 'Reset your password', ['Someone asked to reset the password of your account. The link works once, for 30 minutes.', 'If it was not you, ignore this message: your password stays as it is.'], {
     url,
     label: 'Choose a new password',
   })
 
-export const inviteMessage = (to: string, name: string, url: string) =>
-  message(to, "You're invited to Latchkey", [`Hello ${name}, an account was made for you. Choose a password to start; the link works once, for 7 days.`], { url, label: 'Choose your password' })
+export const inviteMessage = (brand: string, to: string, name: string, url: string) =>
+  message(brand, to, `You're invited to ${brand}`, [`Hello ${name}, an account was made for you. Choose a password to start; the link works once, for 7 days.`], { url, label: 'Choose your password' })
 
 /**
  * With `security` (a reset of a verified account, SPEC "Recovery"): what else still lets someone
  * in — the passkeys by name and whether two-step verification is on — and a link to /account.
  */
-export const passwordChangedMessage = (to: string, security?: { passkeys: readonly string[]; totp: boolean; accountUrl: string }) =>
+export const passwordChangedMessage = (brand: string, to: string, security?: { passkeys: readonly string[]; totp: boolean; accountUrl: string }) =>
   message(
+    brand,
     to,
     'Your password was changed',
     [
@@ -54,8 +56,9 @@ export const passwordChangedMessage = (to: string, security?: { passkeys: readon
   )
 
 /** To the new address of an email change (SPEC "Change email"): a message of its own, naming the account's current address. */
-export const confirmEmailChangeMessage = (to: string, currentEmail: string, url: string) =>
+export const confirmEmailChangeMessage = (brand: string, to: string, currentEmail: string, url: string) =>
   message(
+    brand,
     to,
     'Confirm your new email address',
     [
@@ -66,22 +69,23 @@ export const confirmEmailChangeMessage = (to: string, currentEmail: string, url:
     { url, label: 'Confirm your new email address' },
   )
 
-export const emailChangedMessage = (to: string, newEmail: string) =>
-  message(to, 'Your email was changed', [`Your account's email address was changed from this address to ${newEmail}.`, 'If this was not you, contact the administrator of this server.'])
+export const emailChangedMessage = (brand: string, to: string, newEmail: string) =>
+  message(brand, to, 'Your email was changed', [`Your account's email address was changed from this address to ${newEmail}.`, 'If this was not you, contact the administrator of this server.'])
 
-export const twoStepChangedMessage = (to: string, what: string) =>
-  message(to, 'Two-step verification changed', [`${what}. Your other browsers were signed out.`, 'If this was not you, reset your password and contact the administrator of this server.'])
+export const twoStepChangedMessage = (brand: string, to: string, what: string) =>
+  message(brand, to, 'Two-step verification changed', [`${what}. Your other browsers were signed out.`, 'If this was not you, reset your password and contact the administrator of this server.'])
 
 /** The last message to an address whose account was deleted by its owner (SPEC "Your account and your sessions"). */
-export const accountDeletedMessage = (to: string) =>
-  message(to, 'Your account was deleted', [
+export const accountDeletedMessage = (brand: string, to: string) =>
+  message(brand, to, 'Your account was deleted', [
     'Your account was deleted at your request, with the apps you authorized, the settings they saved and your passkeys. Apps signed in with it no longer are.',
     'If this was not you, contact the administrator of this server.',
   ])
 
 /** SPEC "New device": a sign-in from a browser that had not signed in to the account before. */
-export const newDeviceMessage = (to: string, at: { when: string; address: string; device: string; reviewUrl: string }) =>
+export const newDeviceMessage = (brand: string, to: string, at: { when: string; address: string; device: string; reviewUrl: string }) =>
   message(
+    brand,
     to,
     'New sign-in to your account',
     [`Your account was just signed in to from a browser it had not been used from before.`, `When: ${at.when}`, `Address: ${at.address}`, `Device: ${at.device}`, 'If this was not you, sign that browser out and change your password.'],

@@ -4,6 +4,7 @@ import { hasInvisible } from '../lib/text'
 import { InputError } from '../lib/errors'
 import { isPublicAddress } from '../lib/public-address'
 import { isIP } from 'node:net'
+import { clientLogoPath } from '../views/app-logo'
 
 export interface Client {
   id: string
@@ -34,6 +35,10 @@ export interface Client {
   /** Its JWKS (JSON text, `--jwks-file`) or where it is published (`--jwks-uri`). */
   jwks: string | null
   jwksUri: string | null
+  /** Where "Your apps" on /account opens it (`--launch-url`). */
+  launchUrl: string | null
+  /** Its logo's version (`--logo-file`, src/oauth/client-logo.ts); null: no logo. */
+  logoEtag: string | null
 }
 
 export interface ClientView {
@@ -54,6 +59,10 @@ export interface ClientView {
   require_pushed_authorization_requests: boolean
   token_endpoint_auth_method: string
   jwks_uri: string | null
+  /** Only for an app that has one. */
+  launch_url?: string
+  /** Where its logo is served (ISSUER-relative), only for an app that has one: `apply` takes a file (`logo_file`). */
+  logo_url?: string
 }
 
 export class ClientInputError extends InputError {}
@@ -125,6 +134,8 @@ export function toView(client: Client): ClientView {
     require_pushed_authorization_requests: client.requirePar,
     token_endpoint_auth_method: client.authMethod ?? (client.public ? 'none' : 'client_secret_basic'),
     jwks_uri: client.jwksUri,
+    ...(client.launchUrl === null ? {} : { launch_url: client.launchUrl }),
+    ...(client.logoEtag === null ? {} : { logo_url: clientLogoPath(client.id, client.logoEtag) }),
   }
 }
 
@@ -195,6 +206,8 @@ export function toClient(row: ClientRecord): Client {
     authMethod: row.authMethod,
     jwks: row.jwks,
     jwksUri: row.jwksUri,
+    launchUrl: row.launchUrl ?? null,
+    logoEtag: row.logoEtag ?? null,
   }
 }
 
@@ -380,7 +393,7 @@ export async function createClient(
     if (error instanceof UniqueViolation) throw new ClientInputError(`a client with the id "${id}" exists already`)
     throw error
   }
-  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator', idTokenAlg, introspects, grantTypes, allowedScopes, requirePar, ...keys, ...backchannel }, secret }
+  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator', idTokenAlg, introspects, grantTypes, allowedScopes, requirePar, ...keys, ...backchannel, launchUrl: null, logoEtag: null }, secret }
 }
 
 export async function listClients(store: Store): Promise<Client[]> {

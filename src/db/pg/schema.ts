@@ -46,6 +46,20 @@ export const clients = pgTable('clients', {
   authMethod: text('auth_method'),
   jwks: text('jwks'),
   jwksUri: text('jwks_uri'),
+  launchUrl: text('launch_url'),
+  logoEtag: text('logo_etag'),
+})
+
+const bytea = customType<{ data: Buffer }>({ dataType: () => 'bytea' })
+
+export const clientLogos = pgTable('client_logos', {
+  clientId: text('client_id')
+    .primaryKey()
+    .references(() => clients.id, { onDelete: 'cascade' }),
+  contentType: text('content_type').notNull(),
+  bytes: bytea('bytes').notNull(),
+  etag: text('etag').notNull(),
+  updatedAt: ms('updated_at').notNull(),
 })
 
 export const sessions = pgTable(

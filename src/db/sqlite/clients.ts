@@ -1,9 +1,9 @@
 import { and, eq, gt, sql } from 'drizzle-orm'
-import type { ClientKind, ClientRecord, ClientStore, IdTokenAlg } from '../store'
+import type { ClientKind, ClientLogo, ClientRecord, ClientStore, IdTokenAlg, YourApp } from '../store'
 import { changes } from './client'
 import { unique, type SqliteContext } from './context'
 import { prepared } from './prepared'
-import { clients, registrationTokens } from './schema'
+import { clientLogos, clients, registrationTokens } from './schema'
 
 const p = (name: string) => sql.placeholder(name)
 const toClient = (row: typeof clients.$inferSelect): ClientRecord => ({
@@ -27,6 +27,8 @@ const toClient = (row: typeof clients.$inferSelect): ClientRecord => ({
   authMethod: row.authMethod === 'private_key_jwt' ? 'private_key_jwt' : null,
   jwks: row.jwks,
   jwksUri: row.jwksUri,
+  launchUrl: row.launchUrl,
+  logoEtag: row.logoEtag,
 })
 
 export class SqliteClients implements ClientStore {
@@ -136,4 +138,41 @@ export class SqliteClients implements ClientStore {
       () => changes(db.orm.update(clients).set({ secretHash }).where(and(eq(clients.id, id), sql`${clients.secretHash} IS NOT NULL`)).run()) > 0,
     )
   }
+
+  setLaunchUrl(id: string, url: string | null): Promise<boolean> {
+    const { db } = this.ctx
+    return this.ctx.write(() => changes(db.orm.update(clients).set({ launchUrl: url }).where(eq(clients.id, id)).run()) > 0)
+  }
+
+  setClientLogo(id: string, logo: ClientLogo | null, now: number): Promise<boolean> {
+    const { db } = this.ctx
+    return this.ctx.write(() => {
+      if (changes(db.orm.update(clients).set({ logoEtag: logo?.etag ?? null }).where(eq(clients.id, id)).run()) === 0) return false
+      if (!logo) db.orm.delete(clientLogos).where(eq(clientLogos.clientId, id)).run()
+      else {
+        const row = { contentType: logo.contentType, bytes: Buffer.from(logo.bytes), etag: logo.etag, updatedAt: now }
+        db.orm.insert(clientLogos).values({ clientId: id, ...row }).onConflictDoUpdate({ target: clientLogos.clientId, set: row }).run()
+      }
+      return true
+    })
+  }
+
+  async findClientLogo(id: string): Promise<ClientLogo | undefined> {
+    const row = this.ctx.db.orm.select().from(clientLogos).where(eq(clientLogos.clientId, id)).get()
+    return row && { contentType: row.contentType, bytes: new Uint8Array(row.bytes), etag: row.etag }
+  }
+
+  async yourApps(userId: string): Promise<YourApp[]> {
+    const rows = this.ctx.db.sqlite.query(YOUR_APPS).all(userId) as Array<{ id: string; name: string; launch_url: string | null; logo_etag: string | null; may_launch: number; authorized: number }>
+    return rows.map((r) => ({ clientId: r.id, name: r.name, logoEtag: r.logo_etag, launchUrl: r.may_launch ? r.launch_url : null, authorized: r.authorized === 1 }))
+  }
 }
+
+/** SPEC "Brand and language": apps with a launch URL the user may use (no allowed groups, or one of theirs), and the apps they authorized. */
+const YOUR_APPS = `SELECT * FROM (
+  SELECT c.id, c.name, c.launch_url, c.logo_etag,
+    c.launch_url IS NOT NULL AND (NOT EXISTS (SELECT 1 FROM client_groups g WHERE g.client_id = c.id)
+      OR EXISTS (SELECT 1 FROM client_groups g JOIN group_members m ON m.group_name = g.group_name WHERE g.client_id = c.id AND m.user_id = ?1)) AS may_launch,
+    EXISTS (SELECT 1 FROM consents k WHERE k.client_id = c.id AND k.user_id = ?1) AS authorized
+  FROM clients c) AS a
+WHERE may_launch OR authorized ORDER BY name, id`

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 // Every secret column holds a SHA-256 hash (base64url), never the value itself.
 // Times are milliseconds since the epoch.
@@ -58,6 +58,21 @@ export const clients = sqliteTable('clients', {
   /** Its JWKS as given (`--jwks-file`), JSON; or where to fetch it (`--jwks-uri`). */
   jwks: text('jwks'),
   jwksUri: text('jwks_uri'),
+  /** Where "Your apps" on /account opens it (`--launch-url`): https, or http on loopback. */
+  launchUrl: text('launch_url'),
+  /** The version of its logo in client_logos (the `?v=` of the logo's URL); null: no logo. */
+  logoEtag: text('logo_etag'),
+})
+
+/** An app's logo (`--logo-file`): PNG, WebP or SVG, at most 256 KiB, its type found from its bytes. */
+export const clientLogos = sqliteTable('client_logos', {
+  clientId: text('client_id')
+    .primaryKey()
+    .references(() => clients.id, { onDelete: 'cascade' }),
+  contentType: text('content_type').notNull(),
+  bytes: blob('bytes', { mode: 'buffer' }).notNull(),
+  etag: text('etag').notNull(),
+  updatedAt: integer('updated_at').notNull(),
 })
 
 export const sessions = sqliteTable(

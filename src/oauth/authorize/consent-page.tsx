@@ -4,6 +4,7 @@
 import { Html } from '@elysiajs/html'
 import type { User } from '../../accounts/users'
 import { ButtonForm, CsrfField, Hidden, Layout } from '../../views/layout'
+import { AppLogo } from '../../views/app-logo'
 import { scopeWords } from '../scopes'
 import type { AuthorizationRequest } from './request'
 
@@ -66,6 +67,7 @@ export function ConsentPage(props: { request: AuthorizationRequest; user: User; 
   const { request, user } = props
   return (
     <Layout title="Authorize access">
+      <AppLogo id={request.client.id} name={request.client.name} logoEtag={request.client.logoEtag} large />
       <h1>
         <span safe>{request.client.name}</span> wants to access {request.resource ? <strong safe>{request.resource.name}</strong> : 'your account'}
       </h1>
