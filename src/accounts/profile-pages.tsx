@@ -3,10 +3,26 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
 import { CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
+import { AVATAR_UPLOAD_PATH, isUploadedAvatar } from './avatar'
 import { AVATAR_URL_MAX, NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, type User } from './users'
 
-/** /account's profile: the name and the picture (an https:// URL; empty: the generated initials). */
+// The profile's words, in one place.
+const PROFILE_WORDS = {
+  pictureAddress: 'Picture (an https:// image address)',
+  emptyNote: 'Leave it empty for a picture of your initials.',
+  uploadedNote: 'You uploaded your picture. An address here replaces it.',
+  upload: 'Upload a picture',
+  uploadNote: 'PNG, JPEG or WebP, at most 1 MiB.',
+  uploadButton: 'Upload picture',
+  remove: 'Remove picture',
+}
+
+/**
+ * /account's profile: the name and the picture — an https:// URL, an uploaded file (its own
+ * multipart form) or, with neither, the generated initials; "Remove picture" when there is one.
+ */
 export function ProfileSection(props: { csrf: string; user: User }) {
+  const uploaded = isUploadedAvatar(props.user.avatarUrl)
   return (
     <>
       <h2>Profile</h2>
@@ -14,13 +30,36 @@ export function ProfileSection(props: { csrf: string; user: User }) {
         <CsrfField token={props.csrf} />
         <label for="profile-name">Full name</label>
         <input id="profile-name" name="full_name" type="text" autocomplete="name" required maxlength={String(NAME_MAX)} value={attr(props.user.fullName)} />
-        <label for="profile-avatar">Picture (an https:// image address)</label>
-        <input id="profile-avatar" name="avatar_url" type="url" maxlength={String(AVATAR_URL_MAX)} placeholder="https://" value={attr(props.user.avatarUrl ?? '')} />
-        <p class="muted">Leave it empty for a picture of your initials.</p>
+        <label for="profile-avatar">{PROFILE_WORDS.pictureAddress}</label>
+        <input id="profile-avatar" name="avatar_url" type="url" maxlength={String(AVATAR_URL_MAX)} placeholder="https://" value={attr(uploaded ? '' : (props.user.avatarUrl ?? ''))} />
+        <p class="muted">{uploaded ? PROFILE_WORDS.uploadedNote : PROFILE_WORDS.emptyNote}</p>
         <div class="actions">
           <button type="submit">Save profile</button>
         </div>
       </form>
+      <form method="post" action={AVATAR_UPLOAD_PATH} enctype="multipart/form-data">
+        <CsrfField token={props.csrf} />
+        <label for="profile-picture">{PROFILE_WORDS.upload}</label>
+        <input id="profile-picture" name="picture" type="file" accept="image/png,image/jpeg,image/webp" required />
+        <p class="muted">{PROFILE_WORDS.uploadNote}</p>
+        <div class="actions">
+          <button type="submit" class="secondary">
+            {PROFILE_WORDS.uploadButton}
+          </button>
+        </div>
+      </form>
+      {props.user.avatarUrl !== null ? (
+        <form method="post" action="/account/avatar/remove">
+          <CsrfField token={props.csrf} />
+          <div class="actions">
+            <button type="submit" class="secondary">
+              {PROFILE_WORDS.remove}
+            </button>
+          </div>
+        </form>
+      ) : (
+        ''
+      )}
     </>
   )
 }

@@ -10,6 +10,7 @@ import { hashPassword, verifyPassword } from '../lib/crypto'
 import { accountDeletedMessage, notify, passwordChangedMessage } from '../mail/messages'
 import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
+import { isUploadedAvatar } from './avatar'
 import { NoticePage } from './email-pages'
 import { DeleteAccountPage, type AccountContents } from './profile-pages'
 import { accountPage } from './security'
@@ -88,9 +89,11 @@ export function profileRoutes(ctx: AppContext) {
       async function saveProfile({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
         const avatar = (body.avatar_url ?? '').trim()
+        // An address replaces any picture; left empty, it keeps an uploaded one ("Remove picture" removes it).
+        const avatarUrl = avatar !== '' ? avatar : isUploadedAvatar(session.user.avatarUrl) ? undefined : null
         try {
           // Both are checked before either is written: a refused picture leaves the name as it was too.
-          await updateProfile(ctx, session.user.id, { fullName: body.full_name ?? '', avatarUrl: avatar === '' ? null : avatar })
+          await updateProfile(ctx, session.user.id, { fullName: body.full_name ?? '', avatarUrl })
         } catch (error) {
           if (error instanceof UserInputError) return accountPage(ctx, request, session, { status: 400, error: sentence(error.message) })
           throw error
