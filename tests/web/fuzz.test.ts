@@ -39,6 +39,7 @@ const ROUTES = [
   '/account/profile',
   '/account/avatar',
   '/account/avatar/remove',
+  '/account/passkeys/confirm-options',
   '/account/password/change',
   '/account/delete',
   '/login/two-step/cancel',
