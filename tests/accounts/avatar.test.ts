@@ -6,6 +6,9 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { CALLBACK, ORIGIN, PASSWORD, addClient, addUser, authorizeAndAllow, bearer, cookieHeader, createTestApp, mintToken, postForm, signIn, tokenRequest, type TestApp } from '../helpers'
+import { insertUser } from '../../src/accounts/users'
+import { uploadedAvatarPath } from '../../src/accounts/avatar'
+import { openTestStorePair } from '../store'
 import { get } from './mail-flows'
 import { csrfOf, type Jar } from './mfa-flows'
 
@@ -199,5 +202,36 @@ describe('after an upload', () => {
     expect(res.status).toBe(200)
     expect(await t.store.users.findUser(user.id)).toBeUndefined()
     expect(await avatarRows(t)).toEqual([])
+  })
+})
+
+describe('two instances on one database', () => {
+  test('uploads, addresses and removals racing on two stores leave the picture and its row agreeing; each sees the other\'s upload', async () => {
+    const pair = await openTestStorePair()
+    try {
+      const user = await insertUser(pair.store, { email: 'ann@example.com', fullName: 'Ann', avatarUrl: null, passwordHash: 'x' }, 0)
+      const pictures = [PNG, JPEG, WEBP]
+      for (let round = 0; round < 5; round++) {
+        await Promise.all(
+          Array.from({ length: 12 }, (_, i) => {
+            const store = i % 2 ? pair.other : pair.store
+            const bytes = pictures[(i + round) % 3]!
+            if (i % 4 === 3) return store.users.setProfile(user.id, { fullName: 'Ann', avatarUrl: 'https://img.example/a.png' })
+            if (i % 6 === 5) return store.users.setAvatar(user.id, { url: null }, i)
+            const etag = hashOf(bytes)
+            return store.users.setAvatar(user.id, { url: uploadedAvatarPath(user.id, etag), upload: { contentType: 'image/png', bytes, etag } }, i)
+          }),
+        )
+        const url = (await pair.store.users.findUser(user.id))!.avatarUrl
+        const rows = await pair.rows('SELECT etag FROM user_avatars WHERE user_id = ?', user.id)
+        if (url?.startsWith('/')) expect(rows).toEqual([{ etag: url.slice(url.indexOf('?v=') + 3) }])
+        else expect(rows).toEqual([])
+      }
+      const etag = hashOf(WEBP)
+      await pair.store.users.setAvatar(user.id, { url: uploadedAvatarPath(user.id, etag), upload: { contentType: 'image/webp', bytes: WEBP, etag } }, 1)
+      expect(await pair.other.users.findAvatar(user.id)).toEqual({ contentType: 'image/webp', bytes: WEBP, etag, updatedAt: 1 })
+    } finally {
+      await pair.close()
+    }
   })
 })
