@@ -89,6 +89,9 @@ describe('uploading a picture', () => {
     const tokens = await tokenRequest(t, { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, client_id: app.client.id, client_secret: app.secret, redirect_uri: CALLBACK })
     const idToken = ((await tokens.json()) as { id_token: string }).id_token
     expect(JSON.parse(Buffer.from(idToken.split('.')[1]!, 'base64url').toString()).picture).toBe(`${ORIGIN}${path}`)
+    // "Download all my data" names it by the same URL.
+    const data = (await (await get(t, '/account/data', jar)).json()) as { profile: { avatar_url: string } }
+    expect(data.profile.avatar_url).toBe(`${ORIGIN}${path}`)
     await t.ctx.audit.flush()
     expect(await t.rows("SELECT user_id FROM audit_events WHERE kind = 'user.updated'")).toEqual([{ user_id: user.id }])
   })
