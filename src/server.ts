@@ -1,4 +1,5 @@
 import type { Server } from 'bun'
+import { DEVICE_COOKIE_SECONDS } from './accounts/device-cookie'
 import { FORGET_AFTER_MS } from './accounts/throttle'
 import type { App } from './app'
 import { createContext } from './context'
@@ -134,7 +135,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   // still revoke it (RFC 6749 §4.1.2).
   const purge = setInterval(() => {
     store
-      .purgeExpired(ctx.clock.now(), { usedCodes: config.accessTokenTtl * 1000, throttle: FORGET_AFTER_MS, refreshGrace: config.refreshTokenReuseGrace * 1000, retiredKeys: config.accessTokenTtl * 1000, mail: MAIL_KEPT_MS, sessionIdle: config.sessionIdleTtl * 1000, settingChanges: config.settingsChangesDays * 86_400_000, audit: config.auditDays * 86_400_000 })
+      .purgeExpired(ctx.clock.now(), { usedCodes: config.accessTokenTtl * 1000, throttle: FORGET_AFTER_MS, refreshGrace: config.refreshTokenReuseGrace * 1000, retiredKeys: config.accessTokenTtl * 1000, mail: MAIL_KEPT_MS, sessionIdle: config.sessionIdleTtl * 1000, settingChanges: config.settingsChangesDays * 86_400_000, audit: config.auditDays * 86_400_000, devices: DEVICE_COOKIE_SECONDS * 1000 })
       // Nothing cached needs forgetting: an expired token is refused by its cached expiry.
       .then((removed) => {
         if (removed) log.debug('purged', { removed })

@@ -85,7 +85,7 @@ export function SecuritySections(props: { csrf: string; state: SecurityState }) 
         </form>
       )}
       <h2>Password</h2>
-      {state.hasPassword ? <ChangePasswordForm csrf={csrf} /> : ''}
+      <ChangePasswordForm csrf={csrf} hasPassword={state.hasPassword} passkeys={state.passkeysOn && state.passkeys.length > 0} />
       {state.hasPassword ? (
         state.passkeys.length > 0 ? (
           <form method="post" action="/account/password/remove">
@@ -99,15 +99,7 @@ export function SecuritySections(props: { csrf: string; state: SecurityState }) 
           <p class="muted">You sign in with your password.</p>
         )
       ) : (
-        <form method="post" action="/account/password">
-          <p class="muted">You sign in with a passkey only.</p>
-          <CsrfField token={csrf} />
-          <label for="new-password">New password</label>
-          <input id="new-password" name="password" type="password" autocomplete="new-password" required minlength={String(PASSWORD_MIN)} maxlength={String(PASSWORD_MAX)} />
-          <div class="actions">
-            <button type="submit">Set password</button>
-          </div>
-        </form>
+        ''
       )}
     </>
   )

@@ -3,10 +3,27 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
 import { CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
+import { PasskeyScripts } from './mfa-pages'
+import { AVATAR_UPLOAD_PATH, isUploadedAvatar } from './avatar'
 import { AVATAR_URL_MAX, NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, type User } from './users'
 
-/** /account's profile: the name and the picture (an https:// URL; empty: the generated initials). */
+// The profile's words, in one place.
+const PROFILE_WORDS = {
+  pictureAddress: 'Picture (an https:// image address)',
+  emptyNote: 'Leave it empty for a picture of your initials.',
+  uploadedNote: 'You uploaded your picture. An address here replaces it.',
+  upload: 'Upload a picture',
+  uploadNote: 'PNG, JPEG or WebP, at most 1 MiB.',
+  uploadButton: 'Upload picture',
+  remove: 'Remove picture',
+}
+
+/**
+ * /account's profile: the name and the picture — an https:// URL, an uploaded file (its own
+ * multipart form) or, with neither, the generated initials; "Remove picture" when there is one.
+ */
 export function ProfileSection(props: { csrf: string; user: User }) {
+  const uploaded = isUploadedAvatar(props.user.avatarUrl)
   return (
     <>
       <h2>Profile</h2>
@@ -14,19 +31,92 @@ export function ProfileSection(props: { csrf: string; user: User }) {
         <CsrfField token={props.csrf} />
         <label for="profile-name">Full name</label>
         <input id="profile-name" name="full_name" type="text" autocomplete="name" required maxlength={String(NAME_MAX)} value={attr(props.user.fullName)} />
-        <label for="profile-avatar">Picture (an https:// image address)</label>
-        <input id="profile-avatar" name="avatar_url" type="url" maxlength={String(AVATAR_URL_MAX)} placeholder="https://" value={attr(props.user.avatarUrl ?? '')} />
-        <p class="muted">Leave it empty for a picture of your initials.</p>
+        <label for="profile-avatar">{PROFILE_WORDS.pictureAddress}</label>
+        <input id="profile-avatar" name="avatar_url" type="url" maxlength={String(AVATAR_URL_MAX)} placeholder="https://" value={attr(uploaded ? '' : (props.user.avatarUrl ?? ''))} />
+        <p class="muted">{uploaded ? PROFILE_WORDS.uploadedNote : PROFILE_WORDS.emptyNote}</p>
         <div class="actions">
           <button type="submit">Save profile</button>
         </div>
       </form>
+      <form method="post" action={AVATAR_UPLOAD_PATH} enctype="multipart/form-data">
+        <CsrfField token={props.csrf} />
+        <label for="profile-picture">{PROFILE_WORDS.upload}</label>
+        <input id="profile-picture" name="picture" type="file" accept="image/png,image/jpeg,image/webp" required />
+        <p class="muted">{PROFILE_WORDS.uploadNote}</p>
+        <div class="actions">
+          <button type="submit" class="secondary">
+            {PROFILE_WORDS.uploadButton}
+          </button>
+        </div>
+      </form>
+      {props.user.avatarUrl !== null ? (
+        <form method="post" action="/account/avatar/remove">
+          <CsrfField token={props.csrf} />
+          <div class="actions">
+            <button type="submit" class="secondary">
+              {PROFILE_WORDS.remove}
+            </button>
+          </div>
+        </form>
+      ) : (
+        ''
+      )}
     </>
   )
 }
 
-/** "Change password": the current one, then the new one (a user without one gets "Set password" instead). */
-export function ChangePasswordForm(props: { csrf: string }) {
+// The words of confirming with a passkey, in one place.
+const CONFIRM_WORDS = {
+  changeWithPasskey: 'Use a passkey instead',
+  setPassword: 'Confirm with your passkey and set password',
+  passkeyOnly: 'You sign in with a passkey only: confirm with it to set a password.',
+  deleteWithPasskey: 'Delete with a passkey instead',
+  deletePasskeyOnly: 'Confirm with your passkey and delete',
+}
+
+/**
+ * "Confirm with a passkey": passkeys.js asks for a fresh assertion of this account
+ * (/account/passkeys/confirm-options), puts it in the form's `credential` field and submits the
+ * form. `alone`: the form's only way (an account without a password), so the button is its
+ * submit button, shown even without JavaScript (the server then says a passkey is needed); else
+ * a second button, shown by the script.
+ */
+export function PasskeyConfirm(props: { label: string; alone: boolean; danger?: boolean }) {
+  const kind = props.danger ? 'danger' : 'secondary'
+  return (
+    <>
+      <input type="hidden" name="credential" value="" />
+      <p class="error passkey-error" role="alert" hidden></p>
+      {props.alone ? (
+        <button type="submit" class={props.danger ? 'danger' : undefined} data-passkey-confirm="">
+          {props.label}
+        </button>
+      ) : (
+        <button type="button" class={kind} data-passkey-confirm="" hidden>
+          {props.label}
+        </button>
+      )}
+    </>
+  )
+}
+
+/**
+ * "Change password": the current one or a fresh passkey, then the new one. An account without a
+ * password sets one here after a fresh passkey (`/account/password`).
+ */
+export function ChangePasswordForm(props: { csrf: string; hasPassword: boolean; passkeys: boolean }) {
+  if (!props.hasPassword)
+    return (
+      <form method="post" action="/account/password">
+        <p class="muted">{CONFIRM_WORDS.passkeyOnly}</p>
+        <CsrfField token={props.csrf} />
+        <label for="new-password">New password</label>
+        <input id="new-password" name="password" type="password" autocomplete="new-password" required minlength={String(PASSWORD_MIN)} maxlength={String(PASSWORD_MAX)} />
+        <div class="actions">
+          <PasskeyConfirm label={CONFIRM_WORDS.setPassword} alone />
+        </div>
+      </form>
+    )
   return (
     <form method="post" action="/account/password/change">
       <CsrfField token={props.csrf} />
@@ -37,6 +127,7 @@ export function ChangePasswordForm(props: { csrf: string }) {
       <p class="muted">Your other browsers are signed out.</p>
       <div class="actions">
         <button type="submit">Change password</button>
+        {props.passkeys ? <PasskeyConfirm label={CONFIRM_WORDS.changeWithPasskey} alone={false} /> : ''}
       </div>
     </form>
   )
@@ -65,10 +156,10 @@ export interface AccountContents {
 const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
 
 /**
- * The confirmation of "Delete my account": what goes, then the password again — or, for an
- * account without one, a sign-in with a passkey in the last 15 minutes (`signInAgain` when older).
+ * The confirmation of "Delete my account": what goes, then the password again or a fresh
+ * passkey (an account without a password: the passkey only).
  */
-export function DeleteAccountPage(props: { csrf: string; contents: AccountContents; hasPassword: boolean; signInAgain?: string; error?: string }) {
+export function DeleteAccountPage(props: { csrf: string; contents: AccountContents; hasPassword: boolean; passkeys: boolean; error?: string }) {
   const { contents } = props
   return (
     <Layout title="Delete your account">
@@ -84,29 +175,33 @@ export function DeleteAccountPage(props: { csrf: string; contents: AccountConten
         <li safe>{`${count(contents.passkeys, 'passkey', 'passkeys')}, and two-step verification;`}</li>
         <li>every browser signed in to it, and every token an app holds.</li>
       </ul>
-      {props.signInAgain ? (
-        <p>
-          To confirm, <a href={attr(props.signInAgain)}>sign in again with your passkey</a>, then come back to this page.
-        </p>
-      ) : (
-        <form method="post" action="/account/delete">
-          <CsrfField token={props.csrf} />
+      <form method="post" action="/account/delete">
+        <CsrfField token={props.csrf} />
+        {props.hasPassword ? (
+          <>
+            <label for="confirm-password">Your password</label>
+            <input id="confirm-password" name="password" type="password" autocomplete="current-password" required />
+          </>
+        ) : (
+          ''
+        )}
+        <div class="actions">
           {props.hasPassword ? (
-            <>
-              <label for="confirm-password">Your password</label>
-              <input id="confirm-password" name="password" type="password" autocomplete="current-password" required />
-            </>
-          ) : (
-            ''
-          )}
-          <div class="actions">
             <button type="submit" class="danger">
               Delete my account
             </button>
-            <a href="/account">Cancel</a>
-          </div>
-        </form>
-      )}
+          ) : (
+            ''
+          )}
+          {props.passkeys || !props.hasPassword ? (
+            <PasskeyConfirm label={props.hasPassword ? CONFIRM_WORDS.deleteWithPasskey : CONFIRM_WORDS.deletePasskeyOnly} alone={!props.hasPassword} danger />
+          ) : (
+            ''
+          )}
+          <a href="/account">Cancel</a>
+        </div>
+      </form>
+      {props.passkeys ? <PasskeyScripts /> : ''}
     </Layout>
   )
 }

@@ -26,8 +26,10 @@ import { acceptTotpCode, newRecoveryCodes, newTotpSecret, openTotpSecret, totpSe
 import { UserInputError, checkPassword } from './users'
 import { csrfAccepted, formCsrf, readSession, safeReturnTo } from './web'
 import { SessionsSection, sessionsOf } from './sessions-page'
+import { accountProof } from './confirm'
 
 const NO_STORE = { 'cache-control': 'no-store' }
+const SET_WORDS = { wrongPassword: 'Confirm with your passkey first. Nothing was changed.', nothing: 'Nothing was changed.' }
 
 /** One entry per app: its consents for Latchkey and for each resource (RFC 8707) together, in the consent page's words. */
 async function appAccess(ctx: AppContext, consents: AuthorizedApp[]): Promise<AppAccess[]> {
@@ -114,6 +116,7 @@ function passkeyName(raw: string | undefined): string | undefined {
  */
 export function securityRoutes(ctx: AppContext) {
   const limits = new SignInLimits(ctx.store, ctx.clock, ctx.config.loginAttemptsPerMinute)
+  const prove = accountProof(ctx)
 
   /** The signed-in session of a form with its CSRF token, or 403. */
   async function signedIn(request: Request, csrfToken: string | undefined): Promise<Session> {
@@ -283,6 +286,9 @@ export function securityRoutes(ctx: AppContext) {
           if (error instanceof UserInputError) return accountPage(ctx, request, session, { status: 400, error: `The ${error.message}.` })
           throw error
         }
+        // A fresh passkey first: a borrowed session alone cannot give the account a password (and so a way back in).
+        const refused = await prove(request, session, { credential: body.credential }, SET_WORDS)
+        if (refused) return accountPage(ctx, request, session, refused)
         await ctx.store.mfa.setPassword(session.user.id, await hashPassword(password))
         await notify(ctx.config, ctx.store, passwordChangedMessage(ctx.config.brand.name, session.user.email), ctx.clock.now())
         await ctx.audit.record('password.changed', { userId: session.user.id, request })

@@ -111,7 +111,12 @@ export interface PurgeWindows {
   settingChanges: number
   /** An audit event since it happened: AUDIT_DAYS (absent: kept). */
   audit?: number
+  /** A known device (user_devices) since it first signed in: the device cookie's life (absent: kept). */
+  devices?: number
 }
+
+/** Known devices deleted by one purge at most: the writer is held for one short statement (a minute later, the next batch). */
+export const DEVICES_PURGED_PER_RUN = 10_000
 
 /**
  * What the metrics read of the database at scrape time (plain numbers, so counting costs a

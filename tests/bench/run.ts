@@ -399,6 +399,14 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
   const settingsBody = JSON.stringify({ client_id: app.client_id, key: 'same.key', value: { theme: 'dark', size: 14 } })
   let manyUsers: Promise<string> | undefined
   return [
+    // Issue 34 "Speed": the pages a session is read for — the sign-in page (anonymous, its CSRF
+    // cookie) and /account with a session cookie (sessions, activity, apps, passkeys, picture).
+    ...(prefix === ''
+      ? [
+          { name: 'GET /login (sign-in page)', server: () => latchkey, path: '/login' },
+          { name: 'GET /account (session cookie)', server: () => latchkey, path: '/account', headers: { Cookie: session } },
+        ]
+      : []),
     { name: `${prefix}GET /api/oauth/userinfo`, server: () => latchkey, path: '/api/oauth/userinfo', headers: bearer },
     { name: `${prefix}GET /api/settings (10 keys)`, server: () => latchkey, path: '/api/settings', headers: bearer },
     { name: `${prefix}GET /api/settings/:key`, server: () => latchkey, path: '/api/settings/pref.3', headers: bearer },

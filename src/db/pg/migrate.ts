@@ -22,6 +22,7 @@ import sessionsMigration from '../../../drizzle/pg/0018_sessions.sql' with { typ
 import sites from '../../../drizzle/pg/0019_sites.sql' with { type: 'text' }
 import machines from '../../../drizzle/pg/0020_machines.sql' with { type: 'text' }
 import clientLogos from '../../../drizzle/pg/0021_client_logos.sql' with { type: 'text' }
+import avatars from '../../../drizzle/pg/0022_avatars.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -50,6 +51,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0019_sites': sites,
   '0020_machines': machines,
   '0021_client_logos': clientLogos,
+  '0022_avatars': avatars,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

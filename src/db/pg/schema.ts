@@ -10,6 +10,8 @@ const ms = (name: string) => bigint(name, { mode: 'number' })
 /** Setting keys sort in byte order (SPEC), as SQLite's BINARY collation does. */
 const byteOrderedText = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' })
 
+const bytea = customType<{ data: Buffer }>({ dataType: () => 'bytea' })
+
 export const users = pgTable('users', {
   id: text('id').primaryKey(),
   email: text('email').notNull().unique(),
@@ -49,8 +51,6 @@ export const clients = pgTable('clients', {
   launchUrl: text('launch_url'),
   logoEtag: text('logo_etag'),
 })
-
-const bytea = customType<{ data: Buffer }>({ dataType: () => 'bytea' })
 
 export const clientLogos = pgTable('client_logos', {
   clientId: text('client_id')
@@ -98,8 +98,18 @@ export const userDevices = pgTable(
     deviceHash: text('device_hash').notNull(),
     createdAt: ms('created_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.deviceHash] })],
+  (t) => [primaryKey({ columns: [t.userId, t.deviceHash] }), index('user_devices_created').on(t.createdAt)],
 )
+
+export const userAvatars = pgTable('user_avatars', {
+  userId: text('user_id')
+    .primaryKey()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  contentType: text('content_type').notNull(),
+  bytes: bytea('bytes').notNull(),
+  etag: text('etag').notNull(),
+  updatedAt: ms('updated_at').notNull(),
+})
 
 export const logoutDeliveries = pgTable(
   'logout_deliveries',

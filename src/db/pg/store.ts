@@ -1,6 +1,6 @@
 import type { SQL } from 'bun'
 import type { Change, PurgeWindows, Store, StoreCounts, StoreStats } from '../store'
-import { DatabaseUnavailable, StoreRefusal } from '../store'
+import { DEVICES_PURGED_PER_RUN, DatabaseUnavailable, StoreRefusal } from '../store'
 import { PgChangeFeed } from './change-feed'
 import { PgClients } from './clients'
 import { connect } from './connect'
@@ -279,6 +279,11 @@ export class PgStore implements Store, PgContext {
       removed += (await sql`DELETE FROM sessions WHERE expires_at < ${now} OR last_active_at <= ${idleSince}`).count
       removed += (await sql`DELETE FROM site_sessions WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM site_codes WHERE expires_at < ${now}`).count
+      if (keep.devices !== undefined)
+        removed += (
+          await sql`DELETE FROM user_devices WHERE (user_id, device_hash) IN
+            (SELECT user_id, device_hash FROM user_devices WHERE created_at < ${now - keep.devices} LIMIT ${DEVICES_PURGED_PER_RUN})`
+        ).count
       removed += (await sql`DELETE FROM login_throttle WHERE last_at < ${now - keep.throttle}`).count
       // A family lives until the last of its tokens expires; rotated tokens only through the grace.
       removed += (await sql`DELETE FROM refresh_tokens WHERE family_id IN (SELECT family_id FROM refresh_families WHERE expires_at < ${now})`).count

@@ -16,6 +16,13 @@ export interface UserListing extends UserRecord {
   disabled: boolean
 }
 
+/** A picture uploaded on /account: its type (from its bytes) and a hash of them. */
+export interface AvatarUpload {
+  contentType: string
+  bytes: Uint8Array
+  etag: string
+}
+
 export interface NewUser extends UserRecord {
   passwordHash: string
 }
@@ -30,8 +37,16 @@ export interface UserStore {
   /** false for an unknown user. */
   setAdmin(id: string, admin: boolean): Promise<boolean>
   setFullName(id: string, fullName: string): Promise<boolean>
-  /** The name and the picture in one write (/account's profile); false for an unknown user. */
+  /** The name and the picture in one write (/account's profile); an uploaded picture goes with it. false for an unknown user. */
   setProfile(id: string, profile: { fullName: string; avatarUrl: string | null }): Promise<boolean>
+  /**
+   * The picture alone: `url` (an https:// address, an uploaded picture's path, or null for none)
+   * and, with `upload`, its bytes in the same transaction; without, an uploaded picture is
+   * deleted. false for an unknown user.
+   */
+  setAvatar(id: string, avatar: { url: string | null; upload?: AvatarUpload }, now: number): Promise<boolean>
+  /** The user's uploaded picture. */
+  findAvatar(id: string): Promise<(AvatarUpload & { updatedAt: number }) | undefined>
   /**
    * Disabling revokes everything the user holds — sessions, codes, refresh families, access
    * tokens — in the same transaction, and no session can start for them afterwards (the session

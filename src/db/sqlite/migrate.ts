@@ -22,6 +22,7 @@ import sessionsMigration from '../../../drizzle/sqlite/0018_sessions.sql' with {
 import sites from '../../../drizzle/sqlite/0019_sites.sql' with { type: 'text' }
 import machines from '../../../drizzle/sqlite/0020_machines.sql' with { type: 'text' }
 import clientLogos from '../../../drizzle/sqlite/0021_client_logos.sql' with { type: 'text' }
+import avatars from '../../../drizzle/sqlite/0022_avatars.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -50,6 +51,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0019_sites': sites,
   '0020_machines': machines,
   '0021_client_logos': clientLogos,
+  '0022_avatars': avatars,
 }
 
 export interface MigrationResult {

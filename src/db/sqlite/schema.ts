@@ -119,8 +119,24 @@ export const userDevices = sqliteTable(
     deviceHash: text('device_hash').notNull(),
     createdAt: integer('created_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.deviceHash] })],
+  // created_at: the purge deletes rows older than the device cookie's life, a batch at a time.
+  (t) => [primaryKey({ columns: [t.userId, t.deviceHash] }), index('user_devices_created').on(t.createdAt)],
 )
+
+/**
+ * An uploaded picture (SPEC "Your account and your sessions"): PNG, JPEG or WebP by its bytes, at
+ * most 1 MiB. `users.avatar_url` then holds its path `/avatars/<id>?v=<etag>`; `etag` is a hash
+ * of the bytes. Deleting the user deletes it.
+ */
+export const userAvatars = sqliteTable('user_avatars', {
+  userId: text('user_id')
+    .primaryKey()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  contentType: text('content_type').notNull(),
+  bytes: blob('bytes', { mode: 'buffer' }).notNull(),
+  etag: text('etag').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+})
 
 /**
  * Back-channel logout deliveries, an outbox of their own (same lease and back-off as mail): one

@@ -1,6 +1,6 @@
 import { eq, lt } from 'drizzle-orm'
 import type { Change, PurgeWindows, Store, StoreCounts, StoreStats } from '../store'
-import { StoreRefusal } from '../store'
+import { DEVICES_PURGED_PER_RUN, StoreRefusal } from '../store'
 import { SqliteChangeFeed } from './change-feed'
 import { Checkpointer } from './checkpointer'
 import { changes, createDatabaseFile, openDb, type Db } from './client'
@@ -209,6 +209,8 @@ export class SqliteStore implements Store, SqliteContext {
       removed += run('DELETE FROM sessions WHERE expires_at < ?1 OR last_active_at <= ?2', now, idleSince)
       removed += run('DELETE FROM site_sessions WHERE expires_at < ?1', now)
       removed += run('DELETE FROM site_codes WHERE expires_at < ?1', now)
+      if (keep.devices !== undefined)
+        removed += run('DELETE FROM user_devices WHERE rowid IN (SELECT rowid FROM user_devices WHERE created_at < ?1 LIMIT ?2)', now - keep.devices, DEVICES_PURGED_PER_RUN)
       removed += changes(this.db.orm.delete(loginThrottle).where(lt(loginThrottle.lastAt, now - keep.throttle)).run())
       // A family lives until the last of its tokens expires; rotated tokens only through the grace.
       removed += run('DELETE FROM refresh_tokens WHERE family_id IN (SELECT family_id FROM refresh_families WHERE expires_at < ?1)', now)

@@ -1,10 +1,10 @@
 import { and, eq, isNull, or, sql } from 'drizzle-orm'
-import type { AdminChange, EmailToken, NewMail, NewUser, UserListing, UserRecord, UserStore } from '../store'
+import type { AdminChange, AvatarUpload, EmailToken, NewMail, NewUser, UserListing, UserRecord, UserStore } from '../store'
 import { insertToken } from './mail'
 import { changes } from './client'
 import { unique, type SqliteContext } from './context'
 import { prepared } from './prepared'
-import { users } from './schema'
+import { userAvatars, users } from './schema'
 
 const p = (name: string) => sql.placeholder(name)
 export const toUser = (row: typeof users.$inferSelect): UserRecord => ({
@@ -57,7 +57,30 @@ export class SqliteUsers implements UserStore {
   }
 
   setProfile(id: string, profile: { fullName: string; avatarUrl: string | null }): Promise<boolean> {
-    return this.ctx.write(() => this.changed(id, changes(this.ctx.db.orm.update(users).set({ fullName: profile.fullName, avatarUrl: profile.avatarUrl }).where(eq(users.id, id)).run()) > 0))
+    const { orm } = this.ctx.db
+    return this.ctx.write(() => {
+      orm.delete(userAvatars).where(eq(userAvatars.userId, id)).run()
+      return this.changed(id, changes(orm.update(users).set({ fullName: profile.fullName, avatarUrl: profile.avatarUrl }).where(eq(users.id, id)).run()) > 0)
+    })
+  }
+
+  setAvatar(id: string, avatar: { url: string | null; upload?: AvatarUpload }, now: number): Promise<boolean> {
+    const { orm } = this.ctx.db
+    return this.ctx.write(() => {
+      if (changes(orm.update(users).set({ avatarUrl: avatar.url }).where(eq(users.id, id)).run()) === 0) return false
+      const { upload } = avatar
+      if (!upload) orm.delete(userAvatars).where(eq(userAvatars.userId, id)).run()
+      else {
+        const row = { contentType: upload.contentType, bytes: Buffer.from(upload.bytes), etag: upload.etag, updatedAt: now }
+        orm.insert(userAvatars).values({ userId: id, ...row }).onConflictDoUpdate({ target: userAvatars.userId, set: row }).run()
+      }
+      return this.changed(id, true)
+    })
+  }
+
+  async findAvatar(id: string): Promise<(AvatarUpload & { updatedAt: number }) | undefined> {
+    const row = this.ctx.db.orm.select().from(userAvatars).where(eq(userAvatars.userId, id)).get()
+    return row && { contentType: row.contentType, bytes: new Uint8Array(row.bytes), etag: row.etag, updatedAt: row.updatedAt }
   }
 
   setAdmin(id: string, admin: boolean): Promise<boolean> {

@@ -37,6 +37,25 @@
       }
     })
 
+  // "Confirm with a passkey" (Change or set the password, Delete my account): a fresh assertion
+  // of this account in the form's `credential` field, in place of the password.
+  document.querySelectorAll('button[data-passkey-confirm]').forEach(function confirmButton(button) {
+    const form = button.form
+    button.hidden = false
+    button.addEventListener('click', async function confirmWithPasskey(event) {
+      event.preventDefault()
+      // The new password first (the browser's own message), so one passkey prompt does it.
+      const fresh = form.elements.new_password || form.elements.password
+      if (fresh && fresh.autocomplete === 'new-password' && !fresh.reportValidity()) return
+      try {
+        const optionsJSON = await optionsFor('/account/passkeys/confirm-options', form)
+        submitWith(form, await lib.startAuthentication({ optionsJSON }))
+      } catch (error) {
+        showError(form, error)
+      }
+    })
+  })
+
   const signIn = document.getElementById('passkey-sign-in')
   if (!signIn) return
   signIn.hidden = false
