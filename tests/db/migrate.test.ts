@@ -30,7 +30,7 @@ describe('embedded migrations', () => {
     expect(migrate(db.sqlite).applied).toEqual(journal.entries.map((e) => e.tag))
     expect(migrate(db.sqlite).applied).toEqual([])
     const tables = db.sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name)
-    expect(tables).toEqual(['access_tokens', 'audit_events', 'auth_codes', 'client_groups', 'clients', 'consents', 'device_codes', 'email_tokens', 'group_members', 'groups', 'latchkey_migrations', 'login_throttle', 'logout_deliveries', 'mail_outbox', 'passkeys', 'pushed_requests', 'recovery_codes', 'refresh_families', 'refresh_tokens', 'registration_tokens', 'resources', 'server_secrets', 'session_clients', 'sessions', 'setting_counts', 'setting_heads', 'setting_tombstones', 'settings', 'signing_keys', 'site_codes', 'site_sessions', 'sites', 'stream_tickets', 'totp_secrets', 'used_assertions', 'user_devices', 'users', 'webauthn_challenges'])
+    expect(tables).toEqual(['access_tokens', 'audit_events', 'auth_codes', 'client_groups', 'clients', 'consents', 'device_codes', 'email_tokens', 'group_members', 'groups', 'latchkey_migrations', 'login_throttle', 'logout_deliveries', 'mail_outbox', 'passkeys', 'provider_states', 'providers', 'pushed_requests', 'recovery_codes', 'refresh_families', 'refresh_tokens', 'registration_tokens', 'resources', 'server_secrets', 'session_clients', 'sessions', 'setting_counts', 'setting_heads', 'setting_tombstones', 'settings', 'signing_keys', 'site_codes', 'site_sessions', 'sites', 'stream_tickets', 'totp_secrets', 'used_assertions', 'user_devices', 'user_identities', 'users', 'webauthn_challenges'])
   })
 
   test('the database runs with foreign keys, a busy timeout and synchronous=FULL', () => {
