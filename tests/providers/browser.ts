@@ -15,6 +15,13 @@ export class Browser {
     return jar
   }
 
+  /** A form on a Latchkey page, submitted with the page's CSRF token (and followed). */
+  async submit(page: string, action: string, fields: Record<string, string> = {}) {
+    const html = await (await this.request(page)).text()
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(html)![1]!
+    return this.go(action, { method: 'POST', body: new URLSearchParams({ ...fields, csrf_token: csrf }) })
+  }
+
   /** Latchkey's cookies, as a plain record (for postForm and the like). */
   get latchkey(): Record<string, string> {
     return Object.fromEntries(this.jar(new URL(ORIGIN).host))
@@ -49,12 +56,12 @@ export class Browser {
    * Follows redirects while they stay on Latchkey or the upstream providers; returns the last
    * answer and, when a redirect left them (an app's callback), where it went.
    */
-  async go(url: string, init: { method?: string; body?: URLSearchParams } = {}): Promise<{ response: Response; left?: string; at: string }> {
+  async go(url: string, init: { method?: string; body?: URLSearchParams; stopAt?: (next: URL) => boolean } = {}): Promise<{ response: Response; left?: string; at: string }> {
     let at = new URL(url, ORIGIN).href
     let response = await this.request(at, init)
     for (let hops = 0; hops < 20 && response.status >= 300 && response.status < 400; hops++) {
       const next = new URL(response.headers.get('location')!, at)
-      if (next.origin !== ORIGIN && !this.upstreamHosts().includes(next.host)) return { response, left: next.href, at }
+      if ((next.origin !== ORIGIN && !this.upstreamHosts().includes(next.host)) || init.stopAt?.(next)) return { response, left: next.href, at }
       at = next.href
       response = await this.request(at)
     }

@@ -1,6 +1,7 @@
 /** The provider tests' set-up: an app (SQLite or PostgreSQL), a real upstream provider registered as `acme`, and a browser. */
 import { createProvider, type ProviderInput } from '../../src/providers/service'
-import { ORIGIN, createTestApp, type TestApp } from '../helpers'
+import type { Logger } from '../../src/lib/log'
+import { ORIGIN, PASSWORD, createTestApp, type TestApp } from '../helpers'
 import { Browser } from './browser'
 import { startUpstream, type Upstream } from './upstream'
 
@@ -15,8 +16,8 @@ export async function upstreamFor(ids: string[] = ['acme']): Promise<Upstream> {
   return upstream
 }
 
-export async function appWith(upstreams: Upstream[], env: Record<string, string> = {}): Promise<TestApp> {
-  const t = await createTestApp({ CLIENT_ID_METADATA_ALLOW_HOSTS: upstreams.map((u) => u.host).join(','), LOGIN_ATTEMPTS_PER_MINUTE: '1000', ...env })
+export async function appWith(upstreams: Upstream[], env: Record<string, string> = {}, opts: { log?: Logger } = {}): Promise<TestApp> {
+  const t = await createTestApp({ CLIENT_ID_METADATA_ALLOW_HOSTS: upstreams.map((u) => u.host).join(','), LOGIN_ATTEMPTS_PER_MINUTE: '1000', ...env }, opts)
   // Tokens are judged by Latchkey's clock: start it at the provider's time.
   t.clock.advance(Date.now() - t.clock.now())
   return t
@@ -43,3 +44,23 @@ export async function continueWith(b: Browser, upstream: Upstream, account: stri
   const query = opts.returnTo ? `?return_to=${encodeURIComponent(opts.returnTo)}` : ''
   return b.go(`/login/provider/${opts.provider ?? 'acme'}${query}`)
 }
+
+/** Signs in with the password through /login, in this browser. */
+export async function passwordSignIn(b: Browser, email = 'ann@example.com') {
+  return b.submit('/login', '/login', { email, password: PASSWORD })
+}
+
+/** The one session's user and amr (the tests use one browser at a time). */
+export async function sessionsOf(t: TestApp) {
+  return (await t.rows('SELECT user_id, amr, pending FROM sessions ORDER BY created_at')).map((r) => ({ user: r.user_id, amr: r.amr, pending: Boolean(r.pending) }))
+}
+
+export async function identitiesOf(t: TestApp) {
+  return (await t.rows('SELECT provider_id, subject, user_id, email FROM user_identities ORDER BY created_at, subject')).map((r) => ({ provider: r.provider_id, subject: r.subject, user: r.user_id, email: r.email }))
+}
+
+export async function failures(t: TestApp) {
+  return (await t.rows("SELECT detail FROM audit_events WHERE kind = 'sign_in.failed' ORDER BY id")).map((r) => JSON.parse(r.detail as string) as Record<string, string>)
+}
+
+export const verifyEmail = (t: TestApp, email: string) => t.rows('UPDATE users SET email_verified = (1 = 1) WHERE email = ?', email)
