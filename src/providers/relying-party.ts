@@ -185,10 +185,11 @@ export class RelyingParty {
   }
 }
 
-/** openid-client's error, as a line for the log: its code and message (never a token). */
+/** openid-client's error, as a line for the log: its code and what oauth4webapi found (a claim's name, never a token). */
 function describe(error: unknown): string {
-  const e = error as { code?: string; message?: string; error?: string }
-  return [e.code, e.error, e.message].filter(Boolean).join(': ').slice(0, 300)
+  const e = error as { code?: string; message?: string; error?: string; cause?: { message?: unknown } }
+  const found = typeof e.cause?.message === 'string' ? e.cause.message : undefined
+  return [e.code, e.error, e.message, found].filter(Boolean).join(': ').slice(0, 300)
 }
 
 const relyingParties = new WeakMap<AppContext, RelyingParty>()
