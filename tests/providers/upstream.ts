@@ -38,7 +38,8 @@ export async function startUpstream(opts: { redirectUris: string[]; clientId?: s
   const clientSecret = opts.clientSecret ?? 'upstream-client-secret-0123456789abcdef'
   const provider = new Provider(issuer, {
     clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: opts.redirectUris, grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }],
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    // amr rides with openid: Latchkey asks for no claims parameter, and --trust-mfa reads it.
+    claims: { openid: ['sub', 'amr'], email: ['email', 'email_verified'], profile: ['name'] },
     // The claims of the scopes asked for go in the id_token too (as Google's and most providers' do).
     conformIdTokenClaims: false,
     pkce: { required: () => true },
