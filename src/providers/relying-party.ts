@@ -36,15 +36,20 @@ export interface Checks {
 
 const DISCOVERY_TTL_MS = 10 * 60_000
 
-/** openid-client's fetch, through the metadata fetcher; the answer keeps its status and content type. */
-function fetchThrough(policy: SafeFetchPolicy): oidc.CustomFetch {
+/**
+ * openid-client's fetch, through the metadata fetcher; the answer keeps its status and content
+ * type. `github`: GitHub answers a refused code with 200 and an `error` body, where RFC 6749 §5.2
+ * says 400 — it is made a 400, so the refusal is read as the OAuth error it is.
+ */
+function fetchThrough(policy: SafeFetchPolicy, github = false): oidc.CustomFetch {
   return async (url, options) => {
     const headers = Object.fromEntries(Object.entries(options.headers).filter(([name]) => !['content-type', 'content-length'].includes(name.toLowerCase())))
     const type = Object.entries(options.headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1] ?? 'application/x-www-form-urlencoded'
     const post = options.method === 'POST' ? { type, body: String(options.body ?? '') } : undefined
     try {
       const got = await safeFetch(new URL(url), policy, post, { headers, anyStatus: true })
-      return new Response(got.body, { status: got.status, headers: got.contentType ? { 'content-type': got.contentType } : {} })
+      const status = github && post && got.status === 200 && /"error"\s*:/.test(got.body) && !/"access_token"\s*:/.test(got.body) ? 400 : got.status
+      return new Response(got.body, { status, headers: got.contentType ? { 'content-type': got.contentType } : {} })
     } catch (error) {
       if (error instanceof FetchRefused) throw new ProviderRefused(`${new URL(url).origin}${new URL(url).pathname} ${error.message}`)
       throw error
@@ -96,7 +101,7 @@ export class RelyingParty {
     const auth = p.kind === 'github' || (methods && !methods.includes('client_secret_basic') && methods.includes('client_secret_post')) ? oidc.ClientSecretPost(secret) : oidc.ClientSecretBasic(secret)
     const skew = Math.round((this.deps.clock.now() - Date.now()) / 1000)
     const config = new oidc.Configuration(metadata, p.clientId, { [oidc.clockSkew]: skew }, auth)
-    config[oidc.customFetch] = fetchThrough(this.policy)
+    config[oidc.customFetch] = fetchThrough(this.policy, p.kind === 'github')
     if (this.insecure(p.issuer)) oidc.allowInsecureRequests(config)
     if (p.kind !== 'github') oidc.enableNonRepudiationChecks(config)
     return config

@@ -14,6 +14,8 @@ export interface UpstreamAccountSpec {
   email?: string
   email_verified?: boolean
   name?: string
+  /** Google's hosted domain. */
+  hd?: string
 }
 
 export interface Upstream {
@@ -39,7 +41,7 @@ export async function startUpstream(opts: { redirectUris: string[]; clientId?: s
   const provider = new Provider(issuer, {
     clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: opts.redirectUris, grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }],
     // amr rides with openid: Latchkey asks for no claims parameter, and --trust-mfa reads it.
-    claims: { openid: ['sub', 'amr'], email: ['email', 'email_verified'], profile: ['name'] },
+    claims: { openid: ['sub', 'amr'], email: ['email', 'email_verified'], profile: ['name', 'hd'] },
     // The claims of the scopes asked for go in the id_token too (as Google's and most providers' do).
     conformIdTokenClaims: false,
     pkce: { required: () => true },
