@@ -1,0 +1,125 @@
+/**
+ * SPEC "Sign in with another account", end to end: the compiled binary, a real OpenID Connect
+ * provider started here (oidc-provider, with one account whose address is verified and one whose
+ * is not), real Chromium clicking "Continue with Acme" through to an app's callback — the app is
+ * openid-client, which then checks the id_token Latchkey issued — and connecting and disconnecting
+ * the provider on /account.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import * as client from 'openid-client'
+import type { Browser, Page } from 'playwright-core'
+import { type RunningBinary, freePort, launchChromium, startBinary } from './server'
+import { startUpstream, type Upstream } from '../providers/upstream'
+
+setDefaultTimeout(60_000)
+
+let server: RunningBinary
+let upstream: Upstream
+let browser: Browser
+let app: ReturnType<typeof Bun.serve>
+let appConfig: client.Configuration
+let callback: string
+
+beforeAll(async () => {
+  const upstreamPort = await freePort()
+  server = await startBinary({ CLIENT_ID_METADATA_ALLOW_HOSTS: `127.0.0.1:${upstreamPort}`, LOG_LEVEL: 'info' })
+  upstream = await startUpstream({ port: upstreamPort, redirectUris: [`${server.url}/login/provider/acme/callback`] })
+  upstream.accounts.set('u-verified', { email: 'vera@example.com', email_verified: true, name: 'Vera Verified' })
+  upstream.accounts.set('u-unverified', { email: 'ursula@example.com', email_verified: false, name: 'Ursula Unverified' })
+  upstream.accounts.set('u-ann', { email: 'ann.elsewhere@example.net', email_verified: true, name: 'Ann Elsewhere' })
+  const secretFile = join(server.dir, 'acme.secret')
+  writeFileSync(secretFile, upstream.clientSecret, { mode: 0o600 })
+  const made = server.cli(['provider', 'create', '--id', 'acme', '--name', 'Acme', '--issuer', upstream.issuer, '--client-id', upstream.clientId, '--client-secret-file', secretFile, '--allow-create'])
+  expect(made.err).toBe('')
+  expect(JSON.parse(made.out).callback_url).toBe(`${server.url}/login/provider/acme/callback`)
+  expect(server.cli(['user', 'create', '--email', 'ann@example.com', '--name', 'Ann Lee', '--password-stdin'], 'browser password\n').code).toBe(0)
+
+  app = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('<h1>App callback</h1>', { headers: { 'content-type': 'text/html' } }) })
+  callback = `http://127.0.0.1:${app.port}/callback`
+  const registered = JSON.parse(server.cli(['client', 'create', '--name', 'Notes', '--redirect-uri', callback, '--skip-consent']).out)
+  appConfig = await client.discovery(new URL(server.url), registered.client_id, registered.client_secret, undefined, { execute: [client.allowInsecureRequests] })
+  browser = await launchChromium()
+})
+
+afterAll(async () => {
+  await browser?.close()
+  app?.stop(true)
+  await upstream?.close()
+  server?.cleanup()
+})
+
+async function freshPage(): Promise<{ page: Page; violations: string[] }> {
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  const violations: string[] = []
+  page.on('console', (m) => {
+    if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text())
+  })
+  return { page, violations }
+}
+
+/** The app starts a sign-in (PKCE, state, nonce), Chromium clicks "Continue with Acme", the app exchanges the code and checks the id_token. */
+async function signInToApp(account: string) {
+  const { page, violations } = await freshPage()
+  const verifier = client.randomPKCECodeVerifier()
+  const state = client.randomState()
+  const nonce = client.randomNonce()
+  const url = client.buildAuthorizationUrl(appConfig, { redirect_uri: callback, scope: 'openid email profile', state, nonce, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' })
+  upstream.next.account = account
+  await page.goto(url.href)
+  expect(new URL(page.url()).pathname).toBe('/login')
+  expect(await page.locator('main').innerText()).toContain('to continue to Notes')
+  await page.getByRole('link', { name: 'Continue with Acme' }).click()
+  await page.waitForURL((u) => u.href.startsWith(callback))
+  expect(await page.locator('h1').innerText()).toBe('App callback')
+  const tokens = await client.authorizationCodeGrant(appConfig, new URL(page.url()), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce })
+  await page.context().close()
+  return { claims: tokens.claims()!, violations }
+}
+
+describe('Continue with Acme (Chromium, the binary, oidc-provider)', () => {
+  test('a new person with a verified address gets an account and reaches the app: amr ["fed"], email verified', async () => {
+    const { claims, violations } = await signInToApp('u-verified')
+    expect([claims.email, claims.email_verified, claims.amr, claims.name]).toEqual(['vera@example.com', true, ['fed'], 'Vera Verified'])
+    expect(violations).toEqual([])
+    // Signed in again with the same identity: the same account.
+    const again = await signInToApp('u-verified')
+    expect(again.claims.sub).toBe(claims.sub)
+  })
+
+  test('an address the provider did not verify makes an unverified account (email_verified false at the app)', async () => {
+    const { claims } = await signInToApp('u-unverified')
+    expect([claims.email, claims.email_verified, claims.amr]).toEqual(['ursula@example.com', false, ['fed']])
+  })
+
+  test('Ann connects Acme on /account (after her password) and disconnects it; the provider\'s tokens are in no log line', async () => {
+    const { page, violations } = await freshPage()
+    await page.goto(`${server.url}/login`)
+    await page.getByLabel('Email').fill('ann@example.com')
+    await page.getByLabel('Password').fill('browser password')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL((u) => u.pathname === '/account')
+    const section = page.locator('#connected')
+    expect(await section.locator('h2').innerText()).toBe('Connected accounts')
+    upstream.next.account = 'u-ann'
+    await section.getByRole('button', { name: 'Connect Acme' }).click()
+    await page.waitForURL((u) => u.pathname === '/account' && u.hash === '#connected')
+    expect(await section.innerText()).toContain('ann.elsewhere@example.net')
+    const rows = await server.query('SELECT u.email AS email, i.subject AS subject FROM user_identities i JOIN users u ON u.id = i.user_id ORDER BY i.subject')
+    expect(rows.map((r) => [r.email, r.subject])).toEqual([
+      ['ann@example.com', 'u-ann'],
+      ['ursula@example.com', 'u-unverified'],
+      ['vera@example.com', 'u-verified'],
+    ])
+    await section.getByRole('button', { name: 'Disconnect Acme' }).click()
+    await page.waitForURL((u) => u.pathname === '/account')
+    expect(await section.getByRole('button', { name: 'Connect Acme' }).count()).toBe(1)
+    expect((await server.query("SELECT subject FROM user_identities WHERE subject = 'u-ann'")).length).toBe(0)
+    expect(violations).toEqual([])
+    // The provider's answers reached no log line: no access token, no id_token, no code verifier.
+    expect(server.output()).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\./)
+    expect(server.output()).not.toContain('access_token')
+  })
+})
