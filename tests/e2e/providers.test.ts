@@ -123,3 +123,46 @@ describe('Continue with Acme (Chromium, the binary, oidc-provider)', () => {
     expect(server.output()).not.toContain('access_token')
   })
 })
+
+describe('a second Latchkey as the provider', () => {
+  let upstreamLatchkey: RunningBinary
+  let local: RunningBinary
+
+  beforeAll(async () => {
+    upstreamLatchkey = await startBinary({})
+    // On localhost: cookies are per host, not per port, and each Latchkey keeps its own.
+    local = await startBinary({ CLIENT_ID_METADATA_ALLOW_HOSTS: new URL(upstreamLatchkey.url).host }, undefined, { localhost: true })
+    const registered = JSON.parse(upstreamLatchkey.cli(['client', 'create', '--name', 'Our Latchkey', '--redirect-uri', `${local.url}/login/provider/corp/callback`, '--skip-consent']).out)
+    expect(upstreamLatchkey.cli(['user', 'create', '--email', 'dora@example.com', '--name', 'Dora Upstream', '--password-stdin'], 'upstream password\n').code).toBe(0)
+    // Dora has an account here too; the CLI vouches for both addresses (email_verified).
+    expect(local.cli(['user', 'create', '--email', 'dora@example.com', '--name', 'Dora Local', '--password-stdin'], 'local password 1\n').code).toBe(0)
+    const secretFile = join(local.dir, 'corp.secret')
+    writeFileSync(secretFile, registered.client_secret, { mode: 0o600 })
+    const made = local.cli(['provider', 'create', '--id', 'corp', '--name', 'Corp Latchkey', '--issuer', upstreamLatchkey.url, '--client-id', registered.client_id, '--client-secret-file', secretFile, '--link-verified-email', '--trust-mfa'])
+    expect(made.err).toBe('')
+  })
+
+  afterAll(() => {
+    local?.cleanup()
+    upstreamLatchkey?.cleanup()
+  })
+
+  test('Dora signs in at the other Latchkey and is linked to her account here by her verified address; the identity is the other Latchkey\'s sub', async () => {
+    const { page, violations } = await freshPage()
+    await page.goto(`${local.url}/login`)
+    await page.getByRole('link', { name: 'Continue with Corp Latchkey' }).click()
+    await page.waitForURL((u) => u.origin === upstreamLatchkey.url && u.pathname === '/login')
+    await page.getByLabel('Email').fill('dora@example.com')
+    await page.getByLabel('Password').fill('upstream password')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL((u) => u.origin === local.url && u.pathname === '/account')
+    expect(await page.locator('h1').innerText()).toBe('Dora Local')
+    const [upstreamDora] = await upstreamLatchkey.query("SELECT id FROM users WHERE email = 'dora@example.com'")
+    const identities = await local.query('SELECT provider_id, subject, email FROM user_identities')
+    expect(identities).toEqual([{ provider_id: 'corp', subject: upstreamDora!.id, email: 'dora@example.com' }])
+    const [session] = await local.query('SELECT amr FROM sessions')
+    // The other Latchkey's sign-in was a password (amr ["pwd"]): --trust-mfa has nothing to trust.
+    expect(session!.amr).toBe('fed')
+    expect(violations).toEqual([])
+  })
+})
