@@ -1,7 +1,7 @@
 import { escapeForTerminal } from '../lib/text'
 import { callbackUrl, createProvider, readSecretFile, sealKeyOf, toProviderView, updateProvider } from '../providers/service'
 import { command, type CommandGroup } from './command'
-import { UsageError, cliAudit, inputError, printJson, printTable, trueOrFalse, withStore } from './common'
+import { UsageError, cliAudit, inputError, linkConfig, printJson, printTable, trueOrFalse, withStore } from './common'
 
 const KIND_HELP = 'oidc (any OpenID Connect provider, the default), google, or github'
 
@@ -55,7 +55,8 @@ const create = command({
         }
         const provider = await createProvider(store, await sealKeyOf(store, now), input, config.clientIdMetadataAllowHosts, now)
         await cliAudit(store, 'provider.created', { detail: { provider: provider.id } })
-        return { ...toProviderView(provider), callback_url: callbackUrl(config.issuer, provider.id) }
+        // The callback names the ISSUER the server runs with (recorded at its start), not this shell's.
+        return { ...toProviderView(provider), callback_url: callbackUrl((await linkConfig(store, config)).issuer, provider.id) }
       }),
     )
     printJson(made)
