@@ -44,20 +44,20 @@ export function domainAllowed(p: ProviderRecord, account: UpstreamAccount, email
 export async function settle(ctx: AppContext, p: ProviderRecord, account: UpstreamAccount, connectingUserId: string | null): Promise<Settled> {
   const now = ctx.clock.now()
   const email = addressOf(account)
-  const notice = (to: string) => (ctx.config.smtpUrl === null ? null : newSignInMethodMessage(to, p.name, account.email ?? account.subject, `${ctx.config.issuer}/account#connected`))
+  const notice = (to: string) => (ctx.config.smtpUrl === null ? null : newSignInMethodMessage(to, p.name, email ?? account.subject, `${ctx.config.issuer}/account#connected`))
   if (!domainAllowed(p, account, email)) {
     return refused(403, 'domain', 'Sign-in refused', `This ${p.name} account is not in a domain allowed to sign in here. Use an account of ${p.allowedDomains.join(', ')}.`)
   }
   if (connectingUserId !== null) {
     const user = await ctx.store.users.findUser(connectingUserId)
-    const linked = user && (await ctx.store.providers.linkIdentity({ providerId: p.id, subject: account.subject, userId: user.id, email: account.email }, now, notice(user.email) ?? undefined))
+    const linked = user && (await ctx.store.providers.linkIdentity({ providerId: p.id, subject: account.subject, userId: user.id, email }, now, notice(user.email) ?? undefined))
     if (linked === 'linked') return { kind: 'connected', userId: connectingUserId }
     const mine = (await ctx.store.providers.listIdentities(connectingUserId)).find((i) => i.providerId === p.id)
     if (mine?.subject === account.subject) return { kind: 'connected', userId: connectingUserId }
     if (mine) return refused(409, 'connected-other', 'Already connected', `Your account is already connected to another ${p.name} account. Disconnect it first.`)
     return refused(409, 'taken', 'Connected to another account', `This ${p.name} account is connected to another account here. Sign in to that one, or disconnect it there first.`)
   }
-  const known = await ctx.store.providers.useIdentity(p.id, account.subject, account.email, now)
+  const known = await ctx.store.providers.useIdentity(p.id, account.subject, email, now)
   if (known) return { kind: 'sign-in', userId: known, how: 'identity' }
   if (p.linkVerifiedEmail && email !== null && account.emailVerified) {
     const linked = await ctx.store.providers.linkByVerifiedEmail({ providerId: p.id, subject: account.subject, email }, now, notice)
@@ -67,12 +67,12 @@ export async function settle(ctx: AppContext, p: ProviderRecord, account: Upstre
     const id = crypto.randomUUID()
     const fullName = nameOf(account, email)
     try {
-      await ctx.store.providers.createWithIdentity({ id, email, fullName, avatarUrl: null, emailVerified: account.emailVerified, passwordHash: '' }, { providerId: p.id, subject: account.subject, email: account.email }, now)
+      await ctx.store.providers.createWithIdentity({ id, email, fullName, avatarUrl: null, emailVerified: account.emailVerified, passwordHash: '' }, { providerId: p.id, subject: account.subject, email }, now)
       return { kind: 'sign-in', userId: id, how: 'created' }
     } catch (error) {
       if (!(error instanceof UniqueViolation)) throw error
       // The same identity made by a sign-in racing this one (another tab, another instance): it signs in.
-      const raced = await ctx.store.providers.useIdentity(p.id, account.subject, account.email, now)
+      const raced = await ctx.store.providers.useIdentity(p.id, account.subject, email, now)
       if (raced) return { kind: 'sign-in', userId: raced, how: 'identity' }
     }
   }

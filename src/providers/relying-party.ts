@@ -161,6 +161,8 @@ export class RelyingParty {
       }
     }
     const amr = Array.isArray(claims.amr) ? claims.amr : []
+    // OpenID Connect Core §2: at most 255 ASCII characters (it is half of a primary key).
+    if (!/^[\x21-\x7e]{1,255}$/.test(claims.sub)) throw new ProviderRefused('the id_token sub is not 1–255 printable ASCII characters')
     return { subject: claims.sub, email, emailVerified: verified, name, hd: typeof claims.hd === 'string' ? claims.hd : null, mfa: amr.includes('mfa') }
   }
 
