@@ -6,7 +6,7 @@
  * the provider on /account.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as client from 'openid-client'
 import type { Browser, Page } from 'playwright-core'
@@ -121,6 +121,50 @@ describe('Continue with Acme (Chromium, the binary, oidc-provider)', () => {
     // The provider's answers reached no log line: no access token, no id_token, no code verifier.
     expect(server.output()).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\./)
     expect(server.output()).not.toContain('access_token')
+  })
+})
+
+const axeSource = readFileSync(join(import.meta.dir, '../../node_modules/axe-core/axe.min.js'), 'utf8')
+
+/** As tests/e2e/screens.test.ts checks every screen: no sideways scrolling at 360 px, axe-core clean, light and dark. */
+async function screenFailures(page: Page): Promise<string[]> {
+  const failures: string[] = []
+  for (const width of [1280, 360])
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.setViewportSize({ width, height: 800 })
+      await page.emulateMedia({ colorScheme: scheme })
+      const where = `${new URL(page.url()).pathname} at ${width} ${scheme}`
+      const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }))
+      if (scrollWidth > innerWidth) failures.push(`${where}: scrolls sideways (${scrollWidth} > ${innerWidth})`)
+      if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
+      const violations = (await page.evaluate(() => (window as unknown as { axe: { run: (o: object) => Promise<{ violations: Array<{ id: string }> }> } }).axe.run({ resultTypes: ['violations'] }).then((r) => r.violations))) as Array<{ id: string }>
+      for (const v of violations) failures.push(`${where}: axe ${v.id}`)
+    }
+  return failures
+}
+
+describe('the pages (360 px, axe-core, light and dark)', () => {
+  test('/login with Continue with Acme, /account with Connected accounts, /admin/providers, a refused callback', async () => {
+    expect(server.cli(['user', 'create', '--email', 'root@example.com', '--name', 'Root Admin', '--password-stdin', '--admin'], 'browser password\n').code).toBe(0)
+    const { page, violations } = await freshPage()
+    const failures: string[] = []
+    await page.goto(`${server.url}/login`)
+    expect(await page.getByRole('link', { name: 'Continue with Acme' }).count()).toBe(1)
+    failures.push(...(await screenFailures(page)))
+    await page.getByLabel('Email').fill('root@example.com')
+    await page.getByLabel('Password').fill('browser password')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL((u) => u.pathname === '/account')
+    failures.push(...(await screenFailures(page)))
+    await page.goto(`${server.url}/admin/providers`)
+    expect(await page.locator('h1').innerText()).toBe('Sign-in providers')
+    failures.push(...(await screenFailures(page)))
+    const refused = await page.goto(`${server.url}/login/provider/acme/callback?state=nothing&code=x`)
+    expect(refused!.status()).toBe(400)
+    expect(await page.locator('h1').innerText()).toBe('Sign-in failed')
+    failures.push(...(await screenFailures(page)))
+    expect(failures).toEqual([])
+    expect(violations).toEqual([])
   })
 })
 
