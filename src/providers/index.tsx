@@ -18,6 +18,8 @@ import { constantTimeEqual, hmacSha256, randomToken, sha256 } from '../lib/crypt
 import { errorPageResponse, notFoundPage } from '../views/error-page'
 import { seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
+import { clientAddressOf, rateLimitKey } from '../web/client-address'
+import { decideWindowAttempt } from '../accounts/throttle'
 import { t } from 'elysia'
 import { settle } from './linking'
 import { ProviderRefused, relyingPartyOf } from './relying-party'
@@ -25,6 +27,11 @@ import { callbackUrl, unsealSecret } from './service'
 
 /** How long a sign-in may stay at the provider. */
 const FLOW_TTL_MS = 10 * 60_000
+/**
+ * Sign-ins one client address may start a minute: each writes a state row (kept 10 minutes) and
+ * may fetch a discovery document, so a loop of starts is bounded (per address, on every instance).
+ */
+const STARTS_PER_MINUTE = 30
 /** SPEC: connecting needs a sign-in of the last 15 minutes (the password or a passkey again). */
 const FRESH_SIGN_IN_MS = 15 * 60_000
 
@@ -42,7 +49,13 @@ export function providerRoutes(ctx: AppContext) {
   const unreachable = (p: ProviderRecord) => errorPageResponse(502, 'Sign-in unavailable', `${p.name} cannot be reached right now. Try again later, or sign in another way.`)
 
   /** Sends the browser to the provider: a state row, the browser's cookie, PKCE and nonce. */
-  async function start(p: ProviderRecord, returnTo: string | null, userId: string | null): Promise<Response> {
+  async function start(request: Request, p: ProviderRecord, returnTo: string | null, userId: string | null): Promise<Response> {
+    const address = clientAddressOf(request, ctx.config.trustedProxies)
+    const wait = await ctx.store.throttle.updateThrottle(`prov:addr:${rateLimitKey(address)}`, (row) => decideWindowAttempt(row, ctx.clock.now(), STARTS_PER_MINUTE, 60_000))
+    if (wait > 0) {
+      ctx.log.warn('provider sign-in throttled', { provider: p.id, client: address, retry_after: wait })
+      return errorPageResponse(429, 'Too many sign-ins', `Too many sign-ins were started from your network. Try again in ${wait} seconds.`, { 'retry-after': String(wait) })
+    }
     const secret = await unsealSecret(ctx.sealKey, p)
     if (secret === undefined) {
       ctx.log.error('provider secret does not open', { provider: p.id })
@@ -130,10 +143,10 @@ export function providerRoutes(ctx: AppContext) {
   return new Elysia({ name: 'providers' })
     .get(
       '/login/provider/:id',
-      async function startSignIn({ params, query }) {
+      async function startSignIn({ params, query, request }) {
         const p = await ctx.store.providers.findProvider(params.id)
         if (!p) return notFoundPage()
-        return start(p, safeReturnTo(query.return_to) ?? null, null)
+        return start(request, p, safeReturnTo(query.return_to) ?? null, null)
       },
       { query: StartQuery },
     )
@@ -146,7 +159,7 @@ export function providerRoutes(ctx: AppContext) {
         const p = await ctx.store.providers.findProvider(params.id)
         if (!p) return notFoundPage()
         if (ctx.clock.now() - session.authTime > FRESH_SIGN_IN_MS) return seeOther(`/login?reauth=1&return_to=${encodeURIComponent('/account')}`)
-        return start(p, '/account', session.user.id)
+        return start(request, p, '/account', session.user.id)
       },
       { parse: parsePageForm, body: ProviderForm },
     )

@@ -15,3 +15,16 @@ test('"Continue with NAME" on /login and /signup keeps where the sign-in returns
   expect(missing.status).toBe(404)
   expect(await t.rows('SELECT state_hash FROM provider_states')).toEqual([])
 })
+
+test('sign-ins started from one address are bounded: 30 a minute, then 429 with Retry-After and no state row', async () => {
+  const t = await createTestApp({ CLIENT_ID_METADATA_ALLOW_HOSTS: 'sso.github.test' })
+  // A github provider needs no discovery: its endpoints are fixed, so this counts starts alone.
+  await createProvider(t.store, t.ctx.sealKey, { name: 'GitHub', kind: 'github', apiUrl: 'http://sso.github.test/api/v3', clientId: 'Iv1.x', clientSecret: 'x-secret' }, t.config.clientIdMetadataAllowHosts, t.clock.now())
+  for (let i = 0; i < 30; i++) expect((await t.handle('/login/provider/github')).status).toBe(303)
+  const refused = await t.handle('/login/provider/github')
+  expect([refused.status, refused.headers.get('retry-after')]).toEqual([429, '60'])
+  expect(await refused.text()).toContain('Too many sign-ins were started from your network. Try again in 60 seconds.')
+  expect(await t.rows('SELECT state_hash FROM provider_states')).toHaveLength(30)
+  t.clock.advance(60_000)
+  expect((await t.handle('/login/provider/github')).status).toBe(303)
+})
