@@ -138,6 +138,8 @@ const ACTIVITY: Record<string, string> = {
   'group.member_added': 'Added to a group',
   'group.member_removed': 'Removed from a group',
   'site.sign_in': 'Signed in to a protected site',
+  'identity.linked': 'Connected a sign-in provider',
+  'identity.unlinked': 'Disconnected a sign-in provider',
 }
 
 function RecentActivity(props: { events: AuditEvent[] }) {

@@ -156,6 +156,7 @@ describe('/account → Connected accounts', () => {
     const after = await connected.response.text()
     expect(after).toContain('aria-label="Disconnect Acme"')
     expect(after).toContain('zed@elsewhere.example')
+    expect(after).toContain('Connected a sign-in provider')
 
     // It signs in now, as Ann.
     const other = await continueWith(browserFor(t, [upstream]), upstream, 'u-other')
