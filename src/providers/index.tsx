@@ -5,9 +5,8 @@
  * SHA-256 of its `state`, used once (whichever instance sees it first), and good only in the browser
  * holding its cookie: the PKCE verifier is derived from that cookie and never stored.
  */
-import { Elysia } from 'elysia'
+import { Elysia, t } from 'elysia'
 import { accountPage } from '../accounts/security'
-import type { Session } from '../accounts/sessions'
 import { forbidden } from '../accounts/sign-in'
 import { hasTotp, startSession } from '../accounts/signed-in'
 import { csrfAccepted, readSession, safeReturnTo } from '../accounts/web'
@@ -20,7 +19,6 @@ import { seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { clientAddressOf, rateLimitKey } from '../web/client-address'
 import { decideWindowAttempt } from '../accounts/throttle'
-import { t } from 'elysia'
 import { settle } from './linking'
 import { ProviderRefused, relyingPartyOf } from './relying-party'
 import { callbackUrl, unsealSecret } from './service'
@@ -79,6 +77,7 @@ export function providerRoutes(ctx: AppContext) {
 
   /** A refused callback (SPEC): a page, no session, a warn line and a sign_in.failed event naming the reason. */
   async function refuse(request: Request, providerId: string, reason: string, page: { status: number; title: string; detail: string }, userId?: string) {
+    providerId = providerId.slice(0, 64)
     ctx.log.warn('sign-in failed', { method: 'provider', provider: providerId, reason })
     ctx.metrics.signIn('provider', 'failure')
     await ctx.audit.record('sign_in.failed', { userId, request, detail: { method: 'provider', provider: providerId, reason: reason.slice(0, 200) } })
@@ -101,6 +100,8 @@ export function providerRoutes(ctx: AppContext) {
       const cancelled = { status: 403, title: 'Sign-in cancelled', detail: `${p.name} did not sign you in. Go back to the sign-in page to try again, or sign in another way.` }
       return refuse(request, id, `provider answered ${url.searchParams.get('error')!.slice(0, 50)}`, cancelled, pending.userId ?? undefined)
     }
+    // Connecting: still signed in, in this browser, as the user who started it.
+    if (pending.userId !== null && (await readSession(ctx, request))?.user.id !== pending.userId) return refuse(request, id, 'session', FAILED, pending.userId)
     // openid-client reads the answer from the URL registered at the provider (ISSUER's), not the one a proxy forwarded.
     const answer = new URL(callbackUrl(ctx.config.issuer, id))
     answer.search = url.search
@@ -110,11 +111,6 @@ export function providerRoutes(ctx: AppContext) {
     } catch (error) {
       if (!(error instanceof ProviderRefused)) throw error
       return refuse(request, id, error.message, FAILED, pending.userId ?? undefined)
-    }
-    let session: Session | undefined
-    if (pending.userId !== null) {
-      session = await readSession(ctx, request)
-      if (session?.user.id !== pending.userId) return refuse(request, id, 'session', FAILED, pending.userId)
     }
     const settled = await settle(ctx, p, account, pending.userId)
     const done = clearCookie(flowCookie, secure)
