@@ -76,3 +76,15 @@ test('two disconnects at once, of the last two ways in of an account without pas
   expect(await store.providers.listIdentities('u1')).toHaveLength(1)
   expect(await store.providers.unlinkIdentity('u1', 'nowhere')).toBe('unknown')
 })
+
+test('the purge drops sign-ins in flight past their expiry, and only those', async () => {
+  const { store } = pair
+  await seed(store)
+  for (const [hash, expiresAt] of [
+    ['old', NOW - 1],
+    ['live', NOW + 60_000],
+  ] as const)
+    await store.providers.insertState({ stateHash: hash, providerId: 'acme', browserHash: 'b', nonce: 'n', returnTo: null, userId: null, expiresAt })
+  expect(await store.purgeExpired(NOW, { usedCodes: 0, throttle: 0, refreshGrace: 0, retiredKeys: 0, mail: 0, settingChanges: 0 })).toBeGreaterThanOrEqual(1)
+  expect((await pair.rows('SELECT state_hash FROM provider_states')).map((r) => r.state_hash)).toEqual(['live'])
+})
