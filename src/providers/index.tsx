@@ -33,6 +33,19 @@ const STARTS_PER_MINUTE = 30
 /** SPEC: connecting needs a sign-in of the last 15 minutes (the password or a passkey again). */
 const FRESH_SIGN_IN_MS = 15 * 60_000
 
+// The pages' words, in one place (the message catalog takes them from here).
+const WORDS = {
+  unreachableTitle: 'Sign-in unavailable',
+  unreachable: (name: string) => `${name} cannot be reached right now. Try again later, or sign in another way.`,
+  throttledTitle: 'Too many sign-ins',
+  throttled: (seconds: number) => `Too many sign-ins were started from your network. Try again in ${seconds} seconds.`,
+  failedTitle: 'Sign-in failed',
+  failed: 'This sign-in could not be completed: it expired, was used already, or was started in another browser. Go back to the sign-in page and try again.',
+  cancelledTitle: 'Sign-in cancelled',
+  cancelled: (name: string) => `${name} did not sign you in. Go back to the sign-in page to try again, or sign in another way.`,
+  lastWay: 'This is your only way to sign in. Set a password or add a passkey before you disconnect it.',
+}
+
 const ProviderForm = t.Object({ csrf_token: t.Optional(t.String()) })
 const StartQuery = t.Object({ return_to: t.Optional(t.String()) })
 
@@ -44,7 +57,7 @@ export function providerRoutes(ctx: AppContext) {
   const flowCookie = `${secure ? '__Host-' : ''}lk_provider`
   const rp = relyingPartyOf(ctx)
 
-  const unreachable = (p: ProviderRecord) => errorPageResponse(502, 'Sign-in unavailable', `${p.name} cannot be reached right now. Try again later, or sign in another way.`)
+  const unreachable = (p: ProviderRecord) => errorPageResponse(502, WORDS.unreachableTitle, WORDS.unreachable(p.name))
 
   /** Sends the browser to the provider: a state row, the browser's cookie, PKCE and nonce. */
   async function start(request: Request, p: ProviderRecord, returnTo: string | null, userId: string | null): Promise<Response> {
@@ -52,7 +65,7 @@ export function providerRoutes(ctx: AppContext) {
     const wait = await ctx.store.throttle.updateThrottle(`prov:addr:${rateLimitKey(address)}`, (row) => decideWindowAttempt(row, ctx.clock.now(), STARTS_PER_MINUTE, 60_000))
     if (wait > 0) {
       ctx.log.warn('provider sign-in throttled', { provider: p.id, client: address, retry_after: wait })
-      return errorPageResponse(429, 'Too many sign-ins', `Too many sign-ins were started from your network. Try again in ${wait} seconds.`, { 'retry-after': String(wait) })
+      return errorPageResponse(429, WORDS.throttledTitle, WORDS.throttled(wait), { 'retry-after': String(wait) })
     }
     const secret = await unsealSecret(ctx.sealKey, p)
     if (secret === undefined) {
@@ -84,7 +97,7 @@ export function providerRoutes(ctx: AppContext) {
     return errorPageResponse(page.status, page.title, page.detail, { 'set-cookie': clearCookie(flowCookie, secure) })
   }
 
-  const FAILED = { status: 400, title: 'Sign-in failed', detail: 'This sign-in could not be completed: it expired, was used already, or was started in another browser. Go back to the sign-in page and try again.' }
+  const FAILED = { status: 400, title: WORDS.failedTitle, detail: WORDS.failed }
 
   async function callback(request: Request, id: string): Promise<Response> {
     const url = new URL(request.url)
@@ -97,7 +110,7 @@ export function providerRoutes(ctx: AppContext) {
     const secret = p && (await unsealSecret(ctx.sealKey, p))
     if (!p || secret === undefined) return refuse(request, id, 'provider', FAILED)
     if (url.searchParams.has('error')) {
-      const cancelled = { status: 403, title: 'Sign-in cancelled', detail: `${p.name} did not sign you in. Go back to the sign-in page to try again, or sign in another way.` }
+      const cancelled = { status: 403, title: WORDS.cancelledTitle, detail: WORDS.cancelled(p.name) }
       return refuse(request, id, `provider answered ${url.searchParams.get('error')!.slice(0, 50)}`, cancelled, pending.userId ?? undefined)
     }
     // Connecting: still signed in, in this browser, as the user who started it.
@@ -165,7 +178,7 @@ export function providerRoutes(ctx: AppContext) {
         const session = await readSession(ctx, request)
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
         const outcome = await ctx.store.providers.unlinkIdentity(session.user.id, params.id)
-        if (outcome === 'last') return accountPage(ctx, request, session, { status: 409, error: 'This is your only way to sign in. Set a password or add a passkey before you disconnect it.' })
+        if (outcome === 'last') return accountPage(ctx, request, session, { status: 409, error: WORDS.lastWay })
         if (outcome === 'done') await ctx.audit.record('identity.unlinked', { userId: session.user.id, request, detail: { provider: params.id } })
         return seeOther('/account#connected')
       },

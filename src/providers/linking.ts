@@ -22,6 +22,18 @@ export type Settled =
   | { kind: 'connected'; userId: string }
   | { kind: 'refused'; status: number; title: string; detail: string; reason: string }
 
+// The pages' words, in one place (the message catalog takes them from here).
+const WORDS = {
+  domainTitle: 'Sign-in refused',
+  domain: (name: string, domains: string[]) => `This ${name} account is not in a domain allowed to sign in here. Use an account of ${domains.join(', ')}.`,
+  connectedOtherTitle: 'Already connected',
+  connectedOther: (name: string) => `Your account is already connected to another ${name} account. Disconnect it first.`,
+  takenTitle: 'Connected to another account',
+  taken: (name: string) => `This ${name} account is connected to another account here. Sign in to that one, or disconnect it there first.`,
+  notLinkedTitle: (name: string) => `Connect ${name} first`,
+  notLinked: (name: string) => `No account here is connected to this ${name} account. Sign in with your password or passkey, then choose "Connect ${name}" under Connected accounts on your account page.`,
+}
+
 const refused = (status: number, reason: string, title: string, detail: string): Settled => ({ kind: 'refused', status, title, detail, reason })
 
 /** The provider's address in Latchkey's one spelling, or null when it has none that could be an account's. */
@@ -46,7 +58,7 @@ export async function settle(ctx: AppContext, p: ProviderRecord, account: Upstre
   const email = addressOf(account)
   const notice = (to: string) => (ctx.config.smtpUrl === null ? null : newSignInMethodMessage(to, p.name, email ?? account.subject, `${ctx.config.issuer}/account#connected`))
   if (!domainAllowed(p, account, email)) {
-    return refused(403, 'domain', 'Sign-in refused', `This ${p.name} account is not in a domain allowed to sign in here. Use an account of ${p.allowedDomains.join(', ')}.`)
+    return refused(403, 'domain', WORDS.domainTitle, WORDS.domain(p.name, p.allowedDomains))
   }
   if (connectingUserId !== null) {
     const user = await ctx.store.users.findUser(connectingUserId)
@@ -54,8 +66,8 @@ export async function settle(ctx: AppContext, p: ProviderRecord, account: Upstre
     if (linked === 'linked') return { kind: 'connected', userId: connectingUserId }
     const mine = (await ctx.store.providers.listIdentities(connectingUserId)).find((i) => i.providerId === p.id)
     if (mine?.subject === account.subject) return { kind: 'connected', userId: connectingUserId }
-    if (mine) return refused(409, 'connected-other', 'Already connected', `Your account is already connected to another ${p.name} account. Disconnect it first.`)
-    return refused(409, 'taken', 'Connected to another account', `This ${p.name} account is connected to another account here. Sign in to that one, or disconnect it there first.`)
+    if (mine) return refused(409, 'connected-other', WORDS.connectedOtherTitle, WORDS.connectedOther(p.name))
+    return refused(409, 'taken', WORDS.takenTitle, WORDS.taken(p.name))
   }
   const known = await ctx.store.providers.useIdentity(p.id, account.subject, email, now)
   if (known) return { kind: 'sign-in', userId: known, how: 'identity' }
@@ -76,12 +88,7 @@ export async function settle(ctx: AppContext, p: ProviderRecord, account: Upstre
       if (raced) return { kind: 'sign-in', userId: raced, how: 'identity' }
     }
   }
-  return refused(
-    403,
-    'not-linked',
-    `Connect ${p.name} first`,
-    `No account here is connected to this ${p.name} account. Sign in with your password or passkey, then choose "Connect ${p.name}" under Connected accounts on your account page.`,
-  )
+  return refused(403, 'not-linked', WORDS.notLinkedTitle(p.name), WORDS.notLinked(p.name))
 }
 
 function nameOf(account: UpstreamAccount, email: string): string {
