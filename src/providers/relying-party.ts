@@ -86,7 +86,10 @@ export class RelyingParty {
         execute: this.insecure(p.issuer) ? [oidc.allowInsecureRequests] : [],
       })
     } catch (error) {
-      throw error instanceof ProviderRefused ? error : new ProviderRefused(`discovery of ${p.issuer} failed: ${(error as Error).message}`)
+      // openid-client wraps what the fetcher refused ("something went wrong"): its reason is the cause.
+      const cause = (error as { cause?: unknown }).cause
+      if (cause instanceof ProviderRefused) throw cause
+      throw error instanceof ProviderRefused ? error : new ProviderRefused(`discovery of ${p.issuer} failed: ${describe(error)}`)
     }
     const metadata = found.serverMetadata()
     this.discovered.set(p.id, { updatedAt: p.updatedAt, at: now, metadata })

@@ -28,3 +28,21 @@ test('sign-ins started from one address are bounded: 30 a minute, then 429 with 
   t.clock.advance(60_000)
   expect((await t.handle('/login/provider/github')).status).toBe(303)
 })
+
+test('a provider that cannot be reached (nothing listens; a name that does not resolve) is a 502 page, nothing started; the reason is logged', async () => {
+  const { capturingLogger } = await import('../helpers')
+  const logger = capturingLogger()
+  const t = await createTestApp({ CLIENT_ID_METADATA_ALLOW_HOSTS: '127.0.0.1:9' }, { log: logger.log })
+  await createProvider(t.store, t.ctx.sealKey, { id: 'down', name: 'Down', issuer: 'http://127.0.0.1:9', clientId: 'x', clientSecret: 'x-secret' }, t.config.clientIdMetadataAllowHosts, t.clock.now())
+  // Fetched by the metadata fetcher: a name is resolved and each address checked before it connects.
+  await createProvider(t.store, t.ctx.sealKey, { id: 'private', name: 'Private', issuer: 'https://localhost.localdomain.invalid', clientId: 'x', clientSecret: 'x-secret' }, [], t.clock.now())
+  for (const id of ['down', 'private']) {
+    const res = await t.handle(`/login/provider/${id}`)
+    expect(res.status).toBe(502)
+    expect(await res.text()).toContain('cannot be reached right now. Try again later, or sign in another way.')
+  }
+  expect(await t.rows('SELECT state_hash FROM provider_states')).toEqual([])
+  const unreachable = logger.entries().filter((e) => e.msg === 'provider unreachable')
+  expect(unreachable.map((e) => e.provider)).toEqual(['down', 'private'])
+  expect(String(unreachable[0]!.reason)).toContain('http://127.0.0.1:9/.well-known/openid-configuration could not be fetched')
+})
