@@ -8,7 +8,14 @@
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { exportJWK, generateKeyPair } from 'jose'
 import Provider from 'oidc-provider'
+
+/** Each upstream signs with a key of its own (not oidc-provider's development key, which every instance shares). */
+async function upstreamKey() {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true })
+  return { ...(await exportJWK(privateKey)), kid: crypto.randomUUID(), use: 'sig', alg: 'RS256' }
+}
 
 export interface UpstreamAccountSpec {
   email?: string
@@ -46,6 +53,7 @@ export async function startUpstream(opts: { redirectUris: string[]; clientId?: s
     conformIdTokenClaims: false,
     pkce: { required: () => true },
     cookies: { keys: ['upstream-cookie-key-for-tests-only'] },
+    jwks: { keys: [await upstreamKey()] },
     features: { devInteractions: { enabled: false } },
     ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, AuthorizationCode: 60, IdToken: opts.idTokenTtl ?? 600 },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
