@@ -220,3 +220,40 @@ describe('/account → Connected accounts', () => {
     expect((await identitiesOf(t)).map((i) => i.user)).toEqual([ann.id])
   })
 })
+
+describe('every sign-in page leads to the providers', () => {
+  test('/device: a TV\'s user code survives the round trip through the provider, to the device consent page', async () => {
+    const { createClient, DEVICE_CODE } = await import('../../src/oauth/clients')
+    const t = await appWith([upstream])
+    await addProvider(t, upstream, { allowCreate: true })
+    const tv = (await createClient(t.store, { name: 'Living-room TV', redirectUris: [], public: true, skipConsent: false, grantTypes: [DEVICE_CODE] }, t.clock.now())).client.id
+    const started = await t.handle('/api/oauth/device_authorization', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: tv, scope: 'openid email' }) })
+    const { user_code } = (await started.json()) as { user_code: string }
+    const b = browserFor(t, [upstream])
+    const toLogin = await b.request(`/device?user_code=${user_code}`)
+    const login = toLogin.headers.get('location')!
+    const page = await (await b.request(login)).text()
+    const link = /href="(\/login\/provider\/acme\?return_to=[^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&')
+    upstream.next.account = 'u-new'
+    const done = await b.go(link)
+    expect(new URL(done.at).pathname + new URL(done.at).search).toBe(`/device?user_code=${user_code}`)
+    expect(await done.response.text()).toContain('Living-room TV')
+  })
+})
+
+test("forward-auth's sign-in (/authz/start): back through the provider to the site's callback", async () => {
+  const { createSite } = await import('../../src/authz/sites')
+  const { PROXIES, startPath } = await import('../authz/flow')
+  const t = await appWith([upstream], PROXIES)
+  await addProvider(t, upstream, { allowCreate: true })
+  await createSite(t.store, { host: 'photos.example.com', name: 'Photos' }, t.clock.now())
+  const b = browserFor(t, [upstream])
+  const rd = 'https://photos.example.com/albums'
+  const login = (await b.request(startPath(rd))).headers.get('location')!
+  const link = /href="(\/login\/provider\/acme\?return_to=[^"]+)"/.exec(await (await b.request(login)).text())![1]!.replaceAll('&amp;', '&')
+  upstream.next.account = 'u-new'
+  const done = await b.go(link)
+  const site = new URL(done.left!)
+  expect(site.origin + site.pathname).toBe('https://photos.example.com/.latchkey/callback')
+  expect(site.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/)
+})
