@@ -1,6 +1,7 @@
 /** @jsxRuntime classic */
 /** @jsx Html.createElement */
 /** @jsxFrag Html.Fragment */
+import { ProviderButtons, type ProviderButton } from '../providers/pages'
 import { Html } from '@elysiajs/html'
 import { ButtonForm, CsrfField, ErrorNote, Hidden, LastUsed, Layout, When, attr } from '../views/layout'
 import type { AuditEvent } from '../db/store'
@@ -19,7 +20,7 @@ function ContinueTo(props: { appName?: string }) {
   )
 }
 
-export function LoginPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; email?: string; signupOpen: boolean; passkeys: boolean; mail: boolean; note?: string }) {
+export function LoginPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; email?: string; signupOpen: boolean; passkeys: boolean; mail: boolean; note?: string; providers?: ProviderButton[] }) {
   const signupHref = props.returnTo ? `/signup?return_to=${encodeURIComponent(props.returnTo)}` : '/signup'
   return (
     <Layout title="Sign in">
@@ -53,6 +54,7 @@ export function LoginPage(props: { csrf: string; returnTo?: string; appName?: st
       )}
       {props.passkeys ? <PasskeySignInForm csrf={props.csrf} returnTo={props.returnTo} /> : ''}
       {props.passkeys ? <PasskeyScripts /> : ''}
+      <ProviderButtons providers={props.providers ?? []} returnTo={props.returnTo} />
       {props.signupOpen ? (
         <p class="muted">
           No account? <a href={attr(signupHref)}>Create account</a>
@@ -64,7 +66,7 @@ export function LoginPage(props: { csrf: string; returnTo?: string; appName?: st
   )
 }
 
-export function SignupPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; fullName?: string; email?: string }) {
+export function SignupPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; fullName?: string; email?: string; providers?: ProviderButton[] }) {
   return (
     <Layout title="Create account">
       <h1>Create account</h1>
@@ -91,6 +93,7 @@ export function SignupPage(props: { csrf: string; returnTo?: string; appName?: s
           <button type="submit">Create account</button>
         </div>
       </form>
+      <ProviderButtons providers={props.providers ?? []} returnTo={props.returnTo} />
       <p class="muted">
         Have an account? <a href={attr(props.returnTo ? `/login?return_to=${encodeURIComponent(props.returnTo)}` : '/login')}>Sign in</a>
       </p>
@@ -135,6 +138,8 @@ const ACTIVITY: Record<string, string> = {
   'group.member_added': 'Added to a group',
   'group.member_removed': 'Removed from a group',
   'site.sign_in': 'Signed in to a protected site',
+  'identity.linked': 'Connected a sign-in provider',
+  'identity.unlinked': 'Disconnected a sign-in provider',
 }
 
 function RecentActivity(props: { events: AuditEvent[] }) {
@@ -170,6 +175,8 @@ export function AccountPage(props: {
   sessions?: JSX.Element
   /** "Your apps": what the user may open, with logos. */
   yourApps?: JSX.Element
+  /** "Connected accounts" (upstream providers). */
+  connected?: JSX.Element
 }) {
   return (
     <Layout title="Your account" wide>
@@ -201,6 +208,7 @@ export function AccountPage(props: {
       {props.profile ?? ''}
       {props.email ?? ''}
       <SecuritySections csrf={props.csrf} state={props.security} />
+      {props.connected ?? ''}
       {props.sessions ?? ''}
       <h2>Apps you authorized</h2>
       {props.apps.length === 0 ? (

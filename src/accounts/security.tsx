@@ -1,6 +1,8 @@
 /** @jsxRuntime classic */
 /** @jsx Html.createElement */
 /** @jsxFrag Html.Fragment */
+import { ConnectedAccounts } from '../providers/pages'
+import { relyingPartyOf } from '../providers/relying-party'
 import { Html } from '@elysiajs/html'
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
@@ -52,7 +54,7 @@ async function appAccess(ctx: AppContext, consents: AuthorizedApp[]): Promise<Ap
 /** The account page, with an error when a change was refused. */
 export async function accountPage(ctx: AppContext, request: Request, session: Session, refused?: { status: number; error: string }, notice?: string): Promise<Response> {
   const userId = session.user.id
-  const [apps, passkeys, totp, recoveryCodesLeft, account, activity, sessions, yourApps] = await Promise.all([
+  const [apps, passkeys, totp, recoveryCodesLeft, account, activity, sessions, yourApps, providers, identities] = await Promise.all([
     ctx.store.grants.listAuthorizedApps(userId),
     ctx.store.mfa.listPasskeys(userId),
     ctx.store.mfa.findTotp(userId),
@@ -61,6 +63,8 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
     ctx.store.audit.list({ userId, limit: 50 }),
     sessionsOf(ctx, session),
     ctx.store.clients.yourApps(userId),
+    ctx.store.providers.listProviders(),
+    ctx.store.providers.listIdentities(userId),
   ])
   const security = {
     passkeysOn: ctx.config.passkeys !== null,
@@ -89,9 +93,12 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
       admin={session.admin}
       sessions={<SessionsSection sessions={sessions} csrf={csrf.token} />}
       yourApps={<YourAppsSection apps={yourApps} />}
+      connected={providers.length > 0 || identities.length > 0 ? <ConnectedAccounts csrf={csrf.token} providers={providers} identities={identities} /> : undefined}
     />
   )
-  return htmlPage(page, { status: refused?.status })
+  // Connect is a form whose answer redirects to the provider: Chromium holds that redirect to form-action.
+  const formAction = [...new Set(providers.map((p) => relyingPartyOf(ctx).authorizationOrigin(p)))]
+  return htmlPage(page, { status: refused?.status, formAction })
 }
 
 /**

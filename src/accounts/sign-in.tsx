@@ -36,6 +36,11 @@ function signInEmail(raw: string | undefined): string | undefined {
 /** A short, stable hash of an email for the log and the account throttle: events can be correlated, the address is not written. */
 export const emailHash = (email: string) => sha256(email).slice(0, 16)
 
+/** "Continue with NAME" for each upstream provider (SPEC "Sign in with another account"). */
+export async function providerButtons(ctx: AppContext): Promise<{ id: string; name: string }[]> {
+  return (await ctx.store.providers.listProviders()).map((p) => ({ id: p.id, name: p.name }))
+}
+
 /** The sign-in page for this request (again, after a failed attempt: with the error and status). */
 export async function loginPage(
   ctx: AppContext,
@@ -45,9 +50,10 @@ export async function loginPage(
   again?: { status: number; error: string; email?: string; headers?: Record<string, string> },
 ): Promise<Response> {
   const csrf = formCsrf(ctx, request, session)
-  const app = await returningApp(ctx, returnTo)
+  const [app, providers] = await Promise.all([returningApp(ctx, returnTo), providerButtons(ctx)])
   const page = (
     <LoginPage
+      providers={providers}
       csrf={csrf.token}
       returnTo={returnTo}
       appName={app.name}
@@ -141,8 +147,8 @@ export function signInRoutes(ctx: AppContext) {
         requireSignupOpen()
         const csrf = formCsrf(ctx, request, await readSession(ctx, request))
         const returnTo = safeReturnTo(query.return_to)
-        const app = await returningApp(ctx, returnTo)
-        return htmlPage(<SignupPage csrf={csrf.token} returnTo={returnTo} appName={app.name} />, { cookies: csrf.cookies, formAction: app.formAction })
+        const [app, providers] = await Promise.all([returningApp(ctx, returnTo), providerButtons(ctx)])
+        return htmlPage(<SignupPage csrf={csrf.token} returnTo={returnTo} appName={app.name} providers={providers} />, { cookies: csrf.cookies, formAction: app.formAction })
       },
       { query: ReturnToQuery },
     )

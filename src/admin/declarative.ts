@@ -10,7 +10,8 @@ import { sha256 } from '../lib/crypto'
 import { CHOSEN_CLIENT_ID, ClientInputError, EVERY_CLIENT, ID_TOKEN_ALGS, checkBackchannelLogoutUri, checkRedirectUri, createClient, listClients, type Client } from '../oauth/clients'
 import { canonicalResource, createResource } from '../oauth/resources'
 import { checkRule, checkSiteHost, checkSiteName, checkSitePolicy, toSiteView } from '../authz/sites'
-import type { SiteRecord, SiteRule } from '../db/store'
+import { checkProvider, readSecretFile as readProviderSecret, sealKeyOf, toProviderView, unsealSecret } from '../providers/service'
+import type { ProviderRecord, SiteRecord, SiteRule } from '../db/store'
 
 /**
  * `latchkey apply FILE` / `latchkey export` (SPEC, operators): the database made to match a file
@@ -69,11 +70,12 @@ export interface Plan {
   apply(): Promise<string[]>
 }
 
-const SECTIONS = ['clients', 'groups', 'users', 'resources', 'sites'] as const
+const SECTIONS = ['clients', 'groups', 'users', 'resources', 'sites', 'providers'] as const
 const CLIENT_KEYS = ['client_id', 'name', 'redirect_uris', 'post_logout_redirect_uris', 'public', 'skip_consent', 'require_mfa', 'id_token_signed_response_alg', 'allowed_groups', 'introspects', 'secret_file', 'backchannel_logout_uri', 'backchannel_logout_session_required', 'launch_url', 'logo_file']
 const RESOURCE_KEYS = ['uri', 'name', 'scopes', 'token_format', 'introspectors']
 const SITE_KEYS = ['host', 'name', 'policy', 'allowed_groups', 'jwt', 'rules']
 const RULE_KEYS = ['paths', 'methods', 'networks', 'clients', 'policy']
+const PROVIDER_KEYS = ['id', 'name', 'kind', 'issuer', 'api_url', 'client_id', 'secret_file', 'scope', 'allow_create', 'allowed_domains', 'link_verified_email', 'trust_mfa']
 const ruleKey = (r: SiteRule) => [r.paths, r.methods, r.networks, r.clients, r.policy]
 
 /** JSON or YAML (Bun's parser), by the text. */
@@ -91,7 +93,7 @@ const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.
 export async function planApply(store: Store, config: Config, doc: unknown, opts: { prune: boolean; baseDir: string; now: number }): Promise<Plan> {
   const errors: string[] = []
   const err = (path: string, message: string) => void errors.push(`${path}: ${message}`)
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ApplyError(['(top): the file must be a mapping of clients, groups, users, resources and sites'])
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ApplyError(['(top): the file must be a mapping of clients, groups, users, resources, sites and providers'])
   const top = doc as Record<string, unknown>
   for (const key of Object.keys(top)) if (!(SECTIONS as readonly string[]).includes(key)) err(key, `unknown section (${SECTIONS.join(', ')})`)
   const list = (key: string): unknown[] => {
@@ -267,6 +269,45 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (host && wantSites.some((x) => x.host === host)) err(`${path}.host`, `${host} is listed twice`)
     if (host && name && policy) wantSites.push({ host, name, policy, allowedGroups: [...new Set(allowed)].sort(), jwt: bool(`${path}.jwt`, e.jwt), rules })
   }
+  // providers (SPEC "Sign in with another account"): by id (it is in the callback URL); the secret
+  // only by secret_file — required for a new provider, and an existing one keeps its own without it.
+  const wantProviders: Array<{ provider: ProviderRecord; secretGiven: boolean }> = []
+  const providerIds = new Set<string>()
+  const providers = top.providers !== undefined ? await store.providers.listProviders() : []
+  const sealKey = top.providers !== undefined ? await sealKeyOf(store, opts.now) : undefined
+  for (const [i, raw] of list('providers').entries()) {
+    const path = `providers[${i}]`
+    const e = entry(path, raw, PROVIDER_KEYS)
+    if (!e) continue
+    const id = str(`${path}.id`, e.id)
+    const known = providers.find((x) => x.id === id)
+    const secretFile = str(`${path}.secret_file`, e.secret_file, false)
+    if (secretFile === undefined && id !== undefined && !known) err(`${path}.secret_file`, 'is required for a new provider')
+    const secret = secretFile === undefined ? known && (await unsealSecret(sealKey!, known)) : attempt(`${path}.secret_file`, () => readProviderSecret(resolve(opts.baseDir, secretFile)))
+    const optional = (key: string) => str(`${path}.${key}`, e[key], false)
+    const input = {
+      id,
+      name: str(`${path}.name`, e.name),
+      kind: optional('kind'),
+      issuer: optional('issuer'),
+      apiUrl: optional('api_url'),
+      clientId: str(`${path}.client_id`, e.client_id),
+      clientSecret: secret ?? undefined,
+      scope: optional('scope'),
+      allowCreate: bool(`${path}.allow_create`, e.allow_create),
+      allowedDomains: strings(`${path}.allowed_domains`, e.allowed_domains),
+      linkVerifiedEmail: bool(`${path}.link_verified_email`, e.link_verified_email),
+      trustMfa: bool(`${path}.trust_mfa`, e.trust_mfa),
+    }
+    if (id !== undefined && providerIds.has(id)) err(`${path}.id`, `${id} is listed twice`)
+    if (id !== undefined) providerIds.add(id)
+    if (id === undefined || input.name === undefined || input.clientId === undefined || secret === undefined) continue
+    try {
+      wantProviders.push({ provider: await checkProvider(input, sealKey!, config.clientIdMetadataAllowHosts, opts.now), secretGiven: secretFile !== undefined })
+    } catch (error) {
+      err(path, (error as Error).message)
+    }
+  }
   if (errors.length) throw new ApplyError(errors)
   /** Without --prune a list only grows: what is there stays, in its order, and the file's new entries follow. */
   const keeping = (now: readonly string[], wanted: string[]) => (opts.prune ? wanted : [...now, ...wanted.filter((x) => !now.includes(x))])
@@ -412,7 +453,29 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     }
   }
 
+  for (const { provider: want, secretGiven } of wantProviders) {
+    const found = providers.find((x) => x.id === want.id)
+    if (!found) {
+      lines.push(`+ provider ${want.id}`)
+      steps.push(async () => void (await store.providers.insertProvider(want, opts.now)))
+      continue
+    }
+    const a = toProviderView(found)
+    const b = toProviderView(want)
+    const changed = (Object.keys(b) as Array<keyof typeof b>).filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k])) as string[]
+    if (secretGiven && (await unsealSecret(sealKey!, found)) !== (await unsealSecret(sealKey!, want))) changed.push('secret')
+    if (changed.length) {
+      lines.push(`~ provider ${want.id}: ${changed.join(', ')}`)
+      steps.push(async () => void (await store.providers.updateProvider(want)))
+    }
+  }
+
   if (opts.prune) {
+    if (has('providers'))
+      for (const x of providers.filter((x) => !wantProviders.some((w) => w.provider.id === x.id))) {
+        lines.push(`- provider ${x.id}`)
+        steps.push(async () => void (await store.providers.deleteProvider(x.id)))
+      }
     if (has('sites'))
       for (const x of sites.filter((x) => !wantSites.some((w) => w.host === x.host))) {
         lines.push(`- site ${x.host}`)
@@ -488,7 +551,14 @@ function readSecretFile(path: string, fail: (message: string) => void): string |
 
 /** The database in the file's shape, without secrets (and without self-registered clients). */
 export async function exportState(store: Store): Promise<Record<string, unknown>> {
-  const [clients, groups, users, resources, sites] = await Promise.all([listClients(store), store.groups.listGroups(), store.users.listUsers(), store.resources.listResources(), store.sites.listSites()])
+  const [clients, groups, users, resources, sites, providers] = await Promise.all([
+    listClients(store),
+    store.groups.listGroups(),
+    store.users.listUsers(),
+    store.resources.listResources(),
+    store.sites.listSites(),
+    store.providers.listProviders(),
+  ])
   const operators = clients.filter((c: Client) => c.kind === 'operator')
   return {
     clients: await Promise.all(
@@ -512,5 +582,7 @@ export async function exportState(store: Store): Promise<Record<string, unknown>
     users: users.map((u) => ({ email: u.email, full_name: u.fullName, admin: u.admin, disabled: u.disabled })),
     resources: resources.map((r) => ({ uri: r.uri, name: r.name, scopes: r.scopes, token_format: r.tokenFormat, introspectors: r.introspectors })),
     sites: sites.map(toSiteView),
+    // Never a secret: a provider's comes back through secret_file.
+    providers: providers.map(toProviderView),
   }
 }

@@ -27,6 +27,8 @@ import { AppPage, AppsPage, SecretPage, type AppRow } from './app-pages'
 import { auditNames } from './audit-names'
 import { AuditPage, GroupsPage, KeysPage, ResourcesPage, UsersPage } from './pages'
 import { SitesPage } from './site-pages'
+import { ProvidersPage } from './provider-pages'
+import { callbackUrl, toProviderView } from '../providers/service'
 import { REAUTH_AFTER_MS, adminForms, adminSession, field, fieldValues, lines } from './web'
 
 /** What a page shows besides its data: a refusal (with its status and what was typed) or a word on what was done. */
@@ -99,6 +101,10 @@ export function adminRoutes(ctx: AppContext) {
     async sites(request: Request, session: Session, said: Said = {}) {
       const [sites, groups] = await Promise.all([ctx.store.sites.listSites(), groupNames()])
       return htmlPage(<SitesPage csrf={csrf(request, session)} sites={sites.map(toSiteView)} groups={groups} {...said} />, { status: said.status })
+    },
+    async providers() {
+      const providers = (await ctx.store.providers.listProviders()).map((p) => ({ ...toProviderView(p), callback_url: callbackUrl(ctx.config.issuer, p.id) }))
+      return htmlPage(<ProvidersPage providers={providers} />)
     },
     async keys(request: Request, session: Session, said: Said = {}) {
       const all = await ctx.store.keys.listSigningKeys()
@@ -507,6 +513,7 @@ export function adminRoutes(ctx: AppContext) {
       )
       // Sites (forward-auth): a new site, a rule (a bypass opens paths to anyone) and a deletion all ask again after 15 minutes.
       .get('/admin/sites', get((request, session, said) => pages.sites(request, session, said)))
+      .get('/admin/providers', get(() => pages.providers()))
       .post(
         ...form('/admin/sites', 'sites', async (request, session, body) => {
           const site = await createSite(

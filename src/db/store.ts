@@ -23,6 +23,7 @@ import type { ResourceStore } from './port/resources'
 import type { SessionStore } from './port/sessions'
 import type { SettingsStore } from './port/settings'
 import type { SiteStore } from './port/sites'
+import type { ProviderStore } from './port/providers'
 import type { ThrottleStore } from './port/throttle'
 import type { TokenStore } from './port/tokens'
 import type { PushedRequestStore } from './port/pushed'
@@ -42,6 +43,7 @@ export type * from './port/resources'
 export type * from './port/sessions'
 export type * from './port/settings'
 export type * from './port/sites'
+export type * from './port/providers'
 export { etagList, etagMatches, etagOf, judgePreconditions, judgeSave } from './port/settings'
 export type * from './port/throttle'
 export type * from './port/tokens'
@@ -167,6 +169,8 @@ export interface Store {
   readonly audit: AuditStore
   /** Forward-auth sites, their rules, site sessions and codes. */
   readonly sites: SiteStore
+  /** Upstream providers, identities linked to them, sign-ins in flight. */
+  readonly providers: ProviderStore
 
   /**
    * Everything `fn` does through this store commits together, or nothing does (`latchkey apply`).

@@ -96,3 +96,12 @@ export const newDeviceMessage = (brand: string, to: string, at: { when: string; 
 export function notify(config: { smtpUrl: string | null }, store: { mail: { enqueue(mail: readonly NewMail[], now: number): Promise<void> } }, mail: NewMail, now: number): Promise<void> {
   return config.smtpUrl === null ? Promise.resolve() : store.mail.enqueue([mail], now)
 }
+
+/** SPEC "Sign in with another account": an identity was linked to the account (by its verified address, or connected from /account). */
+export const newSignInMethodMessage = (to: string, provider: string, upstream: string, accountUrl: string) =>
+  message(
+    to,
+    'A new way to sign in was added',
+    [`Your account can now be signed in to with the ${provider} account ${upstream}.`, 'If this was not you, disconnect it under Connected accounts on your account page, and contact the administrator of this server.'],
+    { url: accountUrl, label: 'Connected accounts' },
+  )

@@ -106,7 +106,7 @@ describe('latchkey apply: the database made to match a file', () => {
       extra: [],
     })
     expect(errors).toEqual([
-      'extra: unknown section (clients, groups, users, resources, sites)',
+      'extra: unknown section (clients, groups, users, resources, sites, providers)',
       'users[0].email: email address is not valid',
       'users[0].full_name: must be a non-empty string',
       'groups[0].name: group name "bad name" must be 1 to 64 of A-Z a-z 0-9 . _ - (starting with a letter or digit)',
@@ -123,7 +123,7 @@ describe('latchkey apply: the database made to match a file', () => {
       'resources[0].token_format: must be opaque or jwt',
       'resources[0].introspectors[0]: no client nope',
     ])
-    expect(await exportState(t.store)).toEqual({ clients: [], groups: [], users: [], resources: [], sites: [] })
+    expect(await exportState(t.store)).toEqual({ clients: [], groups: [], users: [], resources: [], sites: [], providers: [] })
   })
 
   test('a secret file readable by others is refused; a public client cannot turn confidential', async () => {
@@ -289,5 +289,48 @@ describe('latchkey apply: the database made to match a file', () => {
     const written = toYaml({ members: odd })
     expect(written).toBe(`members:\n${odd.map((s) => `  - ${JSON.stringify(s).replace('\u009b', '\\u009b').replace('\u202e', '\\u202e')}\n`).join('')}`)
     expect(Bun.YAML.parse(written)).toEqual({ members: odd })
+  })
+})
+
+describe('providers: in apply and export (SPEC "Sign in with another account")', () => {
+  const PROVIDER_SECRET = 'acme-provider-secret-0123456789'
+  writeFileSync(join(dir, 'acme.secret'), `${PROVIDER_SECRET}\n`, { mode: 0o600 })
+  writeFileSync(join(dir, 'acme2.secret'), `${PROVIDER_SECRET}-2\n`, { mode: 0o600 })
+  writeFileSync(join(dir, 'acme-open.secret'), PROVIDER_SECRET)
+  chmodSync(join(dir, 'acme-open.secret'), 0o644)
+  const ACME = { id: 'acme', name: 'Acme', issuer: 'https://sso.acme.example', client_id: 'latchkey', secret_file: 'acme.secret', link_verified_email: true, allowed_domains: ['acme.example'] }
+
+  test('added by id with its secret by file (sealed), changed per field, a new secret only by file; export has no secret and re-applies as a no-op; --prune deletes', async () => {
+    const first = await plan({ providers: [ACME] })
+    expect(first.lines).toEqual(['+ provider acme'])
+    await first.apply()
+    const stored = (await t.store.providers.findProvider('acme'))!
+    expect(stored).toMatchObject({ name: 'Acme', kind: 'oidc', issuer: 'https://sso.acme.example', clientId: 'latchkey', linkVerifiedEmail: true, allowedDomains: ['acme.example'] })
+    expect(stored.clientSecretSealed).not.toContain(PROVIDER_SECRET)
+    expect((await plan({ providers: [ACME] })).lines).toEqual([])
+
+    const exported = await exportState(t.store)
+    expect(exported.providers).toEqual([
+      { id: 'acme', name: 'Acme', kind: 'oidc', issuer: 'https://sso.acme.example', client_id: 'latchkey', scope: 'openid email profile', allow_create: false, allowed_domains: ['acme.example'], link_verified_email: true, trust_mfa: false },
+    ])
+    expect(JSON.stringify(exported)).not.toContain(PROVIDER_SECRET)
+    expect((await plan(parseDocument(toYaml(exported), 'exported.yaml'))).lines).toEqual([])
+
+    const changed = await plan({ providers: [{ ...ACME, name: 'Acme SSO', allow_create: true, secret_file: 'acme2.secret' }] })
+    expect(changed.lines).toEqual(['~ provider acme: name, allow_create, secret'])
+    await changed.apply()
+    expect((await plan({ providers: [] }, true)).lines).toEqual(['- provider acme'])
+  })
+
+  test('a new provider needs its secret file, only its owner may read it, and bad settings are refused with their paths', async () => {
+    const { secret_file: _, ...noSecret } = ACME
+    expect(await errorsOf({ providers: [noSecret, { ...ACME, id: 'open', secret_file: 'acme-open.secret' }, { ...ACME, id: 'plain', issuer: 'http://sso.acme.example' }, { ...ACME, color: 'red' }] })).toEqual([
+      'providers[0].secret_file: is required for a new provider',
+      `providers[1].secret_file: ${join(dir, 'acme-open.secret')} is readable by others (chmod 600 it)`,
+      'providers[2]: issuer must be https:// (plain http only for a host in CLIENT_ID_METADATA_ALLOW_HOSTS)',
+      'providers[3].color: unknown key',
+      'providers[3].id: acme is listed twice',
+    ])
+    expect(await t.store.providers.listProviders()).toEqual([])
   })
 })

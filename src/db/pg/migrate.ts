@@ -23,6 +23,7 @@ import sites from '../../../drizzle/pg/0019_sites.sql' with { type: 'text' }
 import machines from '../../../drizzle/pg/0020_machines.sql' with { type: 'text' }
 import clientLogos from '../../../drizzle/pg/0021_client_logos.sql' with { type: 'text' }
 import avatars from '../../../drizzle/pg/0022_avatars.sql' with { type: 'text' }
+import providers from '../../../drizzle/pg/0023_providers.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -52,6 +53,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0020_machines': machines,
   '0021_client_logos': clientLogos,
   '0022_avatars': avatars,
+  '0023_providers': providers,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

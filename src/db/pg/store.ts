@@ -16,6 +16,7 @@ import { migrate } from './migrate'
 import { PgSessions } from './sessions'
 import { PgSettings } from './settings'
 import { PgSites } from './sites'
+import { PgProviders } from './providers'
 import { PgThrottle } from './throttle'
 import { PgTokens } from './tokens'
 import { PgPushed } from './pushed'
@@ -59,6 +60,7 @@ export class PgStore implements Store, PgContext {
   readonly groups = new PgGroups(this)
   readonly audit = new PgAudit(this)
   readonly sites = new PgSites(this)
+  readonly providers = new PgProviders(this)
 
   readonly stats: StoreStats
 
@@ -262,6 +264,7 @@ export class PgStore implements Store, PgContext {
       removed += (await sql`DELETE FROM pushed_requests WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM device_codes WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM used_assertions WHERE expires_at < ${now}`).count
+      removed += (await sql`DELETE FROM provider_states WHERE expires_at < ${now}`).count
       if (keep.audit !== undefined) removed += (await sql`DELETE FROM audit_events WHERE at < ${now - keep.audit}`).count
       // Tombstones of settings deleted long ago: each (user, app) remembers through which revision they are gone (410 before it).
       removed += (

@@ -23,6 +23,7 @@ import sites from '../../../drizzle/sqlite/0019_sites.sql' with { type: 'text' }
 import machines from '../../../drizzle/sqlite/0020_machines.sql' with { type: 'text' }
 import clientLogos from '../../../drizzle/sqlite/0021_client_logos.sql' with { type: 'text' }
 import avatars from '../../../drizzle/sqlite/0022_avatars.sql' with { type: 'text' }
+import providers from '../../../drizzle/sqlite/0023_providers.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -52,6 +53,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0020_machines': machines,
   '0021_client_logos': clientLogos,
   '0022_avatars': avatars,
+  '0023_providers': providers,
 }
 
 export interface MigrationResult {
