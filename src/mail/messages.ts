@@ -98,8 +98,9 @@ export function notify(config: { smtpUrl: string | null }, store: { mail: { enqu
 }
 
 /** SPEC "Sign in with another account": an identity was linked to the account (by its verified address, or connected from /account). */
-export const newSignInMethodMessage = (to: string, provider: string, upstream: string, accountUrl: string) =>
+export const newSignInMethodMessage = (brand: string, to: string, provider: string, upstream: string, accountUrl: string) =>
   message(
+    brand,
     to,
     'A new way to sign in was added',
     [`Your account can now be signed in to with the ${provider} account ${upstream}.`, 'If this was not you, disconnect it under Connected accounts on your account page, and contact the administrator of this server.'],

@@ -56,7 +56,7 @@ export function domainAllowed(p: ProviderRecord, account: UpstreamAccount, email
 export async function settle(ctx: AppContext, p: ProviderRecord, account: UpstreamAccount, connectingUserId: string | null): Promise<Settled> {
   const now = ctx.clock.now()
   const email = addressOf(account)
-  const notice = (to: string) => (ctx.config.smtpUrl === null ? null : newSignInMethodMessage(to, p.name, email ?? account.subject, `${ctx.config.issuer}/account#connected`))
+  const notice = (to: string) => (ctx.config.smtpUrl === null ? null : newSignInMethodMessage(ctx.brand.name, to, p.name, email ?? account.subject, `${ctx.config.issuer}/account#connected`))
   if (!domainAllowed(p, account, email)) {
     return refused(403, 'domain', WORDS.domainTitle, WORDS.domain(p.name, p.allowedDomains))
   }
