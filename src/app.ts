@@ -22,6 +22,7 @@ import { docsRoutes } from './docs'
 import { adminRoutes } from './admin'
 import { setupRoutes } from './admin/setup'
 import { authzRoutes } from './authz'
+import { languageRoutes } from './i18n/routes'
 import { createRequestGuard } from './web/request-guard'
 import appCss from './views/app.css' with { type: 'text' }
 import faviconSvg from './views/favicon.svg' with { type: 'text' }
@@ -124,6 +125,7 @@ export function createApp(ctx: AppContext) {
     .use(settingsRoutes(ctx))
     .use(settingsStreamRoutes(ctx))
     .use(authzRoutes(ctx))
+    .use(languageRoutes(ctx))
   self.app = app
   return app
 }

@@ -1,4 +1,5 @@
 /** Environment → typed configuration, validated once at start (SPEC "Configuration"). */
+import { LOCALES, type Locale } from './i18n/locales'
 import { parseTrustedProxies, type TrustedProxies } from './web/client-address'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
@@ -57,6 +58,8 @@ export interface Config {
   newDeviceEmail: boolean
   /** Where GET /metrics listens (a listener of its own); null: off. */
   metricsAddress: { host: string; port: number } | null
+  /** The language when nothing else decides (SPEC "Brand and language"). */
+  defaultLocale: Locale
 }
 
 export class ConfigError extends Error {
@@ -190,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     auditDays: integer(env, 'AUDIT_DAYS', 90, 1, 36_500),
     ...sessionTtls(env),
     newDeviceEmail: oneOf(env, 'NEW_DEVICE_EMAIL', 'on', ['on', 'off'] as const) === 'on',
+    defaultLocale: oneOf(env, 'DEFAULT_LOCALE', 'en', LOCALES),
   }
 }
 

@@ -37,6 +37,7 @@ describe('configuration', () => {
       sessionTtl: 2_592_000,
       sessionIdleTtl: 604_800,
       newDeviceEmail: true,
+      defaultLocale: 'en',
     })
   })
 

@@ -42,7 +42,7 @@ export function dataRoutes(ctx: AppContext) {
         const [apps, settings, clients] = await Promise.all([ctx.store.grants.listAuthorizedApps(user.id), ctx.store.settings.exportSettings(user.id), ctx.store.clients.listClients()])
         const names = new Map(clients.map((c) => [c.id, c.name]))
         if (query.client_id !== undefined) {
-          if (!isClientId(query.client_id) || !names.has(query.client_id)) throw new PageError(404, 'Unknown application', 'There is no such application.')
+          if (!isClientId(query.client_id) || !names.has(query.client_id)) throw new PageError(404, 'error.unknownApp')
           const mine = settings.find((a) => a.clientId === query.client_id)?.settings ?? []
           const app = { client_id: query.client_id, name: names.get(query.client_id)! }
           return download({ app, settings: mine.map(settingOut) }, `latchkey-settings-${query.client_id.replace(/[^A-Za-z0-9]/g, '-').slice(0, 64)}.json`)
@@ -66,7 +66,7 @@ export function dataRoutes(ctx: AppContext) {
         if (!session) return seeOther(loginUrl('/account'))
         const clientId = query.client_id ?? ''
         const client = isClientId(clientId) ? await findClient(ctx.store, clientId) : undefined
-        if (!client) throw new PageError(404, 'Unknown application', 'There is no such application.')
+        if (!client) throw new PageError(404, 'error.unknownApp')
         const { settings } = await ctx.store.settings.listSettings(session.user.id, clientId)
         const csrf = formCsrf(ctx, request, session).token
         return htmlPage(DeleteDataPage({ csrf, clientId, appName: client.name, settings: settings.length }))
@@ -79,7 +79,7 @@ export function dataRoutes(ctx: AppContext) {
         const session = await readSession(ctx, request)
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
         const clientId = body.client_id ?? ''
-        if (!isClientId(clientId)) throw new PageError(400, 'Unknown application', 'There is no such application.')
+        if (!isClientId(clientId)) throw new PageError(400, 'error.unknownApp')
         const changes = await ctx.store.settings.deleteAppSettings(session.user.id, clientId, ctx.clock.now())
         ctx.settingsCache.invalidate(session.user.id, clientId)
         for (const change of changes) ctx.settingsHub.published(session.user.id, clientId, change)

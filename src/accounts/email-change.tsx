@@ -32,7 +32,7 @@ const TokenQuery = t.Object({ token: field })
 export function emailChangeRoutes(ctx: AppContext) {
   const limits = new SignInLimits(ctx.store, ctx.clock, ctx.config.loginAttemptsPerMinute)
   const requireMail = () => {
-    if (ctx.config.smtpUrl === null) throw new PageError(404, 'Not found', 'This server does not send mail.')
+    if (ctx.config.smtpUrl === null) throw new PageError(404, 'error.noMail')
   }
   const now = () => ctx.clock.now()
   const changeGone = () => GONE('email change', { href: '/account', label: 'Your account' })

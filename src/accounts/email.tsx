@@ -56,7 +56,7 @@ export function checkEmailPage(ctx: AppContext, request: Request, session: Sessi
 export function emailRoutes(ctx: AppContext) {
   const limits = new SignInLimits(ctx.store, ctx.clock, ctx.config.loginAttemptsPerMinute)
   const requireMail = () => {
-    if (ctx.config.smtpUrl === null) throw new PageError(404, 'Not found', 'This server does not send mail.')
+    if (ctx.config.smtpUrl === null) throw new PageError(404, 'error.noMail')
   }
   const now = () => ctx.clock.now()
   const resetGone = () => GONE('password', { href: '/forgot-password', label: 'Ask for a new link' })

@@ -77,9 +77,9 @@ export function accountRoutes(ctx: AppContext) {
     .get('/avatars/:file', async function showAvatar({ params, request }) {
       // A name's initials are the user's data: for a signed-in browser, or an app holding a
       // token with `profile` (the scope that hands out avatar_url).
-      if (!(await mayViewAvatars(request))) throw new PageError(401, 'Sign in required', 'Sign in to see this picture.')
+      if (!(await mayViewAvatars(request))) throw new PageError(401, 'error.signInToSee')
       const svg = await avatarSvg(ctx.store, params.file)
-      if (!svg) throw new PageError(404, 'Not found', 'There is no such picture.')
+      if (!svg) throw new PageError(404, 'error.noPicture')
       return new Response(svg, {
         headers: {
           'content-type': 'image/svg+xml',

@@ -22,7 +22,7 @@ import { type User, EmailTakenError, PASSWORD_MAX, PASSWORD_MIN, UserInputError,
 import { csrfAccepted, formCsrf, readSession, returningApp, safeReturnTo } from './web'
 
 export const forbidden = () =>
-  new PageError(403, 'Request refused', 'This form has expired or did not come from this site. Go back, reload the page and try again.')
+  new PageError(403, 'error.forbidden')
 
 /** The email as typed at sign-in, normalized; undefined when it cannot be anyone's. */
 function signInEmail(raw: string | undefined): string | undefined {
@@ -73,7 +73,7 @@ export function signInRoutes(ctx: AppContext) {
   const takeAddressCheck = (request: Request, event: string) => limits.takeAddressCheck(ctx, request, event)
 
   function requireSignupOpen() {
-    if (!signupOpen) throw new PageError(404, 'Not found', 'Sign-up is closed on this server.')
+    if (!signupOpen) throw new PageError(404, 'error.signupClosed')
   }
 
   return new Elysia({ name: 'sign-in' })

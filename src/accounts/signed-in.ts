@@ -47,7 +47,7 @@ export async function startSession(
   const newDevice = !how.pending && !how.signUp && ctx.config.smtpUrl !== null && ctx.config.newDeviceEmail ? await newDeviceNotice(ctx, userId, now, address, userAgent) : undefined
   const ttlMs = ctx.config.sessionTtl * 1000
   const token = await createSession(ctx.store, userId, now, { ...how, ttlMs, userAgent, address, device, newDevice }, sessionCookieOf(ctx, request))
-  if (token === undefined) throw new PageError(403, 'Account disabled', 'This account is disabled. Ask your administrator.')
+  if (token === undefined) throw new PageError(403, 'error.accountDisabled')
   const maxAge = how.pending ? PENDING_TTL_MS / 1000 : ctx.config.sessionTtl
   const cookies = [cookie(names.session, token, { secure, maxAgeSeconds: maxAge })]
   if (device !== existing) cookies.push(cookie(names.device, device, { secure, maxAgeSeconds: DEVICE_COOKIE_SECONDS }))

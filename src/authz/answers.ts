@@ -2,7 +2,8 @@
 import type { AppContext } from '../context'
 import type { SiteRecord } from '../db/store'
 import { signJwt } from '../oidc/jwt'
-import { errorPageResponse } from '../views/error-page'
+import { errorPageSaying } from '../views/error-page'
+import type { Speech } from '../i18n'
 import type { Caller } from './check'
 import type { ForwardedRequest } from './forwarded'
 
@@ -49,8 +50,8 @@ async function remoteJwt(ctx: AppContext, forwarded: ForwardedRequest, caller: C
 }
 
 /** 403 with the "Access denied" page (the proxy shows it to the browser). */
-export function denied(): Response {
-  return errorPageResponse(403, 'Access denied', 'Your account may not open this page. Ask your administrator if you need it.', NO_STORE)
+export function denied(speech?: Speech): Response {
+  return errorPageSaying(403, 'error.siteDenied', speech, undefined, NO_STORE)
 }
 
 /** A browser's page load, as opposed to an app's script or API call (which gets a 401 it can act on). */

@@ -40,8 +40,8 @@ function siteOriginOf(ctx: AppContext, request: Request): SiteUrl | undefined {
   return host === null ? undefined : parseSiteUrl(`${proto.toLowerCase()}://${host}/`)
 }
 
-const expired = () => new PageError(400, 'Sign-in link expired', 'This sign-in link has expired or was already used. Open the site again to sign in.')
-const notASite = () => new PageError(400, 'Bad request', 'This sign-in link does not name a page of this site.')
+const expired = () => new PageError(400, 'error.siteLinkExpired')
+const notASite = () => new PageError(400, 'error.siteNotAPage')
 
 /** `rd` (a query parameter) when it is a page of a site protected here, at this very origin. */
 async function returnHere(ctx: AppContext, request: Request, here: SiteUrl | undefined): Promise<SiteUrl | undefined> {

@@ -1,6 +1,6 @@
 import { type ApiError, InvalidRequest, PageError, RequestTooLarge } from '../lib/errors'
 import { MAX_BODY_BYTES, MAX_FORM_BYTES, declaredTooLarge, errorResponse } from '../lib/http'
-import { errorPageResponse } from '../views/error-page'
+import { pageErrorResponse } from '../views/error-page'
 
 /** A reg-name, IPv4 address or bracketed IPv6 address, with an optional port (RFC 9110 §7.2). */
 const HOST = /^(?:[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,252}|\[[0-9A-Fa-f:.]{2,45}\])(?::(\d{1,5}))?$/
@@ -46,7 +46,7 @@ export function wantsPage(request: Request, path: string): boolean {
 
 /** The same refusal as JSON for the API or as a page for people. */
 function refuse(path: string, api: ApiError, page: PageError): Response {
-  return isApiPath(path) ? errorResponse(api) : errorPageResponse(page.status, page.title, page.detail)
+  return isApiPath(path) ? errorResponse(api) : pageErrorResponse(page)
 }
 
 /**

@@ -159,7 +159,7 @@ export function authorizeRoutes(ctx: AppContext) {
       async function decide({ request, body }) {
         const session = await readSession(ctx, request)
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token))
-          throw new PageError(403, 'Request refused', 'This consent form has expired or did not come from this site. Start again from the application.')
+          throw new PageError(403, 'error.consentForbidden')
         const authz = await validateAuthorizationRequest(ctx, body)
         if (body.decision === 'allow') {
           // The consent form was shown to a two-factor session; a forged "allow" from one with a single factor is refused.

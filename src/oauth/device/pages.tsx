@@ -9,6 +9,7 @@ import type { AppContext } from '../../context'
 import type { DeviceCodeRecord, ResourceRecord } from '../../db/store'
 import { sha256 } from '../../lib/crypto'
 import { PageError } from '../../lib/errors'
+import type { PageErrorKey } from '../../i18n/types'
 import { CsrfField, Hidden, Layout } from '../../views/layout'
 import { htmlPage, seeOther } from '../../views/page'
 import { clientAddressOf, rateLimitKey } from '../../web/client-address'
@@ -126,15 +127,15 @@ export function devicePages(ctx: AppContext) {
 
   async function clientOf(device: DeviceCodeRecord): Promise<Client> {
     const client = await findClient(ctx.store, device.clientId)
-    if (!client) throw new PageError(400, 'Unknown application', 'The application that asked for this code no longer exists.')
+    if (!client) throw new PageError(400, 'error.deviceAppGone')
     return client
   }
 
   /** What stops this user from allowing it: the app's groups, its two-factor rule, an unverified email. */
-  async function refusal(client: Client, session: Session): Promise<string | undefined> {
-    if (!(await ctx.store.groups.mayAuthorize(client.id, session.user.id))) return 'You are in none of the groups allowed to use this application.'
-    if (client.requireMfa && !hasTwoFactors(session)) return 'This application requires two-step verification: sign in with a second factor first.'
-    if (ctx.config.emailVerification === 'required' && !session.user.emailVerified) return 'Verify your email address first.'
+  async function refusal(client: Client, session: Session): Promise<PageErrorKey | undefined> {
+    if (!(await ctx.store.groups.mayAuthorize(client.id, session.user.id))) return 'error.deviceNoGroup'
+    if (client.requireMfa && !hasTwoFactors(session)) return 'error.deviceNeedsMfa'
+    if (ctx.config.emailVerification === 'required' && !session.user.emailVerified) return 'error.deviceVerifyEmail'
     return undefined
   }
 
@@ -160,14 +161,14 @@ export function devicePages(ctx: AppContext) {
       async function deviceDecision({ request, body }) {
         const session = await readSession(ctx, request)
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token))
-          throw new PageError(403, 'Request refused', 'This form has expired or did not come from this site. Enter the code again.')
+          throw new PageError(403, 'error.deviceForbidden')
         const found = await lookUp(request, typeof body.user_code === 'string' ? body.user_code : '')
         if (found instanceof Response) return found
         const client = await clientOf(found.device)
         const now = ctx.clock.now()
         const hash = userCodeHash(found.code)
         const refused = body.decision === 'allow' ? await refusal(client, session) : undefined
-        if (refused) throw new PageError(403, 'Access denied', refused)
+        if (refused) throw new PageError(403, refused)
         if (body.decision !== 'allow') {
           await ctx.store.devices.decideDeviceCode(hash, now, { status: 'denied', userId: session.user.id })
           return htmlPage(<DonePage allowed={false} client={client.name} />)
@@ -184,7 +185,7 @@ export function devicePages(ctx: AppContext) {
           { scopes, canonicalOrder: scopeOrder(resource?.scopes) },
         )
         if (!(await ctx.store.devices.decideDeviceCode(hash, now, { status: 'allowed', userId: session.user.id, codeHash: sha256(code) })))
-          throw new PageError(400, 'Already decided', 'This code was allowed or denied already.')
+          throw new PageError(400, 'error.deviceDecided')
         await ctx.audit.record('consent.granted', { userId: session.user.id, clientId: client.id, request, detail: { scope: device.scope, grant: 'device_code' } })
         return htmlPage(<DonePage allowed client={client.name} />)
       },

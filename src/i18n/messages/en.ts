@@ -1,0 +1,101 @@
+/**
+ * English: the source of every message. The other locales' files have exactly these keys
+ * (types.ts derives their type from this file) and the same `{placeholders}`.
+ *
+ * - Keys are grouped by area: `layout.*`, `signIn.*`, `consent.*`, `account.*`, `mail.reset.*`…
+ * - `{name}` is a placeholder, filled at the call; it stays as it is in every language (move it
+ *   where the grammar wants it).
+ * - A message that depends on a number is an object of CLDR plural forms, `{ one, other }` in
+ *   English; a language gives the categories its grammar uses (Intl.PluralRules: Polish one,
+ *   few, many, other; Arabic zero, one, two, few, many, other; Japanese and Chinese other).
+ * - Text only: no HTML. Markup (a bold app name) comes in through a placeholder.
+ * - The product name and brand come from placeholders or the layout, never from a message.
+ */
+import type { Plural } from '../types'
+
+export default {
+  // The frame every page shares.
+  'layout.language': 'Language',
+  'layout.languageChange': 'Change',
+  'common.notUsedYet': 'not used yet',
+  'common.lastUsed': 'last used {day}',
+
+  // Error pages.
+  'error.home': 'Go to the start page',
+  'error.notFound.title': 'Page not found',
+  'error.notFound.detail': 'There is no page at this address. Check the link you followed or typed.',
+  'error.methodNotAllowed.title': 'Method not allowed',
+  'error.methodNotAllowed.detail': 'This address does not take that kind of request. Go back and try again from the page.',
+  'error.unavailable.title': 'Temporarily unavailable',
+  'error.unavailable.detail': 'The service cannot reach its database right now. Try again in a moment.',
+  'error.unexpected.title': 'Something went wrong',
+  'error.unexpected.detail': 'An unexpected error occurred; it was logged with request id {requestId}.',
+  'error.forbidden.title': 'Request refused',
+  'error.forbidden.detail': 'This form has expired or did not come from this site. Go back, reload the page and try again.',
+  'error.noMail.title': 'Not found',
+  'error.noMail.detail': 'This server does not send mail.',
+  'error.signInToSee.title': 'Sign in required',
+  'error.signInToSee.detail': 'Sign in to see this picture.',
+  'error.noPicture.title': 'Not found',
+  'error.noPicture.detail': 'There is no such picture.',
+  'error.signupClosed.title': 'Not found',
+  'error.signupClosed.detail': 'Sign-up is closed on this server.',
+  'error.accountDisabled.title': 'Account disabled',
+  'error.accountDisabled.detail': 'This account is disabled. Ask your administrator.',
+  'error.unknownApp.title': 'Unknown application',
+  'error.unknownApp.detail': 'There is no such application.',
+  'error.siteLinkExpired.title': 'Sign-in link expired',
+  'error.siteLinkExpired.detail': 'This sign-in link has expired or was already used. Open the site again to sign in.',
+  'error.siteNotAPage.title': 'Bad request',
+  'error.siteNotAPage.detail': 'This sign-in link does not name a page of this site.',
+  'error.siteUnknown.title': 'Bad request',
+  'error.siteUnknown.detail': 'This sign-in link does not name a site protected here.',
+  'error.siteDenied.title': 'Access denied',
+  'error.siteDenied.detail': 'Your account may not open this page. Ask your administrator if you need it.',
+  'error.siteTwoStep.title': 'Two-step sign-in required',
+  'error.siteTwoStep.detail': 'This site asks for two-step sign-in. Add an authenticator app or a passkey on your account page, then open the site again.',
+  'error.consentForbidden.title': 'Request refused',
+  'error.consentForbidden.detail': 'This consent form has expired or did not come from this site. Start again from the application.',
+  'error.pushedGone.title': 'Expired request',
+  'error.pushedGone.detail': 'This sign-in request has expired or was used already. Start again from the application.',
+  'error.parRequired.title': 'Pushed request required',
+  'error.parRequired.detail': 'This application must send its sign-in requests to this server first (a pushed authorization request). Start again from the application.',
+  'error.unknownClient.title': 'Unknown application',
+  'error.unknownClient.detail': 'The link you followed names an application this server does not know (client_id is missing or wrong).',
+  'error.invalidRedirect.title': 'Invalid redirect',
+  'error.invalidRedirect.detail': 'The link you followed asks to return to an address this application did not register (redirect_uri).',
+  'error.metadataRefused.title': 'Unknown application',
+  'error.metadataRefused.detail': 'The application\'s metadata document could not be fetched or is not valid.',
+  'error.metadataBusy.title': 'Too many new applications',
+  'error.metadataBusy.detail': 'Too many metadata documents were fetched in the last minute. Try again in a minute.',
+  'error.metadataBusyHost.title': 'Too many new applications',
+  'error.metadataBusyHost.detail': 'Too many metadata documents were fetched from {host} in the last minute. Try again in a minute.',
+  'error.deviceAppGone.title': 'Unknown application',
+  'error.deviceAppGone.detail': 'The application that asked for this code no longer exists.',
+  'error.deviceDecided.title': 'Already decided',
+  'error.deviceDecided.detail': 'This code was allowed or denied already.',
+  'error.deviceForbidden.title': 'Request refused',
+  'error.deviceForbidden.detail': 'This form has expired or did not come from this site. Enter the code again.',
+  'error.deviceNoGroup.title': 'Access denied',
+  'error.deviceNoGroup.detail': 'You are in none of the groups allowed to use this application.',
+  'error.deviceNeedsMfa.title': 'Access denied',
+  'error.deviceNeedsMfa.detail': 'This application requires two-step verification: sign in with a second factor first.',
+  'error.deviceVerifyEmail.title': 'Access denied',
+  'error.deviceVerifyEmail.detail': 'Verify your email address first.',
+  'error.formUnreadable.title': 'Bad request',
+  'error.formUnreadable.detail': 'The form could not be read.',
+  'error.formType.title': 'Unsupported form',
+  'error.formType.detail': 'Forms must be sent as application/x-www-form-urlencoded.',
+  'error.formTooLarge.title': 'Form too large',
+  'error.formTooLarge.detail': 'The form sent more than 64 KiB. Nothing was changed.',
+  'error.badLanguage.title': 'Bad request',
+  'error.badLanguage.detail': 'That language is not one this server speaks. Nothing was changed.',
+  'error.status.400': 'Bad request',
+  'error.status.401': 'Not signed in',
+  'error.status.403': 'Not allowed',
+  'error.status.405': 'Method not allowed',
+  'error.status.409': 'Conflict',
+  'error.status.413': 'Request too large',
+  'error.status.429': 'Too many requests',
+  'error.status.500': 'Something went wrong',
+} as const satisfies Record<string, string | Plural>
