@@ -41,7 +41,6 @@ const PAGE_TITLES: Record<number, MessageKey> = {
 function apiErrorPage(error: ApiError, speech: Speech): Response {
   const headers = Object.keys(error.headers).length ? error.headers : undefined
   if (error instanceof NotFound) return notFoundPage(headers, speech)
-  if (error instanceof MethodNotAllowed) return errorPageSaying(405, 'error.methodNotAllowed', speech, undefined, headers)
   const detail = error.description.charAt(0).toUpperCase() + error.description.slice(1) + '.'
   const title = CATALOGS[speech.locale][PAGE_TITLES[error.status] ?? 'error.status.500'].text(undefined)
   return errorPageResponse(error.status, title, detail, headers, speech)
@@ -61,8 +60,9 @@ export function errorAnswer(
   const isApi = isApiPath(path)
   // A browser navigating to a page path gets pages for what the API answers as JSON (SPEC "Every screen").
   const isPerson = wantsPage(request, path)
-  // In the request's language (cookie, Accept-Language…): an error page knows no user.
-  const speech = () => speechOf(ctx.config, request)
+  // In the request's language (cookie, Accept-Language…): an error page knows no user. Its
+  // language menu comes back to the start page: an error page echoes no path (a link cannot put words in it).
+  const speech = (): Speech => ({ ...speechOf(ctx.config, request), here: '/' })
 
   if (cause instanceof AuthorizationRedirect) return seeOther(cause.location)
   if (cause instanceof ApiError) return isPerson ? apiErrorPage(cause, speech()) : errorResponse(cause)

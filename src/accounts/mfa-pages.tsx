@@ -7,6 +7,7 @@ import { ButtonForm, CsrfField, ErrorNote, Hidden, LastUsed, Layout, When, attr 
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
 import { ChangePasswordForm } from './profile-pages'
 import { PASSKEY_NAME_MAX } from './passkeys'
+import { raw, t, th } from '../i18n'
 
 
 /** The scripts of pages that offer passkeys: SimpleWebAuthn's browser half and ours, same origin (script-src 'self'). */
@@ -28,7 +29,7 @@ export function PasskeySignInForm(props: { csrf: string; returnTo?: string; labe
       <input type="hidden" name="credential" value="" />
       <p class="error passkey-error" role="alert" hidden></p>
       <button type="submit" class="secondary">
-        {props.label ?? 'Sign in with a passkey'}
+        {props.label ?? th('signIn.passkey')}
       </button>
     </form>
   )
@@ -220,11 +221,11 @@ export function TwoStepPage(props: {
 }) {
   const back = props.returnTo ? `&return_to=${encodeURIComponent(props.returnTo)}` : ''
   return (
-    <Layout title="Two-step verification">
-      <h1>Two-step verification</h1>
+    <Layout title={t('twoStep.title')}>
+      <h1>{th('twoStep.title')}</h1>
       {props.requiredBy ? (
         <p>
-          <strong safe>{props.requiredBy}</strong> requires two-step verification.
+          {th('twoStep.requiredBy', { app: raw(<strong safe>{props.requiredBy}</strong>) })}
         </p>
       ) : (
         ''
@@ -236,17 +237,17 @@ export function TwoStepPage(props: {
           {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
           {props.recovery ? (
             <>
-              <label for="recovery_code">Recovery code</label>
+              <label for="recovery_code">{th('twoStep.recoveryCode')}</label>
               <input id="recovery_code" name="recovery_code" type="text" autocomplete="off" required />
             </>
           ) : (
             <>
-              <label for="code">Authentication code</label>
+              <label for="code">{th('twoStep.code')}</label>
               <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required />
             </>
           )}
           <div class="actions">
-            <button type="submit">Verify</button>
+            <button type="submit">{th('twoStep.verify')}</button>
           </div>
         </form>
       ) : (
@@ -255,19 +256,19 @@ export function TwoStepPage(props: {
       {props.totp ? (
         <p class="muted">
           {props.recovery ? (
-            <a href={attr(`/login/two-step?${back.slice(1)}`)}>Use an authentication code</a>
+            <a href={attr(`/login/two-step?${back.slice(1)}`)}>{th('twoStep.useCode')}</a>
           ) : (
-            <a href={attr(`/login/two-step?recovery=1${back}`)}>Use a recovery code</a>
+            <a href={attr(`/login/two-step?recovery=1${back}`)}>{th('twoStep.useRecovery')}</a>
           )}
         </p>
       ) : (
         ''
       )}
-      {props.passkeys ? <PasskeySignInForm csrf={props.csrf} returnTo={props.returnTo} label="Use a passkey" /> : ''}
+      {props.passkeys ? <PasskeySignInForm csrf={props.csrf} returnTo={props.returnTo} label={t('twoStep.usePasskey')} /> : ''}
       {props.passkeys ? <PasskeyScripts /> : ''}
       {props.passkeys && !props.totp ? (
         <noscript>
-          <p class="error">Your passkey needs JavaScript, which is off in this browser. Turn it on, or cancel and sign in another way.</p>
+          <p class="error">{th('twoStep.noScript')}</p>
         </noscript>
       ) : (
         ''
@@ -285,8 +286,8 @@ function SignInExits(props: { csrf: string; returnTo?: string }) {
   const fields = props.returnTo ? { return_to: props.returnTo } : undefined
   return (
     <div class="actions">
-      <ButtonForm action="/login/two-step/cancel" csrf={props.csrf} fields={fields} label="Cancel" kind="secondary" />
-      <ButtonForm action="/login/switch" csrf={props.csrf} fields={fields} label="Sign in as someone else" kind="secondary" />
+      <ButtonForm action="/login/two-step/cancel" csrf={props.csrf} fields={fields} label={t('twoStep.cancel')} kind="secondary" />
+      <ButtonForm action="/login/switch" csrf={props.csrf} fields={fields} label={t('twoStep.someoneElse')} kind="secondary" />
     </div>
   )
 }

@@ -8,11 +8,12 @@ import { PasskeyScripts, PasskeySignInForm, SecuritySections, type SecurityState
 import { DeleteAccountSection } from './profile-pages'
 import type { User } from './users'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
+import { raw, t, th } from '../i18n'
 
 function ContinueTo(props: { appName?: string }) {
   return props.appName ? (
     <p class="muted">
-      to continue to <strong safe>{props.appName}</strong>
+      {th('signIn.continueTo', { app: raw(<strong safe>{props.appName}</strong>) })}
     </p>
   ) : (
     ''
@@ -22,8 +23,8 @@ function ContinueTo(props: { appName?: string }) {
 export function LoginPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; email?: string; signupOpen: boolean; passkeys: boolean; mail: boolean; note?: string }) {
   const signupHref = props.returnTo ? `/signup?return_to=${encodeURIComponent(props.returnTo)}` : '/signup'
   return (
-    <Layout title="Sign in">
-      <h1>Sign in</h1>
+    <Layout title={t('signIn.title')}>
+      <h1>{th('signIn.title')}</h1>
       <ContinueTo appName={props.appName} />
       {props.note ? (
         <p role="status" safe>
@@ -36,17 +37,17 @@ export function LoginPage(props: { csrf: string; returnTo?: string; appName?: st
       <form method="post" action="/login">
         <CsrfField token={props.csrf} />
         {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
-        <label for="email">Email</label>
+        <label for="email">{th('signIn.email')}</label>
         <input id="email" name="email" type="email" autocomplete={props.passkeys ? 'username webauthn' : 'username'} required value={attr(props.email ?? '')} />
-        <label for="password">Password</label>
+        <label for="password">{th('signIn.password')}</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />
         <div class="actions">
-          <button type="submit">Sign in</button>
+          <button type="submit">{th('signIn.submit')}</button>
         </div>
       </form>
       {props.mail ? (
         <p class="muted">
-          <a href="/forgot-password">Forgot password?</a>
+          <a href="/forgot-password">{th('signIn.forgot')}</a>
         </p>
       ) : (
         ''
@@ -55,7 +56,7 @@ export function LoginPage(props: { csrf: string; returnTo?: string; appName?: st
       {props.passkeys ? <PasskeyScripts /> : ''}
       {props.signupOpen ? (
         <p class="muted">
-          No account? <a href={attr(signupHref)}>Create account</a>
+          {th('signIn.noAccount', { link: raw(<a href={attr(signupHref)}>{th('signIn.createAccount')}</a>) })}
         </p>
       ) : (
         ''
@@ -66,18 +67,18 @@ export function LoginPage(props: { csrf: string; returnTo?: string; appName?: st
 
 export function SignupPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; fullName?: string; email?: string }) {
   return (
-    <Layout title="Create account">
-      <h1>Create account</h1>
+    <Layout title={t('signUp.title')}>
+      <h1>{th('signUp.title')}</h1>
       <ContinueTo appName={props.appName} />
       <ErrorNote message={props.error} />
       <form method="post" action="/signup">
         <CsrfField token={props.csrf} />
         {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
-        <label for="full_name">Full name</label>
+        <label for="full_name">{th('signUp.fullName')}</label>
         <input id="full_name" name="full_name" type="text" autocomplete="name" required value={attr(props.fullName ?? '')} />
-        <label for="email">Email</label>
+        <label for="email">{th('signIn.email')}</label>
         <input id="email" name="email" type="email" autocomplete="username" required value={attr(props.email ?? '')} />
-        <label for="password">Password</label>
+        <label for="password">{th('signIn.password')}</label>
         <input
           id="password"
           name="password"
@@ -88,11 +89,11 @@ export function SignupPage(props: { csrf: string; returnTo?: string; appName?: s
           maxlength={String(PASSWORD_MAX)}
         />
         <div class="actions">
-          <button type="submit">Create account</button>
+          <button type="submit">{th('signUp.submit')}</button>
         </div>
       </form>
       <p class="muted">
-        Have an account? <a href={attr(props.returnTo ? `/login?return_to=${encodeURIComponent(props.returnTo)}` : '/login')}>Sign in</a>
+        {th('signUp.haveAccount', { link: raw(<a href={attr(props.returnTo ? `/login?return_to=${encodeURIComponent(props.returnTo)}` : '/login')}>{th('signUp.signIn')}</a>) })}
       </p>
     </Layout>
   )

@@ -14,8 +14,8 @@ export const langCookieName = (secure: boolean) => `${secure ? '__Host-' : ''}lk
 
 /** What a user chose on /account (null: not chosen). */
 export interface UserLanguage {
-  locale: string | null
-  timeZone: string | null
+  locale?: string | null
+  timeZone?: string | null
 }
 
 // Browsers send a handful of distinct headers: each is parsed once (bounded).

@@ -15,7 +15,7 @@ export class PgUsers implements UserStore {
 
   findUser(id: string): Promise<UserRecord | undefined> {
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`SELECT id, email, full_name, avatar_url, email_verified FROM users WHERE id = ${id}`
+      const [row] = await sql`SELECT id, email, full_name, avatar_url, email_verified, locale, time_zone FROM users WHERE id = ${id}`
       return row && toUser(row)
     })
   }
@@ -51,6 +51,10 @@ export class PgUsers implements UserStore {
   async setProfile(id: string, profile: { fullName: string; avatarUrl: string | null }): Promise<boolean> {
     const found = await this.ctx.run(async (sql) => (await sql`UPDATE users SET full_name = ${profile.fullName}, avatar_url = ${profile.avatarUrl} WHERE id = ${id}`).count > 0)
     return emitting(this.ctx, found, found ? { users: [id] } : undefined)
+  }
+
+  async setLanguage(id: string, language: { locale: string | null; timeZone: string | null }): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`UPDATE users SET locale = ${language.locale}, time_zone = ${language.timeZone} WHERE id = ${id}`).count > 0)
   }
 
   async setAdmin(id: string, admin: boolean): Promise<boolean> {

@@ -21,6 +21,7 @@ import introspects from '../../../drizzle/sqlite/0017_introspects.sql' with { ty
 import sessionsMigration from '../../../drizzle/sqlite/0018_sessions.sql' with { type: 'text' }
 import sites from '../../../drizzle/sqlite/0019_sites.sql' with { type: 'text' }
 import machines from '../../../drizzle/sqlite/0020_machines.sql' with { type: 'text' }
+import userLanguage from '../../../drizzle/sqlite/0021_user_language.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -48,6 +49,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0018_sessions': sessionsMigration,
   '0019_sites': sites,
   '0020_machines': machines,
+  '0021_user_language': userLanguage,
 }
 
 export interface MigrationResult {
