@@ -14,6 +14,7 @@ import { fromAuthRequest, fromForwardAuth, parseSiteUrl, type ForwardedRequest, 
 import { siteLogoutPage } from './logout-page'
 import { exchangeSiteCode, signOutSite, siteCookieName, siteCookie, siteTokenOf, stateCookie, stateOf } from './site-sessions'
 import { issuerStartUrl, siteReturn, startSiteSignIn } from './start'
+import { speechOf } from '../i18n/request'
 
 /** The answer to a check; `signIn` says how this endpoint sends someone to sign in. */
 function answer(ctx: AppContext, result: CheckResult, forwarded: ForwardedRequest, signIn: () => Response): Response | Promise<Response> {
@@ -99,7 +100,7 @@ export function authzRoutes(ctx: AppContext) {
       const here = siteOriginOf(ctx, request)
       const token = here && siteTokenOf(request.headers, here.proto)
       if (!here || token === undefined) return seeOther(`${ctx.config.issuer}/login`)
-      return siteLogoutPage(csrfTokenFor(ctx.csrfKey, logoutSecret(here.proto, token)), ctx.config.issuer)
+      return siteLogoutPage(csrfTokenFor(ctx.csrfKey, logoutSecret(here.proto, token)), ctx.config.issuer, speechOf(ctx.config, request))
     }, { detail: { hide: true } })
     .post(
       '/.latchkey/logout',
