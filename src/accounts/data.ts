@@ -10,6 +10,8 @@ import { forbidden } from './sign-in'
 import { DeleteDataPage } from './profile-pages'
 import { accountPage } from './security'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from './web'
+import { t as msg } from '../i18n'
+import { speechOf } from '../i18n/request'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 const settingOut = (s: StoredSetting) => ({ key: s.key, value: JSON.parse(s.value) as unknown, updated_at: iso(s.updatedAt) })
@@ -69,7 +71,7 @@ export function dataRoutes(ctx: AppContext) {
         if (!client) throw new PageError(404, 'error.unknownApp')
         const { settings } = await ctx.store.settings.listSettings(session.user.id, clientId)
         const csrf = formCsrf(ctx, request, session).token
-        return htmlPage(DeleteDataPage({ csrf, clientId, appName: client.name, settings: settings.length }))
+        return htmlPage(() => DeleteDataPage({ csrf, clientId, appName: client.name, settings: settings.length }), { speech: speechOf(ctx.config, request, { user: session.user }) })
       },
       { query: t.Object({ client_id: t.Optional(t.String()) }) },
     )
@@ -86,7 +88,7 @@ export function dataRoutes(ctx: AppContext) {
         // Said on /account: what was deleted (the count is of keys, one revision each).
         const name = (await findClient(ctx.store, clientId))?.name ?? clientId
         const n = changes.length
-        return accountPage(ctx, request, session, undefined, `Deleted ${n} ${n === 1 ? 'setting' : 'settings'} of ${name}.`)
+        return accountPage(ctx, request, session, undefined, () => msg('account.dataDeleted', { count: n, app: name }))
       },
       { parse: parsePageForm, body: RevokeForm },
     )

@@ -17,6 +17,8 @@ import { emailHash, forbidden } from './sign-in'
 import { SignInLimits } from './throttle'
 import { UserInputError, normalizeEmail } from './users'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from './web'
+import { t as msg } from '../i18n'
+import { sayError } from '../i18n/known-errors'
 
 const field = t.Optional(t.String())
 const EmailForm = t.Object({ csrf_token: field, email: field })
@@ -50,25 +52,25 @@ export function emailChangeRoutes(ctx: AppContext) {
           email = normalizeEmail(body.email ?? '')
         } catch (error) {
           if (!(error instanceof UserInputError)) throw error
-          return accountPage(ctx, request, session, { status: 400, error: `The ${error.message}.` })
+          return accountPage(ctx, request, session, { status: 400, error: () => sayError(error, 'the') })
         }
-        if (email === session.user.email) return accountPage(ctx, request, session, { status: 400, error: 'That is already your email.' })
+        if (email === session.user.email) return accountPage(ctx, request, session, { status: 400, error: () => msg('account.sameEmail') })
         // The budgets are taken before anything about the address is looked at, and the answer is
         // the same whether or not another account has it: this form tells no one which addresses
         // have accounts. A taken address gets no link (the confirmation would answer 'taken' anyway).
         const wait = await limits.takeEmailChange(ctx, request, session.user.id)
         if (wait > 0) {
           ctx.log.warn('email change throttled', { user: session.user.id, retry_after: wait })
-          return accountPage(ctx, request, session, { status: 429, error: `Too many email changes were asked for in the last hour. Try again in ${wait} seconds.` })
+          return accountPage(ctx, request, session, { status: 429, error: () => msg('account.emailChangesPerHour', { count: wait }) })
         }
         if ((await limits.takeMail(emailHash(email))) > 0)
-          return accountPage(ctx, request, session, { status: 429, error: 'Three links were sent to this address in the last hour. Try again later.' })
+          return accountPage(ctx, request, session, { status: 429, error: () => msg('account.linksPerHour') })
         if (!(await ctx.store.users.findUserByEmail(email))) {
           const link = newLink(ctx.config, 'change', session.user.id, email, now())
           await ctx.store.mail.issueToken(link.token, confirmEmailChangeMessage(email, session.user.email, link.url), now())
         }
         await ctx.audit.record('email.change_requested', { userId: session.user.id, request })
-        return accountPage(ctx, request, session, undefined, `We sent a link to ${email}. Your email changes when you open it and confirm.`)
+        return accountPage(ctx, request, session, undefined, () => msg('account.emailChangeSent', { email }))
       },
       { parse: parsePageForm, body: EmailForm },
     )

@@ -19,6 +19,7 @@ import { emailHash, forbidden } from './sign-in'
 import { SignInLimits } from './throttle'
 import { UserInputError, checkPassword, normalizeEmail } from './users'
 import { csrfAccepted, formBinding, formCsrf, loginUrl, readSession, safeReturnTo } from './web'
+import { t as msg } from '../i18n'
 
 const field = t.Optional(t.String())
 const EmailForm = t.Object({ csrf_token: field, email: field, return_to: field })
@@ -232,8 +233,8 @@ export function emailRoutes(ctx: AppContext) {
         const returnTo = safeReturnTo(body.return_to)
         if (session.user.emailVerified) return seeOther(returnTo ?? '/account')
         const sent = await sendVerifyLink(session.user.id, session.user.email, returnTo)
-        if (!sent) return accountPage(ctx, request, session, { status: 429, error: 'Three links were sent to this address in the last hour. Try again later.' })
-        return ctx.config.emailVerification === 'required' ? checkEmailPage(ctx, request, session, true, returnTo) : accountPage(ctx, request, session, undefined, 'We sent a new link.')
+        if (!sent) return accountPage(ctx, request, session, { status: 429, error: () => msg('account.linksPerHour') })
+        return ctx.config.emailVerification === 'required' ? checkEmailPage(ctx, request, session, true, returnTo) : accountPage(ctx, request, session, undefined, () => msg('account.linkSentNew'))
       },
       { parse: parsePageForm, body: EmailForm },
     )

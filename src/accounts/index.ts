@@ -16,6 +16,7 @@ import { secondFactorRoutes } from './second-factor'
 import { profileRoutes } from './profile'
 import { signInExitRoutes } from './sign-in-exits'
 import { sessionRoutes } from './sessions-page'
+import { accountLanguageRoutes } from './language'
 import { accountPage, securityRoutes } from './security'
 import { forbidden, signInRoutes } from './sign-in'
 import { csrfAccepted, loginUrl, readSession } from './web'
@@ -48,6 +49,7 @@ export function accountRoutes(ctx: AppContext) {
     .use(emailChangeRoutes(ctx))
     .use(dataRoutes(ctx))
     .use(sessionRoutes(ctx))
+    .use(accountLanguageRoutes(ctx))
     .get('/', () => seeOther('/account'))
     .get('/account', async function showAccount({ request }) {
       const session = await readSession(ctx, request)

@@ -9,6 +9,7 @@ import { DeleteAccountSection } from './profile-pages'
 import type { User } from './users'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
 import { raw, t, th } from '../i18n'
+import type { MessageKey } from '../i18n/types'
 
 function ContinueTo(props: { appName?: string }) {
   return props.appName ? (
@@ -108,45 +109,46 @@ export interface AppAccess {
   lastUsedAt: number | null
 }
 
-/** The audit log's kinds, in the words /account shows. */
-const ACTIVITY: Record<string, string> = {
-  'sign_in.succeeded': 'Signed in',
-  'sign_in.failed': 'Failed sign-in',
-  'consent.granted': 'Allowed an app',
-  'consent.revoked': 'Revoked an app',
-  'token.issued': 'An app got a token',
-  'token.refreshed': 'An app refreshed its token',
-  'refresh.reuse_detected': 'A stolen or replayed token was refused',
-  'passkey.added': 'Added a passkey',
-  'passkey.removed': 'Removed a passkey',
-  'two_step.enabled': 'Turned on two-step verification',
-  'two_step.disabled': 'Turned off two-step verification',
-  'recovery_codes.regenerated': 'Made new recovery codes',
-  'password.changed': 'Set or changed the password',
-  'user.updated': 'Profile or account changed',
-  'password.removed': 'Removed the password',
-  'password.reset': 'Reset the password by email',
-  'email.change_requested': 'Asked to change the email address',
-  'email.changed': 'Changed the email address',
-  'user.created': 'Account created',
-  'user.invited': 'Invited',
-  'user.signed_out': 'Signed out of other browsers',
-  'user.two_step_reset': 'Two-step verification reset by an administrator',
-  'user.reset_link_made': 'A password reset link was made by an administrator',
-  'group.member_added': 'Added to a group',
-  'group.member_removed': 'Removed from a group',
-  'site.sign_in': 'Signed in to a protected site',
-}
+/** The audit log's kinds that /account words (the catalog's `activity.*`); another kind shows as it is. */
+const ACTIVITY = new Set([
+  'sign_in.succeeded',
+  'sign_in.failed',
+  'consent.granted',
+  'consent.revoked',
+  'token.issued',
+  'token.refreshed',
+  'refresh.reuse_detected',
+  'passkey.added',
+  'passkey.removed',
+  'two_step.enabled',
+  'two_step.disabled',
+  'recovery_codes.regenerated',
+  'password.changed',
+  'user.updated',
+  'password.removed',
+  'password.reset',
+  'email.change_requested',
+  'email.changed',
+  'user.created',
+  'user.invited',
+  'user.signed_out',
+  'user.two_step_reset',
+  'user.reset_link_made',
+  'group.member_added',
+  'group.member_removed',
+  'site.sign_in',
+])
+const activityWords = (kind: string) => (ACTIVITY.has(kind) ? t(`activity.${kind}` as MessageKey & `activity.${string}`) : kind)
 
 function RecentActivity(props: { events: AuditEvent[] }) {
-  if (props.events.length === 0) return <p class="muted">No recent activity.</p>
+  if (props.events.length === 0) return <p class="muted">{th('account.noActivity')}</p>
   return (
     <ul class="activity">
       {props.events.map((e) => (
         <li>
-          <When at={e.at} /> — <span safe>{ACTIVITY[e.kind] ?? e.kind}</span>
+          <When at={e.at} /> — <span safe>{activityWords(e.kind)}</span>
           {e.detail && JSON.parse(e.detail).method ? <span class="muted" safe>{` (${JSON.parse(e.detail).method})`}</span> : ''}
-          {e.address ? <span class="muted" safe>{` from ${e.address}`}</span> : ''}
+          {e.address ? <span class="muted" safe>{' ' + t('account.activityFrom', { address: e.address })}</span> : ''}
         </li>
       ))}
     </ul>
@@ -169,9 +171,11 @@ export function AccountPage(props: {
   admin?: boolean
   /** "Where you're signed in". */
   sessions?: JSX.Element
+  /** "Language and time zone". */
+  language?: JSX.Element
 }) {
   return (
-    <Layout title="Your account" wide>
+    <Layout title={t('account.title')} wide>
       <div class="profile">
         <img src={attr(props.avatarUrl)} alt="" />
         <div>
@@ -181,7 +185,7 @@ export function AccountPage(props: {
           </p>
           {props.admin ? (
             <p>
-              <a href="/admin">Administration</a>
+              <a href="/admin">{th('account.admin')}</a>
             </p>
           ) : (
             ''
@@ -200,9 +204,10 @@ export function AccountPage(props: {
       {props.email ?? ''}
       <SecuritySections csrf={props.csrf} state={props.security} />
       {props.sessions ?? ''}
-      <h2>Apps you authorized</h2>
+      {props.language ?? ''}
+      <h2>{th('account.appsTitle')}</h2>
       {props.apps.length === 0 ? (
-        <p class="muted">You have not authorized any apps.</p>
+        <p class="muted">{th('account.noApps')}</p>
       ) : (
         <ul class="apps">
           {props.apps.map((app) => (
@@ -213,17 +218,17 @@ export function AccountPage(props: {
                   {app.access.join(' · ')}
                 </div>
                 <div class="muted">
-                  Since <When at={app.grantedAt} />
+                  {th('account.since', { day: raw(<When at={app.grantedAt} />) })}
                   {' · '}
                   <LastUsed at={app.lastUsedAt} />
                 </div>
               </div>
               <div class="actions">
                 <a href={`/account/data?client_id=${encodeURIComponent(app.clientId)}`} download="">
-                  Download data
+                  {th('account.downloadData')}
                 </a>
-                <a href={attr(`/account/data/delete?client_id=${encodeURIComponent(app.clientId)}`)}>Delete data</a>
-                <ButtonForm action="/account/revoke" csrf={props.csrf} fields={{ client_id: app.clientId }} label="Revoke access" kind="danger" />
+                <a href={attr(`/account/data/delete?client_id=${encodeURIComponent(app.clientId)}`)}>{th('account.deleteData')}</a>
+                <ButtonForm action="/account/revoke" csrf={props.csrf} fields={{ client_id: app.clientId }} label={t('account.revoke')} kind="danger" />
               </div>
             </li>
           ))}
@@ -231,15 +236,15 @@ export function AccountPage(props: {
       )}
       <p>
         <a href="/account/data" download="">
-          Download all my data
+          {th('account.downloadAll')}
         </a>{' '}
-        <span class="muted">(your profile, the apps you authorized and every setting they saved, as JSON)</span>
+        <span class="muted">{th('account.downloadAllHint')}</span>
       </p>
-      <h2>Recent activity</h2>
+      <h2>{th('account.activityTitle')}</h2>
       <RecentActivity events={props.activity} />
       <div class="actions">
-        <ButtonForm action="/logout" csrf={props.csrf} label="Sign out" kind="secondary" />
-        <ButtonForm action="/account/sign-out-everywhere" csrf={props.csrf} label="Sign out everywhere" kind="secondary" />
+        <ButtonForm action="/logout" csrf={props.csrf} label={t('account.signOut')} kind="secondary" />
+        <ButtonForm action="/account/sign-out-everywhere" csrf={props.csrf} label={t('account.signOutEverywhere')} kind="secondary" />
       </div>
       <DeleteAccountSection />
     </Layout>

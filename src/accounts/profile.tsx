@@ -18,6 +18,9 @@ import { emailHash, forbidden } from './sign-in'
 import { SignInLimits } from './throttle'
 import { PASSWORD_MAX, UserInputError, checkPassword, updateProfile } from './users'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from './web'
+import { t as msg } from '../i18n'
+import { sayError } from '../i18n/known-errors'
+import { speechOf } from '../i18n/request'
 
 // Every field optional: a form without its CSRF token is answered 403 by the handler, not 400.
 const ProfileForm = t.Object({ csrf_token: t.Optional(t.String()), full_name: t.Optional(t.String()), avatar_url: t.Optional(t.String()) })
@@ -72,14 +75,15 @@ export function profileRoutes(ctx: AppContext) {
   }
 
   /** The confirmation page of "Delete my account", again with a refusal when there is one. */
-  async function deletePage(request: Request, session: Session, refused?: { status: number; error: string }): Promise<Response> {
+  async function deletePage(request: Request, session: Session, refused?: { status: number; error: () => string }): Promise<Response> {
     const account = await ctx.store.users.findUserByEmail(session.user.email)
     const hasPassword = !!account?.passwordHash
     const stale = !hasPassword && ctx.clock.now() - session.authTime > REAUTH_AFTER_MS
     const signInAgain = stale ? `${loginUrl('/account/delete')}&reauth=1` : undefined
     const csrf = formCsrf(ctx, request, session).token
-    const page = <DeleteAccountPage csrf={csrf} contents={await contentsOf(session.user.id)} hasPassword={hasPassword} signInAgain={signInAgain} error={refused?.error} />
-    return htmlPage(page, { status: refused?.status })
+    const contents = await contentsOf(session.user.id)
+    const page = () => <DeleteAccountPage csrf={csrf} contents={contents} hasPassword={hasPassword} signInAgain={signInAgain} error={refused?.error()} />
+    return htmlPage(page, { status: refused?.status, speech: speechOf(ctx.config, request, { user: session.user }) })
   }
 
   return new Elysia({ name: 'account-profile' })
@@ -92,7 +96,7 @@ export function profileRoutes(ctx: AppContext) {
           // Both are checked before either is written: a refused picture leaves the name as it was too.
           await updateProfile(ctx, session.user.id, { fullName: body.full_name ?? '', avatarUrl: avatar === '' ? null : avatar })
         } catch (error) {
-          if (error instanceof UserInputError) return accountPage(ctx, request, session, { status: 400, error: sentence(error.message) })
+          if (error instanceof UserInputError) return accountPage(ctx, request, session, { status: 400, error: () => sayError(error) })
           throw error
         }
         await ctx.audit.record('user.updated', { userId: session.user.id, request, detail: { actor: session.user.id, profile: true } })
@@ -105,23 +109,23 @@ export function profileRoutes(ctx: AppContext) {
       async function changePassword({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
         const account = await ctx.store.users.findUserByEmail(session.user.email)
-        if (!account?.passwordHash) return accountPage(ctx, request, session, { status: 409, error: 'You have no password yet: set one below.' })
+        if (!account?.passwordHash) return accountPage(ctx, request, session, { status: 409, error: () => msg('account.noPasswordYet') })
         let password: string
         try {
           password = checkPassword(body.new_password ?? '')
         } catch (error) {
-          if (error instanceof UserInputError) return accountPage(ctx, request, session, { status: 400, error: `The new ${error.message}.` })
+          if (error instanceof UserInputError) return accountPage(ctx, request, session, { status: 400, error: () => sayError(error, 'theNew') })
           throw error
         }
         const guess = await passwordGuess(request, session, body.current_password ?? '')
-        if (typeof guess === 'object') return accountPage(ctx, request, session, { status: 429, error: `Too many attempts. Try again in ${guess.wait} seconds.` })
-        if (guess === 'wrong') return accountPage(ctx, request, session, { status: 401, error: 'That is not your current password. Nothing was changed.' })
+        if (typeof guess === 'object') return accountPage(ctx, request, session, { status: 429, error: () => msg('account.tooMany', { count: guess.wait }) })
+        if (guess === 'wrong') return accountPage(ctx, request, session, { status: 401, error: () => msg('account.wrongPassword') })
         await ctx.store.mfa.setPassword(session.user.id, await hashPassword(password))
         // A changed password ends every other sign-in; this browser stays signed in.
         await deleteSessionsOf(ctx.store, session.user.id, session)
         await notify(ctx.config, ctx.store, passwordChangedMessage(session.user.email), ctx.clock.now())
         await ctx.audit.record('password.changed', { userId: session.user.id, request, detail: { via: 'change' } })
-        return accountPage(ctx, request, session, undefined, 'Your password was changed. Your other browsers were signed out.')
+        return accountPage(ctx, request, session, undefined, () => msg('account.passwordChanged'))
       },
       { parse: parsePageForm, body: ChangePasswordForm },
     )
@@ -137,21 +141,21 @@ export function profileRoutes(ctx: AppContext) {
         const account = await ctx.store.users.findUserByEmail(session.user.email)
         if (account?.passwordHash) {
           const guess = await passwordGuess(request, session, body.password ?? '')
-          if (typeof guess === 'object') return deletePage(request, session, { status: 429, error: `Too many attempts. Try again in ${guess.wait} seconds.` })
-          if (guess === 'wrong') return deletePage(request, session, { status: 401, error: 'That is not your password. Nothing was deleted.' })
+          if (typeof guess === 'object') return deletePage(request, session, { status: 429, error: () => msg('account.tooMany', { count: guess.wait }) })
+          if (guess === 'wrong') return deletePage(request, session, { status: 401, error: () => msg('deleteAccount.wrongPassword') })
         } else if (ctx.clock.now() - session.authTime > REAUTH_AFTER_MS) {
-          return deletePage(request, session, { status: 401, error: 'Sign in again with your passkey first. Nothing was deleted.' })
+          return deletePage(request, session, { status: 401, error: () => msg('deleteAccount.reauth') })
         }
         // Under a lock on every enabled admin's row: the last one cannot leave nobody to administer.
         const outcome = await ctx.store.users.changeKeepingAnAdmin(session.user.id, 'delete', ctx.clock.now())
         if (outcome === 'last-admin')
-          return deletePage(request, session, { status: 409, error: 'You are the last admin of this server: make someone else an admin first. Nothing was deleted.' })
+          return deletePage(request, session, { status: 409, error: () => msg('deleteAccount.lastAdmin') })
         if (outcome === 'done') {
           await notify(ctx.config, ctx.store, accountDeletedMessage(session.user.email), ctx.clock.now())
           await ctx.audit.record('user.deleted', { userId: session.user.id, request, detail: { actor: session.user.id } })
         }
-        const page = <NoticePage title="Account deleted" message="Your account and everything in it were deleted." link={{ href: '/login', label: 'Sign in with another account' }} />
-        return htmlPage(page, { cookies: [clearCookie(cookieNames(secure).session, secure)] })
+        const page = () => <NoticePage title={msg('deleteAccount.doneTitle')} message={msg('deleteAccount.done')} link={{ href: '/login', label: msg('deleteAccount.another') }} />
+        return htmlPage(page, { cookies: [clearCookie(cookieNames(secure).session, secure)], speech: speechOf(ctx.config, request, { user: session.user }) })
       },
       { parse: parsePageForm, body: DeleteAccountForm },
     )

@@ -29,7 +29,8 @@ export interface Compiled {
 }
 export type CompiledCatalog = Readonly<Record<MessageKey, Compiled>>
 
-const escape = (s: string) => Bun.escapeHTML(s)
+/** Text content needs only `&`, `<` and `>` escaped (th() never feeds an attribute: those take t() through attr()). */
+const escape = (s: string) => (/[&<>]/.test(s) ? s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;') : s)
 const PLACEHOLDER = /\{([A-Za-z][A-Za-z0-9_]*)\}/g
 
 /** Splits a message at its placeholders: literal parts at even indexes, names at odd ones. */

@@ -27,10 +27,25 @@ const KNOWN: ReadonlyMap<string, () => string> = new Map<string, () => string>([
   ).map(([text, key]) => [text, () => t(key as 'passkey.taken')] as [string, () => string]),
 ])
 
-/** An error's words in the current speech: the catalog's when known, else its English as a sentence. */
-export function sayError(error: Error): string {
-  const known = KNOWN.get(error.message)
+/** Where a refusal names what is being changed: "The email address …" (a change of address), "The new password …". */
+const IN_CONTEXT: Record<'the' | 'theNew', ReadonlyMap<string, () => string>> = {
+  the: new Map<string, () => string>([
+    ['email address must be a plain address like name@example.com, without a name, brackets, commas, spaces or quotes', () => t('input.theEmailPlain')],
+    ['email address is not valid', () => t('input.theEmailInvalid')],
+    ['email address contains control or invisible characters', () => t('input.theEmailInvisible')],
+    [`password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`, () => t('input.thePasswordLength', { min: PASSWORD_MIN, max: PASSWORD_MAX })],
+  ]),
+  theNew: new Map<string, () => string>([[`password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`, () => t('input.newPasswordLength', { min: PASSWORD_MIN, max: PASSWORD_MAX })]]),
+}
+
+/**
+ * An error's words in the current speech: the catalog's when known, else its English as a
+ * sentence (with `context`'s "The"/"The new" before it, as the page always said).
+ */
+export function sayError(error: Error, context?: 'the' | 'theNew'): string {
+  const known = (context && IN_CONTEXT[context].get(error.message)) || KNOWN.get(error.message)
   if (known) return known()
   const m = error.message
-  return m.charAt(0).toUpperCase() + m.slice(1) + (/[.!?]$/.test(m) ? '' : '.')
+  const sentence = context === 'the' ? `The ${m}` : context === 'theNew' ? `The new ${m}` : m.charAt(0).toUpperCase() + m.slice(1)
+  return sentence + (/[.!?]$/.test(m) ? '' : '.')
 }

@@ -1,5 +1,5 @@
 import { Elysia, t } from 'elysia'
-import { safeReturnTo } from '../accounts/web'
+import { readSession, safeReturnTo } from '../accounts/web'
 import type { AppContext } from '../context'
 import { cookie } from '../lib/cookies'
 import { PageError } from '../lib/errors'
@@ -32,9 +32,12 @@ export function languageRoutes(ctx: AppContext) {
   const name = langCookieName(ctx.config.secureCookies)
   return new Elysia({ name: 'language' }).post(
     '/language',
-    function chooseLanguage({ request, body }) {
+    async function chooseLanguage({ request, body }) {
       if (!fromThisSite(request, issuerOrigin)) throw new PageError(403, 'error.forbidden')
       if (!isLocale(body.locale)) throw new PageError(400, 'error.badLanguage')
+      // Signed in, the menu changes the user's choice too: it ranks above the cookie, so the cookie alone would not show.
+      const session = await readSession(ctx, request)
+      if (session && session.user.locale !== body.locale) await ctx.store.users.setLanguage(session.user.id, { locale: body.locale, timeZone: session.user.timeZone ?? null })
       return seeOther(safeReturnTo(body.return_to) ?? '/', [cookie(name, body.locale, { maxAgeSeconds: YEAR, secure: ctx.config.secureCookies })])
     },
     { parse: parsePageForm, body: LanguageForm },

@@ -100,7 +100,7 @@ describe('the footer language menu (a form, no JavaScript)', () => {
 
   test('another site cannot switch it (CSRF), nor can a form without Origin; an unknown language is 400; nothing is set', async () => {
     const t = await createTestApp()
-    for (const headers of [{ origin: 'https://evil.example' }, {}, { 'sec-fetch-site': 'cross-site' }]) {
+    for (const headers of [{ origin: 'https://evil.example' }, {}, { 'sec-fetch-site': 'cross-site' }] as Record<string, string>[]) {
       const res = await choose(t, { locale: 'de', return_to: '/login' }, { ...headers, accept: 'text/html' })
       expect(res.status).toBe(403)
       expect(res.headers.get('set-cookie')).toBeNull()
