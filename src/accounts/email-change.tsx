@@ -19,6 +19,7 @@ import { UserInputError, normalizeEmail } from './users'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from './web'
 import { t as msg } from '../i18n'
 import { sayError } from '../i18n/known-errors'
+import { speechOf } from '../i18n/request'
 
 const field = t.Optional(t.String())
 const EmailForm = t.Object({ csrf_token: field, email: field })
@@ -37,8 +38,8 @@ export function emailChangeRoutes(ctx: AppContext) {
     if (ctx.config.smtpUrl === null) throw new PageError(404, 'error.noMail')
   }
   const now = () => ctx.clock.now()
-  const changeGone = () => GONE('email change', { href: '/account', label: 'Your account' })
-  const otherAccount = (path: string) => OTHER_ACCOUNT(path, 'the account that asked for the change')
+  const changeGone = (request: Request) => GONE(speechOf(ctx.config, request), () => msg('link.goneEmailChange'), () => ({ href: '/account', label: msg('link.yourAccount') }))
+  const otherAccount = (request: Request, path: string) => OTHER_ACCOUNT(speechOf(ctx.config, request), path, () => msg('link.otherAskedChange'))
 
   return new Elysia({ name: 'email-change' })
     .post(
@@ -80,14 +81,16 @@ export function emailChangeRoutes(ctx: AppContext) {
         requireMail()
         const hash = linkTokenHash(query.token)
         const token = hash && (await ctx.store.mail.findToken(hash, ['change'], now()))
-        if (!token) return changeGone()
+        if (!token) return changeGone(request)
         const path = `/confirm-email?token=${query.token}`
         const session = await readSession(ctx, request)
         // Opening the link changes nothing: signed out, it asks to sign in first and comes back here.
         if (!session) return seeOther(loginUrl(path))
-        if (session.user.id !== token.userId) return otherAccount(path)
+        if (session.user.id !== token.userId) return otherAccount(request, path)
         const csrf = formCsrf(ctx, request, session)
-        return htmlPage(<ConfirmEmailChangePage csrf={csrf.token} token={query.token!} from={session.user.email} to={token.email} />)
+        return htmlPage(() => <ConfirmEmailChangePage csrf={csrf.token} token={query.token!} from={session.user.email} to={token.email} />, {
+          speech: speechOf(ctx.config, request, { user: session.user }),
+        })
       },
       { query: TokenQuery },
     )
@@ -100,8 +103,8 @@ export function emailChangeRoutes(ctx: AppContext) {
         const hash = linkTokenHash(body.token)
         // A link's user never changes: the one found here is the one used below, or it is gone.
         const token = hash && (await ctx.store.mail.findToken(hash, ['change'], now()))
-        if (!hash || !token) return changeGone()
-        if (token.userId !== session.user.id) return otherAccount(`/confirm-email?token=${body.token}`)
+        if (!hash || !token) return changeGone(request)
+        if (token.userId !== session.user.id) return otherAccount(request, `/confirm-email?token=${body.token}`)
         const outcome = await ctx.store.mail.useToken(hash, ['change'], now(), (used, user): TokenUse => ({
           email: used.email,
           // The link reached the new mailbox.
@@ -109,12 +112,16 @@ export function emailChangeRoutes(ctx: AppContext) {
           mail: [emailChangedMessage(user.email, used.email)],
         }))
         if (!outcome.ok && outcome.reason === 'taken')
-          return htmlPage(<NoticePage title="Address taken" message="Another account uses this address now, so it cannot be yours. Nothing changed." link={{ href: '/account', label: 'Your account' }} />, {
+          return htmlPage(() => <NoticePage title={msg('email.takenTitle')} message={msg('email.taken')} link={{ href: '/account', label: msg('link.yourAccount') }} />, {
+            speech: speechOf(ctx.config, request, { user: session.user }),
             status: 409,
           })
-        if (!outcome.ok) return changeGone()
+        if (!outcome.ok) return changeGone(request)
         await ctx.audit.record('email.changed', { userId: session.user.id, request })
-        return htmlPage(<NoticePage title="Email changed" message={`Your email is now ${outcome.token.email}.`} link={{ href: '/account', label: 'Your account' }} />)
+        const changedTo = outcome.token.email
+        return htmlPage(() => <NoticePage title={msg('email.changedTitle')} message={msg('email.changed', { email: changedTo })} link={{ href: '/account', label: msg('link.yourAccount') }} />, {
+          speech: speechOf(ctx.config, request, { user: session.user }),
+        })
       },
       { parse: parsePageForm, body: TokenForm },
     )

@@ -59,7 +59,7 @@ export async function loginPage(
       signupOpen={ctx.config.signup === 'open'}
       passkeys={ctx.config.passkeys !== null}
       mail={ctx.config.smtpUrl !== null}
-      note={returnTo?.startsWith('/verify-email?') ? VERIFY_SIGN_IN_NOTE : undefined}
+      note={returnTo?.startsWith('/verify-email?') ? VERIFY_SIGN_IN_NOTE() : undefined}
     />
   )
   const speech = speechOf(ctx.config, request, { user: session?.user, returnTo })
