@@ -23,6 +23,7 @@ import { adminRoutes } from './admin'
 import { setupRoutes } from './admin/setup'
 import { authzRoutes } from './authz'
 import { providerRoutes } from './providers'
+import { languageRoutes } from './i18n/routes'
 import { createRequestGuard } from './web/request-guard'
 import { brandFavicon, brandRoutes } from './brand/routes'
 import { withBrand } from './brand'
@@ -134,6 +135,7 @@ export function createApp(ctx: AppContext) {
     .use(settingsStreamRoutes(ctx))
     .use(authzRoutes(ctx))
     .use(providerRoutes(ctx))
+    .use(languageRoutes(ctx))
   self.app = app
   // Pages and error pages are made with this app's brand (src/brand). /api/* answers JSON (its one
   // page, forward-auth's "Access denied", takes the brand itself): outside the brand's async

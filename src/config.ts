@@ -1,4 +1,5 @@
 /** Environment → typed configuration, validated once at start (SPEC "Configuration"). */
+import { LOCALES, type Locale } from './i18n/locales'
 import { parseTrustedProxies, type TrustedProxies } from './web/client-address'
 import { BrandError, brandFrom, type BrandConfig } from './brand/config'
 
@@ -62,6 +63,8 @@ export interface Config {
   metricsAddress: { host: string; port: number } | null
   /** BRAND_*: the operator's name, logos, favicon, colour and stylesheet, files read and checked. */
   brand: BrandConfig
+  /** The language when nothing else decides (SPEC "Brand and language"). */
+  defaultLocale: Locale
 }
 
 export class ConfigError extends Error {
@@ -198,6 +201,7 @@ export function loadConfig(env: Env = process.env): Config {
     newDeviceEmail: oneOf(env, 'NEW_DEVICE_EMAIL', 'on', ['on', 'off'] as const) === 'on',
     backchannelLogoutRetry: integer(env, 'BACKCHANNEL_LOGOUT_RETRY', 30, 1, 600),
     brand,
+    defaultLocale: oneOf(env, 'DEFAULT_LOCALE', 'en', LOCALES),
   }
 }
 

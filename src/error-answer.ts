@@ -6,7 +6,11 @@ import { errorResponse } from './lib/http'
 import { requestIdOf } from './lib/log'
 import { redact } from './lib/redact'
 import { AuthorizationRedirect } from './oauth/authorize/request'
-import { errorPageResponse, notFoundPage } from './views/error-page'
+import { errorPageResponse, errorPageSaying, notFoundPage, pageErrorResponse } from './views/error-page'
+import { CATALOGS } from './i18n/catalog'
+import type { Speech } from './i18n'
+import { speechOf } from './i18n/request'
+import type { MessageKey } from './i18n/types'
 import { seeOther } from './views/page'
 import { isApiPath, wantsPage } from './web/request-guard'
 
@@ -18,18 +22,28 @@ function describeValidation(error: ValidationError): string {
   return first?.value === undefined ? `${name} is required` : `${name} is invalid`
 }
 
-const PAGE_TITLES: Record<number, string> = { 400: 'Bad request', 401: 'Not signed in', 403: 'Not allowed', 405: 'Method not allowed', 409: 'Conflict', 413: 'Request too large', 429: 'Too many requests' }
+/** The title of an API refusal's page, by status; its detail stays the API's English description (RFC 6749). */
+const PAGE_TITLES: Record<number, MessageKey> = {
+  400: 'error.status.400',
+  401: 'error.status.401',
+  403: 'error.status.403',
+  405: 'error.status.405',
+  409: 'error.status.409',
+  413: 'error.status.413',
+  429: 'error.status.429',
+}
 
 /**
  * An API refusal met by a person's browser, as a page with the same status and headers (Allow,
  * Retry-After…). Every 404 is the same page, so /admin refused to a stranger (src/admin/web.ts)
  * reads exactly like a path no route serves.
  */
-function apiErrorPage(error: ApiError): Response {
+function apiErrorPage(error: ApiError, speech: Speech): Response {
   const headers = Object.keys(error.headers).length ? error.headers : undefined
-  if (error instanceof NotFound) return notFoundPage(headers)
+  if (error instanceof NotFound) return notFoundPage(headers, speech)
   const detail = error.description.charAt(0).toUpperCase() + error.description.slice(1) + '.'
-  return errorPageResponse(error.status, PAGE_TITLES[error.status] ?? 'Something went wrong', detail, headers)
+  const title = CATALOGS[speech.locale][PAGE_TITLES[error.status] ?? 'error.status.500'].text(undefined)
+  return errorPageResponse(error.status, title, detail, headers, speech)
 }
 
 /**
@@ -44,22 +58,24 @@ export function errorAnswer(
 ): Response {
   const cause = code === 'PARSE' && (error as Error).cause instanceof Error ? ((error as Error).cause as Error) : error
   const isApi = isApiPath(path)
-  const page = errorPageResponse
   // A browser navigating to a page path gets pages for what the API answers as JSON (SPEC "Every screen").
   const isPerson = wantsPage(request, path)
+  // In the request's language (cookie, Accept-Language…): an error page knows no user. Its
+  // language menu comes back to the start page: an error page echoes no path (a link cannot put words in it).
+  const speech = (): Speech => ({ ...speechOf(ctx.config, request), here: '/' })
 
   if (cause instanceof AuthorizationRedirect) return seeOther(cause.location)
-  if (cause instanceof ApiError) return isPerson ? apiErrorPage(cause) : errorResponse(cause)
-  if (cause instanceof PageError) return page(cause.status, cause.title, cause.detail)
+  if (cause instanceof ApiError) return isPerson ? apiErrorPage(cause, speech()) : errorResponse(cause)
+  if (cause instanceof PageError) return pageErrorResponse(cause, speech())
   if (code === 'VALIDATION' || code === 'PARSE') {
     const description = code === 'VALIDATION' ? describeValidation(error as ValidationError) : 'request body is malformed'
-    return isApi ? errorResponse(new InvalidRequest(description)) : page(400, 'Bad request', description)
+    return isApi ? errorResponse(new InvalidRequest(description)) : apiErrorPage(new InvalidRequest(description), speech())
   }
   if (cause instanceof DatabaseUnavailable) {
     const retry = { 'retry-after': '1' }
     return isApi
       ? errorResponse(new TemporarilyUnavailable('the database is unavailable; try again shortly', retry))
-      : page(503, 'Temporarily unavailable', 'The service cannot reach its database right now. Try again in a moment.', retry)
+      : errorPageSaying(503, 'error.unavailable', speech(), undefined, retry)
   }
   if (code === 'NOT_FOUND') {
     // /admin answers strangers as if it were not there: no 405 naming its methods either.
@@ -68,7 +84,7 @@ export function errorAnswer(
       allowed.length > 0
         ? new MethodNotAllowed(`${request.method} is not allowed here`, { allow: allowed.join(', ') })
         : new NotFound(`no route for ${request.method} ${path}`)
-    return isPerson ? apiErrorPage(refusal) : errorResponse(refusal)
+    return isPerson ? apiErrorPage(refusal, speech()) : errorResponse(refusal)
   }
   const e = cause as { name?: string; code?: unknown; message?: string }
   const requestId = requestIdOf(request)
@@ -79,5 +95,5 @@ export function errorAnswer(
     error_message: redact(String(e?.message ?? '')),
   })
   const fault = new ServerError(`an unexpected error occurred; it was logged with request id ${requestId}`)
-  return isApi ? errorResponse(fault) : page(500, 'Something went wrong', `An unexpected error occurred; it was logged with request id ${requestId}.`)
+  return isApi ? errorResponse(fault) : errorPageSaying(500, 'error.unexpected', speech(), { requestId })
 }

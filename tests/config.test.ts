@@ -39,6 +39,7 @@ describe('configuration', () => {
       newDeviceEmail: true,
       backchannelLogoutRetry: 30,
       brand: { name: 'Latchkey', logo: null, logoDark: null, favicon: null, color: null, css: null },
+      defaultLocale: 'en',
     })
   })
 

@@ -65,7 +65,7 @@ export function avatarRoutes(ctx: AppContext) {
       async function uploadAvatar({ request, body }) {
         const form = body as AvatarForm
         const session = await signedIn(request, form.csrf_token)
-        const refuse = (status: number, error: string) => accountPage(ctx, request, session, { status, error })
+        const refuse = (status: number, error: string) => accountPage(ctx, request, session, { status, error: () => error })
         const { picture } = form
         if (!picture || picture.size === 0) return refuse(400, NO_FILE)
         if (picture.size > AVATAR_MAX_BYTES) return refuse(413, TOO_LARGE)

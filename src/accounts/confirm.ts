@@ -5,9 +5,10 @@ import type { Session } from './sessions'
 import { emailHash } from './sign-in'
 import { SignInLimits } from './throttle'
 import { PASSWORD_MAX } from './users'
+import { t as msg } from '../i18n'
 
 /** A refusal for the page to show, or undefined: the person proved it is them. */
-export type Proof = undefined | { status: number; error: string }
+export type Proof = undefined | { status: number; error: () => string }
 
 /**
  * What "Change password", "Set password" and "Delete my account" ask first (SPEC "Your account
@@ -24,7 +25,7 @@ export function accountProof(ctx: AppContext) {
     request: Request,
     session: Session,
     given: { password?: string; credential?: string },
-    words: { wrongPassword: string; nothing: string },
+    words: { wrongPassword: () => string; nothing: () => string },
   ): Promise<Proof> {
     if (given.credential) {
       try {
@@ -34,15 +35,16 @@ export function accountProof(ctx: AppContext) {
         if (!(error instanceof PasskeyRefused)) throw error
         ctx.log.warn('passkey confirmation failed', { user: session.user.id, reason: error.message })
         await ctx.audit.record('sign_in.failed', { userId: session.user.id, request, detail: { method: 'passkey', reason: 'confirmation' } })
-        return { status: 401, error: `${error.message} ${words.nothing}` }
+        const reason = error.message
+        return { status: 401, error: () => `${reason} ${words.nothing()}` }
       }
     }
     const account = await ctx.store.users.findUserByEmail(session.user.email)
-    if (!account?.passwordHash) return { status: 401, error: `Confirm with your passkey first. ${words.nothing}` }
+    if (!account?.passwordHash) return { status: 401, error: () => `Confirm with your passkey first. ${words.nothing()}` }
     // Counted before it is checked, so parallel guesses get no more checks than sequential ones.
     const key = emailHash(session.user.email)
     const throttled = await limits.takeAttempt(ctx, request, key, 'password check throttled')
-    if (throttled) return { status: 429, error: `Too many attempts. Try again in ${throttled.wait} seconds.` }
+    if (throttled) return { status: 429, error: () => msg('account.tooMany', { count: throttled.wait }) }
     const password = given.password ?? ''
     if (password.length > PASSWORD_MAX || !(await verifyPassword(password, account.passwordHash))) {
       ctx.log.warn('password check failed', { email_hash: key })

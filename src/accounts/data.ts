@@ -11,6 +11,8 @@ import { DeleteDataPage } from './profile-pages'
 import { accountPage } from './security'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from './web'
 import { toUserView } from './users'
+import { t as msg } from '../i18n'
+import { speechOf } from '../i18n/request'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 const settingOut = (s: StoredSetting) => ({ key: s.key, value: JSON.parse(s.value) as unknown, updated_at: iso(s.updatedAt) })
@@ -43,7 +45,7 @@ export function dataRoutes(ctx: AppContext) {
         const [apps, settings, clients] = await Promise.all([ctx.store.grants.listAuthorizedApps(user.id), ctx.store.settings.exportSettings(user.id), ctx.store.clients.listClients()])
         const names = new Map(clients.map((c) => [c.id, c.name]))
         if (query.client_id !== undefined) {
-          if (!isClientId(query.client_id) || !names.has(query.client_id)) throw new PageError(404, 'Unknown application', 'There is no such application.')
+          if (!isClientId(query.client_id) || !names.has(query.client_id)) throw new PageError(404, 'error.unknownApp')
           const mine = settings.find((a) => a.clientId === query.client_id)?.settings ?? []
           const app = { client_id: query.client_id, name: names.get(query.client_id)! }
           return download({ app, settings: mine.map(settingOut) }, `latchkey-settings-${query.client_id.replace(/[^A-Za-z0-9]/g, '-').slice(0, 64)}.json`)
@@ -67,10 +69,10 @@ export function dataRoutes(ctx: AppContext) {
         if (!session) return seeOther(loginUrl('/account'))
         const clientId = query.client_id ?? ''
         const client = isClientId(clientId) ? await findClient(ctx.store, clientId) : undefined
-        if (!client) throw new PageError(404, 'Unknown application', 'There is no such application.')
+        if (!client) throw new PageError(404, 'error.unknownApp')
         const { settings } = await ctx.store.settings.listSettings(session.user.id, clientId)
         const csrf = formCsrf(ctx, request, session).token
-        return htmlPage(DeleteDataPage({ csrf, clientId, appName: client.name, settings: settings.length }))
+        return htmlPage(() => DeleteDataPage({ csrf, clientId, appName: client.name, settings: settings.length }), { speech: speechOf(ctx.config, request, { user: session.user }) })
       },
       { query: t.Object({ client_id: t.Optional(t.String()) }) },
     )
@@ -80,14 +82,14 @@ export function dataRoutes(ctx: AppContext) {
         const session = await readSession(ctx, request)
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
         const clientId = body.client_id ?? ''
-        if (!isClientId(clientId)) throw new PageError(400, 'Unknown application', 'There is no such application.')
+        if (!isClientId(clientId)) throw new PageError(400, 'error.unknownApp')
         const changes = await ctx.store.settings.deleteAppSettings(session.user.id, clientId, ctx.clock.now())
         ctx.settingsCache.invalidate(session.user.id, clientId)
         for (const change of changes) ctx.settingsHub.published(session.user.id, clientId, change)
         // Said on /account: what was deleted (the count is of keys, one revision each).
         const name = (await findClient(ctx.store, clientId))?.name ?? clientId
         const n = changes.length
-        return accountPage(ctx, request, session, undefined, `Deleted ${n} ${n === 1 ? 'setting' : 'settings'} of ${name}.`)
+        return accountPage(ctx, request, session, undefined, () => msg('account.dataDeleted', { count: n, app: name }))
       },
       { parse: parsePageForm, body: RevokeForm },
     )

@@ -6,7 +6,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../context'
 import type { TokenUse } from '../db/store'
 import { PageError } from '../lib/errors'
-import { confirmEmailChangeMessage, emailChangedMessage } from '../mail/messages'
+import { confirmEmailChangeMessage, emailChangedMessage, recipient } from '../mail/messages'
 import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { GONE, OTHER_ACCOUNT } from './email'
@@ -17,6 +17,9 @@ import { emailHash, forbidden } from './sign-in'
 import { SignInLimits } from './throttle'
 import { UserInputError, normalizeEmail } from './users'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from './web'
+import { t as msg } from '../i18n'
+import { sayError } from '../i18n/known-errors'
+import { speechOf } from '../i18n/request'
 
 const field = t.Optional(t.String())
 const EmailForm = t.Object({ csrf_token: field, email: field })
@@ -32,11 +35,11 @@ const TokenQuery = t.Object({ token: field })
 export function emailChangeRoutes(ctx: AppContext) {
   const limits = new SignInLimits(ctx.store, ctx.clock, ctx.config.loginAttemptsPerMinute)
   const requireMail = () => {
-    if (ctx.config.smtpUrl === null) throw new PageError(404, 'Not found', 'This server does not send mail.')
+    if (ctx.config.smtpUrl === null) throw new PageError(404, 'error.noMail')
   }
   const now = () => ctx.clock.now()
-  const changeGone = () => GONE('email change', { href: '/account', label: 'Your account' })
-  const otherAccount = (path: string) => OTHER_ACCOUNT(path, 'the account that asked for the change')
+  const changeGone = (request: Request) => GONE(speechOf(ctx.config, request), () => msg('link.goneEmailChange'), () => ({ href: '/account', label: msg('link.yourAccount') }))
+  const otherAccount = (request: Request, path: string) => OTHER_ACCOUNT(speechOf(ctx.config, request), path, () => msg('link.otherAskedChange'))
 
   return new Elysia({ name: 'email-change' })
     .post(
@@ -50,25 +53,25 @@ export function emailChangeRoutes(ctx: AppContext) {
           email = normalizeEmail(body.email ?? '')
         } catch (error) {
           if (!(error instanceof UserInputError)) throw error
-          return accountPage(ctx, request, session, { status: 400, error: `The ${error.message}.` })
+          return accountPage(ctx, request, session, { status: 400, error: () => sayError(error, 'the') })
         }
-        if (email === session.user.email) return accountPage(ctx, request, session, { status: 400, error: 'That is already your email.' })
+        if (email === session.user.email) return accountPage(ctx, request, session, { status: 400, error: () => msg('account.sameEmail') })
         // The budgets are taken before anything about the address is looked at, and the answer is
         // the same whether or not another account has it: this form tells no one which addresses
         // have accounts. A taken address gets no link (the confirmation would answer 'taken' anyway).
         const wait = await limits.takeEmailChange(ctx, request, session.user.id)
         if (wait > 0) {
           ctx.log.warn('email change throttled', { user: session.user.id, retry_after: wait })
-          return accountPage(ctx, request, session, { status: 429, error: `Too many email changes were asked for in the last hour. Try again in ${wait} seconds.` })
+          return accountPage(ctx, request, session, { status: 429, error: () => msg('account.emailChangesPerHour', { count: wait }) })
         }
         if ((await limits.takeMail(emailHash(email))) > 0)
-          return accountPage(ctx, request, session, { status: 429, error: 'Three links were sent to this address in the last hour. Try again later.' })
+          return accountPage(ctx, request, session, { status: 429, error: () => msg('account.linksPerHour') })
         if (!(await ctx.store.users.findUserByEmail(email))) {
           const link = newLink(ctx.config, 'change', session.user.id, email, now())
-          await ctx.store.mail.issueToken(link.token, confirmEmailChangeMessage(ctx.config.brand.name, email, session.user.email, link.url), now())
+          await ctx.store.mail.issueToken(link.token, confirmEmailChangeMessage(recipient(ctx.config, { ...session.user, email }), session.user.email, link.url), now())
         }
         await ctx.audit.record('email.change_requested', { userId: session.user.id, request })
-        return accountPage(ctx, request, session, undefined, `We sent a link to ${email}. Your email changes when you open it and confirm.`)
+        return accountPage(ctx, request, session, undefined, () => msg('account.emailChangeSent', { email }))
       },
       { parse: parsePageForm, body: EmailForm },
     )
@@ -78,14 +81,16 @@ export function emailChangeRoutes(ctx: AppContext) {
         requireMail()
         const hash = linkTokenHash(query.token)
         const token = hash && (await ctx.store.mail.findToken(hash, ['change'], now()))
-        if (!token) return changeGone()
+        if (!token) return changeGone(request)
         const path = `/confirm-email?token=${query.token}`
         const session = await readSession(ctx, request)
         // Opening the link changes nothing: signed out, it asks to sign in first and comes back here.
         if (!session) return seeOther(loginUrl(path))
-        if (session.user.id !== token.userId) return otherAccount(path)
+        if (session.user.id !== token.userId) return otherAccount(request, path)
         const csrf = formCsrf(ctx, request, session)
-        return htmlPage(<ConfirmEmailChangePage csrf={csrf.token} token={query.token!} from={session.user.email} to={token.email} />)
+        return htmlPage(() => <ConfirmEmailChangePage csrf={csrf.token} token={query.token!} from={session.user.email} to={token.email} />, {
+          speech: speechOf(ctx.config, request, { user: session.user }),
+        })
       },
       { query: TokenQuery },
     )
@@ -98,21 +103,25 @@ export function emailChangeRoutes(ctx: AppContext) {
         const hash = linkTokenHash(body.token)
         // A link's user never changes: the one found here is the one used below, or it is gone.
         const token = hash && (await ctx.store.mail.findToken(hash, ['change'], now()))
-        if (!hash || !token) return changeGone()
-        if (token.userId !== session.user.id) return otherAccount(`/confirm-email?token=${body.token}`)
+        if (!hash || !token) return changeGone(request)
+        if (token.userId !== session.user.id) return otherAccount(request, `/confirm-email?token=${body.token}`)
         const outcome = await ctx.store.mail.useToken(hash, ['change'], now(), (used, user): TokenUse => ({
           email: used.email,
           // The link reached the new mailbox.
           emailVerified: true,
-          mail: [emailChangedMessage(ctx.config.brand.name, user.email, used.email)],
+          mail: [emailChangedMessage(recipient(ctx.config, { ...session.user, email: user.email }), used.email)],
         }))
         if (!outcome.ok && outcome.reason === 'taken')
-          return htmlPage(<NoticePage title="Address taken" message="Another account uses this address now, so it cannot be yours. Nothing changed." link={{ href: '/account', label: 'Your account' }} />, {
+          return htmlPage(() => <NoticePage title={msg('email.takenTitle')} message={msg('email.taken')} link={{ href: '/account', label: msg('link.yourAccount') }} />, {
+            speech: speechOf(ctx.config, request, { user: session.user }),
             status: 409,
           })
-        if (!outcome.ok) return changeGone()
+        if (!outcome.ok) return changeGone(request)
         await ctx.audit.record('email.changed', { userId: session.user.id, request })
-        return htmlPage(<NoticePage title="Email changed" message={`Your email is now ${outcome.token.email}.`} link={{ href: '/account', label: 'Your account' }} />)
+        const changedTo = outcome.token.email
+        return htmlPage(() => <NoticePage title={msg('email.changedTitle')} message={msg('email.changed', { email: changedTo })} link={{ href: '/account', label: msg('link.yourAccount') }} />, {
+          speech: speechOf(ctx.config, request, { user: session.user }),
+        })
       },
       { parse: parsePageForm, body: TokenForm },
     )

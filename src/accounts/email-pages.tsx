@@ -5,43 +5,44 @@ import { Html } from '@elysiajs/html'
 import type { RecoveryRemoved } from '../db/store'
 import { CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
+import { raw, t, th } from '../i18n'
 
-export const FORGOT_SENT = 'If an account exists for that address, we sent a link. It works for 30 minutes.'
+
 
 export function ForgotPasswordPage(props: { csrf: string; sent?: boolean; error?: string }) {
   return (
-    <Layout title="Forgot password">
-      <h1>Forgot password</h1>
-      {props.sent ? <p role="status">{FORGOT_SENT}</p> : <p class="muted">We will send a link to choose a new password.</p>}
+    <Layout title={t('forgot.title')}>
+      <h1>{th('forgot.title')}</h1>
+      {props.sent ? <p role="status">{th('forgot.sent')}</p> : <p class="muted">{th('forgot.intro')}</p>}
       <ErrorNote message={props.error} />
       <form method="post" action="/forgot-password">
         <CsrfField token={props.csrf} />
-        <label for="email">Email</label>
+        <label for="email">{th('signIn.email')}</label>
         <input id="email" name="email" type="email" autocomplete="username" required />
         <div class="actions">
-          <button type="submit">Send reset link</button>
+          <button type="submit">{th('forgot.submit')}</button>
         </div>
       </form>
       <p class="muted">
-        <a href="/login">Back to sign in</a>
+        <a href="/login">{th('forgot.back')}</a>
       </p>
     </Layout>
   )
 }
 
 export function ResetPasswordPage(props: { csrf: string; token: string; invite: boolean; error?: string }) {
-  const title = props.invite ? 'Choose your password' : 'Choose a new password'
+  const title = props.invite ? t('reset.inviteTitle') : t('reset.title')
   return (
     <Layout title={title}>
-      <h1>{title}</h1>
+      <h1 safe>{title}</h1>
       <ErrorNote message={props.error} />
       <form method="post" action="/reset-password">
         <CsrfField token={props.csrf} />
         <Hidden name="token" value={props.token} />
-        <label for="password">New password</label>
+        <label for="password">{th('password.new')}</label>
         <input id="password" name="password" type="password" autocomplete="new-password" required minlength={String(PASSWORD_MIN)} maxlength={String(PASSWORD_MAX)} />
         <div class="actions">
-          <button type="submit">Set password</button>
+          <button type="submit">{th('reset.submit')}</button>
         </div>
       </form>
     </Layout>
@@ -52,11 +53,13 @@ export function ResetPasswordPage(props: { csrf: string; token: string; invite: 
 export function NoticePage(props: { title: string; message: string; link?: { href: string; label: string } }) {
   return (
     <Layout title={props.title}>
-      <h1>{props.title}</h1>
+      <h1 safe>{props.title}</h1>
       <p safe>{props.message}</p>
       {props.link ? (
         <p>
-          <a href={props.link.href}>{props.link.label}</a>
+          <a href={attr(props.link.href)} safe>
+            {props.link.label}
+          </a>
         </p>
       ) : (
         ''
@@ -68,24 +71,22 @@ export function NoticePage(props: { title: string; message: string; link?: { hre
 /** EMAIL_VERIFICATION=required: an unverified account can authorize nothing until it verifies; `returnTo`: where it was going. */
 export function CheckEmailPage(props: { csrf: string; email: string; resent?: boolean; returnTo?: string }) {
   return (
-    <Layout title="Check your email">
-      <h1>Check your email</h1>
-      <p>
-        We sent a link to <strong safe>{props.email}</strong>. Open it to verify your address, then come back.
-      </p>
-      {props.resent ? <p role="status">We sent a new link.</p> : ''}
+    <Layout title={t('checkEmail.title')}>
+      <h1>{th('checkEmail.title')}</h1>
+      <p>{th('checkEmail.sent', { email: raw(<strong safe>{props.email}</strong>) })}</p>
+      {props.resent ? <p role="status">{th('checkEmail.resent')}</p> : ''}
       <form method="post" action="/verify-email/resend">
         <CsrfField token={props.csrf} />
         {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
         <div class="actions">
           <button type="submit" class="secondary">
-            Resend
+            {th('checkEmail.resend')}
           </button>
         </div>
       </form>
       {props.returnTo ? (
         <p class="muted">
-          Verified on another device? <a href={attr(props.returnTo)}>Continue</a>
+          {th('checkEmail.elsewhere', { link: raw(<a href={attr(props.returnTo)}>{th('checkEmail.continue')}</a>) })}
         </p>
       ) : (
         ''
@@ -98,9 +99,9 @@ export function CheckEmailPage(props: { csrf: string; email: string; resent?: bo
 export function EmailSection(props: { csrf: string; email: string; verified: boolean; notice?: string }) {
   return (
     <>
-      <h2>Email</h2>
+      <h2>{th('email.title')}</h2>
       <p>
-        <span safe>{props.email}</span> <span class="muted">{props.verified ? '· verified' : '· not verified'}</span>
+        <span safe>{props.email}</span> <span class="muted">{props.verified ? th('email.verified') : th('email.notVerified')}</span>
       </p>
       {props.notice ? (
         <p role="status" safe>
@@ -115,17 +116,17 @@ export function EmailSection(props: { csrf: string; email: string; verified: boo
         <form method="post" action="/verify-email/resend" class="inline">
           <CsrfField token={props.csrf} />
           <button type="submit" class="secondary">
-            Resend verification link
+            {th('email.resend')}
           </button>
         </form>
       )}
       <form method="post" action="/account/email">
         <CsrfField token={props.csrf} />
-        <label for="new-email">New email</label>
+        <label for="new-email">{th('email.new')}</label>
         <input id="new-email" name="email" type="email" autocomplete="email" required />
         <div class="actions">
           <button type="submit" class="secondary">
-            Change email
+            {th('email.change')}
           </button>
         </div>
       </form>
@@ -136,20 +137,18 @@ export function EmailSection(props: { csrf: string; email: string; verified: boo
 /** The page an email change link opens (SPEC "Change email"): nothing changes until "Confirm" is pressed by the account's own session. */
 export function ConfirmEmailChangePage(props: { csrf: string; token: string; from: string; to: string }) {
   return (
-    <Layout title="Confirm your new email address">
-      <h1>Confirm your new email address</h1>
-      <p>
-        Change the email address of your account from <strong safe>{props.from}</strong> to <strong safe>{props.to}</strong>?
-      </p>
+    <Layout title={t('email.confirmChangeTitle')}>
+      <h1>{th('email.confirmChangeTitle')}</h1>
+      <p>{th('email.confirmChange', { from: raw(<strong safe>{props.from}</strong>), to: raw(<strong safe>{props.to}</strong>) })}</p>
       <form method="post" action="/confirm-email">
         <CsrfField token={props.csrf} />
         <Hidden name="token" value={props.token} />
         <div class="actions">
-          <button type="submit">Confirm</button>
+          <button type="submit">{th('email.confirm')}</button>
         </div>
       </form>
       <p class="muted">
-        <a href="/account">Cancel</a>
+        <a href="/account">{th('common.cancel')}</a>
       </p>
     </Layout>
   )
@@ -161,17 +160,15 @@ export function ConfirmEmailChangePage(props: { csrf: string; token: string; fro
  */
 export function ConfirmVerifyPage(props: { csrf: string; token: string; email: string; returnTo?: string }) {
   return (
-    <Layout title="Confirm your email address">
-      <h1>Confirm your email address</h1>
-      <p>
-        Confirm that <strong safe>{props.email}</strong> is the address of your account?
-      </p>
+    <Layout title={t('email.confirmVerifyTitle')}>
+      <h1>{th('email.confirmVerifyTitle')}</h1>
+      <p>{th('email.confirmVerify', { email: raw(<strong safe>{props.email}</strong>) })}</p>
       <form method="post" action="/verify-email">
         <CsrfField token={props.csrf} />
         <Hidden name="token" value={props.token} />
         {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
         <div class="actions">
-          <button type="submit">Confirm</button>
+          <button type="submit">{th('email.confirm')}</button>
         </div>
       </form>
     </Layout>
@@ -179,25 +176,25 @@ export function ConfirmVerifyPage(props: { csrf: string; token: string; email: s
 }
 
 /** What the sign-in page says when a verify link sent a signed-out browser there. */
-export const VERIFY_SIGN_IN_NOTE = 'Sign in to the account to confirm this address. If you did not create this account, use Forgot password to take it over.'
+export const VERIFY_SIGN_IN_NOTE = () => t('email.verifySignInNote')
 
 /** After a reset link recovered an unverified account (SPEC "Recovery"): the password is set, and this is what was removed. */
 export function RecoveredPage(props: { removed: RecoveryRemoved }) {
   const { passkeys, totp, recoveryCodes, apps, sessions } = props.removed
   const items = [
-    ...passkeys.map((name) => `The passkey "${name}"`),
-    ...(totp ? ['Two-step verification (its authenticator app secret)'] : []),
-    ...(recoveryCodes ? [`${recoveryCodes} recovery code${recoveryCodes === 1 ? '' : 's'}`] : []),
-    ...apps.map((name) => `The access of the app "${name}" (its consent and tokens)`),
-    ...(sessions ? [`${sessions} signed-in browser${sessions === 1 ? '' : 's'}`] : []),
+    ...passkeys.map((name) => t('reset.removedPasskey', { name })),
+    ...(totp ? [t('reset.removedTotp')] : []),
+    ...(recoveryCodes ? [t('reset.removedCodes', { count: recoveryCodes })] : []),
+    ...apps.map((name) => t('reset.removedApp', { name })),
+    ...(sessions ? [t('reset.removedSessions', { count: sessions })] : []),
   ]
   return (
-    <Layout title="Password set">
-      <h1>Password set</h1>
-      <p>Your password is set and your email is verified. Sign in with it.</p>
+    <Layout title={t('reset.doneTitle')}>
+      <h1>{th('reset.doneTitle')}</h1>
+      <p>{th('reset.recovered')}</p>
       {items.length ? (
         <>
-          <p>Your address was not verified yet, so anyone could have set up this account. Everything set up on it before was removed:</p>
+          <p>{th('reset.removedIntro')}</p>
           <ul class="removed">
             {items.map((item) => (
               <li safe>{item}</li>
@@ -208,7 +205,7 @@ export function RecoveredPage(props: { removed: RecoveryRemoved }) {
         ''
       )}
       <p>
-        <a href="/login">Sign in</a>
+        <a href="/login">{th('reset.signIn')}</a>
       </p>
     </Layout>
   )

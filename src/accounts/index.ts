@@ -17,6 +17,7 @@ import { secondFactorRoutes } from './second-factor'
 import { profileRoutes } from './profile'
 import { signInExitRoutes } from './sign-in-exits'
 import { sessionRoutes } from './sessions-page'
+import { accountLanguageRoutes } from './language'
 import { accountPage, securityRoutes } from './security'
 import { forbidden, signInRoutes } from './sign-in'
 import { csrfAccepted, loginUrl, readSession } from './web'
@@ -52,6 +53,7 @@ export function accountRoutes(ctx: AppContext) {
     .use(emailChangeRoutes(ctx))
     .use(dataRoutes(ctx))
     .use(sessionRoutes(ctx))
+    .use(accountLanguageRoutes(ctx))
     .get('/', () => seeOther('/account'))
     .get('/account', async function showAccount({ request }) {
       const session = await readSession(ctx, request)
@@ -81,12 +83,12 @@ export function accountRoutes(ctx: AppContext) {
     .get('/avatars/:file', async function showAvatar({ params, request }) {
       // A name's initials are the user's data: for a signed-in browser, or an app holding a
       // token with `profile` (the scope that hands out avatar_url).
-      if (!(await mayViewAvatars(request))) throw new PageError(401, 'Sign in required', 'Sign in to see this picture.')
+      if (!(await mayViewAvatars(request))) throw new PageError(401, 'error.signInToSee')
       // /avatars/<user id>: an uploaded picture; /avatars/<user id>.svg: the initials.
       const uploaded = USER_ID.test(params.file) ? await uploadedAvatar(ctx, params.file, request) : undefined
       if (uploaded) return uploaded
       const svg = await avatarSvg(ctx.store, params.file)
-      if (!svg) throw new PageError(404, 'Not found', 'There is no such picture.')
+      if (!svg) throw new PageError(404, 'error.noPicture')
       return new Response(svg, {
         headers: {
           'content-type': 'image/svg+xml',

@@ -7,6 +7,7 @@ import { ButtonForm, CsrfField, ErrorNote, Hidden, LastUsed, Layout, When, attr 
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
 import { ChangePasswordForm } from './profile-pages'
 import { PASSKEY_NAME_MAX } from './passkeys'
+import { raw, t, th } from '../i18n'
 
 
 /** The scripts of pages that offer passkeys: SimpleWebAuthn's browser half and ours, same origin (script-src 'self'). */
@@ -19,6 +20,11 @@ export function PasskeyScripts() {
   )
 }
 
+/** Where passkeys.js shows a failed ceremony, with its two messages in the page's language. */
+function PasskeyErrorNote() {
+  return <p class="error passkey-error" role="alert" data-refused={attr(t('passkey.scriptRefused'))} data-cancelled={attr(t('passkey.scriptCancelled'))} hidden></p>
+}
+
 /** "Sign in with a passkey": shown by the script when the browser can (hidden without JavaScript). */
 export function PasskeySignInForm(props: { csrf: string; returnTo?: string; label?: string }) {
   return (
@@ -26,9 +32,9 @@ export function PasskeySignInForm(props: { csrf: string; returnTo?: string; labe
       <CsrfField token={props.csrf} />
       {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
       <input type="hidden" name="credential" value="" />
-      <p class="error passkey-error" role="alert" hidden></p>
+      <PasskeyErrorNote />
       <button type="submit" class="secondary">
-        {props.label ?? 'Sign in with a passkey'}
+        {props.label ?? th('signIn.passkey')}
       </button>
     </form>
   )
@@ -53,50 +59,48 @@ export function SecuritySections(props: { csrf: string; state: SecurityState }) 
   return (
     <>
       {state.passkeysOn ? <PasskeysSection csrf={csrf} passkeys={state.passkeys} verifyFirst={state.verifyFirst} /> : ''}
-      <h2>Two-step verification</h2>
+      <h2>{th('security.twoStepTitle')}</h2>
       {state.totp ? (
         <>
           <p>
-            On: after your password you enter a code from your authenticator app. <span class="muted">{String(state.recoveryCodesLeft)} recovery codes left.</span>
+            {th('security.twoStepOn')} <span class="muted">{th('security.codesLeft', { count: state.recoveryCodesLeft })}</span>
           </p>
-          <ButtonForm action="/account/two-step/recovery-codes" csrf={csrf} label="New recovery codes" kind="secondary" />
+          <ButtonForm action="/account/two-step/recovery-codes" csrf={csrf} label={t('security.newCodes')} kind="secondary" />
           <form method="post" action="/account/two-step/disable">
             <CsrfField token={csrf} />
-            <label for="disable-proof">Authentication code or password</label>
+            <label for="disable-proof">{th('security.disableProof')}</label>
             <input id="disable-proof" name="proof" type="password" autocomplete="off" required />
             <div class="actions">
               <button type="submit" class="danger">
-                Turn off
+                {th('security.turnOff')}
               </button>
             </div>
           </form>
         </>
       ) : state.verifyFirst ? (
-        <p class="muted" safe>
-          {`${VERIFY_FIRST}: then you can turn on two-step verification.`}
-        </p>
+        <p class="muted">{th('account.verifyFirstTwoStep')}</p>
       ) : (
         <form method="post" action="/account/two-step/setup">
-          <p class="muted">Ask for a code from an authenticator app after your password.</p>
+          <p class="muted">{th('security.twoStepAsk')}</p>
           <CsrfField token={csrf} />
           <button type="submit" class="secondary">
-            Turn on two-step verification
+            {th('security.turnOnTwoStep')}
           </button>
         </form>
       )}
-      <h2>Password</h2>
+      <h2>{th('security.passwordTitle')}</h2>
       <ChangePasswordForm csrf={csrf} hasPassword={state.hasPassword} passkeys={state.passkeysOn && state.passkeys.length > 0} />
       {state.hasPassword ? (
         state.passkeys.length > 0 ? (
           <form method="post" action="/account/password/remove">
-            <p class="muted">You can sign in with a passkey instead.</p>
+            <p class="muted">{th('security.passkeyInstead')}</p>
             <CsrfField token={csrf} />
             <button type="submit" class="danger">
-              Remove password
+              {th('security.removePassword')}
             </button>
           </form>
         ) : (
-          <p class="muted">You sign in with your password.</p>
+          <p class="muted">{th('security.withPassword')}</p>
         )
       ) : (
         ''
@@ -108,44 +112,42 @@ export function SecuritySections(props: { csrf: string; state: SecurityState }) 
 function PasskeysSection(props: { csrf: string; passkeys: PasskeyRecord[]; verifyFirst: boolean }) {
   return (
     <>
-      <h2>Passkeys</h2>
-      {props.passkeys.length === 0 ? <p class="muted">Sign in with your fingerprint, face or device PIN instead of a password.</p> : ''}
+      <h2>{th('security.passkeysTitle')}</h2>
+      {props.passkeys.length === 0 ? <p class="muted">{th('security.passkeysIntro')}</p> : ''}
       <ul class="apps">
         {props.passkeys.map((p) => (
           <li>
             <div>
               <strong safe>{p.name}</strong>
               <div class="muted">
-                Added <When at={p.createdAt} />
+                {th('security.added', { day: raw(<When at={p.createdAt} />) })}
                 {' · '}
                 <LastUsed at={p.lastUsedAt} />
               </div>
               <form method="post" action="/account/passkeys/rename" class="rename">
                 <CsrfField token={props.csrf} />
                 <Hidden name="credential_id" value={p.credentialId} />
-                <input name="name" type="text" aria-label="New name" required maxlength={String(PASSKEY_NAME_MAX)} value={attr(p.name)} />
+                <input name="name" type="text" aria-label={attr(t('security.newName'))} required maxlength={String(PASSKEY_NAME_MAX)} value={attr(p.name)} />
                 <button type="submit" class="secondary">
-                  Rename
+                  {th('security.rename')}
                 </button>
               </form>
             </div>
-            <ButtonForm action="/account/passkeys/remove" csrf={props.csrf} fields={{ credential_id: p.credentialId }} label="Remove" kind="danger" />
+            <ButtonForm action="/account/passkeys/remove" csrf={props.csrf} fields={{ credential_id: p.credentialId }} label={t('security.remove')} kind="danger" />
           </li>
         ))}
       </ul>
       {props.verifyFirst ? (
-        <p class="muted" safe>
-          {`${VERIFY_FIRST}: then you can add a passkey.`}
-        </p>
+        <p class="muted">{th('account.verifyFirstPasskey')}</p>
       ) : (
         <form method="post" action="/account/passkeys" id="add-passkey">
           <CsrfField token={props.csrf} />
           <input type="hidden" name="credential" value="" />
-          <label for="passkey-name">Passkey name</label>
-          <input id="passkey-name" name="name" type="text" required maxlength={String(PASSKEY_NAME_MAX)} placeholder="e.g. Laptop" />
-          <p class="error passkey-error" role="alert" hidden></p>
+          <label for="passkey-name">{th('security.passkeyName')}</label>
+          <input id="passkey-name" name="name" type="text" required maxlength={String(PASSKEY_NAME_MAX)} placeholder={attr(t('security.passkeyNameExample'))} />
+          <PasskeyErrorNote />
           <div class="actions">
-            <button type="submit">Add a passkey</button>
+            <button type="submit">{th('security.addPasskey')}</button>
           </div>
         </form>
       )}
@@ -157,9 +159,9 @@ function PasskeysSection(props: { csrf: string; passkeys: PasskeyRecord[]; verif
 /** Step 1 of turning TOTP on: the QR code and the secret, then a code to confirm. */
 export function TotpSetupPage(props: { csrf: string; qrSvg: string; secretText: string; returnTo?: string; error?: string }) {
   return (
-    <Layout title="Two-step verification">
-      <h1>Two-step verification</h1>
-      <p>Scan this code with your authenticator app, or type the key below into it.</p>
+    <Layout title={t('twoStep.title')}>
+      <h1>{th('twoStep.title')}</h1>
+      <p>{th('totp.intro')}</p>
       <div class="qr">{props.qrSvg}</div>
       <p>
         <code class="secret" safe>
@@ -170,11 +172,11 @@ export function TotpSetupPage(props: { csrf: string; qrSvg: string; secretText: 
       <form method="post" action="/account/two-step/confirm">
         <CsrfField token={props.csrf} />
         {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
-        <label for="code">Authentication code</label>
+        <label for="code">{th('totp.code')}</label>
         <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" required />
         <div class="actions">
-          <button type="submit">Turn on</button>
-          <a href="/account">Cancel</a>
+          <button type="submit">{th('totp.turnOn')}</button>
+          <a href="/account">{th('common.cancel')}</a>
         </div>
       </form>
     </Layout>
@@ -184,9 +186,9 @@ export function TotpSetupPage(props: { csrf: string; qrSvg: string; secretText: 
 /** Recovery codes, shown once (the page is never cached); `continueTo`: the app that asked for two-step verification. */
 export function RecoveryCodesPage(props: { codes: string[]; continueTo?: string }) {
   return (
-    <Layout title="Recovery codes">
-      <h1>Your recovery codes</h1>
-      <p>Keep these somewhere safe. Each one signs you in once if you lose your authenticator. They are shown only now.</p>
+    <Layout title={t('recovery.title')}>
+      <h1>{th('recovery.heading')}</h1>
+      <p>{th('recovery.intro')}</p>
       <ul class="codes">
         {props.codes.map((c) => (
           <li>
@@ -194,7 +196,7 @@ export function RecoveryCodesPage(props: { codes: string[]; continueTo?: string 
           </li>
         ))}
       </ul>
-      <div class="actions">{props.continueTo ? <a href={attr(props.continueTo)}>Continue to the app</a> : <a href="/account">Done</a>}</div>
+      <div class="actions">{props.continueTo ? <a href={attr(props.continueTo)}>{th('recovery.continue')}</a> : <a href="/account">{th('recovery.done')}</a>}</div>
     </Layout>
   )
 }
@@ -212,11 +214,11 @@ export function TwoStepPage(props: {
 }) {
   const back = props.returnTo ? `&return_to=${encodeURIComponent(props.returnTo)}` : ''
   return (
-    <Layout title="Two-step verification">
-      <h1>Two-step verification</h1>
+    <Layout title={t('twoStep.title')}>
+      <h1>{th('twoStep.title')}</h1>
       {props.requiredBy ? (
         <p>
-          <strong safe>{props.requiredBy}</strong> requires two-step verification.
+          {th('twoStep.requiredBy', { app: raw(<strong safe>{props.requiredBy}</strong>) })}
         </p>
       ) : (
         ''
@@ -228,17 +230,17 @@ export function TwoStepPage(props: {
           {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
           {props.recovery ? (
             <>
-              <label for="recovery_code">Recovery code</label>
+              <label for="recovery_code">{th('twoStep.recoveryCode')}</label>
               <input id="recovery_code" name="recovery_code" type="text" autocomplete="off" required />
             </>
           ) : (
             <>
-              <label for="code">Authentication code</label>
+              <label for="code">{th('twoStep.code')}</label>
               <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required />
             </>
           )}
           <div class="actions">
-            <button type="submit">Verify</button>
+            <button type="submit">{th('twoStep.verify')}</button>
           </div>
         </form>
       ) : (
@@ -247,19 +249,19 @@ export function TwoStepPage(props: {
       {props.totp ? (
         <p class="muted">
           {props.recovery ? (
-            <a href={attr(`/login/two-step?${back.slice(1)}`)}>Use an authentication code</a>
+            <a href={attr(`/login/two-step?${back.slice(1)}`)}>{th('twoStep.useCode')}</a>
           ) : (
-            <a href={attr(`/login/two-step?recovery=1${back}`)}>Use a recovery code</a>
+            <a href={attr(`/login/two-step?recovery=1${back}`)}>{th('twoStep.useRecovery')}</a>
           )}
         </p>
       ) : (
         ''
       )}
-      {props.passkeys ? <PasskeySignInForm csrf={props.csrf} returnTo={props.returnTo} label="Use a passkey" /> : ''}
+      {props.passkeys ? <PasskeySignInForm csrf={props.csrf} returnTo={props.returnTo} label={t('twoStep.usePasskey')} /> : ''}
       {props.passkeys ? <PasskeyScripts /> : ''}
       {props.passkeys && !props.totp ? (
         <noscript>
-          <p class="error">Your passkey needs JavaScript, which is off in this browser. Turn it on, or cancel and sign in another way.</p>
+          <p class="error">{th('twoStep.noScript')}</p>
         </noscript>
       ) : (
         ''
@@ -277,8 +279,8 @@ function SignInExits(props: { csrf: string; returnTo?: string }) {
   const fields = props.returnTo ? { return_to: props.returnTo } : undefined
   return (
     <div class="actions">
-      <ButtonForm action="/login/two-step/cancel" csrf={props.csrf} fields={fields} label="Cancel" kind="secondary" />
-      <ButtonForm action="/login/switch" csrf={props.csrf} fields={fields} label="Sign in as someone else" kind="secondary" />
+      <ButtonForm action="/login/two-step/cancel" csrf={props.csrf} fields={fields} label={t('twoStep.cancel')} kind="secondary" />
+      <ButtonForm action="/login/switch" csrf={props.csrf} fields={fields} label={t('twoStep.someoneElse')} kind="secondary" />
     </div>
   )
 }

@@ -9,11 +9,13 @@ import { PasskeyScripts, PasskeySignInForm, SecuritySections, type SecurityState
 import { DeleteAccountSection } from './profile-pages'
 import type { User } from './users'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
+import { raw, t, th } from '../i18n'
+import type { MessageKey } from '../i18n/types'
 
 function ContinueTo(props: { appName?: string }) {
   return props.appName ? (
     <p class="muted">
-      to continue to <strong safe>{props.appName}</strong>
+      {th('signIn.continueTo', { app: raw(<strong safe>{props.appName}</strong>) })}
     </p>
   ) : (
     ''
@@ -23,8 +25,8 @@ function ContinueTo(props: { appName?: string }) {
 export function LoginPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; email?: string; signupOpen: boolean; passkeys: boolean; mail: boolean; note?: string; providers?: ProviderButton[] }) {
   const signupHref = props.returnTo ? `/signup?return_to=${encodeURIComponent(props.returnTo)}` : '/signup'
   return (
-    <Layout title="Sign in">
-      <h1>Sign in</h1>
+    <Layout title={t('signIn.title')}>
+      <h1>{th('signIn.title')}</h1>
       <ContinueTo appName={props.appName} />
       {props.note ? (
         <p role="status" safe>
@@ -37,17 +39,17 @@ export function LoginPage(props: { csrf: string; returnTo?: string; appName?: st
       <form method="post" action="/login">
         <CsrfField token={props.csrf} />
         {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
-        <label for="email">Email</label>
+        <label for="email">{th('signIn.email')}</label>
         <input id="email" name="email" type="email" autocomplete={props.passkeys ? 'username webauthn' : 'username'} required value={attr(props.email ?? '')} />
-        <label for="password">Password</label>
+        <label for="password">{th('signIn.password')}</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required />
         <div class="actions">
-          <button type="submit">Sign in</button>
+          <button type="submit">{th('signIn.submit')}</button>
         </div>
       </form>
       {props.mail ? (
         <p class="muted">
-          <a href="/forgot-password">Forgot password?</a>
+          <a href="/forgot-password">{th('signIn.forgot')}</a>
         </p>
       ) : (
         ''
@@ -57,7 +59,7 @@ export function LoginPage(props: { csrf: string; returnTo?: string; appName?: st
       <ProviderButtons providers={props.providers ?? []} returnTo={props.returnTo} />
       {props.signupOpen ? (
         <p class="muted">
-          No account? <a href={attr(signupHref)}>Create account</a>
+          {th('signIn.noAccount', { link: raw(<a href={attr(signupHref)}>{th('signIn.createAccount')}</a>) })}
         </p>
       ) : (
         ''
@@ -68,18 +70,18 @@ export function LoginPage(props: { csrf: string; returnTo?: string; appName?: st
 
 export function SignupPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; fullName?: string; email?: string; providers?: ProviderButton[] }) {
   return (
-    <Layout title="Create account">
-      <h1>Create account</h1>
+    <Layout title={t('signUp.title')}>
+      <h1>{th('signUp.title')}</h1>
       <ContinueTo appName={props.appName} />
       <ErrorNote message={props.error} />
       <form method="post" action="/signup">
         <CsrfField token={props.csrf} />
         {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
-        <label for="full_name">Full name</label>
+        <label for="full_name">{th('signUp.fullName')}</label>
         <input id="full_name" name="full_name" type="text" autocomplete="name" required value={attr(props.fullName ?? '')} />
-        <label for="email">Email</label>
+        <label for="email">{th('signIn.email')}</label>
         <input id="email" name="email" type="email" autocomplete="username" required value={attr(props.email ?? '')} />
-        <label for="password">Password</label>
+        <label for="password">{th('signIn.password')}</label>
         <input
           id="password"
           name="password"
@@ -90,12 +92,12 @@ export function SignupPage(props: { csrf: string; returnTo?: string; appName?: s
           maxlength={String(PASSWORD_MAX)}
         />
         <div class="actions">
-          <button type="submit">Create account</button>
+          <button type="submit">{th('signUp.submit')}</button>
         </div>
       </form>
       <ProviderButtons providers={props.providers ?? []} returnTo={props.returnTo} />
       <p class="muted">
-        Have an account? <a href={attr(props.returnTo ? `/login?return_to=${encodeURIComponent(props.returnTo)}` : '/login')}>Sign in</a>
+        {th('signUp.haveAccount', { link: raw(<a href={attr(props.returnTo ? `/login?return_to=${encodeURIComponent(props.returnTo)}` : '/login')}>{th('signUp.signIn')}</a>) })}
       </p>
     </Layout>
   )
@@ -110,47 +112,48 @@ export interface AppAccess {
   lastUsedAt: number | null
 }
 
-/** The audit log's kinds, in the words /account shows. */
-const ACTIVITY: Record<string, string> = {
-  'sign_in.succeeded': 'Signed in',
-  'sign_in.failed': 'Failed sign-in',
-  'consent.granted': 'Allowed an app',
-  'consent.revoked': 'Revoked an app',
-  'token.issued': 'An app got a token',
-  'token.refreshed': 'An app refreshed its token',
-  'refresh.reuse_detected': 'A stolen or replayed token was refused',
-  'passkey.added': 'Added a passkey',
-  'passkey.removed': 'Removed a passkey',
-  'two_step.enabled': 'Turned on two-step verification',
-  'two_step.disabled': 'Turned off two-step verification',
-  'recovery_codes.regenerated': 'Made new recovery codes',
-  'password.changed': 'Set or changed the password',
-  'user.updated': 'Profile or account changed',
-  'password.removed': 'Removed the password',
-  'password.reset': 'Reset the password by email',
-  'email.change_requested': 'Asked to change the email address',
-  'email.changed': 'Changed the email address',
-  'user.created': 'Account created',
-  'user.invited': 'Invited',
-  'user.signed_out': 'Signed out of other browsers',
-  'user.two_step_reset': 'Two-step verification reset by an administrator',
-  'user.reset_link_made': 'A password reset link was made by an administrator',
-  'group.member_added': 'Added to a group',
-  'group.member_removed': 'Removed from a group',
-  'site.sign_in': 'Signed in to a protected site',
-  'identity.linked': 'Connected a sign-in provider',
-  'identity.unlinked': 'Disconnected a sign-in provider',
-}
+/** The audit log's kinds that /account words (the catalog's `activity.*`); another kind shows as it is. */
+const ACTIVITY = new Set([
+  'sign_in.succeeded',
+  'sign_in.failed',
+  'consent.granted',
+  'consent.revoked',
+  'token.issued',
+  'token.refreshed',
+  'refresh.reuse_detected',
+  'passkey.added',
+  'passkey.removed',
+  'two_step.enabled',
+  'two_step.disabled',
+  'recovery_codes.regenerated',
+  'password.changed',
+  'user.updated',
+  'password.removed',
+  'password.reset',
+  'email.change_requested',
+  'email.changed',
+  'user.created',
+  'user.invited',
+  'user.signed_out',
+  'user.two_step_reset',
+  'user.reset_link_made',
+  'group.member_added',
+  'group.member_removed',
+  'site.sign_in',
+  'identity.linked',
+  'identity.unlinked',
+])
+const activityWords = (kind: string) => (ACTIVITY.has(kind) ? t(`activity.${kind}` as MessageKey & `activity.${string}`) : kind)
 
 function RecentActivity(props: { events: AuditEvent[] }) {
-  if (props.events.length === 0) return <p class="muted">No recent activity.</p>
+  if (props.events.length === 0) return <p class="muted">{th('account.noActivity')}</p>
   return (
     <ul class="activity">
       {props.events.map((e) => (
         <li>
-          <When at={e.at} /> — <span safe>{ACTIVITY[e.kind] ?? e.kind}</span>
+          <When at={e.at} /> — <span safe>{activityWords(e.kind)}</span>
           {e.detail && JSON.parse(e.detail).method ? <span class="muted" safe>{` (${JSON.parse(e.detail).method})`}</span> : ''}
-          {e.address ? <span class="muted" safe>{` from ${e.address}`}</span> : ''}
+          {e.address ? <span class="muted" safe>{' ' + t('account.activityFrom', { address: e.address })}</span> : ''}
         </li>
       ))}
     </ul>
@@ -177,9 +180,11 @@ export function AccountPage(props: {
   yourApps?: JSX.Element
   /** "Connected accounts" (upstream providers). */
   connected?: JSX.Element
+  /** "Language and time zone". */
+  language?: JSX.Element
 }) {
   return (
-    <Layout title="Your account" wide>
+    <Layout title={t('account.title')} wide>
       <div class="profile">
         <img src={attr(props.avatarUrl)} alt="" />
         <div>
@@ -189,7 +194,7 @@ export function AccountPage(props: {
           </p>
           {props.admin ? (
             <p>
-              <a href="/admin">Administration</a>
+              <a href="/admin">{th('account.admin')}</a>
             </p>
           ) : (
             ''
@@ -210,9 +215,10 @@ export function AccountPage(props: {
       <SecuritySections csrf={props.csrf} state={props.security} />
       {props.connected ?? ''}
       {props.sessions ?? ''}
-      <h2>Apps you authorized</h2>
+      {props.language ?? ''}
+      <h2>{th('account.appsTitle')}</h2>
       {props.apps.length === 0 ? (
-        <p class="muted">You have not authorized any apps.</p>
+        <p class="muted">{th('account.noApps')}</p>
       ) : (
         <ul class="apps">
           {props.apps.map((app) => (
@@ -223,17 +229,17 @@ export function AccountPage(props: {
                   {app.access.join(' · ')}
                 </div>
                 <div class="muted">
-                  Since <When at={app.grantedAt} />
+                  {th('account.since', { day: raw(<When at={app.grantedAt} />) })}
                   {' · '}
                   <LastUsed at={app.lastUsedAt} />
                 </div>
               </div>
               <div class="actions">
                 <a href={`/account/data?client_id=${encodeURIComponent(app.clientId)}`} download="">
-                  Download data
+                  {th('account.downloadData')}
                 </a>
-                <a href={attr(`/account/data/delete?client_id=${encodeURIComponent(app.clientId)}`)}>Delete data</a>
-                <ButtonForm action="/account/revoke" csrf={props.csrf} fields={{ client_id: app.clientId }} label="Revoke access" kind="danger" />
+                <a href={attr(`/account/data/delete?client_id=${encodeURIComponent(app.clientId)}`)}>{th('account.deleteData')}</a>
+                <ButtonForm action="/account/revoke" csrf={props.csrf} fields={{ client_id: app.clientId }} label={t('account.revoke')} kind="danger" />
               </div>
             </li>
           ))}
@@ -241,15 +247,15 @@ export function AccountPage(props: {
       )}
       <p>
         <a href="/account/data" download="">
-          Download all my data
+          {th('account.downloadAll')}
         </a>{' '}
-        <span class="muted">(your profile, the apps you authorized and every setting they saved, as JSON)</span>
+        <span class="muted">{th('account.downloadAllHint')}</span>
       </p>
-      <h2>Recent activity</h2>
+      <h2>{th('account.activityTitle')}</h2>
       <RecentActivity events={props.activity} />
       <div class="actions">
-        <ButtonForm action="/logout" csrf={props.csrf} label="Sign out" kind="secondary" />
-        <ButtonForm action="/account/sign-out-everywhere" csrf={props.csrf} label="Sign out everywhere" kind="secondary" />
+        <ButtonForm action="/logout" csrf={props.csrf} label={t('account.signOut')} kind="secondary" />
+        <ButtonForm action="/account/sign-out-everywhere" csrf={props.csrf} label={t('account.signOutEverywhere')} kind="secondary" />
       </div>
       <DeleteAccountSection />
     </Layout>

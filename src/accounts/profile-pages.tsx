@@ -5,6 +5,7 @@ import { Html } from '@elysiajs/html'
 import { CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
 import { PasskeyScripts } from './mfa-pages'
 import { AVATAR_UPLOAD_PATH, isUploadedAvatar } from './avatar'
+import { raw, t, th } from '../i18n'
 import { AVATAR_URL_MAX, NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, type User } from './users'
 
 // The profile's words, in one place.
@@ -26,16 +27,16 @@ export function ProfileSection(props: { csrf: string; user: User }) {
   const uploaded = isUploadedAvatar(props.user.avatarUrl)
   return (
     <>
-      <h2>Profile</h2>
+      <h2>{th('profile.title')}</h2>
       <form method="post" action="/account/profile">
         <CsrfField token={props.csrf} />
-        <label for="profile-name">Full name</label>
+        <label for="profile-name">{th('profile.fullName')}</label>
         <input id="profile-name" name="full_name" type="text" autocomplete="name" required maxlength={String(NAME_MAX)} value={attr(props.user.fullName)} />
         <label for="profile-avatar">{PROFILE_WORDS.pictureAddress}</label>
         <input id="profile-avatar" name="avatar_url" type="url" maxlength={String(AVATAR_URL_MAX)} placeholder="https://" value={attr(uploaded ? '' : (props.user.avatarUrl ?? ''))} />
         <p class="muted">{uploaded ? PROFILE_WORDS.uploadedNote : PROFILE_WORDS.emptyNote}</p>
         <div class="actions">
-          <button type="submit">Save profile</button>
+          <button type="submit">{th('profile.save')}</button>
         </div>
       </form>
       <form method="post" action={AVATAR_UPLOAD_PATH} enctype="multipart/form-data">
@@ -120,13 +121,13 @@ export function ChangePasswordForm(props: { csrf: string; hasPassword: boolean; 
   return (
     <form method="post" action="/account/password/change">
       <CsrfField token={props.csrf} />
-      <label for="current-password">Current password</label>
+      <label for="current-password">{th('password.current')}</label>
       <input id="current-password" name="current_password" type="password" autocomplete="current-password" required />
-      <label for="changed-password">New password</label>
+      <label for="changed-password">{th('password.new')}</label>
       <input id="changed-password" name="new_password" type="password" autocomplete="new-password" required minlength={String(PASSWORD_MIN)} maxlength={String(PASSWORD_MAX)} />
-      <p class="muted">Your other browsers are signed out.</p>
+      <p class="muted">{th('password.othersSignedOut')}</p>
       <div class="actions">
-        <button type="submit">Change password</button>
+        <button type="submit">{th('password.change')}</button>
         {props.passkeys ? <PasskeyConfirm label={CONFIRM_WORDS.changeWithPasskey} alone={false} /> : ''}
       </div>
     </form>
@@ -137,10 +138,10 @@ export function ChangePasswordForm(props: { csrf: string; hasPassword: boolean; 
 export function DeleteAccountSection() {
   return (
     <>
-      <h2>Delete my account</h2>
-      <p class="muted">Your account, the apps you authorized and every setting they saved, deleted for good.</p>
+      <h2>{th('deleteAccount.section')}</h2>
+      <p class="muted">{th('deleteAccount.sectionHint')}</p>
       <p>
-        <a href="/account/delete">Delete my account…</a>
+        <a href="/account/delete">{th('deleteAccount.link')}</a>
       </p>
     </>
   )
@@ -153,8 +154,6 @@ export interface AccountContents {
   passkeys: number
 }
 
-const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
-
 /**
  * The confirmation of "Delete my account": what goes, then the password again or a fresh
  * passkey (an account without a password: the passkey only).
@@ -162,24 +161,22 @@ const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : 
 export function DeleteAccountPage(props: { csrf: string; contents: AccountContents; hasPassword: boolean; passkeys: boolean; error?: string }) {
   const { contents } = props
   return (
-    <Layout title="Delete your account">
-      <h1>Delete your account?</h1>
+    <Layout title={t('deleteAccount.title')}>
+      <h1>{th('deleteAccount.heading')}</h1>
       <ErrorNote message={props.error} />
-      <p>This deletes, at once and for good:</p>
+      <p>{th('deleteAccount.deletes')}</p>
       <ul>
-        <li>your profile and your email address;</li>
-        <li safe>
-          {contents.apps.length ? `the access of ${count(contents.apps.length, 'app', 'apps')} you authorized: ${contents.apps.join(', ')};` : 'no app access (you authorized none);'}
-        </li>
-        <li safe>{`${count(contents.settings, 'setting', 'settings')} saved by apps;`}</li>
-        <li safe>{`${count(contents.passkeys, 'passkey', 'passkeys')}, and two-step verification;`}</li>
-        <li>every browser signed in to it, and every token an app holds.</li>
+        <li>{th('deleteAccount.profile')}</li>
+        <li>{contents.apps.length ? th('deleteAccount.apps', { count: contents.apps.length, names: contents.apps.join(', ') }) : th('deleteAccount.noApps')}</li>
+        <li>{th('deleteAccount.settings', { count: contents.settings })}</li>
+        <li>{th('deleteAccount.passkeys', { count: contents.passkeys })}</li>
+        <li>{th('deleteAccount.sessions')}</li>
       </ul>
       <form method="post" action="/account/delete">
         <CsrfField token={props.csrf} />
         {props.hasPassword ? (
           <>
-            <label for="confirm-password">Your password</label>
+            <label for="confirm-password">{th('deleteAccount.password')}</label>
             <input id="confirm-password" name="password" type="password" autocomplete="current-password" required />
           </>
         ) : (
@@ -188,7 +185,7 @@ export function DeleteAccountPage(props: { csrf: string; contents: AccountConten
         <div class="actions">
           {props.hasPassword ? (
             <button type="submit" class="danger">
-              Delete my account
+              {th('deleteAccount.submit')}
             </button>
           ) : (
             ''
@@ -198,7 +195,7 @@ export function DeleteAccountPage(props: { csrf: string; contents: AccountConten
           ) : (
             ''
           )}
-          <a href="/account">Cancel</a>
+          <a href="/account">{th('common.cancel')}</a>
         </div>
       </form>
       {props.passkeys ? <PasskeyScripts /> : ''}
@@ -209,19 +206,17 @@ export function DeleteAccountPage(props: { csrf: string; contents: AccountConten
 /** "Delete data" of one app, asked first: its name and how many settings go. */
 export function DeleteDataPage(props: { csrf: string; clientId: string; appName: string; settings: number }) {
   return (
-    <Layout title="Delete data">
-      <h1>
-        Delete your data in <span safe>{props.appName}</span>?
-      </h1>
-      <p safe>{`${count(props.settings, 'setting', 'settings')} that ${props.appName} saved for you will be deleted, on every device. The app keeps its access; revoke it separately.`}</p>
+    <Layout title={t('deleteData.title')}>
+      <h1>{th('deleteData.heading', { app: raw(<span safe>{props.appName}</span>) })}</h1>
+      <p>{th('deleteData.what', { count: props.settings, app: props.appName })}</p>
       <form method="post" action="/account/data/delete">
         <CsrfField token={props.csrf} />
         <Hidden name="client_id" value={props.clientId} />
         <div class="actions">
           <button type="submit" class="danger">
-            Delete data
+            {th('deleteData.submit')}
           </button>
-          <a href="/account">Cancel</a>
+          <a href="/account">{th('common.cancel')}</a>
         </div>
       </form>
     </Layout>

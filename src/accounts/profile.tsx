@@ -7,7 +7,7 @@ import type { AppContext } from '../context'
 import { clearCookie } from '../lib/cookies'
 import { hashPassword } from '../lib/crypto'
 import { json } from '../lib/http'
-import { accountDeletedMessage, notify, passwordChangedMessage } from '../mail/messages'
+import { accountDeletedMessage, notify, passwordChangedMessage, recipient } from '../mail/messages'
 import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { isUploadedAvatar } from './avatar'
@@ -21,6 +21,9 @@ import { csrfAccepted, formCsrf, loginUrl, readSession } from './web'
 import { accountProof } from './confirm'
 import { CsrfForm } from './model'
 import { PasskeyRefused, confirmOptions } from './passkeys'
+import { t as msg } from '../i18n'
+import { sayError } from '../i18n/known-errors'
+import { speechOf } from '../i18n/request'
 
 const NO_STORE = { 'cache-control': 'no-store' }
 
@@ -34,11 +37,9 @@ const ChangePasswordForm = t.Object({
 })
 const DeleteAccountForm = t.Object({ csrf_token: t.Optional(t.String()), password: t.Optional(t.String()), credential: t.Optional(t.String()) })
 
-// What a refused proof says, per form.
-const CHANGE_WORDS = { wrongPassword: 'That is not your current password. Nothing was changed.', nothing: 'Nothing was changed.' }
-const DELETE_WORDS = { wrongPassword: 'That is not your password. Nothing was deleted.', nothing: 'Nothing was deleted.' }
-
-const sentence = (message: string) => message[0]!.toUpperCase() + message.slice(1) + '.'
+// What a refused proof says, per form (words of the page's language, said when it renders).
+const CHANGE_WORDS = { wrongPassword: () => msg('account.wrongPassword'), nothing: () => 'Nothing was changed.' }
+const DELETE_WORDS = { wrongPassword: () => msg('deleteAccount.wrongPassword'), nothing: () => 'Nothing was deleted.' }
 
 /**
  * SPEC "Your account and your sessions", Profile: the name and picture, "Change password" (the
@@ -67,13 +68,13 @@ export function profileRoutes(ctx: AppContext) {
   }
 
   /** The confirmation page of "Delete my account", again with a refusal when there is one. */
-  async function deletePage(request: Request, session: Session, refused?: { status: number; error: string }): Promise<Response> {
+  async function deletePage(request: Request, session: Session, refused?: { status: number; error: () => string }): Promise<Response> {
     const account = await ctx.store.users.findUserByEmail(session.user.email)
     const csrf = formCsrf(ctx, request, session).token
     const contents = await contentsOf(session.user.id)
     const passkeys = ctx.config.passkeys !== null && contents.passkeys > 0
-    const page = <DeleteAccountPage csrf={csrf} contents={contents} hasPassword={!!account?.passwordHash} passkeys={passkeys} error={refused?.error} />
-    return htmlPage(page, { status: refused?.status })
+    const page = () => <DeleteAccountPage csrf={csrf} contents={contents} hasPassword={!!account?.passwordHash} passkeys={passkeys} error={refused?.error()} />
+    return htmlPage(page, { status: refused?.status, speech: speechOf(ctx.config, request, { user: session.user }) })
   }
 
   return new Elysia({ name: 'account-profile' })
@@ -88,7 +89,7 @@ export function profileRoutes(ctx: AppContext) {
           // Both are checked before either is written: a refused picture leaves the name as it was too.
           await updateProfile(ctx, session.user.id, { fullName: body.full_name ?? '', avatarUrl })
         } catch (error) {
-          if (error instanceof UserInputError) return accountPage(ctx, request, session, { status: 400, error: sentence(error.message) })
+          if (error instanceof UserInputError) return accountPage(ctx, request, session, { status: 400, error: () => sayError(error) })
           throw error
         }
         await ctx.audit.record('user.updated', { userId: session.user.id, request, detail: { actor: session.user.id, profile: true } })
@@ -104,7 +105,7 @@ export function profileRoutes(ctx: AppContext) {
         try {
           password = checkPassword(body.new_password ?? '')
         } catch (error) {
-          if (error instanceof UserInputError) return accountPage(ctx, request, session, { status: 400, error: `The new ${error.message}.` })
+          if (error instanceof UserInputError) return accountPage(ctx, request, session, { status: 400, error: () => sayError(error, 'theNew') })
           throw error
         }
         // The current password, or a fresh passkey (the only way for an account without a password).
@@ -113,9 +114,9 @@ export function profileRoutes(ctx: AppContext) {
         await ctx.store.mfa.setPassword(session.user.id, await hashPassword(password))
         // A changed password ends every other sign-in; this browser stays signed in.
         await deleteSessionsOf(ctx.store, session.user.id, session)
-        await notify(ctx.config, ctx.store, passwordChangedMessage(ctx.config.brand.name, session.user.email), ctx.clock.now())
+        await notify(ctx.config, ctx.store, passwordChangedMessage(recipient(ctx.config, session.user)), ctx.clock.now())
         await ctx.audit.record('password.changed', { userId: session.user.id, request, detail: { via: 'change' } })
-        return accountPage(ctx, request, session, undefined, 'Your password was changed. Your other browsers were signed out.')
+        return accountPage(ctx, request, session, undefined, () => msg('account.passwordChanged'))
       },
       { parse: parsePageForm, body: ChangePasswordForm },
     )
@@ -147,13 +148,13 @@ export function profileRoutes(ctx: AppContext) {
         // Under a lock on every enabled admin's row: the last one cannot leave nobody to administer.
         const outcome = await ctx.store.users.changeKeepingAnAdmin(session.user.id, 'delete', ctx.clock.now())
         if (outcome === 'last-admin')
-          return deletePage(request, session, { status: 409, error: 'You are the last admin of this server: make someone else an admin first. Nothing was deleted.' })
+          return deletePage(request, session, { status: 409, error: () => msg('deleteAccount.lastAdmin') })
         if (outcome === 'done') {
-          await notify(ctx.config, ctx.store, accountDeletedMessage(ctx.config.brand.name, session.user.email), ctx.clock.now())
+          await notify(ctx.config, ctx.store, accountDeletedMessage(recipient(ctx.config, session.user)), ctx.clock.now())
           await ctx.audit.record('user.deleted', { userId: session.user.id, request, detail: { actor: session.user.id } })
         }
-        const page = <NoticePage title="Account deleted" message="Your account and everything in it were deleted." link={{ href: '/login', label: 'Sign in with another account' }} />
-        return htmlPage(page, { cookies: [clearCookie(cookieNames(secure).session, secure)] })
+        const page = () => <NoticePage title={msg('deleteAccount.doneTitle')} message={msg('deleteAccount.done')} link={{ href: '/login', label: msg('deleteAccount.another') }} />
+        return htmlPage(page, { cookies: [clearCookie(cookieNames(secure).session, secure)], speech: speechOf(ctx.config, request, { user: session.user }) })
       },
       { parse: parsePageForm, body: DeleteAccountForm },
     )

@@ -15,6 +15,9 @@ import { emailHash, forbidden, loginPage } from './sign-in'
 import { hasTotp, secondFactorsOf, startSession } from './signed-in'
 import { SignInLimits } from './throttle'
 import { acceptRecoveryCode, acceptTotpCode } from './totp'
+import { t } from '../i18n'
+import { sayError } from '../i18n/known-errors'
+import { speechOf } from '../i18n/request'
 import { formBinding, formCsrf, loginUrl, readAnySession, returningApp, safeReturnTo } from './web'
 
 const NO_STORE = { 'cache-control': 'no-store' }
@@ -30,11 +33,11 @@ const withOtp = (amr: readonly string[]) => [...new Set([...amr.filter((m) => m 
 export function secondFactorRoutes(ctx: AppContext) {
   const limits = new SignInLimits(ctx.store, ctx.clock, ctx.config.loginAttemptsPerMinute)
 
-  async function twoStepPage(request: Request, session: Session, returnTo: string | undefined, recovery: boolean, again?: { status: number; error: string; headers?: Record<string, string> }) {
+  async function twoStepPage(request: Request, session: Session, returnTo: string | undefined, recovery: boolean, again?: { status: number; error: () => string; headers?: Record<string, string> }) {
     const { totp, passkeys } = await secondFactorsOf(ctx, session.user.id)
     const app = await returningApp(ctx, returnTo)
     const csrf = formCsrf(ctx, request, session)
-    const page = (
+    const page = () => (
       <TwoStepPage
         csrf={csrf.token}
         returnTo={returnTo}
@@ -42,10 +45,11 @@ export function secondFactorRoutes(ctx: AppContext) {
         totp={totp}
         passkeys={passkeys}
         requiredBy={session.pending ? undefined : app.name}
-        error={again?.error}
+        error={again?.error()}
       />
     )
-    return htmlPage(page, { status: again?.status, headers: again?.headers, formAction: app.formAction })
+    const speech = speechOf(ctx.config, request, { user: session.user, returnTo })
+    return htmlPage(page, { status: again?.status, headers: again?.headers, formAction: app.formAction, speech })
   }
 
   return new Elysia({ name: 'second-factor' })
@@ -72,7 +76,7 @@ export function secondFactorRoutes(ctx: AppContext) {
           ctx.log.warn('sign-in failed', { reason: 'passkey' })
           ctx.metrics.signIn('passkey', 'failure')
           await ctx.audit.record('sign_in.failed', { request, detail: { method: 'passkey' } })
-          return loginPage(ctx, request, binding.session?.pending ? undefined : binding.session, returnTo, { status: 401, error: error.message })
+          return loginPage(ctx, request, binding.session?.pending ? undefined : binding.session, returnTo, { status: 401, error: () => sayError(error) })
         }
         ctx.metrics.signIn('passkey', 'success')
         const amr = passkeyAmr(verified.userVerified)
@@ -104,21 +108,21 @@ export function secondFactorRoutes(ctx: AppContext) {
         if (!session) throw forbidden()
         const returnTo = safeReturnTo(body.return_to)
         const recovery = body.recovery_code !== undefined
-        const again = (status: number, error: string, headers?: Record<string, string>) => twoStepPage(request, session, returnTo, recovery, { status, error, headers })
+        const again = (status: number, error: () => string, headers?: Record<string, string>) => twoStepPage(request, session, returnTo, recovery, { status, error, headers })
         // The same budgets as passwords (SPEC): the address's, then the account's back-off.
         const account = emailHash(session.user.email)
         const throttled = await limits.takeAttempt(ctx, request, account, 'two-step throttled')
         if (throttled) {
           ctx.metrics.signIn(recovery ? 'recovery_code' : 'two_step', 'throttled')
-          const who = throttled.limit === 'address' ? 'attempts from your network' : 'failed attempts for this account'
-          return again(429, `Too many ${who}. Try again in ${throttled.wait} seconds.`, { 'retry-after': String(throttled.wait) })
+          const count = throttled.wait
+          return again(429, () => (throttled.limit === 'address' ? t('twoStep.tooManyNetwork', { count }) : t('twoStep.tooManyAccount', { count })), { 'retry-after': String(count) })
         }
         const accepted = recovery ? await acceptRecoveryCode(ctx, session.user.id, body.recovery_code ?? '') : await acceptTotpCode(ctx, session.user.id, body.code ?? '')
         if (!accepted) {
           ctx.log.warn('two-step failed', { reason: recovery ? 'recovery code' : 'code', email_hash: account })
           ctx.metrics.signIn(recovery ? 'recovery_code' : 'two_step', 'failure')
           await ctx.audit.record('sign_in.failed', { userId: session.user.id, request, detail: { method: recovery ? 'recovery_code' : 'two_step' } })
-          return again(401, recovery ? 'Invalid recovery code' : 'Invalid authentication code')
+          return again(401, () => (recovery ? t('twoStep.invalidRecovery') : t('twoStep.invalidCode')))
         }
         await limits.succeeded(account)
         ctx.metrics.signIn(recovery ? 'recovery_code' : 'two_step', 'success')

@@ -13,7 +13,7 @@ import { parsePageForm } from '../web/forms'
 import { avatarUrlOf } from './avatar'
 import { AddPasskeyForm, CodeForm, CsrfForm, PasskeyChangeForm, PasswordForm, ProofForm, ReturnToForm, ReturnToQuery } from './model'
 import { RecoveryCodesPage, TotpSetupPage, VERIFY_FIRST } from './mfa-pages'
-import { notify, passwordChangedMessage, twoStepChangedMessage } from '../mail/messages'
+import { notify, passwordChangedMessage, twoStepChangedMessage, recipient } from '../mail/messages'
 import { EmailSection } from './email-pages'
 import { AccountPage, type AppAccess } from './pages'
 import { YourAppsSection } from './your-apps'
@@ -29,15 +29,28 @@ import { UserInputError, checkPassword } from './users'
 import { csrfAccepted, formCsrf, readSession, safeReturnTo } from './web'
 import { SessionsSection, sessionsOf } from './sessions-page'
 import { accountProof } from './confirm'
+import { LanguageSection } from './language'
+import { t } from '../i18n'
+import { sayError } from '../i18n/known-errors'
+import { speechOf } from '../i18n/request'
 
 const NO_STORE = { 'cache-control': 'no-store' }
-const SET_WORDS = { wrongPassword: 'Confirm with your passkey first. Nothing was changed.', nothing: 'Nothing was changed.' }
+const SET_WORDS = { wrongPassword: () => 'Confirm with your passkey first. Nothing was changed.', nothing: () => 'Nothing was changed.' }
 
-/** One entry per app: its consents for Latchkey and for each resource (RFC 8707) together, in the consent page's words. */
-async function appAccess(ctx: AppContext, consents: AuthorizedApp[]): Promise<AppAccess[]> {
+/**
+ * One entry per app: its consents for Latchkey and for each resource (RFC 8707) together, in the
+ * consent page's words — made during the render (the words are the page's language), after the
+ * resources are looked up.
+ */
+async function appAccess(ctx: AppContext, consents: AuthorizedApp[]): Promise<() => AppAccess[]> {
+  const resources = await Promise.all(consents.map((c) => (c.resource === null ? undefined : ctx.resources.byUri(c.resource))))
+  return () => appWords(consents, resources)
+}
+
+function appWords(consents: AuthorizedApp[], resources: Array<{ scopes: Record<string, string> } | undefined>): AppAccess[] {
   const apps = new Map<string, AppAccess>()
-  for (const consent of consents) {
-    const resource = consent.resource === null ? undefined : await ctx.resources.byUri(consent.resource)
+  for (const [i, consent] of consents.entries()) {
+    const resource = resources[i]
     const words = consent.scopes.map((s) => scopeWords(s, resource?.scopes))
     const app = apps.get(consent.clientId)
     if (!app) {
@@ -52,7 +65,7 @@ async function appAccess(ctx: AppContext, consents: AuthorizedApp[]): Promise<Ap
 }
 
 /** The account page, with an error when a change was refused. */
-export async function accountPage(ctx: AppContext, request: Request, session: Session, refused?: { status: number; error: string }, notice?: string): Promise<Response> {
+export async function accountPage(ctx: AppContext, request: Request, session: Session, refused?: { status: number; error: () => string }, notice?: () => string): Promise<Response> {
   const userId = session.user.id
   const [apps, passkeys, totp, recoveryCodesLeft, account, activity, sessions, yourApps, providers, identities] = await Promise.all([
     ctx.store.grants.listAuthorizedApps(userId),
@@ -76,29 +89,29 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
   }
   const csrf = formCsrf(ctx, request, session)
   const access = await appAccess(ctx, apps)
-  const email = ctx.config.smtpUrl === null ? undefined : <EmailSection csrf={csrf.token} email={session.user.email} verified={session.user.emailVerified} />
-  const profile = <ProfileSection csrf={csrf.token} user={session.user} />
-  const page = (
+  // Rendered in the page's speech: the sections are made inside it.
+  const page = () => (
     <AccountPage
       user={session.user}
       avatarUrl={avatarUrlOf(ctx.config, session.user)}
-      apps={access}
+      apps={access()}
       activity={activity}
       csrf={csrf.token}
       security={security}
-      error={refused?.error}
-      notice={notice}
-      email={email}
-      profile={profile}
+      error={refused?.error()}
+      notice={notice?.()}
+      email={ctx.config.smtpUrl === null ? undefined : <EmailSection csrf={csrf.token} email={session.user.email} verified={session.user.emailVerified} />}
+      profile={<ProfileSection csrf={csrf.token} user={session.user} />}
       admin={session.admin}
       sessions={<SessionsSection sessions={sessions} csrf={csrf.token} />}
       yourApps={<YourAppsSection apps={yourApps} />}
       connected={providers.length > 0 || identities.length > 0 ? <ConnectedAccounts csrf={csrf.token} providers={providers} identities={identities} /> : undefined}
+      language={<LanguageSection csrf={csrf.token} user={session.user} />}
     />
   )
   // Connect is a form whose answer redirects to the provider: Chromium holds that redirect to form-action.
   const formAction = [...new Set(providers.map((p) => relyingPartyOf(ctx).authorizationOrigin(p)))]
-  return htmlPage(page, { status: refused?.status, formAction })
+  return htmlPage(page, { status: refused?.status, formAction, speech: speechOf(ctx.config, request, { user: session.user }) })
 }
 
 /**
@@ -133,7 +146,8 @@ export function securityRoutes(ctx: AppContext) {
   }
 
   /** The refusal of a new passkey or TOTP for an unverified account (mustVerifyFirst). */
-  const verifyFirst = (request: Request, session: Session, what: string) => accountPage(ctx, request, session, { status: 403, error: `${VERIFY_FIRST}: then you can ${what}.` })
+  const verifyFirst = (request: Request, session: Session, what: 'passkey' | 'twoStep') =>
+    accountPage(ctx, request, session, { status: 403, error: () => (what === 'passkey' ? t('account.verifyFirstPasskey') : t('account.verifyFirstTwoStep')) })
 
   /** Done: the user's other browsers are signed out (a changed way to sign in), back to /account. */
   async function changed(session: Session): Promise<Response> {
@@ -156,15 +170,15 @@ export function securityRoutes(ctx: AppContext) {
       '/account/passkeys',
       async function addPasskey({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
-        if (mustVerifyFirst(ctx, session)) return verifyFirst(request, session, 'add a passkey')
+        if (mustVerifyFirst(ctx, session)) return verifyFirst(request, session, 'passkey')
         const name = passkeyName(body.name)
-        if (!name) return accountPage(ctx, request, session, { status: 400, error: `Give the passkey a name of 1 to ${PASSKEY_NAME_MAX} characters.` })
+        if (!name) return accountPage(ctx, request, session, { status: 400, error: () => t('account.passkeyName', { max: PASSKEY_NAME_MAX }) })
         try {
           await registerPasskey(ctx, session.user, session.token, body.credential, name)
         } catch (error) {
           if (!(error instanceof PasskeyRefused)) throw error
           ctx.log.warn('passkey not added', { user: session.user.id, reason: error.message })
-          return accountPage(ctx, request, session, { status: 400, error: error.message })
+          return accountPage(ctx, request, session, { status: 400, error: () => sayError(error) })
         }
         await ctx.audit.record('passkey.added', { userId: session.user.id, request })
         return changed(session)
@@ -176,9 +190,9 @@ export function securityRoutes(ctx: AppContext) {
       async function renamePasskey({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
         const name = passkeyName(body.name)
-        if (!name) return accountPage(ctx, request, session, { status: 400, error: `Give the passkey a name of 1 to ${PASSKEY_NAME_MAX} characters.` })
+        if (!name) return accountPage(ctx, request, session, { status: 400, error: () => t('account.passkeyName', { max: PASSKEY_NAME_MAX }) })
         if (!(await ctx.store.mfa.renamePasskey(session.user.id, body.credential_id ?? '', name)))
-          return accountPage(ctx, request, session, { status: 404, error: 'There is no such passkey.' })
+          return accountPage(ctx, request, session, { status: 404, error: () => t('account.noSuchPasskey') })
         return seeOther('/account')
       },
       { parse: parsePageForm, body: PasskeyChangeForm },
@@ -188,8 +202,8 @@ export function securityRoutes(ctx: AppContext) {
       async function removePasskey({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
         const outcome = await ctx.store.mfa.removePasskey(session.user.id, body.credential_id ?? '')
-        if (outcome === 'unknown') return accountPage(ctx, request, session, { status: 404, error: 'There is no such passkey.' })
-        if (outcome === 'last') return accountPage(ctx, request, session, { status: 409, error: 'This passkey is your only way to sign in. Set a password first.' })
+        if (outcome === 'unknown') return accountPage(ctx, request, session, { status: 404, error: () => t('account.noSuchPasskey') })
+        if (outcome === 'last') return accountPage(ctx, request, session, { status: 409, error: () => t('account.lastPasskey') })
         await ctx.audit.record('passkey.removed', { userId: session.user.id, request })
         return changed(session)
       },
@@ -200,7 +214,7 @@ export function securityRoutes(ctx: AppContext) {
       async function showTotpSetup({ request, query }) {
         const session = await readSession(ctx, request)
         if (!session) return seeOther('/login?return_to=%2Faccount%2Ftwo-step')
-        if (mustVerifyFirst(ctx, session)) return verifyFirst(request, session, 'turn on two-step verification')
+        if (mustVerifyFirst(ctx, session)) return verifyFirst(request, session, 'twoStep')
         return totpSetupPage(request, session, safeReturnTo(query.return_to))
       },
       { query: ReturnToQuery },
@@ -209,10 +223,10 @@ export function securityRoutes(ctx: AppContext) {
       '/account/two-step/setup',
       async function startTotp({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
-        if (mustVerifyFirst(ctx, session)) return verifyFirst(request, session, 'turn on two-step verification')
+        if (mustVerifyFirst(ctx, session)) return verifyFirst(request, session, 'twoStep')
         const secret = await newTotpSecret(ctx, session.user.id)
         if (!(await ctx.store.mfa.startTotp(session.user.id, secret.sealed, ctx.clock.now())))
-          return accountPage(ctx, request, session, { status: 409, error: 'Two-step verification is already on.' })
+          return accountPage(ctx, request, session, { status: 409, error: () => t('account.twoStepAlreadyOn') })
         // Set up because an app required it: where the person goes on to afterwards.
         const returnTo = safeReturnTo(body.return_to)
         return seeOther(returnTo ? `/account/two-step?return_to=${encodeURIComponent(returnTo)}` : '/account/two-step')
@@ -223,21 +237,21 @@ export function securityRoutes(ctx: AppContext) {
       '/account/two-step/confirm',
       async function confirmTotp({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
-        if (mustVerifyFirst(ctx, session)) return verifyFirst(request, session, 'turn on two-step verification')
+        if (mustVerifyFirst(ctx, session)) return verifyFirst(request, session, 'twoStep')
         const totp = await ctx.store.mfa.findTotp(session.user.id)
         if (!totp || totp.confirmedAt !== null) return seeOther('/account')
         const secret = await openTotpSecret(ctx, session.user.id, totp.sealedSecret)
         const step = secret === undefined ? undefined : totpStep(ctx, secret, body.code ?? '', ctx.clock.now())
         const returnTo = safeReturnTo(body.return_to)
-        if (step === undefined) return totpSetupPage(request, session, returnTo, 'That code is not right. Check the time on your device and try the current code.')
+        if (step === undefined) return totpSetupPage(request, session, returnTo, () => t('account.wrongTotp'))
         const recovery = newRecoveryCodes()
         if (!(await ctx.store.mfa.confirmTotp(session.user.id, step, recovery.hashes, ctx.clock.now()))) return seeOther('/account')
         await deleteSessionsOf(ctx.store, session.user.id, session)
-        await notify(ctx.config, ctx.store, twoStepChangedMessage(ctx.config.brand.name, session.user.email, 'Two-step verification was turned on for your account'), ctx.clock.now())
+        await notify(ctx.config, ctx.store, twoStepChangedMessage(recipient(ctx.config, session.user), 'turnedOn'), ctx.clock.now())
         await ctx.audit.record('two_step.enabled', { userId: session.user.id, request })
         // Set up because an app required it: on to the app, whose step-up asks for a code (SPEC:
         // a session's factors are the ones used to sign in; turning TOTP on does not upgrade it).
-        return htmlPage(<RecoveryCodesPage codes={recovery.codes} continueTo={returnTo} />)
+        return htmlPage(() => <RecoveryCodesPage codes={recovery.codes} continueTo={returnTo} />, { speech: speechOf(ctx.config, request, { user: session.user }) })
       },
       { parse: parsePageForm, body: CodeForm },
     )
@@ -247,9 +261,9 @@ export function securityRoutes(ctx: AppContext) {
         const session = await signedIn(request, body.csrf_token)
         const recovery = newRecoveryCodes()
         if (!(await ctx.store.mfa.replaceRecoveryCodes(session.user.id, recovery.hashes, ctx.clock.now())))
-          return accountPage(ctx, request, session, { status: 409, error: 'Two-step verification is off: there are no recovery codes to replace.' })
+          return accountPage(ctx, request, session, { status: 409, error: () => t('account.noRecoveryCodes') })
         await ctx.audit.record('recovery_codes.regenerated', { userId: session.user.id, request })
-        return htmlPage(<RecoveryCodesPage codes={recovery.codes} />)
+        return htmlPage(() => <RecoveryCodesPage codes={recovery.codes} />, { speech: speechOf(ctx.config, request, { user: session.user }) })
       },
       { parse: parsePageForm, body: CsrfForm },
     )
@@ -259,11 +273,11 @@ export function securityRoutes(ctx: AppContext) {
         const session = await signedIn(request, body.csrf_token)
         // A code or the password, guessed under the same budgets as at sign-in.
         const throttled = await limits.takeAttempt(ctx, request, emailHash(session.user.email), 'two-step throttled')
-        if (throttled) return accountPage(ctx, request, session, { status: 429, error: `Too many attempts. Try again in ${throttled.wait} seconds.` })
-        if (!(await proves(session, body.proof ?? ''))) return accountPage(ctx, request, session, { status: 401, error: 'That is not a current authentication code or your password.' })
+        if (throttled) return accountPage(ctx, request, session, { status: 429, error: () => t('account.tooMany', { count: throttled.wait }) })
+        if (!(await proves(session, body.proof ?? ''))) return accountPage(ctx, request, session, { status: 401, error: () => t('account.wrongProof') })
         await limits.succeeded(emailHash(session.user.email))
         await ctx.store.mfa.removeTotp(session.user.id)
-        await notify(ctx.config, ctx.store, twoStepChangedMessage(ctx.config.brand.name, session.user.email, 'Two-step verification was turned off for your account'), ctx.clock.now())
+        await notify(ctx.config, ctx.store, twoStepChangedMessage(recipient(ctx.config, session.user), 'turnedOff'), ctx.clock.now())
         await ctx.audit.record('two_step.disabled', { userId: session.user.id, request })
         return changed(session)
       },
@@ -274,7 +288,7 @@ export function securityRoutes(ctx: AppContext) {
       async function removePassword({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
         const outcome = await ctx.store.mfa.removePassword(session.user.id)
-        if (outcome === 'last') return accountPage(ctx, request, session, { status: 409, error: 'Add a passkey before you remove your password: it is your only way to sign in.' })
+        if (outcome === 'last') return accountPage(ctx, request, session, { status: 409, error: () => t('account.passwordLast') })
         await ctx.audit.record('password.removed', { userId: session.user.id, request })
         return changed(session)
       },
@@ -285,32 +299,35 @@ export function securityRoutes(ctx: AppContext) {
       async function setPassword({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
         const account = await ctx.store.users.findUserByEmail(session.user.email)
-        if (account?.passwordHash) return accountPage(ctx, request, session, { status: 409, error: 'You have a password already.' })
+        if (account?.passwordHash) return accountPage(ctx, request, session, { status: 409, error: () => t('account.hasPassword') })
         let password
         try {
           password = checkPassword(body.password ?? '')
         } catch (error) {
-          if (error instanceof UserInputError) return accountPage(ctx, request, session, { status: 400, error: `The ${error.message}.` })
+          if (error instanceof UserInputError) return accountPage(ctx, request, session, { status: 400, error: () => sayError(error, 'the') })
           throw error
         }
         // A fresh passkey first: a borrowed session alone cannot give the account a password (and so a way back in).
         const refused = await prove(request, session, { credential: body.credential }, SET_WORDS)
         if (refused) return accountPage(ctx, request, session, refused)
         await ctx.store.mfa.setPassword(session.user.id, await hashPassword(password))
-        await notify(ctx.config, ctx.store, passwordChangedMessage(ctx.config.brand.name, session.user.email), ctx.clock.now())
+        await notify(ctx.config, ctx.store, passwordChangedMessage(recipient(ctx.config, session.user)), ctx.clock.now())
         await ctx.audit.record('password.changed', { userId: session.user.id, request })
         return changed(session)
       },
       { parse: parsePageForm, body: PasswordForm },
     )
 
-  async function totpSetupPage(request: Request, session: Session, returnTo?: string, error?: string): Promise<Response> {
+  async function totpSetupPage(request: Request, session: Session, returnTo?: string, error?: () => string): Promise<Response> {
     const totp = await ctx.store.mfa.findTotp(session.user.id)
     const secret = totp && totp.confirmedAt === null ? await openTotpSecret(ctx, session.user.id, totp.sealedSecret) : undefined
     if (!secret) return seeOther('/account')
     const setup = totpSetup(ctx, secret, session.user.email)
     const csrf = formCsrf(ctx, request, session)
-    return htmlPage(<TotpSetupPage csrf={csrf.token} qrSvg={setup.qrSvg} secretText={setup.secretText} returnTo={returnTo} error={error} />, { status: error ? 400 : 200 })
+    return htmlPage(() => <TotpSetupPage csrf={csrf.token} qrSvg={setup.qrSvg} secretText={setup.secretText} returnTo={returnTo} error={error?.()} />, {
+      status: error ? 400 : 200,
+      speech: speechOf(ctx.config, request, { user: session.user }),
+    })
   }
 
   /** A current TOTP code (used up) or the account's password. */

@@ -14,6 +14,7 @@ import { cookieNames, deleteSessionsOf, type Session } from './sessions'
 import { forbidden } from './sign-in'
 import { describeUserAgent } from './user-agent'
 import { csrfAccepted, readSession } from './web'
+import { formatTime, raw, t as msg, th } from '../i18n'
 
 const SignOutSessionForm = t.Object({ csrf_token: t.Optional(t.String()), session: t.Optional(t.String()) })
 
@@ -43,10 +44,13 @@ export async function sessionsOf(ctx: AppContext, session: Session): Promise<Ses
   return views.sort((a, b) => Number(b.current) - Number(a.current))
 }
 
-/** "2026-01-01 09:30 UTC": a time with its zone, as in the "New sign-in" notice. */
+/** "2026-01-01 09:30 UTC" in English: a time in the reader's zone, naming it, as in the "New sign-in" notice. */
 function Moment(props: { at: number }): JSX.Element {
-  const iso = new Date(props.at).toISOString()
-  return <time datetime={iso}>{`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}</time>
+  return (
+    <time datetime={new Date(props.at).toISOString()} safe>
+      {formatTime(props.at)}
+    </time>
+  )
 }
 
 /** /account → "Where you're signed in" (SPEC "Sessions"). */
@@ -54,32 +58,37 @@ export function SessionsSection(props: { sessions: SessionView[]; csrf: string }
   const others = props.sessions.some((s) => !s.current)
   return (
     <section id="sessions">
-      <h2>Where you're signed in</h2>
+      <h2>{th('sessions.title')}</h2>
       <ul class="apps sessions">
         {props.sessions.map((s) => (
           <li>
             <div>
               <strong safe>{s.device}</strong>
-              {s.current ? <span class="badge"> This device</span> : ''}
+              {s.current ? <span class="badge"> {th('sessions.thisDevice')}</span> : ''}
               <div class="muted" safe>
-                {s.address || 'unknown address'}
+                {s.address || msg('sessions.unknownAddress')}
               </div>
               <div class="muted">
-                Signed in <Moment at={s.createdAt} />
-                {' · last active '}
-                <Moment at={s.lastActiveAt} />
+                {th('sessions.times', { signedIn: raw(<Moment at={s.createdAt} />), lastActive: raw(<Moment at={s.lastActiveAt} />) })}
               </div>
             </div>
             {/* Each "Sign out" names its device for screen readers (the page's own "Sign out" is this browser's too). */}
             <div class="actions">
-              <ButtonForm action="/account/sessions/sign-out" csrf={props.csrf} fields={{ session: s.handle }} label="Sign out" ariaLabel={`Sign out ${s.device}${s.current ? ' (this device)' : ''}`} kind="secondary" />
+              <ButtonForm
+                action="/account/sessions/sign-out"
+                csrf={props.csrf}
+                fields={{ session: s.handle }}
+                label={msg('sessions.signOut')}
+                ariaLabel={s.current ? msg('sessions.signOutThisDevice', { device: s.device }) : msg('sessions.signOutDevice', { device: s.device })}
+                kind="secondary"
+              />
             </div>
           </li>
         ))}
       </ul>
       {others ? (
         <div class="actions">
-          <ButtonForm action="/account/sessions/sign-out-others" csrf={props.csrf} label="Sign out everywhere else" kind="secondary" />
+          <ButtonForm action="/account/sessions/sign-out-others" csrf={props.csrf} label={msg('sessions.signOutOthers')} kind="secondary" />
         </div>
       ) : (
         ''
@@ -104,7 +113,7 @@ export function sessionRoutes(ctx: AppContext) {
         const session = await signedIn(request, body.csrf_token)
         const handle = body.session ?? ''
         // Only the user's own sessions: another's (or an unknown) handle changes nothing.
-        if (!(await ctx.store.sessions.deleteSessionOf(session.user.id, handle))) return accountPage(ctx, request, session, { status: 404, error: 'There is no such session.' })
+        if (!(await ctx.store.sessions.deleteSessionOf(session.user.id, handle))) return accountPage(ctx, request, session, { status: 404, error: () => msg('account.noSuchSession') })
         await ctx.audit.record('user.signed_out', { userId: session.user.id, request, detail: { sessions: 'one' } })
         if (handle === session.sid) return seeOther('/login', [clearCookie(names.session, secure)])
         return seeOther('/account#sessions')

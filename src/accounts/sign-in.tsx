@@ -16,13 +16,16 @@ import { LoginPage, SignupPage } from './pages'
 import { cookieNames, deleteSession, type Session } from './sessions'
 import { hasTotp, startSession } from './signed-in'
 import { SignInLimits } from './throttle'
-import { verifyEmailMessage } from '../mail/messages'
+import { verifyEmailMessage, recipient } from '../mail/messages'
 import { newLink } from './email-links'
 import { type User, EmailTakenError, PASSWORD_MAX, PASSWORD_MIN, UserInputError, checkFullName, checkPassword, emailSpelling, insertUser, normalizeEmail } from './users'
 import { csrfAccepted, formCsrf, readSession, returningApp, safeReturnTo } from './web'
+import { t } from '../i18n'
+import { sayError } from '../i18n/known-errors'
+import { speechOf } from '../i18n/request'
 
 export const forbidden = () =>
-  new PageError(403, 'Request refused', 'This form has expired or did not come from this site. Go back, reload the page and try again.')
+  new PageError(403, 'error.forbidden')
 
 /** The email as typed at sign-in, normalized; undefined when it cannot be anyone's. */
 function signInEmail(raw: string | undefined): string | undefined {
@@ -47,25 +50,26 @@ export async function loginPage(
   request: Request,
   session: Session | undefined,
   returnTo: string | undefined,
-  again?: { status: number; error: string; email?: string; headers?: Record<string, string> },
+  again?: { status: number; error: () => string; email?: string; headers?: Record<string, string> },
 ): Promise<Response> {
   const csrf = formCsrf(ctx, request, session)
   const [app, providers] = await Promise.all([returningApp(ctx, returnTo), providerButtons(ctx)])
-  const page = (
+  const page = () => (
     <LoginPage
       providers={providers}
       csrf={csrf.token}
       returnTo={returnTo}
       appName={app.name}
       email={again?.email}
-      error={again?.error}
+      error={again?.error()}
       signupOpen={ctx.config.signup === 'open'}
       passkeys={ctx.config.passkeys !== null}
       mail={ctx.config.smtpUrl !== null}
-      note={returnTo?.startsWith('/verify-email?') ? VERIFY_SIGN_IN_NOTE : undefined}
+      note={returnTo?.startsWith('/verify-email?') ? VERIFY_SIGN_IN_NOTE() : undefined}
     />
   )
-  return htmlPage(page, { status: again?.status, cookies: csrf.cookies, headers: again?.headers, formAction: app.formAction })
+  const speech = speechOf(ctx.config, request, { user: session?.user, returnTo })
+  return htmlPage(page, { status: again?.status, cookies: csrf.cookies, headers: again?.headers, formAction: app.formAction, speech })
 }
 
 /** Sign-in, sign-up and sign-out: the pages that start and end sessions. */
@@ -79,7 +83,7 @@ export function signInRoutes(ctx: AppContext) {
   const takeAddressCheck = (request: Request, event: string) => limits.takeAddressCheck(ctx, request, event)
 
   function requireSignupOpen() {
-    if (!signupOpen) throw new PageError(404, 'Not found', 'Sign-up is closed on this server.')
+    if (!signupOpen) throw new PageError(404, 'error.signupClosed')
   }
 
   return new Elysia({ name: 'sign-in' })
@@ -102,7 +106,7 @@ export function signInRoutes(ctx: AppContext) {
         const returnTo = safeReturnTo(body.return_to)
         const email = signInEmail(body.email)
         const password = body.password ?? ''
-        const again = (status: number, error: string, headers?: Record<string, string>) =>
+        const again = (status: number, error: () => string, headers?: Record<string, string>) =>
           loginPage(ctx, request, session, returnTo, { status, error, headers, email: email ?? '' })
         const client = clientAddressOf(request, ctx.config.trustedProxies)
         // Nothing that cannot be an account's email and password is worth a hash (SPEC: 8–256 characters).
@@ -110,15 +114,15 @@ export function signInRoutes(ctx: AppContext) {
           ctx.log.warn('sign-in failed', { reason: 'malformed', client })
           ctx.metrics.signIn('password', 'failure')
           await ctx.audit.record('sign_in.failed', { request, detail: { method: 'password', reason: 'malformed' } })
-          return again(401, 'Invalid email or password')
+          return again(401, () => t('signIn.invalid'))
         }
         // Both limits are taken before any hashing: the address's budget first, then the account's.
         const account = emailHash(email)
         const throttled = await limits.takeAttempt(ctx, request, account, 'sign-in throttled')
         if (throttled) {
           ctx.metrics.signIn('password', 'throttled')
-          const who = throttled.limit === 'address' ? 'sign-in attempts from your network' : 'failed sign-ins for this account'
-          return again(429, `Too many ${who}. Try again in ${throttled.wait} seconds.`, { 'retry-after': String(throttled.wait) })
+          const count = throttled.wait
+          return again(429, () => (throttled.limit === 'address' ? t('signIn.tooManyNetwork', { count }) : t('signIn.tooManyAccount', { count })), { 'retry-after': String(count) })
         }
         const user = await ctx.store.users.findUserByEmail(email)
         // Spend the same time whether or not the email exists (or has a password), and say the same thing.
@@ -127,7 +131,7 @@ export function signInRoutes(ctx: AppContext) {
           ctx.log.warn('sign-in failed', { reason: 'credentials', email_hash: account, client })
           ctx.metrics.signIn('password', 'failure')
           await ctx.audit.record('sign_in.failed', { userId: user?.id, request, detail: { method: 'password', reason: 'credentials' } })
-          return again(401, 'Invalid email or password')
+          return again(401, () => t('signIn.invalid'))
         }
         ctx.metrics.signIn('password', 'success')
         // With TOTP the attempt stays counted until the code is right too: guessing codes after
@@ -145,10 +149,12 @@ export function signInRoutes(ctx: AppContext) {
       '/signup',
       async function showSignup({ request, query }) {
         requireSignupOpen()
-        const csrf = formCsrf(ctx, request, await readSession(ctx, request))
+        const session = await readSession(ctx, request)
+        const csrf = formCsrf(ctx, request, session)
         const returnTo = safeReturnTo(query.return_to)
         const [app, providers] = await Promise.all([returningApp(ctx, returnTo), providerButtons(ctx)])
-        return htmlPage(<SignupPage csrf={csrf.token} returnTo={returnTo} appName={app.name} providers={providers} />, { cookies: csrf.cookies, formAction: app.formAction })
+        const speech = speechOf(ctx.config, request, { user: session?.user, returnTo })
+        return htmlPage(() => <SignupPage csrf={csrf.token} returnTo={returnTo} appName={app.name} providers={providers} />, { cookies: csrf.cookies, formAction: app.formAction, speech })
       },
       { query: ReturnToQuery },
     )
@@ -159,17 +165,18 @@ export function signInRoutes(ctx: AppContext) {
         if (!csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
         const returnTo = safeReturnTo(body.return_to)
         const app = await returningApp(ctx, returnTo)
-        const again = (error: string, status: number, headers?: Record<string, string>) => {
+        const again = (error: () => string, status: number, headers?: Record<string, string>) => {
           const csrf = formCsrf(ctx, request, session)
-          const page = <SignupPage csrf={csrf.token} returnTo={returnTo} appName={app.name} error={error} fullName={body.full_name} email={body.email} />
-          return htmlPage(page, { status, cookies: csrf.cookies, headers, formAction: app.formAction })
+          const page = () => <SignupPage csrf={csrf.token} returnTo={returnTo} appName={app.name} error={error()} fullName={body.full_name} email={body.email} />
+          const speech = speechOf(ctx.config, request, { user: session?.user, returnTo })
+          return htmlPage(page, { status, cookies: csrf.cookies, headers, formAction: app.formAction, speech })
         }
         try {
           const fullName = checkFullName(body.full_name ?? '')
           const email = normalizeEmail(body.email ?? '')
           const password = checkPassword(body.password ?? '')
           const wait = await takeAddressCheck(request, 'sign-up throttled')
-          if (wait > 0) return again(`Too many attempts from your network. Try again in ${wait} seconds.`, 429, { 'retry-after': String(wait) })
+          if (wait > 0) return again(() => t('signUp.tooMany', { count: wait }), 429, { 'retry-after': String(wait) })
           const passwordHash = await hashPassword(password)
           const now = ctx.clock.now()
           // With mail, the verification link is written with the account (SPEC "Verify"); when
@@ -177,13 +184,13 @@ export function signInRoutes(ctx: AppContext) {
           const continueTo = ctx.config.emailVerification === 'required' ? returnTo : undefined
           const welcome = ctx.config.smtpUrl === null ? undefined : (user: User) => {
             const link = newLink(ctx.config, 'verify', user.id, email, now, continueTo)
-            return { token: link.token, mail: verifyEmailMessage(ctx.config.brand.name, email, link.url) }
+            return { token: link.token, mail: verifyEmailMessage(recipient(ctx.config, { email }), link.url) }
           }
           const user = await insertUser(ctx.store, { email, fullName, avatarUrl: null, passwordHash }, now, welcome)
           return startSession(ctx, request, user.id, returnTo, { amr: ['pwd'], signUp: true })
         } catch (error) {
-          if (error instanceof UserInputError) return again(capitalize(error.message) + '.', 400)
-          if (error instanceof EmailTakenError) return again('An account with this email already exists.', 409)
+          if (error instanceof UserInputError) return again(() => sayError(error), 400)
+          if (error instanceof EmailTakenError) return again(() => t('signUp.emailTaken'), 409)
           throw error
         }
       },
@@ -206,8 +213,4 @@ export function signInRoutes(ctx: AppContext) {
       },
       { parse: parsePageForm, body: CsrfForm },
     )
-}
-
-function capitalize(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1)
 }

@@ -2,7 +2,7 @@ import type { AppContext } from '../context'
 import { cookie, parseCookies } from '../lib/cookies'
 import { randomToken } from '../lib/crypto'
 import { PageError } from '../lib/errors'
-import { newDeviceMessage } from '../mail/messages'
+import { newDeviceMessage, recipient } from '../mail/messages'
 import { clientAddressOf } from '../web/client-address'
 import { seeOther } from '../views/page'
 import { PENDING_TTL_MS, cookieNames, createSession } from './sessions'
@@ -46,7 +46,7 @@ export async function startSession(
   const newDevice = !how.pending && !how.signUp && ctx.config.smtpUrl !== null && ctx.config.newDeviceEmail ? await newDeviceNotice(ctx, userId, now, address, userAgent) : undefined
   const ttlMs = ctx.config.sessionTtl * 1000
   const token = await createSession(ctx.store, userId, now, { ...how, ttlMs, userAgent, address, device, newDevice }, sessionCookieOf(ctx, request))
-  if (token === undefined) throw new PageError(403, 'Account disabled', 'This account is disabled. Ask your administrator.')
+  if (token === undefined) throw new PageError(403, 'error.accountDisabled')
   const maxAge = how.pending ? PENDING_TTL_MS / 1000 : ctx.config.sessionTtl
   const cookies = [cookie(names.session, token, { secure, maxAgeSeconds: maxAge })]
   if (device !== existing) cookies.push(cookie(names.device, device, { secure, maxAgeSeconds: DEVICE_COOKIE_SECONDS }))
@@ -59,8 +59,7 @@ export async function startSession(
 async function newDeviceNotice(ctx: AppContext, userId: string, now: number, address: string, userAgent: string) {
   const user = await ctx.store.users.findUser(userId)
   if (!user) return undefined
-  const when = new Date(now).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')
-  return newDeviceMessage(ctx.config.brand.name, user.email, { when, address, device: describeUserAgent(userAgent), reviewUrl: `${ctx.config.issuer}/account#sessions` })
+  return newDeviceMessage(recipient(ctx.config, user), { at: now, address, device: describeUserAgent(userAgent), reviewUrl: `${ctx.config.issuer}/account#sessions` })
 }
 
 /** The second factors a user could give now: TOTP, and passkeys (when this server offers them). */

@@ -2,8 +2,9 @@
 import type { AppContext } from '../context'
 import type { SiteRecord } from '../db/store'
 import { signJwt } from '../oidc/jwt'
-import { errorPageResponse } from '../views/error-page'
 import { withBrand } from '../brand'
+import type { Speech } from '../i18n'
+import { errorPageSaying } from '../views/error-page'
 import type { Caller } from './check'
 import type { ForwardedRequest } from './forwarded'
 
@@ -49,9 +50,9 @@ async function remoteJwt(ctx: AppContext, forwarded: ForwardedRequest, caller: C
   return signJwt(payload, await ctx.signingKeys.signingKey())
 }
 
-/** 403 with the "Access denied" page (the proxy shows it to the browser), in the brand: /api/* runs outside it (src/app.ts). */
-export function denied(ctx: AppContext): Response {
-  return withBrand(ctx.brand, () => errorPageResponse(403, 'Access denied', 'Your account may not open this page. Ask your administrator if you need it.', NO_STORE))
+/** 403 with the "Access denied" page (the proxy shows it to the browser), in the brand and language: /api/* runs outside the brand's context (src/app.ts). */
+export function denied(ctx: AppContext, speech?: Speech): Response {
+  return withBrand(ctx.brand, () => errorPageSaying(403, 'error.siteDenied', speech, undefined, NO_STORE))
 }
 
 /** A browser's page load, as opposed to an app's script or API call (which gets a 401 it can act on). */

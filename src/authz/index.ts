@@ -14,6 +14,7 @@ import { fromAuthRequest, fromForwardAuth, parseSiteUrl, type ForwardedRequest, 
 import { siteLogoutPage } from './logout-page'
 import { exchangeSiteCode, signOutSite, siteCookieName, siteCookie, siteTokenOf, stateCookie, stateOf } from './site-sessions'
 import { issuerStartUrl, siteReturn, startSiteSignIn } from './start'
+import { speechOf } from '../i18n/request'
 
 /** The answer to a check; `signIn` says how this endpoint sends someone to sign in. */
 function answer(ctx: AppContext, result: CheckResult, forwarded: ForwardedRequest, signIn: () => Response): Response | Promise<Response> {
@@ -40,8 +41,8 @@ function siteOriginOf(ctx: AppContext, request: Request): SiteUrl | undefined {
   return host === null ? undefined : parseSiteUrl(`${proto.toLowerCase()}://${host}/`)
 }
 
-const expired = () => new PageError(400, 'Sign-in link expired', 'This sign-in link has expired or was already used. Open the site again to sign in.')
-const notASite = () => new PageError(400, 'Bad request', 'This sign-in link does not name a page of this site.')
+const expired = () => new PageError(400, 'error.siteLinkExpired')
+const notASite = () => new PageError(400, 'error.siteNotAPage')
 
 /** `rd` (a query parameter) when it is a page of a site protected here, at this very origin. */
 async function returnHere(ctx: AppContext, request: Request, here: SiteUrl | undefined): Promise<SiteUrl | undefined> {
@@ -99,7 +100,7 @@ export function authzRoutes(ctx: AppContext) {
       const here = siteOriginOf(ctx, request)
       const token = here && siteTokenOf(request.headers, here.proto)
       if (!here || token === undefined) return seeOther(`${ctx.config.issuer}/login`)
-      return siteLogoutPage(csrfTokenFor(ctx.csrfKey, logoutSecret(here.proto, token)), ctx.config.issuer)
+      return siteLogoutPage(csrfTokenFor(ctx.csrfKey, logoutSecret(here.proto, token)), ctx.config.issuer, speechOf(ctx.config, request))
     }, { detail: { hide: true } })
     .post(
       '/.latchkey/logout',

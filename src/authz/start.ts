@@ -12,7 +12,8 @@ import { loginUrl, readSession } from '../accounts/web'
 import type { AppContext } from '../context'
 import { PageError } from '../lib/errors'
 import { formActionSource } from '../views/page'
-import { errorPageResponse } from '../views/error-page'
+import { errorPageSaying } from '../views/error-page'
+import { speechOf } from '../i18n/request'
 import { clientAddressOf } from '../web/client-address'
 import { denied } from './answers'
 import { findSite } from './check'
@@ -41,7 +42,7 @@ export const issuerStartUrl = (ctx: AppContext, rd: SiteUrl, state: string) => `
 export async function startSiteSignIn(ctx: AppContext, request: Request): Promise<Response> {
   const params = new URL(request.url).searchParams
   const rd = await siteReturn(ctx, params.get('rd'))
-  if (!rd) throw new PageError(400, 'Bad request', 'This sign-in link does not name a site protected here.')
+  if (!rd) throw new PageError(400, 'error.siteUnknown')
   const state = params.get('state')
   if (!isState(state)) return redirect(siteStartUrl(rd), 302)
   const here = `${START}${encodeURIComponent(rd.url)}&state=${state}`
@@ -52,11 +53,11 @@ export async function startSiteSignIn(ctx: AppContext, request: Request): Promis
   const groups = await ctx.store.groups.groupsOf(session.user.id)
   const identity = { kind: 'user' as const, groups, twoFactor: hasTwoFactors(session) }
   const decision = decide(site, { method: 'GET', path: rd.target!.path, address: clientAddressOf(request, ctx.config.trustedProxies) }, identity)
-  if (decision === 'deny') return denied(ctx)
+  if (decision === 'deny') return denied(ctx, speechOf(ctx.config, request))
   if (decision === 'step-up') {
     const { totp, passkeys } = await secondFactorsOf(ctx, session.user.id)
     if (totp || passkeys) return redirect(twoStepUrl(here))
-    return errorPageResponse(403, 'Two-step sign-in required', 'This site asks for two-step sign-in. Add an authenticator app or a passkey on your account page, then open the site again.')
+    return errorPageSaying(403, 'error.siteTwoStep', speechOf(ctx.config, request))
   }
   const code = await issueSiteCode(ctx, session.token, rd.host, rd.url, state)
   await ctx.audit.record('site.sign_in', { userId: session.user.id, request, detail: { site: site.host, host: rd.host } })

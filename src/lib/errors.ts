@@ -1,3 +1,5 @@
+import type { PageErrorKey } from '../i18n/types'
+
 /**
  * Errors are data: each RFC error code is a small class carrying its status, and one
  * serializer (`errorResponse`) decides what leaves the server — only `error` and
@@ -57,13 +59,31 @@ export const TemporarilyUnavailable = defineError('temporarily_unavailable', 503
  */
 export class InputError extends Error {}
 
-/** A failure that is shown to a person as an HTML page (never a redirect). */
+/**
+ * A failure that is shown to a person as an HTML page (never a redirect), in their language:
+ * `new PageError(404, 'error.noMail')` names the messages `error.noMail.title` and `.detail`
+ * (src/i18n/messages). The older form, English title and detail, still renders, untranslated.
+ */
 export class PageError extends Error {
+  public readonly title: string
+  public readonly detail: string
+  /** The catalog's words, when given by key. */
+  public readonly words?: { key: PageErrorKey; params?: Readonly<Record<string, string | number>> }
+  constructor(status: number, key: PageErrorKey, params?: Readonly<Record<string, string | number>>)
+  constructor(status: number, title: string, detail: string)
   constructor(
     public readonly status: number,
-    public readonly title: string,
-    public readonly detail: string,
+    title: string,
+    detail?: string | Readonly<Record<string, string | number>>,
   ) {
     super(title)
+    if (typeof detail === 'string') {
+      this.title = title
+      this.detail = detail
+    } else {
+      this.words = { key: title as PageErrorKey, params: detail }
+      this.title = title
+      this.detail = ''
+    }
   }
 }

@@ -120,7 +120,7 @@ export class MetadataClients {
       // The reason (an address, a port, an errno, a timeout) only in the log: shown to whoever
       // asked, it would let anyone probe which ports answer behind this server (SPEC).
       this.deps.log.warn('client metadata document refused', { url, reason: error.message })
-      throw new PageError(400, 'Unknown application', METADATA_REFUSED)
+      throw new PageError(400, 'error.metadataRefused')
     }
     const record: ClientRecord = {
       id: url,
@@ -154,10 +154,10 @@ export class MetadataClients {
       this.perHost.set(host, (window = { start: now, count: 0 }))
     }
     if (++window.count > FETCHES_PER_HOST)
-      throw new PageError(429, 'Too many new applications', `Too many metadata documents were fetched from ${host} in the last minute. Try again in a minute.`)
+      throw new PageError(429, 'error.metadataBusyHost', { host })
     if (now - this.all.start >= 60_000) this.all = { start: now, count: 0 }
     if (++this.all.count > FETCHES_PER_MINUTE)
-      throw new PageError(429, 'Too many new applications', 'Too many metadata documents were fetched in the last minute. Try again in a minute.')
+      throw new PageError(429, 'error.metadataBusy')
   }
 }
 

@@ -1,3 +1,5 @@
+import { t } from '../i18n'
+
 /** The scopes of the seed document and OpenID Connect's, with the words the consent page uses for each. */
 export const SCOPES = {
   openid: 'Sign you in with your account',
@@ -53,10 +55,10 @@ export function scopeOrder(resourceScopes: Record<string, string> | undefined): 
   return resourceScopes ? [...WITH_RESOURCE, ...Object.keys(resourceScopes)] : SUPPORTED_SCOPES
 }
 
-/** The words the consent and account pages show for a scope. */
+/** The words the consent and account pages show for a scope, in the page's language (SCOPES holds the English). */
 export function scopeWords(scope: string, resourceScopes?: Record<string, string>): string {
   if (resourceScopes && Object.hasOwn(resourceScopes, scope)) return resourceScopes[scope]!
-  return isScope(scope) ? SCOPES[scope] : scope
+  return isScope(scope) ? t(`scope.${scope}`) : scope
 }
 
 export function includesAll(granted: readonly string[], requested: readonly string[]): boolean {

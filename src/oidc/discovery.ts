@@ -5,6 +5,7 @@ import { agentMetadata, CLIENT_AUTH_METADATA, endpoints, GRANT_TYPES_SUPPORTED }
 import { SUPPORTED_SCOPES } from '../oauth/scopes'
 import { ID_TOKEN_ALGS } from '../oauth/clients'
 import { JWKS_MAX_AGE } from './keys'
+import { LOCALES } from '../i18n/locales'
 
 
 // The JWKS may be cached, for less than a retired key stays published (ACCESS_TOKEN_TTL, one hour
@@ -28,6 +29,8 @@ export function discoveryRoutes(ctx: AppContext) {
     code_challenge_methods_supported: ['S256'],
     claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'amr', 'nonce', 'email', 'email_verified', 'name', 'picture', 'groups', 'sid'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
+    // SPEC "Brand and language": the languages pages speak, for an app's ui_locales (OpenID Connect Discovery §3).
+    ui_locales_supported: LOCALES,
     claims_parameter_supported: false,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,

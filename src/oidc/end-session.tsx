@@ -10,6 +10,8 @@ import type { AppContext } from '../context'
 import { clearCookie } from '../lib/cookies'
 import { findClient } from '../oauth/clients'
 import { CsrfField, Hidden, Layout } from '../views/layout'
+import { raw, t as msg, th } from '../i18n'
+import { speechOf } from '../i18n/request'
 import { formActionSource, htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { verifyJwt } from './jwt'
@@ -54,9 +56,9 @@ function back(uri: string, state: string | undefined): string {
 
 function SignedOutPage() {
   return (
-    <Layout title="Signed out">
-      <h1>You are signed out</h1>
-      <p class="muted">You can close this window.</p>
+    <Layout title={msg('signOut.doneTitle')}>
+      <h1>{th('signOut.done')}</h1>
+      <p class="muted">{th('signOut.close')}</p>
     </Layout>
   )
 }
@@ -64,18 +66,16 @@ function SignedOutPage() {
 function ConfirmPage(props: { params: LogoutParams; csrf: string; email: string }) {
   const hidden = (['id_token_hint', 'post_logout_redirect_uri', 'state', 'client_id'] as const).filter((k) => props.params[k] !== undefined)
   return (
-    <Layout title="Sign out">
-      <h1>Sign out?</h1>
-      <p class="muted">
-        You are signed in as <strong safe>{props.email}</strong>. An application asks to sign you out.
-      </p>
+    <Layout title={msg('signOut.title')}>
+      <h1>{th('signOut.confirm')}</h1>
+      <p class="muted">{th('signOut.appAsks', { email: raw(<strong safe>{props.email}</strong>) })}</p>
       <form method="post" action="/oauth/logout">
         <CsrfField token={props.csrf} />
         {hidden.map((k) => (
           <Hidden name={k} value={props.params[k]!} />
         ))}
         <div class="actions">
-          <button type="submit">Sign out</button>
+          <button type="submit">{th('signOut.submit')}</button>
         </div>
       </form>
     </Layout>
@@ -91,11 +91,12 @@ export function endSessionRoutes(ctx: AppContext) {
       async function confirmLogout({ request, query }) {
         const session = await readSession(ctx, request)
         const allowed = await allowedReturn(ctx, query)
-        if (!session) return allowed ? seeOther(back(allowed, query.state)) : htmlPage(<SignedOutPage />)
+        if (!session) return allowed ? seeOther(back(allowed, query.state)) : htmlPage(() => <SignedOutPage />, { speech: speechOf(ctx.config, request) })
         const csrf = formCsrf(ctx, request, session)
         // Chromium applies form-action to the redirect after the POST: allow the verified return.
-        return htmlPage(<ConfirmPage params={query} csrf={csrf.token} email={session.user.email} />, {
+        return htmlPage(() => <ConfirmPage params={query} csrf={csrf.token} email={session.user.email} />, {
           formAction: allowed ? [formActionSource(allowed)] : [],
+          speech: speechOf(ctx.config, request, { user: session.user }),
         })
       },
       { query: LogoutParams, detail: { tags: ['OpenID Connect'], summary: 'RP-initiated logout: asks the signed-in user to confirm' } },
@@ -109,7 +110,7 @@ export function endSessionRoutes(ctx: AppContext) {
         const cleared = [clearCookie(cookieNames(secure).session, secure)]
         const allowed = await allowedReturn(ctx, body)
         if (allowed) return seeOther(back(allowed, body.state), cleared)
-        return htmlPage(<SignedOutPage />, { cookies: cleared })
+        return htmlPage(() => <SignedOutPage />, { cookies: cleared, speech: speechOf(ctx.config, request, { user: session?.user }) })
       },
       { parse: parsePageForm, body: LogoutParams, detail: { hide: true } },
     )

@@ -178,7 +178,7 @@ export function providerRoutes(ctx: AppContext) {
         const session = await readSession(ctx, request)
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
         const outcome = await ctx.store.providers.unlinkIdentity(session.user.id, params.id)
-        if (outcome === 'last') return accountPage(ctx, request, session, { status: 409, error: WORDS.lastWay })
+        if (outcome === 'last') return accountPage(ctx, request, session, { status: 409, error: () => WORDS.lastWay })
         if (outcome === 'done') await ctx.audit.record('identity.unlinked', { userId: session.user.id, request, detail: { provider: params.id } })
         return seeOther('/account#connected')
       },

@@ -14,7 +14,7 @@
 import type { AppContext } from '../context'
 import { UniqueViolation, type ProviderRecord } from '../db/store'
 import { UserInputError, checkFullName, normalizeEmail } from '../accounts/users'
-import { newSignInMethodMessage } from '../mail/messages'
+import { newSignInMethodMessage, recipient } from '../mail/messages'
 import type { UpstreamAccount } from './relying-party'
 
 export type Settled =
@@ -56,13 +56,13 @@ export function domainAllowed(p: ProviderRecord, account: UpstreamAccount, email
 export async function settle(ctx: AppContext, p: ProviderRecord, account: UpstreamAccount, connectingUserId: string | null): Promise<Settled> {
   const now = ctx.clock.now()
   const email = addressOf(account)
-  const notice = (to: string) => (ctx.config.smtpUrl === null ? null : newSignInMethodMessage(ctx.brand.name, to, p.name, email ?? account.subject, `${ctx.config.issuer}/account#connected`))
+  const notice = (to: { email: string; locale?: string | null; timeZone?: string | null }) => (ctx.config.smtpUrl === null ? null : newSignInMethodMessage(recipient(ctx.config, to), p.name, email ?? account.subject, `${ctx.config.issuer}/account#connected`))
   if (!domainAllowed(p, account, email)) {
     return refused(403, 'domain', WORDS.domainTitle, WORDS.domain(p.name, p.allowedDomains))
   }
   if (connectingUserId !== null) {
     const user = await ctx.store.users.findUser(connectingUserId)
-    const linked = user && (await ctx.store.providers.linkIdentity({ providerId: p.id, subject: account.subject, userId: user.id, email }, now, notice(user.email) ?? undefined))
+    const linked = user && (await ctx.store.providers.linkIdentity({ providerId: p.id, subject: account.subject, userId: user.id, email }, now, notice(user) ?? undefined))
     if (linked === 'linked') return { kind: 'connected', userId: connectingUserId }
     const mine = (await ctx.store.providers.listIdentities(connectingUserId)).find((i) => i.providerId === p.id)
     if (mine?.subject === account.subject) return { kind: 'connected', userId: connectingUserId }
@@ -72,7 +72,7 @@ export async function settle(ctx: AppContext, p: ProviderRecord, account: Upstre
   const known = await ctx.store.providers.useIdentity(p.id, account.subject, email, now)
   if (known) return { kind: 'sign-in', userId: known, how: 'identity' }
   if (p.linkVerifiedEmail && email !== null && account.emailVerified) {
-    const linked = await ctx.store.providers.linkByVerifiedEmail({ providerId: p.id, subject: account.subject, email }, now, notice)
+    const linked = await ctx.store.providers.linkByVerifiedEmail({ providerId: p.id, subject: account.subject, email }, now, (to) => notice({ email: to }))
     if (linked) return { kind: 'sign-in', userId: linked, how: 'verified-email' }
   }
   if (p.allowCreate && email !== null) {

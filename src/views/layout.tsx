@@ -3,6 +3,8 @@
 /** @jsxFrag Html.Fragment */
 import { Html, type Children } from '@kitajs/html'
 import { currentBrand, type Brand } from '../brand'
+import { currentSpeech, formatTime, t, th } from '../i18n'
+import { LOCALES, LOCALE_NAMES } from '../i18n/locales'
 
 /** The operator's logo (light and dark), or their name where there is none (SPEC "Brand and language"). */
 function BrandMark(props: { brand: Brand }): JSX.Element {
@@ -21,10 +23,51 @@ function BrandMark(props: { brand: Brand }): JSX.Element {
   )
 }
 
+/**
+ * Every page's footer: the language menu, a form that works without JavaScript. Its POST sets
+ * the language cookie and comes back here (src/i18n/routes.ts).
+ */
+function LanguageMenu(): JSX.Element {
+  const s = currentSpeech()
+  // The same for every page of a language but for the page it comes back to: made once per language.
+  let menu = MENUS.get(s.locale)
+  if (!menu) {
+    menu = ((<LanguageMenuOf />) as string).split(HERE) as [string, string]
+    MENUS.set(s.locale, menu)
+  }
+  return menu[0] + attr(s.here) + menu[1]
+}
+
+const HERE = '\u0000here\u0000'
+const MENUS = new Map<string, [string, string]>()
+
+function LanguageMenuOf(): JSX.Element {
+  const s = currentSpeech()
+  return (
+    <footer>
+      <form method="post" action="/language" class="language">
+        <input type="hidden" name="return_to" value={HERE} />
+        <label for="lk-language">{th('layout.language')}</label>
+        <select id="lk-language" name="locale">
+          {LOCALES.map((l) => (
+            <option value={l} lang={l} selected={l === s.locale} safe>
+              {LOCALE_NAMES[l]}
+            </option>
+          ))}
+        </select>
+        <button type="submit" class="secondary">
+          {th('layout.languageChange')}
+        </button>
+      </form>
+    </footer>
+  )
+}
+
 export function Layout(props: { title: string; wide?: boolean; admin?: boolean; children?: Children }): JSX.Element {
   const brand = currentBrand()
+  const s = currentSpeech()
   return (
-    <html lang="en">
+    <html lang={s.locale} dir={s.dir}>
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -40,6 +83,7 @@ export function Layout(props: { title: string; wide?: boolean; admin?: boolean; 
           <BrandMark brand={brand} />
         </header>
         <main class={props.admin ? 'admin' : props.wide ? 'wide' : undefined}>{props.children}</main>
+        <LanguageMenu />
       </body>
     </html>
   )
@@ -74,15 +118,18 @@ export function ErrorNote(props: { message?: string }): JSX.Element {
   )
 }
 
-/** A day, as the account page shows dates: 2026-11-24, with the exact time for machines. */
+/** A day, as the account page shows dates (2026-11-24 in English; in the reader's zone), with the exact time for machines. */
 export function When(props: { at: number }): JSX.Element {
-  const iso = new Date(props.at).toISOString()
-  return <time datetime={iso}>{iso.slice(0, 10)}</time>
+  return (
+    <time datetime={new Date(props.at).toISOString()} safe>
+      {formatTime(props.at, 'date')}
+    </time>
+  )
 }
 
 /** "not used yet", or "last used <day>". */
 export function LastUsed(props: { at: number | null }): JSX.Element {
-  return props.at === null ? 'not used yet' : <>last used <When at={props.at} /></>
+  return props.at === null ? th('common.notUsedYet') : th('common.lastUsed', { day: { html: <When at={props.at} /> as string } })
 }
 
 /** A form that is one button (with its CSRF token and hidden fields): revoke, remove, sign out… */
@@ -91,7 +138,7 @@ export function ButtonForm(props: { action: string; csrf: string; label: string;
     <form method="post" action={props.action} class={props.inline === false ? undefined : 'inline'}>
       <CsrfField token={props.csrf} />
       {Object.entries(props.fields ?? {}).map(([name, value]) => <Hidden name={name} value={value} />)}
-      <button type="submit" class={props.kind} aria-label={props.ariaLabel}>
+      <button type="submit" class={props.kind} aria-label={props.ariaLabel === undefined ? undefined : attr(props.ariaLabel)} safe>
         {props.label}
       </button>
     </form>

@@ -1,3 +1,5 @@
+import { speaking, type Speech } from '../i18n'
+
 /** Security headers every HTML page carries (SPEC "Pages"). */
 export function pageHeaders(formAction: readonly string[] = []): Record<string, string> {
   // form-action also governs the redirect that follows a form POST in Chromium, so the consent
@@ -32,10 +34,15 @@ export function formActionSource(redirectUri: string): string {
   return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol
 }
 
+/**
+ * A page. `body` is a function rendered speaking `init.speech` (the request's language, from
+ * speechOf): every `t()` inside it, the layout's `<html lang dir>` and its language menu follow it.
+ */
 export function htmlPage(
-  body: JSX.Element,
-  init: { status?: number; formAction?: readonly string[]; cookies?: readonly string[]; headers?: Record<string, string> } = {},
+  body: JSX.Element | (() => JSX.Element),
+  init: { status?: number; formAction?: readonly string[]; cookies?: readonly string[]; headers?: Record<string, string>; speech?: Speech } = {},
 ): Response {
+  if (typeof body === 'function') body = init.speech ? speaking(init.speech, body) : body()
   const headers = new Headers(pageHeaders(init.formAction))
   for (const c of init.cookies ?? []) headers.append('set-cookie', c)
   for (const [name, value] of Object.entries(init.headers ?? {})) headers.set(name, value)

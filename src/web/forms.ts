@@ -5,7 +5,7 @@ export type FormFields = Record<string, string | string[]>
 
 const FORM_BODY_LIMIT: BodyLimit = {
   bytes: MAX_FORM_BYTES,
-  tooLarge: () => new PageError(413, 'Form too large', 'The form sent more than 64 KiB. Nothing was changed.'),
+  tooLarge: () => new PageError(413, 'error.formTooLarge'),
 }
 
 /**
@@ -15,12 +15,12 @@ const FORM_BODY_LIMIT: BodyLimit = {
  */
 export async function parsePageForm({ request }: { request: Request }): Promise<FormFields> {
   if (mediaType(request) !== 'application/x-www-form-urlencoded')
-    throw new PageError(415, 'Unsupported form', 'Forms must be sent as application/x-www-form-urlencoded.')
+    throw new PageError(415, 'error.formType')
   let text: string
   try {
     text = await readBodyText(request, FORM_BODY_LIMIT)
   } catch (error) {
-    if (error instanceof ApiError) throw new PageError(400, 'Bad request', 'The form could not be read.')
+    if (error instanceof ApiError) throw new PageError(400, 'error.formUnreadable')
     throw error
   }
   const fields: FormFields = {}

@@ -1,6 +1,6 @@
 import { type ApiError, InvalidRequest, PageError, RequestTooLarge } from '../lib/errors'
 import { MAX_BODY_BYTES, MAX_FORM_BYTES, declaredTooLarge, errorResponse } from '../lib/http'
-import { errorPageResponse } from '../views/error-page'
+import { pageErrorResponse } from '../views/error-page'
 import { AVATAR_FORM_MAX_BYTES, AVATAR_UPLOAD_PATH, avatarTooLarge } from '../accounts/avatar'
 
 /** A reg-name, IPv4 address or bracketed IPv6 address, with an optional port (RFC 9110 §7.2). */
@@ -47,7 +47,7 @@ export function wantsPage(request: Request, path: string): boolean {
 
 /** The same refusal as JSON for the API or as a page for people. */
 function refuse(path: string, api: ApiError, page: PageError): Response {
-  return isApiPath(path) ? errorResponse(api) : errorPageResponse(page.status, page.title, page.detail)
+  return isApiPath(path) ? errorResponse(api) : pageErrorResponse(page)
 }
 
 /**

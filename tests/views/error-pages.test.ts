@@ -21,7 +21,7 @@ describe('error pages for browsers (issue 36)', () => {
     expect(res.status).toBe(404)
     expectPageHeaders(res)
     const html = await res.text()
-    expect(html).toStartWith('<!doctype html><html lang="en">')
+    expect(html).toStartWith('<!doctype html><html lang="en" dir="ltr">')
     expect(heading(html)).toBe('Page not found')
     expect(html).toContain('<title>Page not found · Latchkey</title>')
     expect(html).toMatch(/<link rel="stylesheet" href="\/assets\/app\.css\?v=[\w-]{16}"\/>/)

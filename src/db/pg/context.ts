@@ -36,6 +36,8 @@ export const toUser = (r: Row): UserRecord => ({
   fullName: r.full_name as string,
   avatarUrl: r.avatar_url as string | null,
   emailVerified: r.email_verified as boolean,
+  // Only the queries that select them (a session's user, findUser) carry the language columns.
+  ...(r.locale === undefined ? {} : { locale: r.locale as string | null, timeZone: r.time_zone as string | null }),
 })
 
 /**

@@ -23,6 +23,10 @@ export const users = pgTable('users', {
   emailVerified: boolean('email_verified').notNull().default(false),
   isAdmin: boolean('is_admin').notNull().default(false),
   disabledAt: ms('disabled_at'),
+  /** The language chosen on /account (a tag of src/i18n/locales.ts); null: the request decides. */
+  locale: text('locale'),
+  /** The IANA time zone chosen on /account; null: UTC. */
+  timeZone: text('time_zone'),
 })
 
 export const clients = pgTable('clients', {

@@ -44,7 +44,7 @@ export class PgSessions implements SessionStore {
 
   findSession(idHash: string, now: number, idleSince: number): Promise<SessionRecord | undefined> {
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`SELECT u.id, u.email, u.full_name, u.avatar_url, u.email_verified, u.is_admin, s.auth_time, s.amr, s.pending, s.sid, s.last_active_at
+      const [row] = await sql`SELECT u.id, u.email, u.full_name, u.avatar_url, u.email_verified, u.locale, u.time_zone, u.is_admin, s.auth_time, s.amr, s.pending, s.sid, s.last_active_at
         FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.id_hash = ${idHash} AND s.expires_at > ${now} AND s.last_active_at > ${idleSince}`
       return (

@@ -15,14 +15,14 @@ export class PgUsers implements UserStore {
 
   findUser(id: string): Promise<UserRecord | undefined> {
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`SELECT id, email, full_name, avatar_url, email_verified FROM users WHERE id = ${id}`
+      const [row] = await sql`SELECT id, email, full_name, avatar_url, email_verified, locale, time_zone FROM users WHERE id = ${id}`
       return row && toUser(row)
     })
   }
 
   findUserByEmail(email: string) {
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`SELECT id, email, full_name, avatar_url, email_verified, password_hash FROM users WHERE email = ${email}`
+      const [row] = await sql`SELECT id, email, full_name, avatar_url, email_verified, locale, time_zone, password_hash FROM users WHERE email = ${email}`
       return row && { ...toUser(row), passwordHash: row.password_hash as string }
     })
   }
@@ -77,6 +77,10 @@ export class PgUsers implements UserStore {
       const [row] = await sql`SELECT content_type, bytes, etag, updated_at FROM user_avatars WHERE user_id = ${id}`
       return row && { contentType: row.content_type as string, bytes: new Uint8Array(row.bytes as Uint8Array), etag: row.etag as string, updatedAt: n(row.updated_at) }
     })
+  }
+
+  async setLanguage(id: string, language: { locale: string | null; timeZone: string | null }): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`UPDATE users SET locale = ${language.locale}, time_zone = ${language.timeZone} WHERE id = ${id}`).count > 0)
   }
 
   async setAdmin(id: string, admin: boolean): Promise<boolean> {

@@ -8,6 +8,9 @@ export interface UserRecord {
   avatarUrl: string | null
   /** Whether an operator vouched for the email (CLI), as opposed to self sign-up. */
   emailVerified: boolean
+  /** The language and time zone chosen on /account (null: not chosen); read where pages and mails need them. */
+  locale?: string | null
+  timeZone?: string | null
 }
 
 /** A user as operators list them. */
@@ -39,6 +42,8 @@ export interface UserStore {
   setFullName(id: string, fullName: string): Promise<boolean>
   /** The name and the picture in one write (/account's profile); an uploaded picture goes with it. false for an unknown user. */
   setProfile(id: string, profile: { fullName: string; avatarUrl: string | null }): Promise<boolean>
+  /** /account → Language and Time zone (null: not chosen); false for an unknown user. */
+  setLanguage(id: string, language: { locale: string | null; timeZone: string | null }): Promise<boolean>
   /**
    * The picture alone: `url` (an https:// address, an uploaded picture's path, or null for none)
    * and, with `upload`, its bytes in the same transaction; without, an uploaded picture is

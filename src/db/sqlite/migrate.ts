@@ -24,6 +24,7 @@ import machines from '../../../drizzle/sqlite/0020_machines.sql' with { type: 't
 import clientLogos from '../../../drizzle/sqlite/0021_client_logos.sql' with { type: 'text' }
 import avatars from '../../../drizzle/sqlite/0022_avatars.sql' with { type: 'text' }
 import providers from '../../../drizzle/sqlite/0023_providers.sql' with { type: 'text' }
+import userLanguage from '../../../drizzle/sqlite/0024_user_language.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -54,6 +55,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0021_client_logos': clientLogos,
   '0022_avatars': avatars,
   '0023_providers': providers,
+  '0024_user_language': userLanguage,
 }
 
 export interface MigrationResult {

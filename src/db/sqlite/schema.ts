@@ -18,6 +18,10 @@ export const users = sqliteTable('users', {
   isAdmin: integer('is_admin', { mode: 'boolean' }).notNull().default(false),
   /** When an operator disabled the account: it cannot sign in, and its tokens were revoked then. */
   disabledAt: integer('disabled_at'),
+  /** The language chosen on /account (a tag of src/i18n/locales.ts); null: the request decides. */
+  locale: text('locale'),
+  /** The IANA time zone chosen on /account; null: UTC. */
+  timeZone: text('time_zone'),
 })
 
 export const clients = sqliteTable('clients', {

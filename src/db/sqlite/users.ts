@@ -13,6 +13,8 @@ export const toUser = (row: typeof users.$inferSelect): UserRecord => ({
   fullName: row.fullName,
   avatarUrl: row.avatarUrl,
   emailVerified: row.emailVerified,
+  locale: row.locale,
+  timeZone: row.timeZone,
 })
 
 export class SqliteUsers implements UserStore {
@@ -54,6 +56,10 @@ export class SqliteUsers implements UserStore {
 
   setFullName(id: string, fullName: string): Promise<boolean> {
     return this.ctx.write(() => this.changed(id, changes(this.ctx.db.orm.update(users).set({ fullName }).where(eq(users.id, id)).run()) > 0))
+  }
+
+  setLanguage(id: string, language: { locale: string | null; timeZone: string | null }): Promise<boolean> {
+    return this.ctx.write(() => this.changed(id, changes(this.ctx.db.orm.update(users).set({ locale: language.locale, timeZone: language.timeZone }).where(eq(users.id, id)).run()) > 0))
   }
 
   setProfile(id: string, profile: { fullName: string; avatarUrl: string | null }): Promise<boolean> {

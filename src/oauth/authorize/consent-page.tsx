@@ -3,8 +3,9 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
 import type { User } from '../../accounts/users'
-import { ButtonForm, CsrfField, Hidden, Layout } from '../../views/layout'
+import { ButtonForm, CsrfField, Hidden, Layout, attr } from '../../views/layout'
 import { AppLogo } from '../../views/app-logo'
+import { raw, t, th } from '../../i18n'
 import { scopeWords } from '../scopes'
 import type { AuthorizationRequest } from './request'
 
@@ -14,10 +15,10 @@ export function DecisionButtons() {
   return (
     <div class="actions">
       <button type="submit" name="decision" value="allow">
-        Allow
+        {th('consent.allow')}
       </button>
       <button type="submit" name="decision" value="deny" class="secondary">
-        Deny
+        {th('consent.deny')}
       </button>
     </div>
   )
@@ -50,13 +51,13 @@ function WhoIsAsking(props: { request: AuthorizationRequest }) {
   if (client.kind === 'metadata')
     return (
       <p class="origin" data-origin>
-        From <strong safe>{new URL(client.id).host}</strong> — allow it only if you trust that site.
+        {th('consent.fromSite', { host: raw(<strong safe>{new URL(client.id).host}</strong>) })}
       </p>
     )
   if (client.kind === 'dynamic')
     return (
       <p class="origin" data-unverified>
-        This app registered itself: it is <strong>not verified by your administrator</strong>.
+        {th('consent.unverified', { warning: raw(<strong>{th('consent.unverifiedWarning')}</strong>) })}
       </p>
     )
   return ''
@@ -66,17 +67,17 @@ function WhoIsAsking(props: { request: AuthorizationRequest }) {
 export function ConsentPage(props: { request: AuthorizationRequest; user: User; csrf: string; returnTo: string }) {
   const { request, user } = props
   return (
-    <Layout title="Authorize access">
+    <Layout title={t('consent.title')}>
       <AppLogo id={request.client.id} name={request.client.name} logoEtag={request.client.logoEtag} large />
       <h1>
-        <span safe>{request.client.name}</span> wants to access {request.resource ? <strong safe>{request.resource.name}</strong> : 'your account'}
+        {request.resource
+          ? th('consent.wantsResource', { app: raw(<span safe>{request.client.name}</span>), resource: raw(<strong safe>{request.resource.name}</strong>) })
+          : th('consent.wantsAccount', { app: raw(<span safe>{request.client.name}</span>) })}
       </h1>
       <WhoIsAsking request={request} />
-      <p class="muted">
-        Signed in as <strong safe>{user.fullName}</strong> (<span safe>{user.email}</span>)
-      </p>
-      <ButtonForm action="/login/switch" csrf={props.csrf} fields={{ return_to: props.returnTo }} label="Not you?" kind="secondary" />
-      <p>If you allow it, this app will be able to:</p>
+      <p class="muted">{th('consent.signedInAs', { name: raw(<strong safe>{user.fullName}</strong>), email: raw(<span safe>{user.email}</span>) })}</p>
+      <ButtonForm action="/login/switch" csrf={props.csrf} fields={{ return_to: props.returnTo }} label={t('consent.notYou')} kind="secondary" />
+      <p>{th('consent.willBeAble')}</p>
       <ul class="scopes">
         {request.scopes.map((s) => (
           <li data-scope={s} safe>
@@ -89,7 +90,7 @@ export function ConsentPage(props: { request: AuthorizationRequest; user: User; 
         <RequestFields request={request} />
         <DecisionButtons />
       </form>
-      <p class="muted">You can revoke access at any time from your account page.</p>
+      <p class="muted">{th('consent.revokeLater')}</p>
     </Layout>
   )
 }
@@ -97,15 +98,11 @@ export function ConsentPage(props: { request: AuthorizationRequest; user: User; 
 /** The app is restricted to groups the user is in none of (`--allowed-group`): no consent to give; "Back to the app" says so to it. */
 export function AccessDeniedPage(props: { request: AuthorizationRequest; back: string }) {
   return (
-    <Layout title="Access denied">
-      <h1>Access denied</h1>
+    <Layout title={t('consent.deniedTitle')}>
+      <h1>{th('consent.deniedTitle')}</h1>
+      <p>{th('consent.denied', { app: raw(<strong safe>{props.request.client.name}</strong>) })}</p>
       <p>
-        Your account may not use <strong safe>{props.request.client.name}</strong>. Ask your administrator to add you to one of its groups.
-      </p>
-      <p>
-        <a href={props.back} safe>
-          Back to the app
-        </a>
+        <a href={attr(props.back)}>{th('consent.backToApp')}</a>
       </p>
     </Layout>
   )
@@ -117,19 +114,16 @@ export function AccessDeniedPage(props: { request: AuthorizationRequest; back: s
  */
 export function MfaRequiredPage(props: { request: AuthorizationRequest; csrf: string; returnTo: string }) {
   return (
-    <Layout title="Two-step verification required">
-      <h1>Two-step verification required</h1>
-      <p>
-        <strong safe>{props.request.client.name}</strong> requires two-step verification. Turn it on now with an authenticator app and you go on to the app; or add a
-        passkey on your <a href="/account">account page</a>, then sign in to the app again.
-      </p>
-      <ButtonForm action="/account/two-step/setup" csrf={props.csrf} fields={{ return_to: props.returnTo }} label="Set up two-step verification" inline={false} />
+    <Layout title={t('consent.mfaTitle')}>
+      <h1>{th('consent.mfaTitle')}</h1>
+      <p>{th('consent.mfa', { app: raw(<strong safe>{props.request.client.name}</strong>), accountPage: raw(<a href="/account">{th('consent.accountPage')}</a>) })}</p>
+      <ButtonForm action="/account/two-step/setup" csrf={props.csrf} fields={{ return_to: props.returnTo }} label={t('consent.setUpMfa')} inline={false} />
       <form method="post" action="/oauth/authorize">
         <CsrfField token={props.csrf} />
         <RequestFields request={props.request} />
         <div class="actions">
           <button type="submit" name="decision" value="deny" class="secondary">
-            Cancel
+            {th('consent.cancel')}
           </button>
         </div>
       </form>

@@ -14,6 +14,7 @@ import { parsePageForm } from '../../web/forms'
 import { issueCode } from '../codes'
 import { includesAll, scopeOrder } from '../scopes'
 import { AccessDeniedPage, ConsentPage, MfaRequiredPage } from './consent-page'
+import { speechOf } from '../../i18n/request'
 import {
   type AuthorizationRequest,
   AuthorizationRedirect,
@@ -106,7 +107,10 @@ export function authorizeRoutes(ctx: AppContext) {
     const { totp, passkeys } = await secondFactorsOf(ctx, session.user.id)
     if (totp || passkeys) return seeOther(twoStepUrl(url.pathname + url.search))
     const csrf = formCsrf(ctx, request, session)
-    return htmlPage(<MfaRequiredPage request={authz} csrf={csrf.token} returnTo={url.pathname + url.search} />, { formAction: [formActionSource(authz.redirectUri)] })
+    return htmlPage(() => <MfaRequiredPage request={authz} csrf={csrf.token} returnTo={url.pathname + url.search} />, {
+      formAction: [formActionSource(authz.redirectUri)],
+      speech: speechOf(ctx.config, request, { user: session.user }),
+    })
   }
 
   return new Elysia({ name: 'oauth-authorize' })
@@ -129,7 +133,7 @@ export function authorizeRoutes(ctx: AppContext) {
       if (!(await ctx.store.groups.mayAuthorize(authz.client.id, session!.user.id))) {
         const denied = redirectError(ctx, authz, 'access_denied', 'the user is in none of the groups allowed to use the application')
         if (silent) throw denied
-        return htmlPage(<AccessDeniedPage request={authz} back={denied.location} />, { status: 403 })
+        return htmlPage(() => <AccessDeniedPage request={authz} back={denied.location} />, { status: 403, speech: speechOf(ctx.config, request, { user: session!.user }) })
       }
       const stepUp = await requireTwoFactors(request, url, authz, session!)
       if (stepUp) return stepUp
@@ -139,8 +143,9 @@ export function authorizeRoutes(ctx: AppContext) {
       if (!authz.prompt.has('consent') && (remembered || authz.client.skipConsent)) return approve(authz, session!, !remembered, request)
       if (silent) throw redirectError(ctx, authz, 'consent_required', 'the user must consent')
       const csrf = formCsrf(ctx, request, session)
-      return htmlPage(<ConsentPage request={authz} user={session!.user} csrf={csrf.token} returnTo={url.pathname + url.search} />, {
+      return htmlPage(() => <ConsentPage request={authz} user={session!.user} csrf={csrf.token} returnTo={url.pathname + url.search} />, {
         formAction: [formActionSource(authz.redirectUri)],
+        speech: speechOf(ctx.config, request, { user: session!.user }),
       })
     }, {
       detail: {
@@ -159,7 +164,7 @@ export function authorizeRoutes(ctx: AppContext) {
       async function decide({ request, body }) {
         const session = await readSession(ctx, request)
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token))
-          throw new PageError(403, 'Request refused', 'This consent form has expired or did not come from this site. Start again from the application.')
+          throw new PageError(403, 'error.consentForbidden')
         const authz = await validateAuthorizationRequest(ctx, body)
         if (body.decision === 'allow') {
           // The consent form was shown to a two-factor session; a forged "allow" from one with a single factor is refused.

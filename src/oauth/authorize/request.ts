@@ -83,8 +83,6 @@ const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/
 
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:'
 const REQUEST_URI = /^urn:ietf:params:oauth:request_uri:([A-Za-z0-9_-]{43})$/
-const PUSHED_GONE = 'This sign-in request has expired or was used already. Start again from the application.'
-
 /** The stored key of a request_uri: the hash of its random part; undefined for one not well formed. */
 export function requestUriHash(raw: unknown): string | undefined {
   const match = typeof raw === 'string' ? REQUEST_URI.exec(raw) : null
@@ -100,14 +98,14 @@ async function pushedParams(ctx: AppContext, params: Params): Promise<Params | u
   if (params.request_uri === undefined) return undefined
   const hash = requestUriHash(params.request_uri)
   const found = hash && (await ctx.store.pushed.findPushedRequest(hash, ctx.clock.now()))
-  if (!found || found.clientId !== params.client_id) throw new PageError(400, 'Expired request', PUSHED_GONE)
+  if (!found || found.clientId !== params.client_id) throw new PageError(400, 'error.pushedGone')
   return { ...found.params, client_id: found.clientId, login_after: params.login_after, request_uri: params.request_uri }
 }
 
 /** Uses a pushed request up when the user decides (RFC 9126 §4: once); a second decision is a page. */
 export async function usePushedRequest(ctx: AppContext, authz: AuthorizationRequest): Promise<void> {
   if (authz.requestUri === undefined) return
-  if (!(await ctx.store.pushed.usePushedRequest(requestUriHash(authz.requestUri)!, ctx.clock.now()))) throw new PageError(400, 'Expired request', PUSHED_GONE)
+  if (!(await ctx.store.pushed.usePushedRequest(requestUriHash(authz.requestUri)!, ctx.clock.now()))) throw new PageError(400, 'error.pushedGone')
 }
 
 /**
@@ -123,12 +121,12 @@ export async function validateAuthorizationRequest(ctx: AppContext, given: Param
   }
   const clientId = single('client_id')
   const client = clientId ? await clientForAuthorization(ctx, clientId) : undefined
-  if (!client) throw new PageError(400, 'Unknown application', 'The link you followed names an application this server does not know (client_id is missing or wrong).')
+  if (!client) throw new PageError(400, 'error.unknownClient')
   // RFC 9126 §5: --require-par apps send their requests through the PAR endpoint only.
-  if (client.requirePar && !pushed && !opts.pushing) throw new PageError(400, 'Pushed request required', 'This application must send its sign-in requests to this server first (a pushed authorization request). Start again from the application.')
+  if (client.requirePar && !pushed && !opts.pushing) throw new PageError(400, 'error.parRequired')
   const redirectUri = single('redirect_uri')
   if (!redirectUri || !redirectUriMatches(client, redirectUri))
-    throw new PageError(400, 'Invalid redirect', 'The link you followed asks to return to an address this application did not register (redirect_uri).')
+    throw new PageError(400, 'error.invalidRedirect')
 
   const state = single('state')
   const fail = (error: string, description: string) =>

@@ -9,6 +9,9 @@ import type { AppContext } from '../../context'
 import type { DeviceCodeRecord, ResourceRecord } from '../../db/store'
 import { sha256 } from '../../lib/crypto'
 import { PageError } from '../../lib/errors'
+import type { PageErrorKey } from '../../i18n/types'
+import { formatTime, raw, t as msg, th } from '../../i18n'
+import { speechOf } from '../../i18n/request'
 import { CsrfField, Hidden, Layout } from '../../views/layout'
 import { htmlPage, seeOther } from '../../views/page'
 import { clientAddressOf, rateLimitKey } from '../../web/client-address'
@@ -28,15 +31,15 @@ const MINUTE = 60_000
 
 function CodeForm(props: { error?: string }) {
   return (
-    <Layout title="Connect a device">
-      <h1>Connect a device</h1>
+    <Layout title={msg('device.title')}>
+      <h1>{th('device.title')}</h1>
       {props.error ? <p class="error" role="alert" safe>{props.error}</p> : ''}
-      <p>Enter the code your device shows.</p>
+      <p>{th('device.enterCode')}</p>
       <form method="get" action="/device">
-        <label for="user_code">Code</label>
+        <label for="user_code">{th('device.code')}</label>
         <input id="user_code" name="user_code" type="text" autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="XXXX-XXXX" required />
         <div class="actions">
-          <button type="submit">Continue</button>
+          <button type="submit">{th('device.continue')}</button>
         </div>
       </form>
     </Layout>
@@ -46,20 +49,23 @@ function CodeForm(props: { error?: string }) {
 function DeviceConsentPage(props: { client: Client; resource: ResourceRecord | undefined; device: DeviceCodeRecord; userCode: string; session: Session; csrf: string }) {
   const { client, resource, device } = props
   return (
-    <Layout title="Connect a device">
+    <Layout title={msg('device.title')}>
       <h1>
-        <span safe>{client.name}</span> on a device wants to access {resource ? <strong safe>{resource.name}</strong> : 'your account'}
+        {resource
+          ? th('device.wantsResource', { app: raw(<span safe>{client.name}</span>), resource: raw(<strong safe>{resource.name}</strong>) })
+          : th('device.wantsAccount', { app: raw(<span safe>{client.name}</span>) })}
       </h1>
       <p>
-        Requested <time datetime={new Date(device.createdAt).toISOString()}>{new Date(device.createdAt).toUTCString()}</time> from the address <strong safe>{device.address}</strong>.
+        {th('device.requested', {
+          when: raw(<time datetime={new Date(device.createdAt).toISOString()} safe>{formatTime(device.createdAt, 'second')}</time>),
+          address: raw(<strong safe>{device.address}</strong>),
+        })}
       </p>
       <p class="warning" role="alert">
-        Only continue if you started this yourself, on a device in front of you.
+        {th('device.warning')}
       </p>
-      <p class="muted">
-        Signed in as <strong safe>{props.session.user.fullName}</strong> (<span safe>{props.session.user.email}</span>)
-      </p>
-      <p>If you allow it, this app will be able to:</p>
+      <p class="muted">{th('consent.signedInAs', { name: raw(<strong safe>{props.session.user.fullName}</strong>), email: raw(<span safe>{props.session.user.email}</span>) })}</p>
+      <p>{th('consent.willBeAble')}</p>
       <ul class="scopes">
         {device.scope.split(' ').map((s) => (
           <li data-scope={s} safe>
@@ -78,11 +84,9 @@ function DeviceConsentPage(props: { client: Client; resource: ResourceRecord | u
 
 function DonePage(props: { allowed: boolean; client: string }) {
   return (
-    <Layout title="Connect a device">
-      <h1>{props.allowed ? 'Device connected' : 'Access denied'}</h1>
-      <p>
-        {props.allowed ? <>You can return to your device: <span safe>{props.client}</span> is signed in.</> : <>The device was not given access to <span safe>{props.client}</span>.</>} You can close this page.
-      </p>
+    <Layout title={msg('device.title')}>
+      <h1>{props.allowed ? th('device.connected') : th('device.denied')}</h1>
+      <p>{props.allowed ? th('device.connectedText', { app: props.client }) : th('device.deniedText', { app: props.client })}</p>
     </Layout>
   )
 }
@@ -113,7 +117,8 @@ export function devicePages(ctx: AppContext) {
   /** The pending request a typed code names, or the page that says why not (429 when guessing). */
   async function lookUp(request: Request, raw: string): Promise<{ device: DeviceCodeRecord; code: string } | Response> {
     const wait = await take(request)
-    if (wait > 0) return htmlPage(<CodeForm error="Too many wrong codes. Wait a minute and try again." />, { status: 429, headers: { 'retry-after': String(wait) } })
+    const speech = speechOf(ctx.config, request)
+    if (wait > 0) return htmlPage(() => <CodeForm error={msg('device.tooMany')} />, { status: 429, headers: { 'retry-after': String(wait) }, speech })
     const code = normalizeUserCode(raw)
     const device = code && (await ctx.store.devices.findPendingByUserCode(userCodeHash(code), ctx.clock.now()))
     if (code && device) {
@@ -121,20 +126,20 @@ export function devicePages(ctx: AppContext) {
       return { device, code }
     }
     ctx.log.warn('device code refused', { client: clientAddressOf(request, ctx.config.trustedProxies) })
-    return htmlPage(<CodeForm error="That code is not valid, or it has expired. Check the code on your device." />, { status: 400 })
+    return htmlPage(() => <CodeForm error={msg('device.invalid')} />, { status: 400, speech })
   }
 
   async function clientOf(device: DeviceCodeRecord): Promise<Client> {
     const client = await findClient(ctx.store, device.clientId)
-    if (!client) throw new PageError(400, 'Unknown application', 'The application that asked for this code no longer exists.')
+    if (!client) throw new PageError(400, 'error.deviceAppGone')
     return client
   }
 
   /** What stops this user from allowing it: the app's groups, its two-factor rule, an unverified email. */
-  async function refusal(client: Client, session: Session): Promise<string | undefined> {
-    if (!(await ctx.store.groups.mayAuthorize(client.id, session.user.id))) return 'You are in none of the groups allowed to use this application.'
-    if (client.requireMfa && !hasTwoFactors(session)) return 'This application requires two-step verification: sign in with a second factor first.'
-    if (ctx.config.emailVerification === 'required' && !session.user.emailVerified) return 'Verify your email address first.'
+  async function refusal(client: Client, session: Session): Promise<PageErrorKey | undefined> {
+    if (!(await ctx.store.groups.mayAuthorize(client.id, session.user.id))) return 'error.deviceNoGroup'
+    if (client.requireMfa && !hasTwoFactors(session)) return 'error.deviceNeedsMfa'
+    if (ctx.config.emailVerification === 'required' && !session.user.emailVerified) return 'error.deviceVerifyEmail'
     return undefined
   }
 
@@ -142,7 +147,7 @@ export function devicePages(ctx: AppContext) {
     .get(
       '/device',
       async function devicePage({ request, query }) {
-        if (query.user_code === undefined || query.user_code === '') return htmlPage(<CodeForm />)
+        if (query.user_code === undefined || query.user_code === '') return htmlPage(() => <CodeForm />, { speech: speechOf(ctx.config, request, { user: (await readSession(ctx, request))?.user }) })
         const found = await lookUp(request, query.user_code)
         if (found instanceof Response) return found
         const session = await readSession(ctx, request)
@@ -151,7 +156,9 @@ export function devicePages(ctx: AppContext) {
         const client = await clientOf(found.device)
         const resource = found.device.resource === null ? undefined : await ctx.resources.byUri(found.device.resource)
         const csrf = formCsrf(ctx, request, session)
-        return htmlPage(<DeviceConsentPage client={client} resource={resource} device={found.device} userCode={shown} session={session} csrf={csrf.token} />)
+        return htmlPage(() => <DeviceConsentPage client={client} resource={resource} device={found.device} userCode={shown} session={session} csrf={csrf.token} />, {
+          speech: speechOf(ctx.config, request, { user: session.user }),
+        })
       },
       { query: t.Object({ user_code: t.Optional(t.String()) }), detail: { hide: true } },
     )
@@ -160,17 +167,17 @@ export function devicePages(ctx: AppContext) {
       async function deviceDecision({ request, body }) {
         const session = await readSession(ctx, request)
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token))
-          throw new PageError(403, 'Request refused', 'This form has expired or did not come from this site. Enter the code again.')
+          throw new PageError(403, 'error.deviceForbidden')
         const found = await lookUp(request, typeof body.user_code === 'string' ? body.user_code : '')
         if (found instanceof Response) return found
         const client = await clientOf(found.device)
         const now = ctx.clock.now()
         const hash = userCodeHash(found.code)
         const refused = body.decision === 'allow' ? await refusal(client, session) : undefined
-        if (refused) throw new PageError(403, 'Access denied', refused)
+        if (refused) throw new PageError(403, refused)
         if (body.decision !== 'allow') {
           await ctx.store.devices.decideDeviceCode(hash, now, { status: 'denied', userId: session.user.id })
-          return htmlPage(<DonePage allowed={false} client={client.name} />)
+          return htmlPage(() => <DonePage allowed={false} client={client.name} />, { speech: speechOf(ctx.config, request, { user: session.user }) })
         }
         const { device } = found
         const scopes = device.scope.split(' ')
@@ -185,9 +192,9 @@ export function devicePages(ctx: AppContext) {
           { scopes, canonicalOrder: scopeOrder(resource?.scopes) },
         )
         if (!(await ctx.store.devices.decideDeviceCode(hash, now, { status: 'allowed', userId: session.user.id, codeHash: sha256(code) })))
-          throw new PageError(400, 'Already decided', 'This code was allowed or denied already.')
+          throw new PageError(400, 'error.deviceDecided')
         await ctx.audit.record('consent.granted', { userId: session.user.id, clientId: client.id, request, detail: { scope: device.scope, grant: 'device_code' } })
-        return htmlPage(<DonePage allowed client={client.name} />)
+        return htmlPage(() => <DonePage allowed client={client.name} />, { speech: speechOf(ctx.config, request, { user: session.user }) })
       },
       { parse: parsePageForm, body: t.Object({ csrf_token: t.Optional(t.Unknown()), user_code: t.Optional(t.Unknown()), decision: t.Optional(t.Unknown()) }), detail: { hide: true } },
     )

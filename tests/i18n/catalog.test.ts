@@ -1,0 +1,111 @@
+import { describe, expect, test } from 'bun:test'
+import { SOURCES, pluralCategories, placeholders } from '../../src/i18n/catalog'
+import { LOCALES, type Locale } from '../../src/i18n/locales'
+import type { Plural } from '../../src/i18n/types'
+import en from '../../src/i18n/messages/en'
+
+/**
+ * The locales whose translation is delivered: each must be complete. The other locales' files
+ * are still partial while their translators work (they fall back to English per message); the
+ * lead widens this list as each lands. Until then the checks below still hold for every message
+ * a partial file does have. A translator checks their file as complete with
+ * `CATALOG_COMPLETE=fr bun test tests/i18n/catalog.test.ts -t 'fr:'`.
+ */
+const COMPLETE: readonly Locale[] = ['en', 'de', ...((process.env.CATALOG_COMPLETE ?? '').split(',').filter(Boolean) as Locale[])]
+
+/**
+ * Messages that read the same as in English, reviewed: a word the language borrows, or text
+ * that is the same by nature. Anything else equal to English is an untranslated message.
+ */
+const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
+  // "Code", "Administration", "Passkeys": the German words are these.
+  de: ['device.code', 'account.admin', 'security.passkeysTitle'],
+}
+
+type Message = string | Plural
+const EN = en as Record<string, Message>
+const forms = (m: Message): string[] => (typeof m === 'string' ? [m] : Object.values(m).filter((v): v is string => v !== undefined))
+const namesOf = (m: Message) => new Set(forms(m).flatMap(placeholders))
+const sorted = (s: Iterable<string>) => [...s].sort()
+
+/** What is wrong with one locale's messages (empty: nothing). */
+function problems(locale: Locale, complete: boolean): string[] {
+  const source = SOURCES[locale] as Record<string, Message>
+  const out: string[] = []
+  const categories = pluralCategories(locale)
+  for (const key of Object.keys(EN)) if (complete && !Object.hasOwn(source, key)) out.push(`${key}: missing`)
+  for (const [key, message] of Object.entries(source)) {
+    const english = EN[key]
+    if (english === undefined) {
+      out.push(`${key}: not a message of en.ts`)
+      continue
+    }
+    if (typeof english !== typeof message) {
+      out.push(`${key}: ${typeof english === 'string' ? 'a plain message' : 'plural forms'} in English`)
+      continue
+    }
+    const wanted = sorted(namesOf(english))
+    if (typeof message === 'string') {
+      if (JSON.stringify(sorted(namesOf(message))) !== JSON.stringify(wanted)) out.push(`${key}: placeholders ${sorted(namesOf(message))} instead of ${wanted}`)
+    } else {
+      // A form may leave out {count} ("one passkey" in words), never add or lose another placeholder.
+      const given = namesOf(message)
+      const lost = wanted.filter((n) => n !== 'count' && !given.has(n))
+      const added = [...given].filter((n) => !wanted.includes(n))
+      if (lost.length || added.length) out.push(`${key}: placeholders ${sorted(given)} instead of ${wanted}`)
+      for (const c of categories) if (!Object.hasOwn(message, c)) out.push(`${key}: lacks the plural form "${c}"`)
+      for (const c of Object.keys(message)) if (!categories.includes(c as never)) out.push(`${key}: "${c}" is not a plural form of ${locale}`)
+    }
+    for (const text of forms(message)) {
+      if (/[<>]/.test(text)) out.push(`${key}: markup in a message (use a placeholder)`)
+      if (/\{(?![A-Za-z][A-Za-z0-9_]*\})|(?<!\{[A-Za-z][A-Za-z0-9_]*)\}/.test(text)) out.push(`${key}: a brace that is not a placeholder`)
+    }
+    if (locale !== 'en' && JSON.stringify(message) === JSON.stringify(english) && !(SAME_AS_ENGLISH[locale] ?? []).includes(key)) out.push(`${key}: same as English (untranslated?)`)
+  }
+  return out
+}
+
+describe('the message catalog (issue 36: every message in every language, same placeholders)', () => {
+  for (const locale of LOCALES) {
+    const complete = COMPLETE.includes(locale)
+    test(`${locale}: ${complete ? 'complete, ' : 'partial (falls back to English), '}translated, placeholders and plural forms as English's`, () => {
+      expect(problems(locale, complete)).toEqual([])
+    })
+  }
+
+  test('the allow-list names only messages that exist and are indeed the same as English', () => {
+    for (const [locale, keys] of Object.entries(SAME_AS_ENGLISH)) {
+      for (const key of keys!) expect([locale, key, JSON.stringify((SOURCES[locale as Locale] as Record<string, Message>)[key])]).toEqual([locale, key, JSON.stringify(EN[key])])
+    }
+  })
+
+  test('the checks fail on what they look for', () => {
+    const saved = { ...(SOURCES.de as Record<string, Message>) }
+    const de = SOURCES.de as Record<string, Message>
+    try {
+      delete de['signIn.title']
+      de['signIn.extra'] = 'Extra'
+      de['consent.denied'] = 'Ihr Konto darf {App} nicht verwenden.'
+      de['signIn.forgot'] = 'Forgot password?'
+      de['signIn.tooManyNetwork'] = { other: 'Zu viele Versuche. {count} Sekunden.' }
+      expect(problems('de', true).sort()).toEqual(
+        [
+          'signIn.title: missing',
+          'signIn.extra: not a message of en.ts',
+          'consent.denied: placeholders App instead of app',
+          'signIn.forgot: same as English (untranslated?)',
+          'signIn.tooManyNetwork: lacks the plural form "one"',
+        ].sort(),
+      )
+    } finally {
+      for (const k of Object.keys(de)) delete de[k]
+      Object.assign(de, saved)
+    }
+  })
+
+  test('plural categories come from CLDR: Polish needs few and many, Arabic all six, Japanese only other', () => {
+    expect(sorted(pluralCategories('pl'))).toEqual(['few', 'many', 'one', 'other'])
+    expect(sorted(pluralCategories('ar'))).toEqual(['few', 'many', 'one', 'other', 'two', 'zero'])
+    expect(pluralCategories('ja')).toEqual(['other'])
+  })
+})
