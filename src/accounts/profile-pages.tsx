@@ -9,15 +9,6 @@ import { raw, t, th } from '../i18n'
 import { AVATAR_URL_MAX, NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, type User } from './users'
 
 // The profile's words, in one place.
-const PROFILE_WORDS = {
-  pictureAddress: 'Picture (an https:// image address)',
-  emptyNote: 'Leave it empty for a picture of your initials.',
-  uploadedNote: 'You uploaded your picture. An address here replaces it.',
-  upload: 'Upload a picture',
-  uploadNote: 'PNG, JPEG or WebP, at most 1 MiB.',
-  uploadButton: 'Upload picture',
-  remove: 'Remove picture',
-}
 
 /**
  * /account's profile: the name and the picture — an https:// URL, an uploaded file (its own
@@ -32,21 +23,21 @@ export function ProfileSection(props: { csrf: string; user: User }) {
         <CsrfField token={props.csrf} />
         <label for="profile-name">{th('profile.fullName')}</label>
         <input id="profile-name" name="full_name" type="text" autocomplete="name" required maxlength={String(NAME_MAX)} value={attr(props.user.fullName)} />
-        <label for="profile-avatar">{PROFILE_WORDS.pictureAddress}</label>
+        <label for="profile-avatar">{th('profile.picture')}</label>
         <input id="profile-avatar" name="avatar_url" type="url" maxlength={String(AVATAR_URL_MAX)} placeholder="https://" value={attr(uploaded ? '' : (props.user.avatarUrl ?? ''))} />
-        <p class="muted">{uploaded ? PROFILE_WORDS.uploadedNote : PROFILE_WORDS.emptyNote}</p>
+        <p class="muted">{uploaded ? th('profile.pictureUploaded') : th('profile.pictureHint')}</p>
         <div class="actions">
           <button type="submit">{th('profile.save')}</button>
         </div>
       </form>
       <form method="post" action={AVATAR_UPLOAD_PATH} enctype="multipart/form-data">
         <CsrfField token={props.csrf} />
-        <label for="profile-picture">{PROFILE_WORDS.upload}</label>
+        <label for="profile-picture">{th('profile.upload')}</label>
         <input id="profile-picture" name="picture" type="file" accept="image/png,image/jpeg,image/webp" required />
-        <p class="muted">{PROFILE_WORDS.uploadNote}</p>
+        <p class="muted">{th('profile.uploadHint')}</p>
         <div class="actions">
           <button type="submit" class="secondary">
-            {PROFILE_WORDS.uploadButton}
+            {th('profile.uploadSubmit')}
           </button>
         </div>
       </form>
@@ -55,7 +46,7 @@ export function ProfileSection(props: { csrf: string; user: User }) {
           <CsrfField token={props.csrf} />
           <div class="actions">
             <button type="submit" class="secondary">
-              {PROFILE_WORDS.remove}
+              {th('profile.removePicture')}
             </button>
           </div>
         </form>
@@ -67,13 +58,6 @@ export function ProfileSection(props: { csrf: string; user: User }) {
 }
 
 // The words of confirming with a passkey, in one place.
-const CONFIRM_WORDS = {
-  changeWithPasskey: 'Use a passkey instead',
-  setPassword: 'Confirm with your passkey and set password',
-  passkeyOnly: 'You sign in with a passkey only: confirm with it to set a password.',
-  deleteWithPasskey: 'Delete with a passkey instead',
-  deletePasskeyOnly: 'Confirm with your passkey and delete',
-}
 
 /**
  * "Confirm with a passkey": passkeys.js asks for a fresh assertion of this account
@@ -109,12 +93,12 @@ export function ChangePasswordForm(props: { csrf: string; hasPassword: boolean; 
   if (!props.hasPassword)
     return (
       <form method="post" action="/account/password">
-        <p class="muted">{CONFIRM_WORDS.passkeyOnly}</p>
+        <p class="muted">{th('confirm.passkeyOnly')}</p>
         <CsrfField token={props.csrf} />
         <label for="new-password">New password</label>
         <input id="new-password" name="password" type="password" autocomplete="new-password" required minlength={String(PASSWORD_MIN)} maxlength={String(PASSWORD_MAX)} />
         <div class="actions">
-          <PasskeyConfirm label={CONFIRM_WORDS.setPassword} alone />
+          <PasskeyConfirm label={t('confirm.setPassword')} alone />
         </div>
       </form>
     )
@@ -128,7 +112,7 @@ export function ChangePasswordForm(props: { csrf: string; hasPassword: boolean; 
       <p class="muted">{th('password.othersSignedOut')}</p>
       <div class="actions">
         <button type="submit">{th('password.change')}</button>
-        {props.passkeys ? <PasskeyConfirm label={CONFIRM_WORDS.changeWithPasskey} alone={false} /> : ''}
+        {props.passkeys ? <PasskeyConfirm label={t('confirm.changeWithPasskey')} alone={false} /> : ''}
       </div>
     </form>
   )
@@ -191,7 +175,7 @@ export function DeleteAccountPage(props: { csrf: string; contents: AccountConten
             ''
           )}
           {props.passkeys || !props.hasPassword ? (
-            <PasskeyConfirm label={props.hasPassword ? CONFIRM_WORDS.deleteWithPasskey : CONFIRM_WORDS.deletePasskeyOnly} alone={!props.hasPassword} danger />
+            <PasskeyConfirm label={props.hasPassword ? t('confirm.deleteWithPasskey') : t('confirm.deletePasskeyOnly')} alone={!props.hasPassword} danger />
           ) : (
             ''
           )}
