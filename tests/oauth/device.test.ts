@@ -111,6 +111,16 @@ describe('polling and /device', () => {
     await pollError(late.device_code, 'expired_token')
   })
 
+  test('token.issued is written in the exchange’s own transaction: with the audit writer down, the poll gets its tokens and the event is there', async () => {
+    const ann = (await t.store.users.findUserByEmail('ann@example.com'))!
+    const { device_code, user_code } = await start()
+    await decide(await signIn(t), user_code, 'allow')
+    t.store.audit.record = () => Promise.reject(new Error('audit writer down'))
+    expect((await poll(device_code)).status).toBe(200)
+    const [issued] = await t.store.audit.list({ limit: 1 })
+    expect([issued!.kind, issued!.userId, issued!.clientId, JSON.parse(issued!.detail!)]).toEqual(['token.issued', ann.id, tv, { grant: 'device_code', scope: 'openid email' }])
+  })
+
   test('two polls at once after Allow: exactly one gets the tokens', async () => {
     const { device_code, user_code } = await start()
     await decide(await signIn(t), user_code, 'allow')

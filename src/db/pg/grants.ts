@@ -20,7 +20,7 @@ import { emitting, lock, n, type PgContext, type Row, type Tx } from './context'
 import type { AuditEvent } from '../store'
 
 /** The parameters of an event not written (its INSERT selects no row): one statement either way. */
-const NO_EVENT: AuditEvent = { at: 0, kind: '', userId: null, clientId: null, address: null, userAgent: null, detail: null }
+export const NO_EVENT: AuditEvent = { at: 0, kind: '', userId: null, clientId: null, address: null, userAgent: null, detail: null }
 
 const toRefresh = (r: Row): RefreshRecord => ({
   id: n(r.id),

@@ -34,9 +34,10 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     now: ctx.clock.now(),
     expect: { clientId: client.id, redirectUri: DEVICE_REDIRECT, challenge: null, audience: undefined },
     tokens: minted.tokens,
+    // Written in the exchange's transaction, with the code's user and scope.
+    audit: ctx.audit.event('token.issued', { clientId: client.id, request, detail: { grant: 'device_code' } }),
   })
   if (!exchanged.ok) throw new InvalidGrant('device code is invalid or was used already')
   const { code } = exchanged
-  await ctx.audit.record('token.issued', { userId: code.userId, clientId: client.id, request, detail: { grant: 'device_code', scope: code.scope } })
   return withIdToken(ctx, await minted.response(exchanged, code), { userId: code.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: code.scope, nonce: null, authTime: code.authTime, amr: code.amr })
 }
