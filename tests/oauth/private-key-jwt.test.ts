@@ -86,6 +86,19 @@ describe('private_key_jwt at the token endpoint', () => {
     expect(await status(await token(t, hs))).toEqual([401, 'invalid_client'])
   })
 
+  test('aud names this server only: the endpoint URL or ISSUER, alone (a list of one is that value); a list with another audience, another endpoint or a near spelling are refused', async () => {
+    const { t, file } = await setup()
+    const as = async (aud: unknown) => status(await token(t, await assertion(t, file.id, keys.es!, { aud })))
+    expect(await as([ORIGIN])).toEqual([200, undefined])
+    expect(await as([TOKEN])).toEqual([200, undefined])
+    // SPEC's rule (the endpoint or ISSUER) is kept; draft-ietf-oauth-rfc7523bis asks for ISSUER alone: no other audience may ride along.
+    expect(await as([TOKEN, 'https://other-as.example'])).toEqual([401, 'invalid_client'])
+    expect(await as([ORIGIN, TOKEN])).toEqual([401, 'invalid_client'])
+    expect(await as(`${ORIGIN}/`)).toEqual([401, 'invalid_client'])
+    expect(await as(`${ORIGIN}/api/oauth/par`)).toEqual([401, 'invalid_client'])
+    expect(await as([])).toEqual([401, 'invalid_client'])
+  })
+
   test('one method only: a secret, Basic beside an assertion, or nothing are refused for a private_key_jwt client', async () => {
     const { t, file } = await setup()
     expect(await status(await call(t, '/api/oauth/token', { grant_type: 'client_credentials', scope: 'reports:read', client_id: file.id }))).toEqual([401, 'invalid_client'])
