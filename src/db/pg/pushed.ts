@@ -15,6 +15,15 @@ export class PgPushed implements PushedRequestStore {
     })
   }
 
+  /** One UPDATE: of two instances given one request_uri at once, one redeems it. */
+  redeemPushedRequest(uriHash: string, clientId: string, now: number, redeemedHash: string, redeemedUntil: number): Promise<PushedRequest | undefined> {
+    return this.ctx.run(async (sql) => {
+      const [row] = await sql`UPDATE pushed_requests SET uri_hash = ${redeemedHash}, expires_at = ${redeemedUntil}
+        WHERE uri_hash = ${uriHash} AND client_id = ${clientId} AND expires_at > ${now} RETURNING client_id, params, expires_at`
+      return row ? { clientId: row.client_id as string, params: JSON.parse(row.params as string), expiresAt: n(row.expires_at) } : undefined
+    })
+  }
+
   /** DELETE … of two instances given one request_uri at once, one deletes the row. */
   usePushedRequest(uriHash: string, now: number): Promise<boolean> {
     return this.ctx.run(async (sql) => (await sql`DELETE FROM pushed_requests WHERE uri_hash = ${uriHash} AND expires_at > ${now}`).count > 0)

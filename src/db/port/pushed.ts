@@ -11,6 +11,11 @@ export interface PushedRequestStore {
   insertPushedRequest(uriHash: string, request: PushedRequest): Promise<void>
   /** The request while it is unexpired and unused (reading does not use it: a sign-in may come between). */
   findPushedRequest(uriHash: string, now: number): Promise<PushedRequest | undefined>
+  /**
+   * RFC 9126 §4: the client's unexpired request, redeemed once (on any instance): stored on
+   * under `redeemedHash`, living until `redeemedUntil`; undefined when it was not there.
+   */
+  redeemPushedRequest(uriHash: string, clientId: string, now: number, redeemedHash: string, redeemedUntil: number): Promise<PushedRequest | undefined>
   /** Uses it up: true for exactly one caller, on any instance, before it expires. */
   usePushedRequest(uriHash: string, now: number): Promise<boolean>
 }

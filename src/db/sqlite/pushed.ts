@@ -16,6 +16,18 @@ export class SqlitePushed implements PushedRequestStore {
     return row ? { clientId: row.clientId, params: JSON.parse(row.params), expiresAt: row.expiresAt } : undefined
   }
 
+  redeemPushedRequest(uriHash: string, clientId: string, now: number, redeemedHash: string, redeemedUntil: number): Promise<PushedRequest | undefined> {
+    const { sqlite } = this.ctx.db
+    return this.ctx.write(() => {
+      const row = sqlite
+        .query<{ clientId: string; params: string; expiresAt: number }, [string, number, string, string, number]>(
+          'UPDATE pushed_requests SET uri_hash = ?, expires_at = ? WHERE uri_hash = ? AND client_id = ? AND expires_at > ? RETURNING client_id AS clientId, params, expires_at AS expiresAt',
+        )
+        .get(redeemedHash, redeemedUntil, uriHash, clientId, now)
+      return row ? { clientId: row.clientId, params: JSON.parse(row.params), expiresAt: row.expiresAt } : undefined
+    })
+  }
+
   usePushedRequest(uriHash: string, now: number): Promise<boolean> {
     const { sqlite } = this.ctx.db
     return this.ctx.write(() => sqlite.prepare('DELETE FROM pushed_requests WHERE uri_hash = ? AND expires_at > ?').run(uriHash, now).changes > 0)
