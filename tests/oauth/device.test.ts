@@ -121,6 +121,21 @@ describe('polling and /device', () => {
     expect([issued!.kind, issued!.userId, issued!.clientId, JSON.parse(issued!.detail!)]).toEqual(['token.issued', ann.id, tv, { grant: 'device_code', scope: 'openid email' }])
   })
 
+  test('consent is recorded only by the Allow that decides: an Allow losing to a Deny sent at once records nothing and issues no code', async () => {
+    const jar = await signIn(t)
+    for (let round = 0; round < 3; round++) {
+      const { device_code, user_code } = await start()
+      const csrf = csrfFrom(await (await t.handle(`/device?user_code=${user_code}`, { headers: { cookie: cookieHeader(jar) } })).text())
+      const [denied, allowed] = await Promise.all(['deny', 'allow'].map((decision) => postForm(t, '/device', { user_code, decision, csrf_token: csrf }, jar)))
+      expect([denied!.status, allowed!.status]).toEqual([200, 400])
+      expect(await allowed!.text()).toContain('This code was allowed or denied already.')
+      await pollError(device_code, 'access_denied')
+    }
+    expect(Number((await t.row('SELECT count(*) AS n FROM consents'))!.n)).toBe(0)
+    expect(Number((await t.row('SELECT count(*) AS n FROM auth_codes'))!.n)).toBe(0)
+    expect((await t.store.audit.list({ limit: 100 })).filter((e) => e.kind === 'consent.granted')).toEqual([])
+  })
+
   test('two polls at once after Allow: exactly one gets the tokens', async () => {
     const { device_code, user_code } = await start()
     await decide(await signIn(t), user_code, 'allow')

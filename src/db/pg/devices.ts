@@ -1,4 +1,5 @@
-import { decidePoll, type DeviceCodeRecord, type DeviceCodeStore, type DeviceStatus, type NewDeviceCode, type PollOutcome } from '../store'
+import { decidePoll, type DeviceCodeRecord, type DeviceCodeStore, type DeviceStatus, type NewCode, type NewDeviceCode, type PollOutcome } from '../store'
+import { writeCode } from './grants'
 import { n, type PgContext, type Row } from './context'
 
 const COLUMNS = 'client_id, scope, resource, created_at, expires_at, interval, last_polled_at, status, address, user_id, code_hash'
@@ -33,11 +34,21 @@ export class PgDevices implements DeviceCodeStore {
   }
 
   /** One UPDATE … WHERE status = 'pending': of two decisions at once, on any instances, one counts. */
-  decideDeviceCode(userCodeHash: string, now: number, d: { status: 'allowed'; userId: string; codeHash: string } | { status: 'denied'; userId: string }): Promise<boolean> {
-    const codeHash = d.status === 'allowed' ? d.codeHash : null
+  denyDeviceCode(userCodeHash: string, now: number, userId: string): Promise<boolean> {
     return this.ctx.run(
-      async (sql) => (await sql`UPDATE device_codes SET status = ${d.status}, user_id = ${d.userId}, code_hash = ${codeHash} WHERE user_code_hash = ${userCodeHash} AND status = 'pending' AND expires_at > ${now}`).count > 0,
+      async (sql) => (await sql`UPDATE device_codes SET status = 'denied', user_id = ${userId} WHERE user_code_hash = ${userCodeHash} AND status = 'pending' AND expires_at > ${now}`).count > 0,
     )
+  }
+
+  /** The decision's UPDATE, then the code and the consent, in one transaction; a decision that does not count writes nothing. */
+  allowDeviceCode(userCodeHash: string, now: number, code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[] }): Promise<boolean> {
+    return this.ctx.tx(async (tx) => {
+      const decided = await tx`UPDATE device_codes SET status = 'allowed', user_id = ${code.userId}, code_hash = ${code.codeHash}
+        WHERE user_code_hash = ${userCodeHash} AND status = 'pending' AND expires_at > ${now}`
+      if (decided.count === 0) return false
+      await writeCode(tx, code, { ...remember, now })
+      return true
+    })
   }
 
   /** The row locked (FOR UPDATE) while the poll is decided: two devices' polls, on two instances, go one after the other. */

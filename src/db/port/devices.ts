@@ -1,4 +1,5 @@
 /** Device authorization (RFC 8628): codes a device polls with while its user allows or denies on /device. */
+import type { NewCode } from './grants'
 
 export type DeviceStatus = 'pending' | 'allowed' | 'denied' | 'used'
 
@@ -50,8 +51,14 @@ export interface DeviceCodeStore {
   insertDeviceCode(code: NewDeviceCode): Promise<void>
   /** A pending, unexpired request by its user code. */
   findPendingByUserCode(userCodeHash: string, now: number): Promise<DeviceCodeRecord | undefined>
-  /** The user's decision on a pending, unexpired request; false when it was decided already (once, on any instance). */
-  decideDeviceCode(userCodeHash: string, now: number, decision: { status: 'allowed'; userId: string; codeHash: string } | { status: 'denied'; userId: string }): Promise<boolean>
+  /** "Deny" on a pending, unexpired request; false when it was decided already (once, on any instance). */
+  denyDeviceCode(userCodeHash: string, now: number, userId: string): Promise<boolean>
+  /**
+   * "Allow" on a pending, unexpired request, in one transaction with what it grants: the code the
+   * next poll exchanges and the user's consent. False (and nothing written) when it was decided
+   * already or expired: a consent is never recorded for a decision that did not count.
+   */
+  allowDeviceCode(userCodeHash: string, now: number, code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[] }): Promise<boolean>
   /** One poll, on the locked row (see decidePoll). */
   pollDeviceCode(deviceCodeHash: string, clientId: string, now: number): Promise<PollOutcome>
 }

@@ -1,4 +1,5 @@
-import { decidePoll, type DeviceCodeRecord, type DeviceCodeStore, type DeviceStatus, type NewDeviceCode, type PollOutcome } from '../store'
+import { decidePoll, type DeviceCodeRecord, type DeviceCodeStore, type DeviceStatus, type NewCode, type NewDeviceCode, type PollOutcome } from '../store'
+import { writeCode } from './grants'
 import { unique, type SqliteContext } from './context'
 
 const COLUMNS = `client_id AS clientId, scope, resource, created_at AS createdAt, expires_at AS expiresAt, interval, last_polled_at AS lastPolledAt, status, address, user_id AS userId, code_hash AS codeHash`
@@ -24,11 +25,23 @@ export class SqliteDevices implements DeviceCodeStore {
     return toRecord(this.ctx.db.sqlite.query<Row, [string, number]>(`SELECT ${COLUMNS} FROM device_codes WHERE user_code_hash = ? AND status = 'pending' AND expires_at > ?`).get(userCodeHash, now))
   }
 
-  decideDeviceCode(userCodeHash: string, now: number, d: { status: 'allowed'; userId: string; codeHash: string } | { status: 'denied'; userId: string }): Promise<boolean> {
-    const { sqlite } = this.ctx.db
-    const codeHash = d.status === 'allowed' ? d.codeHash : null
-    return this.ctx.write(
-      () => sqlite.prepare(`UPDATE device_codes SET status = ?, user_id = ?, code_hash = ? WHERE user_code_hash = ? AND status = 'pending' AND expires_at > ?`).run(d.status, d.userId, codeHash, userCodeHash, now).changes > 0,
+  denyDeviceCode(userCodeHash: string, now: number, userId: string): Promise<boolean> {
+    return this.ctx.write(() => this.decide(userCodeHash, now, 'denied', userId, null))
+  }
+
+  allowDeviceCode(userCodeHash: string, now: number, code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[] }): Promise<boolean> {
+    return this.ctx.write(() => {
+      if (!this.decide(userCodeHash, now, 'allowed', code.userId, code.codeHash)) return false
+      writeCode(this.ctx.db, code, { ...remember, now })
+      return true
+    })
+  }
+
+  /** Inside a write job: the pending request decided, if it still is. */
+  private decide(userCodeHash: string, now: number, status: 'allowed' | 'denied', userId: string, codeHash: string | null): boolean {
+    return (
+      this.ctx.db.sqlite.prepare(`UPDATE device_codes SET status = ?, user_id = ?, code_hash = ? WHERE user_code_hash = ? AND status = 'pending' AND expires_at > ?`).run(status, userId, codeHash, userCodeHash, now)
+        .changes > 0
     )
   }
 
