@@ -170,6 +170,32 @@ describe('POST /api/oauth/par', () => {
     expect(both.map((r) => r.status).sort()).toEqual([200, 400])
   })
 
+  test('a client has at most 100 pushes waiting: the 101st is 429 temporarily_unavailable with Retry-After 60, nothing stored; redemption or expiry frees a place; other clients are not held up', async () => {
+    const uris: string[] = []
+    for (let i = 0; i < 100; i++) uris.push(await pushed())
+    const over = await push(PARAMS)
+    expect(over.status).toBe(429)
+    expect(over.headers.get('retry-after')).toBe('60')
+    expect(((await over.json()) as { error: string }).error).toBe('temporarily_unavailable')
+    expect(Number((await t.row('SELECT count(*) AS n FROM pushed_requests'))!.n)).toBe(100)
+    const other = await addClient(t, { name: 'Other' })
+    expect((await push(PARAMS, basic(other))).status).toBe(201)
+    // Brought by a browser: redeemed, out of the count.
+    expect((await authorize({ client_id: client.client.id, request_uri: uris[0]! })).status).toBe(200)
+    expect((await push(PARAMS)).status).toBe(201)
+    expect((await push(PARAMS)).status).toBe(429)
+    t.clock.advance(60_001)
+    expect((await push(PARAMS)).status).toBe(201)
+  })
+
+  test('pushes sent at once cannot pass the cap: of 20 in parallel with 90 waiting, exactly 10 are stored', async () => {
+    for (let i = 0; i < 90; i++) await pushed()
+    const answers = await Promise.all(Array.from({ length: 20 }, () => push(PARAMS)))
+    expect(answers.filter((r) => r.status === 201).length).toBe(10)
+    expect(answers.filter((r) => r.status === 429).length).toBe(10)
+    expect(Number((await t.row('SELECT count(*) AS n FROM pushed_requests'))!.n)).toBe(100)
+  })
+
   test('discovery names the endpoint; the purge removes expired requests', async () => {
     const doc = (await (await t.handle('/.well-known/openid-configuration')).json()) as Record<string, unknown>
     expect(doc.pushed_authorization_request_endpoint).toBe(`${ORIGIN}/api/oauth/par`)

@@ -1,6 +1,6 @@
 import { decidePoll, type DeviceCodeRecord, type DeviceCodeStore, type DeviceStatus, type NewCode, type NewDeviceCode, type PollOutcome } from '../store'
 import { writeCode } from './grants'
-import { n, type PgContext, type Row } from './context'
+import { lock, n, type PgContext, type Row } from './context'
 
 const COLUMNS = 'client_id, scope, resource, created_at, expires_at, interval, last_polled_at, status, address, user_id, code_hash'
 const toRecord = (r: Row | undefined): DeviceCodeRecord | undefined =>
@@ -21,11 +21,15 @@ const toRecord = (r: Row | undefined): DeviceCodeRecord | undefined =>
 export class PgDevices implements DeviceCodeStore {
   constructor(private readonly ctx: PgContext) {}
 
-  insertDeviceCode(c: NewDeviceCode): Promise<void> {
+  insertDeviceCode(c: NewDeviceCode, maxPending: number): Promise<boolean> {
     // A taken user code is a UniqueViolation (portError): the caller draws another.
-    return this.ctx.run(async (sql) => {
-      await sql`INSERT INTO device_codes (device_code_hash, user_code_hash, client_id, scope, resource, created_at, expires_at, interval, status, address)
+    return this.ctx.tx(async (tx) => {
+      await lock(tx, `device:${c.clientId}`)
+      const [{ n: count }] = await tx`SELECT count(*)::int AS n FROM device_codes WHERE client_id = ${c.clientId} AND status = 'pending' AND expires_at > ${c.createdAt}`
+      if (count >= maxPending) return false
+      await tx`INSERT INTO device_codes (device_code_hash, user_code_hash, client_id, scope, resource, created_at, expires_at, interval, status, address)
           VALUES (${c.deviceCodeHash}, ${c.userCodeHash}, ${c.clientId}, ${c.scope}, ${c.resource}, ${c.createdAt}, ${c.expiresAt}, ${c.interval}, 'pending', ${c.address})`
+      return true
     })
   }
 

@@ -1,11 +1,18 @@
 import type { PushedRequest, PushedRequestStore } from '../store'
-import { n, type PgContext } from './context'
+import { lock, n, type PgContext } from './context'
 
 export class PgPushed implements PushedRequestStore {
   constructor(private readonly ctx: PgContext) {}
 
-  insertPushedRequest(uriHash: string, r: PushedRequest): Promise<void> {
-    return this.ctx.run(async (sql) => void (await sql`INSERT INTO pushed_requests (uri_hash, client_id, params, expires_at) VALUES (${uriHash}, ${r.clientId}, ${JSON.stringify(r.params)}, ${r.expiresAt})`))
+  /** Under the client's advisory lock: two instances pushing at once cannot both take the last place. */
+  insertPushedRequest(uriHash: string, r: PushedRequest, cap: { max: number; now: number }): Promise<boolean> {
+    return this.ctx.tx(async (tx) => {
+      await lock(tx, `pushed:${r.clientId}`)
+      const [{ n: count }] = await tx`SELECT count(*)::int AS n FROM pushed_requests WHERE client_id = ${r.clientId} AND expires_at > ${cap.now} AND expires_at <= ${r.expiresAt}`
+      if (count >= cap.max) return false
+      await tx`INSERT INTO pushed_requests (uri_hash, client_id, params, expires_at) VALUES (${uriHash}, ${r.clientId}, ${JSON.stringify(r.params)}, ${r.expiresAt})`
+      return true
+    })
   }
 
   findPushedRequest(uriHash: string, now: number): Promise<PushedRequest | undefined> {

@@ -47,8 +47,12 @@ export function decidePoll(row: DeviceCodeRecord | undefined, clientId: string, 
 }
 
 export interface DeviceCodeStore {
-  /** UniqueViolation when the user code is taken (the caller draws another). */
-  insertDeviceCode(code: NewDeviceCode): Promise<void>
+  /**
+   * Stores a request unless its client has `maxPending` pending, unexpired ones (false then),
+   * counted and written under a per-client lock, on any instance. UniqueViolation when the user
+   * code is taken (the caller draws another).
+   */
+  insertDeviceCode(code: NewDeviceCode, maxPending: number): Promise<boolean>
   /** A pending, unexpired request by its user code. */
   findPendingByUserCode(userCodeHash: string, now: number): Promise<DeviceCodeRecord | undefined>
   /** "Deny" on a pending, unexpired request; false when it was decided already (once, on any instance). */

@@ -9,16 +9,18 @@ const toRecord = (row: Row | null): DeviceCodeRecord | undefined => (row ? { ...
 export class SqliteDevices implements DeviceCodeStore {
   constructor(private readonly ctx: SqliteContext) {}
 
-  insertDeviceCode(c: NewDeviceCode): Promise<void> {
+  insertDeviceCode(c: NewDeviceCode, maxPending: number): Promise<boolean> {
     const { sqlite } = this.ctx.db
-    return this.ctx.write(
-      () =>
-        void unique(() =>
-          sqlite
-            .prepare(`INSERT INTO device_codes (device_code_hash, user_code_hash, client_id, scope, resource, created_at, expires_at, interval, status, address) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`)
-            .run(c.deviceCodeHash, c.userCodeHash, c.clientId, c.scope, c.resource, c.createdAt, c.expiresAt, c.interval, c.address),
-        ),
-    )
+    return this.ctx.write(() => {
+      const { n } = sqlite.query<{ n: number }, [string, number]>(`SELECT count(*) AS n FROM device_codes WHERE client_id = ? AND status = 'pending' AND expires_at > ?`).get(c.clientId, c.createdAt)!
+      if (n >= maxPending) return false
+      unique(() =>
+        sqlite
+          .prepare(`INSERT INTO device_codes (device_code_hash, user_code_hash, client_id, scope, resource, created_at, expires_at, interval, status, address) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`)
+          .run(c.deviceCodeHash, c.userCodeHash, c.clientId, c.scope, c.resource, c.createdAt, c.expiresAt, c.interval, c.address),
+      )
+      return true
+    })
   }
 
   async findPendingByUserCode(userCodeHash: string, now: number): Promise<DeviceCodeRecord | undefined> {
