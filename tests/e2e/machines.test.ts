@@ -169,3 +169,57 @@ test('the device flow on a phone (Chromium, 360×780): the code typed at /device
     await browser.close()
   }
 })
+
+/**
+ * Python's Authlib (Debian's python3-authlib; Go's golang.org/x/oauth2 in Debian is 0.3.0, without
+ * DeviceAuth, and Go modules cannot be fetched here): client credentials and the device flow with
+ * its defaults, through tests/e2e/authlib/client.py.
+ */
+function authlib(args: string[]) {
+  const proc = Bun.spawn(['/usr/bin/python3', join(import.meta.dir, 'authlib/client.py'), server.url, ...args], { stdout: 'pipe', stderr: 'pipe' })
+  const lines = (async function* () {
+    let buffered = ''
+    for await (const chunk of proc.stdout.pipeThrough(new TextDecoderStream())) {
+      buffered += chunk
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        yield JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>
+        buffered = buffered.slice(nl + 1)
+      }
+    }
+    const err = await new Response(proc.stderr).text()
+    if (err) throw new Error(`authlib: ${err}`)
+  })()
+  return { next: async () => (await lines.next()).value as Record<string, unknown>, proc }
+}
+
+test('Python Authlib: client credentials (client_secret_basic, its default) — a token for the resource, sub = the client', async () => {
+  const job = cli(['client', 'create', '--name', 'Python job', '--grant', 'client_credentials', '--allowed-scope', 'reports:read'])
+  const run = authlib(['client_credentials', job.client_id, job.client_secret!, 'reports:read', 'https://reports.example'])
+  const token = await run.next()
+  expect(await run.proc.exited).toBe(0)
+  expect(token).toMatchObject({ token_type: 'Bearer', scope: 'reports:read', expires_in: 3600 })
+  expect(token.refresh_token).toBeUndefined()
+  expect(await introspect(job, token.access_token as string)).toMatchObject({ active: true, sub: job.client_id, aud: 'https://reports.example' })
+})
+
+test('Python Authlib: the device flow — it polls (authorization_pending) while the user allows on /device, then gets the tokens', async () => {
+  const tv = cli(['client', 'create', '--name', 'Python TV', '--public', '--grant', 'urn:ietf:params:oauth:grant-type:device_code'])
+  const run = authlib(['device', tv.client_id, 'openid email'])
+  const started = (await run.next()) as { user_code: string; verification_uri_complete: string; interval: number }
+  expect(started.interval).toBe(5)
+  const browser = new CookieClient(server.url)
+  let res = await browser.fetch(started.verification_uri_complete)
+  const login = await browser.fetch(res.headers.get('location')!)
+  const loginHtml = await login.text()
+  const returnTo = /name="return_to" value="([^"]+)"/.exec(loginHtml)![1]!.replaceAll('&amp;', '&')
+  res = await browser.fetch('/login', { method: 'POST', body: new URLSearchParams({ email: 'dana@example.com', password: 'e2e password 1', csrf_token: csrfOf(loginHtml), return_to: returnTo }) })
+  const consent = await (await browser.fetch(res.headers.get('location')!)).text()
+  expect(consent).toContain('Python TV')
+  const done = await browser.fetch('/device', { method: 'POST', body: new URLSearchParams({ csrf_token: csrfOf(consent), user_code: started.user_code, decision: 'allow' }) })
+  expect(await done.text()).toContain('Device connected')
+  const tokens = await run.next()
+  expect(await run.proc.exited).toBe(0)
+  expect(tokens).toMatchObject({ token_type: 'Bearer', scope: 'openid email' })
+  expect(tokens.refresh_token).toBeTruthy()
+  expect(tokens.id_token).toBeTruthy()
+})
