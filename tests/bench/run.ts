@@ -165,7 +165,7 @@ async function measure(c: Case): Promise<Row> {
     if (!(mismatched === 0 && result.non2xx === result.requests && result.socketErrors === 0)) fail(`${c.name}: ${mismatched} answers were not ${c.expectStatus} as expected — the run is invalid\n${out}`)
   } else if (result.non2xx > 0 || result.socketErrors > 0)
     fail(`${c.name}: ${result.non2xx} non-2xx answers and ${result.socketErrors} socket errors — the run is invalid\n${out}`)
-  console.error(`  ${c.name}: ${Math.round(result.rps)} req/s`)
+  console.error(`  ${c.name}: ${Math.round(result.rps)} req/s, ${row.cpuUsPerReq.toFixed(1)} CPU µs/req`)
   return row
 }
 

@@ -121,6 +121,22 @@ describe('polling and /device', () => {
     expect(refreshed.status).toBe(200)
   })
 
+  test('a poll that finds nothing writes nothing (it costs a read, as userinfo does); slow_down and the interval it grows are written, for every instance', async () => {
+    const { device_code } = await start()
+    const stored = async () => {
+      const row = (await t.row('SELECT last_polled_at AS at, interval FROM device_codes'))!
+      return { at: row.at === null ? null : Number(row.at), interval: Number(row.interval) }
+    }
+    await pollError(device_code, 'authorization_pending')
+    expect(await stored()).toEqual({ at: null, interval: 5 })
+    t.clock.advance(6_000)
+    await pollError(device_code, 'authorization_pending')
+    expect(await stored()).toEqual({ at: null, interval: 5 })
+    t.clock.advance(1_000)
+    await pollError(device_code, 'slow_down')
+    expect(await stored()).toEqual({ at: t.clock.now(), interval: 10 })
+  })
+
   test('Deny: access_denied; an expired code: expired_token; another client: invalid_grant', async () => {
     const denied = await start()
     const jar = await signIn(t)

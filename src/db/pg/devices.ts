@@ -1,4 +1,4 @@
-import { decidePoll, type DeviceCodeRecord, type DeviceCodeStore, type DeviceStatus, type NewCode, type NewDeviceCode, type PollOutcome } from '../store'
+import type { DeviceCodeRecord, DeviceCodeStore, DeviceStatus, NewCode, NewDeviceCode } from '../store'
 import { writeCode } from './grants'
 import { lock, n, type PgContext, type Row } from './context'
 
@@ -55,13 +55,20 @@ export class PgDevices implements DeviceCodeStore {
     })
   }
 
-  /** The row locked (FOR UPDATE) while the poll is decided: two devices' polls, on two instances, go one after the other. */
-  pollDeviceCode(deviceCodeHash: string, clientId: string, now: number): Promise<PollOutcome> {
-    return this.ctx.tx(async (tx) => {
-      const [row] = await tx.unsafe(`SELECT ${COLUMNS} FROM device_codes WHERE device_code_hash = $1 FOR UPDATE`, [deviceCodeHash])
-      const { outcome, update } = decidePoll(toRecord(row), clientId, now)
-      if (update) await tx`UPDATE device_codes SET last_polled_at = ${update.lastPolledAt}, interval = ${update.interval}, status = ${update.status} WHERE device_code_hash = ${deviceCodeHash}`
-      return outcome
+  findDeviceCode(deviceCodeHash: string): Promise<DeviceCodeRecord | undefined> {
+    return this.ctx.run(async (sql) => toRecord((await sql.unsafe(`SELECT ${COLUMNS} FROM device_codes WHERE device_code_hash = $1`, [deviceCodeHash]))[0]))
+  }
+
+  slowDown(deviceCodeHash: string, now: number, interval: number): Promise<void> {
+    return this.ctx.run(async (sql) => void (await sql`UPDATE device_codes SET last_polled_at = ${now}, interval = greatest(interval, ${interval}) WHERE device_code_hash = ${deviceCodeHash}`))
+  }
+
+  /** One UPDATE … WHERE status: of two polls at once, on any instances, one finishes it. */
+  finishDeviceCode(deviceCodeHash: string, clientId: string, now: number, status: 'allowed' | 'denied'): Promise<{ codeHash: string | null } | undefined> {
+    return this.ctx.run(async (sql) => {
+      const [row] = await sql`UPDATE device_codes SET status = 'used', last_polled_at = ${now}
+        WHERE device_code_hash = ${deviceCodeHash} AND client_id = ${clientId} AND status = ${status} AND expires_at > ${now} RETURNING code_hash`
+      return row ? { codeHash: row.code_hash as string | null } : undefined
     })
   }
 }

@@ -32,9 +32,10 @@ export type PollOutcome = { answer: 'authorization_pending' | 'slow_down' | 'acc
 export const SLOW_DOWN_SECONDS = 5
 
 /**
- * A poll decided on the locked row, the same for both engines: a poll sooner than the interval
- * after the last one is slow_down (and the interval grows), the first and any later one
- * authorization_pending until the user decides; an allowed code is used by the one poll that sees it.
+ * A poll decided on the row (with the instance's memory of the last poll, see grants/device_code):
+ * a poll sooner than the interval after the last one is slow_down (and the interval grows), the
+ * first and any later one authorization_pending until the user decides; an allowed code is used
+ * by the one poll that sees it.
  */
 export function decidePoll(row: DeviceCodeRecord | undefined, clientId: string, now: number): { outcome: PollOutcome; update?: Pick<DeviceCodeRecord, 'lastPolledAt' | 'interval' | 'status'> } {
   if (!row || row.clientId !== clientId || row.status === 'used') return { outcome: { answer: 'invalid_grant' } }
@@ -63,6 +64,14 @@ export interface DeviceCodeStore {
    * already or expired: a consent is never recorded for a decision that did not count.
    */
   allowDeviceCode(userCodeHash: string, now: number, code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[] }): Promise<boolean>
-  /** One poll, on the locked row (see decidePoll). */
-  pollDeviceCode(deviceCodeHash: string, clientId: string, now: number): Promise<PollOutcome>
+  /** A device code's row, as a poll reads it (nothing locked, nothing written: a poll that finds nothing costs a read). */
+  findDeviceCode(deviceCodeHash: string): Promise<DeviceCodeRecord | undefined>
+  /** slow_down: the poll's time and the longer interval, kept for every instance. */
+  slowDown(deviceCodeHash: string, now: number, interval: number): Promise<void>
+  /**
+   * The poll that sees the decision uses the request up, once on any instance (one UPDATE … WHERE
+   * status): allowed → the hash of the code to exchange; denied → null. Undefined when another
+   * poll took it first, or it expired.
+   */
+  finishDeviceCode(deviceCodeHash: string, clientId: string, now: number, status: 'allowed' | 'denied'): Promise<{ codeHash: string | null } | undefined>
 }

@@ -1,4 +1,4 @@
-import { decidePoll, type DeviceCodeRecord, type DeviceCodeStore, type DeviceStatus, type NewCode, type NewDeviceCode, type PollOutcome } from '../store'
+import type { DeviceCodeRecord, DeviceCodeStore, DeviceStatus, NewCode, NewDeviceCode } from '../store'
 import { writeCode } from './grants'
 import { unique, type SqliteContext } from './context'
 
@@ -47,14 +47,24 @@ export class SqliteDevices implements DeviceCodeStore {
     )
   }
 
-  /** The writer runs one write at a time: the read and the update are one step. */
-  pollDeviceCode(deviceCodeHash: string, clientId: string, now: number): Promise<PollOutcome> {
+  async findDeviceCode(deviceCodeHash: string): Promise<DeviceCodeRecord | undefined> {
+    return toRecord(this.ctx.db.sqlite.query<Row, [string]>(`SELECT ${COLUMNS} FROM device_codes WHERE device_code_hash = ?`).get(deviceCodeHash))
+  }
+
+  slowDown(deviceCodeHash: string, now: number, interval: number): Promise<void> {
+    const { sqlite } = this.ctx.db
+    return this.ctx.write(() => void sqlite.query('UPDATE device_codes SET last_polled_at = ?, interval = max(interval, ?) WHERE device_code_hash = ?').run(now, interval, deviceCodeHash))
+  }
+
+  finishDeviceCode(deviceCodeHash: string, clientId: string, now: number, status: 'allowed' | 'denied'): Promise<{ codeHash: string | null } | undefined> {
     const { sqlite } = this.ctx.db
     return this.ctx.write(() => {
-      const row = toRecord(sqlite.query<Row, [string]>(`SELECT ${COLUMNS} FROM device_codes WHERE device_code_hash = ?`).get(deviceCodeHash))
-      const { outcome, update } = decidePoll(row, clientId, now)
-      if (update) sqlite.prepare('UPDATE device_codes SET last_polled_at = ?, interval = ?, status = ? WHERE device_code_hash = ?').run(update.lastPolledAt, update.interval, update.status, deviceCodeHash)
-      return outcome
+      const row = sqlite
+        .query<{ codeHash: string | null }, [number, string, string, string, number]>(
+          `UPDATE device_codes SET status = 'used', last_polled_at = ? WHERE device_code_hash = ? AND client_id = ? AND status = ? AND expires_at > ? RETURNING code_hash AS codeHash`,
+        )
+        .get(now, deviceCodeHash, clientId, status, now)
+      return row ? { codeHash: row.codeHash } : undefined
     })
   }
 }
