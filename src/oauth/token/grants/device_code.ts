@@ -10,7 +10,7 @@ import type { TokenRequest, TokenResponse } from '../model'
 export const grantType = DEVICE_CODE
 export const parameters = ['device_code'] as const
 
-/** Polls remembered per instance; past this many the oldest are forgotten (their next poll reads the database's). */
+/** Polls remembered per instance; past this many all are forgotten (their next polls read the database's; cheaper than evicting one by one). */
 const REMEMBERED_POLLS = 20_000
 const lastPolls = new WeakMap<AppContext, Map<string, { at: number; interval: number }>>()
 
@@ -28,8 +28,7 @@ function memoryOf(ctx: AppContext) {
 }
 
 function remember(polls: Map<string, { at: number; interval: number }>, hash: string, at: number, interval: number) {
-  polls.delete(hash)
-  if (polls.size >= REMEMBERED_POLLS) polls.delete(polls.keys().next().value!)
+  if (polls.size >= REMEMBERED_POLLS && !polls.has(hash)) polls.clear()
   polls.set(hash, { at, interval })
 }
 
