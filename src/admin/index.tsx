@@ -138,7 +138,7 @@ export function adminRoutes(ctx: AppContext) {
     return (await ctx.store.groups.listGroups()).map((g) => g.name)
   }
   async function appRow(client: Client): Promise<AppRow> {
-    return { ...toView(client), allowed_groups: await ctx.store.groups.allowedGroups(client.id), kind: client.kind }
+    return { ...toView(client), allowed_groups: await ctx.store.groups.allowedGroups(client.id), kind: client.kind, jwks: client.jwks }
   }
 
   /**
@@ -374,6 +374,7 @@ export function adminRoutes(ctx: AppContext) {
               requireMfa: checkbox(body, 'require_mfa'),
               idTokenAlg: field(body, 'id_token_alg') || undefined,
               introspects,
+              ...(field(body, 'machine_options') === 'shown' ? machineOptions(body, checkbox(body, 'public')) : {}),
             },
             ctx.clock.now(),
           )
@@ -584,8 +585,29 @@ async function updateApp(ctx: AppContext, client: Client, body: FormFields) {
     requireMfa: field(body, 'require_mfa') === 'true',
     idTokenAlg: field(body, 'id_token_alg') || undefined,
   }
-  // The edit form does not show grants or PAR: they stay as the CLI set them.
-  const kept = { public: client.public, grantTypes: client.grantTypes, allowedScopes: client.allowedScopes, requirePar: client.requirePar, authMethod: client.authMethod, jwks: client.jwks, jwksUri: client.jwksUri }
-  if (!(await updateClient(ctx.store, client.id, { ...options, ...kept }))) throw new PageError(404, 'Not found', 'There is no such app.')
+  // A form without the machine options (an older page) keeps what the app has.
+  const machine =
+    field(body, 'machine_options') === 'shown'
+      ? machineOptions(body, client.public)
+      : { grantTypes: client.grantTypes, allowedScopes: client.allowedScopes, requirePar: client.requirePar, authMethod: client.authMethod ?? undefined, jwks: client.jwks ?? undefined, jwksUri: client.jwksUri ?? undefined }
+  // As `client update`: an app with keys has no secret to fall back on.
+  if (client.authMethod === 'private_key_jwt' && machine.authMethod !== 'private_key_jwt')
+    throw new InputError('this app authenticates with its keys and has no secret; create a new app to use a secret')
+  const input = { public: client.public, grantTypes: machine.grantTypes, allowedScopes: machine.allowedScopes, requirePar: machine.requirePar, authMethod: machine.authMethod ?? null, jwks: machine.jwks ?? null, jwksUri: machine.jwksUri ?? null }
+  if (!(await updateClient(ctx.store, client.id, { ...options, ...input }))) throw new PageError(404, 'Not found', 'There is no such app.')
   return options
+}
+
+/** The app form's machine options (grants, allowed scopes, PAR, keys), checked by createClient/updateClient as the CLI's are. */
+function machineOptions(body: FormFields, isPublic: boolean) {
+  const method = field(body, 'auth_method')
+  const keyed = !isPublic && method === 'private_key_jwt'
+  return {
+    grantTypes: fieldValues(body, 'grant_types'),
+    allowedScopes: field(body, 'allowed_scopes').split(/\s+/).filter(Boolean),
+    requirePar: field(body, 'require_par') === 'true',
+    authMethod: keyed ? 'private_key_jwt' : undefined,
+    jwks: keyed && field(body, 'jwks').trim() ? field(body, 'jwks') : undefined,
+    jwksUri: keyed && field(body, 'jwks_uri').trim() ? field(body, 'jwks_uri').trim() : undefined,
+  }
 }

@@ -254,6 +254,16 @@ const REDIRECTING = 'authorization_code'
  * registered resources' scopes (a client's own token has no user: Latchkey's scopes mean nothing to it).
  */
 export async function checkGrants(store: Store, input: { public: boolean; grantTypes: readonly string[]; allowedScopes: readonly string[] }): Promise<{ grantTypes: string[]; allowedScopes: string[] }> {
+  const { grantTypes, allowedScopes } = checkGrantList(input)
+  if (allowedScopes.length) {
+    const resourceScopes = new Set((await store.resources.listResources()).flatMap((r) => Object.keys(r.scopes)))
+    for (const scope of allowedScopes) if (!resourceScopes.has(scope)) throw new ClientInputError(`--allowed-scope "${scope}" is not a scope of a registered resource`)
+  }
+  return { grantTypes, allowedScopes }
+}
+
+/** checkGrants without the resources: the grants, and which may have allowed scopes (`apply` checks the scopes against the file's resources too). */
+export function checkGrantList(input: { public: boolean; grantTypes: readonly string[]; allowedScopes: readonly string[] }): { grantTypes: string[]; allowedScopes: string[] } {
   const grantTypes = [...new Set(input.grantTypes)]
   if (grantTypes.length === 0) throw new ClientInputError('an app needs at least one --grant')
   for (const grant of grantTypes)
@@ -261,10 +271,6 @@ export async function checkGrants(store: Store, input: { public: boolean; grantT
   const allowedScopes = [...new Set(input.allowedScopes.filter((s) => s !== ''))]
   if (grantTypes.includes(CLIENT_CREDENTIALS) && input.public) throw new ClientInputError('a public client cannot use client_credentials (it has no secret to authenticate with)')
   if (allowedScopes.length && !grantTypes.includes(CLIENT_CREDENTIALS)) throw new ClientInputError('--allowed-scope is for apps with --grant client_credentials')
-  if (allowedScopes.length) {
-    const resourceScopes = new Set((await store.resources.listResources()).flatMap((r) => Object.keys(r.scopes)))
-    for (const scope of allowedScopes) if (!resourceScopes.has(scope)) throw new ClientInputError(`--allowed-scope "${scope}" is not a scope of a registered resource`)
-  }
   return { grantTypes, allowedScopes }
 }
 

@@ -197,6 +197,60 @@ describe('latchkey apply: the database made to match a file', () => {
     expect(await t.store.clients.findClient('wiki')).toMatchObject({ backchannelLogoutUri: null, backchannelLogoutSessionRequired: false })
   })
 
+  test('machines (issue 38): grant_types, allowed_scopes (a resource of the same file), require_pushed_authorization_requests, private_key_jwt with jwks or jwks_uri — applied, checked as for the CLI, exported so export → apply is a no-op', async () => {
+    const jwk = { kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0', kid: 'k1' }
+    const job = { client_id: 'nightly', name: 'Nightly job', grant_types: ['client_credentials'], allowed_scopes: ['reports:read'], token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [jwk] } }
+    const reports = { uri: 'https://reports.example', name: 'Reports', scopes: { 'reports:read': 'Read reports' } }
+    const tv = { client_id: 'tv', name: 'TV', public: true, grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] }
+    const web = { client_id: 'web', name: 'Web', redirect_uris: ['https://web.example/cb'], require_pushed_authorization_requests: true }
+    expect(
+      await errorsOf({
+        clients: [
+          { ...job, allowed_scopes: ['nope:read'] },
+          { ...tv, client_id: 'tv2', grant_types: ['client_credentials'] },
+          { ...job, client_id: 'j2', jwks: { keys: [{ ...jwk, d: 'private' }] } },
+          { ...job, client_id: 'j3', grant_types: ['password'] },
+          { ...web, client_id: 'w2', redirect_uris: [] },
+          { ...job, client_id: 'j4', jwks: undefined, jwks_uri: 'ftp://keys.example' },
+        ],
+        resources: [reports],
+      }),
+    ).toEqual([
+      'clients[1].grant_types: a public client cannot use client_credentials (it has no secret to authenticate with)',
+      'clients[2].token_endpoint_auth_method: key "k1" is a private or secret key; give the public keys only',
+      'clients[3].grant_types: --grant must be one of authorization_code, client_credentials, urn:ietf:params:oauth:grant-type:device_code, got "password"',
+      'clients[4].redirect_uris: must list at least one redirect URI',
+      'clients[5].token_endpoint_auth_method: --jwks-uri must be an https URL, got "ftp://keys.example"',
+      'clients[0].allowed_scopes[0]: nope:read is not a scope of a resource (in the database or in resources)',
+    ])
+    expect(await t.store.clients.findClient('nightly')).toBeUndefined()
+    const made = await plan({ clients: [job, tv, web], resources: [reports] })
+    expect(made.lines).toEqual(['+ client nightly', '+ client tv', '+ client web', '+ resource https://reports.example'])
+    const out = await made.apply()
+    // A private_key_jwt client has keys, no secret to show.
+    expect(out.filter((line) => line.startsWith('client nightly'))).toEqual(['client nightly (Nightly job) created'])
+    expect(await t.store.clients.findClient('nightly')).toMatchObject({ grantTypes: ['client_credentials'], allowedScopes: ['reports:read'], authMethod: 'private_key_jwt', secretHash: null, jwks: JSON.stringify({ keys: [jwk] }), redirectUris: [] })
+    expect(await t.store.clients.findClient('tv')).toMatchObject({ grantTypes: ['urn:ietf:params:oauth:grant-type:device_code'], requirePar: false })
+    expect((await t.store.clients.findClient('web'))!.requirePar).toBe(true)
+    const exported = JSON.parse(JSON.stringify(await exportState(t.store)))
+    const byId = (id: string) => exported.clients.find((c: { client_id: string }) => c.client_id === id)
+    expect(byId('nightly')).toMatchObject({ grant_types: ['client_credentials'], allowed_scopes: ['reports:read'], token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [jwk] }, require_pushed_authorization_requests: false })
+    expect(byId('tv')).toMatchObject({ token_endpoint_auth_method: 'none', grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] })
+    expect(byId('web')).toMatchObject({ token_endpoint_auth_method: 'client_secret_basic', grant_types: ['authorization_code'], require_pushed_authorization_requests: true })
+    expect((await plan(exported)).lines).toEqual([])
+    // A file that does not say keeps what the app has; one that does changes it.
+    expect((await plan({ clients: [{ client_id: 'nightly', name: 'Nightly job' }] })).lines).toEqual([])
+    const moved = await plan({ clients: [{ ...job, jwks: undefined, jwks_uri: 'https://keys.example/jwks.json' }, { ...web, require_pushed_authorization_requests: false }] })
+    expect(moved.lines).toEqual(['~ client nightly: token_endpoint_auth_method', '~ client web: require_pushed_authorization_requests'])
+    await moved.apply()
+    expect(await t.store.clients.findClient('nightly')).toMatchObject({ jwks: null, jwksUri: 'https://keys.example/jwks.json' })
+    expect((await t.store.clients.findClient('web'))!.requirePar).toBe(false)
+    // Keys to a secret needs the secret.
+    expect(await errorsOf({ clients: [{ ...job, token_endpoint_auth_method: 'client_secret_basic', jwks: undefined }] })).toEqual([
+      'clients[0].secret_file: nightly authenticates with private_key_jwt and has no secret; give secret_file to move it to a secret',
+    ])
+  })
+
   test('apply is one transaction: a step that fails part-way leaves none of the changes before it', async () => {
     const planned = await plan({ groups: [{ name: 'family', members: [] }], users: [{ email: 'late@example.com', full_name: 'Late' }] })
     expect(planned.lines).toEqual(['+ group family', '+ user late@example.com (invited)'])

@@ -33,6 +33,11 @@ export interface Case {
   env?: Record<string, string>
   /** wrk's connections for this case (BENCH_CONNECTIONS otherwise). */
   connections?: number
+  /**
+   * Every answer is this status (a refusal by design: a device poll that finds nothing), checked
+   * by the script (polls.lua), which counts the answers that are not; otherwise any non-2xx fails the run.
+   */
+  expectStatus?: number
   /** Sets up fresh inputs (codes) before the warm-up, and before the run from the warm-up's result. */
   before?: (warmup?: WrkResult) => Promise<Record<string, string>>
 }

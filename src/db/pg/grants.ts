@@ -20,7 +20,7 @@ import { emitting, lock, n, type PgContext, type Row, type Tx } from './context'
 import type { AuditEvent } from '../store'
 
 /** The parameters of an event not written (its INSERT selects no row): one statement either way. */
-const NO_EVENT: AuditEvent = { at: 0, kind: '', userId: null, clientId: null, address: null, userAgent: null, detail: null }
+export const NO_EVENT: AuditEvent = { at: 0, kind: '', userId: null, clientId: null, address: null, userAgent: null, detail: null }
 
 const toRefresh = (r: Row): RefreshRecord => ({
   id: n(r.id),
@@ -124,6 +124,30 @@ const toCode = (row: Row): CodeRecord => ({
   sid: (row.sid ?? null) as string | null,
 })
 
+type Remember = { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number }
+
+const insertCode = (sql: Tx, code: NewCode) => sql`INSERT INTO auth_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, amr, resource, sid)
+  VALUES (${code.codeHash}, ${code.clientId}, ${code.userId}, ${code.redirectUri}, ${code.scope}, ${code.codeChallenge}, ${code.expiresAt}, ${code.nonce}, ${code.authTime}, ${code.amr}, ${code.resource}, ${code.sid ?? null})`
+
+/**
+ * A code, and with `remember` the user's consent grown by its scopes, inside the caller's
+ * transaction: the grant's own, or a device decision's (the consent counts only with the decision).
+ */
+export async function writeCode(tx: Tx, code: NewCode, remember: Remember | undefined): Promise<void> {
+  if (remember) {
+    // Two consents for one user and app at once must both count: the union is taken under a lock.
+    const resource = code.resource ?? ''
+    await lock(tx, `consent:${code.userId}:${code.clientId}:${resource}`)
+    const [row] = await tx`SELECT scope FROM consents WHERE user_id = ${code.userId} AND client_id = ${code.clientId} AND resource = ${resource}`
+    const all = new Set([...(row?.scope ? (row.scope as string).split(' ') : []), ...remember.scopes])
+    const scope = remember.canonicalOrder.filter((s) => all.has(s)).join(' ')
+    await tx`INSERT INTO consents (user_id, client_id, resource, scope, created_at, updated_at)
+      VALUES (${code.userId}, ${code.clientId}, ${resource}, ${scope}, ${remember.now}, ${remember.now})
+      ON CONFLICT (user_id, client_id, resource) DO UPDATE SET scope = excluded.scope, updated_at = excluded.updated_at`
+  }
+  await insertCode(tx, code)
+}
+
 export class PgGrants implements GrantStore {
   constructor(private readonly ctx: PgContext) {}
 
@@ -154,22 +178,9 @@ export class PgGrants implements GrantStore {
     )
   }
 
-  issueCode(code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number } | undefined): Promise<void> {
-    const insert = (sql: Tx) => sql`INSERT INTO auth_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, amr, resource, sid)
-      VALUES (${code.codeHash}, ${code.clientId}, ${code.userId}, ${code.redirectUri}, ${code.scope}, ${code.codeChallenge}, ${code.expiresAt}, ${code.nonce}, ${code.authTime}, ${code.amr}, ${code.resource}, ${code.sid ?? null})`
-    if (!remember) return this.ctx.run(async (sql) => void (await insert(sql)))
-    return this.ctx.tx(async (tx) => {
-      // Two consents for one user and app at once must both count: the union is taken under a lock.
-      const resource = code.resource ?? ''
-      await lock(tx, `consent:${code.userId}:${code.clientId}:${resource}`)
-      const [row] = await tx`SELECT scope FROM consents WHERE user_id = ${code.userId} AND client_id = ${code.clientId} AND resource = ${resource}`
-      const all = new Set([...(row?.scope ? (row.scope as string).split(' ') : []), ...remember.scopes])
-      const scope = remember.canonicalOrder.filter((s) => all.has(s)).join(' ')
-      await tx`INSERT INTO consents (user_id, client_id, resource, scope, created_at, updated_at)
-        VALUES (${code.userId}, ${code.clientId}, ${resource}, ${scope}, ${remember.now}, ${remember.now})
-        ON CONFLICT (user_id, client_id, resource) DO UPDATE SET scope = excluded.scope, updated_at = excluded.updated_at`
-      await insert(tx)
-    })
+  issueCode(code: NewCode, remember: Remember | undefined): Promise<void> {
+    if (!remember) return this.ctx.run(async (sql) => void (await insertCode(sql, code)))
+    return this.ctx.tx((tx) => writeCode(tx, code, remember))
   }
 
   async revokeAccess(userId: string, clientId: string): Promise<boolean> {

@@ -20,6 +20,7 @@ import type {
 } from '../store'
 import { changes, insertedId } from './client'
 import type { SqliteContext } from './context'
+import type { Db } from './client'
 import { insertAuditEvents } from './audit'
 import { prepared } from './prepared'
 import { accessTokens, authCodes, clients, consents, refreshFamilies, refreshTokens } from './schema'
@@ -36,6 +37,51 @@ const tokenColumns = {
   expiresAt: p('expiresAt'),
   createdAt: p('createdAt'),
   resource: p('resource'),
+}
+
+type Remember = { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number }
+
+/**
+ * A code, and with `remember` the user's consent grown by its scopes (the union of what was
+ * granted before and now, in canonical order). Runs inside a write job: the grant's own, or a
+ * device decision's (the consent counts only with the decision).
+ */
+export function writeCode(db: Db, code: NewCode, remember: Remember | undefined): void {
+  if (remember) {
+    const { userId, clientId } = code
+    const resource = code.resource ?? ''
+    const row = db.orm
+      .select({ scope: consents.scope })
+      .from(consents)
+      .where(and(eq(consents.userId, userId), eq(consents.clientId, clientId), eq(consents.resource, resource)))
+      .get()
+    const all = new Set([...(row ? row.scope.split(' ') : []), ...remember.scopes])
+    const scope = remember.canonicalOrder.filter((s) => all.has(s)).join(' ')
+    db.orm
+      .insert(consents)
+      .values({ userId, clientId, resource, scope, createdAt: remember.now, updatedAt: remember.now })
+      .onConflictDoUpdate({ target: [consents.userId, consents.clientId, consents.resource], set: { scope, updatedAt: remember.now } })
+      .run()
+  }
+  prepared(db, 'insertCode', () =>
+    db.orm
+      .insert(authCodes)
+      .values({
+        codeHash: p('codeHash'),
+        clientId: p('clientId'),
+        userId: p('userId'),
+        redirectUri: p('redirectUri'),
+        scope: p('scope'),
+        codeChallenge: p('codeChallenge'),
+        expiresAt: p('expiresAt'),
+        nonce: p('nonce'),
+        authTime: p('authTime'),
+        amr: p('amr'),
+        resource: p('resource'),
+        sid: p('sid'),
+      })
+      .prepare(),
+  ).run({ ...code, sid: code.sid ?? null })
 }
 
 export class SqliteGrants implements GrantStore {
@@ -74,45 +120,8 @@ export class SqliteGrants implements GrantStore {
       .map((r) => ({ clientId: r.clientId, name: r.name, scopes: r.scope.split(' '), resource: r.resource || null, grantedAt: r.grantedAt, lastUsedAt: r.lastUsedAt }))
   }
 
-  issueCode(code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number } | undefined): Promise<void> {
-    return this.ctx.write(() => {
-      if (remember) this.rememberConsent(code.userId, code.clientId, code.resource ?? '', remember.scopes, remember.canonicalOrder, remember.now)
-      prepared(this.db, 'insertCode', () =>
-        this.db.orm
-          .insert(authCodes)
-          .values({
-            codeHash: p('codeHash'),
-            clientId: p('clientId'),
-            userId: p('userId'),
-            redirectUri: p('redirectUri'),
-            scope: p('scope'),
-            codeChallenge: p('codeChallenge'),
-            expiresAt: p('expiresAt'),
-            nonce: p('nonce'),
-            authTime: p('authTime'),
-            amr: p('amr'),
-            resource: p('resource'),
-            sid: p('sid'),
-          })
-          .prepare(),
-      ).run({ ...code, sid: code.sid ?? null })
-    })
-  }
-
-  /** The union of what was granted before and now, in canonical order. Runs inside a write job. */
-  private rememberConsent(userId: string, clientId: string, resource: string, scopes: readonly string[], order: readonly string[], now: number): void {
-    const row = this.db.orm
-      .select({ scope: consents.scope })
-      .from(consents)
-      .where(and(eq(consents.userId, userId), eq(consents.clientId, clientId), eq(consents.resource, resource)))
-      .get()
-    const all = new Set([...(row ? row.scope.split(' ') : []), ...scopes])
-    const scope = order.filter((s) => all.has(s)).join(' ')
-    this.db.orm
-      .insert(consents)
-      .values({ userId, clientId, resource, scope, createdAt: now, updatedAt: now })
-      .onConflictDoUpdate({ target: [consents.userId, consents.clientId, consents.resource], set: { scope, updatedAt: now } })
-      .run()
+  issueCode(code: NewCode, remember: Remember | undefined): Promise<void> {
+    return this.ctx.write(() => writeCode(this.db, code, remember))
   }
 
   revokeAccess(userId: string, clientId: string): Promise<boolean> {
