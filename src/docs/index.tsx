@@ -58,14 +58,26 @@ function Fields(props: { schema?: Schema }): JSX.Element {
 
 const shown = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value, null, 2))
 
+/** Media types that say the same (a form or JSON with one schema) are shown once. */
+function sameShown(content: Record<string, Media>): Array<[string[], Media]> {
+  const groups = new Map<string, [string[], Media]>()
+  for (const [type, media] of Object.entries(content)) {
+    const key = JSON.stringify(media)
+    const group = groups.get(key)
+    if (group) group[0].push(type)
+    else groups.set(key, [[type], media])
+  }
+  return [...groups.values()]
+}
+
 /** Each media type's members and examples. */
 function Content(props: { content?: Record<string, Media> }): JSX.Element {
   return (
     <>
-      {Object.entries(props.content ?? {}).map(([type, media]) => (
+      {sameShown(props.content ?? {}).map(([types, media]) => (
         <>
-          <p class="muted">
-            <code safe>{type}</code>
+          <p class="muted" safe>
+            {types.join(' or ')}
           </p>
           <Fields schema={media.schema} />
           {media.example !== undefined ? <pre safe>{shown(media.example)}</pre> : ''}
@@ -106,7 +118,9 @@ function OperationSection(props: { method: string; path: string; op: Operation }
       )}
       {op.parameters?.length ? (
         <>
-          <h3>Parameters</h3>
+          <p>
+            <strong>Parameters</strong>
+          </p>
           <table class="admin">
             {op.parameters.map((p) => (
               <tr>
@@ -127,13 +141,17 @@ function OperationSection(props: { method: string; path: string; op: Operation }
       )}
       {op.requestBody?.content ? (
         <>
-          <h3>Request body</h3>
+          <p>
+            <strong>Request body</strong>
+          </p>
           <Content content={op.requestBody.content} />
         </>
       ) : (
         ''
       )}
-      <h3>Responses</h3>
+      <p>
+        <strong>Responses</strong>
+      </p>
       {Object.entries(op.responses ?? {}).map(([status, r]) => (
         <>
           <p>
