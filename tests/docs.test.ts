@@ -44,7 +44,8 @@ beforeAll(async () => {
   expect(res.status).toBe(200)
   text = await res.text()
   doc = JSON.parse(text)
-})
+  // A fresh PostgreSQL schema and the document's first build: more than the default 5 s on a busy machine.
+}, 60_000)
 
 const operations = () => Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ method, path, op })))
 

@@ -120,7 +120,8 @@ describe('latchkey COMMAND --help', () => {
     for (const option of ['--name NAME', '--redirect-uri URL...', '--add-redirect-uri URL...', '--remove-redirect-uri URL...', '--post-logout-redirect-uri URL...', '--skip-consent true|false', '--require-mfa true|false', '--allowed-group NAME...', '--id-token-alg', '--grant GRANT...', '--allowed-scope SCOPE...', '--require-par true|false'])
       expect(update).toContain(`\n  ${option} `)
     expect(readdirSync(empty)).toEqual([])
-  })
+    // Three spellings of help for each of ~50 commands: ~150 processes.
+  }, 240_000)
 
   test('an unknown command, subcommand or option: exit 2, one line naming it and the --help to read; nothing made', () => {
     const empty = join(dir, 'unknown')
