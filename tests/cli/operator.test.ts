@@ -143,6 +143,24 @@ describe('latchkey COMMAND --help', () => {
 })
 
 describe('commands other than serve and migrate never create a database', () => {
+  test("every command, run as its own help's first example on a path with no database: exit 2 naming the path, nothing made", () => {
+    const empty = join(dir, 'examples')
+    mkdirSync(empty)
+    const none = 'latchkey: no database at ./data/latchkey.sqlite; start the server (latchkey serve) or pass --database-url\n'
+    const words = (line: string) => (line.match(/'[^']*'|"[^"]*"|\S+/g) ?? []).map((w) => w.replace(/^(['"])(.*)\1$/, '$2'))
+    // serve and migrate make it; healthcheck asks a server, not the database.
+    for (const leaf of leaves.filter((c) => !['serve', 'migrate', 'healthcheck'].includes(c))) {
+      const help = cli([...leaf.split(' '), '--help'], { cwd: empty, env: { DATABASE_URL: '' } }).out
+      // The shell's part (`< password.txt`, `| …`) is not the command's.
+      const example = words(help.slice(help.search(/\nExamples?:\n/)).split('\n')[2]!.replace(/^  latchkey /, '').replace(/\s*[<>|].*$/, ''))
+      const r = cli(example, { cwd: empty, env: { DATABASE_URL: '' } })
+      // apply reads its file first, and there is none here either.
+      const expected = leaf === 'apply' ? { code: 2, out: '', err: `latchkey: cannot read ${example[1]}\n` } : { code: 2, out: '', err: none }
+      expect({ example, ...r }).toEqual({ example, ...expected })
+    }
+    expect(readdirSync(empty)).toEqual([])
+  }, 240_000)
+
   // A SQLite path on either engine's run: DATABASE_URL is set per command here.
   test('on a SQLite path with no file: exit 2, one line naming the path, no file and no folder made', () => {
     const empty = join(dir, 'empty')
