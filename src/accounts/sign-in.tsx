@@ -161,6 +161,10 @@ export function signInRoutes(ctx: AppContext) {
         try {
           const fullName = checkFullName(body.full_name ?? '')
           const email = normalizeEmail(body.email ?? '')
+          // SIGNUP=domain:… (SPEC): the part after the last @, exactly (a subdomain is another domain).
+          const domains = ctx.config.signupDomains
+          if (domains.length > 0 && !domains.includes(email.slice(email.lastIndexOf('@') + 1)))
+            return again(`Sign-up here is for addresses at ${domains.join(' or ')}. Ask your administrator for an invitation.`, 400)
           const password = checkPassword(body.password ?? '')
           const wait = await takeAddressCheck(request, 'sign-up throttled')
           if (wait > 0) return again(`Too many attempts from your network. Try again in ${wait} seconds.`, 429, { 'retry-after': String(wait) })
