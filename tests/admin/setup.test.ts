@@ -294,5 +294,5 @@ describe('latchkey setup-link', () => {
     expect(refused.out).toBe('')
     expect(refused.err).toStartWith('latchkey: this server already has an admin')
     expect(cli(['setup-link', 'extra']).code).toBe(2)
-  })
+  }, 60_000) // four CLI processes: more than 5 s on a busy machine
 })
