@@ -43,12 +43,12 @@ const settings: Record<string, Operation> = {
   },
   'get /api/settings-events': {
     description:
-      'text/event-stream. Each change is an event with id = its revision: event set (data: the setting and its etag) or event delete (data: {key}). Send Last-Event-ID or since to be replayed what you missed first; a browser’s EventSource, which cannot send a header, passes ?ticket= from POST /api/settings-events/ticket.',
+      'text/event-stream. Each change is an event with id = its revision: event set (data: the setting and its etag) or event delete (data: {key}). Send Last-Event-ID or since to be replayed what you missed first; a browser’s EventSource, which cannot send a header, passes ?ticket= from POST /api/settings-events/ticket. Comments (: keep-alive) keep it open; event end (data: {reason}) closes it — the token expired or was revoked, the reader fell 1 MiB behind, or the server is stopping.',
     parameters: [header('Last-Event-ID', 'the last revision you saw')],
     responses: {
       '200': {
         description: 'The stream, open until you close it',
-        content: { 'text/event-stream': { schema: str(), example: `id: 8\nevent: set\ndata: {"key":"theme","value":{"mode":"dark"},"client_id":"${CLIENT}","updated_at":"2026-11-27T09:31:00.000Z","etag":"\\"4\\""}\n\nid: 9\nevent: delete\ndata: {"key":"layout"}\n\n` } },
+        content: { 'text/event-stream': { schema: str(), example: `retry: 2000\n\nid: 8\nevent: set\ndata: {"key":"theme","value":{"mode":"dark"},"client_id":"${CLIENT}","updated_at":"2026-11-27T09:31:00.000Z","etag":"\\"4\\""}\n\nid: 9\nevent: delete\ndata: {"key":"layout"}\n\n` } },
       },
     },
   },

@@ -170,7 +170,7 @@ const par: Operation = {
   }, true),
   responses: {
     '201': jsonAnswer('The request_uri to send to /oauth/authorize', object({ request_uri: str('urn:ietf:params:oauth:request_uri:…'), expires_in: int('60') }), { request_uri: 'urn:ietf:params:oauth:request_uri:Xq2b9LxRk0', expires_in: 60 }),
-    '400': errorAnswer('400', 'invalid_request, invalid_scope, invalid_target, unauthorized_client', { error: 'invalid_request', error_description: 'redirect_uri is not registered for this client' }),
+    '400': errorAnswer('400', 'invalid_request, invalid_scope, invalid_target, unauthorized_client', { error: 'invalid_request', error_description: 'The link you followed asks to return to an address this application did not register (redirect_uri).' }),
     '401': errorAnswer('401', 'invalid_client'),
   },
 }
@@ -189,7 +189,7 @@ const deviceAuthorization: Operation = {
       object({ device_code: str('for polling'), user_code: str('8 letters, shown XXXX-XXXX'), verification_uri: str(), verification_uri_complete: str(), expires_in: int('600'), interval: int('5') }),
       { device_code: 'lk_dc_Gm2fQ…', user_code: 'BDWP-HQMT', verification_uri: 'https://id.example.com/device', verification_uri_complete: 'https://id.example.com/device?user_code=BDWP-HQMT', expires_in: 600, interval: 5 },
     ),
-    '400': errorAnswer('400', 'invalid_request, invalid_scope, unauthorized_client (not allowed the device grant)', { error: 'unauthorized_client', error_description: 'this client may not use the device grant' }),
+    '400': errorAnswer('400', 'invalid_request, invalid_scope, unauthorized_client (not allowed the device grant)', { error: 'unauthorized_client', error_description: `this client may not use the grant ${DEVICE_GRANT}` }),
     '401': errorAnswer('401', 'invalid_client'),
   },
 }
