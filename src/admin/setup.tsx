@@ -105,10 +105,11 @@ export function setupRoutes(ctx: AppContext) {
   /**
    * The id the admin made with a passkey will have: WebAuthn's user handle is fixed at the
    * options, before the account exists, so it is derived from this browser's secret (keyed, so
-   * it says nothing of the secret) and found again when the answer is posted.
+   * it says nothing of the secret) and this setup link (another link, another id), and found again
+   * when the answer is posted.
    */
-  const newAdminId = (request: Request) => {
-    const bytes = createHmac('sha256', ctx.csrfKey).update(`setup-admin:${browserSecret(ctx, request, undefined)}`).digest().subarray(0, 16)
+  const newAdminId = (request: Request, token: string) => {
+    const bytes = createHmac('sha256', ctx.csrfKey).update(`setup-admin:${browserSecret(ctx, request, undefined)}:${sha256(token)}`).digest().subarray(0, 16)
     bytes[6] = (bytes[6]! & 0x0f) | 0x40
     bytes[8] = (bytes[8]! & 0x3f) | 0x80
     const hex = bytes.toString('hex')
@@ -145,11 +146,11 @@ export function setupRoutes(ctx: AppContext) {
       '/setup/passkey/options',
       async ({ request, body }) => {
         const fields = body as FormFields
-        await checkedForm(request, fields)
+        const token = await checkedForm(request, fields)
         if (!ctx.config.passkeys) throw new NotFound('passkeys are not available on this server')
         const typed = typedIn(fields)
         try {
-          const account = { id: newAdminId(request), fullName: checkFullName(typed.fullName), email: normalizeEmail(typed.email) }
+          const account = { id: newAdminId(request, token), fullName: checkFullName(typed.fullName), email: normalizeEmail(typed.email) }
           return json(await registrationOptions(ctx, account, browserSecret(ctx, request, undefined)!, true), 200, NO_STORE)
         } catch (error) {
           if (error instanceof UserInputError) return json({ error: 'invalid_request', error_description: sentence(error.message) }, 400, NO_STORE)
@@ -167,7 +168,7 @@ export function setupRoutes(ctx: AppContext) {
         return create(request, token, typed, async () => {
           const fullName = checkFullName(typed.fullName)
           const email = normalizeEmail(typed.email)
-          const { passkey, userVerified } = await verifyNewPasskey(ctx, newAdminId(request), browserSecret(ctx, request, undefined)!, field(fields, 'credential'), WORDS.passkeyName, true)
+          const { passkey, userVerified } = await verifyNewPasskey(ctx, newAdminId(request, token), browserSecret(ctx, request, undefined)!, field(fields, 'credential'), WORDS.passkeyName, true)
           // No password: '' is how an account without one is kept.
           return { user: { id: passkey.userId, email, fullName, avatarUrl: null, passwordHash: '', emailVerified: true }, passkey, amr: passkeyAmr(userVerified) }
         })

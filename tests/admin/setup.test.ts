@@ -239,6 +239,22 @@ describe('/setup with a passkey instead of a password (SPEC "First run")', () =>
     expect(await t.rows('SELECT credential_id FROM passkeys')).toEqual([])
   })
 
+  test('the same browser sets up again with a new link once the admin is disabled: another account, not a clash', async () => {
+    const t = await createTestApp()
+    const first = await setUpWithPasskey(t, await link(t), await SoftAuthenticator.create())
+    expect(first.res.status).toBe(303)
+    const olga = (await t.store.users.findUserByEmail('olga@example.com'))!
+    await t.store.users.setDisabled(olga.id, true, t.clock.now())
+    // The browser keeps its cookies (its CSRF secret): the new link still makes a new account.
+    const again = await link(t)
+    const page = await t.handle(pathOf(again), { headers: { cookie: cookieHeader(first.jar) } })
+    const form = { csrf_token: csrfFrom(await page.text()), token: tokenOf(again), full_name: 'Oscar', email: 'oscar@example.com' }
+    const options = (await (await postForm(t, '/setup/passkey/options', form, first.jar)).json()) as { challenge: string; user: { id: string } }
+    const credential = await (await SoftAuthenticator.create()).register(options, LOCAL)
+    expect((await postForm(t, '/setup/passkey', { ...form, credential: JSON.stringify(credential) }, first.jar)).status).toBe(303)
+    expect(await users(t)).toEqual([{ email: 'olga@example.com', admin: true }, { email: 'oscar@example.com', admin: true }])
+  })
+
   test('a passkey and a password setup at once with one token: exactly one admin, and no passkey of the loser', async () => {
     const t = await createTestApp()
     const setupLink = await link(t)
