@@ -13,6 +13,8 @@ export interface Config {
   databasePoolSize: number
   issuer: string
   signup: 'open' | 'closed'
+  /** SIGNUP=domain:…: sign-up only for addresses at these domains (lower case), verified by mail; empty: any address. */
+  signupDomains: string[]
   codeTtl: number
   accessTokenTtl: number
   refreshTokenTtl: number
@@ -174,7 +176,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: databaseUrlFrom(env),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     issuer,
-    signup: oneOf(env, 'SIGNUP', 'closed', ['open', 'closed'] as const),
+    ...signupFrom(env),
     codeTtl: integer(env, 'CODE_TTL', 60, 1, 3600),
     accessTokenTtl: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 31_536_000),
     refreshTokenTtl: integer(env, 'REFRESH_TOKEN_TTL', 2_592_000, 60, 315_360_000),
@@ -189,7 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
     secureCookies: issuer.startsWith('https://'),
     passkeys: passkeysFor(issuer),
-    ...mailFrom(env, issuer, brand.name),
+    ...mailFrom(env, issuer, brand.name, signupFrom(env).signupDomains.length > 0),
     clientIdMetadataDocuments: oneOf(env, 'CLIENT_ID_METADATA_DOCUMENTS', 'on', ['on', 'off'] as const) === 'on',
     clientIdMetadataAllowHosts: allowHostsFrom(env),
     dynamicRegistration: oneOf(env, 'DYNAMIC_REGISTRATION', 'off', ['off', 'open', 'token'] as const),
@@ -246,7 +248,26 @@ function allowHostsFrom(env: Env): string[] {
   return hosts
 }
 
-function mailFrom(env: Env, issuer: string, brandName: string): Pick<Config, 'smtpUrl' | 'mailFrom' | 'emailVerification'> {
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/
+
+/** SIGNUP (SPEC): closed (the default: a new server is closed to strangers), open, or domain:a.example[,b.example]. */
+function signupFrom(env: Env): Pick<Config, 'signup' | 'signupDomains'> {
+  const raw = (env.SIGNUP ?? '').trim()
+  if (raw === '' || raw === 'closed') return { signup: 'closed', signupDomains: [] }
+  if (raw === 'open') return { signup: 'open', signupDomains: [] }
+  if (!raw.startsWith('domain:')) throw new ConfigError('SIGNUP', `must be closed, open or domain:DOMAIN[,DOMAIN…], got "${raw}"`)
+  const domains = raw.slice('domain:'.length).split(',').map((d) => d.trim().toLowerCase()).filter(Boolean)
+  if (domains.length === 0) throw new ConfigError('SIGNUP', 'domain: needs one or more domains, like domain:example.com,example.org')
+  const bad = domains.find((d) => !DOMAIN.test(d))
+  if (bad !== undefined) throw new ConfigError('SIGNUP', `"${bad}" is not a domain name`)
+  return { signup: 'open', signupDomains: [...new Set(domains)] }
+}
+
+/**
+ * Mail, and whether an address must be verified. SIGNUP=domain:… opens sign-up to addresses of
+ * those domains only, which means proven ones: verification is required with it, so it needs mail.
+ */
+function mailFrom(env: Env, issuer: string, brandName: string, domainSignup: boolean): Pick<Config, 'smtpUrl' | 'mailFrom' | 'emailVerification'> {
   const raw = env.SMTP_URL || null
   if (raw !== null) {
     let url: URL | undefined
@@ -261,7 +282,9 @@ function mailFrom(env: Env, issuer: string, brandName: string): Pick<Config, 'sm
   const from = address.includes('<') ? address : `${displayName(brandName)} <${address.trim()}>`
   // A sender is one header line: no CR, LF or other control characters (header injection).
   if (/[\u0000-\u001f\u007f]/.test(from) || !/@/.test(from)) throw new ConfigError('MAIL_FROM', 'must be an address like "Name <user@host>" on one line')
-  const emailVerification = oneOf(env, 'EMAIL_VERIFICATION', 'optional', ['optional', 'required'] as const)
+  const emailVerification = oneOf(env, 'EMAIL_VERIFICATION', domainSignup ? 'required' : 'optional', ['optional', 'required'] as const)
+  if (domainSignup && emailVerification === 'optional') throw new ConfigError('SIGNUP', 'domain:… signs up verified addresses only: EMAIL_VERIFICATION=optional contradicts it')
+  if (domainSignup && raw === null) throw new ConfigError('SIGNUP', 'domain:… signs up verified addresses only: it needs SMTP_URL (the links are sent by mail)')
   if (emailVerification === 'required' && raw === null) throw new ConfigError('EMAIL_VERIFICATION', 'required needs SMTP_URL (the links are sent by mail)')
   return { smtpUrl: raw, mailFrom: from, emailVerification }
 }

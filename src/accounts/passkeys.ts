@@ -22,6 +22,7 @@ export class PasskeyRefused extends Error {}
 const EXPIRED = 'This passkey request expired or was already used. Try again.'
 const NOT_VERIFIED = 'The passkey could not be verified. Try again.'
 const NOT_YOURS = 'That is not a passkey of your account. Try again with one of yours.'
+export const ALREADY = 'This passkey is already registered.'
 
 /**
  * The challenge is bound to the browser that asked: the secret its CSRF tokens are bound to
@@ -57,7 +58,7 @@ function parseCredential<T extends { id: string }>(raw: string | undefined): T {
 }
 
 /** "Add a passkey": options for navigator.credentials.create (a discoverable credential, user verification preferred). */
-export async function registrationOptions(ctx: AppContext, user: User, browserSecret: string) {
+export async function registrationOptions(ctx: AppContext, user: Pick<User, 'id' | 'email' | 'fullName'>, browserSecret: string, newAccount = false) {
   const rp = relyingParty(ctx)
   const existing = await ctx.store.mfa.listPasskeys(user.id)
   const options = await (await webauthn()).generateRegistrationOptions({
@@ -71,17 +72,21 @@ export async function registrationOptions(ctx: AppContext, user: User, browserSe
     excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
     authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
   })
-  await newChallenge(ctx, browserSecret, 'register', options.challenge, user.id)
+  // An account about to be made (/setup) has no row yet for the challenge to name.
+  await newChallenge(ctx, browserSecret, 'register', options.challenge, newAccount ? null : user.id)
   return options
 }
 
-/** Verifies the browser's new credential against this browser's challenge and stores it under `name`. */
-export async function registerPasskey(ctx: AppContext, user: User, browserSecret: string, raw: string | undefined, name: string): Promise<PasskeyRecord> {
+/**
+ * Verifies the browser's new credential against this browser's registration challenge, made for
+ * `userId` (or, `newAccount`, for an account not made yet): the passkey, not stored yet.
+ */
+export async function verifyNewPasskey(ctx: AppContext, userId: string, browserSecret: string, raw: string | undefined, name: string, newAccount = false): Promise<{ passkey: PasskeyRecord; userVerified: boolean }> {
   const rp = relyingParty(ctx)
   const response = parseCredential<RegistrationResponseJSON>(raw)
   const now = ctx.clock.now()
   const challenge = await ctx.store.mfa.takeChallenge(browserKey(browserSecret), 'register', now)
-  if (!challenge || challenge.userId !== user.id) throw new PasskeyRefused(EXPIRED)
+  if (!challenge || challenge.userId !== (newAccount ? null : userId)) throw new PasskeyRefused(EXPIRED)
   let info
   try {
     const verification = await (await webauthn()).verifyRegistrationResponse({
@@ -99,7 +104,7 @@ export async function registerPasskey(ctx: AppContext, user: User, browserSecret
   const { credential } = info
   const passkey: PasskeyRecord = {
     credentialId: credential.id,
-    userId: user.id,
+    userId,
     name,
     publicKey: Buffer.from(credential.publicKey).toString('base64url'),
     signCount: credential.counter,
@@ -107,10 +112,16 @@ export async function registerPasskey(ctx: AppContext, user: User, browserSecret
     createdAt: now,
     lastUsedAt: null,
   }
+  return { passkey, userVerified: info.userVerified }
+}
+
+/** Verifies the browser's new credential against this browser's challenge and stores it under `name`. */
+export async function registerPasskey(ctx: AppContext, user: User, browserSecret: string, raw: string | undefined, name: string): Promise<PasskeyRecord> {
+  const { passkey } = await verifyNewPasskey(ctx, user.id, browserSecret, raw, name)
   try {
     await ctx.store.mfa.addPasskey(passkey)
   } catch (error) {
-    if (error instanceof UniqueViolation) throw new PasskeyRefused('This passkey is already registered.')
+    if (error instanceof UniqueViolation) throw new PasskeyRefused(ALREADY)
     throw error
   }
   return passkey

@@ -174,6 +174,10 @@ export function signInRoutes(ctx: AppContext) {
         try {
           const fullName = checkFullName(body.full_name ?? '')
           const email = normalizeEmail(body.email ?? '')
+          // SIGNUP=domain:… (SPEC): the part after the last @, exactly (a subdomain is another domain).
+          const domains = ctx.config.signupDomains
+          if (domains.length > 0 && !domains.includes(email.slice(email.lastIndexOf('@') + 1)))
+            return again(() => t('signUp.domainOnly', { domains: domains.join(', ') }), 400)
           const password = checkPassword(body.password ?? '')
           const wait = await takeAddressCheck(request, 'sign-up throttled')
           if (wait > 0) return again(() => t('signUp.tooMany', { count: wait }), 429, { 'retry-after': String(wait) })

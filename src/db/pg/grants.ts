@@ -54,10 +54,14 @@ const toFamily = (r: Row): RefreshFamily => ({
   windowStart: n(r.window_start),
   windowCount: n(r.window_count),
   live: n(r.live),
+  allowed: r.allowed as boolean,
 })
 
 const FAMILY_COLUMNS = 'f.id, f.family_id, f.client_id, f.user_id, f.key_hash, f.auth_time, f.amr, f.sid, f.resource, f.used_at, f.expires_at, f.window_start, f.window_count'
 const LIVE = '(SELECT count(*) FROM refresh_tokens r WHERE r.family_id = f.family_id AND r.rotated_at IS NULL) AS live'
+/** groups.mayAuthorize, on the family's row: a refresh reads it in the statement that locks the family. */
+const ALLOWED = `(NOT EXISTS (SELECT 1 FROM client_groups c WHERE c.client_id = f.client_id)
+  OR EXISTS (SELECT 1 FROM client_groups c JOIN group_members m ON m.group_name = c.group_name WHERE c.client_id = f.client_id AND m.user_id = f.user_id)) AS allowed`
 
 /*
  * One lock order for every write to a grant, on any instance: consent, then codes, then
@@ -265,7 +269,7 @@ export class PgGrants implements GrantStore {
       const { family, token } = found
       if ('revokeFamily' in decision) {
         await deleteFamily(tx, family.familyId, deleted)
-        return { ok: false, error: 'invalid_grant', description: decision.revokeFamily, familyRevoked: true }
+        return { ok: false, error: 'invalid_grant', description: decision.revokeFamily, familyRevoked: decision.reuse }
       }
       const { access, refresh, keyHash } = decision.issue
       const rotate = decision.markRotated && token !== undefined
@@ -296,14 +300,14 @@ export class PgGrants implements GrantStore {
   private async find(tx: Tx, lookup: RefreshLookup, locking: '' | 'FOR UPDATE'): Promise<FoundRefresh | undefined> {
     const byId = 'tokenId' in lookup
     const [pair] = await tx.unsafe(
-      `SELECT ${FAMILY_COLUMNS}, ${LIVE}, to_jsonb(t) AS token FROM refresh_families f JOIN refresh_tokens t ON t.family_id = f.family_id
+      `SELECT ${FAMILY_COLUMNS}, ${LIVE}, ${ALLOWED}, to_jsonb(t) AS token FROM refresh_families f JOIN refresh_tokens t ON t.family_id = f.family_id
         WHERE ${byId ? 't.id = $1' : 'f.id = $1 AND t.verifier_hash = $2'} ${locking && 'FOR UPDATE OF f, t'}`,
       byId ? [lookup.tokenId] : [lookup.family, lookup.verifierHash],
     )
     if (pair) return { family: toFamily(pair), token: toRefresh(jsonRow(pair.token)) }
     if (byId) return undefined
     // No live row for this verifier: an old (or forged) token of the family, if the family exists.
-    const [family] = await tx.unsafe(`SELECT ${FAMILY_COLUMNS}, ${LIVE} FROM refresh_families f WHERE f.id = $1 ${locking && 'FOR UPDATE OF f'}`, [lookup.family])
+    const [family] = await tx.unsafe(`SELECT ${FAMILY_COLUMNS}, ${LIVE}, ${ALLOWED} FROM refresh_families f WHERE f.id = $1 ${locking && 'FOR UPDATE OF f'}`, [lookup.family])
     return family && { family: toFamily(family), token: undefined }
   }
 

@@ -1,4 +1,4 @@
-import type { AdminChange, AvatarUpload, Change, EmailToken, NewMail, NewUser, UserListing, UserRecord, UserStore } from '../store'
+import type { AdminChange, AvatarUpload, Change, EmailToken, NewMail, NewUser, PasskeyRecord, UserListing, UserRecord, UserStore } from '../store'
 import { emitting, n, toUser, type PgContext, type Row, type Tx } from './context'
 import { insertToken } from './mail'
 
@@ -134,13 +134,16 @@ export class PgUsers implements UserStore {
    * The token's row is the lock: a second setup with the same token waits on the UPDATE, then
    * re-reads the row (READ COMMITTED) and finds it used. A taken email rolls the claim back.
    */
-  insertFirstAdmin(user: NewUser, tokenHash: string, since: number, now: number): Promise<'done' | 'refused'> {
+  insertFirstAdmin(user: NewUser, tokenHash: string, since: number, now: number, passkey?: PasskeyRecord): Promise<'done' | 'refused'> {
     return this.ctx.tx(async (tx) => {
       const claimed = await tx`UPDATE server_secrets SET value = 'used:' || value WHERE name = 'setup' AND value = ${tokenHash} AND created_at >= ${since}
           AND NOT EXISTS (SELECT 1 FROM users WHERE is_admin AND disabled_at IS NULL)`
       if (claimed.count === 0) return 'refused'
       await tx`INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at, email_verified, is_admin)
           VALUES (${user.id}, ${user.email}, ${user.fullName}, ${user.avatarUrl}, ${user.passwordHash}, ${now}, ${user.emailVerified}, true)`
+      if (passkey)
+        await tx`INSERT INTO passkeys (credential_id, user_id, name, public_key, sign_count, transports, created_at, last_used_at)
+          VALUES (${passkey.credentialId}, ${passkey.userId}, ${passkey.name}, ${passkey.publicKey}, ${passkey.signCount}, ${JSON.stringify(passkey.transports)}::jsonb, ${passkey.createdAt}, ${passkey.lastUsedAt})`
       return 'done'
     })
   }

@@ -1,5 +1,6 @@
 /** The users a person signs in as. */
 import type { EmailToken, NewMail } from './mail'
+import type { PasskeyRecord } from './mfa'
 
 export interface UserRecord {
   id: string
@@ -74,9 +75,10 @@ export interface UserStore {
    * `setup`, which holds its hash) is marked used — only while it is `tokenHash`, written at or
    * after `since` — and the user inserted as an admin, only while no enabled admin exists.
    * 'refused': nothing changed (of two setups with one token, one wins). A taken email is a
-   * UniqueViolation, and the token stays unused.
+   * UniqueViolation, and the token stays unused. With `passkey`, the admin's first passkey is
+   * inserted in the same transaction (an admin who chose a passkey has no password).
    */
-  insertFirstAdmin(user: NewUser, tokenHash: string, since: number, now: number): Promise<'done' | 'refused'>
+  insertFirstAdmin(user: NewUser, tokenHash: string, since: number, now: number, passkey?: PasskeyRecord): Promise<'done' | 'refused'>
 }
 
 export type AdminChange = 'demote' | 'disable' | 'delete'

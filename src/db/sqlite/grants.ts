@@ -180,7 +180,7 @@ export class SqliteGrants implements GrantStore {
       const { family, token } = found
       if ('revokeFamily' in decision) {
         this.deleteFamily(family.familyId)
-        return { ok: false, error: 'invalid_grant', description: decision.revokeFamily, familyRevoked: true }
+        return { ok: false, error: 'invalid_grant', description: decision.revokeFamily, familyRevoked: decision.reuse }
       }
       if (decision.markRotated && token)
         prepared(this.db, 'rotateRefresh', () =>
@@ -247,10 +247,13 @@ export class SqliteGrants implements GrantStore {
 
   private readFamily(by: 'id' | 'family_id', value: number | string): RefreshFamily | undefined {
     const row = prepared(this.db, `familyBy:${by}`, () =>
-      this.db.sqlite.prepare<Omit<RefreshFamily, 'live'>, [number | string]>(
+      this.db.sqlite.prepare<Omit<RefreshFamily, 'live' | 'allowed'> & { allowed: number }, [number | string]>(
+        // allowed: groups.mayAuthorize on the family's row, read in the refresh's own write job.
         `SELECT id, family_id AS familyId, client_id AS clientId, user_id AS userId, key_hash AS keyHash, used_at AS usedAt, expires_at AS expiresAt,
-          auth_time AS authTime, amr, sid, resource, window_start AS windowStart, window_count AS windowCount
-        FROM refresh_families WHERE ${by} = ?`,
+          auth_time AS authTime, amr, sid, resource, window_start AS windowStart, window_count AS windowCount,
+          NOT EXISTS (SELECT 1 FROM client_groups c WHERE c.client_id = f.client_id)
+            OR EXISTS (SELECT 1 FROM client_groups c JOIN group_members m ON m.group_name = c.group_name WHERE c.client_id = f.client_id AND m.user_id = f.user_id) AS allowed
+        FROM refresh_families f WHERE ${by} = ?`,
       ),
     ).get(value)
     if (!row) return undefined
@@ -260,6 +263,7 @@ export class SqliteGrants implements GrantStore {
     )
     return {
       ...row,
+      allowed: row.allowed === 1,
       get live() {
         return live.get(row.familyId)!.n
       },

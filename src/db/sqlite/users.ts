@@ -1,10 +1,10 @@
 import { and, eq, isNull, or, sql } from 'drizzle-orm'
-import type { AdminChange, AvatarUpload, EmailToken, NewMail, NewUser, UserListing, UserRecord, UserStore } from '../store'
+import type { AdminChange, AvatarUpload, EmailToken, NewMail, NewUser, PasskeyRecord, UserListing, UserRecord, UserStore } from '../store'
 import { insertToken } from './mail'
 import { changes } from './client'
 import { unique, type SqliteContext } from './context'
 import { prepared } from './prepared'
-import { userAvatars, users } from './schema'
+import { passkeys, userAvatars, users } from './schema'
 
 const p = (name: string) => sql.placeholder(name)
 export const toUser = (row: typeof users.$inferSelect): UserRecord => ({
@@ -146,7 +146,7 @@ export class SqliteUsers implements UserStore {
   }
 
   /** One write job: the token's claim, the check and the insert commit together, or (a taken email) not at all. */
-  insertFirstAdmin(user: NewUser, tokenHash: string, since: number, now: number): Promise<'done' | 'refused'> {
+  insertFirstAdmin(user: NewUser, tokenHash: string, since: number, now: number, passkey?: PasskeyRecord): Promise<'done' | 'refused'> {
     const { db } = this.ctx
     return this.ctx.write(() => {
       const claimed = db.sqlite
@@ -157,6 +157,7 @@ export class SqliteUsers implements UserStore {
         .run(tokenHash, since).changes
       if (claimed === 0) return 'refused'
       unique(() => db.orm.insert(users).values({ ...user, isAdmin: true, createdAt: now }).run())
+      if (passkey) unique(() => db.orm.insert(passkeys).values(passkey).run())
       return 'done'
     })
   }

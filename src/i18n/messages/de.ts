@@ -105,6 +105,7 @@ export default {
   'signUp.haveAccount': 'Sie haben bereits ein Konto? {link}',
   'signUp.signIn': 'Anmelden',
   'signUp.tooMany': { one: 'Zu viele Versuche aus Ihrem Netzwerk. Versuchen Sie es in {count} Sekunde erneut.', other: 'Zu viele Versuche aus Ihrem Netzwerk. Versuchen Sie es in {count} Sekunden erneut.' },
+  'signUp.domainOnly': 'Die Registrierung hier ist nur für Adressen von {domains} möglich. Bitten Sie Ihre Administration um eine Einladung.',
   'signUp.emailTaken': 'Es gibt bereits ein Konto mit dieser E-Mail-Adresse.',
 
   // Refusals a domain module words in English (src/i18n/known-errors.ts finds them by their English text).

@@ -116,6 +116,7 @@ export default {
   'signUp.haveAccount': 'Have an account? {link}',
   'signUp.signIn': 'Sign in',
   'signUp.tooMany': { one: 'Too many attempts from your network. Try again in {count} second.', other: 'Too many attempts from your network. Try again in {count} seconds.' },
+  'signUp.domainOnly': 'Sign-up here is for addresses at {domains}. Ask your administrator for an invitation.',
   'signUp.emailTaken': 'An account with this email already exists.',
 
   // Refusals a domain module words in English (src/i18n/known-errors.ts finds them by their English text).
