@@ -177,7 +177,7 @@ export function signInRoutes(ctx: AppContext) {
           // SIGNUP=domain:… (SPEC): the part after the last @, exactly (a subdomain is another domain).
           const domains = ctx.config.signupDomains
           if (domains.length > 0 && !domains.includes(email.slice(email.lastIndexOf('@') + 1)))
-            return again(() => t('signUp.domainOnly', { domains: domains.join(', ') }), 400)
+            return again(() => t('signUp.domainOnly', { domains: domains.join(' or ') }), 400)
           const password = checkPassword(body.password ?? '')
           const wait = await takeAddressCheck(request, 'sign-up throttled')
           if (wait > 0) return again(() => t('signUp.tooMany', { count: wait }), 429, { 'retry-after': String(wait) })

@@ -67,6 +67,7 @@ const COMMANDS: Record<string, string[]> = {
   // `site rule` takes its verb as an argument: `latchkey site rule add HOST`.
   site: ['create', 'rule', 'list', 'delete'],
   keys: ['list', 'rotate', 'remove'],
+  provider: ['create', 'list', 'update', 'delete'],
   apply: [],
   export: [],
   audit: [],
@@ -383,6 +384,13 @@ describe('--json on every command', () => {
     ranWithJson.add('keys rotate')
     const spare = json<Array<{ kid: string; current: boolean }>>(['keys', 'list']).find((k) => !k.current && k.kid !== rotated.kid)!
     expect(json(['keys', 'remove', spare.kid])).toEqual({ kid: spare.kid, removed: true })
+    // Upstream providers: a GitHub one (no discovery document to fetch), its secret in a file only its owner reads.
+    const secretFile = join(dir, 'github-secret')
+    writeFileSync(secretFile, 'gh-secret\n', { mode: 0o600 })
+    expect(json(['provider', 'create', '--kind', 'github', '--name', 'GitHub', '--client-id', 'Iv1.abc', '--client-secret-file', secretFile])).toMatchObject({ id: 'github', kind: 'github' })
+    expect(json<Array<{ id: string }>>(['provider', 'list']).map((p) => p.id)).toContain('github')
+    expect(json(['provider', 'update', 'github', '--name', 'GitHub (work)'])).toMatchObject({ name: 'GitHub (work)' })
+    expect(json(['provider', 'delete', 'github'])).toMatchObject({ id: 'github' })
     // A setup link only while no admin exists: a database of its own.
     const fresh = testEngine === 'sqlite' ? join(dir, 'fresh.sqlite') : databaseUrl
     if (testEngine === 'sqlite') {
