@@ -10,7 +10,7 @@ import { addressIn, peerAddressOf, resolveClientAddress } from '../web/client-ad
 import { siteLookups } from './cache'
 import { decide, type Decision, type Identity } from './decide'
 import type { ForwardedRequest } from './forwarded'
-import { siteTokenOf } from './site-sessions'
+import { siteSessionHash, siteTokenOf } from './site-sessions'
 
 /** Who the decision was about, for the Remote-* headers. */
 export interface Caller {
@@ -44,6 +44,8 @@ export async function check(ctx: AppContext, request: Request, forwarded: Forwar
   return { kind: 'decided', site, decision, caller }
 }
 
+const NOBODY: Caller = { identity: undefined }
+
 /**
  * A Latchkey access token issued for this site (its resource URI is the site's origin), else the
  * site's own cookie at this very host; else nobody. A token for anything else proves nothing here.
@@ -60,10 +62,13 @@ async function whoIsAsking(ctx: AppContext, headers: Headers, forwarded: Forward
     }
   }
   const token = siteTokenOf(headers, forwarded.proto)
+  if (token === undefined) return NOBODY
   const now = ctx.clock.now()
   // A site session lives while its sign-in session does — SESSION_IDLE_TTL included — and a check is that session's activity.
-  const session = token === undefined ? undefined : await siteLookups(ctx.store).session(forwarded.proto, token, forwarded.host, now, now - ctx.config.sessionIdleTtl * 1000)
-  if (!session) return { identity: undefined }
-  ctx.sessionActivity.touchHash(session.sessionHash, session.lastActiveAt, now)
-  return { identity: { kind: 'user', groups: session.groups, twoFactor: session.amr.includes('mfa') }, user: session.user, groups: session.groups }
+  const session = await siteLookups(ctx.store).session(siteSessionHash(forwarded.proto, token), forwarded.host, now, now - ctx.config.sessionIdleTtl * 1000)
+  if (!session) return NOBODY
+  // Noted to be written: the cached entry knows it too (it is not idle here while it is in use here).
+  if (ctx.sessionActivity.touchHash(session.sessionHash, session.lastActiveAt, now)) session.lastActiveAt = now
+  const { user, groups } = session.identity
+  return { identity: { kind: 'user', groups, twoFactor: session.twoFactor }, user, groups }
 }

@@ -502,10 +502,12 @@ function forwardAuthCases(prefix: string, latchkey: Server, bin: string, session
     (cookie ??= (async () => {
       cli(latchkey, bin, ['site', 'create', '--host', SITE_HOST, '--name', 'Bench app'])
       const rd = `http://${SITE_HOST}/`
-      const start = await fetch(`${latchkey.url}/authz/start?rd=${encodeURIComponent(rd)}`, { redirect: 'manual', headers: { cookie: session } })
+      // The browser's state at the site (what /.latchkey/start would set), named to /authz/start and shown at the callback.
+      const state = 'bench-state-'.padEnd(43, 'x')
+      const start = await fetch(`${latchkey.url}/authz/start?rd=${encodeURIComponent(rd)}&state=${state}`, { redirect: 'manual', headers: { cookie: session } })
       const callback = start.headers.get('location')
       if (start.status !== 302 || !callback?.startsWith(`${rd}.latchkey/callback?`)) fail(`/authz/start answered ${start.status} ${callback}`)
-      const made = await fetch(latchkey.url + callback.slice(rd.length - 1), { redirect: 'manual', headers: { 'x-forwarded-host': SITE_HOST } })
+      const made = await fetch(latchkey.url + callback.slice(rd.length - 1), { redirect: 'manual', headers: { 'x-forwarded-host': SITE_HOST, cookie: `lk_state=${state}` } })
       const value = made.headers.getSetCookie().find((c) => c.startsWith('lk_site='))?.split(';')[0]?.slice('lk_site='.length)
       if (made.status !== 302 || !value) fail(`/.latchkey/callback answered ${made.status}`)
       return value
@@ -517,7 +519,8 @@ function forwardAuthCases(prefix: string, latchkey: Server, bin: string, session
       const { randomToken, sha256 } = await import('../../src/lib/crypto')
       const db = new Database(join(latchkey.dir, 'data/latchkey.sqlite'))
       db.run('PRAGMA busy_timeout = 5000')
-      const model = sha256(await siteCookie())
+      // A site session's hash is of its scheme and cookie value (src/authz/site-sessions.ts siteSessionHash).
+      const model = sha256(`http ${await siteCookie()}`)
       const copySession = db.prepare(
         `INSERT INTO sessions (id_hash, user_id, expires_at, auth_time, amr, pending, sid, created_at, last_active_at)
           SELECT ?, s.user_id, s.expires_at, s.auth_time, s.amr, s.pending, ?, s.created_at, s.last_active_at FROM sessions s JOIN site_sessions ss ON ss.session_hash = s.id_hash WHERE ss.id_hash = ?`,
@@ -528,7 +531,7 @@ function forwardAuthCases(prefix: string, latchkey: Server, bin: string, session
         for (const token of tokens) {
           const sessionHash = sha256(randomToken())
           copySession.run(sessionHash, randomToken(), model)
-          copySiteSession.run(sha256(token), sessionHash, model)
+          copySiteSession.run(sha256(`http ${token}`), sessionHash, model)
         }
       })()
       // Into the database file now: the run measures the checks, not the checkpointer copying 100,000 rows out of the WAL.

@@ -1,6 +1,6 @@
 import type { SQL } from 'bun'
 import type { LogoutDelivery, NewMail, NewSession, SessionListing, SessionRecord, SessionStore } from '../store'
-import { n, toUser, type PgContext, type Row } from './context'
+import { emitting, n, toUser, type PgContext, type Row } from './context'
 import { insertMail } from './mail'
 
 export class PgSessions implements SessionStore {
@@ -19,15 +19,16 @@ export class PgSessions implements SessionStore {
       ).count > 0
     const remembersDevice = s.deviceHash !== undefined && !s.pending
     if (!replacing && !remembersDevice) return this.ctx.run(insert)
+    let ended: string[] = []
     return this.ctx.tx(async (tx) => {
-      if (replacing) await tx`DELETE FROM sessions WHERE id_hash = ${replacing}`
+      if (replacing) ended = (await tx`DELETE FROM sessions WHERE id_hash = ${replacing} RETURNING user_id`).map((r: Row) => r.user_id as string)
       if (!(await insert(tx))) return false
       if (remembersDevice) {
         const added = await tx`INSERT INTO user_devices (user_id, device_hash, created_at) VALUES (${s.userId}, ${s.deviceHash!}, ${s.authTime}) ON CONFLICT DO NOTHING`
         if (added.count > 0 && newDevice) await insertMail(tx, [newDevice], s.authTime)
       }
       return true
-    })
+    }).then((made) => emitting(this.ctx, made, ended.length ? { sessions: ended } : undefined))
   }
 
   findSession(idHash: string, now: number, idleSince: number): Promise<SessionRecord | undefined> {
@@ -50,7 +51,7 @@ export class PgSessions implements SessionStore {
   }
 
   deleteSession(idHash: string): Promise<void> {
-    return this.ctx.run(async (sql) => void (await sql`DELETE FROM sessions WHERE id_hash = ${idHash}`))
+    return this.ctx.run(async (sql) => void this.ended(await sql`DELETE FROM sessions WHERE id_hash = ${idHash} RETURNING user_id`))
   }
 
   reauthenticated(idHash: string, now: number): Promise<void> {
@@ -58,7 +59,16 @@ export class PgSessions implements SessionStore {
   }
 
   deleteSessionsOf(userId: string, except?: string): Promise<void> {
-    return this.ctx.run(async (sql) => void (await sql`DELETE FROM sessions WHERE user_id = ${userId} AND id_hash <> ${except ?? ''}`))
+    return this.ctx.run(async (sql) => void this.ended(await sql`DELETE FROM sessions WHERE user_id = ${userId} AND id_hash <> ${except ?? ''} RETURNING user_id`))
+  }
+
+  /**
+   * Sign-in sessions deleted (rows of their user ids): the site-session cache here drops their
+   * users' at once (other instances hear the trigger's NOTIFY, drizzle/pg/0021). How many.
+   */
+  private ended(rows: Row[]): number {
+    if (rows.length) this.ctx.emit({ sessions: [...new Set(rows.map((r) => r.user_id as string))] })
+    return rows.length
   }
 
   listSessions(userId: string, now: number, idleSince: number): Promise<SessionListing[]> {
@@ -77,7 +87,7 @@ export class PgSessions implements SessionStore {
   }
 
   deleteSessionOf(userId: string, sid: string): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`DELETE FROM sessions WHERE user_id = ${userId} AND sid = ${sid}`).count > 0)
+    return this.ctx.run(async (sql) => this.ended(await sql`DELETE FROM sessions WHERE user_id = ${userId} AND sid = ${sid} RETURNING user_id`) > 0)
   }
 
   /** One statement for the whole batch (a JSON array of [id_hash, at] unpacked by the server). */

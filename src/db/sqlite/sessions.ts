@@ -1,5 +1,6 @@
 import { and, eq, gt, ne, sql } from 'drizzle-orm'
 import type { LogoutDelivery, NewMail, NewSession, SessionListing, SessionRecord, SessionStore } from '../store'
+import { changes } from './client'
 import type { SqliteContext } from './context'
 import { insertMail } from './mail'
 import { prepared } from './prepared'
@@ -16,7 +17,7 @@ export class SqliteSessions implements SessionStore {
     return this.ctx.write(() => {
       const user = db.sqlite.prepare('SELECT disabled_at AS disabledAt FROM users WHERE id = ?').get(session.userId) as { disabledAt: number | null } | null
       if (!user || user.disabledAt !== null) return false
-      if (replacing) db.orm.delete(sessions).where(eq(sessions.idHash, replacing)).run()
+      if (replacing) this.ended(db.sqlite.query<{ user_id: string }, [string]>('DELETE FROM sessions WHERE id_hash = ? RETURNING user_id').all(replacing))
       const { deviceHash } = session
       db.orm.insert(sessions).values({ ...session, amr: session.amr.join(' '), createdAt: session.authTime, lastActiveAt: session.authTime }).run()
       if (deviceHash && !session.pending) {
@@ -43,8 +44,12 @@ export class SqliteSessions implements SessionStore {
   }
 
   deleteSession(idHash: string): Promise<void> {
-    const { db } = this.ctx
-    return this.ctx.write(() => void db.orm.delete(sessions).where(eq(sessions.idHash, idHash)).run())
+    return this.ctx.write(() => this.ended(this.ctx.db.sqlite.query<{ user_id: string }, [string]>('DELETE FROM sessions WHERE id_hash = ? RETURNING user_id').all(idHash)))
+  }
+
+  /** Sign-in sessions deleted: the site-session cache drops their users' (src/authz/cache.ts). */
+  private ended(rows: ReadonlyArray<{ user_id: string }>): void {
+    if (rows.length) this.ctx.emit({ sessions: [...new Set(rows.map((r) => r.user_id))] })
   }
 
   reauthenticated(idHash: string, now: number): Promise<void> {
@@ -55,7 +60,9 @@ export class SqliteSessions implements SessionStore {
   deleteSessionsOf(userId: string, except?: string): Promise<void> {
     const { db } = this.ctx
     const others = except === undefined ? eq(sessions.userId, userId) : and(eq(sessions.userId, userId), ne(sessions.idHash, except))
-    return this.ctx.write(() => void db.orm.delete(sessions).where(others).run())
+    return this.ctx.write(() => {
+      if (changes(db.orm.delete(sessions).where(others).run()) > 0) this.ctx.emit({ sessions: [userId] })
+    })
   }
 
   async listSessions(userId: string, now: number, idleSince: number): Promise<SessionListing[]> {
@@ -68,7 +75,11 @@ export class SqliteSessions implements SessionStore {
   }
 
   deleteSessionOf(userId: string, sid: string): Promise<boolean> {
-    return this.ctx.write(() => this.ctx.db.sqlite.prepare('DELETE FROM sessions WHERE user_id = ? AND sid = ?').run(userId, sid).changes > 0)
+    return this.ctx.write(() => {
+      const found = this.ctx.db.sqlite.prepare('DELETE FROM sessions WHERE user_id = ? AND sid = ?').run(userId, sid).changes > 0
+      if (found) this.ctx.emit({ sessions: [userId] })
+      return found
+    })
   }
 
   touchSessions(touches: ReadonlyMap<string, number>): Promise<void> {

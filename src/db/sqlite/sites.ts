@@ -27,8 +27,15 @@ export class SqliteSites implements SiteStore {
         this.sqlite
           .prepare('INSERT INTO sites (host, name, policy, allowed_groups, jwt, rules, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
           .run(s.host, s.name, s.policy, JSON.stringify(s.allowedGroups), s.jwt ? 1 : 0, JSON.stringify(s.rules), now)
+        this.sitesChanged(true)
       }),
     )
+  }
+
+  /** Forward-auth's cache of sites (and their sessions) hears of a site written (src/authz/cache.ts). */
+  private sitesChanged(changed: boolean): boolean {
+    if (changed) this.ctx.emit({ sites: true })
+    return changed
   }
 
   async findSites(hosts: readonly string[]): Promise<SiteRecord[]> {
@@ -42,23 +49,24 @@ export class SqliteSites implements SiteStore {
   }
 
   replaceSite(s: SiteRecord): Promise<boolean> {
-    return this.ctx.write(
-      () =>
+    return this.ctx.write(() =>
+      this.sitesChanged(
         this.sqlite
           .prepare('UPDATE sites SET name = ?, policy = ?, allowed_groups = ?, jwt = ?, rules = ? WHERE host = ?')
           .run(s.name, s.policy, JSON.stringify(s.allowedGroups), s.jwt ? 1 : 0, JSON.stringify(s.rules), s.host).changes > 0,
+      ),
     )
   }
 
   addRule(host: string, rule: SiteRule): Promise<boolean> {
-    return this.ctx.write(() => this.sqlite.prepare("UPDATE sites SET rules = json_insert(rules, '$[#]', json(?)) WHERE host = ?").run(JSON.stringify(rule), host).changes > 0)
+    return this.ctx.write(() => this.sitesChanged(this.sqlite.prepare("UPDATE sites SET rules = json_insert(rules, '$[#]', json(?)) WHERE host = ?").run(JSON.stringify(rule), host).changes > 0))
   }
 
   deleteSite(host: string): Promise<boolean> {
     return this.ctx.write(() => {
       const gone = this.sqlite.prepare('DELETE FROM sites WHERE host = ?').run(host).changes > 0
       if (gone) deleteSessionsOfSite(host, (sql, arg) => this.sqlite.prepare(sql).run(arg))
-      return gone
+      return this.sitesChanged(gone)
     })
   }
 
@@ -107,7 +115,13 @@ export class SqliteSites implements SiteStore {
   }
 
   endSignInOf(idHash: string, host: string): Promise<boolean> {
-    return this.ctx.write(() => this.sqlite.prepare('DELETE FROM sessions WHERE id_hash = (SELECT session_hash FROM site_sessions WHERE id_hash = ? AND host = ?)').run(idHash, host).changes > 0)
+    return this.ctx.write(() => {
+      const ended = this.sqlite
+        .query<{ user_id: string }, [string, string]>('DELETE FROM sessions WHERE id_hash = (SELECT session_hash FROM site_sessions WHERE id_hash = ? AND host = ?) RETURNING user_id')
+        .all(idHash, host)
+      if (ended.length) this.ctx.emit({ sessions: ended.map((r) => r.user_id) })
+      return ended.length > 0
+    })
   }
 }
 
