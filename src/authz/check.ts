@@ -19,6 +19,8 @@ export interface Caller {
   groups?: readonly string[]
   /** A machine's token (client_credentials): its client. */
   clientId?: string
+  /** Who this is, as one object shared by every check of them while nothing about them changed (a cached site session's identity): the answer's headers are kept with it. */
+  shared?: object
 }
 
 export type CheckResult = { kind: 'unknown-site' } | { kind: 'unnormalisable' } | { kind: 'decided'; site: SiteRecord; decision: Decision; caller: Caller }
@@ -70,5 +72,5 @@ async function whoIsAsking(ctx: AppContext, headers: Headers, forwarded: Forward
   // Noted to be written: the cached entry knows it too (it is not idle here while it is in use here).
   if (ctx.sessionActivity.touchHash(session.sessionHash, session.lastActiveAt, now)) session.lastActiveAt = now
   const { user, groups } = session.identity
-  return { identity: { kind: 'user', groups, twoFactor: session.twoFactor }, user, groups }
+  return { identity: { kind: 'user', groups, twoFactor: session.twoFactor }, user, groups, shared: session.identity }
 }

@@ -63,8 +63,23 @@ function parseIpv6(text: string): Ip | undefined {
   return out
 }
 
-/** Parses an address as proxies write it: plain, `[v6]`, `[v6]:port`, `v4:port`, or with a zone. */
+/**
+ * Parses an address as proxies write it: plain, `[v6]`, `[v6]:port`, `v4:port`, or with a zone.
+ * Peers and forwarded hops repeat (a proxy asks for every request): each text is parsed once
+ * (bounded), and the bytes returned are shared — never written to.
+ */
 export function parseIp(raw: string): Ip | undefined {
+  const known = parsedIps.get(raw)
+  if (known !== undefined) return known ?? undefined
+  const ip = parseIpText(raw)
+  if (parsedIps.size >= 4096) parsedIps.clear()
+  parsedIps.set(raw, ip ?? null)
+  return ip
+}
+
+const parsedIps = new Map<string, Ip | null>()
+
+function parseIpText(raw: string): Ip | undefined {
   let text = raw.trim()
   const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(text)
   if (bracketed) text = bracketed[1]!
