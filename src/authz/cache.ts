@@ -150,7 +150,7 @@ export class SiteLookups {
       }
     }
     const generation = this.generation
-    return this.store.sites.findSiteSession(idHash, host, now, idleSince).then((found) => {
+    return this.store.sites.findSiteSession(idHash, host, now, idleSince, trusted ? this.known : undefined).then((found) => {
       if (!found) return undefined
       const current = trusted && generation === this.generation && this.store.changes.check()
       const entry: CachedSiteSession = {
@@ -166,6 +166,9 @@ export class SiteLookups {
       return entry
     })
   }
+
+  /** Who a user is, as held (the feed named no change of theirs since it was read). */
+  private readonly known = (userId: string): Identity | undefined => this.identities.get(userId)
 
   /** The user's identity as just read: the one held when nothing differs (its entries stay good), else this one. */
   private identity(read: SiteSessionRecord): Identity {

@@ -162,7 +162,8 @@ async function measure(c: Case): Promise<Row> {
   if (!Number.isFinite(result.rps) || result.requests === 0) fail(`could not read wrk's output for ${c.name}:\n${out}`)
   if (result.non2xx > 0 || result.socketErrors > 0)
     fail(`${c.name}: ${result.non2xx} non-2xx answers and ${result.socketErrors} socket errors — the run is invalid\n${out}`)
-  console.error(`  ${c.name}: ${Math.round(result.rps)} req/s`)
+  // p99 and CPU per request as each case ends: kept even when a later case (the peer, on a busy machine) fails the run.
+  console.error(`  ${c.name}: ${Math.round(result.rps)} req/s, p50 ${result.p50ms.toFixed(2)} ms, p99 ${result.p99ms.toFixed(2)} ms, ${(cpuUs / result.requests).toFixed(1)} CPU µs/req`)
   return row
 }
 

@@ -1,4 +1,4 @@
-import type { NewSiteCode, SiteCodeRecord, SiteRecord, SiteRule, SiteSessionRecord, SiteStore } from '../store'
+import type { NewSiteCode, SiteCodeRecord, SiteRecord, SiteRule, SiteSessionRecord, SiteStore, UserRecord } from '../store'
 import { unique, type SqliteContext } from './context'
 
 type SiteRow = { host: string; name: string; policy: string; allowed_groups: string; jwt: number; rules: string }
@@ -93,24 +93,46 @@ export class SqliteSites implements SiteStore {
     })
   }
 
-  async findSiteSession(idHash: string, host: string, now: number, idleSince: number): Promise<SiteSessionRecord | undefined> {
+  async findSiteSession(
+    idHash: string,
+    host: string,
+    now: number,
+    idleSince: number,
+    known?: (userId: string) => { user: UserRecord; groups: string[] } | undefined,
+  ): Promise<SiteSessionRecord | undefined> {
     const row = this.sqlite
       .query<Record<string, unknown>, [string, string, number, number]>(
-        `SELECT u.id, u.email, u.full_name, u.avatar_url, u.email_verified, s.auth_time, s.amr, ss.expires_at, s.id_hash AS session_hash, s.last_active_at,
-            (SELECT json_group_array(group_name) FROM (SELECT group_name FROM group_members WHERE user_id = u.id ORDER BY group_name)) AS groups
+        `SELECT u.id, s.auth_time, s.amr, ss.expires_at, s.id_hash AS session_hash, s.last_active_at
           FROM site_sessions ss JOIN sessions s ON s.id_hash = ss.session_hash JOIN users u ON u.id = s.user_id
           WHERE ss.id_hash = ? AND ss.host = ? AND ss.expires_at > ?3 AND s.expires_at > ?3 AND s.last_active_at > ?4 AND s.pending = 0 AND u.disabled_at IS NULL`,
       )
       .get(idHash, host, now, idleSince)
     if (!row) return undefined
+    // Read in the same synchronous step as the row: no write can come between.
+    const who = known?.(row.id as string) ?? this.identity(row.id as string)
     return {
-      user: { id: row.id as string, email: row.email as string, fullName: row.full_name as string, avatarUrl: row.avatar_url as string | null, emailVerified: row.email_verified === 1 },
-      groups: JSON.parse(row.groups as string) as string[],
+      user: who.user,
+      groups: who.groups,
       amr: (row.amr as string).split(' '),
       authTime: row.auth_time as number,
       expiresAt: row.expires_at as number,
       sessionHash: row.session_hash as string,
       lastActiveAt: row.last_active_at as number,
+    }
+  }
+
+  /** A user and their groups (sorted), as a site session's check names them. */
+  private identity(id: string): { user: UserRecord; groups: string[] } {
+    const row = this.sqlite
+      .query<Record<string, unknown>, [string]>(
+        `SELECT u.id, u.email, u.full_name, u.avatar_url, u.email_verified,
+            (SELECT json_group_array(group_name) FROM (SELECT group_name FROM group_members WHERE user_id = u.id ORDER BY group_name)) AS groups
+          FROM users u WHERE u.id = ?`,
+      )
+      .get(id)!
+    return {
+      user: { id: row.id as string, email: row.email as string, fullName: row.full_name as string, avatarUrl: row.avatar_url as string | null, emailVerified: row.email_verified === 1 },
+      groups: JSON.parse(row.groups as string) as string[],
     }
   }
 
