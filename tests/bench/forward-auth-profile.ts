@@ -14,6 +14,7 @@ import { createContext } from '../../src/context'
 import { SqliteStore } from '../../src/db/sqlite/store'
 import { randomToken, sha256 } from '../../src/lib/crypto'
 import { setPeerResolver } from '../../src/web/client-address'
+import { startServer } from '../../src/server'
 
 const N = Number(process.argv[2] ?? 20_000)
 const dir = mkdtempSync(join(tmpdir(), 'fa-profile-'))
@@ -40,9 +41,13 @@ setPeerResolver((r) => server.requestIP(r)?.address)
 const peered = (token: string) => fetch(`http://127.0.0.1:${server.port}/api/authz/forward-auth`, { headers: { ...headers, cookie: `lk_site=${token}` } })
 void request
 if (process.env.SERVE_ONLY) {
-  // For a profiler: serve until SIGINT; wrk asks (tests/bench/lua/cookies.lua with COOKIES=<dir>/cookies.txt).
+  // For a profiler: the real server (access log, metrics) on this database until SIGINT; wrk asks
+  // (tests/bench/lua/cookies.lua with COOKIES=<dir>/cookies.txt).
+  server.stop(true)
   await Bun.write(join(dir, 'cookies.txt'), tokens.join('\n') + '\n')
-  console.log(`serving http://127.0.0.1:${server.port} cookies ${join(dir, 'cookies.txt')}`)
+  const env = { DATABASE_URL: join(dir, 'db.sqlite'), ISSUER: 'http://127.0.0.1:3000', TRUSTED_PROXIES: '127.0.0.1', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: '0' }
+  const running = await startServer(loadConfig(env))
+  console.error(`serving http://127.0.0.1:${running.server.port} cookies ${join(dir, 'cookies.txt')}`)
   process.on('SIGINT', () => process.exit(0))
   await new Promise(() => {})
 }

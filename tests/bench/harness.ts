@@ -33,6 +33,8 @@ export interface Case {
   env?: Record<string, string>
   /** wrk's connections for this case (BENCH_CONNECTIONS otherwise). */
   connections?: number
+  /** This case's warm-up, in seconds (BENCH_WARMUP otherwise): long enough to reach its steady state. */
+  warmup?: number
   /** Sets up fresh inputs (codes) before the warm-up, and before the run from the warm-up's result. */
   before?: (warmup?: WrkResult) => Promise<Record<string, string>>
 }
