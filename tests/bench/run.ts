@@ -524,14 +524,15 @@ function forwardAuthCases(prefix: string, latchkey: Server, bin: string, session
       const model = sha256(`http ${await siteCookie()}`)
       const copySession = db.prepare(
         `INSERT INTO sessions (id_hash, user_id, expires_at, auth_time, amr, pending, sid, created_at, last_active_at)
-          SELECT ?, s.user_id, s.expires_at, s.auth_time, s.amr, s.pending, ?, s.created_at, s.last_active_at FROM sessions s JOIN site_sessions ss ON ss.session_hash = s.id_hash WHERE ss.id_hash = ?`,
+          SELECT ?, s.user_id, s.expires_at, s.auth_time, s.amr, s.pending, ?, s.created_at, ? FROM sessions s JOIN site_sessions ss ON ss.session_hash = s.id_hash WHERE ss.id_hash = ?`,
       )
       const copySiteSession = db.prepare('INSERT INTO site_sessions (id_hash, session_hash, host, expires_at) SELECT ?, ?, host, expires_at FROM site_sessions WHERE id_hash = ?')
       const tokens = Array.from({ length: SITE_SESSIONS }, () => randomToken())
       db.transaction(() => {
         for (const token of tokens) {
           const sessionHash = sha256(randomToken())
-          copySession.run(sessionHash, randomToken(), model)
+          // Sessions in use were last noted active within the last minute (SessionActivity writes each at most once a minute), spread evenly.
+          copySession.run(sessionHash, randomToken(), Date.now() - Math.floor(Math.random() * 60_000), model)
           copySiteSession.run(sha256(`http ${token}`), sessionHash, model)
         }
       })()
