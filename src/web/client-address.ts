@@ -184,9 +184,17 @@ export function setPeerResolver(resolve: (request: Request) => string | undefine
   serverPeer = resolve
 }
 
-/** The socket peer of a request (a proxy, when one is in front). */
+/**
+ * The socket peer of a request (a proxy, when one is in front). Asked of the server once per
+ * request (Bun's requestIP makes an object each time, ~1 µs): kept for the access log's line.
+ */
 export function peerAddressOf(request: Request): string | undefined {
-  return peerAddresses.get(request) ?? serverPeer?.(request)
+  let peer = peerAddresses.get(request)
+  if (peer === undefined && serverPeer) {
+    peer = serverPeer(request)
+    if (peer !== undefined) peerAddresses.set(request, peer)
+  }
+  return peer
 }
 
 /** The client address of a request: for the access log and the sign-in limits. */
