@@ -120,19 +120,22 @@ export class SiteLookups {
     this.identities.clear()
   }
 
-  async site(host: string): Promise<SiteRecord | undefined> {
+  /** A hit is answered as it is (no promise: a check is made for every request to every protected app). */
+  site(host: string): SiteRecord | undefined | Promise<SiteRecord | undefined> {
     const trusted = this.store.changes.check()
     if (trusted) {
       const hit = this.sites.get(host)
       if (hit !== undefined) return hit ?? undefined
     }
     const generation = this.generation
-    const site = siteFor(host, await this.store.sites.findSites(candidateHosts(host)))
-    if (trusted && generation === this.generation && this.store.changes.check()) {
-      if (this.sites.size >= HOST_CAPACITY) this.sites.clear()
-      this.sites.set(host, site ?? null)
-    }
-    return site
+    return this.store.sites.findSites(candidateHosts(host)).then((found) => {
+      const site = siteFor(host, found)
+      if (trusted && generation === this.generation && this.store.changes.check()) {
+        if (this.sites.size >= HOST_CAPACITY) this.sites.clear()
+        this.sites.set(host, site ?? null)
+      }
+      return site
+    })
   }
 
   /**

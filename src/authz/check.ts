@@ -30,13 +30,14 @@ export function requireTrustedProxy(ctx: AppContext, request: Request): void {
   if (!addressIn(peerAddressOf(request), ctx.config.trustedProxies)) throw new AccessDenied('the caller is not in TRUSTED_PROXIES')
 }
 
-/** The site of a host: exact before the nearest wildcard. */
-export function findSite(ctx: AppContext, host: string): Promise<SiteRecord | undefined> {
+/** The site of a host: exact before the nearest wildcard (a cached one as it is, no promise). */
+export function findSite(ctx: AppContext, host: string): SiteRecord | undefined | Promise<SiteRecord | undefined> {
   return siteLookups(ctx.store).site(host)
 }
 
 export async function check(ctx: AppContext, request: Request, forwarded: ForwardedRequest): Promise<CheckResult> {
-  const site = await findSite(ctx, forwarded.host)
+  const cached = findSite(ctx, forwarded.host)
+  const site = cached instanceof Promise ? await cached : cached
   if (!site) return { kind: 'unknown-site' }
   if (!forwarded.target) return { kind: 'unnormalisable' }
   const caller = await whoIsAsking(ctx, request.headers, forwarded)
@@ -67,7 +68,8 @@ async function whoIsAsking(ctx: AppContext, headers: Headers, forwarded: Forward
   if (token === undefined) return NOBODY
   const now = ctx.clock.now()
   // A site session lives while its sign-in session does — SESSION_IDLE_TTL included — and a check is that session's activity.
-  const session = await siteLookups(ctx.store).session(siteSessionHash(forwarded.proto, token), forwarded.host, now, now - ctx.config.sessionIdleTtl * 1000)
+  const lookup = siteLookups(ctx.store).session(siteSessionHash(forwarded.proto, token), forwarded.host, now, now - ctx.config.sessionIdleTtl * 1000)
+  const session = lookup instanceof Promise ? await lookup : lookup
   if (!session) return NOBODY
   // Noted to be written: the cached entry knows it too (it is not idle here while it is in use here).
   if (ctx.sessionActivity.touchHash(session.sessionHash, session.lastActiveAt, now)) session.lastActiveAt = now

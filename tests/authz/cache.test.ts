@@ -3,6 +3,7 @@ import { createGroup, deleteGroup, removeMember } from '../../src/accounts/group
 import { deleteSessionsOf } from '../../src/accounts/sessions'
 import { setUserDisabled, updateProfile } from '../../src/accounts/users'
 import { SiteLookups } from '../../src/authz/cache'
+import type { Change, Store } from '../../src/db/store'
 import { addSiteRule, createSite } from '../../src/authz/sites'
 import { siteSessionHash } from '../../src/authz/site-sessions'
 import { addUser, createTestApp, postForm, signIn, type TestApp } from '../helpers'
@@ -147,6 +148,28 @@ describe("the check's cache", () => {
       await t.ctx.sessionActivity.flush()
       t.clock.advance(step * 50)
     }
+  })
+
+  test('trusted only while the change feed is alive; a read that raced a change is answered, not kept', async () => {
+    let up = true
+    const listeners: Array<(change?: Change) => void> = []
+    const feed = { onChange: (listener: (change?: Change) => void) => void listeners.push(listener), check: () => up }
+    const lookups = new SiteLookups({ ...t.store, changes: feed } as Store)
+    const hash = siteSessionHash('https', cookie.slice(cookie.indexOf('=') + 1))
+    const now = t.clock.now()
+    const lookup = () => lookups.session(hash, 'photos.example.com', now, 0)
+    // A change told while the read is under way (PostgreSQL's NOTIFY can come at any time).
+    const racing = lookup()
+    for (const listener of listeners) listener({ sessions: [annId] })
+    expect((await racing)?.identity.user.id).toBe(annId)
+    expect(lookups.cachedSessions).toBe(0)
+    expect((await lookup())?.identity.user.id).toBe(annId)
+    expect(lookups.cachedSessions).toBe(1)
+    await t.rows('DELETE FROM site_sessions')
+    expect((await lookup())?.identity.user.id).toBe(annId)
+    // The feed down (a LISTEN connection lost): what is held is not used.
+    up = false
+    expect(await lookup()).toBeUndefined()
   })
 
   test('bounded: the oldest entries go first, a ring of slots', async () => {
