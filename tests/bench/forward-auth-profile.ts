@@ -1,7 +1,9 @@
 /**
- * Where a forward-auth check's time goes, in process (no sockets): the same check with one site
- * cookie (hits), then with cookies of N fresh site sessions (misses, one indexed read each), on a
- * SQLite file. `bun tests/bench/forward-auth-profile.ts [N]`; add --cpu-prof to see the functions.
+ * Where a forward-auth check's time goes (issue 35 "Speed"), on a SQLite file with N site sessions
+ * of one user: `bun tests/bench/forward-auth-profile.ts [N]` times checks through a local socket —
+ * one cookie (hits), N fresh cookies (misses: one indexed read each), the N again — and the read
+ * alone. With SERVE_ONLY=1 it serves through the real server (access log included) until SIGINT,
+ * for `bun --cpu-prof-md` and wrk (tests/bench/lua/cookies.lua, the printed COOKIES file).
  */
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -34,12 +36,10 @@ db.transaction(() => {
   }
 })()
 const headers = { 'X-Forwarded-Method': 'GET', 'X-Forwarded-Proto': 'http', 'X-Forwarded-Host': 'app.bench.example', 'X-Forwarded-Uri': '/photos/1?size=2', 'X-Forwarded-For': '203.0.113.7' }
-const request = (token: string) => new Request('http://127.0.0.1:3000/api/authz/forward-auth', { headers: { ...headers, cookie: `lk_site=${token}` } })
 // The peer is the trusted proxy (the bench's wrk stands in for it).
 const server = Bun.serve({ port: 0, fetch: (r) => app.handle(r) })
 setPeerResolver((r) => server.requestIP(r)?.address)
 const peered = (token: string) => fetch(`http://127.0.0.1:${server.port}/api/authz/forward-auth`, { headers: { ...headers, cookie: `lk_site=${token}` } })
-void request
 if (process.env.SERVE_ONLY) {
   // For a profiler: the real server (access log, metrics) on this database until SIGINT; wrk asks
   // (tests/bench/lua/cookies.lua with COOKIES=<dir>/cookies.txt).
