@@ -17,7 +17,7 @@ import { isWhole, type Change, type SiteRecord, type SiteSessionRecord, type Sto
 import { candidateHosts } from './hosts'
 import { siteFor } from './decide'
 
-/** Site sessions held at most (~200 bytes each): the 100,000 of the bench's working set, with room. */
+/** Site sessions held at most: the 100,000 of the bench's working set, with room (RSS +70 MB with 100,000 held, measured). */
 export const SITE_SESSION_CAPACITY = 131_072
 /** Hosts held at most (a proxy forwards any Host a client sends; unknown ones are kept as such too). */
 const HOST_CAPACITY = 4096
@@ -32,7 +32,7 @@ interface Identity {
 export interface CachedSiteSession {
   host: string
   identity: Identity
-  amr: string[]
+  /** Signed in with a second factor (`mfa` in the sign-in session's amr). */
   twoFactor: boolean
   expiresAt: number
   sessionHash: string
@@ -159,7 +159,6 @@ export class SiteLookups {
       const entry: CachedSiteSession = {
         host,
         identity: current ? this.identity(found) : { user: found.user, groups: found.groups },
-        amr: found.amr,
         twoFactor: found.amr.includes('mfa'),
         expiresAt: found.expiresAt,
         sessionHash: found.sessionHash,
