@@ -38,6 +38,8 @@ export interface Case {
    * by the script (polls.lua), which counts the answers that are not; otherwise any non-2xx fails the run.
    */
   expectStatus?: number
+  /** This case's warm-up, in seconds (BENCH_WARMUP otherwise): long enough to reach its steady state. */
+  warmup?: number
   /** Sets up fresh inputs (codes) before the warm-up, and before the run from the warm-up's result. */
   before?: (warmup?: WrkResult) => Promise<Record<string, string>>
 }

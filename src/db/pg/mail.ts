@@ -105,7 +105,8 @@ export class PgMail implements MailStore {
         if (change.email !== undefined) await tx`DELETE FROM email_tokens WHERE user_id = ${token.userId}`
         else await tx`DELETE FROM email_tokens WHERE token_hash = ${tokenHash}`
         const removed = change.recover ? await recover(tx, token.userId) : undefined
-        if (change.endSessions) await tx`DELETE FROM sessions WHERE user_id = ${token.userId}`
+        // Sessions ended: the site-session cache drops the user's (a recovery's `{}` already says anything changed).
+        if (change.endSessions && (await tx`DELETE FROM sessions WHERE user_id = ${token.userId}`).count > 0 && !change.recover) changed = { ...changed, sessions: [token.userId] }
         await insertMail(tx, change.mail ?? [], now)
         return { ok: true, token, removed }
       })

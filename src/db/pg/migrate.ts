@@ -25,6 +25,7 @@ import clientLogos from '../../../drizzle/pg/0021_client_logos.sql' with { type:
 import avatars from '../../../drizzle/pg/0022_avatars.sql' with { type: 'text' }
 import providers from '../../../drizzle/pg/0023_providers.sql' with { type: 'text' }
 import userLanguage from '../../../drizzle/pg/0024_user_language.sql' with { type: 'text' }
+import notifySessionsSites from '../../../drizzle/pg/0025_notify_sessions_sites.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -56,6 +57,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0022_avatars': avatars,
   '0023_providers': providers,
   '0024_user_language': userLanguage,
+  '0025_notify_sessions_sites': notifySessionsSites,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

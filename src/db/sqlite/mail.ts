@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
 import type { EmailPurpose, EmailToken, MailStore, NewMail, OutboxMessage, RecoveryRemoved, TokenOutcome, TokenUse, TokenUser } from '../store'
 import { UniqueViolation } from '../store'
-import type { Db } from './client'
+import { changes, type Db } from './client'
 import { unique, type SqliteContext } from './context'
 import { emailTokens, mailOutbox, sessions, users } from './schema'
 
@@ -64,7 +64,7 @@ export class SqliteMail implements MailStore {
       const removed = change.recover ? recover(db, row.userId) : undefined
       // A recovery deleted tokens, sessions and grants: anything cached may be stale.
       if (removed) this.ctx.emit({})
-      if (change.endSessions) db.orm.delete(sessions).where(eq(sessions.userId, row.userId)).run()
+      if (change.endSessions && changes(db.orm.delete(sessions).where(eq(sessions.userId, row.userId)).run()) > 0) this.ctx.emit({ sessions: [row.userId] })
       insertMail(db, change.mail ?? [], now)
       return { ok: true, token, removed }
     })
