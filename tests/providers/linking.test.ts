@@ -54,7 +54,7 @@ describe('--link-verified-email', () => {
     expect(await identitiesOf(t)).toEqual([{ provider: 'acme', subject: 'u-ann', user: ann.id, email: 'ann@example.com' }])
     const [mail] = await outbox(t)
     expect([mail!.to, mail!.subject, mail!.link]).toEqual(['ann@example.com', 'A new way to sign in was added', 'http://localhost:3000/account#connected'])
-    expect(mail!.text).toContain('Your account can now be signed in to with the Acme account ann@example.com.')
+    expect(mail!.text).toContain('Your account can now be signed in to with ann@example.com from Acme.')
     expect((await t.rows("SELECT detail FROM audit_events WHERE kind = 'identity.linked'")).map((r) => JSON.parse(r.detail as string))).toEqual([{ provider: 'acme', how: 'verified-email' }])
   })
 
