@@ -183,9 +183,10 @@ export const VERIFY_SIGN_IN_NOTE = 'Sign in to the account to confirm this addre
 
 /** After a reset link recovered an unverified account (SPEC "Recovery"): the password is set, and this is what was removed. */
 export function RecoveredPage(props: { removed: RecoveryRemoved }) {
-  const { passkeys, totp, recoveryCodes, apps, sessions } = props.removed
+  const { passkeys, totp, recoveryCodes, apps, sessions, identities } = props.removed
   const items = [
     ...passkeys.map((name) => `The passkey "${name}"`),
+    ...identities.map((i) => `The connected ${i.provider} account${i.email ? ` ${i.email}` : ''}`),
     ...(totp ? ['Two-step verification (its authenticator app secret)'] : []),
     ...(recoveryCodes ? [`${recoveryCodes} recovery code${recoveryCodes === 1 ? '' : 's'}`] : []),
     ...apps.map((name) => `The access of the app "${name}" (its consent and tokens)`),
