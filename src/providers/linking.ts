@@ -36,11 +36,17 @@ const WORDS = {
 
 const refused = (status: number, reason: string, title: string, detail: string): Settled => ({ kind: 'refused', status, title, detail, reason })
 
-/** The provider's address in Latchkey's one spelling, or null when it has none that could be an account's. */
+/**
+ * The provider's address in Latchkey's one spelling, or null when it has none that could be an
+ * account's. The provider vouches for the address as it spells it: one that Latchkey's spelling
+ * changes beyond letter case (NFKC folds `ａnn@` or `ªnn@` into `ann@`, another mailbox to a mail
+ * server — RFC 6531) is none, so it never links to or makes the account of the address it folds into.
+ */
 function addressOf(account: UpstreamAccount): string | null {
   if (account.email === null) return null
   try {
-    return normalizeEmail(account.email)
+    const email = normalizeEmail(account.email)
+    return email === account.email.trim().toLowerCase() ? email : null
   } catch {
     return null
   }
