@@ -134,6 +134,10 @@ export class PgProviders implements ProviderStore {
   }
 
   /** Under a lock on the user's row: two disconnects at once cannot both take the last two ways in. */
+  countIdentities(providerId: string): Promise<number> {
+    return this.ctx.run(async (sql) => n((await sql`SELECT count(*) AS n FROM user_identities WHERE provider_id = ${providerId}`)[0].n))
+  }
+
   unlinkIdentity(userId: string, providerId: string): Promise<'done' | 'unknown' | 'last'> {
     return this.ctx.tx(async (tx) => {
       const [user] = await tx`SELECT password_hash FROM users WHERE id = ${userId} FOR UPDATE`

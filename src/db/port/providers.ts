@@ -81,5 +81,7 @@ export interface ProviderStore {
    * 'last' (nothing changed): the user would have no way left to sign in — no password, no
    * passkey, no other identity — decided under a lock on the user's row.
    */
+  /** How many accounts a provider's identities sign in to (a provider with any keeps its issuer). */
+  countIdentities(providerId: string): Promise<number>
   unlinkIdentity(userId: string, providerId: string): Promise<'done' | 'unknown' | 'last'>
 }

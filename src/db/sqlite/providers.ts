@@ -142,6 +142,10 @@ export class SqliteProviders implements ProviderStore {
       .map((r) => ({ providerId: r.provider_id as string, subject: r.subject as string, userId: r.user_id as string, email: r.email as string | null, createdAt: r.created_at as number, lastUsedAt: r.last_used_at as number | null }))
   }
 
+  async countIdentities(providerId: string): Promise<number> {
+    return this.sqlite.query<{ n: number }, [string]>('SELECT count(*) AS n FROM user_identities WHERE provider_id = ?').get(providerId)!.n
+  }
+
   unlinkIdentity(userId: string, providerId: string): Promise<'done' | 'unknown' | 'last'> {
     return this.ctx.write(() => {
       const ways = this.sqlite
