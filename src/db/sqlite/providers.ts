@@ -98,8 +98,9 @@ export class SqliteProviders implements ProviderStore {
     })
   }
 
-  linkIdentity(i: { providerId: string; subject: string; userId: string; email: string | null }, now: number, mail?: NewMail): Promise<'linked' | 'taken'> {
+  linkIdentity(i: { providerId: string; subject: string; userId: string; email: string | null; session?: string }, now: number, mail?: NewMail): Promise<'linked' | 'taken' | 'signed-out'> {
     return this.ctx.write(() => {
+      if (i.session !== undefined && !this.sqlite.query('SELECT 1 FROM sessions WHERE id_hash = ? AND user_id = ?').get(i.session, i.userId)) return 'signed-out'
       const made = this.sqlite
         .prepare('INSERT INTO user_identities (provider_id, subject, user_id, email, created_at, last_used_at) SELECT ?1, ?2, id, ?3, ?4, ?4 FROM users WHERE id = ?5 ON CONFLICT DO NOTHING')
         .run(i.providerId, i.subject, i.email, now, i.userId).changes
