@@ -10,7 +10,7 @@ import { sha256 } from '../lib/crypto'
 import { CHOSEN_CLIENT_ID, ClientInputError, EVERY_CLIENT, ID_TOKEN_ALGS, checkBackchannelLogoutUri, checkGrantList, checkKeys, checkRedirectUri, createClient, listClients, type Client } from '../oauth/clients'
 import { canonicalResource, createResource } from '../oauth/resources'
 import { checkRule, checkSiteHost, checkSiteName, checkSitePolicy, toSiteView } from '../authz/sites'
-import { checkProvider, readSecretFile as readProviderSecret, sealKeyOf, toProviderView, unsealSecret } from '../providers/service'
+import { checkProvider, movedAway, readSecretFile as readProviderSecret, sealKeyOf, toProviderView, unsealSecret } from '../providers/service'
 import type { ProviderRecord, SiteRecord, SiteRule } from '../db/store'
 
 /**
@@ -365,7 +365,10 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (id !== undefined) providerIds.add(id)
     if (id === undefined || input.name === undefined || input.clientId === undefined || secret === undefined) continue
     try {
-      wantProviders.push({ provider: await checkProvider(input, sealKey!, config.clientIdMetadataAllowHosts, opts.now), secretGiven: secretFile !== undefined })
+      const provider = await checkProvider(input, sealKey!, config.clientIdMetadataAllowHosts, opts.now)
+      const moved = known && (await movedAway(store, known, provider))
+      if (moved) err(`${path}.issuer`, moved)
+      else wantProviders.push({ provider, secretGiven: secretFile !== undefined })
     } catch (error) {
       err(path, (error as Error).message)
     }

@@ -113,8 +113,9 @@ export function providerRoutes(ctx: AppContext) {
       const cancelled = { status: 403, title: WORDS.cancelledTitle, detail: WORDS.cancelled(p.name) }
       return refuse(request, id, `provider answered ${url.searchParams.get('error')!.slice(0, 50)}`, cancelled, pending.userId ?? undefined)
     }
-    // Connecting: still signed in, in this browser, as the user who started it.
-    if (pending.userId !== null && (await readSession(ctx, request))?.user.id !== pending.userId) return refuse(request, id, 'session', FAILED, pending.userId)
+    // Connecting: still signed in, in this browser, as the user who started it (and still when the link is made: settle).
+    const session = pending.userId === null ? undefined : await readSession(ctx, request)
+    if (pending.userId !== null && session?.user.id !== pending.userId) return refuse(request, id, 'session', FAILED, pending.userId)
     // openid-client reads the answer from the URL registered at the provider (ISSUER's), not the one a proxy forwarded.
     const answer = new URL(callbackUrl(ctx.config.issuer, id))
     answer.search = url.search
@@ -125,7 +126,7 @@ export function providerRoutes(ctx: AppContext) {
       if (!(error instanceof ProviderRefused)) throw error
       return refuse(request, id, error.message, FAILED, pending.userId ?? undefined)
     }
-    const settled = await settle(ctx, p, account, pending.userId)
+    const settled = await settle(ctx, p, account, session ? { userId: session.user.id, session: sha256(session.token) } : null)
     const done = clearCookie(flowCookie, secure)
     if (settled.kind === 'refused') return refuse(request, id, settled.reason, settled, pending.userId ?? undefined)
     if (settled.kind === 'connected') {

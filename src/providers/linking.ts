@@ -30,17 +30,25 @@ const WORDS = {
   connectedOther: (name: string) => `Your account is already connected to another ${name} account. Disconnect it first.`,
   takenTitle: 'Connected to another account',
   taken: (name: string) => `This ${name} account is connected to another account here. Sign in to that one, or disconnect it there first.`,
+  signedOutTitle: 'Sign-in failed',
+  signedOut: 'You were signed out before the connection was made. Sign in again, then connect it from your account page.',
   notLinkedTitle: (name: string) => `Connect ${name} first`,
   notLinked: (name: string) => `No account here is connected to this ${name} account. Sign in with your password or passkey, then choose "Connect ${name}" under Connected accounts on your account page.`,
 }
 
 const refused = (status: number, reason: string, title: string, detail: string): Settled => ({ kind: 'refused', status, title, detail, reason })
 
-/** The provider's address in Latchkey's one spelling, or null when it has none that could be an account's. */
+/**
+ * The provider's address in Latchkey's one spelling, or null when it has none that could be an
+ * account's. The provider vouches for the address as it spells it: one that Latchkey's spelling
+ * changes beyond letter case (NFKC folds `ａnn@` or `ªnn@` into `ann@`, another mailbox to a mail
+ * server — RFC 6531) is none, so it never links to or makes the account of the address it folds into.
+ */
 function addressOf(account: UpstreamAccount): string | null {
   if (account.email === null) return null
   try {
-    return normalizeEmail(account.email)
+    const email = normalizeEmail(account.email)
+    return email === account.email.trim().toLowerCase() ? email : null
   } catch {
     return null
   }
@@ -53,7 +61,9 @@ export function domainAllowed(p: ProviderRecord, account: UpstreamAccount, email
   return email !== null && account.emailVerified && p.allowedDomains.includes(email.slice(email.lastIndexOf('@') + 1))
 }
 
-export async function settle(ctx: AppContext, p: ProviderRecord, account: UpstreamAccount, connectingUserId: string | null): Promise<Settled> {
+/** `connecting`: the signed-in user connecting from /account, and their session's id hash (the link holds it). */
+export async function settle(ctx: AppContext, p: ProviderRecord, account: UpstreamAccount, connecting: { userId: string; session: string } | null): Promise<Settled> {
+  const connectingUserId = connecting?.userId ?? null
   const now = ctx.clock.now()
   const email = addressOf(account)
   const notice = (to: { email: string; locale?: string | null; timeZone?: string | null }) => (ctx.config.smtpUrl === null ? null : newSignInMethodMessage(recipient(ctx.config, to), p.name, email ?? account.subject, `${ctx.config.issuer}/account#connected`))
@@ -62,8 +72,9 @@ export async function settle(ctx: AppContext, p: ProviderRecord, account: Upstre
   }
   if (connectingUserId !== null) {
     const user = await ctx.store.users.findUser(connectingUserId)
-    const linked = user && (await ctx.store.providers.linkIdentity({ providerId: p.id, subject: account.subject, userId: user.id, email }, now, notice(user) ?? undefined))
+    const linked = user && (await ctx.store.providers.linkIdentity({ providerId: p.id, subject: account.subject, userId: user.id, email, session: connecting!.session }, now, notice(user) ?? undefined))
     if (linked === 'linked') return { kind: 'connected', userId: connectingUserId }
+    if (linked === 'signed-out') return refused(400, 'session', WORDS.signedOutTitle, WORDS.signedOut)
     const mine = (await ctx.store.providers.listIdentities(connectingUserId)).find((i) => i.providerId === p.id)
     if (mine?.subject === account.subject) return { kind: 'connected', userId: connectingUserId }
     if (mine) return refused(409, 'connected-other', WORDS.connectedOtherTitle, WORDS.connectedOther(p.name))

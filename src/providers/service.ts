@@ -204,6 +204,19 @@ export async function createProvider(store: Store, key: SealKey, input: Provider
   return provider
 }
 
+/**
+ * Why `next` may not replace `old`, or undefined: an identity is the provider and its subject, and
+ * a subject is unique only at its issuer (OpenID Connect Core §2) — with accounts connected, another
+ * issuer, GitHub API or kind would let that issuer's subject 1234 sign in to whoever had 1234 here.
+ */
+export async function movedAway(store: Store, old: ProviderRecord, next: ProviderRecord): Promise<string | undefined> {
+  if (old.kind === next.kind && old.issuer === next.issuer && old.apiUrl === next.apiUrl) return undefined
+  const connected = await store.providers.countIdentities(old.id)
+  if (connected === 0) return undefined
+  const accounts = connected === 1 ? '1 account is' : `${connected} accounts are`
+  return `${accounts} connected through ${old.id} at ${old.apiUrl ?? old.issuer}; a subject is unique only at its issuer (OpenID Connect Core §2), so another issuer's could sign in to it: create a new provider instead`
+}
+
 /** Changes what `input` names; the rest stays. Undefined for an unknown id. */
 export async function updateProvider(store: Store, key: SealKey, id: string, input: ProviderInput, allowHosts: readonly string[], now: number): Promise<ProviderRecord | undefined> {
   const old = await store.providers.findProvider(id)
@@ -226,5 +239,7 @@ export async function updateProvider(store: Store, key: SealKey, id: string, inp
   }
   if (merged.clientSecret === undefined) throw new ProviderInputError('the stored secret no longer opens (the seal key changed): give --client-secret-file')
   const provider = await checkProvider(merged, key, allowHosts, now)
+  const moved = await movedAway(store, old, provider)
+  if (moved) throw new ProviderInputError(moved)
   return (await store.providers.updateProvider(provider)) ? provider : undefined
 }

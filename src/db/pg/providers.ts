@@ -89,8 +89,10 @@ export class PgProviders implements ProviderStore {
     })
   }
 
-  linkIdentity(i: { providerId: string; subject: string; userId: string; email: string | null }, now: number, mail?: NewMail): Promise<'linked' | 'taken'> {
+  linkIdentity(i: { providerId: string; subject: string; userId: string; email: string | null; session?: string }, now: number, mail?: NewMail): Promise<'linked' | 'taken' | 'signed-out'> {
     return this.ctx.tx(async (tx) => {
+      // FOR SHARE: a recovery deleting the session waits for this link (then deletes it), or ended it first.
+      if (i.session !== undefined && (await tx`SELECT 1 FROM sessions WHERE id_hash = ${i.session} AND user_id = ${i.userId} FOR SHARE`).length === 0) return 'signed-out'
       const made = await tx`INSERT INTO user_identities (provider_id, subject, user_id, email, created_at, last_used_at)
         SELECT ${i.providerId}, ${i.subject}, id, ${i.email}, ${now}, ${now} FROM users WHERE id = ${i.userId} ON CONFLICT DO NOTHING`
       if (made.count === 0) return 'taken'
@@ -134,6 +136,10 @@ export class PgProviders implements ProviderStore {
   }
 
   /** Under a lock on the user's row: two disconnects at once cannot both take the last two ways in. */
+  countIdentities(providerId: string): Promise<number> {
+    return this.ctx.run(async (sql) => n((await sql`SELECT count(*) AS n FROM user_identities WHERE provider_id = ${providerId}`)[0].n))
+  }
+
   unlinkIdentity(userId: string, providerId: string): Promise<'done' | 'unknown' | 'last'> {
     return this.ctx.tx(async (tx) => {
       const [user] = await tx`SELECT password_hash FROM users WHERE id = ${userId} FOR UPDATE`

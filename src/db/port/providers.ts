@@ -66,8 +66,11 @@ export interface ProviderStore {
   /**
    * Links an identity to a user (and queues `mail` in the same commit). 'taken': the subject is
    * linked already (to anyone), or the user already has an identity at this provider.
+   * 'signed-out': `session` (the connecting browser's session, by its id hash) is no longer the
+   * user's — it is held while the link is made, so a recovery or sign-out that ends it either
+   * waits for the link and removes it too, or comes first and no link is made.
    */
-  linkIdentity(identity: { providerId: string; subject: string; userId: string; email: string | null }, now: number, mail?: NewMail): Promise<'linked' | 'taken'>
+  linkIdentity(identity: { providerId: string; subject: string; userId: string; email: string | null; session?: string }, now: number, mail?: NewMail): Promise<'linked' | 'taken' | 'signed-out'>
   /**
    * Links to the enabled account whose address is `email` and verified, in one statement (an
    * address that changes or is unverified at that moment links nothing). The user's id, or
@@ -81,5 +84,7 @@ export interface ProviderStore {
    * 'last' (nothing changed): the user would have no way left to sign in — no password, no
    * passkey, no other identity — decided under a lock on the user's row.
    */
+  /** How many accounts a provider's identities sign in to (a provider with any keeps its issuer). */
+  countIdentities(providerId: string): Promise<number>
   unlinkIdentity(userId: string, providerId: string): Promise<'done' | 'unknown' | 'last'>
 }

@@ -134,6 +134,9 @@ function recover(db: Db, userId: string): RecoveryRemoved {
     recoveryCodes: count('SELECT count(*) AS n FROM recovery_codes WHERE user_id = ?'),
     apps: apps.map((a) => a.name),
     sessions: count('SELECT count(*) AS n FROM sessions WHERE user_id = ?'),
+    identities: sqlite
+      .prepare<{ provider: string; email: string | null }, [string]>('SELECT p.name AS provider, i.email FROM user_identities i JOIN providers p ON p.id = i.provider_id WHERE i.user_id = ? ORDER BY p.name')
+      .all(userId),
   }
   for (const table of RECOVERED) sqlite.prepare(`DELETE FROM ${table} WHERE user_id = ?`).run(userId)
   return removed
@@ -152,6 +155,8 @@ export const RECOVERED = [
   'access_tokens',
   'sessions',
   'email_tokens',
+  // A provider account connected by whoever set the account up signs in as surely as a passkey.
+  'user_identities',
 ] as const
 
 export const toToken = (row: typeof emailTokens.$inferSelect): EmailToken => ({

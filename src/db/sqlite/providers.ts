@@ -98,8 +98,9 @@ export class SqliteProviders implements ProviderStore {
     })
   }
 
-  linkIdentity(i: { providerId: string; subject: string; userId: string; email: string | null }, now: number, mail?: NewMail): Promise<'linked' | 'taken'> {
+  linkIdentity(i: { providerId: string; subject: string; userId: string; email: string | null; session?: string }, now: number, mail?: NewMail): Promise<'linked' | 'taken' | 'signed-out'> {
     return this.ctx.write(() => {
+      if (i.session !== undefined && !this.sqlite.query('SELECT 1 FROM sessions WHERE id_hash = ? AND user_id = ?').get(i.session, i.userId)) return 'signed-out'
       const made = this.sqlite
         .prepare('INSERT INTO user_identities (provider_id, subject, user_id, email, created_at, last_used_at) SELECT ?1, ?2, id, ?3, ?4, ?4 FROM users WHERE id = ?5 ON CONFLICT DO NOTHING')
         .run(i.providerId, i.subject, i.email, now, i.userId).changes
@@ -140,6 +141,10 @@ export class SqliteProviders implements ProviderStore {
       .query<Record<string, unknown>, [string]>('SELECT provider_id, subject, user_id, email, created_at, last_used_at FROM user_identities WHERE user_id = ? ORDER BY created_at, provider_id')
       .all(userId)
       .map((r) => ({ providerId: r.provider_id as string, subject: r.subject as string, userId: r.user_id as string, email: r.email as string | null, createdAt: r.created_at as number, lastUsedAt: r.last_used_at as number | null }))
+  }
+
+  async countIdentities(providerId: string): Promise<number> {
+    return this.sqlite.query<{ n: number }, [string]>('SELECT count(*) AS n FROM user_identities WHERE provider_id = ?').get(providerId)!.n
   }
 
   unlinkIdentity(userId: string, providerId: string): Promise<'done' | 'unknown' | 'last'> {

@@ -388,6 +388,8 @@ export default {
   'reset.recovered': 'Ihr Passwort ist festgelegt und Ihre E-Mail-Adresse bestätigt. Melden Sie sich damit an.',
   'reset.removedIntro': 'Ihre Adresse war noch nicht bestätigt, daher könnte jemand anderes dieses Konto eingerichtet haben. Alles, was zuvor darin eingerichtet wurde, wurde entfernt:',
   'reset.removedPasskey': 'Der Passkey „{name}“',
+  'reset.removedIdentity': 'Das verbundene {provider}-Konto {email}',
+  'reset.removedIdentityNoEmail': 'Das verbundene {provider}-Konto',
   'reset.removedTotp': 'Die zweistufige Verifizierung (das Geheimnis ihrer Authenticator-App)',
   'reset.removedCodes': { one: '{count} Wiederherstellungscode', other: '{count} Wiederherstellungscodes' },
   'reset.removedApp': 'Der Zugriff der App „{name}“ (ihre Zustimmung und Tokens)',

@@ -399,6 +399,8 @@ export default {
   'reset.recovered': 'Your password is set and your email is verified. Sign in with it.',
   'reset.removedIntro': 'Your address was not verified yet, so anyone could have set up this account. Everything set up on it before was removed:',
   'reset.removedPasskey': 'The passkey "{name}"',
+  'reset.removedIdentity': 'The connected {provider} account {email}',
+  'reset.removedIdentityNoEmail': 'The connected {provider} account',
   'reset.removedTotp': 'Two-step verification (its authenticator app secret)',
   'reset.removedCodes': { one: '{count} recovery code', other: '{count} recovery codes' },
   'reset.removedApp': 'The access of the app "{name}" (its consent and tokens)',
