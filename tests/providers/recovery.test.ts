@@ -37,7 +37,7 @@ test("a reset link that recovers an unverified account removes the provider acco
   expect(done.status).toBe(200)
   const html = await done.text()
   expect(html).toContain('Everything set up on it before was removed:')
-  expect(html).toContain('<li>The connected Acme account zed@elsewhere.example</li>')
+  expect(html).toContain('<li>Sign-in with Acme as zed@elsewhere.example</li>')
   expect(await identitiesOf(t)).toEqual([])
   expect(await sessionsOf(t)).toEqual([])
 
