@@ -313,7 +313,7 @@ export default {
   'sessions.title': 'Wo Sie angemeldet sind',
   'sessions.thisDevice': 'Dieses Gerät',
   'sessions.unknownAddress': 'unbekannte Adresse',
-  'sessions.times': 'Angemeldet {signedIn} · zuletzt aktiv {lastActive}',
+  'sessions.times': 'Angemeldet am {signedIn} · zuletzt aktiv am {lastActive}',
   'sessions.signOut': 'Abmelden',
   'sessions.signOutDevice': '{device} abmelden',
   'sessions.signOutThisDevice': '{device} abmelden (dieses Gerät)',
