@@ -30,10 +30,6 @@ type TokenState = 'live' | 'wrong' | 'used' | 'expired'
 // The page's words (plain literals, for the message catalog).
 const WORDS = {
   passkeyName: 'Passkey',
-  withPasskey: 'Create with a passkey instead',
-  passkeyHint: 'Or skip the password: your device keeps a passkey for this account.',
-  taken: 'An account with this email already exists: use another, or make it an admin with `latchkey user update`.',
-  refused: 'This form has expired or did not come from this site. Go back, reload the page and try again.',
 }
 const NO_STORE = { 'cache-control': 'no-store' }
 
@@ -206,11 +202,11 @@ function SetupPage(props: { csrf: string; token: string; passkeys: boolean; erro
         {props.passkeys ? (
           // Shown by the script where the browser can make a passkey (hidden without JavaScript).
           <div id="setup-passkey" hidden>
-            <p class="muted">{WORDS.passkeyHint}</p>
+            <p class="muted">{th('setup.passkeyHint')}</p>
             <p class="error passkey-error" role="alert" hidden></p>
             <div class="actions">
               <button type="button" class="secondary">
-                {WORDS.withPasskey}
+                {th('setup.withPasskey')}
               </button>
             </div>
           </div>

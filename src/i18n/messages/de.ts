@@ -487,6 +487,8 @@ export default {
   'setup.title': '{brand} einrichten',
   'setup.intro': 'Legen Sie das erste Administratorkonto dieses Servers an. Sie werden sofort damit angemeldet und können dann Apps hinzufügen, Personen einladen oder die Registrierung öffnen.',
   'setup.submit': 'Administratorkonto anlegen',
+  'setup.withPasskey': 'Stattdessen mit einem Passkey erstellen',
+  'setup.passkeyHint': 'Oder ohne Passwort: Ihr Gerät speichert einen Passkey für dieses Konto.',
   'setup.emailTaken': 'Es gibt bereits ein Konto mit dieser E-Mail-Adresse: Verwenden Sie eine andere oder machen Sie es mit `latchkey user update` zur Administration.',
 
   // Passkey ceremonies in the browser (passkeys.js reads them from the page).

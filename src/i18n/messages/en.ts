@@ -498,6 +498,8 @@ export default {
   'setup.title': 'Set up {brand}',
   'setup.intro': 'Create the first administrator of this server. You sign in as them at once, and can then add apps, invite users or open sign-up.',
   'setup.submit': 'Create administrator',
+  'setup.withPasskey': 'Create with a passkey instead',
+  'setup.passkeyHint': 'Or skip the password: your device keeps a passkey for this account.',
   'setup.emailTaken': 'An account with this email already exists: use another, or make it an admin with `latchkey user update`.',
 
   // Passkey ceremonies in the browser (passkeys.js reads them from the page).
