@@ -32,7 +32,7 @@ const toClient = (row: typeof clients.$inferSelect): ClientRecord => ({
 })
 
 const RAW_COLUMNS =
-  'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, backchannel_logout_uri, backchannel_logout_session_required, grant_types, allowed_scopes, require_par, auth_method, jwks, jwks_uri'
+  'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, backchannel_logout_uri, backchannel_logout_session_required, grant_types, allowed_scopes, require_par, auth_method, jwks, jwks_uri, launch_url, logo_etag'
 interface RawClient {
   id: string
   name: string
@@ -54,6 +54,8 @@ interface RawClient {
   auth_method: string | null
   jwks: string | null
   jwks_uri: string | null
+  launch_url: string | null
+  logo_etag: string | null
 }
 const fromRaw = (r: RawClient): ClientRecord => ({
   id: r.id,
@@ -76,6 +78,8 @@ const fromRaw = (r: RawClient): ClientRecord => ({
   authMethod: r.auth_method === 'private_key_jwt' ? 'private_key_jwt' : null,
   jwks: r.jwks,
   jwksUri: r.jwks_uri,
+  launchUrl: r.launch_url,
+  logoEtag: r.logo_etag,
 })
 
 export class SqliteClients implements ClientStore {
