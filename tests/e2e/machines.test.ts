@@ -154,7 +154,7 @@ test('the device flow on a phone (Chromium, 360×780): the code typed at /device
     const consent = page.locator('main')
     const text = await consent.innerText()
     expect(text).toContain('Living-room TV on a device wants to access your account')
-    expect(text).toMatch(/Requested .+ GMT from the address 127\.0\.0\.1\./)
+    expect(text).toMatch(/Requested .+ UTC from the address 127\.0\.0\.1\./)
     expect(text).toContain('Only continue if you started this yourself, on a device in front of you.')
     expect(await page.locator('time').getAttribute('datetime')).toMatch(/^\d{4}-\d\d-\d\dT/)
     failures.push(...(await phoneFailures(page)))
