@@ -7,7 +7,7 @@ import { ButtonForm, CsrfField, Hidden, attr } from '../views/layout'
 import type { FormFields } from '../web/forms'
 import { currentSpeech, t, th } from '../i18n'
 import type { MessageKey } from '../i18n/types'
-import { AdminLayout, type Typed } from './pages'
+import { AdminLayout, type Typed, type Words } from './pages'
 
 // /admin/apps: the list, the create and edit forms, an app's endpoints, a new secret.
 
@@ -27,7 +27,7 @@ const word = (key: MessageKey) => currentSpeech().messages[key].text(undefined)
 
 const KIND_WORDS: Record<string, MessageKey | undefined> = { operator: undefined, metadata: 'admin.apps.kind.metadata', dynamic: 'admin.apps.kind.dynamic' }
 
-export function AppsPage(props: { csrf: string; apps: AppRow[]; groups: string[]; error?: string; notice?: string; typed?: Typed }) {
+export function AppsPage(props: { csrf: string; apps: AppRow[]; groups: string[]; error?: Words; notice?: Words; typed?: Typed }) {
   const typed = props.typed?.form === '/admin/apps' ? props.typed.fields : undefined
   return (
     <AdminLayout title={t('admin.apps.title')} error={props.error} notice={props.notice}>
@@ -230,7 +230,7 @@ function MachineFields(props: { values: AppValues }) {
   )
 }
 
-export function AppPage(props: { csrf: string; app: AppRow; groups: string[]; endpoints: Array<[string, string]>; error?: string; notice?: string; typed?: Typed }) {
+export function AppPage(props: { csrf: string; app: AppRow; groups: string[]; endpoints: Array<[string, string]>; error?: Words; notice?: Words; typed?: Typed }) {
   const fields = { client_id: props.app.client_id }
   const typed = props.typed?.form === '/admin/apps/update' ? props.typed.fields : undefined
   return (
