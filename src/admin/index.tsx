@@ -169,7 +169,7 @@ export function adminRoutes(ctx: AppContext) {
         if ('error' in found) return pages[section](request, session, found)
         what = found
       }
-      const ask = async (refused?: { refused: string; status: number }) => {
+      const ask = async (refused?: { refused: Saying; status: number }) => {
         const account = await ctx.store.users.findUserByEmail(session.user.email)
         const stale = needsReauth && ctx.clock.now() - session.authTime > REAUTH_AFTER_MS
         const render = () => (
@@ -225,7 +225,7 @@ export function adminRoutes(ctx: AppContext) {
   /** The app a form names, or its page's refusal. */
   async function namedApp(body: FormFields): Promise<Client> {
     const client = await findClient(ctx.store, field(body, 'client_id'))
-    if (!client) throw new PageError(404, 'Not found', 'There is no such app.')
+    if (!client) throw new PageError(404, 'error.noApp')
     return client
   }
 
@@ -363,7 +363,7 @@ export function adminRoutes(ctx: AppContext) {
         '/admin/apps/edit',
         get(async (request, session, said) => {
           const client = await findClient(ctx.store, new URL(request.url).searchParams.get('client_id') ?? '')
-          if (!client) throw new PageError(404, 'Not found', 'There is no such app.')
+          if (!client) throw new PageError(404, 'error.noApp')
           return pages.app(request, session, client, said)
         }),
       )
@@ -603,7 +603,7 @@ async function updateApp(ctx: AppContext, client: Client, body: FormFields) {
   if (client.authMethod === 'private_key_jwt' && machine.authMethod !== 'private_key_jwt')
     throw new InputError('this app authenticates with its keys and has no secret; create a new app to use a secret')
   const input = { public: client.public, grantTypes: machine.grantTypes, allowedScopes: machine.allowedScopes, requirePar: machine.requirePar, authMethod: machine.authMethod ?? null, jwks: machine.jwks ?? null, jwksUri: machine.jwksUri ?? null }
-  if (!(await updateClient(ctx.store, client.id, { ...options, ...input }))) throw new PageError(404, 'Not found', 'There is no such app.')
+  if (!(await updateClient(ctx.store, client.id, { ...options, ...input }))) throw new PageError(404, 'error.noApp')
   return options
 }
 

@@ -786,4 +786,14 @@ export default {
   'admin.keys.signsFrom': 'signiert ab {at}',
   'admin.keys.published': 'veröffentlicht',
   'admin.error.noApp': 'Diese App gibt es nicht.',
+
+  // /admin: refused forms and re-authentication.
+  'admin.error.tooMany': { one: 'Zu viele Versuche. Versuchen Sie es in {count} Sekunde erneut.', other: 'Zu viele Versuche. Versuchen Sie es in {count} Sekunden erneut.' },
+  'admin.error.wrongPassword': 'Das ist nicht Ihr Passwort.',
+  'error.adminForbidden.title': 'Nicht erlaubt',
+  'error.adminForbidden.detail': 'Dieses Formular ist abgelaufen oder stammt nicht von dieser Website. Gehen Sie zurück, laden Sie die Seite neu und versuchen Sie es erneut.',
+  'error.fieldTwice.title': 'Ungültige Anfrage',
+  'error.fieldTwice.detail': 'Das Feld {name} wurde mehrmals gesendet.',
+  'error.noApp.title': 'Nicht gefunden',
+  'error.noApp.detail': 'Diese App gibt es nicht.',
 } satisfies Catalog

@@ -797,4 +797,14 @@ export default {
   'admin.keys.signsFrom': 'signs from {at}',
   'admin.keys.published': 'published',
   'admin.error.noApp': 'There is no such app.',
+
+  // /admin: refused forms and re-authentication.
+  'admin.error.tooMany': { one: 'Too many attempts. Try again in {count} second.', other: 'Too many attempts. Try again in {count} seconds.' },
+  'admin.error.wrongPassword': 'That is not your password.',
+  'error.adminForbidden.title': 'Forbidden',
+  'error.adminForbidden.detail': 'This form has expired or did not come from this site. Go back, reload the page and try again.',
+  'error.fieldTwice.title': 'Bad request',
+  'error.fieldTwice.detail': 'The field {name} was sent more than once.',
+  'error.noApp.title': 'Not found',
+  'error.noApp.detail': 'There is no such app.',
 } as const satisfies Record<string, string | Plural>
