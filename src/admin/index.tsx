@@ -18,6 +18,7 @@ import { canonicalResource, createResource, toResourceView } from '../oauth/reso
 import { addSiteRule, checkSiteHost, createSite, toSiteView } from '../authz/sites'
 import { htmlPage, seeOther } from '../views/page'
 import { t } from '../i18n'
+import type { MessageKey } from '../i18n/types'
 import { speechOf } from '../i18n/request'
 import type { FormFields } from '../web/forms'
 import { endpoints } from '../oauth/metadata'
@@ -130,16 +131,16 @@ export function adminRoutes(ctx: AppContext) {
   type Section = 'users' | 'apps' | 'groups' | 'resources' | 'sites' | 'keys'
   const { issuer, ...urls } = endpoints(ctx.config.issuer)
   /** What an app's developer needs (SPEC "/admin": a new app's page shows the issuer, the discovery URL and every endpoint). */
-  const appEndpoints: Array<[string, string]> = [
-    ['Issuer', issuer],
-    ['Discovery', `${issuer}/.well-known/openid-configuration`],
-    ['Authorization', urls.authorization_endpoint],
-    ['Token', urls.token_endpoint],
-    ['UserInfo', urls.userinfo_endpoint],
-    ['Introspection', urls.introspection_endpoint],
-    ['Revocation', urls.revocation_endpoint],
-    ['End session', urls.end_session_endpoint],
-    ['JWKS', urls.jwks_uri],
+  const appEndpoints: Array<[MessageKey, string]> = [
+    ['admin.endpoint.issuer', issuer],
+    ['admin.endpoint.discovery', `${issuer}/.well-known/openid-configuration`],
+    ['admin.endpoint.authorization', urls.authorization_endpoint],
+    ['admin.endpoint.token', urls.token_endpoint],
+    ['admin.endpoint.userinfo', urls.userinfo_endpoint],
+    ['admin.endpoint.introspection', urls.introspection_endpoint],
+    ['admin.endpoint.revocation', urls.revocation_endpoint],
+    ['admin.endpoint.endSession', urls.end_session_endpoint],
+    ['admin.endpoint.jwks', urls.jwks_uri],
   ]
 
   async function groupNames() {

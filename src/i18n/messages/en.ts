@@ -807,4 +807,15 @@ export default {
   'error.fieldTwice.detail': 'The field {name} was sent more than once.',
   'error.noApp.title': 'Not found',
   'error.noApp.detail': 'There is no such app.',
+
+  // /admin → Apps: an app's endpoints (OpenID Connect's names).
+  'admin.endpoint.issuer': 'Issuer',
+  'admin.endpoint.discovery': 'Discovery',
+  'admin.endpoint.authorization': 'Authorization',
+  'admin.endpoint.token': 'Token',
+  'admin.endpoint.userinfo': 'UserInfo',
+  'admin.endpoint.introspection': 'Introspection',
+  'admin.endpoint.revocation': 'Revocation',
+  'admin.endpoint.endSession': 'End session',
+  'admin.endpoint.jwks': 'JWKS',
 } as const satisfies Record<string, string | Plural>
