@@ -59,19 +59,28 @@ function toIssuer(ctx: AppContext, rd: SiteUrl, state: string): Response {
 /** The sign-out form's CSRF secret: the site cookie it was shown to (another site's, or none, cannot post it). */
 const logoutSecret = (proto: 'http' | 'https', token: string) => `site-logout:${proto} ${token}`
 
+export const FORWARD_AUTH_PATH = '/api/authz/forward-auth'
+export const AUTH_REQUEST_PATH = '/api/authz/auth-request'
+
+/** Traefik forwardAuth, Caddy forward_auth, HAProxy, Envoy: GET /api/authz/forward-auth. */
+export async function forwardAuth(ctx: AppContext, request: Request): Promise<Response> {
+  requireTrustedProxy(ctx, request)
+  const forwarded = fromForwardAuth(request.headers)
+  return answer(ctx, await check(ctx, request, forwarded), forwarded, () => signInForwardAuth(ctx, request.headers, forwarded))
+}
+
+/** nginx auth_request: GET /api/authz/auth-request. */
+export async function authRequest(ctx: AppContext, request: Request): Promise<Response> {
+  requireTrustedProxy(ctx, request)
+  const forwarded = fromAuthRequest(request.headers)
+  return answer(ctx, await check(ctx, request, forwarded), forwarded, () => signInAuthRequest(ctx, forwarded))
+}
+
 /** Forward-auth (SPEC "Protecting apps that speak no OAuth"): the proxies' checks and the per-site sign-in. */
 export function authzRoutes(ctx: AppContext) {
   return new Elysia({ name: 'authz' })
-    .get('/api/authz/forward-auth', async function forwardAuth({ request }) {
-      requireTrustedProxy(ctx, request)
-      const forwarded = fromForwardAuth(request.headers)
-      return answer(ctx, await check(ctx, request, forwarded), forwarded, () => signInForwardAuth(ctx, request.headers, forwarded))
-    }, { detail: { tags: ['Forward-auth'], summary: 'Traefik/Caddy/HAProxy/Envoy: 200 with Remote-* headers, 403, or 302/303 to sign in (401 for non-page requests)' } })
-    .get('/api/authz/auth-request', async function authRequest({ request }) {
-      requireTrustedProxy(ctx, request)
-      const forwarded = fromAuthRequest(request.headers)
-      return answer(ctx, await check(ctx, request, forwarded), forwarded, () => signInAuthRequest(ctx, forwarded))
-    }, { detail: { tags: ['Forward-auth'], summary: 'nginx auth_request: 200 with Remote-* headers, 403, or 401 with the sign-in URL in Location' } })
+    .get(FORWARD_AUTH_PATH, ({ request }) => forwardAuth(ctx, request), { detail: { tags: ['Forward-auth'], summary: 'Traefik/Caddy/HAProxy/Envoy: 200 with Remote-* headers, 403, or 302/303 to sign in (401 for non-page requests)' } })
+    .get(AUTH_REQUEST_PATH, ({ request }) => authRequest(ctx, request), { detail: { tags: ['Forward-auth'], summary: 'nginx auth_request: 200 with Remote-* headers, 403, or 401 with the sign-in URL in Location' } })
     .get('/authz/start', ({ request }) => startSiteSignIn(ctx, request), { detail: { hide: true } })
     .get('/.latchkey/start', async function siteStart({ request }) {
       // The browser's state at this site (kept when it has one: sign-ins in two tabs both finish).
