@@ -142,8 +142,10 @@ export function createApp(ctx: AppContext) {
   // context it keeps its speed (measured in-process: userinfo 6.0 → 6.4 CPU µs/req inside it).
   const handle = app.handle
   const fastPath = forwardAuthFastPath(ctx, allowedMethods)
-  app.handle = (request: Request) => fastPath(request) ?? (isApiPath(request.url) ? handle(request) : withBrand(ctx.brand, () => handle(request)))
-  return app
+  /** The answer to a request; a cached forward-auth check's without a promise (the server takes either). */
+  const respond = (request: Request): Response | Promise<Response> => fastPath(request) ?? (isApiPath(request.url) ? handle(request) : withBrand(ctx.brand, () => handle(request)))
+  app.handle = (request: Request) => Promise.resolve(respond(request))
+  return Object.assign(app, { respond })
 }
 
 /**
@@ -154,17 +156,23 @@ export function createApp(ctx: AppContext) {
  * guard (Host; a GET's body is not read), the route's handler, and the app's error answer for
  * what it throws. Any other method or path: undefined, and Elysia answers it as before.
  */
-function forwardAuthFastPath(ctx: AppContext, allowedMethods: (path: string) => string[]): (request: Request) => Promise<Response> | undefined {
+function forwardAuthFastPath(ctx: AppContext, allowedMethods: (path: string) => string[]): (request: Request) => Response | Promise<Response> | undefined {
   const guard = createRequestGuard()
+  // What a handler throws or rejects with: the app's error answer, as Elysia's onError gives it.
+  const failed = (error: unknown, request: Request, path: string) => errorAnswer(ctx, allowedMethods, { code: 'UNKNOWN', error, request, path })
   return (request) => {
     if (request.method !== 'GET') return undefined
     const path = pathOf(request.url)
     const handler = path === FORWARD_AUTH_PATH ? forwardAuth : path === AUTH_REQUEST_PATH ? authRequest : undefined
     if (!handler) return undefined
     const refused = guard({ request })
-    if (refused) return Promise.resolve(refused)
-    // The handlers are async: whatever they throw arrives here as a rejection.
-    return handler(ctx, request).catch((error: unknown) => errorAnswer(ctx, allowedMethods, { code: 'UNKNOWN', error, request, path }))
+    if (refused) return refused
+    try {
+      const answered = handler(ctx, request)
+      return answered instanceof Promise ? answered.catch((error: unknown) => failed(error, request, path)) : answered
+    } catch (error) {
+      return failed(error, request, path)
+    }
   }
 }
 

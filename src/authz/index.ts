@@ -16,8 +16,8 @@ import { exchangeSiteCode, signOutSite, siteCookieName, siteCookie, siteTokenOf,
 import { issuerStartUrl, siteReturn, startSiteSignIn } from './start'
 import { speechOf } from '../i18n/request'
 
-/** The answer to a check; `signIn` says how this endpoint sends someone to sign in. */
-function answer(ctx: AppContext, result: CheckResult, forwarded: ForwardedRequest, signIn: () => Response): Response | Promise<Response> {
+/** The answer to a check; `nginx`: auth-request's way of sending someone to sign in, else forward-auth's. */
+function answer(ctx: AppContext, result: CheckResult, forwarded: ForwardedRequest, request: Request, nginx: boolean): Response | Promise<Response> {
   if (result.kind !== 'decided') return denied(ctx)
   switch (result.decision) {
     case 'allow':
@@ -25,7 +25,7 @@ function answer(ctx: AppContext, result: CheckResult, forwarded: ForwardedReques
     case 'deny':
       return denied(ctx)
     default:
-      return signIn()
+      return nginx ? signInAuthRequest(ctx, forwarded) : signInForwardAuth(ctx, request.headers, forwarded)
   }
 }
 
@@ -62,18 +62,24 @@ const logoutSecret = (proto: 'http' | 'https', token: string) => `site-logout:${
 export const FORWARD_AUTH_PATH = '/api/authz/forward-auth'
 export const AUTH_REQUEST_PATH = '/api/authz/auth-request'
 
-/** Traefik forwardAuth, Caddy forward_auth, HAProxy, Envoy: GET /api/authz/forward-auth. */
-export async function forwardAuth(ctx: AppContext, request: Request): Promise<Response> {
+/**
+ * Traefik forwardAuth, Caddy forward_auth, HAProxy, Envoy: GET /api/authz/forward-auth. Answered
+ * without a promise when what it needs is cached; a refusal of the caller or its headers is thrown.
+ */
+export function forwardAuth(ctx: AppContext, request: Request): Response | Promise<Response> {
   requireTrustedProxy(ctx, request)
-  const forwarded = fromForwardAuth(request.headers)
-  return answer(ctx, await check(ctx, request, forwarded), forwarded, () => signInForwardAuth(ctx, request.headers, forwarded))
+  return checked(ctx, request, fromForwardAuth(request.headers), false)
 }
 
-/** nginx auth_request: GET /api/authz/auth-request. */
-export async function authRequest(ctx: AppContext, request: Request): Promise<Response> {
+/** nginx auth_request: GET /api/authz/auth-request (as forwardAuth). */
+export function authRequest(ctx: AppContext, request: Request): Response | Promise<Response> {
   requireTrustedProxy(ctx, request)
-  const forwarded = fromAuthRequest(request.headers)
-  return answer(ctx, await check(ctx, request, forwarded), forwarded, () => signInAuthRequest(ctx, forwarded))
+  return checked(ctx, request, fromAuthRequest(request.headers), true)
+}
+
+function checked(ctx: AppContext, request: Request, forwarded: ForwardedRequest, nginx: boolean): Response | Promise<Response> {
+  const result = check(ctx, request, forwarded)
+  return result instanceof Promise ? result.then((r) => answer(ctx, r, forwarded, request, nginx)) : answer(ctx, result, forwarded, request, nginx)
 }
 
 /** Forward-auth (SPEC "Protecting apps that speak no OAuth"): the proxies' checks and the per-site sign-in. */
