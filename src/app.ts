@@ -151,8 +151,8 @@ export function createApp(ctx: AppContext) {
 /**
  * The forward-auth checks (GET /api/authz/forward-auth and /auth-request) answered before
  * Elysia: a proxy asks one before every request to every protected app (issue 35: ≥ 0.5 × a bare
- * Bun.serve), and Elysia's routing, context and response mapping were a third of a check's CPU
- * (measured). Everything else a request meets there is here too, in the same order: the request
+ * Bun.serve), and Elysia's routing, context and response mapping were ~4 µs of a check's ~10 µs
+ * in-process (measured; a served check is ~20 µs of CPU with the access log). Everything else a request meets there is here too, in the same order: the request
  * guard (Host; a GET's body is not read), the route's handler, and the app's error answer for
  * what it throws. Any other method or path: undefined, and Elysia answers it as before.
  */
