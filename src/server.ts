@@ -92,6 +92,20 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   // Requests are timed for the metrics only when something can read them.
   const observing = config.metricsAddress !== null
   const SETTINGS_EVENTS = '/api/settings-events'
+  /** What every answer is followed by: its metrics, the settings stream's timeout, the access log line. */
+  const finish = (received: Request, request: Request, path: string, response: Response, started: number): Response => {
+    if (observing) ctx.metrics.request(routeOf(path), request.method, response.status, (performance.now() - started) / 1000)
+    // A settings stream is idle between events (a comment every 15 s): not Bun's 10 s idle timeout.
+    if (path === SETTINGS_EVENTS && response.status === 200) server.timeout(received, 0)
+    // The client address costs the server ~0.8 µs to look up (measured): only for a line that is written.
+    if (log.logsRequests) {
+      const ms = Math.round((performance.now() - started) * 100) / 100
+      // The id an error answer gave the request, else a new one: no WeakMap entry per request.
+      const id = requestIds.get(request) ?? nextRequestId()
+      log.request(request.method, path, response.status, ms, id, clientAddressFrom(peerAddresses.get(request) ?? server.requestIP(received)?.address, request, config.trustedProxies))
+    }
+    return response
+  }
   let server: Server<undefined>
   try {
     server = Bun.serve({
@@ -103,23 +117,15 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       // to a route that does not read it, RSS +15 MB), so its own limit — an empty 413 — stays a
       // far backstop and every refusal is SPEC's.
       maxRequestBodySize: 1024 * 1024 * 1024,
-      async fetch(received) {
+      // Not async: a cached forward-auth check is answered without a promise (app.respond), and
+      // Bun sends a Response returned as it is without waiting for a promise to settle.
+      fetch(received) {
         const started = performance.now()
         const url = received.url
         const request = url.charCodeAt(0) === SLASH ? withIssuerOrigin(received) : received
         const path = pathOf(url)
-        const response = await (path === HEALTHZ && request.method === 'GET' ? health(request) : app ? app.handle(request) : loadApp().then((loaded) => loaded.handle(request)))
-        if (observing) ctx.metrics.request(routeOf(path), request.method, response.status, (performance.now() - started) / 1000)
-        // A settings stream is idle between events (a comment every 15 s): not Bun's 10 s idle timeout.
-        if (path === SETTINGS_EVENTS && response.status === 200) server.timeout(received, 0)
-        // The client address costs the server ~0.8 µs to look up (measured): only for a line that is written.
-        if (log.logsRequests) {
-          const ms = Math.round((performance.now() - started) * 100) / 100
-          // The id an error answer gave the request, else a new one: no WeakMap entry per request.
-          const id = requestIds.get(request) ?? nextRequestId()
-          log.request(request.method, path, response.status, ms, id, clientAddressFrom(peerAddresses.get(request) ?? server.requestIP(received)?.address, request, config.trustedProxies))
-        }
-        return response
+        const response = path === HEALTHZ && request.method === 'GET' ? health(request) : app ? app.respond(request) : loadApp().then((loaded) => loaded.respond(request))
+        return response instanceof Promise ? response.then((answered) => finish(received, request, path, answered, started)) : finish(received, request, path, response, started)
       },
     })
   } catch (error) {

@@ -7,7 +7,7 @@ import type { AppContext } from '../context'
 import type { SiteRecord, UserRecord } from '../db/store'
 import { AccessDenied } from '../lib/errors'
 import { addressIn, peerAddressOf, resolveClientAddress } from '../web/client-address'
-import { siteLookups } from './cache'
+import { siteLookups, type CachedSiteSession } from './cache'
 import { decide, type Decision, type Identity } from './decide'
 import type { ForwardedRequest } from './forwarded'
 import { siteSessionHash, siteTokenOf } from './site-sessions'
@@ -35,15 +35,29 @@ export function findSite(ctx: AppContext, host: string): SiteRecord | undefined 
   return siteLookups(ctx.store).site(host)
 }
 
-export async function check(ctx: AppContext, request: Request, forwarded: ForwardedRequest): Promise<CheckResult> {
-  const cached = findSite(ctx, forwarded.host)
-  const site = cached instanceof Promise ? await cached : cached
-  if (!site) return { kind: 'unknown-site' }
-  if (!forwarded.target) return { kind: 'unnormalisable' }
-  const caller = await whoIsAsking(ctx, request.headers, forwarded)
+/**
+ * The check, answered without a promise when the site and the site session are cached (a check is
+ * made for every request to every protected app: each await cost a microtask and a promise).
+ */
+export function check(ctx: AppContext, request: Request, forwarded: ForwardedRequest): CheckResult | Promise<CheckResult> {
+  const site = findSite(ctx, forwarded.host)
+  return site instanceof Promise ? site.then((found) => checkAt(ctx, request, forwarded, found)) : checkAt(ctx, request, forwarded, site)
+}
+
+const UNKNOWN_SITE: CheckResult = { kind: 'unknown-site' }
+const UNNORMALISABLE: CheckResult = { kind: 'unnormalisable' }
+
+function checkAt(ctx: AppContext, request: Request, forwarded: ForwardedRequest, site: SiteRecord | undefined): CheckResult | Promise<CheckResult> {
+  if (!site) return UNKNOWN_SITE
+  if (!forwarded.target) return UNNORMALISABLE
+  const caller = whoIsAsking(ctx, request.headers, forwarded)
+  return caller instanceof Promise ? caller.then((found) => decided(ctx, request, forwarded, site, found)) : decided(ctx, request, forwarded, site, caller)
+}
+
+function decided(ctx: AppContext, request: Request, forwarded: ForwardedRequest, site: SiteRecord, caller: Caller): CheckResult {
   // The client address only matters to rules that name networks.
   const address = site.rules.some((r) => r.networks.length > 0) ? resolveClientAddress(peerAddressOf(request), request.headers.get('x-forwarded-for'), ctx.config.trustedProxies) : ''
-  const decision = decide(site, { method: forwarded.method, path: forwarded.target.path, address }, caller.identity)
+  const decision = decide(site, { method: forwarded.method, path: forwarded.target!.path, address }, caller.identity)
   return { kind: 'decided', site, decision, caller }
 }
 
@@ -53,23 +67,34 @@ const NOBODY: Caller = { identity: undefined }
  * A Latchkey access token issued for this site (its resource URI is the site's origin), else the
  * site's own cookie at this very host; else nobody. A token for anything else proves nothing here.
  */
-async function whoIsAsking(ctx: AppContext, headers: Headers, forwarded: ForwardedRequest): Promise<Caller> {
+function whoIsAsking(ctx: AppContext, headers: Headers, forwarded: ForwardedRequest): Caller | Promise<Caller> {
   const authorization = headers.get('authorization')
-  if (authorization !== null && authorization.length > 7 && authorization.slice(0, 7).toLowerCase() === 'bearer ') {
-    const grant = await ctx.tokens.validate(authorization.slice(7).trim())
-    if (grant && grant.resource === forwarded.origin) {
-      // A machine (client_credentials: no user) is its client: Remote-User client:<id>, and rules may name it.
-      if (grant.user === null) return { identity: { kind: 'client', clientId: grant.clientId }, clientId: grant.clientId }
-      const groups = await ctx.store.groups.groupsOf(grant.user.id)
-      return { identity: { kind: 'user', groups, twoFactor: false }, user: grant.user, groups }
-    }
-  }
+  if (authorization !== null && authorization.length > 7 && authorization.slice(0, 7).toLowerCase() === 'bearer ')
+    return bearerCaller(ctx, authorization.slice(7).trim(), forwarded).then((caller) => caller ?? cookieCaller(ctx, headers, forwarded))
+  return cookieCaller(ctx, headers, forwarded)
+}
+
+/** The token's caller when it was issued for this site; undefined otherwise (the cookie is asked next). */
+async function bearerCaller(ctx: AppContext, token: string, forwarded: ForwardedRequest): Promise<Caller | undefined> {
+  const grant = await ctx.tokens.validate(token)
+  if (!grant || grant.resource !== forwarded.origin) return undefined
+  // A machine (client_credentials: no user) is its client: Remote-User client:<id>, and rules may name it.
+  if (grant.user === null) return { identity: { kind: 'client', clientId: grant.clientId }, clientId: grant.clientId }
+  const groups = await ctx.store.groups.groupsOf(grant.user.id)
+  return { identity: { kind: 'user', groups, twoFactor: false }, user: grant.user, groups }
+}
+
+/** The site's cookie at this very host: its site session's person (a cached one without a promise). */
+function cookieCaller(ctx: AppContext, headers: Headers, forwarded: ForwardedRequest): Caller | Promise<Caller> {
   const token = siteTokenOf(headers, forwarded.proto)
   if (token === undefined) return NOBODY
   const now = ctx.clock.now()
   // A site session lives while its sign-in session does — SESSION_IDLE_TTL included — and a check is that session's activity.
   const lookup = siteLookups(ctx.store).session(siteSessionHash(forwarded.proto, token), forwarded.host, now, now - ctx.config.sessionIdleTtl * 1000)
-  const session = lookup instanceof Promise ? await lookup : lookup
+  return lookup instanceof Promise ? lookup.then((session) => sessionCaller(ctx, session, now)) : sessionCaller(ctx, lookup, now)
+}
+
+function sessionCaller(ctx: AppContext, session: CachedSiteSession | undefined, now: number): Caller {
   if (!session) return NOBODY
   // Noted to be written: the cached entry knows it too (it is not idle here while it is in use here).
   if (ctx.sessionActivity.touchHash(session.sessionHash, session.lastActiveAt, now)) session.lastActiveAt = now

@@ -16,8 +16,8 @@ import { exchangeSiteCode, signOutSite, siteCookieName, siteCookie, siteTokenOf,
 import { issuerStartUrl, siteReturn, startSiteSignIn } from './start'
 import { speechOf } from '../i18n/request'
 
-/** The answer to a check; `signIn` says how this endpoint sends someone to sign in. */
-function answer(ctx: AppContext, result: CheckResult, forwarded: ForwardedRequest, signIn: () => Response): Response | Promise<Response> {
+/** The answer to a check; `nginx`: auth-request's way of sending someone to sign in, else forward-auth's. */
+function answer(ctx: AppContext, result: CheckResult, forwarded: ForwardedRequest, request: Request, nginx: boolean): Response | Promise<Response> {
   if (result.kind !== 'decided') return denied(ctx)
   switch (result.decision) {
     case 'allow':
@@ -25,7 +25,7 @@ function answer(ctx: AppContext, result: CheckResult, forwarded: ForwardedReques
     case 'deny':
       return denied(ctx)
     default:
-      return signIn()
+      return nginx ? signInAuthRequest(ctx, forwarded) : signInForwardAuth(ctx, request.headers, forwarded)
   }
 }
 
@@ -59,19 +59,34 @@ function toIssuer(ctx: AppContext, rd: SiteUrl, state: string): Response {
 /** The sign-out form's CSRF secret: the site cookie it was shown to (another site's, or none, cannot post it). */
 const logoutSecret = (proto: 'http' | 'https', token: string) => `site-logout:${proto} ${token}`
 
+export const FORWARD_AUTH_PATH = '/api/authz/forward-auth'
+export const AUTH_REQUEST_PATH = '/api/authz/auth-request'
+
+/**
+ * Traefik forwardAuth, Caddy forward_auth, HAProxy, Envoy: GET /api/authz/forward-auth. Answered
+ * without a promise when what it needs is cached; a refusal of the caller or its headers is thrown.
+ */
+export function forwardAuth(ctx: AppContext, request: Request): Response | Promise<Response> {
+  requireTrustedProxy(ctx, request)
+  return checked(ctx, request, fromForwardAuth(request.headers), false)
+}
+
+/** nginx auth_request: GET /api/authz/auth-request (as forwardAuth). */
+export function authRequest(ctx: AppContext, request: Request): Response | Promise<Response> {
+  requireTrustedProxy(ctx, request)
+  return checked(ctx, request, fromAuthRequest(request.headers), true)
+}
+
+function checked(ctx: AppContext, request: Request, forwarded: ForwardedRequest, nginx: boolean): Response | Promise<Response> {
+  const result = check(ctx, request, forwarded)
+  return result instanceof Promise ? result.then((r) => answer(ctx, r, forwarded, request, nginx)) : answer(ctx, result, forwarded, request, nginx)
+}
+
 /** Forward-auth (SPEC "Protecting apps that speak no OAuth"): the proxies' checks and the per-site sign-in. */
 export function authzRoutes(ctx: AppContext) {
   return new Elysia({ name: 'authz' })
-    .get('/api/authz/forward-auth', async function forwardAuth({ request }) {
-      requireTrustedProxy(ctx, request)
-      const forwarded = fromForwardAuth(request.headers)
-      return answer(ctx, await check(ctx, request, forwarded), forwarded, () => signInForwardAuth(ctx, request.headers, forwarded))
-    }, { detail: { tags: ['Forward-auth'], summary: 'Traefik/Caddy/HAProxy/Envoy: 200 with Remote-* headers, 403, or 302/303 to sign in (401 for non-page requests)' } })
-    .get('/api/authz/auth-request', async function authRequest({ request }) {
-      requireTrustedProxy(ctx, request)
-      const forwarded = fromAuthRequest(request.headers)
-      return answer(ctx, await check(ctx, request, forwarded), forwarded, () => signInAuthRequest(ctx, forwarded))
-    }, { detail: { tags: ['Forward-auth'], summary: 'nginx auth_request: 200 with Remote-* headers, 403, or 401 with the sign-in URL in Location' } })
+    .get(FORWARD_AUTH_PATH, ({ request }) => forwardAuth(ctx, request), { detail: { tags: ['Forward-auth'], summary: 'Traefik/Caddy/HAProxy/Envoy: 200 with Remote-* headers, 403, or 302/303 to sign in (401 for non-page requests)' } })
+    .get(AUTH_REQUEST_PATH, ({ request }) => authRequest(ctx, request), { detail: { tags: ['Forward-auth'], summary: 'nginx auth_request: 200 with Remote-* headers, 403, or 401 with the sign-in URL in Location' } })
     .get('/authz/start', ({ request }) => startSiteSignIn(ctx, request), { detail: { hide: true } })
     .get('/.latchkey/start', async function siteStart({ request }) {
       // The browser's state at this site (kept when it has one: sign-ins in two tabs both finish).

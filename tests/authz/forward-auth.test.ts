@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, test } from 'bun:test'
 import { createGroup } from '../../src/accounts/groups'
 import { addSiteRule, createSite } from '../../src/authz/sites'
 import { ORIGIN, addClient, addUser, cookieHeader, handleFrom, mintTokenPair, signIn, type TestApp, createTestApp } from '../helpers'
+import { peerAddresses } from '../../src/web/client-address'
 import { BROWSER, PROXIES, PROXY, authRequest, callback, checkWith, forwardAuth, forwardedFor, siteSession, startAt, startPath, stateCookieFor, type Jar } from './flow'
 
 const PHOTOS = 'https://photos.example.com/albums/1?sort=new'
@@ -222,5 +223,66 @@ describe('forward-auth: signed in', () => {
     const closed = await checkWith(t, 'https://closed.example.com/')
     expect(closed.status).toBe(403)
     expect(closed.headers.get('content-type')).toContain('text/html')
+  })
+})
+
+describe('forward-auth: answered before the router, exactly as through it (issue 35 speed)', () => {
+  const request = (path: string, init: RequestInit) => {
+    const r = new Request(ORIGIN + path, init)
+    peerAddresses.set(r, PROXY)
+    return r
+  }
+
+  test('a check whose site and site session are cached is answered without a promise; a first one, with', async () => {
+    const WIKI = 'https://team.example.org/pages/1'
+    const cookie = await siteSession(t, jar, WIKI)
+    await createSite(t.store, { host: 'wiki.example.net', name: 'Wiki' }, t.clock.now())
+    const first = t.app.respond(request('/api/authz/forward-auth', { headers: forwardedFor('https://wiki.example.net/') }))
+    expect(first).toBeInstanceOf(Promise)
+    expect((await first).status).toBe(302)
+    expect((await checkWith(t, WIKI, cookie)).status).toBe(200)
+    const cached = t.app.respond(request('/api/authz/forward-auth', { headers: forwardedFor(WIKI, { cookie }) })) as Response
+    expect(cached).toBeInstanceOf(Response)
+    expect([cached.status, cached.headers.get('remote-email'), cached.headers.get('cache-control')]).toEqual([200, 'ann@example.com', 'no-store'])
+    const nginx = t.app.respond(request('/api/authz/auth-request', { headers: { 'x-original-url': WIKI, cookie } })) as Response
+    expect(nginx).toBeInstanceOf(Response)
+    expect([nginx.status, nginx.headers.get('remote-id')]).toEqual([200, annId])
+    // A site that asks for Remote-Jwt signs one per check: a promise, and still 200.
+    const photos = await siteSession(t, jar, PHOTOS)
+    expect((await checkWith(t, PHOTOS, photos)).headers.get('remote-jwt')).toMatch(/^ey/)
+  })
+
+  test('the request guard still runs first: a malformed Host is 400 on both endpoints', async () => {
+    for (const path of ['/api/authz/forward-auth', '/api/authz/auth-request']) {
+      const answer = await handleFrom(t, PROXY, path, { headers: { ...forwardedFor(PHOTOS), 'x-original-url': PHOTOS, host: 'a b' } })
+      expect([path, answer.status]).toEqual([path, 400])
+      expect(await answer.json()).toEqual({ error: 'invalid_request', error_description: 'the Host header is not a valid host[:port]' })
+    }
+  })
+
+  test('another method still meets the router: 405 naming GET', async () => {
+    for (const method of ['POST', 'PUT', 'DELETE']) {
+      const answer = await handleFrom(t, PROXY, '/api/authz/forward-auth', { method, headers: forwardedFor(PHOTOS) })
+      expect([method, answer.status, answer.headers.get('allow')]).toEqual([method, 405, 'GET'])
+      expect((await answer.json()).error).toBe('method_not_allowed')
+    }
+  })
+
+  test('a fault thrown at once or later is the app’s own 500 with a request id, nothing of it in the body', async () => {
+    const findSites = t.store.sites.findSites.bind(t.store.sites)
+    t.store.sites.findSites = () => {
+      throw new Error('disk on fire: secret-detail')
+    }
+    const thrown = await checkWith(t, 'https://other.example.com/')
+    expect(thrown.status).toBe(500)
+    const body = await thrown.json()
+    expect(body.error).toBe('server_error')
+    expect(body.error_description).toMatch(/^an unexpected error occurred; it was logged with request id \S+$/)
+    t.store.sites.findSites = () => Promise.reject(new Error('disk on fire: secret-detail'))
+    const rejected = await authRequest(t, { 'x-original-url': 'https://other.example.com/' })
+    expect(rejected.status).toBe(500)
+    expect((await rejected.json()).error).toBe('server_error')
+    t.store.sites.findSites = findSites
+    expect((await checkWith(t, 'https://other.example.com/')).status).toBe(403)
   })
 })
