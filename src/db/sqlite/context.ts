@@ -1,4 +1,4 @@
-import { UniqueViolation, type Change } from '../store'
+import { UniqueViolation, type Change, type ChangeFeed } from '../store'
 import type { Db } from './client'
 
 /**
@@ -10,6 +10,8 @@ export interface SqliteContext {
   write<T>(fn: () => T): Promise<T>
   /** Inside a write job: what it changed for the caches (told once it committed, forgotten if it rolled back). */
   emit(change: Change): void
+  /** Tells the caches of other connections' commits (ClientCache). */
+  readonly changes: ChangeFeed
 }
 
 /** SQLite's unique-constraint failure, as the port's error. */

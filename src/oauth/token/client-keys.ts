@@ -31,6 +31,12 @@ interface Fetched {
  */
 export class ClientKeys {
   private readonly fetched = new Map<string, Fetched>()
+  /**
+   * `--jwks-file` key sets by their JSON text: jose imports a set's keys on first use and keeps
+   * them in the set, so one set per request imported the key each time (issue 38 "Speed": ~a
+   * fifth of a private_key_jwt token). Keyed by the text, a changed JWKS is a new set at once.
+   */
+  private readonly local = new Map<string, KeySet>()
   private readonly running = new Map<string, Promise<KeySet | undefined>>()
   private readonly policy: SafeFetchPolicy
 
@@ -43,7 +49,15 @@ export class ClientKeys {
 
   /** The client's keys; undefined when it has none, or its jwks_uri cannot be fetched. */
   async keysOf(client: Client): Promise<KeySet | undefined> {
-    if (client.jwks) return createLocalJWKSet(JSON.parse(client.jwks) as JSONWebKeySet)
+    if (client.jwks) {
+      let set = this.local.get(client.jwks)
+      if (!set) {
+        if (this.local.size >= MAX_URIS) this.local.clear()
+        set = createLocalJWKSet(JSON.parse(client.jwks) as JSONWebKeySet)
+        this.local.set(client.jwks, set)
+      }
+      return set
+    }
     if (!client.jwksUri) return undefined
     const known = this.fetched.get(client.jwksUri)
     if (known && known.freshUntil > this.deps.clock.now()) return known.set
