@@ -20,6 +20,8 @@ const COMPLETE: readonly Locale[] = ['en', 'de', ...((process.env.CATALOG_COMPLE
 const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
   // "Code", "Administration", "Passkeys": the German words are these.
   de: ['device.code', 'account.admin', 'security.passkeysTitle'],
+  // "Code", "Administration": the French words are these.
+  fr: ['device.code', 'account.admin'],
 }
 
 type Message = string | Plural
