@@ -6,7 +6,7 @@ import { Elysia, t } from 'elysia'
 import type { AppContext } from '../context'
 import type { TokenUse } from '../db/store'
 import { PageError } from '../lib/errors'
-import { confirmEmailChangeMessage, emailChangedMessage } from '../mail/messages'
+import { confirmEmailChangeMessage, emailChangedMessage, recipient } from '../mail/messages'
 import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { GONE, OTHER_ACCOUNT } from './email'
@@ -68,7 +68,7 @@ export function emailChangeRoutes(ctx: AppContext) {
           return accountPage(ctx, request, session, { status: 429, error: () => msg('account.linksPerHour') })
         if (!(await ctx.store.users.findUserByEmail(email))) {
           const link = newLink(ctx.config, 'change', session.user.id, email, now())
-          await ctx.store.mail.issueToken(link.token, confirmEmailChangeMessage(email, session.user.email, link.url), now())
+          await ctx.store.mail.issueToken(link.token, confirmEmailChangeMessage(recipient(ctx.config, { ...session.user, email }), session.user.email, link.url), now())
         }
         await ctx.audit.record('email.change_requested', { userId: session.user.id, request })
         return accountPage(ctx, request, session, undefined, () => msg('account.emailChangeSent', { email }))
@@ -109,7 +109,7 @@ export function emailChangeRoutes(ctx: AppContext) {
           email: used.email,
           // The link reached the new mailbox.
           emailVerified: true,
-          mail: [emailChangedMessage(user.email, used.email)],
+          mail: [emailChangedMessage(recipient(ctx.config, { ...session.user, email: user.email }), used.email)],
         }))
         if (!outcome.ok && outcome.reason === 'taken')
           return htmlPage(() => <NoticePage title={msg('email.takenTitle')} message={msg('email.taken')} link={{ href: '/account', label: msg('link.yourAccount') }} />, {

@@ -1,6 +1,6 @@
 import type { Config } from '../config'
 import type { EmailPurpose, EmailToken, Store } from '../db/store'
-import { inviteMessage, notify, twoStepChangedMessage } from '../mail/messages'
+import { inviteMessage, notify, twoStepChangedMessage, recipient } from '../mail/messages'
 import { insertUser, type User } from './users'
 import { randomToken, sha256 } from '../lib/crypto'
 
@@ -44,7 +44,7 @@ export async function inviteUser(
   const user = await insertUser(store, { email: input.email, fullName: input.fullName, avatarUrl: null, passwordHash: '' }, now, (u) => {
     const link = newLink(config, 'invite', u.id, input.email, now)
     url = link.url
-    return { token: link.token, mail: mail ? inviteMessage(input.email, input.fullName, link.url) : null }
+    return { token: link.token, mail: mail ? inviteMessage(recipient(config, { email: input.email }), input.fullName, link.url) : null }
   })
   return { user, url }
 }
@@ -55,6 +55,6 @@ export async function resetTwoStep(store: Store, config: Config, id: string, now
   if (!user) return false
   await store.mfa.removeTotp(id)
   await store.sessions.deleteSessionsOf(id)
-  await notify(config, store, twoStepChangedMessage(user.email, 'An administrator reset the two-step verification of your account'), now)
+  await notify(config, store, twoStepChangedMessage(recipient(config, user), 'adminReset'), now)
   return true
 }

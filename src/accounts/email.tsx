@@ -7,7 +7,7 @@ import type { AppContext } from '../context'
 import type { EmailToken, TokenUse } from '../db/store'
 import { hashPassword } from '../lib/crypto'
 import { PageError } from '../lib/errors'
-import { passwordChangedMessage, resetPasswordMessage, verifyEmailMessage } from '../mail/messages'
+import { passwordChangedMessage, resetPasswordMessage, verifyEmailMessage, recipient } from '../mail/messages'
 import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { linkTokenHash, newLink } from './email-links'
@@ -17,7 +17,7 @@ import type { Session } from './sessions'
 import { checkEmailUrl } from './signed-in'
 import { emailHash, forbidden } from './sign-in'
 import { SignInLimits } from './throttle'
-import { UserInputError, checkPassword, normalizeEmail } from './users'
+import { UserInputError, checkPassword, normalizeEmail, type User } from './users'
 import { csrfAccepted, formBinding, formCsrf, loginUrl, readSession, safeReturnTo } from './web'
 import { t as msg, type Speech } from '../i18n'
 import { sayError } from '../i18n/known-errors'
@@ -70,10 +70,11 @@ export function emailRoutes(ctx: AppContext) {
   const stillTheAddress = async (token: EmailToken) => (await ctx.store.users.findUser(token.userId))?.email === token.email
 
   /** A verify link for the address (continuing to `returnTo`), unless it has had three messages this hour. */
-  async function sendVerifyLink(userId: string, email: string, returnTo?: string): Promise<boolean> {
+  async function sendVerifyLink(user: User, returnTo?: string): Promise<boolean> {
+    const { email } = user
     if ((await limits.takeMail(emailHash(email))) > 0) return false
-    const link = newLink(ctx.config, 'verify', userId, email, now(), returnTo)
-    await ctx.store.mail.issueToken(link.token, verifyEmailMessage(email, link.url), now())
+    const link = newLink(ctx.config, 'verify', user.id, email, now(), returnTo)
+    await ctx.store.mail.issueToken(link.token, verifyEmailMessage(recipient(ctx.config, user), link.url), now())
     return true
   }
 
@@ -107,7 +108,7 @@ export function emailRoutes(ctx: AppContext) {
         const user = await ctx.store.users.findUserByEmail(email)
         if (allowed && user) {
           const link = newLink(ctx.config, 'reset', user.id, email, now())
-          void ctx.store.mail.issueToken(link.token, resetPasswordMessage(email, link.url), now()).catch(() => ctx.log.warn('reset link not written'))
+          void ctx.store.mail.issueToken(link.token, resetPasswordMessage(recipient(ctx.config, user), link.url), now()).catch(() => ctx.log.warn('reset link not written'))
         }
         return answer()
       },
@@ -142,6 +143,9 @@ export function emailRoutes(ctx: AppContext) {
         }
         const passwordHash = await hashPassword(password)
         const accountUrl = `${ctx.config.issuer}/account`
+        // The notice is written in the owner's language (read before: the use below cannot wait).
+        const found = await ctx.store.mail.findToken(hash, ['reset', 'invite'], now())
+        const owner = found && (await ctx.store.users.findUser(found.userId))
         let stale = false
         const outcome = await ctx.store.mail.useToken(hash, ['reset', 'invite'], now(), (token, user): TokenUse => {
           // A link sent to an address the account no longer has (it changed since) is gone: the
@@ -158,7 +162,7 @@ export function emailRoutes(ctx: AppContext) {
             emailVerified: true,
             endSessions: true,
             recover,
-            mail: token.purpose === 'reset' ? [passwordChangedMessage(user.email, security)] : [],
+            mail: token.purpose === 'reset' ? [passwordChangedMessage(recipient(ctx.config, { ...owner, email: user.email }), security)] : [],
           }
         })
         if (!outcome.ok || stale) return resetGone(request)
@@ -240,7 +244,7 @@ export function emailRoutes(ctx: AppContext) {
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
         const returnTo = safeReturnTo(body.return_to)
         if (session.user.emailVerified) return seeOther(returnTo ?? '/account')
-        const sent = await sendVerifyLink(session.user.id, session.user.email, returnTo)
+        const sent = await sendVerifyLink(session.user, returnTo)
         if (!sent) return accountPage(ctx, request, session, { status: 429, error: () => msg('account.linksPerHour') })
         return ctx.config.emailVerification === 'required' ? checkEmailPage(ctx, request, session, true, returnTo) : accountPage(ctx, request, session, undefined, () => msg('account.linkSentNew'))
       },

@@ -7,7 +7,7 @@ import { REAUTH_AFTER_MS } from '../admin/web'
 import type { AppContext } from '../context'
 import { clearCookie } from '../lib/cookies'
 import { hashPassword, verifyPassword } from '../lib/crypto'
-import { accountDeletedMessage, notify, passwordChangedMessage } from '../mail/messages'
+import { accountDeletedMessage, notify, passwordChangedMessage, recipient } from '../mail/messages'
 import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { NoticePage } from './email-pages'
@@ -123,7 +123,7 @@ export function profileRoutes(ctx: AppContext) {
         await ctx.store.mfa.setPassword(session.user.id, await hashPassword(password))
         // A changed password ends every other sign-in; this browser stays signed in.
         await deleteSessionsOf(ctx.store, session.user.id, session)
-        await notify(ctx.config, ctx.store, passwordChangedMessage(session.user.email), ctx.clock.now())
+        await notify(ctx.config, ctx.store, passwordChangedMessage(recipient(ctx.config, session.user)), ctx.clock.now())
         await ctx.audit.record('password.changed', { userId: session.user.id, request, detail: { via: 'change' } })
         return accountPage(ctx, request, session, undefined, () => msg('account.passwordChanged'))
       },
@@ -151,7 +151,7 @@ export function profileRoutes(ctx: AppContext) {
         if (outcome === 'last-admin')
           return deletePage(request, session, { status: 409, error: () => msg('deleteAccount.lastAdmin') })
         if (outcome === 'done') {
-          await notify(ctx.config, ctx.store, accountDeletedMessage(session.user.email), ctx.clock.now())
+          await notify(ctx.config, ctx.store, accountDeletedMessage(recipient(ctx.config, session.user)), ctx.clock.now())
           await ctx.audit.record('user.deleted', { userId: session.user.id, request, detail: { actor: session.user.id } })
         }
         const page = () => <NoticePage title={msg('deleteAccount.doneTitle')} message={msg('deleteAccount.done')} link={{ href: '/login', label: msg('deleteAccount.another') }} />

@@ -11,7 +11,7 @@ import { parsePageForm } from '../web/forms'
 import { avatarUrlOf } from './avatar'
 import { AddPasskeyForm, CodeForm, CsrfForm, PasskeyChangeForm, PasswordForm, ProofForm, ReturnToForm, ReturnToQuery } from './model'
 import { RecoveryCodesPage, TotpSetupPage, VERIFY_FIRST } from './mfa-pages'
-import { notify, passwordChangedMessage, twoStepChangedMessage } from '../mail/messages'
+import { notify, passwordChangedMessage, twoStepChangedMessage, recipient } from '../mail/messages'
 import { EmailSection } from './email-pages'
 import { AccountPage, type AppAccess } from './pages'
 import { ProfileSection } from './profile-pages'
@@ -234,7 +234,7 @@ export function securityRoutes(ctx: AppContext) {
         const recovery = newRecoveryCodes()
         if (!(await ctx.store.mfa.confirmTotp(session.user.id, step, recovery.hashes, ctx.clock.now()))) return seeOther('/account')
         await deleteSessionsOf(ctx.store, session.user.id, session)
-        await notify(ctx.config, ctx.store, twoStepChangedMessage(session.user.email, 'Two-step verification was turned on for your account'), ctx.clock.now())
+        await notify(ctx.config, ctx.store, twoStepChangedMessage(recipient(ctx.config, session.user), 'turnedOn'), ctx.clock.now())
         await ctx.audit.record('two_step.enabled', { userId: session.user.id, request })
         // Set up because an app required it: on to the app, whose step-up asks for a code (SPEC:
         // a session's factors are the ones used to sign in; turning TOTP on does not upgrade it).
@@ -264,7 +264,7 @@ export function securityRoutes(ctx: AppContext) {
         if (!(await proves(session, body.proof ?? ''))) return accountPage(ctx, request, session, { status: 401, error: () => t('account.wrongProof') })
         await limits.succeeded(emailHash(session.user.email))
         await ctx.store.mfa.removeTotp(session.user.id)
-        await notify(ctx.config, ctx.store, twoStepChangedMessage(session.user.email, 'Two-step verification was turned off for your account'), ctx.clock.now())
+        await notify(ctx.config, ctx.store, twoStepChangedMessage(recipient(ctx.config, session.user), 'turnedOff'), ctx.clock.now())
         await ctx.audit.record('two_step.disabled', { userId: session.user.id, request })
         return changed(session)
       },
@@ -295,7 +295,7 @@ export function securityRoutes(ctx: AppContext) {
           throw error
         }
         await ctx.store.mfa.setPassword(session.user.id, await hashPassword(password))
-        await notify(ctx.config, ctx.store, passwordChangedMessage(session.user.email), ctx.clock.now())
+        await notify(ctx.config, ctx.store, passwordChangedMessage(recipient(ctx.config, session.user)), ctx.clock.now())
         await ctx.audit.record('password.changed', { userId: session.user.id, request })
         return changed(session)
       },

@@ -16,7 +16,7 @@ import { LoginPage, SignupPage } from './pages'
 import { cookieNames, deleteSession, type Session } from './sessions'
 import { hasTotp, startSession } from './signed-in'
 import { SignInLimits } from './throttle'
-import { verifyEmailMessage } from '../mail/messages'
+import { verifyEmailMessage, recipient } from '../mail/messages'
 import { newLink } from './email-links'
 import { type User, EmailTakenError, PASSWORD_MAX, PASSWORD_MIN, UserInputError, checkFullName, checkPassword, emailSpelling, insertUser, normalizeEmail } from './users'
 import { csrfAccepted, formCsrf, readSession, returningApp, safeReturnTo } from './web'
@@ -178,7 +178,7 @@ export function signInRoutes(ctx: AppContext) {
           const continueTo = ctx.config.emailVerification === 'required' ? returnTo : undefined
           const welcome = ctx.config.smtpUrl === null ? undefined : (user: User) => {
             const link = newLink(ctx.config, 'verify', user.id, email, now, continueTo)
-            return { token: link.token, mail: verifyEmailMessage(email, link.url) }
+            return { token: link.token, mail: verifyEmailMessage(recipient(ctx.config, { email }), link.url) }
           }
           const user = await insertUser(ctx.store, { email, fullName, avatarUrl: null, passwordHash }, now, welcome)
           return startSession(ctx, request, user.id, returnTo, { amr: ['pwd'], signUp: true })

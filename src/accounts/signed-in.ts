@@ -2,7 +2,7 @@ import type { AppContext } from '../context'
 import { cookie, parseCookies } from '../lib/cookies'
 import { randomToken } from '../lib/crypto'
 import { PageError } from '../lib/errors'
-import { newDeviceMessage } from '../mail/messages'
+import { newDeviceMessage, recipient } from '../mail/messages'
 import { clientAddressOf } from '../web/client-address'
 import { seeOther } from '../views/page'
 import { PENDING_TTL_MS, cookieNames, createSession } from './sessions'
@@ -60,8 +60,7 @@ export async function startSession(
 async function newDeviceNotice(ctx: AppContext, userId: string, now: number, address: string, userAgent: string) {
   const user = await ctx.store.users.findUser(userId)
   if (!user) return undefined
-  const when = new Date(now).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')
-  return newDeviceMessage(user.email, { when, address, device: describeUserAgent(userAgent), reviewUrl: `${ctx.config.issuer}/account#sessions` })
+  return newDeviceMessage(recipient(ctx.config, user), { at: now, address, device: describeUserAgent(userAgent), reviewUrl: `${ctx.config.issuer}/account#sessions` })
 }
 
 /** The second factors a user could give now: TOTP, and passkeys (when this server offers them). */

@@ -2,91 +2,110 @@
  * The messages Latchkey sends (SPEC "Email"): fixed subjects, a text and an HTML part, absolute
  * links from ISSUER, no tracking. Every value that came from a user is escaped in the HTML part;
  * addresses and names were refused at input if they held CR, LF or other control characters, and
- * nodemailer encodes headers besides.
+ * nodemailer encodes headers besides. Each is written in its recipient's language (their choice on
+ * /account, else DEFAULT_LOCALE) with times in their zone (SPEC "Brand and language").
  */
 import type { NewMail } from '../db/store'
+import { formatTime, speaking, speech, t, type Speech } from '../i18n'
+import { isLocale, type Locale } from '../i18n/locales'
 
 const escape = (s: string) => Bun.escapeHTML(s)
 
-function message(to: string, subject: string, lines: string[], link?: { url: string; label: string }): NewMail {
+/** Who a message goes to, and the language and zone it is written in. */
+export interface Recipient {
+  email: string
+  speech: Speech
+}
+
+/** A user (or an address about to be one) as a recipient: their language and zone, else DEFAULT_LOCALE and UTC. */
+export function recipient(config: { defaultLocale: Locale }, user: { email: string; locale?: string | null; timeZone?: string | null }): Recipient {
+  return { email: user.email, speech: speech(isLocale(user.locale) ? user.locale : config.defaultLocale, user.timeZone ?? 'UTC') }
+}
+
+function message(to: Recipient, subject: string, lines: string[], link?: { url: string; label: string }): NewMail {
   const text = [...lines, ...(link ? ['', `${link.label}: ${link.url}`] : []), '', '— Latchkey'].join('\n')
   const html = [
-    '<!doctype html><html><body style="font-family:system-ui,sans-serif;line-height:1.5">',
+    `<!doctype html><html lang="${to.speech.locale}" dir="${to.speech.dir}"><body style="font-family:system-ui,sans-serif;line-height:1.5">`,
     ...lines.map((l) => `<p>${escape(l)}</p>`),
     ...(link ? [`<p><a href="${escape(link.url)}">${escape(link.label)}</a></p>`, `<p style="color:#6b7280;font-size:0.9em">${escape(link.url)}</p>`] : []),
     '<p style="color:#6b7280">— Latchkey</p></body></html>',
   ].join('')
-  return { to, subject, text, html }
+  return { to: to.email, subject, text, html }
 }
 
-export const verifyEmailMessage = (to: string, url: string) =>
-  message(to, 'Verify your email', ['Confirm that this address is yours: open the link and press Confirm, signed in to the account. The link works once, for 24 hours.', 'If you did not create this account, do not confirm: use "Forgot password" on the sign-in page to take it over.'], { url, label: 'Verify your email' })
+/** A message written in its recipient's language: `write` runs speaking it. */
+const written = (to: Recipient, write: () => [subject: string, lines: string[], link?: { url: string; label: string }]): NewMail =>
+  speaking(to.speech, () => message(to, ...write()))
 
-export const resetPasswordMessage = (to: string, url: string) =>
-  message(to, 'Reset your password', ['Someone asked to reset the password of your account. The link works once, for 30 minutes.', 'If it was not you, ignore this message: your password stays as it is.'], {
-    url,
-    label: 'Choose a new password',
-  })
+export const verifyEmailMessage = (to: Recipient, url: string) =>
+  written(to, () => [t('mail.verify.subject'), [t('mail.verify.body'), t('mail.verify.notYou')], { url, label: t('mail.verify.link') }])
 
-export const inviteMessage = (to: string, name: string, url: string) =>
-  message(to, "You're invited to Latchkey", [`Hello ${name}, an account was made for you. Choose a password to start; the link works once, for 7 days.`], { url, label: 'Choose your password' })
+export const resetPasswordMessage = (to: Recipient, url: string) =>
+  written(to, () => [t('mail.reset.subject'), [t('mail.reset.body'), t('mail.reset.notYou')], { url, label: t('mail.reset.link') }])
+
+export const inviteMessage = (to: Recipient, name: string, url: string) =>
+  written(to, () => [t('mail.invite.subject', { brand: 'Latchkey' }), [t('mail.invite.body', { name })], { url, label: t('mail.invite.link') }])
 
 /**
  * With `security` (a reset of a verified account, SPEC "Recovery"): what else still lets someone
  * in — the passkeys by name and whether two-step verification is on — and a link to /account.
  */
-export const passwordChangedMessage = (to: string, security?: { passkeys: readonly string[]; totp: boolean; accountUrl: string }) =>
-  message(
-    to,
-    'Your password was changed',
+export const passwordChangedMessage = (to: Recipient, security?: { passkeys: readonly string[]; totp: boolean; accountUrl: string }) =>
+  written(to, () => [
+    t('mail.passwordChanged.subject'),
     [
-      'The password of your account was just changed, and every browser signed in to it was signed out.',
+      t('mail.passwordChanged.body'),
       ...(security
         ? [
-            security.passkeys.length ? `Passkeys that can still sign in to it: ${security.passkeys.join(', ')}.` : 'No passkey can sign in to it.',
-            `Two-step verification is ${security.totp ? 'on' : 'off'}.`,
-            'If any of this is not yours, remove it on your account page.',
+            security.passkeys.length ? t('mail.passwordChanged.passkeys', { names: security.passkeys.join(', ') }) : t('mail.passwordChanged.noPasskey'),
+            security.totp ? t('mail.passwordChanged.twoStepOn') : t('mail.passwordChanged.twoStepOff'),
+            t('mail.passwordChanged.removeIt'),
           ]
         : []),
-      'If this was not you, reset your password at once.',
+      t('mail.passwordChanged.notYou'),
     ],
-    security && { url: security.accountUrl, label: 'Your account' },
-  )
-
-/** To the new address of an email change (SPEC "Change email"): a message of its own, naming the account's current address. */
-export const confirmEmailChangeMessage = (to: string, currentEmail: string, url: string) =>
-  message(
-    to,
-    'Confirm your new email address',
-    [
-      `Someone signed in to the account ${currentEmail} asked to change its email address to this one.`,
-      'Open the link while signed in to that account and confirm: only then does the address change. The link works once, for 24 hours.',
-      'If you did not ask for this, ignore this message: nothing changes.',
-    ],
-    { url, label: 'Confirm your new email address' },
-  )
-
-export const emailChangedMessage = (to: string, newEmail: string) =>
-  message(to, 'Your email was changed', [`Your account's email address was changed from this address to ${newEmail}.`, 'If this was not you, contact the administrator of this server.'])
-
-export const twoStepChangedMessage = (to: string, what: string) =>
-  message(to, 'Two-step verification changed', [`${what}. Your other browsers were signed out.`, 'If this was not you, reset your password and contact the administrator of this server.'])
-
-/** The last message to an address whose account was deleted by its owner (SPEC "Your account and your sessions"). */
-export const accountDeletedMessage = (to: string) =>
-  message(to, 'Your account was deleted', [
-    'Your account was deleted at your request, with the apps you authorized, the settings they saved and your passkeys. Apps signed in with it no longer are.',
-    'If this was not you, contact the administrator of this server.',
+    security && { url: security.accountUrl, label: t('mail.yourAccount') },
   ])
 
-/** SPEC "New device": a sign-in from a browser that had not signed in to the account before. */
-export const newDeviceMessage = (to: string, at: { when: string; address: string; device: string; reviewUrl: string }) =>
-  message(
-    to,
-    'New sign-in to your account',
-    [`Your account was just signed in to from a browser it had not been used from before.`, `When: ${at.when}`, `Address: ${at.address}`, `Device: ${at.device}`, 'If this was not you, sign that browser out and change your password.'],
-    { url: at.reviewUrl, label: "Where you're signed in" },
-  )
+/** To the new address of an email change (SPEC "Change email"): a message of its own, naming the account's current address. */
+export const confirmEmailChangeMessage = (to: Recipient, currentEmail: string, url: string) =>
+  written(to, () => [
+    t('mail.confirmChange.subject'),
+    [t('mail.confirmChange.body', { email: currentEmail }), t('mail.confirmChange.how'), t('mail.confirmChange.notYou')],
+    { url, label: t('mail.confirmChange.link') },
+  ])
+
+export const emailChangedMessage = (to: Recipient, newEmail: string) =>
+  written(to, () => [t('mail.emailChanged.subject'), [t('mail.emailChanged.body', { email: newEmail }), t('mail.contactAdmin')]])
+
+/** What changed about two-step verification. */
+export type TwoStepChange = 'turnedOn' | 'turnedOff' | 'adminReset'
+
+export const twoStepChangedMessage = (to: Recipient, what: TwoStepChange) =>
+  written(to, () => [
+    t('mail.twoStep.subject'),
+    [
+      what === 'turnedOn' ? t('mail.twoStep.turnedOn') : what === 'turnedOff' ? t('mail.twoStep.turnedOff') : t('mail.twoStep.adminReset'),
+      t('mail.twoStep.notYou'),
+    ],
+  ])
+
+/** The last message to an address whose account was deleted by its owner (SPEC "Your account and your sessions"). */
+export const accountDeletedMessage = (to: Recipient) => written(to, () => [t('mail.deleted.subject'), [t('mail.deleted.body'), t('mail.contactAdmin')]])
+
+/** SPEC "New device": a sign-in from a browser that had not signed in to the account before; `at` in the recipient's zone, named. */
+export const newDeviceMessage = (to: Recipient, at: { at: number; address: string; device: string; reviewUrl: string }) =>
+  written(to, () => [
+    t('mail.newDevice.subject'),
+    [
+      t('mail.newDevice.body'),
+      t('mail.newDevice.when', { when: formatTime(at.at, 'second') }),
+      t('mail.newDevice.address', { address: at.address }),
+      t('mail.newDevice.device', { device: at.device }),
+      t('mail.newDevice.notYou'),
+    ],
+    { url: at.reviewUrl, label: t('sessions.title') },
+  ])
 
 /** A notice after a change (its own write, right after it): only when the server sends mail. */
 export function notify(config: { smtpUrl: string | null }, store: { mail: { enqueue(mail: readonly NewMail[], now: number): Promise<void> } }, mail: NewMail, now: number): Promise<void> {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createLogger } from '../../src/lib/log'
 import { Outbox, retryDelay, smtpTransport } from '../../src/mail/outbox'
 import { verifyEmailMessage } from '../../src/mail/messages'
+import { speech } from '../../src/i18n'
 import { createTestApp, type TestApp } from '../helpers'
 import { TestSmtp, subjectOf } from './smtp'
 
@@ -20,7 +21,7 @@ function outboxFor(t: TestApp, lines: string[] = []) {
   return { outbox: new Outbox(t.store, t.clock, log, transport, 'Latchkey <no-reply@localhost>', ['s3cret-pass']), log }
 }
 
-const mail = (to: string) => verifyEmailMessage(to, 'http://localhost:3000/verify-email?token=' + 'a'.repeat(43))
+const mail = (to: string) => verifyEmailMessage({ email: to, speech: speech('en') }, 'http://localhost:3000/verify-email?token=' + 'a'.repeat(43))
 
 describe('the outbox', () => {
   test('a queued message goes over STARTTLS to the SMTP server with a text and an HTML part, then is stamped sent', async () => {

@@ -22,7 +22,7 @@ export class PgUsers implements UserStore {
 
   findUserByEmail(email: string) {
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`SELECT id, email, full_name, avatar_url, email_verified, password_hash FROM users WHERE email = ${email}`
+      const [row] = await sql`SELECT id, email, full_name, avatar_url, email_verified, locale, time_zone, password_hash FROM users WHERE email = ${email}`
       return row && { ...toUser(row), passwordHash: row.password_hash as string }
     })
   }
