@@ -16,6 +16,9 @@ import { htmlPage } from '../views/page'
 import { parsePageForm, type FormFields } from '../web/forms'
 import { SETUP, SETUP_TTL_MS } from './setup-link'
 import { field } from './web'
+import { t, th } from '../i18n'
+import { sayError } from '../i18n/known-errors'
+import { speechOf } from '../i18n/request'
 
 type TokenState = 'live' | 'wrong' | 'used' | 'expired'
 
@@ -29,9 +32,9 @@ async function tokenState(store: Store, token: string, now: number): Promise<Tok
 }
 
 const REFUSALS: Record<Exclude<TokenState, 'live'>, () => PageError> = {
-  wrong: () => new PageError(400, 'Setup link not valid', 'This setup link is not valid. Copy it again from the server log, or make a new one with `latchkey setup-link`.'),
-  used: () => new PageError(410, 'Setup link already used', 'This setup link was already used. Sign in, or make a new one with `latchkey setup-link`.'),
-  expired: () => new PageError(410, 'Setup link expired', 'This setup link has expired (it is good for one hour). Make a new one with `latchkey setup-link`.'),
+  wrong: () => new PageError(400, 'error.setupWrong'),
+  used: () => new PageError(410, 'error.setupUsed'),
+  expired: () => new PageError(410, 'error.setupExpired'),
 }
 
 /**
@@ -48,9 +51,9 @@ export function setupRoutes(ctx: AppContext) {
     const state = await tokenState(ctx.store, token, ctx.clock.now())
     if (state !== 'live') throw REFUSALS[state]()
   }
-  const page = (request: Request, token: string, said: { error?: string; status?: number; fullName?: string; email?: string } = {}) => {
+  const page = (request: Request, token: string, said: { error?: () => string; status?: number; fullName?: string; email?: string } = {}) => {
     const csrf = formCsrf(ctx, request, undefined)
-    return htmlPage(<SetupPage csrf={csrf.token} token={token} {...said} />, { status: said.status, cookies: csrf.cookies })
+    return htmlPage(() => <SetupPage csrf={csrf.token} token={token} {...said} error={said.error?.()} />, { status: said.status, cookies: csrf.cookies, speech: speechOf(ctx.config, request) })
   }
 
   return new Elysia({ name: 'setup' })
@@ -67,7 +70,7 @@ export function setupRoutes(ctx: AppContext) {
         const token = field(fields, 'token')
         await liveToken(token)
         if (!csrfAccepted(ctx, request, undefined, fields.csrf_token))
-          throw new PageError(403, 'Request refused', 'This form has expired or did not come from this site. Go back, reload the page and try again.')
+          throw new PageError(403, 'error.forbidden')
         const typed = { fullName: field(fields, 'full_name'), email: field(fields, 'email') }
         let user
         try {
@@ -79,8 +82,8 @@ export function setupRoutes(ctx: AppContext) {
           // Two setups with one token: the store lets one claim it; the other is told it was used.
           if ((await ctx.store.users.insertFirstAdmin(user, sha256(token), now - SETUP_TTL_MS, now)) === 'refused') throw REFUSALS.used()
         } catch (error) {
-          if (error instanceof UserInputError) return page(request, token, { ...typed, error: error.message[0]!.toUpperCase() + error.message.slice(1) + '.', status: 400 })
-          if (error instanceof UniqueViolation) return page(request, token, { ...typed, error: 'An account with this email already exists: use another, or make it an admin with `latchkey user update`.', status: 409 })
+          if (error instanceof UserInputError) return page(request, token, { ...typed, error: () => sayError(error), status: 400 })
+          if (error instanceof UniqueViolation) return page(request, token, { ...typed, error: () => t('setup.emailTaken'), status: 409 })
           throw error
         }
         await ctx.audit.record('user.created', { userId: user.id, request, detail: { admin: true, via: 'setup' } })
@@ -99,21 +102,21 @@ export function setupRoutes(ctx: AppContext) {
 
 function SetupPage(props: { csrf: string; token: string; error?: string; fullName?: string; email?: string }) {
   return (
-    <Layout title="Set up Latchkey">
-      <h1>Set up Latchkey</h1>
-      <p>Create the first administrator of this server. You sign in as them at once, and can then add apps, invite users or open sign-up.</p>
+    <Layout title={t('setup.title', { brand: 'Latchkey' })}>
+      <h1>{th('setup.title', { brand: 'Latchkey' })}</h1>
+      <p>{th('setup.intro')}</p>
       <ErrorNote message={props.error} />
       <form method="post" action="/setup">
         <CsrfField token={props.csrf} />
         <Hidden name="token" value={props.token} />
-        <label for="full_name">Full name</label>
+        <label for="full_name">{th('signUp.fullName')}</label>
         <input id="full_name" name="full_name" type="text" autocomplete="name" required value={attr(props.fullName ?? '')} />
-        <label for="email">Email</label>
+        <label for="email">{th('signIn.email')}</label>
         <input id="email" name="email" type="email" autocomplete="username" required value={attr(props.email ?? '')} />
-        <label for="password">Password</label>
+        <label for="password">{th('signIn.password')}</label>
         <input id="password" name="password" type="password" autocomplete="new-password" required minlength={String(PASSWORD_MIN)} maxlength={String(PASSWORD_MAX)} />
         <div class="actions">
-          <button type="submit">Create administrator</button>
+          <button type="submit">{th('setup.submit')}</button>
         </div>
       </form>
     </Layout>

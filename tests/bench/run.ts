@@ -400,6 +400,9 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
   let manyUsers: Promise<string> | undefined
   return [
     { name: `${prefix}GET /api/oauth/userinfo`, server: () => latchkey, path: '/api/oauth/userinfo', headers: bearer },
+    // Issue 36: a page in any language renders at ≥ 0.95 × the same page in English.
+    { name: `${prefix}GET /login: sign-in page (en)`, server: () => latchkey, path: '/login', headers: { 'Accept-Language': 'en-US,en;q=0.9' } },
+    { name: `${prefix}GET /login: sign-in page (de)`, server: () => latchkey, path: '/login', headers: { 'Accept-Language': 'de-DE,de;q=0.9' } },
     { name: `${prefix}GET /api/settings (10 keys)`, server: () => latchkey, path: '/api/settings', headers: bearer },
     { name: `${prefix}GET /api/settings/:key`, server: () => latchkey, path: '/api/settings/pref.3', headers: bearer },
     {

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test'
+import { newSetupLink } from '../../src/admin/setup-link'
 import { createClient, DEVICE_CODE } from '../../src/oauth/clients'
 import { turnOnTotp } from '../accounts/mfa-flows'
 import { CALLBACK, addClient, addUser, authorizePath, cookieHeader, cookiesFrom, createTestApp, csrfFrom, form, signIn, signedInApp, type TestApp } from '../helpers'
@@ -100,6 +101,20 @@ describe('pages in German (Accept-Language: de)', () => {
     const refused = await expectGerman(await post(t, '/login', { email: 'a@b.c', password: 'x' }, undefined, browser), 403)
     expect(refused).toContain('<h1>Anfrage abgelehnt</h1>')
   })
+})
+
+test('/setup: the page, a refused password, a used link', async () => {
+  const t = await createTestApp()
+  const link = await newSetupLink(t.store, t.config.issuer, t.clock.now())
+  const path = link.slice(link.indexOf('/setup'))
+  const first = await get(t, path)
+  const jar = cookiesFrom(first)
+  const page = await expectGerman(first)
+  expect(page).toContain('<h1>Latchkey einrichten</h1>')
+  const token = new URL(link).searchParams.get('token')!
+  const short = await expectGerman(await post(t, '/setup', { csrf_token: csrfFrom(page), token, full_name: 'Olga', email: 'olga@example.com', password: 'short' }, jar), 400)
+  expect(short).toContain('Das Passwort muss 8 bis 256 Zeichen lang sein.')
+  await expectGerman(await get(t, '/setup?token=wrong', undefined, { ...DE, accept: 'text/html' }), 400)
 })
 
 describe('right to left', () => {

@@ -457,4 +457,16 @@ export default {
   'mail.newDevice.address': 'Adresse: {address}',
   'mail.newDevice.device': 'Gerät: {device}',
   'mail.newDevice.notYou': 'Wenn Sie das nicht waren, melden Sie diesen Browser ab und ändern Sie Ihr Passwort.',
+
+  // First run (/setup).
+  'error.setupWrong.title': 'Einrichtungslink ungültig',
+  'error.setupWrong.detail': 'Dieser Einrichtungslink ist ungültig. Kopieren Sie ihn erneut aus dem Serverprotokoll oder erstellen Sie mit `latchkey setup-link` einen neuen.',
+  'error.setupUsed.title': 'Einrichtungslink bereits verwendet',
+  'error.setupUsed.detail': 'Dieser Einrichtungslink wurde bereits verwendet. Melden Sie sich an oder erstellen Sie mit `latchkey setup-link` einen neuen.',
+  'error.setupExpired.title': 'Einrichtungslink abgelaufen',
+  'error.setupExpired.detail': 'Dieser Einrichtungslink ist abgelaufen (er gilt eine Stunde). Erstellen Sie mit `latchkey setup-link` einen neuen.',
+  'setup.title': '{brand} einrichten',
+  'setup.intro': 'Legen Sie das erste Administratorkonto dieses Servers an. Sie werden sofort damit angemeldet und können dann Apps hinzufügen, Personen einladen oder die Registrierung öffnen.',
+  'setup.submit': 'Administratorkonto anlegen',
+  'setup.emailTaken': 'Es gibt bereits ein Konto mit dieser E-Mail-Adresse: Verwenden Sie eine andere oder machen Sie es mit `latchkey user update` zur Administration.',
 } satisfies Catalog

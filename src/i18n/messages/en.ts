@@ -468,4 +468,16 @@ export default {
   'mail.newDevice.address': 'Address: {address}',
   'mail.newDevice.device': 'Device: {device}',
   'mail.newDevice.notYou': 'If this was not you, sign that browser out and change your password.',
+
+  // First run (/setup).
+  'error.setupWrong.title': 'Setup link not valid',
+  'error.setupWrong.detail': 'This setup link is not valid. Copy it again from the server log, or make a new one with `latchkey setup-link`.',
+  'error.setupUsed.title': 'Setup link already used',
+  'error.setupUsed.detail': 'This setup link was already used. Sign in, or make a new one with `latchkey setup-link`.',
+  'error.setupExpired.title': 'Setup link expired',
+  'error.setupExpired.detail': 'This setup link has expired (it is good for one hour). Make a new one with `latchkey setup-link`.',
+  'setup.title': 'Set up {brand}',
+  'setup.intro': 'Create the first administrator of this server. You sign in as them at once, and can then add apps, invite users or open sign-up.',
+  'setup.submit': 'Create administrator',
+  'setup.emailTaken': 'An account with this email already exists: use another, or make it an admin with `latchkey user update`.',
 } as const satisfies Record<string, string | Plural>
