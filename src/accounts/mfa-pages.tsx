@@ -20,6 +20,11 @@ export function PasskeyScripts() {
   )
 }
 
+/** Where passkeys.js shows a failed ceremony, with its two messages in the page's language. */
+function PasskeyErrorNote() {
+  return <p class="error passkey-error" role="alert" data-refused={attr(t('passkey.scriptRefused'))} data-cancelled={attr(t('passkey.scriptCancelled'))} hidden></p>
+}
+
 /** "Sign in with a passkey": shown by the script when the browser can (hidden without JavaScript). */
 export function PasskeySignInForm(props: { csrf: string; returnTo?: string; label?: string }) {
   return (
@@ -27,7 +32,7 @@ export function PasskeySignInForm(props: { csrf: string; returnTo?: string; labe
       <CsrfField token={props.csrf} />
       {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
       <input type="hidden" name="credential" value="" />
-      <p class="error passkey-error" role="alert" hidden></p>
+      <PasskeyErrorNote />
       <button type="submit" class="secondary">
         {props.label ?? th('signIn.passkey')}
       </button>
@@ -148,7 +153,7 @@ function PasskeysSection(props: { csrf: string; passkeys: PasskeyRecord[]; verif
           <input type="hidden" name="credential" value="" />
           <label for="passkey-name">{th('security.passkeyName')}</label>
           <input id="passkey-name" name="name" type="text" required maxlength={String(PASSKEY_NAME_MAX)} placeholder={attr(t('security.passkeyNameExample'))} />
-          <p class="error passkey-error" role="alert" hidden></p>
+          <PasskeyErrorNote />
           <div class="actions">
             <button type="submit">{th('security.addPasskey')}</button>
           </div>

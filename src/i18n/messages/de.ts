@@ -469,4 +469,8 @@ export default {
   'setup.intro': 'Legen Sie das erste Administratorkonto dieses Servers an. Sie werden sofort damit angemeldet und können dann Apps hinzufügen, Personen einladen oder die Registrierung öffnen.',
   'setup.submit': 'Administratorkonto anlegen',
   'setup.emailTaken': 'Es gibt bereits ein Konto mit dieser E-Mail-Adresse: Verwenden Sie eine andere oder machen Sie es mit `latchkey user update` zur Administration.',
+
+  // Passkey ceremonies in the browser (passkeys.js reads them from the page).
+  'passkey.scriptRefused': 'Der Server hat die Passkey-Anfrage abgelehnt. Laden Sie die Seite neu und versuchen Sie es erneut.',
+  'passkey.scriptCancelled': 'Die Passkey-Anfrage wurde abgebrochen oder ist abgelaufen.',
 } satisfies Catalog

@@ -480,4 +480,8 @@ export default {
   'setup.intro': 'Create the first administrator of this server. You sign in as them at once, and can then add apps, invite users or open sign-up.',
   'setup.submit': 'Create administrator',
   'setup.emailTaken': 'An account with this email already exists: use another, or make it an admin with `latchkey user update`.',
+
+  // Passkey ceremonies in the browser (passkeys.js reads them from the page).
+  'passkey.scriptRefused': 'The server refused the passkey request. Reload the page and try again.',
+  'passkey.scriptCancelled': 'The passkey request was cancelled or timed out.',
 } as const satisfies Record<string, string | Plural>

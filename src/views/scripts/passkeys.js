@@ -9,7 +9,8 @@
   async function optionsFor(url, form) {
     const body = new URLSearchParams({ csrf_token: form.elements.csrf_token.value })
     const response = await fetch(url, { method: 'POST', body, credentials: 'same-origin' })
-    if (!response.ok) throw new Error('The server refused the passkey request. Reload the page and try again.')
+    // The words come from the page, in its language (data-refused, data-cancelled on the error note).
+    if (!response.ok) throw new Error(form.querySelector('.passkey-error')?.dataset.refused || 'The server refused the passkey request. Reload the page and try again.')
     return response.json()
   }
 
@@ -21,7 +22,7 @@
   function showError(form, error) {
     const note = form.querySelector('.passkey-error')
     if (!note || (error && error.name === 'AbortError')) return
-    note.textContent = error && error.name === 'NotAllowedError' ? 'The passkey request was cancelled or timed out.' : String((error && error.message) || error)
+    note.textContent = error && error.name === 'NotAllowedError' ? note.dataset.cancelled || 'The passkey request was cancelled or timed out.' : String((error && error.message) || error)
     note.hidden = false
   }
 
