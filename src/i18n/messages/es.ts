@@ -525,4 +525,6 @@ export default {
   'setup.intro': 'Crea el primer administrador de este servidor. Iniciarás sesión con esa cuenta al instante y después podrás añadir aplicaciones, invitar a usuarios o abrir el registro de cuentas.',
   'setup.submit': 'Crear administrador',
   'setup.emailTaken': 'Ya existe una cuenta con este correo electrónico: usa otro o conviértela en administradora con `latchkey user update`.',
+  'passkey.scriptRefused': 'El servidor ha rechazado la solicitud de llave de acceso. Recarga la página y vuelve a intentarlo.',
+  'passkey.scriptCancelled': 'La solicitud de llave de acceso se ha cancelado o ha caducado.',
 } satisfies Catalog

@@ -525,4 +525,6 @@ export default {
   'setup.intro': 'Créez le premier administrateur de ce serveur. Vous serez aussitôt connecté avec ce compte et pourrez ensuite ajouter des applications, inviter des utilisateurs ou ouvrir la création de comptes.',
   'setup.submit': 'Créer l’administrateur',
   'setup.emailTaken': 'Un compte existe déjà avec cette adresse e-mail : utilisez-en une autre, ou faites de ce compte un administrateur avec `latchkey user update`.',
+  'passkey.scriptRefused': 'Le serveur a refusé la demande de clé d’accès. Rechargez la page et réessayez.',
+  'passkey.scriptCancelled': 'La demande de clé d’accès a été annulée ou a expiré.',
 } satisfies Catalog
