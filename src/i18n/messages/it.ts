@@ -33,7 +33,7 @@ export default {
   'error.noMail.detail': 'Questo server non invia email.',
   'error.signInToSee.title': 'Accesso richiesto',
   'error.signInToSee.detail': 'Accedi per vedere questa immagine.',
-  'error.noPicture.title': 'Non trovata',
+  'error.noPicture.title': 'Non trovato',
   'error.noPicture.detail': 'Questa immagine non esiste.',
   'error.signupClosed.title': 'Non trovato',
   'error.signupClosed.detail': 'Su questo server non è possibile creare nuovi account.',
