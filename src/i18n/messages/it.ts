@@ -361,8 +361,8 @@ export default {
   'sessions.unknownAddress': 'indirizzo sconosciuto',
   'sessions.times': 'Accesso il {signedIn} · ultima attività il {lastActive}',
   'sessions.signOut': 'Esci',
-  'sessions.signOutDevice': 'Esci da {device}',
-  'sessions.signOutThisDevice': 'Esci da {device} (questo dispositivo)',
+  'sessions.signOutDevice': 'Disconnetti {device}',
+  'sessions.signOutThisDevice': 'Disconnetti {device} (questo dispositivo)',
   'sessions.signOutOthers': 'Esci da tutti gli altri dispositivi',
 
   'security.twoStepTitle': 'Verifica in due passaggi',

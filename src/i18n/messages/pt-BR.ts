@@ -361,9 +361,9 @@ export default {
   'sessions.unknownAddress': 'endereço desconhecido',
   'sessions.times': 'Login em {signedIn} · última atividade em {lastActive}',
   'sessions.signOut': 'Sair',
-  'sessions.signOutDevice': 'Sair em {device}',
-  'sessions.signOutThisDevice': 'Sair em {device} (este dispositivo)',
-  'sessions.signOutOthers': 'Sair de todos os outros lugares',
+  'sessions.signOutDevice': 'Desconectar {device}',
+  'sessions.signOutThisDevice': 'Desconectar {device} (este dispositivo)',
+  'sessions.signOutOthers': 'Desconectar todas as outras sessões',
 
   'security.twoStepTitle': 'Verificação em duas etapas',
   'security.twoStepOn': 'Ativada: depois da senha, você digita um código do seu app autenticador.',
