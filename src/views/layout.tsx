@@ -11,10 +11,24 @@ import { LOCALES, LOCALE_NAMES } from '../i18n/locales'
  */
 function LanguageMenu(): JSX.Element {
   const s = currentSpeech()
+  // The same for every page of a language but for the page it comes back to: made once per language.
+  let menu = MENUS.get(s.locale)
+  if (!menu) {
+    menu = ((<LanguageMenuOf />) as string).split(HERE) as [string, string]
+    MENUS.set(s.locale, menu)
+  }
+  return menu[0] + attr(s.here) + menu[1]
+}
+
+const HERE = '\u0000here\u0000'
+const MENUS = new Map<string, [string, string]>()
+
+function LanguageMenuOf(): JSX.Element {
+  const s = currentSpeech()
   return (
     <footer>
       <form method="post" action="/language" class="language">
-        <Hidden name="return_to" value={s.here} />
+        <input type="hidden" name="return_to" value={HERE} />
         <label for="lk-language">{th('layout.language')}</label>
         <select id="lk-language" name="locale">
           {LOCALES.map((l) => (
