@@ -96,7 +96,7 @@ export default {
   'error.status.429': 'Demasiadas solicitudes',
   'error.status.500': 'Algo ha salido mal',
 
-  'signIn.continueTo': 'para continuar en {app}',
+  'signIn.continueTo': 'para ir a {app}',
   'signIn.title': 'Iniciar sesión',
   'signIn.email': 'Correo electrónico',
   'signIn.password': 'Contraseña',
@@ -203,7 +203,7 @@ export default {
   'device.wantsAccount': '{app}, en un dispositivo, quiere acceder a tu cuenta',
   'device.wantsResource': '{app}, en un dispositivo, quiere acceder a {resource}',
   'device.requested': 'Solicitado el {when} desde la dirección {address}.',
-  'device.warning': 'Continúa solo si has iniciado esto tú mismo, en un dispositivo que tienes delante.',
+  'device.warning': 'Continúa solo si lo has iniciado tú, en un dispositivo que tengas delante.',
   'device.connected': 'Dispositivo conectado',
   'device.denied': 'Acceso denegado',
   'device.connectedText': 'Ya puedes volver a tu dispositivo: {app} tiene la sesión iniciada. Puedes cerrar esta página.',

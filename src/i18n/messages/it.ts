@@ -482,7 +482,7 @@ export default {
   'mail.reset.body': 'Qualcuno ha chiesto di reimpostare la password del tuo account. Il link funziona una sola volta, per 30 minuti.',
   'mail.reset.notYou': 'Se non sei stato tu, ignora questo messaggio: la tua password resta invariata.',
   'mail.reset.link': 'Scegli una nuova password',
-  'mail.invite.subject': 'Sei stato invitato su {brand}',
+  'mail.invite.subject': 'Hai ricevuto un invito per {brand}',
   'mail.invite.body': 'Ciao {name}, è stato creato un account per te. Scegli una password per iniziare; il link funziona una sola volta, per 7 giorni.',
   'mail.invite.link': 'Scegli la tua password',
   'mail.passwordChanged.subject': 'La tua password è stata modificata',

@@ -96,7 +96,7 @@ export default {
   'error.status.429': 'Solicitações demais',
   'error.status.500': 'Algo deu errado',
 
-  'signIn.continueTo': 'para continuar no {app}',
+  'signIn.continueTo': 'para acessar {app}',
   'signIn.title': 'Fazer login',
   'signIn.email': 'E-mail',
   'signIn.password': 'Senha',
@@ -206,7 +206,7 @@ export default {
   'device.warning': 'Só continue se foi você quem iniciou isto, em um dispositivo que está à sua frente.',
   'device.connected': 'Dispositivo conectado',
   'device.denied': 'Acesso negado',
-  'device.connectedText': 'Você já pode voltar ao seu dispositivo: o login no {app} foi feito. Você pode fechar esta página.',
+  'device.connectedText': 'Você já pode voltar ao seu dispositivo: {app} está conectado. Você pode fechar esta página.',
   'device.deniedText': 'O dispositivo não recebeu acesso a {app}. Você pode fechar esta página.',
 
   'signOut.doneTitle': 'Você saiu',
@@ -482,7 +482,7 @@ export default {
   'mail.reset.body': 'Alguém pediu para redefinir a senha da sua conta. O link funciona uma única vez, por 30 minutos.',
   'mail.reset.notYou': 'Se não foi você, ignore esta mensagem: sua senha continua a mesma.',
   'mail.reset.link': 'Escolher uma nova senha',
-  'mail.invite.subject': 'Você foi convidado para o {brand}',
+  'mail.invite.subject': 'Você recebeu um convite para {brand}',
   'mail.invite.body': 'Olá, {name}! Uma conta foi criada para você. Escolha uma senha para começar; o link funciona uma única vez, por 7 dias.',
   'mail.invite.link': 'Escolher sua senha',
   'mail.passwordChanged.subject': 'Sua senha foi alterada',
