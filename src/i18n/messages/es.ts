@@ -310,7 +310,7 @@ export default {
   'profile.save': 'Guardar perfil',
   'password.current': 'Contraseña actual',
   'password.new': 'Contraseña nueva',
-  'password.othersSignedOut': 'Se ha cerrado la sesión en tus demás navegadores.',
+  'password.othersSignedOut': 'Se cerrará la sesión en tus demás navegadores.',
   'password.change': 'Cambiar contraseña',
   'deleteAccount.section': 'Eliminar mi cuenta',
   'deleteAccount.sectionHint': 'Tu cuenta, las aplicaciones que has autorizado y todos los ajustes que han guardado, eliminados para siempre.',

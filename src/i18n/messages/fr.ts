@@ -311,7 +311,7 @@ export default {
   'profile.save': 'Enregistrer le profil',
   'password.current': 'Mot de passe actuel',
   'password.new': 'Nouveau mot de passe',
-  'password.othersSignedOut': 'Vos autres navigateurs sont déconnectés.',
+  'password.othersSignedOut': 'Vos autres navigateurs seront déconnectés.',
   'password.change': 'Changer le mot de passe',
   'deleteAccount.section': 'Supprimer mon compte',
   'deleteAccount.sectionHint': 'Votre compte, les applications que vous avez autorisées et tous les paramètres qu’elles ont enregistrés, supprimés définitivement.',

@@ -310,7 +310,7 @@ export default {
   'profile.save': 'Salva il profilo',
   'password.current': 'Password attuale',
   'password.new': 'Nuova password',
-  'password.othersSignedOut': 'Gli altri tuoi browser sono stati disconnessi.',
+  'password.othersSignedOut': 'Gli altri tuoi browser verranno disconnessi.',
   'password.change': 'Cambia password',
   'deleteAccount.section': 'Elimina il mio account',
   'deleteAccount.sectionHint': 'Il tuo account, le app che hai autorizzato e tutte le impostazioni che hanno salvato, eliminati per sempre.',

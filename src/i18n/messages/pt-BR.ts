@@ -310,7 +310,7 @@ export default {
   'profile.save': 'Salvar perfil',
   'password.current': 'Senha atual',
   'password.new': 'Nova senha',
-  'password.othersSignedOut': 'Você saiu da conta nos seus outros navegadores.',
+  'password.othersSignedOut': 'Você sairá da conta nos seus outros navegadores.',
   'password.change': 'Alterar senha',
   'deleteAccount.section': 'Excluir minha conta',
   'deleteAccount.sectionHint': 'Sua conta, os apps que você autorizou e todas as configurações que eles salvaram, excluídos para sempre.',
