@@ -375,7 +375,7 @@ export default {
   'security.newCodes': 'Nuovi codici di recupero',
   'security.disableProof': 'Codice di autenticazione o password',
   'security.turnOff': 'Disattiva',
-  'security.twoStepAsk': 'Chiedi un codice di un’app di autenticazione dopo la password.',
+  'security.twoStepAsk': 'Richiedere un codice di un’app di autenticazione dopo la password.',
   'security.turnOnTwoStep': 'Attiva la verifica in due passaggi',
   'security.passwordTitle': 'Password',
   'security.passkeyInstead': 'Puoi invece accedere con una passkey.',

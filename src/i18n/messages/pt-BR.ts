@@ -165,7 +165,7 @@ export default {
     other: 'Muitas tentativas com falha nesta conta. Tente novamente em {count} segundos.',
   },
 
-  'scope.openid': 'Fazer seu login com sua conta',
+  'scope.openid': 'Fazer login com sua conta',
   'scope.profile': 'Ver seu nome e sua foto do perfil',
   'scope.email': 'Ver seu endereço de e-mail',
   'scope.groups': 'Ver os grupos de que você faz parte',
@@ -230,7 +230,7 @@ export default {
   'account.downloadAllHint': '(seu perfil, os apps que você autorizou e todas as configurações que eles salvaram, em JSON)',
   'account.activityTitle': 'Atividade recente',
   'account.noActivity': 'Nenhuma atividade recente.',
-  'account.activityFrom': 'de {address}',
+  'account.activityFrom': 'a partir de {address}',
   'account.signOut': 'Sair',
   'account.signOutEverywhere': 'Sair de todos os lugares',
   'account.language.title': 'Idioma e fuso horário',
