@@ -22,8 +22,8 @@ const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
   de: ['device.code', 'account.admin', 'security.passkeysTitle'],
   // "Code", "Administration": the French words are these.
   fr: ['device.code', 'account.admin'],
-  // "Password": the Italian word is this.
-  it: ['signIn.password', 'security.passwordTitle'],
+  // "Password", "passkey": the Italian words are these.
+  it: ['signIn.password', 'security.passwordTitle', 'activity.method.password', 'activity.method.passkey'],
 }
 
 type Message = string | Plural

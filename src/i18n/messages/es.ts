@@ -527,4 +527,8 @@ export default {
   'setup.emailTaken': 'Ya existe una cuenta con este correo electrónico: usa otro o conviértela en administradora con `latchkey user update`.',
   'passkey.scriptRefused': 'El servidor ha rechazado la solicitud de llave de acceso. Recarga la página y vuelve a intentarlo.',
   'passkey.scriptCancelled': 'La solicitud de llave de acceso se ha cancelado o ha caducado.',
+  'activity.method.password': 'contraseña',
+  'activity.method.passkey': 'llave de acceso',
+  'activity.method.two_step': 'código de autenticación',
+  'activity.method.recovery_code': 'código de recuperación',
 } satisfies Catalog

@@ -527,4 +527,8 @@ export default {
   'setup.emailTaken': 'Un compte existe déjà avec cette adresse e-mail : utilisez-en une autre, ou faites de ce compte un administrateur avec `latchkey user update`.',
   'passkey.scriptRefused': 'Le serveur a refusé la demande de clé d’accès. Rechargez la page et réessayez.',
   'passkey.scriptCancelled': 'La demande de clé d’accès a été annulée ou a expiré.',
+  'activity.method.password': 'mot de passe',
+  'activity.method.passkey': 'clé d’accès',
+  'activity.method.two_step': 'code d’authentification',
+  'activity.method.recovery_code': 'code de récupération',
 } satisfies Catalog

@@ -528,4 +528,8 @@ export default {
   'setup.emailTaken': 'Esiste già un account con questo indirizzo email: usane un altro, oppure rendilo amministratore con `latchkey user update`.',
   'passkey.scriptRefused': 'Il server ha rifiutato la richiesta di passkey. Ricarica la pagina e riprova.',
   'passkey.scriptCancelled': 'La richiesta di passkey è stata annullata o è scaduta.',
+  'activity.method.password': 'password',
+  'activity.method.passkey': 'passkey',
+  'activity.method.two_step': 'codice di autenticazione',
+  'activity.method.recovery_code': 'codice di recupero',
 } satisfies Catalog

@@ -529,4 +529,8 @@ export default {
 
   'passkey.scriptRefused': 'O servidor recusou a solicitação de chave de acesso. Recarregue a página e tente novamente.',
   'passkey.scriptCancelled': 'A solicitação de chave de acesso foi cancelada ou expirou.',
+  'activity.method.password': 'senha',
+  'activity.method.passkey': 'chave de acesso',
+  'activity.method.two_step': 'código de autenticação',
+  'activity.method.recovery_code': 'código de recuperação',
 } satisfies Catalog
