@@ -17,6 +17,8 @@ import { checkIntrospects, createClient, deleteClient, findClient, listClients, 
 import { canonicalResource, createResource, toResourceView } from '../oauth/resources'
 import { addSiteRule, checkSiteHost, createSite, toSiteView } from '../authz/sites'
 import { htmlPage, seeOther } from '../views/page'
+import { t } from '../i18n'
+import { speechOf } from '../i18n/request'
 import type { FormFields } from '../web/forms'
 import { endpoints } from '../oauth/metadata'
 import { confirmations, type Confirm, type Confirmation } from './confirm'
@@ -27,6 +29,8 @@ import { AppPage, AppsPage, SecretPage, type AppRow } from './app-pages'
 import { auditNames } from './audit-names'
 import { AuditPage, GroupsPage, KeysPage, ResourcesPage, UsersPage } from './pages'
 import { SitesPage } from './site-pages'
+import { ProvidersPage } from './provider-pages'
+import { callbackUrl, toProviderView } from '../providers/service'
 import { REAUTH_AFTER_MS, adminForms, adminSession, field, fieldValues, lines } from './web'
 
 /** What a page shows besides its data: a refusal (with its status and what was typed) or a word on what was done. */
@@ -74,31 +78,41 @@ export function adminRoutes(ctx: AppContext) {
     return ctx.audit.record(kind, { userId: fields.userId, clientId: fields.clientId, request, detail: { actor: session.user.id, ...fields.detail } })
   }
 
+  /** An admin page in the admin's language (SPEC "Brand and language": their choice on /account, then the request's). */
+  const page = (request: Request, session: Session, render: () => JSX.Element, status?: number) =>
+    htmlPage(render, { status, speech: speechOf(ctx.config, request, { user: session.user }) })
+
   const pages = {
     async users(request: Request, session: Session, said: Said = {}, invitation?: string) {
       const query = (new URL(request.url).searchParams.get('q') ?? '').trim().slice(0, 200)
       const [users, mfa] = await Promise.all([ctx.store.users.listUsers({ query: query || undefined, limit: USERS_SHOWN }), ctx.store.mfa.summaries()])
       const rows = users.map((u) => ({ ...u, mfa: mfa.get(u.id) ?? { totp: false, passkeys: 0 } }))
-      return htmlPage(<UsersPage csrf={csrf(request, session)} users={rows} query={query} selfId={session.user.id} invitation={invitation} {...said} />, { status: said.status })
+      return page(request, session, () => <UsersPage csrf={csrf(request, session)} users={rows} query={query} selfId={session.user.id} invitation={invitation} {...said} />, said.status)
     },
     async apps(request: Request, session: Session, said: Said = {}) {
       const [apps, groups] = await Promise.all([listClients(ctx.store), groupNames()])
       const rows = await Promise.all(apps.map(appRow))
-      return htmlPage(<AppsPage csrf={csrf(request, session)} apps={rows} groups={groups} {...said} />, { status: said.status })
+      return page(request, session, () => <AppsPage csrf={csrf(request, session)} apps={rows} groups={groups} {...said} />, said.status)
     },
     async app(request: Request, session: Session, client: Client, said: Said = {}) {
-      return htmlPage(<AppPage csrf={csrf(request, session)} app={await appRow(client)} groups={await groupNames()} endpoints={appEndpoints} {...said} />, { status: said.status })
+      const [app, groups] = await Promise.all([appRow(client), groupNames()])
+      return page(request, session, () => <AppPage csrf={csrf(request, session)} app={app} groups={groups} endpoints={appEndpoints} {...said} />, said.status)
     },
     async groups(request: Request, session: Session, said: Said = {}) {
-      return htmlPage(<GroupsPage csrf={csrf(request, session)} groups={await ctx.store.groups.listGroups()} {...said} />, { status: said.status })
+      const groups = await ctx.store.groups.listGroups()
+      return page(request, session, () => <GroupsPage csrf={csrf(request, session)} groups={groups} {...said} />, said.status)
     },
     async resources(request: Request, session: Session, said: Said = {}) {
       const resources = (await ctx.store.resources.listResources()).map(toResourceView)
-      return htmlPage(<ResourcesPage csrf={csrf(request, session)} resources={resources} {...said} />, { status: said.status })
+      return page(request, session, () => <ResourcesPage csrf={csrf(request, session)} resources={resources} {...said} />, said.status)
     },
     async sites(request: Request, session: Session, said: Said = {}) {
       const [sites, groups] = await Promise.all([ctx.store.sites.listSites(), groupNames()])
-      return htmlPage(<SitesPage csrf={csrf(request, session)} sites={sites.map(toSiteView)} groups={groups} {...said} />, { status: said.status })
+      return page(request, session, () => <SitesPage csrf={csrf(request, session)} sites={sites.map(toSiteView)} groups={groups} {...said} />, said.status)
+    },
+    async providers(request: Request, session: Session) {
+      const providers = (await ctx.store.providers.listProviders()).map((p) => ({ ...toProviderView(p), callback_url: callbackUrl(ctx.config.issuer, p.id) }))
+      return page(request, session, () => <ProvidersPage providers={providers} />)
     },
     async keys(request: Request, session: Session, said: Said = {}) {
       const all = await ctx.store.keys.listSigningKeys()
@@ -110,7 +124,7 @@ export function adminRoutes(ctx: AppContext) {
         createdAt: k.createdAt,
         state: k.kid === signer ? 'signs now' : k.signsFrom !== null && k.signsFrom > now ? `signs from ${new Date(k.signsFrom).toISOString().slice(0, 19).replace('T', ' ')} UTC` : 'published',
       }))
-      return htmlPage(<KeysPage csrf={csrf(request, session)} keys={keys} {...said} />, { status: said.status })
+      return page(request, session, () => <KeysPage csrf={csrf(request, session)} keys={keys} {...said} />, said.status)
     },
   }
   type Section = 'users' | 'apps' | 'groups' | 'resources' | 'sites' | 'keys'
@@ -132,7 +146,7 @@ export function adminRoutes(ctx: AppContext) {
     return (await ctx.store.groups.listGroups()).map((g) => g.name)
   }
   async function appRow(client: Client): Promise<AppRow> {
-    return { ...toView(client), allowed_groups: await ctx.store.groups.allowedGroups(client.id), kind: client.kind }
+    return { ...toView(client), allowed_groups: await ctx.store.groups.allowedGroups(client.id), kind: client.kind, jwks: client.jwks }
   }
 
   /**
@@ -158,7 +172,7 @@ export function adminRoutes(ctx: AppContext) {
       const ask = async (refused?: { refused: string; status: number }) => {
         const account = await ctx.store.users.findUserByEmail(session.user.email)
         const stale = needsReauth && ctx.clock.now() - session.authTime > REAUTH_AFTER_MS
-        const page = (
+        const render = () => (
           <ConfirmPage
             csrf={csrf(request, session)}
             action={path}
@@ -171,7 +185,7 @@ export function adminRoutes(ctx: AppContext) {
             error={refused?.refused}
           />
         )
-        return htmlPage(page, { status: refused?.status ?? 200 })
+        return page(request, session, render, refused?.status ?? 200)
       }
       if (what && field(fields, 'confirmed') !== 'yes') return ask()
       if (needsReauth) {
@@ -368,12 +382,13 @@ export function adminRoutes(ctx: AppContext) {
               requireMfa: checkbox(body, 'require_mfa'),
               idTokenAlg: field(body, 'id_token_alg') || undefined,
               introspects,
+              ...(field(body, 'machine_options') === 'shown' ? machineOptions(body, checkbox(body, 'public')) : {}),
             },
             ctx.clock.now(),
           )
           if (groups.length) await setAllowedGroups(ctx, client.id, groups)
           await audit('client.created', request, session, { clientId: client.id })
-          if (secret) return htmlPage(<SecretPage clientId={client.id} name={client.name} secret={secret} endpoints={appEndpoints} notice={`Created ${client.name}. Copy the secret now: it is not shown again.`} />)
+          if (secret) return page(request, session, () => <SecretPage clientId={client.id} name={client.name} secret={secret} endpoints={appEndpoints} notice={t('admin.apps.createdSecret', { name: client.name })} />)
           return { notice: `Created ${client.name}.`, to: `/admin/apps/edit?client_id=${encodeURIComponent(client.id)}` }
         }, true),
       )
@@ -404,7 +419,7 @@ export function adminRoutes(ctx: AppContext) {
             const secret = await rotateSecret(ctx.store, client.id)
             if (!secret) return pages.app(request, session, client, { error: 'A public app has no secret to rotate.', status: 409 })
             await audit('client.secret_rotated', request, session, { clientId: client.id })
-            return htmlPage(<SecretPage clientId={client.id} name={client.name} secret={secret} endpoints={appEndpoints} notice={`Rotated the secret of ${client.name}. Copy the new secret now: it is not shown again.`} />)
+            return page(request, session, () => <SecretPage clientId={client.id} name={client.name} secret={secret} endpoints={appEndpoints} notice={t('admin.apps.rotatedSecret', { name: client.name })} />)
           },
           true,
           confirm.rotateSecret,
@@ -507,6 +522,7 @@ export function adminRoutes(ctx: AppContext) {
       )
       // Sites (forward-auth): a new site, a rule (a bypass opens paths to anyone) and a deletion all ask again after 15 minutes.
       .get('/admin/sites', get((request, session, said) => pages.sites(request, session, said)))
+      .get('/admin/providers', get((request, session) => pages.providers(request, session)))
       .post(
         ...form('/admin/sites', 'sites', async (request, session, body) => {
           const site = await createSite(
@@ -557,12 +573,13 @@ export function adminRoutes(ctx: AppContext) {
       )
       // The audit log
       .get('/admin/audit', async ({ request }) => {
-        await adminSession(ctx, request)
+        const session = await adminSession(ctx, request)
         const params = new URL(request.url).searchParams
         const filter = { user: (params.get('user') ?? '').trim().slice(0, 100), client: (params.get('client') ?? '').trim().slice(0, 2000), kind: params.get('kind') ?? '' }
         if (filter.kind && !AUDIT_KINDS.includes(filter.kind)) filter.kind = ''
         const events = await ctx.store.audit.list({ userId: filter.user || undefined, clientId: filter.client || undefined, kind: filter.kind || undefined, limit: AUDIT_SHOWN })
-        return htmlPage(<AuditPage events={events} filter={filter} kinds={AUDIT_KINDS} names={await auditNames(ctx, events)} />)
+        const names = await auditNames(ctx, events)
+        return page(request, session, () => <AuditPage events={events} filter={filter} kinds={AUDIT_KINDS} names={names} />)
       })
   )
 }
@@ -577,8 +594,29 @@ async function updateApp(ctx: AppContext, client: Client, body: FormFields) {
     requireMfa: field(body, 'require_mfa') === 'true',
     idTokenAlg: field(body, 'id_token_alg') || undefined,
   }
-  // The edit form does not show grants or PAR: they stay as the CLI set them.
-  const kept = { public: client.public, grantTypes: client.grantTypes, allowedScopes: client.allowedScopes, requirePar: client.requirePar, authMethod: client.authMethod, jwks: client.jwks, jwksUri: client.jwksUri }
-  if (!(await updateClient(ctx.store, client.id, { ...options, ...kept }))) throw new PageError(404, 'Not found', 'There is no such app.')
+  // A form without the machine options (an older page) keeps what the app has.
+  const machine =
+    field(body, 'machine_options') === 'shown'
+      ? machineOptions(body, client.public)
+      : { grantTypes: client.grantTypes, allowedScopes: client.allowedScopes, requirePar: client.requirePar, authMethod: client.authMethod ?? undefined, jwks: client.jwks ?? undefined, jwksUri: client.jwksUri ?? undefined }
+  // As `client update`: an app with keys has no secret to fall back on.
+  if (client.authMethod === 'private_key_jwt' && machine.authMethod !== 'private_key_jwt')
+    throw new InputError('this app authenticates with its keys and has no secret; create a new app to use a secret')
+  const input = { public: client.public, grantTypes: machine.grantTypes, allowedScopes: machine.allowedScopes, requirePar: machine.requirePar, authMethod: machine.authMethod ?? null, jwks: machine.jwks ?? null, jwksUri: machine.jwksUri ?? null }
+  if (!(await updateClient(ctx.store, client.id, { ...options, ...input }))) throw new PageError(404, 'Not found', 'There is no such app.')
   return options
+}
+
+/** The app form's machine options (grants, allowed scopes, PAR, keys), checked by createClient/updateClient as the CLI's are. */
+function machineOptions(body: FormFields, isPublic: boolean) {
+  const method = field(body, 'auth_method')
+  const keyed = !isPublic && method === 'private_key_jwt'
+  return {
+    grantTypes: fieldValues(body, 'grant_types'),
+    allowedScopes: field(body, 'allowed_scopes').split(/\s+/).filter(Boolean),
+    requirePar: field(body, 'require_par') === 'true',
+    authMethod: keyed ? 'private_key_jwt' : undefined,
+    jwks: keyed && field(body, 'jwks').trim() ? field(body, 'jwks') : undefined,
+    jwksUri: keyed && field(body, 'jwks_uri').trim() ? field(body, 'jwks_uri').trim() : undefined,
+  }
 }

@@ -1,0 +1,66 @@
+/** @jsxRuntime classic */
+/** @jsx Html.createElement */
+/** @jsxFrag Html.Fragment */
+import { Html } from '@elysiajs/html'
+import type { ProviderView } from '../providers/service'
+import { AdminLayout } from './pages'
+import { attr } from '../views/layout'
+import { t, th } from '../i18n'
+
+/**
+ * /admin/providers (SPEC "Sign in with another account": `/admin` lists them): as `latchkey
+ * provider list` shows them, with the callback to register at each; never a secret.
+ */
+export function ProvidersPage(props: { providers: Array<ProviderView & { callback_url: string }> }) {
+  return (
+    <AdminLayout title={t('admin.providers.title')}>
+      {props.providers.length === 0 ? (
+        <p class="muted">{th('admin.providers.none')}</p>
+      ) : (
+        <table class="admin">
+          <thead>
+            <tr>
+              <th>{th('admin.field.name')}</th>
+              <th>{th('admin.field.kind')}</th>
+              <th>{th('admin.providers.issuer')}</th>
+              <th>{th('admin.audit.clientId')}</th>
+              <th>{th('admin.providers.newAccounts')}</th>
+              <th>{th('admin.providers.domains')}</th>
+              <th>{th('admin.providers.linksByEmail')}</th>
+              <th>{th('admin.providers.trustsMfa')}</th>
+              <th>{th('admin.providers.callback')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.providers.map((p) => (
+              <tr>
+                <td data-label={attr(t('admin.field.name'))} safe>
+                  {p.name}
+                </td>
+                <td data-label={attr(t('admin.field.kind'))} safe>
+                  {p.kind}
+                </td>
+                <td data-label={attr(t('admin.providers.issuer'))} class="long">
+                  <code safe>{p.issuer}</code>
+                </td>
+                <td data-label={attr(t('admin.audit.clientId'))} class="long">
+                  <code safe>{p.client_id}</code>
+                </td>
+                <td data-label={attr(t('admin.providers.newAccounts'))}>{p.allow_create ? t('admin.yes') : t('admin.no')}</td>
+                <td data-label={attr(t('admin.providers.domains'))} safe>
+                  {p.allowed_domains.length ? p.allowed_domains.join(', ') : t('admin.audit.any')}
+                </td>
+                <td data-label={attr(t('admin.providers.linksByEmail'))}>{p.link_verified_email ? t('admin.yes') : t('admin.no')}</td>
+                <td data-label={attr(t('admin.providers.trustsMfa'))}>{p.trust_mfa ? t('admin.yes') : t('admin.no')}</td>
+                <td data-label={attr(t('admin.providers.callback'))} class="long">
+                  <code safe>{p.callback_url}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <p class="muted">{th('admin.providers.manage')}</p>
+    </AdminLayout>
+  )
+}
