@@ -20,8 +20,8 @@ const COMPLETE: readonly Locale[] = ['en', 'de', ...((process.env.CATALOG_COMPLE
 const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
   // "Code", "Administration", "Passkeys", "Passkey", and /admin's "Apps", "Admin", "App", "Name", "Scopes" (OAuth's), "Tokens", "URI", "Administrator", "Callback", "Domains", "Host", and the confirmation's "{lose}, {deleted}" (placeholders only): the German words are these.
   de: ['device.code', 'account.admin', 'security.passkeysTitle', 'setup.passkeyName', 'admin.apps.title', 'admin.field.admin', 'admin.field.app', 'admin.field.name', 'admin.field.scopes', 'admin.field.tokens', 'admin.field.uri', 'admin.users.administrator', 'admin.providers.callback', 'admin.providers.domains', 'admin.sites.host', 'admin.confirm.reach'],
-  // "Code", "Administration": the French words are these.
-  fr: ['device.code', 'account.admin'],
+  // "Code", "Administration", /admin's "Sites", "Site", "Actions", "URI", "Type", and the confirmation's "{lose}, {deleted}" (placeholders only): the French words are these.
+  fr: ['device.code', 'account.admin', 'admin.sites.title', 'admin.sites.site', 'admin.field.actions', 'admin.field.uri', 'admin.apps.type', 'admin.confirm.reach'],
   // "Password", "passkey": the Italian words are these.
   it: ['signIn.password', 'security.passwordTitle', 'activity.method.password', 'activity.method.passkey'],
 }
