@@ -22,6 +22,8 @@ const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
   de: ['device.code', 'account.admin', 'security.passkeysTitle', 'setup.passkeyName', 'admin.apps.title', 'admin.field.admin', 'admin.field.app', 'admin.field.name', 'admin.field.scopes', 'admin.field.tokens', 'admin.field.uri', 'admin.users.administrator', 'admin.providers.callback', 'admin.providers.domains', 'admin.sites.host', 'admin.confirm.reach'],
   // "Code", "Administration", /admin's "Sites", "Site", "Actions", "URI", "Type", and the confirmation's "{lose}, {deleted}" (placeholders only): the French words are these.
   fr: ['device.code', 'account.admin', 'admin.sites.title', 'admin.sites.site', 'admin.field.actions', 'admin.field.uri', 'admin.apps.type', 'admin.confirm.reach'],
+  // /admin's "URI", "Tokens", "no", and the confirmation's "{lose}, {deleted}" (placeholders only): the Spanish words are these.
+  es: ['admin.field.uri', 'admin.field.tokens', 'admin.no', 'admin.confirm.reach'],
   // "Password", "passkey": the Italian words are these.
   it: ['signIn.password', 'security.passwordTitle', 'activity.method.password', 'activity.method.passkey'],
 }
