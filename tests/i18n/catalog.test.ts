@@ -24,8 +24,8 @@ const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
   fr: ['device.code', 'account.admin', 'admin.sites.title', 'admin.sites.site', 'admin.field.actions', 'admin.field.uri', 'admin.apps.type', 'admin.confirm.reach'],
   // /admin's "URI", "Tokens", "no", and the confirmation's "{lose}, {deleted}" (placeholders only): the Spanish words are these.
   es: ['admin.field.uri', 'admin.field.tokens', 'admin.no', 'admin.confirm.reach'],
-  // "Password", "passkey": the Italian words are these.
-  it: ['signIn.password', 'security.passwordTitle', 'activity.method.password', 'activity.method.passkey'],
+  // "Password", "passkey", "Passkey", /admin's "URI", "App", "no", and the confirmation's "{lose}, {deleted}" (placeholders only): the Italian words are these.
+  it: ['signIn.password', 'security.passwordTitle', 'activity.method.password', 'activity.method.passkey', 'setup.passkeyName', 'admin.field.uri', 'admin.field.app', 'admin.users.password', 'admin.no', 'admin.confirm.reach'],
 }
 
 type Message = string | Plural
