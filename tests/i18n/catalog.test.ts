@@ -26,6 +26,8 @@ const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
   es: ['admin.field.uri', 'admin.field.tokens', 'admin.no', 'admin.confirm.reach'],
   // "Password", "passkey", "Passkey", /admin's "URI", "App", "no", and the confirmation's "{lose}, {deleted}" (placeholders only): the Italian words are these.
   it: ['signIn.password', 'security.passwordTitle', 'activity.method.password', 'activity.method.passkey', 'setup.passkeyName', 'admin.field.uri', 'admin.field.app', 'admin.users.password', 'admin.no', 'admin.confirm.reach'],
+  // /admin's "Apps", "App", "Sites", "Site", "URI", "Tokens", and the confirmation's "{lose}, {deleted}" (placeholders only): the Brazilian Portuguese words are these.
+  'pt-BR': ['admin.apps.title', 'admin.field.app', 'admin.sites.title', 'admin.sites.site', 'admin.field.uri', 'admin.field.tokens', 'admin.confirm.reach'],
 }
 
 type Message = string | Plural

@@ -9,6 +9,8 @@
  * - recovery code: "código de recuperación"; authentication code: "código de autenticación"
  * - email / email address: "correo" / "dirección de correo electrónico"; password: "contraseña"
  * - setting: "ajuste"; token: "token"; browser: "navegador"; device: "dispositivo"
+ * - sign-in provider / connect / Connected accounts: "proveedor de inicio de sesión" / "vincular" / "Cuentas vinculadas"
+ * - /admin: scope "ámbito", policy "política", rotate "renovar", issuer "emisor", relying party "parte de confianza"
  * - allow / deny / revoke: "permitir" / "denegar" / "revocar"
  * Plural `many` (1.000.000…) takes "de" before the noun: "1.000.000 de segundos".
  */

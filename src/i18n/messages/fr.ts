@@ -9,6 +9,8 @@
  * - recovery code: « code de récupération »; authentication code: « code d’authentification »
  * - email / email address: « e-mail » / « adresse e-mail »; password: « mot de passe »
  * - setting: « paramètre »; token: « jeton »; session / browser: « session » / « navigateur »; device: « appareil »
+ * - sign-in provider / connect / Connected accounts: « fournisseur de connexion » / « associer » / « Comptes associés »
+ * - /admin: scope « étendue », policy « stratégie », rotate « renouveler », issuer « émetteur », relying party « partie de confiance »
  * - allow / deny / revoke: « autoriser » / « refuser » / « révoquer »
  * Typography: narrow no-break space before ? ! ; and no-break space before : and inside « » ; apostrophe ’.
  * Plural `many` (1 000 000…) takes « de » before the noun: « 1 000 000 de secondes ».

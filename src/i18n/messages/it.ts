@@ -9,6 +9,8 @@
  * - recovery code: "codice di recupero"; authentication code: "codice di autenticazione"
  * - email / email address: "email" / "indirizzo email"; password: "password"
  * - setting: "impostazione"; token: "token"; browser: "browser"; device: "dispositivo"
+ * - sign-in provider / connect / Connected accounts: "provider di accesso" / "collegare" / "Account collegati"
+ * - /admin: scope "ambito", policy "criterio", rotate "rinnovare", issuer "emittente", relying party "relying party"
  * - allow / deny / revoke: "consenti" / "nega" / "revoca"
  * Plural `many` (1.000.000…) takes "di" before the noun: "1.000.000 di secondi".
  */
