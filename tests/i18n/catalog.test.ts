@@ -20,6 +20,14 @@ const COMPLETE: readonly Locale[] = ['en', 'de', ...((process.env.CATALOG_COMPLE
 const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
   // "Code", "Administration", "Passkeys", "Passkey", and /admin's "Apps", "Admin", "App", "Name", "Scopes" (OAuth's), "Tokens", "URI", "Administrator", "Callback", "Domains", "Host", the confirmation's "{lose}, {deleted}" (placeholders only), and the endpoints' protocol names Discovery, Token, UserInfo, JWKS: the German words are these.
   de: ['device.code', 'account.admin', 'security.passkeysTitle', 'setup.passkeyName', 'admin.apps.title', 'admin.field.admin', 'admin.field.app', 'admin.field.name', 'admin.field.scopes', 'admin.field.tokens', 'admin.field.uri', 'admin.users.administrator', 'admin.providers.callback', 'admin.providers.domains', 'admin.sites.host', 'admin.confirm.reach', 'admin.endpoint.discovery', 'admin.endpoint.token', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
+  // "Code", "Administration", /admin's "Sites", "Site", "Actions", "URI", "Type", and the confirmation's "{lose}, {deleted}" (placeholders only), and the endpoints' protocol names UserInfo, Introspection, JWKS: the French words are these.
+  fr: ['device.code', 'account.admin', 'admin.sites.title', 'admin.sites.site', 'admin.field.actions', 'admin.field.uri', 'admin.apps.type', 'admin.confirm.reach', 'admin.endpoint.userinfo', 'admin.endpoint.introspection', 'admin.endpoint.jwks'],
+  // /admin's "URI", "Tokens", "no", and the confirmation's "{lose}, {deleted}" (placeholders only), and the endpoints' protocol names Token, UserInfo, JWKS: the Spanish words are these.
+  es: ['admin.field.uri', 'admin.field.tokens', 'admin.no', 'admin.confirm.reach', 'admin.endpoint.token', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
+  // "Password", "passkey", "Passkey", /admin's "URI", "App", "no", and the confirmation's "{lose}, {deleted}" (placeholders only), and the endpoints' protocol names Token, UserInfo, JWKS: the Italian words are these.
+  it: ['signIn.password', 'security.passwordTitle', 'activity.method.password', 'activity.method.passkey', 'setup.passkeyName', 'admin.field.uri', 'admin.field.app', 'admin.users.password', 'admin.no', 'admin.confirm.reach', 'admin.endpoint.token', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
+  // /admin's "Apps", "App", "Sites", "Site", "URI", "Tokens", and the confirmation's "{lose}, {deleted}" (placeholders only), and the endpoints' protocol names Token, UserInfo, JWKS: the Brazilian Portuguese words are these.
+  'pt-BR': ['admin.apps.title', 'admin.field.app', 'admin.sites.title', 'admin.sites.site', 'admin.field.uri', 'admin.field.tokens', 'admin.confirm.reach', 'admin.endpoint.token', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
 }
 
 type Message = string | Plural
