@@ -20,6 +20,8 @@ const COMPLETE: readonly Locale[] = ['en', 'de', ...((process.env.CATALOG_COMPLE
 const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
   // "Code", "Administration", "Passkeys": the German words are these.
   de: ['device.code', 'account.admin', 'security.passkeysTitle'],
+  // "Conflict" (HTTP 409) and "Code": the Dutch words are these.
+  nl: ['error.status.409', 'device.code'],
 }
 
 type Message = string | Plural
