@@ -75,6 +75,6 @@ export function accountLanguageRoutes(ctx: AppContext) {
       // The footer's cookie follows, so the pages before the next sign-in speak it too.
       return seeOther('/account', locale === '' ? [] : [cookie(langCookieName(secure), locale, { maxAgeSeconds: 365 * 24 * 3600, secure })])
     },
-    { parse: parsePageForm, body: LanguageForm },
+    { parse: parsePageForm, body: LanguageForm, detail: { hide: true } },
   )
 }

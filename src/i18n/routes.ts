@@ -40,6 +40,6 @@ export function languageRoutes(ctx: AppContext) {
       if (session && session.user.locale !== body.locale) await ctx.store.users.setLanguage(session.user.id, { locale: body.locale, timeZone: session.user.timeZone ?? null })
       return seeOther(safeReturnTo(body.return_to) ?? '/', [cookie(name, body.locale, { maxAgeSeconds: YEAR, secure: ctx.config.secureCookies })])
     },
-    { parse: parsePageForm, body: LanguageForm },
+    { parse: parsePageForm, body: LanguageForm, detail: { hide: true } },
   )
 }
