@@ -22,6 +22,8 @@ const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
   de: ['device.code', 'account.admin', 'security.passkeysTitle'],
   // "Conflict" (HTTP 409) and "Code": the Dutch words are these.
   nl: ['error.status.409', 'device.code'],
+  // "Administration": the Swedish word is this.
+  sv: ['account.admin'],
 }
 
 type Message = string | Plural
