@@ -353,7 +353,7 @@ export default {
   'deleteAccount.done': 'Twoje konto i wszystko, co się w nim znajdowało, zostało usunięte.',
   'deleteAccount.another': 'Zaloguj się na inne konto',
   'deleteData.title': 'Usuń dane',
-  'deleteData.heading': 'Usunąć Twoje dane w aplikacji {app}?',
+  'deleteData.heading': 'Usunąć swoje dane z aplikacji {app}?',
   'deleteData.what': {
     one: '{count} ustawienie zapisane dla Ciebie przez aplikację {app} zostanie usunięte na wszystkich urządzeniach. Aplikacja zachowa dostęp; cofnij go osobno.',
     few: '{count} ustawienia zapisane dla Ciebie przez aplikację {app} zostaną usunięte na wszystkich urządzeniach. Aplikacja zachowa dostęp; cofnij go osobno.',
@@ -414,7 +414,7 @@ export default {
   'input.thePasswordLength': 'Hasło musi mieć od {min} do {max} znaków.',
   'input.newPasswordLength': 'Nowe hasło musi mieć od {min} do {max} znaków.',
 
-  'forgot.title': 'Nie pamiętasz hasła',
+  'forgot.title': 'Nie pamiętasz hasła?',
   'forgot.sent': 'Jeśli z tym adresem jest powiązane konto, wysłaliśmy na niego link. Link działa przez 30 minut.',
   'forgot.intro': 'Wyślemy link, za pomocą którego ustawisz nowe hasło.',
   'forgot.submit': 'Wyślij link do resetowania',

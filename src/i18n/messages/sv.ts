@@ -281,7 +281,7 @@ export default {
   'deleteAccount.heading': 'Radera ditt konto?',
   'deleteAccount.deletes': 'Detta raderar direkt och för gott:',
   'deleteAccount.profile': 'din profil och din e-postadress;',
-  'deleteAccount.apps': { one: 'åtkomsten för {count} app som du har gett åtkomst: {names};', other: 'åtkomsten för {count} appar som du har gett åtkomst: {names};' },
+  'deleteAccount.apps': { one: 'åtkomsten för {count} app: {names};', other: 'åtkomsten för {count} appar: {names};' },
   'deleteAccount.noApps': 'ingen appåtkomst (du har inte gett någon app åtkomst);',
   'deleteAccount.settings': { one: '{count} inställning som appar har sparat;', other: '{count} inställningar som appar har sparat;' },
   'deleteAccount.passkeys': { one: '{count} lösennyckel och tvåstegsverifieringen;', other: '{count} lösennycklar och tvåstegsverifieringen;' },
