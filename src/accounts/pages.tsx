@@ -138,6 +138,8 @@ const ACTIVITY = new Set([
   'group.member_removed',
   'site.sign_in',
 ])
+const METHODS = new Set(['password', 'passkey', 'two_step', 'recovery_code'])
+const methodWords = (method: string) => (METHODS.has(method) ? t(`activity.method.${method}` as MessageKey & `activity.method.${string}`) : method)
 const activityWords = (kind: string) => (ACTIVITY.has(kind) ? t(`activity.${kind}` as MessageKey & `activity.${string}`) : kind)
 
 function RecentActivity(props: { events: AuditEvent[] }) {
@@ -147,7 +149,7 @@ function RecentActivity(props: { events: AuditEvent[] }) {
       {props.events.map((e) => (
         <li>
           <When at={e.at} /> — <span safe>{activityWords(e.kind)}</span>
-          {e.detail && JSON.parse(e.detail).method ? <span class="muted" safe>{` (${JSON.parse(e.detail).method})`}</span> : ''}
+          {e.detail && JSON.parse(e.detail).method ? <span class="muted" safe>{` (${methodWords(JSON.parse(e.detail).method)})`}</span> : ''}
           {e.address ? <span class="muted" safe>{' ' + t('account.activityFrom', { address: e.address })}</span> : ''}
         </li>
       ))}

@@ -93,14 +93,16 @@ describe('the footer language menu (a form, no JavaScript)', () => {
     expect(res.headers.get('location')).toBe('/login?return_to=%2Faccount')
     expect(res.headers.get('set-cookie')).toBe('lk_lang=ja; Path=/; HttpOnly; SameSite=Lax; Max-Age=31536000')
     expect(await langOf(await page(t, '/login', { cookie: 'lk_lang=ja' }))).toBe('ja ltr')
-    // Sec-Fetch-Site when a browser sends no Origin; a return_to elsewhere comes back to /.
+    // Sec-Fetch-Site when a browser sends no Origin, or `null` (Chromium under no-referrer); a return_to elsewhere comes back to /.
     const other = await choose(t, { locale: 'sv', return_to: 'https://evil.example/' }, { 'sec-fetch-site': 'same-origin' })
     expect([other.status, other.headers.get('location')]).toEqual([303, '/'])
+    const chromium = await choose(t, { locale: 'sv', return_to: '/login' }, { origin: 'null', 'sec-fetch-site': 'same-origin' })
+    expect(chromium.status).toBe(303)
   })
 
   test('another site cannot switch it (CSRF), nor can a form without Origin; an unknown language is 400; nothing is set', async () => {
     const t = await createTestApp()
-    for (const headers of [{ origin: 'https://evil.example' }, {}, { 'sec-fetch-site': 'cross-site' }] as Record<string, string>[]) {
+    for (const headers of [{ origin: 'https://evil.example' }, {}, { 'sec-fetch-site': 'cross-site' }, { origin: 'null' }, { origin: 'null', 'sec-fetch-site': 'cross-site' }, { origin: 'https://evil.example', 'sec-fetch-site': 'same-origin' }] as Record<string, string>[]) {
       const res = await choose(t, { locale: 'de', return_to: '/login' }, { ...headers, accept: 'text/html' })
       expect(res.status).toBe(403)
       expect(res.headers.get('set-cookie')).toBeNull()

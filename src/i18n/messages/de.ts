@@ -313,7 +313,7 @@ export default {
   'sessions.title': 'Wo Sie angemeldet sind',
   'sessions.thisDevice': 'Dieses Gerät',
   'sessions.unknownAddress': 'unbekannte Adresse',
-  'sessions.times': 'Angemeldet {signedIn} · zuletzt aktiv {lastActive}',
+  'sessions.times': 'Angemeldet am {signedIn} · zuletzt aktiv am {lastActive}',
   'sessions.signOut': 'Abmelden',
   'sessions.signOutDevice': '{device} abmelden',
   'sessions.signOutThisDevice': '{device} abmelden (dieses Gerät)',
@@ -473,4 +473,10 @@ export default {
   // Passkey ceremonies in the browser (passkeys.js reads them from the page).
   'passkey.scriptRefused': 'Der Server hat die Passkey-Anfrage abgelehnt. Laden Sie die Seite neu und versuchen Sie es erneut.',
   'passkey.scriptCancelled': 'Die Passkey-Anfrage wurde abgebrochen oder ist abgelaufen.',
+
+  // /account: how a sign-in was made (Recent activity).
+  'activity.method.password': 'Passwort',
+  'activity.method.passkey': 'Passkey',
+  'activity.method.two_step': 'Authentifizierungscode',
+  'activity.method.recovery_code': 'Wiederherstellungscode',
 } satisfies Catalog

@@ -484,4 +484,10 @@ export default {
   // Passkey ceremonies in the browser (passkeys.js reads them from the page).
   'passkey.scriptRefused': 'The server refused the passkey request. Reload the page and try again.',
   'passkey.scriptCancelled': 'The passkey request was cancelled or timed out.',
+
+  // /account: how a sign-in was made (Recent activity).
+  'activity.method.password': 'password',
+  'activity.method.passkey': 'passkey',
+  'activity.method.two_step': 'authentication code',
+  'activity.method.recovery_code': 'recovery code',
 } as const satisfies Record<string, string | Plural>
