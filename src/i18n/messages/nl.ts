@@ -458,4 +458,9 @@ export default {
 
   'passkey.scriptRefused': 'De server heeft het verzoek voor de toegangssleutel geweigerd. Laad de pagina opnieuw en probeer het nog een keer.',
   'passkey.scriptCancelled': 'Het verzoek voor de toegangssleutel is geannuleerd of verlopen.',
+
+  'activity.method.password': 'wachtwoord',
+  'activity.method.passkey': 'toegangssleutel',
+  'activity.method.two_step': 'verificatiecode',
+  'activity.method.recovery_code': 'herstelcode',
 } satisfies Catalog

@@ -539,4 +539,9 @@ export default {
 
   'passkey.scriptRefused': 'Serwer odrzucił żądanie klucza dostępu. Odśwież stronę i spróbuj ponownie.',
   'passkey.scriptCancelled': 'Żądanie klucza dostępu zostało anulowane lub upłynął limit czasu.',
+
+  'activity.method.password': 'hasło',
+  'activity.method.passkey': 'klucz dostępu',
+  'activity.method.two_step': 'kod uwierzytelniający',
+  'activity.method.recovery_code': 'kod odzyskiwania',
 } satisfies Catalog

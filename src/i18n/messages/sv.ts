@@ -459,4 +459,9 @@ export default {
 
   'passkey.scriptRefused': 'Servern nekade begäran om lösennyckel. Ladda om sidan och försök igen.',
   'passkey.scriptCancelled': 'Begäran om lösennyckel avbröts eller tog för lång tid.',
+
+  'activity.method.password': 'lösenord',
+  'activity.method.passkey': 'lösennyckel',
+  'activity.method.two_step': 'verifieringskod',
+  'activity.method.recovery_code': 'återställningskod',
 } satisfies Catalog
