@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { loadConfig } from '../../src/config'
 import { fromAcceptLanguage, fromUiLocales, matchLocale } from '../../src/i18n/locales'
-import { CALLBACK, ORIGIN, authorizePath, cookieHeader, createTestApp, form, signedInApp, type TestApp } from '../helpers'
+import { CALLBACK, ORIGIN, authorizePath, cookieHeader, createTestApp, csrfFrom, form, signedInApp, type TestApp } from '../helpers'
 import { englishLeft } from './english'
 
 /** Issue 36 / SPEC "Brand and language": ui_locales, the user's choice, the footer cookie, Accept-Language, DEFAULT_LOCALE. */
@@ -66,6 +66,16 @@ describe('the language of a page', () => {
     // An unknown ui_locales decides nothing.
     const unknown = authorizePath({ client_id: client.client.id, scope: 'openid', ...PKCE, ui_locales: 'tlh' })
     expect(await langOf(await page(t, unknown, { cookie }))).toBe('it ltr')
+  })
+
+  test('RP-initiated logout: the app\'s ui_locales decides the confirmation and the signed-out page, kept through the POST', async () => {
+    const { t, jar } = await signedInApp()
+    const confirm = await page(t, '/oauth/logout?ui_locales=nl', { cookie: cookieHeader(jar), 'accept-language': 'de' })
+    const html = await confirm.text()
+    expect(/^<!doctype html><html lang="([^"]+)"/.exec(html)?.[1]).toBe('nl')
+    expect(html).toContain('<input type="hidden" name="ui_locales" value="nl"/>')
+    const done = await t.handle('/oauth/logout', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar), 'accept-language': 'de' }, body: form({ csrf_token: csrfFrom(html), ui_locales: 'nl' }) })
+    expect(await langOf(done)).toBe('nl ltr')
   })
 
   test('an English page has English on it (the German pages\' check can fail)', async () => {
