@@ -3,7 +3,8 @@
  * "toegangssleutel" (passkey), "app" (app), "inloggen"/"uitloggen" (sign in/out), "verificatie in
  * twee stappen" (two-step verification), "herstelcode" (recovery code), "account" (account),
  * "verificatiecode" (authentication code), "authenticator-app", "e-mailadres", "beheerder"
- * (administrator), "instellingen" (settings), "toegang geven"/"toestaan"/"weigeren" (authorize/allow/deny).
+ * (administrator), "instellingen" (settings), "toegang geven"/"toestaan"/"weigeren" (authorize/allow/deny),
+ * "profielfoto" (picture), "inlogdienst" (sign-in provider), "koppelen"/"ontkoppelen", "Gekoppelde accounts".
  */
 import type { Catalog } from '../types'
 
@@ -107,6 +108,7 @@ export default {
   'signUp.haveAccount': 'Heb je al een account? {link}',
   'signUp.signIn': 'Inloggen',
   'signUp.tooMany': { one: 'Te veel pogingen vanaf je netwerk. Probeer het over {count} seconde opnieuw.', other: 'Te veel pogingen vanaf je netwerk. Probeer het over {count} seconden opnieuw.' },
+  'signUp.domainOnly': 'Je kunt hier alleen een account maken met een adres bij {domains}. Vraag je beheerder om een uitnodiging.',
   'signUp.emailTaken': 'Er bestaat al een account met dit e-mailadres.',
 
   'input.emailPlain': 'Het e-mailadres moet een gewoon adres zijn, zoals naam@example.com, zonder naam, haakjes, komma\'s, spaties of aanhalingstekens.',
@@ -240,6 +242,8 @@ export default {
   'activity.group.member_added': 'Toegevoegd aan een groep',
   'activity.group.member_removed': 'Verwijderd uit een groep',
   'activity.site.sign_in': 'Ingelogd op een beveiligde site',
+  'activity.identity.linked': 'Een inlogdienst gekoppeld',
+  'activity.identity.unlinked': 'Een inlogdienst ontkoppeld',
 
   'account.verifyFirstPasskey': 'Verifieer eerst je e-mailadres: daarna kun je een toegangssleutel toevoegen.',
   'account.verifyFirstTwoStep': 'Verifieer eerst je e-mailadres: daarna kun je verificatie in twee stappen aanzetten.',
@@ -268,6 +272,16 @@ export default {
   'profile.fullName': 'Volledige naam',
   'profile.picture': 'Profielfoto (een https://-adres van een afbeelding)',
   'profile.pictureHint': 'Laat dit leeg voor een afbeelding met je initialen.',
+  'profile.pictureUploaded': 'Je hebt je profielfoto geüpload. Een adres hier vervangt die.',
+  'profile.upload': 'Een profielfoto uploaden',
+  'profile.uploadHint': 'PNG, JPEG of WebP, maximaal 1 MiB.',
+  'profile.uploadSubmit': 'Profielfoto uploaden',
+  'profile.removePicture': 'Profielfoto verwijderen',
+  'confirm.changeWithPasskey': 'In plaats daarvan een toegangssleutel gebruiken',
+  'confirm.setPassword': 'Bevestigen met je toegangssleutel en wachtwoord instellen',
+  'confirm.passkeyOnly': 'Je logt alleen in met een toegangssleutel: bevestig daarmee om een wachtwoord in te stellen.',
+  'confirm.deleteWithPasskey': 'In plaats daarvan verwijderen met een toegangssleutel',
+  'confirm.deletePasskeyOnly': 'Bevestigen met je toegangssleutel en verwijderen',
   'profile.save': 'Profiel opslaan',
   'password.current': 'Huidig wachtwoord',
   'password.new': 'Nieuw wachtwoord',
@@ -363,6 +377,8 @@ export default {
   'reset.recovered': 'Je wachtwoord is ingesteld en je e-mailadres is geverifieerd. Log ermee in.',
   'reset.removedIntro': 'Je adres was nog niet geverifieerd, dus iedereen had dit account kunnen instellen. Alles wat er eerder op was ingesteld, is verwijderd:',
   'reset.removedPasskey': 'De toegangssleutel "{name}"',
+  'reset.removedIdentity': 'Inloggen met {provider} als {email}',
+  'reset.removedIdentityNoEmail': 'Inloggen met {provider}',
   'reset.removedTotp': 'Verificatie in twee stappen (het geheim van de authenticator-app)',
   'reset.removedCodes': { one: '{count} herstelcode', other: '{count} herstelcodes' },
   'reset.removedApp': 'De toegang van de app "{name}" (de toestemming en tokens)',
@@ -444,6 +460,10 @@ export default {
   'mail.newDevice.address': 'Adres: {address}',
   'mail.newDevice.device': 'Apparaat: {device}',
   'mail.newDevice.notYou': 'Was jij dit niet? Log die browser dan uit en wijzig je wachtwoord.',
+  'mail.newSignInMethod.subject': 'Er is een nieuwe manier van inloggen toegevoegd',
+  'mail.newSignInMethod.body': 'Je kunt nu op je account inloggen met {upstream} van {provider}.',
+  'mail.newSignInMethod.notYou': 'Was jij dit niet? Ontkoppel het dan onder Gekoppelde accounts op je accountpagina en neem contact op met de beheerder van deze server.',
+  'mail.newSignInMethod.link': 'Gekoppelde accounts',
 
   'error.setupWrong.title': 'Installatielink ongeldig',
   'error.setupWrong.detail': 'Deze installatielink is ongeldig. Kopieer hem opnieuw uit het serverlogboek of maak een nieuwe met `latchkey setup-link`.',
@@ -454,6 +474,8 @@ export default {
   'setup.title': '{brand} installeren',
   'setup.intro': 'Maak de eerste beheerder van deze server aan. Je bent dan meteen als deze beheerder ingelogd en kunt apps toevoegen, gebruikers uitnodigen of registratie openstellen.',
   'setup.submit': 'Beheerder maken',
+  'setup.withPasskey': 'In plaats daarvan maken met een toegangssleutel',
+  'setup.passkeyHint': 'Of sla het wachtwoord over: je apparaat bewaart een toegangssleutel voor dit account.',
   'setup.emailTaken': 'Er bestaat al een account met dit e-mailadres: gebruik een ander adres, of maak dat account beheerder met `latchkey user update`.',
 
   'passkey.scriptRefused': 'De server heeft het verzoek voor de toegangssleutel geweigerd. Laad de pagina opnieuw en probeer het nog een keer.',

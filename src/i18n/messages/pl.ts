@@ -4,7 +4,8 @@
  * (passkey), "aplikacja" (app), "zaloguj się"/"logowanie", "wyloguj się"/"wylogowanie" (sign in/out),
  * "weryfikacja dwuetapowa" (two-step verification), "kod odzyskiwania" (recovery code), "konto" (account),
  * "kod uwierzytelniający" (authentication code), "aplikacja uwierzytelniająca" (authenticator app),
- * "adres e-mail", "administrator", "ustawienia" (settings), "witryna" (site), "zezwól"/"odmów" (allow/deny).
+ * "adres e-mail", "administrator", "ustawienia" (settings), "witryna" (site), "zezwól"/"odmów" (allow/deny),
+ * "zdjęcie" (picture), "dostawca logowania" (sign-in provider), "połącz"/"odłącz", "Połączone konta".
  */
 import type { Catalog } from '../types'
 
@@ -123,6 +124,7 @@ export default {
     many: 'Zbyt wiele prób z Twojej sieci. Spróbuj ponownie za {count} sekund.',
     other: 'Zbyt wiele prób z Twojej sieci. Spróbuj ponownie za {count} sekundy.',
   },
+  'signUp.domainOnly': 'Rejestracja jest tu możliwa tylko dla adresów w domenach: {domains}. Poproś administratora o zaproszenie.',
   'signUp.emailTaken': 'Konto z tym adresem e-mail już istnieje.',
 
   'input.emailPlain': 'Adres e-mail musi być zwykłym adresem, np. nazwa@example.com, bez nazwy, nawiasów, przecinków, spacji i cudzysłowów.',
@@ -266,6 +268,8 @@ export default {
   'activity.group.member_added': 'Dodano do grupy',
   'activity.group.member_removed': 'Usunięto z grupy',
   'activity.site.sign_in': 'Zalogowano się do chronionej witryny',
+  'activity.identity.linked': 'Połączono dostawcę logowania',
+  'activity.identity.unlinked': 'Odłączono dostawcę logowania',
 
   'account.verifyFirstPasskey': 'Najpierw zweryfikuj adres e-mail: potem możesz dodać klucz dostępu.',
   'account.verifyFirstTwoStep': 'Najpierw zweryfikuj adres e-mail: potem możesz włączyć weryfikację dwuetapową.',
@@ -309,6 +313,16 @@ export default {
   'profile.fullName': 'Imię i nazwisko',
   'profile.picture': 'Zdjęcie (adres obrazu https://)',
   'profile.pictureHint': 'Pozostaw puste, aby użyć obrazu z Twoimi inicjałami.',
+  'profile.pictureUploaded': 'Twoje zdjęcie zostało przesłane. Adres podany tutaj je zastąpi.',
+  'profile.upload': 'Prześlij zdjęcie',
+  'profile.uploadHint': 'PNG, JPEG lub WebP, maksymalnie 1 MiB.',
+  'profile.uploadSubmit': 'Prześlij zdjęcie',
+  'profile.removePicture': 'Usuń zdjęcie',
+  'confirm.changeWithPasskey': 'Użyj zamiast tego klucza dostępu',
+  'confirm.setPassword': 'Potwierdź kluczem dostępu i ustaw hasło',
+  'confirm.passkeyOnly': 'Logujesz się wyłącznie kluczem dostępu: potwierdź nim, aby ustawić hasło.',
+  'confirm.deleteWithPasskey': 'Usuń zamiast tego za pomocą klucza dostępu',
+  'confirm.deletePasskeyOnly': 'Potwierdź kluczem dostępu i usuń',
   'profile.save': 'Zapisz profil',
   'password.current': 'Obecne hasło',
   'password.new': 'Nowe hasło',
@@ -434,6 +448,8 @@ export default {
   'reset.recovered': 'Hasło zostało ustawione, a adres e-mail zweryfikowany. Zaloguj się nim.',
   'reset.removedIntro': 'Twój adres nie był jeszcze zweryfikowany, więc to konto mógł skonfigurować ktokolwiek. Wszystko, co wcześniej na nim skonfigurowano, zostało usunięte:',
   'reset.removedPasskey': 'Klucz dostępu „{name}”',
+  'reset.removedIdentity': 'Logowanie przez {provider} jako {email}',
+  'reset.removedIdentityNoEmail': 'Logowanie przez {provider}',
   'reset.removedTotp': 'Weryfikacja dwuetapowa (sekret aplikacji uwierzytelniającej)',
   'reset.removedCodes': {
     one: '{count} kod odzyskiwania',
@@ -525,6 +541,10 @@ export default {
   'mail.newDevice.address': 'Adres: {address}',
   'mail.newDevice.device': 'Urządzenie: {device}',
   'mail.newDevice.notYou': 'Jeśli to nie Ty, wyloguj tę przeglądarkę i zmień hasło.',
+  'mail.newSignInMethod.subject': 'Dodano nowy sposób logowania',
+  'mail.newSignInMethod.body': 'Na Twoje konto można teraz logować się za pomocą konta {upstream} w usłudze {provider}.',
+  'mail.newSignInMethod.notYou': 'Jeśli to nie Ty, odłącz je w sekcji „Połączone konta” na stronie konta i skontaktuj się z administratorem tego serwera.',
+  'mail.newSignInMethod.link': 'Połączone konta',
 
   'error.setupWrong.title': 'Nieprawidłowy link konfiguracyjny',
   'error.setupWrong.detail': 'Ten link konfiguracyjny jest nieprawidłowy. Skopiuj go ponownie z dziennika serwera albo utwórz nowy poleceniem `latchkey setup-link`.',
@@ -535,6 +555,8 @@ export default {
   'setup.title': 'Konfiguracja {brand}',
   'setup.intro': 'Utwórz pierwsze konto administratora tego serwera. Od razu zalogujesz się na nie, a potem możesz dodawać aplikacje, zapraszać użytkowników lub otworzyć rejestrację.',
   'setup.submit': 'Utwórz administratora',
+  'setup.withPasskey': 'Utwórz zamiast tego za pomocą klucza dostępu',
+  'setup.passkeyHint': 'Możesz też pominąć hasło: urządzenie zapisze klucz dostępu do tego konta.',
   'setup.emailTaken': 'Konto z tym adresem e-mail już istnieje: użyj innego adresu albo nadaj temu kontu uprawnienia administratora poleceniem `latchkey user update`.',
 
   'passkey.scriptRefused': 'Serwer odrzucił żądanie klucza dostępu. Odśwież stronę i spróbuj ponownie.',

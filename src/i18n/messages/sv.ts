@@ -4,7 +4,8 @@
  * "app" (app), "logga in"/"logga ut" (sign in/out), "inloggning", "tvåstegsverifiering" (two-step
  * verification), "återställningskod" (recovery code), "konto" (account), "verifieringskod"
  * (authentication code), "autentiseringsapp" (authenticator app), "e-postadress", "administratör",
- * "inställningar" (settings), "webbplats" (site), "tillåt"/"neka" (allow/deny).
+ * "inställningar" (settings), "webbplats" (site), "tillåt"/"neka" (allow/deny), "bild" (picture),
+ * "inloggningstjänst" (sign-in provider), "ansluta"/"koppla från", "Anslutna konton".
  */
 import type { Catalog } from '../types'
 
@@ -108,6 +109,7 @@ export default {
   'signUp.haveAccount': 'Har du redan ett konto? {link}',
   'signUp.signIn': 'Logga in',
   'signUp.tooMany': { one: 'För många försök från ditt nätverk. Försök igen om {count} sekund.', other: 'För många försök från ditt nätverk. Försök igen om {count} sekunder.' },
+  'signUp.domainOnly': 'Här kan du bara skapa ett konto med en adress på {domains}. Be din administratör om en inbjudan.',
   'signUp.emailTaken': 'Det finns redan ett konto med den här e-postadressen.',
 
   'input.emailPlain': 'E-postadressen måste vara en vanlig adress som namn@example.com, utan namn, hakparenteser, kommatecken, mellanslag eller citattecken.',
@@ -241,6 +243,8 @@ export default {
   'activity.group.member_added': 'Lades till i en grupp',
   'activity.group.member_removed': 'Togs bort från en grupp',
   'activity.site.sign_in': 'Loggade in på en skyddad webbplats',
+  'activity.identity.linked': 'Anslöt en inloggningstjänst',
+  'activity.identity.unlinked': 'Kopplade från en inloggningstjänst',
 
   'account.verifyFirstPasskey': 'Verifiera din e-postadress först: sedan kan du lägga till en lösennyckel.',
   'account.verifyFirstTwoStep': 'Verifiera din e-postadress först: sedan kan du slå på tvåstegsverifiering.',
@@ -269,6 +273,16 @@ export default {
   'profile.fullName': 'Fullständigt namn',
   'profile.picture': 'Bild (en https://-adress till en bild)',
   'profile.pictureHint': 'Lämna tomt för en bild med dina initialer.',
+  'profile.pictureUploaded': 'Du har laddat upp din bild. En adress här ersätter den.',
+  'profile.upload': 'Ladda upp en bild',
+  'profile.uploadHint': 'PNG, JPEG eller WebP, högst 1 MiB.',
+  'profile.uploadSubmit': 'Ladda upp bild',
+  'profile.removePicture': 'Ta bort bild',
+  'confirm.changeWithPasskey': 'Använd en lösennyckel i stället',
+  'confirm.setPassword': 'Bekräfta med din lösennyckel och ange lösenord',
+  'confirm.passkeyOnly': 'Du loggar bara in med en lösennyckel: bekräfta med den för att ange ett lösenord.',
+  'confirm.deleteWithPasskey': 'Radera med en lösennyckel i stället',
+  'confirm.deletePasskeyOnly': 'Bekräfta med din lösennyckel och radera',
   'profile.save': 'Spara profil',
   'password.current': 'Nuvarande lösenord',
   'password.new': 'Nytt lösenord',
@@ -364,6 +378,8 @@ export default {
   'reset.recovered': 'Ditt lösenord är angivet och din e-postadress är verifierad. Logga in med det.',
   'reset.removedIntro': 'Din adress var inte verifierad än, så vem som helst kunde ha konfigurerat det här kontot. Allt som hade konfigurerats på det tidigare har tagits bort:',
   'reset.removedPasskey': 'Lösennyckeln ”{name}”',
+  'reset.removedIdentity': 'Inloggning med {provider} som {email}',
+  'reset.removedIdentityNoEmail': 'Inloggning med {provider}',
   'reset.removedTotp': 'Tvåstegsverifiering (autentiseringsappens hemlighet)',
   'reset.removedCodes': { one: '{count} återställningskod', other: '{count} återställningskoder' },
   'reset.removedApp': 'Åtkomsten för appen ”{name}” (dess godkännande och tokens)',
@@ -445,6 +461,10 @@ export default {
   'mail.newDevice.address': 'Adress: {address}',
   'mail.newDevice.device': 'Enhet: {device}',
   'mail.newDevice.notYou': 'Om det inte var du, logga ut den webbläsaren och byt lösenord.',
+  'mail.newSignInMethod.subject': 'Ett nytt sätt att logga in har lagts till',
+  'mail.newSignInMethod.body': 'Nu kan du logga in på ditt konto med {upstream} från {provider}.',
+  'mail.newSignInMethod.notYou': 'Om det inte var du, koppla från det under Anslutna konton på din kontosida och kontakta administratören för den här servern.',
+  'mail.newSignInMethod.link': 'Anslutna konton',
 
   'error.setupWrong.title': 'Ogiltig installationslänk',
   'error.setupWrong.detail': 'Installationslänken är ogiltig. Kopiera den igen från serverloggen eller skapa en ny med `latchkey setup-link`.',
@@ -455,6 +475,8 @@ export default {
   'setup.title': 'Installera {brand}',
   'setup.intro': 'Skapa den första administratören för den här servern. Du loggas in som administratören direkt och kan sedan lägga till appar, bjuda in användare eller öppna för registrering.',
   'setup.submit': 'Skapa administratör',
+  'setup.withPasskey': 'Skapa med en lösennyckel i stället',
+  'setup.passkeyHint': 'Eller hoppa över lösenordet: din enhet sparar en lösennyckel för det här kontot.',
   'setup.emailTaken': 'Det finns redan ett konto med den här e-postadressen: använd en annan, eller gör kontot till administratör med `latchkey user update`.',
 
   'passkey.scriptRefused': 'Servern nekade begäran om lösennyckel. Ladda om sidan och försök igen.',
