@@ -18,8 +18,8 @@ const COMPLETE: readonly Locale[] = ['en', 'de', ...((process.env.CATALOG_COMPLE
  * that is the same by nature. Anything else equal to English is an untranslated message.
  */
 const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
-  // "Code", "Administration", "Passkeys": the German words are these.
-  de: ['device.code', 'account.admin', 'security.passkeysTitle'],
+  // "Code", "Administration", "Passkeys", "Passkey": the German words are these.
+  de: ['device.code', 'account.admin', 'security.passkeysTitle', 'setup.passkeyName'],
   // "Conflict" (HTTP 409) and "Code": the Dutch words are these.
   nl: ['error.status.409', 'device.code'],
   // "Administration": the Swedish word is this.
