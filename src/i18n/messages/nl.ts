@@ -285,7 +285,7 @@ export default {
   'profile.save': 'Profiel opslaan',
   'password.current': 'Huidig wachtwoord',
   'password.new': 'Nieuw wachtwoord',
-  'password.othersSignedOut': 'Je bent uitgelogd in je andere browsers.',
+  'password.othersSignedOut': 'Je andere browsers worden daarbij uitgelogd.',
   'password.change': 'Wachtwoord wijzigen',
   'deleteAccount.section': 'Mijn account verwijderen',
   'deleteAccount.sectionHint': 'Je account, de apps waaraan je toegang hebt gegeven en alle instellingen die ze hebben opgeslagen, definitief verwijderd.',

@@ -326,7 +326,7 @@ export default {
   'profile.save': 'Zapisz profil',
   'password.current': 'Obecne hasło',
   'password.new': 'Nowe hasło',
-  'password.othersSignedOut': 'Twoje inne przeglądarki zostały wylogowane.',
+  'password.othersSignedOut': 'Twoje inne przeglądarki zostaną wylogowane.',
   'password.change': 'Zmień hasło',
   'deleteAccount.section': 'Usuń moje konto',
   'deleteAccount.sectionHint': 'Twoje konto, aplikacje z dostępem do niego i wszystkie zapisane przez nie ustawienia zostaną usunięte na zawsze.',

@@ -286,7 +286,7 @@ export default {
   'profile.save': 'Spara profil',
   'password.current': 'Nuvarande lösenord',
   'password.new': 'Nytt lösenord',
-  'password.othersSignedOut': 'Du har loggats ut från dina andra webbläsare.',
+  'password.othersSignedOut': 'Dina andra webbläsare loggas då ut.',
   'password.change': 'Ändra lösenord',
   'deleteAccount.section': 'Radera mitt konto',
   'deleteAccount.sectionHint': 'Ditt konto, apparna du har gett åtkomst och alla inställningar de har sparat raderas för gott.',
