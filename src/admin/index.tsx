@@ -17,6 +17,8 @@ import { checkIntrospects, createClient, deleteClient, findClient, listClients, 
 import { canonicalResource, createResource, toResourceView } from '../oauth/resources'
 import { addSiteRule, checkSiteHost, createSite, toSiteView } from '../authz/sites'
 import { htmlPage, seeOther } from '../views/page'
+import { t } from '../i18n'
+import { speechOf } from '../i18n/request'
 import type { FormFields } from '../web/forms'
 import { endpoints } from '../oauth/metadata'
 import { confirmations, type Confirm, type Confirmation } from './confirm'
@@ -76,35 +78,41 @@ export function adminRoutes(ctx: AppContext) {
     return ctx.audit.record(kind, { userId: fields.userId, clientId: fields.clientId, request, detail: { actor: session.user.id, ...fields.detail } })
   }
 
+  /** An admin page in the admin's language (SPEC "Brand and language": their choice on /account, then the request's). */
+  const page = (request: Request, session: Session, render: () => JSX.Element, status?: number) =>
+    htmlPage(render, { status, speech: speechOf(ctx.config, request, { user: session.user }) })
+
   const pages = {
     async users(request: Request, session: Session, said: Said = {}, invitation?: string) {
       const query = (new URL(request.url).searchParams.get('q') ?? '').trim().slice(0, 200)
       const [users, mfa] = await Promise.all([ctx.store.users.listUsers({ query: query || undefined, limit: USERS_SHOWN }), ctx.store.mfa.summaries()])
       const rows = users.map((u) => ({ ...u, mfa: mfa.get(u.id) ?? { totp: false, passkeys: 0 } }))
-      return htmlPage(<UsersPage csrf={csrf(request, session)} users={rows} query={query} selfId={session.user.id} invitation={invitation} {...said} />, { status: said.status })
+      return page(request, session, () => <UsersPage csrf={csrf(request, session)} users={rows} query={query} selfId={session.user.id} invitation={invitation} {...said} />, said.status)
     },
     async apps(request: Request, session: Session, said: Said = {}) {
       const [apps, groups] = await Promise.all([listClients(ctx.store), groupNames()])
       const rows = await Promise.all(apps.map(appRow))
-      return htmlPage(<AppsPage csrf={csrf(request, session)} apps={rows} groups={groups} {...said} />, { status: said.status })
+      return page(request, session, () => <AppsPage csrf={csrf(request, session)} apps={rows} groups={groups} {...said} />, said.status)
     },
     async app(request: Request, session: Session, client: Client, said: Said = {}) {
-      return htmlPage(<AppPage csrf={csrf(request, session)} app={await appRow(client)} groups={await groupNames()} endpoints={appEndpoints} {...said} />, { status: said.status })
+      const [app, groups] = await Promise.all([appRow(client), groupNames()])
+      return page(request, session, () => <AppPage csrf={csrf(request, session)} app={app} groups={groups} endpoints={appEndpoints} {...said} />, said.status)
     },
     async groups(request: Request, session: Session, said: Said = {}) {
-      return htmlPage(<GroupsPage csrf={csrf(request, session)} groups={await ctx.store.groups.listGroups()} {...said} />, { status: said.status })
+      const groups = await ctx.store.groups.listGroups()
+      return page(request, session, () => <GroupsPage csrf={csrf(request, session)} groups={groups} {...said} />, said.status)
     },
     async resources(request: Request, session: Session, said: Said = {}) {
       const resources = (await ctx.store.resources.listResources()).map(toResourceView)
-      return htmlPage(<ResourcesPage csrf={csrf(request, session)} resources={resources} {...said} />, { status: said.status })
+      return page(request, session, () => <ResourcesPage csrf={csrf(request, session)} resources={resources} {...said} />, said.status)
     },
     async sites(request: Request, session: Session, said: Said = {}) {
       const [sites, groups] = await Promise.all([ctx.store.sites.listSites(), groupNames()])
-      return htmlPage(<SitesPage csrf={csrf(request, session)} sites={sites.map(toSiteView)} groups={groups} {...said} />, { status: said.status })
+      return page(request, session, () => <SitesPage csrf={csrf(request, session)} sites={sites.map(toSiteView)} groups={groups} {...said} />, said.status)
     },
-    async providers() {
+    async providers(request: Request, session: Session) {
       const providers = (await ctx.store.providers.listProviders()).map((p) => ({ ...toProviderView(p), callback_url: callbackUrl(ctx.config.issuer, p.id) }))
-      return htmlPage(<ProvidersPage providers={providers} />)
+      return page(request, session, () => <ProvidersPage providers={providers} />)
     },
     async keys(request: Request, session: Session, said: Said = {}) {
       const all = await ctx.store.keys.listSigningKeys()
@@ -116,7 +124,7 @@ export function adminRoutes(ctx: AppContext) {
         createdAt: k.createdAt,
         state: k.kid === signer ? 'signs now' : k.signsFrom !== null && k.signsFrom > now ? `signs from ${new Date(k.signsFrom).toISOString().slice(0, 19).replace('T', ' ')} UTC` : 'published',
       }))
-      return htmlPage(<KeysPage csrf={csrf(request, session)} keys={keys} {...said} />, { status: said.status })
+      return page(request, session, () => <KeysPage csrf={csrf(request, session)} keys={keys} {...said} />, said.status)
     },
   }
   type Section = 'users' | 'apps' | 'groups' | 'resources' | 'sites' | 'keys'
@@ -164,7 +172,7 @@ export function adminRoutes(ctx: AppContext) {
       const ask = async (refused?: { refused: string; status: number }) => {
         const account = await ctx.store.users.findUserByEmail(session.user.email)
         const stale = needsReauth && ctx.clock.now() - session.authTime > REAUTH_AFTER_MS
-        const page = (
+        const render = () => (
           <ConfirmPage
             csrf={csrf(request, session)}
             action={path}
@@ -177,7 +185,7 @@ export function adminRoutes(ctx: AppContext) {
             error={refused?.refused}
           />
         )
-        return htmlPage(page, { status: refused?.status ?? 200 })
+        return page(request, session, render, refused?.status ?? 200)
       }
       if (what && field(fields, 'confirmed') !== 'yes') return ask()
       if (needsReauth) {
@@ -380,7 +388,7 @@ export function adminRoutes(ctx: AppContext) {
           )
           if (groups.length) await setAllowedGroups(ctx, client.id, groups)
           await audit('client.created', request, session, { clientId: client.id })
-          if (secret) return htmlPage(<SecretPage clientId={client.id} name={client.name} secret={secret} endpoints={appEndpoints} notice={`Created ${client.name}. Copy the secret now: it is not shown again.`} />)
+          if (secret) return page(request, session, () => <SecretPage clientId={client.id} name={client.name} secret={secret} endpoints={appEndpoints} notice={t('admin.apps.createdSecret', { name: client.name })} />)
           return { notice: `Created ${client.name}.`, to: `/admin/apps/edit?client_id=${encodeURIComponent(client.id)}` }
         }, true),
       )
@@ -411,7 +419,7 @@ export function adminRoutes(ctx: AppContext) {
             const secret = await rotateSecret(ctx.store, client.id)
             if (!secret) return pages.app(request, session, client, { error: 'A public app has no secret to rotate.', status: 409 })
             await audit('client.secret_rotated', request, session, { clientId: client.id })
-            return htmlPage(<SecretPage clientId={client.id} name={client.name} secret={secret} endpoints={appEndpoints} notice={`Rotated the secret of ${client.name}. Copy the new secret now: it is not shown again.`} />)
+            return page(request, session, () => <SecretPage clientId={client.id} name={client.name} secret={secret} endpoints={appEndpoints} notice={t('admin.apps.rotatedSecret', { name: client.name })} />)
           },
           true,
           confirm.rotateSecret,
@@ -514,7 +522,7 @@ export function adminRoutes(ctx: AppContext) {
       )
       // Sites (forward-auth): a new site, a rule (a bypass opens paths to anyone) and a deletion all ask again after 15 minutes.
       .get('/admin/sites', get((request, session, said) => pages.sites(request, session, said)))
-      .get('/admin/providers', get(() => pages.providers()))
+      .get('/admin/providers', get((request, session) => pages.providers(request, session)))
       .post(
         ...form('/admin/sites', 'sites', async (request, session, body) => {
           const site = await createSite(
@@ -565,12 +573,13 @@ export function adminRoutes(ctx: AppContext) {
       )
       // The audit log
       .get('/admin/audit', async ({ request }) => {
-        await adminSession(ctx, request)
+        const session = await adminSession(ctx, request)
         const params = new URL(request.url).searchParams
         const filter = { user: (params.get('user') ?? '').trim().slice(0, 100), client: (params.get('client') ?? '').trim().slice(0, 2000), kind: params.get('kind') ?? '' }
         if (filter.kind && !AUDIT_KINDS.includes(filter.kind)) filter.kind = ''
         const events = await ctx.store.audit.list({ userId: filter.user || undefined, clientId: filter.client || undefined, kind: filter.kind || undefined, limit: AUDIT_SHOWN })
-        return htmlPage(<AuditPage events={events} filter={filter} kinds={AUDIT_KINDS} names={await auditNames(ctx, events)} />)
+        const names = await auditNames(ctx, events)
+        return page(request, session, () => <AuditPage events={events} filter={filter} kinds={AUDIT_KINDS} names={names} />)
       })
   )
 }

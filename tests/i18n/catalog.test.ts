@@ -18,12 +18,15 @@ const COMPLETE: readonly Locale[] = ['en', 'de', ...((process.env.CATALOG_COMPLE
  * that is the same by nature. Anything else equal to English is an untranslated message.
  */
 const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
-  // "Code", "Administration", "Passkeys", "Passkey": the German words are these.
-  de: ['device.code', 'account.admin', 'security.passkeysTitle', 'setup.passkeyName'],
-  // "Conflict" (HTTP 409) and "Code": the Dutch words are these.
-  nl: ['error.status.409', 'device.code'],
-  // "Administration": the Swedish word is this.
-  sv: ['account.admin'],
+  // "Code", "Administration", "Passkeys", "Passkey", and /admin's "Apps", "Admin", "App", "Name", "Scopes" (OAuth's), "Tokens", "URI", "Administrator": the German words are these.
+  de: ['device.code', 'account.admin', 'security.passkeysTitle', 'setup.passkeyName', 'admin.apps.title', 'admin.field.admin', 'admin.field.app', 'admin.field.name', 'admin.field.scopes', 'admin.field.tokens', 'admin.field.uri', 'admin.users.administrator'],
+  // Dutch: "Conflict" (HTTP 409), "Code", and /admin's "Apps", "Sites", "Resources" (Microsoft's Dutch word),
+  // "App", "Scopes" (OAuth's), "Tokens", "URI": the Dutch words are these.
+  nl: ['error.status.409', 'device.code', 'admin.apps.title', 'admin.sites.title', 'admin.resources.title', 'admin.field.app', 'admin.field.scopes', 'admin.field.tokens', 'admin.field.uri'],
+  // Polish: "Administrator", "URI": the Polish words are these.
+  pl: ['admin.users.administrator', 'admin.field.uri'],
+  // Swedish: "Administration", and /admin's "App", "Tokens", "URI": the Swedish words are these.
+  sv: ['account.admin', 'admin.field.app', 'admin.field.tokens', 'admin.field.uri'],
 }
 
 type Message = string | Plural
