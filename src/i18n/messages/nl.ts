@@ -4,7 +4,9 @@
  * twee stappen" (two-step verification), "herstelcode" (recovery code), "account" (account),
  * "verificatiecode" (authentication code), "authenticator-app", "e-mailadres", "beheerder"
  * (administrator), "instellingen" (settings), "toegang geven"/"toestaan"/"weigeren" (authorize/allow/deny),
- * "profielfoto" (picture), "inlogdienst" (sign-in provider), "koppelen"/"ontkoppelen", "Gekoppelde accounts".
+ * "profielfoto" (picture), "inlogdienst" (sign-in provider), "koppelen"/"ontkoppelen", "Gekoppelde accounts";
+ * /admin: "Beheer", "gebruiker", "resource", "ondertekeningssleutel", "geheim" (secret), "vervangen" (rotate a secret),
+ * "roteren" (rotate a key), "beleid" (policy); OAuth names (scopes, tokens, client credentials…) stay as developers say them.
  */
 import type { Catalog } from '../types'
 

@@ -5,7 +5,9 @@
  * "weryfikacja dwuetapowa" (two-step verification), "kod odzyskiwania" (recovery code), "konto" (account),
  * "kod uwierzytelniający" (authentication code), "aplikacja uwierzytelniająca" (authenticator app),
  * "adres e-mail", "administrator", "ustawienia" (settings), "witryna" (site), "zezwól"/"odmów" (allow/deny),
- * "zdjęcie" (picture), "dostawca logowania" (sign-in provider), "połącz"/"odłącz", "Połączone konta".
+ * "zdjęcie" (picture), "dostawca logowania" (sign-in provider), "połącz"/"odłącz", "Połączone konta";
+ * /admin: "Administracja", "użytkownik", "zasób" (resource), "zakres" (scope), "klucz podpisywania", "sekret",
+ * "wymień" (rotate a secret), "rotacja" (of a key), "zasada dostępu" (policy), "token".
  */
 import type { Catalog } from '../types'
 

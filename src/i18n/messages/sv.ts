@@ -5,7 +5,9 @@
  * verification), "återställningskod" (recovery code), "konto" (account), "verifieringskod"
  * (authentication code), "autentiseringsapp" (authenticator app), "e-postadress", "administratör",
  * "inställningar" (settings), "webbplats" (site), "tillåt"/"neka" (allow/deny), "bild" (picture),
- * "inloggningstjänst" (sign-in provider), "ansluta"/"koppla från", "Anslutna konton".
+ * "inloggningstjänst" (sign-in provider), "ansluta"/"koppla från", "Anslutna konton"; /admin: "användare",
+ * "resurs", "omfång" (scope), "signeringsnyckel", "hemlighet" (secret), "byt" (rotate a secret), "rotera" (a key),
+ * "åtkomstpolicy" (policy), "token".
  */
 import type { Catalog } from '../types'
 
