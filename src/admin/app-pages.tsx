@@ -7,7 +7,7 @@ import { ButtonForm, CsrfField, Hidden, attr } from '../views/layout'
 import type { FormFields } from '../web/forms'
 import { currentSpeech, t, th } from '../i18n'
 import type { MessageKey } from '../i18n/types'
-import { AdminLayout, type Typed } from './pages'
+import { AdminLayout, type Typed, type Words } from './pages'
 
 // /admin/apps: the list, the create and edit forms, an app's endpoints, a new secret.
 
@@ -27,7 +27,7 @@ const word = (key: MessageKey) => currentSpeech().messages[key].text(undefined)
 
 const KIND_WORDS: Record<string, MessageKey | undefined> = { operator: undefined, metadata: 'admin.apps.kind.metadata', dynamic: 'admin.apps.kind.dynamic' }
 
-export function AppsPage(props: { csrf: string; apps: AppRow[]; groups: string[]; error?: string; notice?: string; typed?: Typed }) {
+export function AppsPage(props: { csrf: string; apps: AppRow[]; groups: string[]; error?: Words; notice?: Words; typed?: Typed }) {
   const typed = props.typed?.form === '/admin/apps' ? props.typed.fields : undefined
   return (
     <AdminLayout title={t('admin.apps.title')} error={props.error} notice={props.notice}>
@@ -230,7 +230,7 @@ function MachineFields(props: { values: AppValues }) {
   )
 }
 
-export function AppPage(props: { csrf: string; app: AppRow; groups: string[]; endpoints: Array<[string, string]>; error?: string; notice?: string; typed?: Typed }) {
+export function AppPage(props: { csrf: string; app: AppRow; groups: string[]; endpoints: Array<[MessageKey, string]>; error?: Words; notice?: Words; typed?: Typed }) {
   const fields = { client_id: props.app.client_id }
   const typed = props.typed?.form === '/admin/apps/update' ? props.typed.fields : undefined
   return (
@@ -288,16 +288,16 @@ function LogoAndLaunch(props: { app: AppRow }) {
  * with a copy button. The buttons are hidden until /assets/copy.js (same origin) shows them:
  * without script the URLs are plain text to select.
  */
-function Endpoints(props: { endpoints: Array<[string, string]> }) {
+function Endpoints(props: { endpoints: Array<[MessageKey, string]> }) {
   return (
     <>
       <h2>{th('admin.apps.endpoints')}</h2>
       <table class="admin endpoints">
         <tbody>
-          {props.endpoints.map(([label, url], i) => (
+          {props.endpoints.map(([key, url], i) => (
             <tr>
               <th scope="row" safe>
-                {label}
+                {word(key)}
               </th>
               <td>
                 <code id={`endpoint-${i}`} safe>
@@ -305,7 +305,7 @@ function Endpoints(props: { endpoints: Array<[string, string]> }) {
                 </code>
               </td>
               <td>
-                <button type="button" class="secondary copy" data-copy={`endpoint-${i}`} aria-label={attr(t('admin.apps.copyLabel', { label }))} hidden>
+                <button type="button" class="secondary copy" data-copy={`endpoint-${i}`} aria-label={attr(t('admin.apps.copyLabel', { label: word(key) }))} hidden>
                   {th('admin.apps.copy')}
                 </button>
               </td>
@@ -319,7 +319,7 @@ function Endpoints(props: { endpoints: Array<[string, string]> }) {
 }
 
 /** A new client secret: shown this once, never stored in the clear. */
-export function SecretPage(props: { clientId: string; name: string; secret: string; endpoints: Array<[string, string]>; notice: string }) {
+export function SecretPage(props: { clientId: string; name: string; secret: string; endpoints: Array<[MessageKey, string]>; notice: string }) {
   return (
     <AdminLayout title={t('admin.apps.title')} notice={props.notice}>
       <h2 safe>{props.name}</h2>

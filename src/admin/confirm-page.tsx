@@ -4,7 +4,7 @@
 import { Html } from '@elysiajs/html'
 import { CsrfField, Hidden, attr } from '../views/layout'
 import type { Confirmation } from './confirm'
-import { AdminLayout } from './pages'
+import { AdminLayout, type Words } from './pages'
 import { raw, t, th } from '../i18n'
 
 /**
@@ -22,7 +22,7 @@ export function ConfirmPage(props: {
   askPassword: boolean
   hasPassword: boolean
   signInAgain: string
-  error?: string
+  error?: Words
 }) {
   const kept = Object.entries(props.fields).filter(([name]) => name !== 'csrf_token' && name !== 'confirm_password' && name !== 'confirmed')
   const what = props.what

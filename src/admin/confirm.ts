@@ -5,6 +5,7 @@ import { canonicalSiteHost } from '../authz/hosts'
 import type { FormFields } from '../web/forms'
 import { field } from './web'
 import { t } from '../i18n'
+import type { Saying } from './pages'
 
 /** Words said when the page renders, in its language (src/i18n: a render speaks one language). */
 export type Words = () => string
@@ -21,7 +22,7 @@ export interface Confirmation {
 }
 
 /** The target is gone (or never was): the section's page says so, nothing is asked. */
-export type Missing = { error: string; status: number }
+export type Missing = { error: Saying; status: number }
 
 export type Confirm = (body: FormFields) => Promise<Confirmation | Missing>
 
@@ -36,8 +37,8 @@ const reach = (apps: number, of: 'users' | 'apps', settings: number) =>
 export function confirmations(ctx: AppContext) {
   const user = async (body: FormFields) => ctx.store.users.findUser(field(body, 'user_id'))
   const app = async (body: FormFields) => findClient(ctx.store, field(body, 'client_id'))
-  const NO_USER: Missing = { error: 'There is no such user.', status: 404 }
-  const NO_APP: Missing = { error: 'There is no such app.', status: 404 }
+  const NO_USER: Missing = { error: { key: 'admin.error.noUser' }, status: 404 }
+  const NO_APP: Missing = { error: { key: 'admin.error.noApp' }, status: 404 }
 
   return {
     async deleteUser(body: FormFields): Promise<Confirmation | Missing> {
@@ -90,7 +91,7 @@ export function confirmations(ctx: AppContext) {
     async deleteGroup(body: FormFields): Promise<Confirmation | Missing> {
       const name = field(body, 'name')
       const group = (await ctx.store.groups.listGroups()).find((g) => g.name === name)
-      if (!group) return { error: 'There is no such group.', status: 404 }
+      if (!group) return { error: { key: 'admin.error.noGroup' }, status: 404 }
       return {
         summary: () => t('admin.confirm.deleteGroup', { name: group.name, leave: t('admin.confirm.membersLeave', { count: group.members.length }) }),
         details: [() => t('admin.confirm.deleteGroupDetail')],
@@ -100,7 +101,7 @@ export function confirmations(ctx: AppContext) {
     async deleteResource(body: FormFields): Promise<Confirmation | Missing> {
       const uri = canonicalResource(field(body, 'uri'))
       const resource = uri ? await ctx.store.resources.findResource(uri) : undefined
-      if (!resource) return { error: 'There is no such resource.', status: 404 }
+      if (!resource) return { error: { key: 'admin.error.noResource' }, status: 404 }
       return {
         summary: () => t('admin.confirm.deleteResource', { name: resource.name, uri: resource.uri }),
         details: [() => t('admin.confirm.deleteResourceDetail')],
@@ -110,7 +111,7 @@ export function confirmations(ctx: AppContext) {
     async deleteSite(body: FormFields): Promise<Confirmation | Missing> {
       const host = canonicalSiteHost(field(body, 'host'))
       const [site] = host ? await ctx.store.sites.findSites([host]) : []
-      if (!site) return { error: 'There is no such site.', status: 404 }
+      if (!site) return { error: { key: 'admin.error.noSite' }, status: 404 }
       return {
         summary: () => t('admin.confirm.deleteSite', { name: site.name, host: site.host }),
         details: [() => t('admin.confirm.deleteSiteDetail'), () => t('admin.confirm.cannotUndo')],

@@ -7,7 +7,7 @@ import type { AuditEvent, GroupView, UserListing } from '../db/store'
 import type { ResourceView } from '../oauth/resources'
 import { ButtonForm, CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
 import type { FormFields } from '../web/forms'
-import { t, th } from '../i18n'
+import { currentSpeech, t, th } from '../i18n'
 import type { MessageKey } from '../i18n/types'
 
 const SECTIONS = [
@@ -21,7 +21,20 @@ const SECTIONS = [
   ['/admin/audit', 'admin.audit.title'],
 ] as const satisfies ReadonlyArray<readonly [string, MessageKey]>
 
-export function AdminLayout(props: { title: string; error?: string; notice?: string; children?: Children }): JSX.Element {
+/**
+ * A message named by its catalog key, said when the page renders (in the admin's language): what
+ * a notice cookie carries across the redirect, and a refusal the code words itself.
+ */
+export interface Saying {
+  key: MessageKey
+  params?: Readonly<Record<string, string | number>>
+}
+/** Words for a page: a Saying, or text already written (an input error in the CLI's words). */
+export type Words = string | Saying
+export const say = (words: Words | undefined): string | undefined => (words === undefined || typeof words === 'string' ? words : currentSpeech().messages[words.key].text(words.params))
+
+export function AdminLayout(props: { title: string; error?: Words; notice?: Words; children?: Children }): JSX.Element {
+  const notice = say(props.notice)
   return (
     <Layout title={t('admin.pageTitle', { title: props.title })} admin>
       <nav class="admin">
@@ -32,10 +45,10 @@ export function AdminLayout(props: { title: string; error?: string; notice?: str
         <a href="/account">{th('admin.yourAccount')}</a>
       </nav>
       <h1 safe>{props.title}</h1>
-      <ErrorNote message={props.error} />
-      {props.notice ? (
+      <ErrorNote message={say(props.error)} />
+      {notice ? (
         <p class="notice" role="status" safe>
-          {props.notice}
+          {notice}
         </p>
       ) : (
         ''
@@ -71,7 +84,7 @@ export function Moment(props: { at: number }): JSX.Element {
 
 export type UserRow = UserListing & { mfa: { totp: boolean; passkeys: number } }
 
-export function UsersPage(props: { csrf: string; users: UserRow[]; query: string; selfId: string; error?: string; notice?: string; invitation?: string; typed?: Typed }) {
+export function UsersPage(props: { csrf: string; users: UserRow[]; query: string; selfId: string; error?: Words; notice?: Words; invitation?: string; typed?: Typed }) {
   const created = typedIn(props.typed, '/admin/users')
   const invited = typedIn(props.typed, '/admin/users/invite')
   return (
@@ -178,7 +191,7 @@ function AdminCheckbox(props: { prefix?: string; checked: boolean }) {
   )
 }
 
-export function GroupsPage(props: { csrf: string; groups: GroupView[]; error?: string; notice?: string; typed?: Typed }) {
+export function GroupsPage(props: { csrf: string; groups: GroupView[]; error?: Words; notice?: Words; typed?: Typed }) {
   const created = typedIn(props.typed, '/admin/groups')
   return (
     <AdminLayout title={t('admin.groups.title')} error={props.error} notice={props.notice}>
@@ -225,7 +238,7 @@ export function GroupsPage(props: { csrf: string; groups: GroupView[]; error?: s
   )
 }
 
-export function ResourcesPage(props: { csrf: string; resources: ResourceView[]; error?: string; notice?: string; typed?: Typed }) {
+export function ResourcesPage(props: { csrf: string; resources: ResourceView[]; error?: Words; notice?: Words; typed?: Typed }) {
   const typed = typedIn(props.typed, '/admin/resources')
   return (
     <AdminLayout title={t('admin.resources.title')} error={props.error} notice={props.notice}>
@@ -290,7 +303,7 @@ export function ResourcesPage(props: { csrf: string; resources: ResourceView[]; 
   )
 }
 
-export function KeysPage(props: { csrf: string; keys: Array<{ kid: string; alg: string; createdAt: number; state: string }>; error?: string; notice?: string }) {
+export function KeysPage(props: { csrf: string; keys: Array<{ kid: string; alg: string; createdAt: number; state: Saying }>; error?: Words; notice?: Words }) {
   return (
     <AdminLayout title={t('admin.keys.title')} error={props.error} notice={props.notice}>
       <table class="admin">
@@ -315,7 +328,7 @@ export function KeysPage(props: { csrf: string; keys: Array<{ kid: string; alg: 
                 <Moment at={k.createdAt} />
               </td>
               <td data-label={attr(t('admin.field.state'))} safe>
-                {k.state}
+                {say(k.state)}
               </td>
             </tr>
           ))}

@@ -4,7 +4,7 @@
 import { Html } from '@elysiajs/html'
 import { POLICIES, type SiteView } from '../authz/sites'
 import { ButtonForm, CsrfField, attr } from '../views/layout'
-import { AdminLayout, typedIn, type Typed } from './pages'
+import { AdminLayout, typedIn, type Typed, type Words } from './pages'
 import { currentSpeech, t, th } from '../i18n'
 import type { MessageKey } from '../i18n/types'
 
@@ -32,7 +32,7 @@ function PolicySelect(props: { id: string; selected: string }): JSX.Element {
  * /admin/sites (SPEC "Protecting apps that speak no OAuth"): the hosts reverse proxies ask about,
  * as `latchkey site list` shows them; a new site, a rule added to one, a site deleted.
  */
-export function SitesPage(props: { csrf: string; sites: SiteView[]; groups: string[]; error?: string; notice?: string; typed?: Typed }) {
+export function SitesPage(props: { csrf: string; sites: SiteView[]; groups: string[]; error?: Words; notice?: Words; typed?: Typed }) {
   const site = typedIn(props.typed, '/admin/sites')
   const rule = typedIn(props.typed, '/admin/sites/rule')
   const typedGroups = new Set(props.typed?.form === '/admin/sites' ? ([] as string[]).concat(props.typed.fields.allowed_groups ?? []) : [])

@@ -18,15 +18,15 @@ const COMPLETE: readonly Locale[] = ['en', 'de', ...((process.env.CATALOG_COMPLE
  * that is the same by nature. Anything else equal to English is an untranslated message.
  */
 const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
-  // "Code", "Administration", "Passkeys", "Passkey", and /admin's "Apps", "Admin", "App", "Name", "Scopes" (OAuth's), "Tokens", "URI", "Administrator", "Callback", "Domains", "Host", and the confirmation's "{lose}, {deleted}" (placeholders only): the German words are these.
-  de: ['device.code', 'account.admin', 'security.passkeysTitle', 'setup.passkeyName', 'admin.apps.title', 'admin.field.admin', 'admin.field.app', 'admin.field.name', 'admin.field.scopes', 'admin.field.tokens', 'admin.field.uri', 'admin.users.administrator', 'admin.providers.callback', 'admin.providers.domains', 'admin.sites.host', 'admin.confirm.reach'],
+  // "Code", "Administration", "Passkeys", "Passkey", and /admin's "Apps", "Admin", "App", "Name", "Scopes" (OAuth's), "Tokens", "URI", "Administrator", "Callback", "Domains", "Host", the confirmation's "{lose}, {deleted}" (placeholders only), and the endpoints' protocol names Discovery, Token, UserInfo, JWKS: the German words are these.
+  de: ['device.code', 'account.admin', 'security.passkeysTitle', 'setup.passkeyName', 'admin.apps.title', 'admin.field.admin', 'admin.field.app', 'admin.field.name', 'admin.field.scopes', 'admin.field.tokens', 'admin.field.uri', 'admin.users.administrator', 'admin.providers.callback', 'admin.providers.domains', 'admin.sites.host', 'admin.confirm.reach', 'admin.endpoint.discovery', 'admin.endpoint.token', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
   // Dutch: "Conflict" (HTTP 409), "Code", and /admin's "Apps", "Sites", "Resources" (Microsoft's Dutch word), "App",
-  // "Scopes" (OAuth's), "Tokens", "URI", "Type", "Host", "Site": the Dutch words are these; "{lose}, {deleted}" is placeholders only.
-  nl: ['error.status.409', 'device.code', 'admin.apps.title', 'admin.sites.title', 'admin.resources.title', 'admin.field.app', 'admin.field.scopes', 'admin.field.tokens', 'admin.field.uri', 'admin.apps.type', 'admin.sites.host', 'admin.sites.site', 'admin.confirm.reach'],
-  // Polish: "Administrator", "URI": the Polish words are these; "{lose}, {deleted}" is placeholders only.
-  pl: ['admin.users.administrator', 'admin.field.uri', 'admin.confirm.reach'],
-  // Swedish: "Administration", and /admin's "App", "Tokens", "URI": the Swedish words are these; "{lose}, {deleted}" is placeholders only.
-  sv: ['account.admin', 'admin.field.app', 'admin.field.tokens', 'admin.field.uri', 'admin.confirm.reach'],
+  // "Scopes" (OAuth's), "Tokens", "URI", "Type", "Host", "Site", and the endpoints "Token", "UserInfo", "JWKS" (OpenID Connect's names): the Dutch words are these; "{lose}, {deleted}" is placeholders only.
+  nl: ['error.status.409', 'device.code', 'admin.apps.title', 'admin.sites.title', 'admin.resources.title', 'admin.field.app', 'admin.field.scopes', 'admin.field.tokens', 'admin.field.uri', 'admin.apps.type', 'admin.sites.host', 'admin.sites.site', 'admin.confirm.reach', 'admin.endpoint.token', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
+  // Polish: "Administrator", "URI", and the endpoints "Token", "UserInfo", "JWKS" (OpenID Connect's names): the Polish words are these; "{lose}, {deleted}" is placeholders only.
+  pl: ['admin.users.administrator', 'admin.field.uri', 'admin.confirm.reach', 'admin.endpoint.token', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
+  // Swedish: "Administration", and /admin's "App", "Tokens", "URI", and the endpoints "Token", "UserInfo", "JWKS" (OpenID Connect's names): the Swedish words are these; "{lose}, {deleted}" is placeholders only.
+  sv: ['account.admin', 'admin.field.app', 'admin.field.tokens', 'admin.field.uri', 'admin.confirm.reach', 'admin.endpoint.token', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
 }
 
 type Message = string | Plural
