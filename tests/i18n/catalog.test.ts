@@ -28,6 +28,13 @@ const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
   it: ['signIn.password', 'security.passwordTitle', 'activity.method.password', 'activity.method.passkey', 'setup.passkeyName', 'admin.field.uri', 'admin.field.app', 'admin.users.password', 'admin.no', 'admin.confirm.reach', 'admin.endpoint.token', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
   // /admin's "Apps", "App", "Sites", "Site", "URI", "Tokens", and the confirmation's "{lose}, {deleted}" (placeholders only), and the endpoints' protocol names Token, UserInfo, JWKS: the Brazilian Portuguese words are these.
   'pt-BR': ['admin.apps.title', 'admin.field.app', 'admin.sites.title', 'admin.sites.site', 'admin.field.uri', 'admin.field.tokens', 'admin.confirm.reach', 'admin.endpoint.token', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
+  // Dutch: "Conflict" (HTTP 409), "Code", and /admin's "Apps", "Sites", "Resources" (Microsoft's Dutch word), "App",
+  // "Scopes" (OAuth's), "Tokens", "URI", "Type", "Host", "Site", and the endpoints "Token", "UserInfo", "JWKS" (OpenID Connect's names): the Dutch words are these; "{lose}, {deleted}" is placeholders only.
+  nl: ['error.status.409', 'device.code', 'admin.apps.title', 'admin.sites.title', 'admin.resources.title', 'admin.field.app', 'admin.field.scopes', 'admin.field.tokens', 'admin.field.uri', 'admin.apps.type', 'admin.sites.host', 'admin.sites.site', 'admin.confirm.reach', 'admin.endpoint.token', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
+  // Polish: "Administrator", "URI", and the endpoints "Token", "UserInfo", "JWKS" (OpenID Connect's names): the Polish words are these; "{lose}, {deleted}" is placeholders only.
+  pl: ['admin.users.administrator', 'admin.field.uri', 'admin.confirm.reach', 'admin.endpoint.token', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
+  // Swedish: "Administration", and /admin's "App", "Tokens", "URI", and the endpoints "Token", "UserInfo", "JWKS" (OpenID Connect's names): the Swedish words are these; "{lose}, {deleted}" is placeholders only.
+  sv: ['account.admin', 'admin.field.app', 'admin.field.tokens', 'admin.field.uri', 'admin.confirm.reach', 'admin.endpoint.token', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
 }
 
 type Message = string | Plural
