@@ -347,7 +347,7 @@ export default {
   'security.passkeyName': 'パスキーの名前',
   'security.passkeyNameExample': '例: ノートパソコン',
   'security.addPasskey': 'パスキーを追加',
-  'totp.intro': '認証アプリでこのコードをスキャンするか、下のキーを認証アプリに入力してください。',
+  'totp.intro': '認証アプリでこの QR コードをスキャンするか、下のキーを認証アプリに入力してください。',
   'totp.code': '認証コード',
   'totp.turnOn': 'オンにする',
   'recovery.title': '回復コード',
