@@ -182,7 +182,7 @@ export default {
   'device.invalid': 'そのコードは無効か、有効期限が切れています。デバイスに表示されているコードをご確認ください。',
   'device.wantsAccount': 'デバイス上の {app} があなたのアカウントへのアクセスを求めています',
   'device.wantsResource': 'デバイス上の {app} が {resource} へのアクセスを求めています',
-  'device.requested': '{when}に IP アドレス {address} からリクエストされました。',
+  'device.requested': '{when} に IP アドレス {address} からリクエストされました。',
   'device.warning': 'ご自身で開始した操作で、そのデバイスが手元にある場合のみ続行してください。',
   'device.connected': 'デバイスを接続しました',
   'device.denied': 'アクセスが拒否されました',

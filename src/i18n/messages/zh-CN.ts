@@ -91,7 +91,7 @@ export default {
   'error.status.500': '出了点问题',
 
   // Sign-in and sign-up (/login, /signup).
-  'signIn.continueTo': '以继续使用 {app}',
+  'signIn.continueTo': '继续前往 {app}',
   'signIn.title': '登录',
   'signIn.email': '电子邮件地址',
   'signIn.password': '密码',
