@@ -218,7 +218,7 @@ export default {
   'account.noActivity': 'لا يوجد نشاط حديث.',
   'account.activityFrom': 'من {address}',
   'account.signOut': 'تسجيل الخروج',
-  'account.signOutEverywhere': 'تسجيل الخروج من كل مكان',
+  'account.signOutEverywhere': 'تسجيل الخروج من كل الأجهزة',
   'account.language.title': 'اللغة والمنطقة الزمنية',
   'account.language.language': 'اللغة',
   'account.language.automatic': 'تلقائي (لغة متصفحك)',
@@ -318,14 +318,14 @@ export default {
   'deleteData.submit': 'حذف البيانات',
 
   // /account: where you're signed in.
-  'sessions.title': 'الأماكن التي سجّلت الدخول فيها',
+  'sessions.title': 'الأجهزة التي سجّلت الدخول عليها',
   'sessions.thisDevice': 'هذا الجهاز',
   'sessions.unknownAddress': 'عنوان غير معروف',
   'sessions.times': 'تسجيل الدخول: {signedIn} · آخر نشاط: {lastActive}',
   'sessions.signOut': 'تسجيل الخروج',
   'sessions.signOutDevice': 'تسجيل الخروج من {device}',
   'sessions.signOutThisDevice': 'تسجيل الخروج من {device} (هذا الجهاز)',
-  'sessions.signOutOthers': 'تسجيل الخروج من كل مكان آخر',
+  'sessions.signOutOthers': 'تسجيل الخروج من كل الأجهزة الأخرى',
 
   // /account: passkeys, two-step verification, password.
   'security.twoStepTitle': 'التحقق بخطوتين',

@@ -161,7 +161,7 @@ export default {
   'consent.wantsAccount': '{app} があなたのアカウントへのアクセスを求めています',
   'consent.wantsResource': '{app} が {resource} へのアクセスを求めています',
   'consent.signedInAs': '{name}（{email}）としてログイン中',
-  'consent.notYou': 'ご本人でない場合',
+  'consent.notYou': 'ご本人ではありませんか？',
   'consent.willBeAble': '許可すると、このアプリは次のことができるようになります:',
   'consent.revokeLater': 'アクセスはアカウントページからいつでも取り消せます。',
   'consent.deniedTitle': 'アクセスが拒否されました',
@@ -214,7 +214,7 @@ export default {
   'account.noActivity': '最近のアクティビティはありません。',
   'account.activityFrom': '{address} から',
   'account.signOut': 'ログアウト',
-  'account.signOutEverywhere': 'すべての場所からログアウト',
+  'account.signOutEverywhere': 'すべてのデバイスからログアウト',
   'account.language.title': '言語とタイムゾーン',
   'account.language.language': '言語',
   'account.language.automatic': '自動（ブラウザの言語）',
@@ -321,7 +321,7 @@ export default {
   'sessions.signOut': 'ログアウト',
   'sessions.signOutDevice': '{device} からログアウト',
   'sessions.signOutThisDevice': '{device}（このデバイス）からログアウト',
-  'sessions.signOutOthers': '他のすべての場所からログアウト',
+  'sessions.signOutOthers': '他のすべてのデバイスからログアウト',
 
   // /account: passkeys, two-step verification, password.
   'security.twoStepTitle': '2段階認証',

@@ -214,7 +214,7 @@ export default {
   'account.noActivity': '没有近期活动。',
   'account.activityFrom': '来自 {address}',
   'account.signOut': '退出登录',
-  'account.signOutEverywhere': '在所有位置退出登录',
+  'account.signOutEverywhere': '在所有设备上退出登录',
   'account.language.title': '语言和时区',
   'account.language.language': '语言',
   'account.language.automatic': '自动（浏览器语言）',
@@ -314,14 +314,14 @@ export default {
   'deleteData.submit': '删除数据',
 
   // /account: where you're signed in.
-  'sessions.title': '您的登录位置',
+  'sessions.title': '您已登录的设备',
   'sessions.thisDevice': '此设备',
   'sessions.unknownAddress': '未知地址',
   'sessions.times': '登录于 {signedIn} · 上次活动 {lastActive}',
   'sessions.signOut': '退出登录',
   'sessions.signOutDevice': '在 {device} 上退出登录',
   'sessions.signOutThisDevice': '在 {device}（此设备）上退出登录',
-  'sessions.signOutOthers': '在其他所有位置退出登录',
+  'sessions.signOutOthers': '在其他所有设备上退出登录',
 
   // /account: passkeys, two-step verification, password.
   'security.twoStepTitle': '两步验证',
