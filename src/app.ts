@@ -22,9 +22,12 @@ import { docsRoutes } from './docs'
 import { adminRoutes } from './admin'
 import { setupRoutes } from './admin/setup'
 import { authzRoutes } from './authz'
+import { providerRoutes } from './providers'
 import { languageRoutes } from './i18n/routes'
 import { createRequestGuard } from './web/request-guard'
-import appCss from './views/app.css' with { type: 'text' }
+import { brandFavicon, brandRoutes } from './brand/routes'
+import { withBrand } from './brand'
+import { clientLogoRoutes } from './oauth/client-logo'
 import faviconSvg from './views/favicon.svg' with { type: 'text' }
 import passkeysJs from './views/scripts/passkeys.js' with { type: 'text' }
 import copyJs from './views/scripts/copy.js' with { type: 'text' }
@@ -47,6 +50,11 @@ const favicon = () =>
       ...NOSNIFF,
     },
   })
+
+/** Whether an absolute URL's path is under /api/, without parsing it. */
+function isApiPath(url: string): boolean {
+  return url.startsWith('/api/', url.indexOf('/', url.indexOf('//') + 2))
+}
 
 const patternOf = (path: string) => new RegExp('^' + path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*') + '$')
 
@@ -101,9 +109,10 @@ export function createApp(ctx: AppContext) {
     .options('/api/*', () => new Response(null, { status: 204, headers: CORS_PREFLIGHT_HEADERS }))
     .use(docsRoutes(ctx.config, () => self.app!))
     .get('/healthz', () => healthAnswer(ctx), { detail: { tags: ['Operations'], summary: 'Health: 200 after a database round trip, 503 otherwise' } })
-    .get('/assets/app.css', () => asset(appCss, 'text/css'))
+    .use(brandRoutes(ctx.brand))
+    .use(clientLogoRoutes(ctx))
     .get('/favicon.svg', favicon)
-    .get('/favicon.ico', favicon)
+    .get('/favicon.ico', () => brandFavicon(ctx.brand) ?? favicon())
     .get('/assets/webauthn.js', () => asset(webauthnJs, 'text/javascript'))
     .get('/assets/passkeys.js', () => asset(passkeysJs, 'text/javascript'))
     .get('/assets/copy.js', () => asset(copyJs, 'text/javascript'))
@@ -125,8 +134,14 @@ export function createApp(ctx: AppContext) {
     .use(settingsRoutes(ctx))
     .use(settingsStreamRoutes(ctx))
     .use(authzRoutes(ctx))
+    .use(providerRoutes(ctx))
     .use(languageRoutes(ctx))
   self.app = app
+  // Pages and error pages are made with this app's brand (src/brand). /api/* answers JSON (its one
+  // page, forward-auth's "Access denied", takes the brand itself): outside the brand's async
+  // context it keeps its speed (measured in-process: userinfo 6.0 → 6.4 CPU µs/req inside it).
+  const handle = app.handle
+  app.handle = (request: Request) => (isApiPath(request.url) ? handle(request) : withBrand(ctx.brand, () => handle(request)))
   return app
 }
 

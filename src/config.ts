@@ -1,6 +1,7 @@
 /** Environment → typed configuration, validated once at start (SPEC "Configuration"). */
 import { LOCALES, type Locale } from './i18n/locales'
 import { parseTrustedProxies, type TrustedProxies } from './web/client-address'
+import { BrandError, brandFrom, type BrandConfig } from './brand/config'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 
@@ -12,6 +13,8 @@ export interface Config {
   databasePoolSize: number
   issuer: string
   signup: 'open' | 'closed'
+  /** SIGNUP=domain:…: sign-up only for addresses at these domains (lower case), verified by mail; empty: any address. */
+  signupDomains: string[]
   codeTtl: number
   accessTokenTtl: number
   refreshTokenTtl: number
@@ -56,8 +59,12 @@ export interface Config {
   sessionIdleTtl: number
   /** "New sign-in to your account" for a browser that has not signed in to the account before (needs SMTP_URL). */
   newDeviceEmail: boolean
+  /** Seconds before a failed back-channel logout is tried again, doubling each time up to 10 minutes. */
+  backchannelLogoutRetry: number
   /** Where GET /metrics listens (a listener of its own); null: off. */
   metricsAddress: { host: string; port: number } | null
+  /** BRAND_*: the operator's name, logos, favicon, colour and stylesheet, files read and checked. */
+  brand: BrandConfig
   /** The language when nothing else decides (SPEC "Brand and language"). */
   defaultLocale: Locale
 }
@@ -162,13 +169,14 @@ export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535)
   const host = env.HOST || '0.0.0.0'
   const issuer = issuerFrom(env, port)
+  const brand = brandOf(env)
   return {
     port,
     host,
     databaseUrl: databaseUrlFrom(env),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     issuer,
-    signup: oneOf(env, 'SIGNUP', 'closed', ['open', 'closed'] as const),
+    ...signupFrom(env),
     codeTtl: integer(env, 'CODE_TTL', 60, 1, 3600),
     accessTokenTtl: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 31_536_000),
     refreshTokenTtl: integer(env, 'REFRESH_TOKEN_TTL', 2_592_000, 60, 315_360_000),
@@ -183,7 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', ['debug', 'info', 'warn', 'error'] as const),
     secureCookies: issuer.startsWith('https://'),
     passkeys: passkeysFor(issuer),
-    ...mailFrom(env, issuer),
+    ...mailFrom(env, issuer, brand.name, signupFrom(env).signupDomains.length > 0),
     clientIdMetadataDocuments: oneOf(env, 'CLIENT_ID_METADATA_DOCUMENTS', 'on', ['on', 'off'] as const) === 'on',
     clientIdMetadataAllowHosts: allowHostsFrom(env),
     dynamicRegistration: oneOf(env, 'DYNAMIC_REGISTRATION', 'off', ['off', 'open', 'token'] as const),
@@ -193,8 +201,24 @@ export function loadConfig(env: Env = process.env): Config {
     auditDays: integer(env, 'AUDIT_DAYS', 90, 1, 36_500),
     ...sessionTtls(env),
     newDeviceEmail: oneOf(env, 'NEW_DEVICE_EMAIL', 'on', ['on', 'off'] as const) === 'on',
+    backchannelLogoutRetry: integer(env, 'BACKCHANNEL_LOGOUT_RETRY', 30, 1, 600),
+    brand,
     defaultLocale: oneOf(env, 'DEFAULT_LOCALE', 'en', LOCALES),
   }
+}
+
+function brandOf(env: Env): BrandConfig {
+  try {
+    return brandFrom(env)
+  } catch (error) {
+    if (error instanceof BrandError) throw new ConfigError(error.variable, error.message)
+    throw error
+  }
+}
+
+/** RFC 5322 §3.2.5: a display name of atoms as it is, anything else a quoted string. */
+export function displayName(name: string): string {
+  return /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~ ]+$/.test(name) && !/^ | $/.test(name) ? name : `"${name.replace(/[\\"]/g, '\\$&')}"`
 }
 
 /**
@@ -224,7 +248,26 @@ function allowHostsFrom(env: Env): string[] {
   return hosts
 }
 
-function mailFrom(env: Env, issuer: string): Pick<Config, 'smtpUrl' | 'mailFrom' | 'emailVerification'> {
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/
+
+/** SIGNUP (SPEC): closed (the default: a new server is closed to strangers), open, or domain:a.example[,b.example]. */
+function signupFrom(env: Env): Pick<Config, 'signup' | 'signupDomains'> {
+  const raw = (env.SIGNUP ?? '').trim()
+  if (raw === '' || raw === 'closed') return { signup: 'closed', signupDomains: [] }
+  if (raw === 'open') return { signup: 'open', signupDomains: [] }
+  if (!raw.startsWith('domain:')) throw new ConfigError('SIGNUP', `must be closed, open or domain:DOMAIN[,DOMAIN…], got "${raw}"`)
+  const domains = raw.slice('domain:'.length).split(',').map((d) => d.trim().toLowerCase()).filter(Boolean)
+  if (domains.length === 0) throw new ConfigError('SIGNUP', 'domain: needs one or more domains, like domain:example.com,example.org')
+  const bad = domains.find((d) => !DOMAIN.test(d))
+  if (bad !== undefined) throw new ConfigError('SIGNUP', `"${bad}" is not a domain name`)
+  return { signup: 'open', signupDomains: [...new Set(domains)] }
+}
+
+/**
+ * Mail, and whether an address must be verified. SIGNUP=domain:… opens sign-up to addresses of
+ * those domains only, which means proven ones: verification is required with it, so it needs mail.
+ */
+function mailFrom(env: Env, issuer: string, brandName: string, domainSignup: boolean): Pick<Config, 'smtpUrl' | 'mailFrom' | 'emailVerification'> {
   const raw = env.SMTP_URL || null
   if (raw !== null) {
     let url: URL | undefined
@@ -234,10 +277,14 @@ function mailFrom(env: Env, issuer: string): Pick<Config, 'smtpUrl' | 'mailFrom'
     if (!url || !['smtp:', 'smtps:'].includes(url.protocol) || !url.hostname)
       throw new ConfigError('SMTP_URL', `must be smtp://user:pass@host:port or smtps://…, got "${redactUrl(raw)}"`)
   }
-  const from = env.MAIL_FROM || `Latchkey <no-reply@${new URL(issuer).hostname}>`
+  // MAIL_FROM as a bare address takes the brand's name as its display name (SPEC "Brand and language").
+  const address = env.MAIL_FROM || `no-reply@${new URL(issuer).hostname}`
+  const from = address.includes('<') ? address : `${displayName(brandName)} <${address.trim()}>`
   // A sender is one header line: no CR, LF or other control characters (header injection).
   if (/[\u0000-\u001f\u007f]/.test(from) || !/@/.test(from)) throw new ConfigError('MAIL_FROM', 'must be an address like "Name <user@host>" on one line')
-  const emailVerification = oneOf(env, 'EMAIL_VERIFICATION', 'optional', ['optional', 'required'] as const)
+  const emailVerification = oneOf(env, 'EMAIL_VERIFICATION', domainSignup ? 'required' : 'optional', ['optional', 'required'] as const)
+  if (domainSignup && emailVerification === 'optional') throw new ConfigError('SIGNUP', 'domain:… signs up verified addresses only: EMAIL_VERIFICATION=optional contradicts it')
+  if (domainSignup && raw === null) throw new ConfigError('SIGNUP', 'domain:… signs up verified addresses only: it needs SMTP_URL (the links are sent by mail)')
   if (emailVerification === 'required' && raw === null) throw new ConfigError('EMAIL_VERIFICATION', 'required needs SMTP_URL (the links are sent by mail)')
   return { smtpUrl: raw, mailFrom: from, emailVerification }
 }

@@ -15,6 +15,7 @@ import { SettingsHub } from './settings/hub'
 import { Metrics } from './metrics'
 import { AuditLog } from './audit'
 import { SessionActivity } from './accounts/session-activity'
+import { makeBrand, type Brand } from './brand'
 
 /** What every feature of the app is built from; made once by `createContext`. */
 export interface AppContext {
@@ -44,6 +45,8 @@ export interface AppContext {
   csrfKey: string
   /** The server's key for secrets it must read back (TOTP seeds), shared the same way. */
   sealKey: SealKey
+  /** The operator's brand (BRAND_*), as pages show it. */
+  brand: Brand
 }
 
 export interface AppDeps {
@@ -93,5 +96,6 @@ export async function createContext(deps: AppDeps): Promise<AppContext> {
     sessionActivity,
     csrfKey,
     sealKey: await sealKeyFrom(sealSecret),
+    brand: makeBrand(deps.config.brand, log),
   }
 }

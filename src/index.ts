@@ -10,6 +10,7 @@ import { keysCommands } from './cli/keys'
 import { resourceCommands } from './cli/resource'
 import { groupCommands } from './cli/group'
 import { siteCommands } from './cli/site'
+import { providerCommands } from './cli/provider'
 import { applyCommand, exportCommand } from './cli/apply'
 import { auditCommand } from './cli/audit'
 import { setupLinkCommand } from './cli/setup'
@@ -28,6 +29,7 @@ const COMMANDS: Entry[] = [
   groupCommands,
   resourceCommands,
   siteCommands,
+  providerCommands,
   keysCommands,
   applyCommand,
   exportCommand,

@@ -1,4 +1,4 @@
-export type SignInMethod = 'password' | 'passkey' | 'two_step' | 'recovery_code'
+export type SignInMethod = 'password' | 'passkey' | 'two_step' | 'recovery_code' | 'provider'
 export type SignInResult = 'success' | 'failure' | 'throttled'
 
 type PromClient = typeof import('prom-client')

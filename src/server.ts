@@ -1,4 +1,5 @@
 import type { Server } from 'bun'
+import { DEVICE_COOKIE_SECONDS } from './accounts/device-cookie'
 import { FORGET_AFTER_MS } from './accounts/throttle'
 import type { App } from './app'
 import { createContext } from './context'
@@ -11,7 +12,7 @@ import { createLogger, nextRequestId, requestIds, type Logger } from './lib/log'
 import { MAIL_KEPT_MS, Outbox, smtpTransport } from './mail/outbox'
 import { BackchannelLogout } from './oidc/backchannel-logout'
 import { DYNAMIC_CLIENT_UNUSED_MS } from './oauth/dynamic-clients'
-import { clientAddressFrom, setPeerResolver } from './web/client-address'
+import { clientAddressFrom, peerAddresses, setPeerResolver } from './web/client-address'
 import { createRequestGuard, pathOf } from './web/request-guard'
 
 const PURGE_EVERY_MS = 60_000
@@ -116,7 +117,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
           const ms = Math.round((performance.now() - started) * 100) / 100
           // The id an error answer gave the request, else a new one: no WeakMap entry per request.
           const id = requestIds.get(request) ?? nextRequestId()
-          log.request(request.method, path, response.status, ms, id, clientAddressFrom(server.requestIP(received)?.address, request, config.trustedProxies))
+          log.request(request.method, path, response.status, ms, id, clientAddressFrom(peerAddresses.get(request) ?? server.requestIP(received)?.address, request, config.trustedProxies))
         }
         return response
       },
@@ -134,7 +135,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   // still revoke it (RFC 6749 §4.1.2).
   const purge = setInterval(() => {
     store
-      .purgeExpired(ctx.clock.now(), { usedCodes: config.accessTokenTtl * 1000, throttle: FORGET_AFTER_MS, refreshGrace: config.refreshTokenReuseGrace * 1000, retiredKeys: config.accessTokenTtl * 1000, mail: MAIL_KEPT_MS, sessionIdle: config.sessionIdleTtl * 1000, settingChanges: config.settingsChangesDays * 86_400_000, audit: config.auditDays * 86_400_000 })
+      .purgeExpired(ctx.clock.now(), { usedCodes: config.accessTokenTtl * 1000, throttle: FORGET_AFTER_MS, refreshGrace: config.refreshTokenReuseGrace * 1000, retiredKeys: config.accessTokenTtl * 1000, mail: MAIL_KEPT_MS, sessionIdle: config.sessionIdleTtl * 1000, settingChanges: config.settingsChangesDays * 86_400_000, audit: config.auditDays * 86_400_000, devices: DEVICE_COOKIE_SECONDS * 1000 })
       // Nothing cached needs forgetting: an expired token is refused by its cached expiry.
       .then((removed) => {
         if (removed) log.debug('purged', { removed })

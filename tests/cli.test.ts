@@ -130,6 +130,17 @@ describe('latchkey CLI', () => {
     expect(list).toEqual([{ ...body, disabled: false, mfa: { totp: false, passkeys: 0 } }])
   })
 
+  test('user list names an uploaded picture by its ISSUER URL, as apps get it', () => {
+    const db = new Database(dbPath)
+    try {
+      db.run("UPDATE users SET avatar_url = '/avatars/' || id || '?v=abc' WHERE id = ?", [userId])
+      expect(JSON.parse(cli(['user', 'list', '--json'], undefined, { ISSUER: 'https://id.example' }).out)[0].avatar_url).toBe(`https://id.example/avatars/${userId}?v=abc`)
+    } finally {
+      db.run("UPDATE users SET avatar_url = 'https://img.example/a.png' WHERE id = ?", [userId])
+      db.close()
+    }
+  })
+
   test('client create --require-mfa, and client update ID --require-mfa true|false', () => {
     const made = JSON.parse(cli(['client', 'create', '--name', 'Vault', '--redirect-uri', 'https://v.example/cb', '--require-mfa']).out)
     expect(made.require_mfa).toBe(true)

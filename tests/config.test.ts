@@ -2,6 +2,19 @@ import { describe, expect, test } from 'bun:test'
 import { ConfigError, loadConfig, redactDatabaseText, redactUrl } from '../src/config'
 
 describe('configuration', () => {
+  test('SIGNUP: closed, open, or domain:… (open to verified addresses at those domains: needs mail, makes verification required)', () => {
+    expect(loadConfig({ SIGNUP: 'open' })).toMatchObject({ signup: 'open', signupDomains: [], emailVerification: 'optional' })
+    expect(loadConfig({ SIGNUP: 'domain:Example.com, example.org', SMTP_URL: 'smtp://mail.example.com:25' })).toMatchObject({ signup: 'open', signupDomains: ['example.com', 'example.org'], emailVerification: 'required' })
+    const refused: Array<[Record<string, string>, string]> = [
+      [{ SIGNUP: 'domain:example.com' }, 'SIGNUP: domain:… signs up verified addresses only: it needs SMTP_URL (the links are sent by mail)'],
+      [{ SIGNUP: 'domain:example.com', SMTP_URL: 'smtp://m.example:25', EMAIL_VERIFICATION: 'optional' }, 'SIGNUP: domain:… signs up verified addresses only: EMAIL_VERIFICATION=optional contradicts it'],
+      [{ SIGNUP: 'domain:', SMTP_URL: 'smtp://m.example:25' }, 'SIGNUP: domain: needs one or more domains, like domain:example.com,example.org'],
+      [{ SIGNUP: 'domain:exa mple.com', SMTP_URL: 'smtp://m.example:25' }, 'SIGNUP: "exa mple.com" is not a domain name'],
+      [{ SIGNUP: 'everyone' }, 'SIGNUP: must be closed, open or domain:DOMAIN[,DOMAIN…], got "everyone"'],
+    ]
+    for (const [env, message] of refused) expect(() => loadConfig(env)).toThrow(message)
+  })
+
   test('defaults per SPEC', () => {
     expect(loadConfig({})).toEqual({
       port: 3000,
@@ -10,6 +23,7 @@ describe('configuration', () => {
       databasePoolSize: 10,
       issuer: 'http://localhost:3000',
       signup: 'closed',
+      signupDomains: [],
       codeTtl: 60,
       accessTokenTtl: 3600,
       refreshTokenTtl: 2_592_000,
@@ -37,6 +51,8 @@ describe('configuration', () => {
       sessionTtl: 2_592_000,
       sessionIdleTtl: 604_800,
       newDeviceEmail: true,
+      backchannelLogoutRetry: 30,
+      brand: { name: 'Latchkey', logo: null, logoDark: null, favicon: null, color: null, css: null },
       defaultLocale: 'en',
     })
   })

@@ -3,7 +3,8 @@
  *
  * 1. Provisions what the tests need — Chromium (browser tests), PostgreSQL (the second engine),
  *    haproxy (several instances behind a load balancer), curl (the README's examples), openssl (the
- *    test mail server's certificate), dovecot-imapd (a mail server introspecting tokens) — from
+ *    test mail server's certificate), dovecot-imapd (a mail server introspecting tokens), Python's
+ *    Authlib (python3-authlib, python3-requests: a client library of another language) — from
  *    Debian's packages when running as root; otherwise it stops at once with the apt-get line.
  * 2. Runs `bun test` on SQLite, then again on a throwaway PostgreSQL cluster made by
  *    pg_virtualenv, with LATCHKEY_TEST_DATABASE_URL pointing at it.
@@ -23,6 +24,9 @@ const PACKAGES: Array<[pkg: string, present: () => boolean]> = [
   ['dovecot-imapd', () => existsSync('/usr/sbin/dovecot') && existsSync('/usr/lib/dovecot/imap')],
   ['nginx', () => existsSync('/usr/sbin/nginx')],
   ['caddy', () => existsSync('/usr/bin/caddy')],
+  // Python's Authlib (and the requests it uses) for the machines e2e tests, run with /usr/bin/python3.
+  ['python3-authlib', () => existsSync('/usr/lib/python3/dist-packages/authlib')],
+  ['python3-requests', () => existsSync('/usr/lib/python3/dist-packages/requests')],
 ]
 
 function provision(): void {

@@ -10,6 +10,7 @@ import { forbidden } from './sign-in'
 import { DeleteDataPage } from './profile-pages'
 import { accountPage } from './security'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from './web'
+import { toUserView } from './users'
 import { t as msg } from '../i18n'
 import { speechOf } from '../i18n/request'
 
@@ -50,7 +51,7 @@ export function dataRoutes(ctx: AppContext) {
           return download({ app, settings: mine.map(settingOut) }, `latchkey-settings-${query.client_id.replace(/[^A-Za-z0-9]/g, '-').slice(0, 64)}.json`)
         }
         const ids = [...new Set([...apps.map((a) => a.clientId), ...settings.map((s) => s.clientId)])]
-        const profile = { id: user.id, email: user.email, email_verified: user.emailVerified, full_name: user.fullName, avatar_url: user.avatarUrl }
+        const profile = { id: user.id, email: user.email, email_verified: user.emailVerified, full_name: user.fullName, avatar_url: toUserView(user, ctx.config.issuer).avatar_url }
         const all = ids.map((clientId) => ({
           client_id: clientId,
           name: names.get(clientId) ?? clientId,

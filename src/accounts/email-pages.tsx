@@ -180,9 +180,10 @@ export const VERIFY_SIGN_IN_NOTE = () => t('email.verifySignInNote')
 
 /** After a reset link recovered an unverified account (SPEC "Recovery"): the password is set, and this is what was removed. */
 export function RecoveredPage(props: { removed: RecoveryRemoved }) {
-  const { passkeys, totp, recoveryCodes, apps, sessions } = props.removed
+  const { passkeys, totp, recoveryCodes, apps, sessions, identities } = props.removed
   const items = [
     ...passkeys.map((name) => t('reset.removedPasskey', { name })),
+    ...identities.map((i) => (i.email ? t('reset.removedIdentity', { provider: i.provider, email: i.email }) : t('reset.removedIdentityNoEmail', { provider: i.provider }))),
     ...(totp ? [t('reset.removedTotp')] : []),
     ...(recoveryCodes ? [t('reset.removedCodes', { count: recoveryCodes })] : []),
     ...apps.map((name) => t('reset.removedApp', { name })),

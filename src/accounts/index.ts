@@ -7,6 +7,7 @@ import { revokeAccess } from '../oauth/consents'
 import { seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { avatarSvg } from './avatar'
+import { avatarRoutes, uploadedAvatar } from './avatar-routes'
 import { CsrfForm, RevokeForm } from './model'
 import { cookieNames, deleteSessionsOf } from './sessions'
 import { dataRoutes } from './data'
@@ -34,6 +35,8 @@ function avatarViewer(ctx: AppContext) {
   }
 }
 
+const USER_ID = /^[0-9a-f-]{36}$/
+
 export function accountRoutes(ctx: AppContext) {
   const secure = ctx.config.secureCookies
   const names = cookieNames(secure)
@@ -45,6 +48,7 @@ export function accountRoutes(ctx: AppContext) {
     .use(signInExitRoutes(ctx))
     .use(securityRoutes(ctx))
     .use(profileRoutes(ctx))
+    .use(avatarRoutes(ctx))
     .use(emailRoutes(ctx))
     .use(emailChangeRoutes(ctx))
     .use(dataRoutes(ctx))
@@ -80,6 +84,9 @@ export function accountRoutes(ctx: AppContext) {
       // A name's initials are the user's data: for a signed-in browser, or an app holding a
       // token with `profile` (the scope that hands out avatar_url).
       if (!(await mayViewAvatars(request))) throw new PageError(401, 'error.signInToSee')
+      // /avatars/<user id>: an uploaded picture; /avatars/<user id>.svg: the initials.
+      const uploaded = USER_ID.test(params.file) ? await uploadedAvatar(ctx, params.file, request) : undefined
+      if (uploaded) return uploaded
       const svg = await avatarSvg(ctx.store, params.file)
       if (!svg) throw new PageError(404, 'error.noPicture')
       return new Response(svg, {

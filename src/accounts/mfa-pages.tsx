@@ -89,7 +89,7 @@ export function SecuritySections(props: { csrf: string; state: SecurityState }) 
         </form>
       )}
       <h2>{th('security.passwordTitle')}</h2>
-      {state.hasPassword ? <ChangePasswordForm csrf={csrf} /> : ''}
+      <ChangePasswordForm csrf={csrf} hasPassword={state.hasPassword} passkeys={state.passkeysOn && state.passkeys.length > 0} />
       {state.hasPassword ? (
         state.passkeys.length > 0 ? (
           <form method="post" action="/account/password/remove">
@@ -103,15 +103,7 @@ export function SecuritySections(props: { csrf: string; state: SecurityState }) 
           <p class="muted">{th('security.withPassword')}</p>
         )
       ) : (
-        <form method="post" action="/account/password">
-          <p class="muted">{th('security.passkeyOnly')}</p>
-          <CsrfField token={csrf} />
-          <label for="new-password">{th('password.new')}</label>
-          <input id="new-password" name="password" type="password" autocomplete="new-password" required minlength={String(PASSWORD_MIN)} maxlength={String(PASSWORD_MAX)} />
-          <div class="actions">
-            <button type="submit">{th('security.setPassword')}</button>
-          </div>
-        </form>
+        ''
       )}
     </>
   )

@@ -51,4 +51,4 @@ export const ReturnToForm = t.Object({ csrf_token: t.Optional(t.String()), retur
 
 export const ProofForm = t.Object({ csrf_token: t.Optional(t.String()), proof: t.Optional(t.String()) })
 
-export const PasswordForm = t.Object({ csrf_token: t.Optional(t.String()), password: t.Optional(t.String()) })
+export const PasswordForm = t.Object({ csrf_token: t.Optional(t.String()), password: t.Optional(t.String()), credential: t.Optional(t.String()) })

@@ -1,6 +1,7 @@
 /** @jsxRuntime classic */
 /** @jsx Html.createElement */
 /** @jsxFrag Html.Fragment */
+import { ProviderButtons, type ProviderButton } from '../providers/pages'
 import { Html } from '@elysiajs/html'
 import { ButtonForm, CsrfField, ErrorNote, Hidden, LastUsed, Layout, When, attr } from '../views/layout'
 import type { AuditEvent } from '../db/store'
@@ -21,7 +22,7 @@ function ContinueTo(props: { appName?: string }) {
   )
 }
 
-export function LoginPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; email?: string; signupOpen: boolean; passkeys: boolean; mail: boolean; note?: string }) {
+export function LoginPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; email?: string; signupOpen: boolean; passkeys: boolean; mail: boolean; note?: string; providers?: ProviderButton[] }) {
   const signupHref = props.returnTo ? `/signup?return_to=${encodeURIComponent(props.returnTo)}` : '/signup'
   return (
     <Layout title={t('signIn.title')}>
@@ -55,6 +56,7 @@ export function LoginPage(props: { csrf: string; returnTo?: string; appName?: st
       )}
       {props.passkeys ? <PasskeySignInForm csrf={props.csrf} returnTo={props.returnTo} /> : ''}
       {props.passkeys ? <PasskeyScripts /> : ''}
+      <ProviderButtons providers={props.providers ?? []} returnTo={props.returnTo} />
       {props.signupOpen ? (
         <p class="muted">
           {th('signIn.noAccount', { link: raw(<a href={attr(signupHref)}>{th('signIn.createAccount')}</a>) })}
@@ -66,7 +68,7 @@ export function LoginPage(props: { csrf: string; returnTo?: string; appName?: st
   )
 }
 
-export function SignupPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; fullName?: string; email?: string }) {
+export function SignupPage(props: { csrf: string; returnTo?: string; appName?: string; error?: string; fullName?: string; email?: string; providers?: ProviderButton[] }) {
   return (
     <Layout title={t('signUp.title')}>
       <h1>{th('signUp.title')}</h1>
@@ -93,6 +95,7 @@ export function SignupPage(props: { csrf: string; returnTo?: string; appName?: s
           <button type="submit">{th('signUp.submit')}</button>
         </div>
       </form>
+      <ProviderButtons providers={props.providers ?? []} returnTo={props.returnTo} />
       <p class="muted">
         {th('signUp.haveAccount', { link: raw(<a href={attr(props.returnTo ? `/login?return_to=${encodeURIComponent(props.returnTo)}` : '/login')}>{th('signUp.signIn')}</a>) })}
       </p>
@@ -137,7 +140,11 @@ const ACTIVITY = new Set([
   'group.member_added',
   'group.member_removed',
   'site.sign_in',
+  'identity.linked',
+  'identity.unlinked',
 ])
+const METHODS = new Set(['password', 'passkey', 'two_step', 'recovery_code'])
+const methodWords = (method: string) => (METHODS.has(method) ? t(`activity.method.${method}` as MessageKey & `activity.method.${string}`) : method)
 const activityWords = (kind: string) => (ACTIVITY.has(kind) ? t(`activity.${kind}` as MessageKey & `activity.${string}`) : kind)
 
 function RecentActivity(props: { events: AuditEvent[] }) {
@@ -147,7 +154,7 @@ function RecentActivity(props: { events: AuditEvent[] }) {
       {props.events.map((e) => (
         <li>
           <When at={e.at} /> — <span safe>{activityWords(e.kind)}</span>
-          {e.detail && JSON.parse(e.detail).method ? <span class="muted" safe>{` (${JSON.parse(e.detail).method})`}</span> : ''}
+          {e.detail && JSON.parse(e.detail).method ? <span class="muted" safe>{` (${methodWords(JSON.parse(e.detail).method)})`}</span> : ''}
           {e.address ? <span class="muted" safe>{' ' + t('account.activityFrom', { address: e.address })}</span> : ''}
         </li>
       ))}
@@ -171,6 +178,10 @@ export function AccountPage(props: {
   admin?: boolean
   /** "Where you're signed in". */
   sessions?: JSX.Element
+  /** "Your apps": what the user may open, with logos. */
+  yourApps?: JSX.Element
+  /** "Connected accounts" (upstream providers). */
+  connected?: JSX.Element
   /** "Language and time zone". */
   language?: JSX.Element
 }) {
@@ -200,9 +211,11 @@ export function AccountPage(props: {
       ) : (
         ''
       )}
+      {props.yourApps ?? ''}
       {props.profile ?? ''}
       {props.email ?? ''}
       <SecuritySections csrf={props.csrf} state={props.security} />
+      {props.connected ?? ''}
       {props.sessions ?? ''}
       {props.language ?? ''}
       <h2>{th('account.appsTitle')}</h2>

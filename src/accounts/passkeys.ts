@@ -21,6 +21,8 @@ export class PasskeyRefused extends Error {}
 
 const EXPIRED = 'This passkey request expired or was already used. Try again.'
 const NOT_VERIFIED = 'The passkey could not be verified. Try again.'
+const NOT_YOURS = 'That is not a passkey of your account. Try again with one of yours.'
+export const ALREADY = 'This passkey is already registered.'
 
 /**
  * The challenge is bound to the browser that asked: the secret its CSRF tokens are bound to
@@ -56,7 +58,7 @@ function parseCredential<T extends { id: string }>(raw: string | undefined): T {
 }
 
 /** "Add a passkey": options for navigator.credentials.create (a discoverable credential, user verification preferred). */
-export async function registrationOptions(ctx: AppContext, user: User, browserSecret: string) {
+export async function registrationOptions(ctx: AppContext, user: Pick<User, 'id' | 'email' | 'fullName'>, browserSecret: string, newAccount = false) {
   const rp = relyingParty(ctx)
   const existing = await ctx.store.mfa.listPasskeys(user.id)
   const options = await (await webauthn()).generateRegistrationOptions({
@@ -70,17 +72,21 @@ export async function registrationOptions(ctx: AppContext, user: User, browserSe
     excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
     authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
   })
-  await newChallenge(ctx, browserSecret, 'register', options.challenge, user.id)
+  // An account about to be made (/setup) has no row yet for the challenge to name.
+  await newChallenge(ctx, browserSecret, 'register', options.challenge, newAccount ? null : user.id)
   return options
 }
 
-/** Verifies the browser's new credential against this browser's challenge and stores it under `name`. */
-export async function registerPasskey(ctx: AppContext, user: User, browserSecret: string, raw: string | undefined, name: string): Promise<PasskeyRecord> {
+/**
+ * Verifies the browser's new credential against this browser's registration challenge, made for
+ * `userId` (or, `newAccount`, for an account not made yet): the passkey, not stored yet.
+ */
+export async function verifyNewPasskey(ctx: AppContext, userId: string, browserSecret: string, raw: string | undefined, name: string, newAccount = false): Promise<{ passkey: PasskeyRecord; userVerified: boolean }> {
   const rp = relyingParty(ctx)
   const response = parseCredential<RegistrationResponseJSON>(raw)
   const now = ctx.clock.now()
   const challenge = await ctx.store.mfa.takeChallenge(browserKey(browserSecret), 'register', now)
-  if (!challenge || challenge.userId !== user.id) throw new PasskeyRefused(EXPIRED)
+  if (!challenge || challenge.userId !== (newAccount ? null : userId)) throw new PasskeyRefused(EXPIRED)
   let info
   try {
     const verification = await (await webauthn()).verifyRegistrationResponse({
@@ -98,7 +104,7 @@ export async function registerPasskey(ctx: AppContext, user: User, browserSecret
   const { credential } = info
   const passkey: PasskeyRecord = {
     credentialId: credential.id,
-    userId: user.id,
+    userId,
     name,
     publicKey: Buffer.from(credential.publicKey).toString('base64url'),
     signCount: credential.counter,
@@ -106,10 +112,16 @@ export async function registerPasskey(ctx: AppContext, user: User, browserSecret
     createdAt: now,
     lastUsedAt: null,
   }
+  return { passkey, userVerified: info.userVerified }
+}
+
+/** Verifies the browser's new credential against this browser's challenge and stores it under `name`. */
+export async function registerPasskey(ctx: AppContext, user: User, browserSecret: string, raw: string | undefined, name: string): Promise<PasskeyRecord> {
+  const { passkey } = await verifyNewPasskey(ctx, user.id, browserSecret, raw, name)
   try {
     await ctx.store.mfa.addPasskey(passkey)
   } catch (error) {
-    if (error instanceof UniqueViolation) throw new PasskeyRefused('This passkey is already registered.')
+    if (error instanceof UniqueViolation) throw new PasskeyRefused(ALREADY)
     throw error
   }
   return passkey
@@ -135,12 +147,46 @@ function assertedCounter(response: AuthenticationResponseJSON): number | undefin
  * logged as a `warn` event — only once the signature itself is shown to be good.
  */
 export async function verifyPasskeySignIn(ctx: AppContext, browserSecret: string, raw: string | undefined): Promise<{ userId: string; userVerified: boolean }> {
+  return verifyAssertion(ctx, browserSecret, raw, 'sign-in', undefined)
+}
+
+/**
+ * "Confirm with a passkey" (SPEC "Your account and your sessions": Change password and Delete my
+ * account take the current password or a fresh passkey): options for navigator.credentials.get
+ * naming only this user's passkeys, the challenge bound to this browser and this user.
+ */
+export async function confirmOptions(ctx: AppContext, user: User, browserSecret: string) {
+  const rp = relyingParty(ctx)
+  const passkeys = await ctx.store.mfa.listPasskeys(user.id)
+  if (passkeys.length === 0) throw new PasskeyRefused('You have no passkey. Use your password.')
+  const allowCredentials = passkeys.map((p) => ({ id: p.credentialId, transports: p.transports as WebAuthnCredential['transports'] }))
+  const options = await (await webauthn()).generateAuthenticationOptions({ rpID: rp.rpId, userVerification: 'preferred', timeout: CHALLENGE_TTL_MS, allowCredentials })
+  await newChallenge(ctx, browserSecret, 'confirm', options.challenge, user.id)
+  return options
+}
+
+/**
+ * A fresh passkey of `user`: an assertion over this browser's `confirm` challenge (one use, five
+ * minutes), by one of the user's own passkeys — another account's passkey proves nothing here.
+ */
+export async function verifyPasskeyConfirmation(ctx: AppContext, user: User, browserSecret: string, raw: string | undefined): Promise<void> {
+  await verifyAssertion(ctx, browserSecret, raw, 'confirm', user.id)
+}
+
+async function verifyAssertion(
+  ctx: AppContext,
+  browserSecret: string,
+  raw: string | undefined,
+  purpose: 'sign-in' | 'confirm',
+  userId: string | undefined,
+): Promise<{ userId: string; userVerified: boolean }> {
   const rp = relyingParty(ctx)
   const response = parseCredential<AuthenticationResponseJSON>(raw)
   const now = ctx.clock.now()
-  const challenge = await ctx.store.mfa.takeChallenge(browserKey(browserSecret), 'sign-in', now)
-  if (!challenge) throw new PasskeyRefused(EXPIRED)
+  const challenge = await ctx.store.mfa.takeChallenge(browserKey(browserSecret), purpose, now)
+  if (!challenge || (userId !== undefined && challenge.userId !== userId)) throw new PasskeyRefused(EXPIRED)
   const passkey = await ctx.store.mfa.findPasskey(response.id)
+  if (userId !== undefined && passkey?.userId !== userId) throw new PasskeyRefused(NOT_YOURS)
   if (!passkey) throw new PasskeyRefused('This passkey is not registered here. Sign in with your password and add it on your account page.')
   const handle = response.response.userHandle
   if (handle !== undefined && handle !== Buffer.from(userHandleOf(passkey.userId)).toString('base64url')) throw new PasskeyRefused(NOT_VERIFIED)

@@ -3,11 +3,19 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
 import { CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
+import { PasskeyScripts } from './mfa-pages'
+import { AVATAR_UPLOAD_PATH, isUploadedAvatar } from './avatar'
 import { raw, t, th } from '../i18n'
 import { AVATAR_URL_MAX, NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, type User } from './users'
 
-/** /account's profile: the name and the picture (an https:// URL; empty: the generated initials). */
+// The profile's words, in one place.
+
+/**
+ * /account's profile: the name and the picture — an https:// URL, an uploaded file (its own
+ * multipart form) or, with neither, the generated initials; "Remove picture" when there is one.
+ */
 export function ProfileSection(props: { csrf: string; user: User }) {
+  const uploaded = isUploadedAvatar(props.user.avatarUrl)
   return (
     <>
       <h2>{th('profile.title')}</h2>
@@ -16,18 +24,84 @@ export function ProfileSection(props: { csrf: string; user: User }) {
         <label for="profile-name">{th('profile.fullName')}</label>
         <input id="profile-name" name="full_name" type="text" autocomplete="name" required maxlength={String(NAME_MAX)} value={attr(props.user.fullName)} />
         <label for="profile-avatar">{th('profile.picture')}</label>
-        <input id="profile-avatar" name="avatar_url" type="url" maxlength={String(AVATAR_URL_MAX)} placeholder="https://" value={attr(props.user.avatarUrl ?? '')} />
-        <p class="muted">{th('profile.pictureHint')}</p>
+        <input id="profile-avatar" name="avatar_url" type="url" maxlength={String(AVATAR_URL_MAX)} placeholder="https://" value={attr(uploaded ? '' : (props.user.avatarUrl ?? ''))} />
+        <p class="muted">{uploaded ? th('profile.pictureUploaded') : th('profile.pictureHint')}</p>
         <div class="actions">
           <button type="submit">{th('profile.save')}</button>
         </div>
       </form>
+      <form method="post" action={AVATAR_UPLOAD_PATH} enctype="multipart/form-data">
+        <CsrfField token={props.csrf} />
+        <label for="profile-picture">{th('profile.upload')}</label>
+        <input id="profile-picture" name="picture" type="file" accept="image/png,image/jpeg,image/webp" required />
+        <p class="muted">{th('profile.uploadHint')}</p>
+        <div class="actions">
+          <button type="submit" class="secondary">
+            {th('profile.uploadSubmit')}
+          </button>
+        </div>
+      </form>
+      {props.user.avatarUrl !== null ? (
+        <form method="post" action="/account/avatar/remove">
+          <CsrfField token={props.csrf} />
+          <div class="actions">
+            <button type="submit" class="secondary">
+              {th('profile.removePicture')}
+            </button>
+          </div>
+        </form>
+      ) : (
+        ''
+      )}
     </>
   )
 }
 
-/** "Change password": the current one, then the new one (a user without one gets "Set password" instead). */
-export function ChangePasswordForm(props: { csrf: string }) {
+// The words of confirming with a passkey, in one place.
+
+/**
+ * "Confirm with a passkey": passkeys.js asks for a fresh assertion of this account
+ * (/account/passkeys/confirm-options), puts it in the form's `credential` field and submits the
+ * form. `alone`: the form's only way (an account without a password), so the button is its
+ * submit button, shown even without JavaScript (the server then says a passkey is needed); else
+ * a second button, shown by the script.
+ */
+export function PasskeyConfirm(props: { label: string; alone: boolean; danger?: boolean }) {
+  const kind = props.danger ? 'danger' : 'secondary'
+  return (
+    <>
+      <input type="hidden" name="credential" value="" />
+      <p class="error passkey-error" role="alert" hidden></p>
+      {props.alone ? (
+        <button type="submit" class={props.danger ? 'danger' : undefined} data-passkey-confirm="">
+          {props.label}
+        </button>
+      ) : (
+        <button type="button" class={kind} data-passkey-confirm="" hidden>
+          {props.label}
+        </button>
+      )}
+    </>
+  )
+}
+
+/**
+ * "Change password": the current one or a fresh passkey, then the new one. An account without a
+ * password sets one here after a fresh passkey (`/account/password`).
+ */
+export function ChangePasswordForm(props: { csrf: string; hasPassword: boolean; passkeys: boolean }) {
+  if (!props.hasPassword)
+    return (
+      <form method="post" action="/account/password">
+        <p class="muted">{th('confirm.passkeyOnly')}</p>
+        <CsrfField token={props.csrf} />
+        <label for="new-password">New password</label>
+        <input id="new-password" name="password" type="password" autocomplete="new-password" required minlength={String(PASSWORD_MIN)} maxlength={String(PASSWORD_MAX)} />
+        <div class="actions">
+          <PasskeyConfirm label={t('confirm.setPassword')} alone />
+        </div>
+      </form>
+    )
   return (
     <form method="post" action="/account/password/change">
       <CsrfField token={props.csrf} />
@@ -38,6 +112,7 @@ export function ChangePasswordForm(props: { csrf: string }) {
       <p class="muted">{th('password.othersSignedOut')}</p>
       <div class="actions">
         <button type="submit">{th('password.change')}</button>
+        {props.passkeys ? <PasskeyConfirm label={t('confirm.changeWithPasskey')} alone={false} /> : ''}
       </div>
     </form>
   )
@@ -64,10 +139,10 @@ export interface AccountContents {
 }
 
 /**
- * The confirmation of "Delete my account": what goes, then the password again — or, for an
- * account without one, a sign-in with a passkey in the last 15 minutes (`signInAgain` when older).
+ * The confirmation of "Delete my account": what goes, then the password again or a fresh
+ * passkey (an account without a password: the passkey only).
  */
-export function DeleteAccountPage(props: { csrf: string; contents: AccountContents; hasPassword: boolean; signInAgain?: string; error?: string }) {
+export function DeleteAccountPage(props: { csrf: string; contents: AccountContents; hasPassword: boolean; passkeys: boolean; error?: string }) {
   const { contents } = props
   return (
     <Layout title={t('deleteAccount.title')}>
@@ -81,27 +156,33 @@ export function DeleteAccountPage(props: { csrf: string; contents: AccountConten
         <li>{th('deleteAccount.passkeys', { count: contents.passkeys })}</li>
         <li>{th('deleteAccount.sessions')}</li>
       </ul>
-      {props.signInAgain ? (
-        <p>{th('deleteAccount.signInAgain', { link: raw(<a href={attr(props.signInAgain)}>{th('deleteAccount.signInAgainLink')}</a>) })}</p>
-      ) : (
-        <form method="post" action="/account/delete">
-          <CsrfField token={props.csrf} />
+      <form method="post" action="/account/delete">
+        <CsrfField token={props.csrf} />
+        {props.hasPassword ? (
+          <>
+            <label for="confirm-password">{th('deleteAccount.password')}</label>
+            <input id="confirm-password" name="password" type="password" autocomplete="current-password" required />
+          </>
+        ) : (
+          ''
+        )}
+        <div class="actions">
           {props.hasPassword ? (
-            <>
-              <label for="confirm-password">{th('deleteAccount.password')}</label>
-              <input id="confirm-password" name="password" type="password" autocomplete="current-password" required />
-            </>
-          ) : (
-            ''
-          )}
-          <div class="actions">
             <button type="submit" class="danger">
               {th('deleteAccount.submit')}
             </button>
-            <a href="/account">{th('common.cancel')}</a>
-          </div>
-        </form>
-      )}
+          ) : (
+            ''
+          )}
+          {props.passkeys || !props.hasPassword ? (
+            <PasskeyConfirm label={props.hasPassword ? t('confirm.deleteWithPasskey') : t('confirm.deletePasskeyOnly')} alone={!props.hasPassword} danger />
+          ) : (
+            ''
+          )}
+          <a href="/account">{th('common.cancel')}</a>
+        </div>
+      </form>
+      {props.passkeys ? <PasskeyScripts /> : ''}
     </Layout>
   )
 }

@@ -3,40 +3,52 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
 import { Elysia, t } from 'elysia'
-import { REAUTH_AFTER_MS } from '../admin/web'
 import type { AppContext } from '../context'
 import { clearCookie } from '../lib/cookies'
-import { hashPassword, verifyPassword } from '../lib/crypto'
+import { hashPassword } from '../lib/crypto'
+import { json } from '../lib/http'
 import { accountDeletedMessage, notify, passwordChangedMessage, recipient } from '../mail/messages'
 import { htmlPage, seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
+import { isUploadedAvatar } from './avatar'
 import { NoticePage } from './email-pages'
 import { DeleteAccountPage, type AccountContents } from './profile-pages'
 import { accountPage } from './security'
 import { cookieNames, deleteSessionsOf, type Session } from './sessions'
-import { emailHash, forbidden } from './sign-in'
-import { SignInLimits } from './throttle'
-import { PASSWORD_MAX, UserInputError, checkPassword, updateProfile } from './users'
+import { forbidden } from './sign-in'
+import { UserInputError, checkPassword, updateProfile } from './users'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from './web'
+import { accountProof } from './confirm'
+import { CsrfForm } from './model'
+import { PasskeyRefused, confirmOptions } from './passkeys'
 import { t as msg } from '../i18n'
 import { sayError } from '../i18n/known-errors'
 import { speechOf } from '../i18n/request'
 
+const NO_STORE = { 'cache-control': 'no-store' }
+
 // Every field optional: a form without its CSRF token is answered 403 by the handler, not 400.
 const ProfileForm = t.Object({ csrf_token: t.Optional(t.String()), full_name: t.Optional(t.String()), avatar_url: t.Optional(t.String()) })
-const ChangePasswordForm = t.Object({ csrf_token: t.Optional(t.String()), current_password: t.Optional(t.String()), new_password: t.Optional(t.String()) })
-const DeleteAccountForm = t.Object({ csrf_token: t.Optional(t.String()), password: t.Optional(t.String()) })
+const ChangePasswordForm = t.Object({
+  csrf_token: t.Optional(t.String()),
+  current_password: t.Optional(t.String()),
+  credential: t.Optional(t.String()),
+  new_password: t.Optional(t.String()),
+})
+const DeleteAccountForm = t.Object({ csrf_token: t.Optional(t.String()), password: t.Optional(t.String()), credential: t.Optional(t.String()) })
 
-const sentence = (message: string) => message[0]!.toUpperCase() + message.slice(1) + '.'
+// What a refused proof says, per form (words of the page's language, said when it renders).
+const CHANGE_WORDS = { wrongPassword: () => msg('account.wrongPassword'), nothing: () => 'Nothing was changed.' }
+const DELETE_WORDS = { wrongPassword: () => msg('deleteAccount.wrongPassword'), nothing: () => 'Nothing was deleted.' }
 
 /**
  * SPEC "Your account and your sessions", Profile: the name and picture, "Change password" (the
- * current one first, guessed under the sign-in budgets; the other sessions end) and "Delete my
- * account" (the password again, or a passkey sign-in of the last 15 minutes for an account
- * without one; everything of the user goes in one write, and their tokens stop at once).
+ * current one or a fresh passkey first — confirm.ts; the other sessions end) and "Delete my
+ * account" (the password or a fresh passkey again; everything of the user goes in one write,
+ * and their tokens stop at once).
  */
 export function profileRoutes(ctx: AppContext) {
-  const limits = new SignInLimits(ctx.store, ctx.clock, ctx.config.loginAttemptsPerMinute)
+  const prove = accountProof(ctx)
   const secure = ctx.config.secureCookies
 
   /** The signed-in session of a form with its CSRF token, or 403. */
@@ -44,25 +56,6 @@ export function profileRoutes(ctx: AppContext) {
     const session = await readSession(ctx, request)
     if (!session || !csrfAccepted(ctx, request, session, csrfToken)) throw forbidden()
     return session
-  }
-
-  /**
-   * One guess at the user's password, counted like a sign-in's (SPEC "Sign-in throttling"): the
-   * address's budget and the account's back-off are taken first; a right one clears the back-off.
-   */
-  async function passwordGuess(request: Request, session: Session, password: string): Promise<'right' | 'wrong' | { wait: number }> {
-    const key = emailHash(session.user.email)
-    const throttled = await limits.takeAttempt(ctx, request, key, 'password check throttled')
-    if (throttled) return { wait: throttled.wait }
-    const account = await ctx.store.users.findUserByEmail(session.user.email)
-    const right = !!account?.passwordHash && password.length <= PASSWORD_MAX && (await verifyPassword(password, account.passwordHash))
-    if (!right) {
-      ctx.log.warn('password check failed', { email_hash: key })
-      await ctx.audit.record('sign_in.failed', { userId: session.user.id, request, detail: { method: 'password', reason: 'credentials' } })
-      return 'wrong'
-    }
-    await limits.succeeded(key)
-    return 'right'
   }
 
   async function contentsOf(userId: string): Promise<AccountContents> {
@@ -77,12 +70,10 @@ export function profileRoutes(ctx: AppContext) {
   /** The confirmation page of "Delete my account", again with a refusal when there is one. */
   async function deletePage(request: Request, session: Session, refused?: { status: number; error: () => string }): Promise<Response> {
     const account = await ctx.store.users.findUserByEmail(session.user.email)
-    const hasPassword = !!account?.passwordHash
-    const stale = !hasPassword && ctx.clock.now() - session.authTime > REAUTH_AFTER_MS
-    const signInAgain = stale ? `${loginUrl('/account/delete')}&reauth=1` : undefined
     const csrf = formCsrf(ctx, request, session).token
     const contents = await contentsOf(session.user.id)
-    const page = () => <DeleteAccountPage csrf={csrf} contents={contents} hasPassword={hasPassword} signInAgain={signInAgain} error={refused?.error()} />
+    const passkeys = ctx.config.passkeys !== null && contents.passkeys > 0
+    const page = () => <DeleteAccountPage csrf={csrf} contents={contents} hasPassword={!!account?.passwordHash} passkeys={passkeys} error={refused?.error()} />
     return htmlPage(page, { status: refused?.status, speech: speechOf(ctx.config, request, { user: session.user }) })
   }
 
@@ -92,9 +83,11 @@ export function profileRoutes(ctx: AppContext) {
       async function saveProfile({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
         const avatar = (body.avatar_url ?? '').trim()
+        // An address replaces any picture; left empty, it keeps an uploaded one ("Remove picture" removes it).
+        const avatarUrl = avatar !== '' ? avatar : isUploadedAvatar(session.user.avatarUrl) ? undefined : null
         try {
           // Both are checked before either is written: a refused picture leaves the name as it was too.
-          await updateProfile(ctx, session.user.id, { fullName: body.full_name ?? '', avatarUrl: avatar === '' ? null : avatar })
+          await updateProfile(ctx, session.user.id, { fullName: body.full_name ?? '', avatarUrl })
         } catch (error) {
           if (error instanceof UserInputError) return accountPage(ctx, request, session, { status: 400, error: () => sayError(error) })
           throw error
@@ -108,8 +101,6 @@ export function profileRoutes(ctx: AppContext) {
       '/account/password/change',
       async function changePassword({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
-        const account = await ctx.store.users.findUserByEmail(session.user.email)
-        if (!account?.passwordHash) return accountPage(ctx, request, session, { status: 409, error: () => msg('account.noPasswordYet') })
         let password: string
         try {
           password = checkPassword(body.new_password ?? '')
@@ -117,9 +108,9 @@ export function profileRoutes(ctx: AppContext) {
           if (error instanceof UserInputError) return accountPage(ctx, request, session, { status: 400, error: () => sayError(error, 'theNew') })
           throw error
         }
-        const guess = await passwordGuess(request, session, body.current_password ?? '')
-        if (typeof guess === 'object') return accountPage(ctx, request, session, { status: 429, error: () => msg('account.tooMany', { count: guess.wait }) })
-        if (guess === 'wrong') return accountPage(ctx, request, session, { status: 401, error: () => msg('account.wrongPassword') })
+        // The current password, or a fresh passkey (the only way for an account without a password).
+        const refused = await prove(request, session, { password: body.current_password, credential: body.credential }, CHANGE_WORDS)
+        if (refused) return accountPage(ctx, request, session, refused)
         await ctx.store.mfa.setPassword(session.user.id, await hashPassword(password))
         // A changed password ends every other sign-in; this browser stays signed in.
         await deleteSessionsOf(ctx.store, session.user.id, session)
@@ -128,6 +119,20 @@ export function profileRoutes(ctx: AppContext) {
         return accountPage(ctx, request, session, undefined, () => msg('account.passwordChanged'))
       },
       { parse: parsePageForm, body: ChangePasswordForm },
+    )
+    .post(
+      '/account/passkeys/confirm-options',
+      async function confirmOptionsOf({ request, body }) {
+        const session = await signedIn(request, body.csrf_token)
+        if (!ctx.config.passkeys) throw forbidden()
+        try {
+          return json(await confirmOptions(ctx, session.user, session.token), 200, NO_STORE)
+        } catch (error) {
+          if (!(error instanceof PasskeyRefused)) throw error
+          return json({ error: 'no_passkey', error_description: error.message }, 409, NO_STORE)
+        }
+      },
+      { parse: parsePageForm, body: CsrfForm, detail: { hide: true } },
     )
     .get('/account/delete', async function showDeleteAccount({ request }) {
       const session = await readSession(ctx, request)
@@ -138,14 +143,8 @@ export function profileRoutes(ctx: AppContext) {
       '/account/delete',
       async function deleteAccount({ request, body }) {
         const session = await signedIn(request, body.csrf_token)
-        const account = await ctx.store.users.findUserByEmail(session.user.email)
-        if (account?.passwordHash) {
-          const guess = await passwordGuess(request, session, body.password ?? '')
-          if (typeof guess === 'object') return deletePage(request, session, { status: 429, error: () => msg('account.tooMany', { count: guess.wait }) })
-          if (guess === 'wrong') return deletePage(request, session, { status: 401, error: () => msg('deleteAccount.wrongPassword') })
-        } else if (ctx.clock.now() - session.authTime > REAUTH_AFTER_MS) {
-          return deletePage(request, session, { status: 401, error: () => msg('deleteAccount.reauth') })
-        }
+        const refused = await prove(request, session, { password: body.password, credential: body.credential }, DELETE_WORDS)
+        if (refused) return deletePage(request, session, refused)
         // Under a lock on every enabled admin's row: the last one cannot leave nobody to administer.
         const outcome = await ctx.store.users.changeKeepingAnAdmin(session.user.id, 'delete', ctx.clock.now())
         if (outcome === 'last-admin')

@@ -1,6 +1,8 @@
 /** @jsxRuntime classic */
 /** @jsx Html.createElement */
 /** @jsxFrag Html.Fragment */
+import { ConnectedAccounts } from '../providers/pages'
+import { relyingPartyOf } from '../providers/relying-party'
 import { Html } from '@elysiajs/html'
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
@@ -14,6 +16,7 @@ import { RecoveryCodesPage, TotpSetupPage, VERIFY_FIRST } from './mfa-pages'
 import { notify, passwordChangedMessage, twoStepChangedMessage, recipient } from '../mail/messages'
 import { EmailSection } from './email-pages'
 import { AccountPage, type AppAccess } from './pages'
+import { YourAppsSection } from './your-apps'
 import { ProfileSection } from './profile-pages'
 import type { AuthorizedApp } from '../db/store'
 import { scopeWords } from '../oauth/scopes'
@@ -25,12 +28,14 @@ import { acceptTotpCode, newRecoveryCodes, newTotpSecret, openTotpSecret, totpSe
 import { UserInputError, checkPassword } from './users'
 import { csrfAccepted, formCsrf, readSession, safeReturnTo } from './web'
 import { SessionsSection, sessionsOf } from './sessions-page'
+import { accountProof } from './confirm'
 import { LanguageSection } from './language'
 import { t } from '../i18n'
 import { sayError } from '../i18n/known-errors'
 import { speechOf } from '../i18n/request'
 
 const NO_STORE = { 'cache-control': 'no-store' }
+const SET_WORDS = { wrongPassword: () => 'Confirm with your passkey first. Nothing was changed.', nothing: () => 'Nothing was changed.' }
 
 /**
  * One entry per app: its consents for Latchkey and for each resource (RFC 8707) together, in the
@@ -62,7 +67,7 @@ function appWords(consents: AuthorizedApp[], resources: Array<{ scopes: Record<s
 /** The account page, with an error when a change was refused. */
 export async function accountPage(ctx: AppContext, request: Request, session: Session, refused?: { status: number; error: () => string }, notice?: () => string): Promise<Response> {
   const userId = session.user.id
-  const [apps, passkeys, totp, recoveryCodesLeft, account, activity, sessions] = await Promise.all([
+  const [apps, passkeys, totp, recoveryCodesLeft, account, activity, sessions, yourApps, providers, identities] = await Promise.all([
     ctx.store.grants.listAuthorizedApps(userId),
     ctx.store.mfa.listPasskeys(userId),
     ctx.store.mfa.findTotp(userId),
@@ -70,6 +75,9 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
     ctx.store.users.findUserByEmail(session.user.email),
     ctx.store.audit.list({ userId, limit: 50 }),
     sessionsOf(ctx, session),
+    ctx.store.clients.yourApps(userId),
+    ctx.store.providers.listProviders(),
+    ctx.store.providers.listIdentities(userId),
   ])
   const security = {
     passkeysOn: ctx.config.passkeys !== null,
@@ -96,10 +104,14 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
       profile={<ProfileSection csrf={csrf.token} user={session.user} />}
       admin={session.admin}
       sessions={<SessionsSection sessions={sessions} csrf={csrf.token} />}
+      yourApps={<YourAppsSection apps={yourApps} />}
+      connected={providers.length > 0 || identities.length > 0 ? <ConnectedAccounts csrf={csrf.token} providers={providers} identities={identities} /> : undefined}
       language={<LanguageSection csrf={csrf.token} user={session.user} />}
     />
   )
-  return htmlPage(page, { status: refused?.status, speech: speechOf(ctx.config, request, { user: session.user }) })
+  // Connect is a form whose answer redirects to the provider: Chromium holds that redirect to form-action.
+  const formAction = [...new Set(providers.map((p) => relyingPartyOf(ctx).authorizationOrigin(p)))]
+  return htmlPage(page, { status: refused?.status, formAction, speech: speechOf(ctx.config, request, { user: session.user }) })
 }
 
 /**
@@ -124,6 +136,7 @@ function passkeyName(raw: string | undefined): string | undefined {
  */
 export function securityRoutes(ctx: AppContext) {
   const limits = new SignInLimits(ctx.store, ctx.clock, ctx.config.loginAttemptsPerMinute)
+  const prove = accountProof(ctx)
 
   /** The signed-in session of a form with its CSRF token, or 403. */
   async function signedIn(request: Request, csrfToken: string | undefined): Promise<Session> {
@@ -294,6 +307,9 @@ export function securityRoutes(ctx: AppContext) {
           if (error instanceof UserInputError) return accountPage(ctx, request, session, { status: 400, error: () => sayError(error, 'the') })
           throw error
         }
+        // A fresh passkey first: a borrowed session alone cannot give the account a password (and so a way back in).
+        const refused = await prove(request, session, { credential: body.credential }, SET_WORDS)
+        if (refused) return accountPage(ctx, request, session, refused)
         await ctx.store.mfa.setPassword(session.user.id, await hashPassword(password))
         await notify(ctx.config, ctx.store, passwordChangedMessage(recipient(ctx.config, session.user)), ctx.clock.now())
         await ctx.audit.record('password.changed', { userId: session.user.id, request })

@@ -33,11 +33,15 @@ export class SessionActivity {
     this.touchHash(sha256(session.token), session.lastActiveAt, now)
   }
 
-  /** The same, for a sign-in session known by its hash (a site session's check: forward-auth). */
-  touchHash(key: string, lastActiveAt: number, now: number): void {
-    if (now - lastActiveAt < this.interval) return
-    if (this.pending.has(key) || this.pending.size < MAX_PENDING) this.pending.set(key, now)
-    else void this.flush()
+  /** The same, for a sign-in session known by its hash (a site session's check: forward-auth); true when `now` was noted to be written. */
+  touchHash(key: string, lastActiveAt: number, now: number): boolean {
+    if (now - lastActiveAt < this.interval) return false
+    if (this.pending.has(key) || this.pending.size < MAX_PENDING) {
+      this.pending.set(key, now)
+      return true
+    }
+    void this.flush()
+    return false
   }
 
   /** Writes every pending touch in one write. */

@@ -39,6 +39,11 @@ function signInEmail(raw: string | undefined): string | undefined {
 /** A short, stable hash of an email for the log and the account throttle: events can be correlated, the address is not written. */
 export const emailHash = (email: string) => sha256(email).slice(0, 16)
 
+/** "Continue with NAME" for each upstream provider (SPEC "Sign in with another account"). */
+export async function providerButtons(ctx: AppContext): Promise<{ id: string; name: string }[]> {
+  return (await ctx.store.providers.listProviders()).map((p) => ({ id: p.id, name: p.name }))
+}
+
 /** The sign-in page for this request (again, after a failed attempt: with the error and status). */
 export async function loginPage(
   ctx: AppContext,
@@ -48,9 +53,10 @@ export async function loginPage(
   again?: { status: number; error: () => string; email?: string; headers?: Record<string, string> },
 ): Promise<Response> {
   const csrf = formCsrf(ctx, request, session)
-  const app = await returningApp(ctx, returnTo)
+  const [app, providers] = await Promise.all([returningApp(ctx, returnTo), providerButtons(ctx)])
   const page = () => (
     <LoginPage
+      providers={providers}
       csrf={csrf.token}
       returnTo={returnTo}
       appName={app.name}
@@ -146,9 +152,9 @@ export function signInRoutes(ctx: AppContext) {
         const session = await readSession(ctx, request)
         const csrf = formCsrf(ctx, request, session)
         const returnTo = safeReturnTo(query.return_to)
-        const app = await returningApp(ctx, returnTo)
+        const [app, providers] = await Promise.all([returningApp(ctx, returnTo), providerButtons(ctx)])
         const speech = speechOf(ctx.config, request, { user: session?.user, returnTo })
-        return htmlPage(() => <SignupPage csrf={csrf.token} returnTo={returnTo} appName={app.name} />, { cookies: csrf.cookies, formAction: app.formAction, speech })
+        return htmlPage(() => <SignupPage csrf={csrf.token} returnTo={returnTo} appName={app.name} providers={providers} />, { cookies: csrf.cookies, formAction: app.formAction, speech })
       },
       { query: ReturnToQuery },
     )
@@ -168,6 +174,10 @@ export function signInRoutes(ctx: AppContext) {
         try {
           const fullName = checkFullName(body.full_name ?? '')
           const email = normalizeEmail(body.email ?? '')
+          // SIGNUP=domain:… (SPEC): the part after the last @, exactly (a subdomain is another domain).
+          const domains = ctx.config.signupDomains
+          if (domains.length > 0 && !domains.includes(email.slice(email.lastIndexOf('@') + 1)))
+            return again(() => t('signUp.domainOnly', { domains: domains.join(' or ') }), 400)
           const password = checkPassword(body.password ?? '')
           const wait = await takeAddressCheck(request, 'sign-up throttled')
           if (wait > 0) return again(() => t('signUp.tooMany', { count: wait }), 429, { 'retry-after': String(wait) })

@@ -6,11 +6,10 @@ import { newDeviceMessage, recipient } from '../mail/messages'
 import { clientAddressOf } from '../web/client-address'
 import { seeOther } from '../views/page'
 import { PENDING_TTL_MS, cookieNames, createSession } from './sessions'
+import { DEVICE_COOKIE_SECONDS } from './device-cookie'
 import { describeUserAgent } from './user-agent'
 import { sessionCookieOf } from './web'
 
-/** The device cookie lasts as long as browsers keep any cookie (Chromium caps Max-Age at 400 days). */
-const DEVICE_COOKIE_SECONDS = 400 * 24 * 3600
 
 /** Where a second factor is asked for, returning to `returnTo` afterwards. */
 export function twoStepUrl(returnTo: string | undefined): string {

@@ -12,8 +12,11 @@ const RECOVERY_CODES = 10
 const RECOVERY_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567'
 
 function totpOf(ctx: AppContext, secret: Secret, email: string): TOTP {
-  return new TOTP({ issuer: new URL(ctx.config.issuer).host, label: email, secret, algorithm: 'SHA1', digits: 6, period: PERIOD_S })
+  return new TOTP({ issuer: ctx.config.brand.name, label: email, secret, algorithm: 'SHA1', digits: 6, period: PERIOD_S })
 }
+
+/** The otpauth:// URI an authenticator app reads: its issuer is the operator's BRAND_NAME. */
+export const totpUri = (ctx: AppContext, base32: string, email: string) => totpOf(ctx, Secret.fromBase32(base32), email).toString()
 
 /** A new secret for the set-up page (160 bits, RFC 4226 §4), sealed for storage. */
 export async function newTotpSecret(ctx: AppContext, userId: string): Promise<{ base32: string; sealed: string }> {
@@ -27,7 +30,7 @@ export async function openTotpSecret(ctx: AppContext, userId: string, sealed: st
 
 /** What the set-up page shows: the otpauth:// URI as a QR code (SVG) and the secret in groups of four. */
 export function totpSetup(ctx: AppContext, base32: string, email: string): { qrSvg: string; secretText: string } {
-  const uri = totpOf(ctx, Secret.fromBase32(base32), email).toString()
+  const uri = totpUri(ctx, base32, email)
   return { qrSvg: renderSVG(uri, { border: 2 }), secretText: base32.replace(/(.{4})(?=.)/g, '$1 ') }
 }
 

@@ -127,8 +127,10 @@ export async function updateProfile(
   return avatarUrl === undefined ? ctx.store.users.setFullName(id, fullName) : ctx.store.users.setProfile(id, { fullName, avatarUrl })
 }
 
-export function toUserView(user: User): UserView {
-  return { id: user.id, email: user.email, full_name: user.fullName, avatar_url: user.avatarUrl }
+/** With `issuer`, an uploaded picture's path becomes its URL (as apps get it). */
+export function toUserView(user: User, issuer?: string): UserView {
+  const uploaded = issuer !== undefined && user.avatarUrl?.startsWith('/')
+  return { id: user.id, email: user.email, full_name: user.fullName, avatar_url: uploaded ? issuer + user.avatarUrl : user.avatarUrl }
 }
 
 /** Inserts a user whose password was already hashed; the unique email decides a race. */

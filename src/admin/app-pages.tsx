@@ -2,14 +2,31 @@
 /** @jsx Html.createElement */
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
-import { ID_TOKEN_ALGS, type ClientView } from '../oauth/clients'
+import { DEVICE_CODE, GRANT_TYPES, ID_TOKEN_ALGS, type ClientView } from '../oauth/clients'
 import { ButtonForm, CsrfField, Hidden, attr } from '../views/layout'
 import type { FormFields } from '../web/forms'
 import { AdminLayout, type Typed } from './pages'
 
 // /admin/apps: the list, the create and edit forms, an app's endpoints, a new secret.
 
-export type AppRow = ClientView & { allowed_groups: string[]; kind: string }
+export type AppRow = ClientView & { allowed_groups: string[]; kind: string; jwks?: string | null }
+
+/** The machine options' words (issue 38), in one place. */
+const MACHINE_WORDS = {
+  legend: 'Machines and devices',
+  grants: 'It may use',
+  grantNames: {
+    authorization_code: 'Sign-in in a browser (authorization code, with refresh tokens)',
+    client_credentials: 'Its own tokens, no user (client credentials)',
+    [DEVICE_CODE]: 'Sign-in on a device with a code (device grant)',
+  } as Record<string, string>,
+  allowedScopes: "With client credentials: the resources' scopes its own tokens may carry (space-separated)",
+  requirePar: 'Sign-in requests only through pushed authorization requests (PAR)',
+  authMethod: 'A confidential app authenticates with',
+  methods: { client_secret: 'its secret', private_key_jwt: 'assertions signed with its keys (private_key_jwt)' } as Record<string, string>,
+  jwksUri: 'Its public keys at (jwks_uri, https)',
+  jwks: 'Or its public keys here (a JWKS)',
+}
 
 const KIND_WORDS: Record<string, string> = { operator: '', metadata: 'metadata document', dynamic: 'registered dynamically' }
 
@@ -69,9 +86,30 @@ interface AppValues {
   idTokenAlg: string
   allowedGroups: string[]
   introspects: string
+  grantTypes: string[]
+  allowedScopes: string
+  requirePar: boolean
+  authMethod: string
+  jwksUri: string
+  jwks: string
 }
 
-const NEW_APP: AppValues = { name: '', redirectUris: '', postLogoutRedirectUris: '', skipConsent: false, requireMfa: false, idTokenAlg: 'RS256', allowedGroups: [], introspects: '' }
+const NEW_APP: AppValues = {
+  name: '',
+  redirectUris: '',
+  postLogoutRedirectUris: '',
+  skipConsent: false,
+  requireMfa: false,
+  idTokenAlg: 'RS256',
+  allowedGroups: [],
+  introspects: '',
+  grantTypes: ['authorization_code'],
+  allowedScopes: '',
+  requirePar: false,
+  authMethod: 'client_secret',
+  jwksUri: '',
+  jwks: '',
+}
 
 const appValues = (a: AppRow): AppValues => ({
   name: a.name,
@@ -82,6 +120,12 @@ const appValues = (a: AppRow): AppValues => ({
   idTokenAlg: a.id_token_signed_response_alg ?? 'RS256',
   allowedGroups: a.allowed_groups,
   introspects: (a.introspects ?? []).join(' '),
+  grantTypes: a.grant_types,
+  allowedScopes: a.allowed_scopes.join(' '),
+  requirePar: a.require_pushed_authorization_requests,
+  authMethod: a.token_endpoint_auth_method === 'private_key_jwt' ? 'private_key_jwt' : 'client_secret',
+  jwksUri: a.jwks_uri ?? '',
+  jwks: a.jwks ?? '',
 })
 
 function typedApp(fields: FormFields): AppValues {
@@ -95,6 +139,12 @@ function typedApp(fields: FormFields): AppValues {
     idTokenAlg: one('id_token_alg') || 'RS256',
     allowedGroups: ([] as string[]).concat(fields.allowed_groups ?? []),
     introspects: one('introspects'),
+    grantTypes: ([] as string[]).concat(fields.grant_types ?? []),
+    allowedScopes: one('allowed_scopes'),
+    requirePar: one('require_par') === 'true',
+    authMethod: one('auth_method') || 'client_secret',
+    jwksUri: one('jwks_uri'),
+    jwks: one('jwks'),
   }
 }
 
@@ -107,7 +157,7 @@ function AppFields(props: { groups: string[]; values: AppValues }) {
       <label for="name">Name</label>
       <input id="name" name="name" type="text" required maxlength="200" value={attr(a.name)} />
       <label for="redirect_uris">Redirect URIs (one per line)</label>
-      <textarea id="redirect_uris" name="redirect_uris" rows="3" required safe>
+      <textarea id="redirect_uris" name="redirect_uris" rows="3" safe>
         {a.redirectUris}
       </textarea>
       <label for="post_logout_redirect_uris">Post-logout redirect URIs (one per line)</label>
@@ -139,7 +189,48 @@ function AppFields(props: { groups: string[]; values: AppValues }) {
       </fieldset>
       <label for="introspects">A resource server: may introspect the access tokens of these apps (client IDs, space-separated; * for every app's)</label>
       <input id="introspects" name="introspects" type="text" maxlength="4000" value={attr(a.introspects)} />
+      <MachineFields values={a} />
     </>
+  )
+}
+
+/** Grants, allowed scopes, PAR and client authentication (SPEC "Machines and devices"), as `client create|update` takes them. */
+function MachineFields(props: { values: AppValues }) {
+  const a = props.values
+  const w = MACHINE_WORDS
+  return (
+    <fieldset>
+      <legend>{w.legend}</legend>
+      {/* Unchecked boxes send nothing: this says the form had them (a form without them keeps what the app has). */}
+      <Hidden name="machine_options" value="shown" />
+      <fieldset>
+        <legend>{w.grants}</legend>
+        {GRANT_TYPES.map((g) => (
+          <label class="check">
+            <input type="checkbox" name="grant_types" value={g} checked={a.grantTypes.includes(g)} /> <span safe>{w.grantNames[g]}</span>
+          </label>
+        ))}
+      </fieldset>
+      <label for="allowed_scopes">{w.allowedScopes}</label>
+      <input id="allowed_scopes" name="allowed_scopes" type="text" maxlength="4000" value={attr(a.allowedScopes)} />
+      <label class="check">
+        <input type="checkbox" name="require_par" value="true" checked={a.requirePar} /> {w.requirePar}
+      </label>
+      <label for="auth_method">{w.authMethod}</label>
+      <select id="auth_method" name="auth_method">
+        {Object.entries(w.methods).map(([value, words]) => (
+          <option value={value} selected={a.authMethod === value} safe>
+            {words}
+          </option>
+        ))}
+      </select>
+      <label for="jwks_uri">{w.jwksUri}</label>
+      <input id="jwks_uri" name="jwks_uri" type="url" maxlength="2000" value={attr(a.jwksUri)} />
+      <label for="jwks">{w.jwks}</label>
+      <textarea id="jwks" name="jwks" rows="3" spellcheck="false" safe>
+        {a.jwks}
+      </textarea>
+    </fieldset>
   )
 }
 
@@ -148,10 +239,14 @@ export function AppPage(props: { csrf: string; app: AppRow; groups: string[]; en
   const typed = props.typed?.form === '/admin/apps/update' ? props.typed.fields : undefined
   return (
     <AdminLayout title="Apps" error={props.error} notice={props.notice}>
-      <h2 safe>{props.app.name}</h2>
+      <div class="app-head">
+        {props.app.logo_url ? <img class="app-logo" src={attr(props.app.logo_url)} alt="" width="40" height="40" /> : ''}
+        <h2 safe>{props.app.name}</h2>
+      </div>
       <p>
         Client ID <code safe>{props.app.client_id}</code> · {props.app.public ? 'public' : 'confidential'}
       </p>
+      <LogoAndLaunch app={props.app} />
       <Endpoints endpoints={props.endpoints} />
       <h2>Settings</h2>
       <form method="post" action="/admin/apps/update">
@@ -168,6 +263,37 @@ export function AppPage(props: { csrf: string; app: AppRow; groups: string[]; en
         <ButtonForm action="/admin/apps/delete" csrf={props.csrf} label="Delete app" kind="danger" fields={fields} />
       </div>
     </AdminLayout>
+  )
+}
+
+// The words of LogoAndLaunch, in one place (the message catalog takes them over).
+const LAUNCH_WORDS = {
+  opensAt: 'Opens at',
+  fromYourApps: 'from users\' "Your apps".',
+  noLaunch: 'No launch URL: only users who authorized it see it in "Your apps".',
+  logo: 'Its logo is shown on the consent page.',
+  noLogo: 'No logo.',
+  change: 'Change them with',
+}
+
+/** Its logo and launch URL, set with `latchkey client update --logo-file / --launch-url` (a file is no form field here). */
+function LogoAndLaunch(props: { app: AppRow }) {
+  const { launch_url: launch, logo_url: logo } = props.app
+  return (
+    <p class="muted">
+      {launch ? (
+        <>
+          {LAUNCH_WORDS.opensAt}{' '}
+          <a href={attr(launch)} class="long" safe>
+            {launch}
+          </a>{' '}
+          {LAUNCH_WORDS.fromYourApps}{' '}
+        </>
+      ) : (
+        LAUNCH_WORDS.noLaunch + ' '
+      )}
+      {logo ? LAUNCH_WORDS.logo : LAUNCH_WORDS.noLogo} {LAUNCH_WORDS.change} <code>latchkey client update ID --logo-file PATH --launch-url URL</code>.
+    </p>
   )
 }
 

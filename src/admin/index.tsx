@@ -27,6 +27,8 @@ import { AppPage, AppsPage, SecretPage, type AppRow } from './app-pages'
 import { auditNames } from './audit-names'
 import { AuditPage, GroupsPage, KeysPage, ResourcesPage, UsersPage } from './pages'
 import { SitesPage } from './site-pages'
+import { ProvidersPage } from './provider-pages'
+import { callbackUrl, toProviderView } from '../providers/service'
 import { REAUTH_AFTER_MS, adminForms, adminSession, field, fieldValues, lines } from './web'
 
 /** What a page shows besides its data: a refusal (with its status and what was typed) or a word on what was done. */
@@ -100,6 +102,10 @@ export function adminRoutes(ctx: AppContext) {
       const [sites, groups] = await Promise.all([ctx.store.sites.listSites(), groupNames()])
       return htmlPage(<SitesPage csrf={csrf(request, session)} sites={sites.map(toSiteView)} groups={groups} {...said} />, { status: said.status })
     },
+    async providers() {
+      const providers = (await ctx.store.providers.listProviders()).map((p) => ({ ...toProviderView(p), callback_url: callbackUrl(ctx.config.issuer, p.id) }))
+      return htmlPage(<ProvidersPage providers={providers} />)
+    },
     async keys(request: Request, session: Session, said: Said = {}) {
       const all = await ctx.store.keys.listSigningKeys()
       const now = ctx.clock.now()
@@ -132,7 +138,7 @@ export function adminRoutes(ctx: AppContext) {
     return (await ctx.store.groups.listGroups()).map((g) => g.name)
   }
   async function appRow(client: Client): Promise<AppRow> {
-    return { ...toView(client), allowed_groups: await ctx.store.groups.allowedGroups(client.id), kind: client.kind }
+    return { ...toView(client), allowed_groups: await ctx.store.groups.allowedGroups(client.id), kind: client.kind, jwks: client.jwks }
   }
 
   /**
@@ -368,6 +374,7 @@ export function adminRoutes(ctx: AppContext) {
               requireMfa: checkbox(body, 'require_mfa'),
               idTokenAlg: field(body, 'id_token_alg') || undefined,
               introspects,
+              ...(field(body, 'machine_options') === 'shown' ? machineOptions(body, checkbox(body, 'public')) : {}),
             },
             ctx.clock.now(),
           )
@@ -507,6 +514,7 @@ export function adminRoutes(ctx: AppContext) {
       )
       // Sites (forward-auth): a new site, a rule (a bypass opens paths to anyone) and a deletion all ask again after 15 minutes.
       .get('/admin/sites', get((request, session, said) => pages.sites(request, session, said)))
+      .get('/admin/providers', get(() => pages.providers()))
       .post(
         ...form('/admin/sites', 'sites', async (request, session, body) => {
           const site = await createSite(
@@ -577,8 +585,29 @@ async function updateApp(ctx: AppContext, client: Client, body: FormFields) {
     requireMfa: field(body, 'require_mfa') === 'true',
     idTokenAlg: field(body, 'id_token_alg') || undefined,
   }
-  // The edit form does not show grants or PAR: they stay as the CLI set them.
-  const kept = { public: client.public, grantTypes: client.grantTypes, allowedScopes: client.allowedScopes, requirePar: client.requirePar, authMethod: client.authMethod, jwks: client.jwks, jwksUri: client.jwksUri }
-  if (!(await updateClient(ctx.store, client.id, { ...options, ...kept }))) throw new PageError(404, 'Not found', 'There is no such app.')
+  // A form without the machine options (an older page) keeps what the app has.
+  const machine =
+    field(body, 'machine_options') === 'shown'
+      ? machineOptions(body, client.public)
+      : { grantTypes: client.grantTypes, allowedScopes: client.allowedScopes, requirePar: client.requirePar, authMethod: client.authMethod ?? undefined, jwks: client.jwks ?? undefined, jwksUri: client.jwksUri ?? undefined }
+  // As `client update`: an app with keys has no secret to fall back on.
+  if (client.authMethod === 'private_key_jwt' && machine.authMethod !== 'private_key_jwt')
+    throw new InputError('this app authenticates with its keys and has no secret; create a new app to use a secret')
+  const input = { public: client.public, grantTypes: machine.grantTypes, allowedScopes: machine.allowedScopes, requirePar: machine.requirePar, authMethod: machine.authMethod ?? null, jwks: machine.jwks ?? null, jwksUri: machine.jwksUri ?? null }
+  if (!(await updateClient(ctx.store, client.id, { ...options, ...input }))) throw new PageError(404, 'Not found', 'There is no such app.')
   return options
+}
+
+/** The app form's machine options (grants, allowed scopes, PAR, keys), checked by createClient/updateClient as the CLI's are. */
+function machineOptions(body: FormFields, isPublic: boolean) {
+  const method = field(body, 'auth_method')
+  const keyed = !isPublic && method === 'private_key_jwt'
+  return {
+    grantTypes: fieldValues(body, 'grant_types'),
+    allowedScopes: field(body, 'allowed_scopes').split(/\s+/).filter(Boolean),
+    requirePar: field(body, 'require_par') === 'true',
+    authMethod: keyed ? 'private_key_jwt' : undefined,
+    jwks: keyed && field(body, 'jwks').trim() ? field(body, 'jwks') : undefined,
+    jwksUri: keyed && field(body, 'jwks_uri').trim() ? field(body, 'jwks_uri').trim() : undefined,
+  }
 }

@@ -14,6 +14,7 @@ const SECTIONS = [
   ['/admin/groups', 'Groups'],
   ['/admin/resources', 'Resources'],
   ['/admin/sites', 'Sites'],
+  ['/admin/providers', 'Sign-in providers'],
   ['/admin/keys', 'Signing keys'],
   ['/admin/audit', 'Audit log'],
 ] as const

@@ -2,8 +2,9 @@
 import type { AppContext } from '../context'
 import type { SiteRecord } from '../db/store'
 import { signJwt } from '../oidc/jwt'
-import { errorPageSaying } from '../views/error-page'
+import { withBrand } from '../brand'
 import type { Speech } from '../i18n'
+import { errorPageSaying } from '../views/error-page'
 import type { Caller } from './check'
 import type { ForwardedRequest } from './forwarded'
 
@@ -25,10 +26,25 @@ export const startUrl = (forwarded: ForwardedRequest) => `${forwarded.origin}/.l
  * sent under those names instead of letting a forged `Remote-User` through (Caddy's
  * forward_auth keeps a client's header when the answer lacks it, GHSA-7r4p-vjf4-gxv4).
  */
-export async function allowed(ctx: AppContext, site: SiteRecord, forwarded: ForwardedRequest, caller: Caller): Promise<Response> {
+export function allowed(ctx: AppContext, site: SiteRecord, forwarded: ForwardedRequest, caller: Caller): Response | Promise<Response> {
+  if (caller.user && site.jwt) return remoteJwt(ctx, forwarded, caller).then((jwt) => new Response(null, { status: 200, headers: remoteHeaders(caller, jwt) }))
+  // A cached site session's identity answers with the same headers every time: built once (a
+  // Headers instance is copied natively, ~0.3 µs, where an object of them costs 2–5 µs).
+  const key = caller.shared
+  let headers = key && answerHeaders.get(key)
+  if (!headers) {
+    headers = new Headers(remoteHeaders(caller, ''))
+    if (key) answerHeaders.set(key, headers)
+  }
+  return new Response(null, { status: 200, headers })
+}
+
+const answerHeaders = new WeakMap<object, Headers>()
+
+function remoteHeaders(caller: Caller, jwt: string): Record<string, string> {
   const { user, groups } = caller
   const email = user ? headerValue(user.email) : ''
-  const headers = {
+  return {
     ...NO_STORE,
     // SPEC: a machine is `client:<client_id>`.
     'remote-user': caller.clientId ? headerValue(`client:${caller.clientId}`) : email,
@@ -36,9 +52,8 @@ export async function allowed(ctx: AppContext, site: SiteRecord, forwarded: Forw
     'remote-name': user ? headerValue(user.fullName) : '',
     'remote-groups': (groups ?? []).join(','),
     'remote-id': user?.id ?? '',
-    'remote-jwt': user && site.jwt ? await remoteJwt(ctx, forwarded, caller) : '',
+    'remote-jwt': jwt,
   }
-  return new Response(null, { status: 200, headers })
 }
 
 /** A short-lived proof for the app (60 s, aud = the site's origin), signed like ID tokens. */
@@ -49,9 +64,9 @@ async function remoteJwt(ctx: AppContext, forwarded: ForwardedRequest, caller: C
   return signJwt(payload, await ctx.signingKeys.signingKey())
 }
 
-/** 403 with the "Access denied" page (the proxy shows it to the browser). */
-export function denied(speech?: Speech): Response {
-  return errorPageSaying(403, 'error.siteDenied', speech, undefined, NO_STORE)
+/** 403 with the "Access denied" page (the proxy shows it to the browser), in the brand and language: /api/* runs outside the brand's context (src/app.ts). */
+export function denied(ctx: AppContext, speech?: Speech): Response {
+  return withBrand(ctx.brand, () => errorPageSaying(403, 'error.siteDenied', speech, undefined, NO_STORE))
 }
 
 /** A browser's page load, as opposed to an app's script or API call (which gets a 401 it can act on). */

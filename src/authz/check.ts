@@ -10,7 +10,7 @@ import { addressIn, peerAddressOf, resolveClientAddress } from '../web/client-ad
 import { siteLookups } from './cache'
 import { decide, type Decision, type Identity } from './decide'
 import type { ForwardedRequest } from './forwarded'
-import { siteTokenOf } from './site-sessions'
+import { siteSessionHash, siteTokenOf } from './site-sessions'
 
 /** Who the decision was about, for the Remote-* headers. */
 export interface Caller {
@@ -19,6 +19,8 @@ export interface Caller {
   groups?: readonly string[]
   /** A machine's token (client_credentials): its client. */
   clientId?: string
+  /** Who this is, as one object shared by every check of them while nothing about them changed (a cached site session's identity): the answer's headers are kept with it. */
+  shared?: object
 }
 
 export type CheckResult = { kind: 'unknown-site' } | { kind: 'unnormalisable' } | { kind: 'decided'; site: SiteRecord; decision: Decision; caller: Caller }
@@ -28,13 +30,14 @@ export function requireTrustedProxy(ctx: AppContext, request: Request): void {
   if (!addressIn(peerAddressOf(request), ctx.config.trustedProxies)) throw new AccessDenied('the caller is not in TRUSTED_PROXIES')
 }
 
-/** The site of a host: exact before the nearest wildcard. */
-export function findSite(ctx: AppContext, host: string): Promise<SiteRecord | undefined> {
+/** The site of a host: exact before the nearest wildcard (a cached one as it is, no promise). */
+export function findSite(ctx: AppContext, host: string): SiteRecord | undefined | Promise<SiteRecord | undefined> {
   return siteLookups(ctx.store).site(host)
 }
 
 export async function check(ctx: AppContext, request: Request, forwarded: ForwardedRequest): Promise<CheckResult> {
-  const site = await findSite(ctx, forwarded.host)
+  const cached = findSite(ctx, forwarded.host)
+  const site = cached instanceof Promise ? await cached : cached
   if (!site) return { kind: 'unknown-site' }
   if (!forwarded.target) return { kind: 'unnormalisable' }
   const caller = await whoIsAsking(ctx, request.headers, forwarded)
@@ -43,6 +46,8 @@ export async function check(ctx: AppContext, request: Request, forwarded: Forwar
   const decision = decide(site, { method: forwarded.method, path: forwarded.target.path, address }, caller.identity)
   return { kind: 'decided', site, decision, caller }
 }
+
+const NOBODY: Caller = { identity: undefined }
 
 /**
  * A Latchkey access token issued for this site (its resource URI is the site's origin), else the
@@ -60,10 +65,14 @@ async function whoIsAsking(ctx: AppContext, headers: Headers, forwarded: Forward
     }
   }
   const token = siteTokenOf(headers, forwarded.proto)
+  if (token === undefined) return NOBODY
   const now = ctx.clock.now()
   // A site session lives while its sign-in session does — SESSION_IDLE_TTL included — and a check is that session's activity.
-  const session = token === undefined ? undefined : await siteLookups(ctx.store).session(forwarded.proto, token, forwarded.host, now, now - ctx.config.sessionIdleTtl * 1000)
-  if (!session) return { identity: undefined }
-  ctx.sessionActivity.touchHash(session.sessionHash, session.lastActiveAt, now)
-  return { identity: { kind: 'user', groups: session.groups, twoFactor: session.amr.includes('mfa') }, user: session.user, groups: session.groups }
+  const lookup = siteLookups(ctx.store).session(siteSessionHash(forwarded.proto, token), forwarded.host, now, now - ctx.config.sessionIdleTtl * 1000)
+  const session = lookup instanceof Promise ? await lookup : lookup
+  if (!session) return NOBODY
+  // Noted to be written: the cached entry knows it too (it is not idle here while it is in use here).
+  if (ctx.sessionActivity.touchHash(session.sessionHash, session.lastActiveAt, now)) session.lastActiveAt = now
+  const { user, groups } = session.identity
+  return { identity: { kind: 'user', groups, twoFactor: session.twoFactor }, user, groups, shared: session.identity }
 }

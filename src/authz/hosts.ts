@@ -24,8 +24,20 @@ export function candidateHosts(host: string): string[] {
  * The `Host` (or X-Forwarded-Host) of a request split into a name and a port: lower case, the
  * port digits only. Undefined for anything else (userinfo, paths, IPv6 literals, several hosts).
  */
-export function parseHostHeader(raw: string | null): { host: string; port: string } | undefined {
+export function parseHostHeader(raw: string | null): { readonly host: string; readonly port: string } | undefined {
   if (raw === null) return undefined
+  // Nearly every check names a host seen before: each value is parsed once (bounded: proxies forward what clients send).
+  const known = parsedHosts.get(raw)
+  if (known !== undefined) return known ?? undefined
+  const parsed = parseHost(raw)
+  if (parsedHosts.size >= 4096) parsedHosts.clear()
+  parsedHosts.set(raw, parsed ?? null)
+  return parsed
+}
+
+const parsedHosts = new Map<string, { readonly host: string; readonly port: string } | null>()
+
+function parseHost(raw: string): { readonly host: string; readonly port: string } | undefined {
   const m = /^([A-Za-z0-9.-]+)(?::(\d{1,5}))?$/.exec(raw.trim())
   if (!m) return undefined
   const host = m[1]!.toLowerCase().replace(/\.$/, '')

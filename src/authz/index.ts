@@ -18,12 +18,12 @@ import { speechOf } from '../i18n/request'
 
 /** The answer to a check; `signIn` says how this endpoint sends someone to sign in. */
 function answer(ctx: AppContext, result: CheckResult, forwarded: ForwardedRequest, signIn: () => Response): Response | Promise<Response> {
-  if (result.kind !== 'decided') return denied()
+  if (result.kind !== 'decided') return denied(ctx)
   switch (result.decision) {
     case 'allow':
       return allowed(ctx, result.site, forwarded, result.caller)
     case 'deny':
-      return denied()
+      return denied(ctx)
     default:
       return signIn()
   }

@@ -3,6 +3,7 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@kitajs/html'
 import { ButtonForm, Layout } from '../views/layout'
+import { currentBrand } from '../brand'
 import { formActionSource, htmlPage } from '../views/page'
 import { t, th, type Speech } from '../i18n'
 
@@ -15,7 +16,7 @@ export function siteLogoutPage(csrf: string, issuer: string, speech?: Speech): R
     () => (
       <Layout title={t('signOut.title')}>
         <h1>{th('signOut.title')}</h1>
-        <p>{th('signOut.site', { brand: 'Latchkey' })}</p>
+        <p>{th('signOut.site', { brand: currentBrand().name })}</p>
         <ButtonForm action="/.latchkey/logout" csrf={csrf} label={t('signOut.submit')} inline={false} />
       </Layout>
     ),

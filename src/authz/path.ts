@@ -12,6 +12,8 @@ const MAX_URI = 8192
  * `/admin;a=b/x` is `/admin/x` to the app but not to a rule.
  */
 const AMBIGUOUS_DECODED = /%[0-9a-fA-F]{2}|\\|;|[\u0000-\u001f\u007f]/
+/** What decoding or removing dot-segments could change, or refuse: anything else is its own normal form. */
+const MAY_CHANGE = /[%;]|\/\.|\/\//
 /** Encoded `/`, `\` and NUL: decoded they would change the path's segments. */
 const ENCODED_SEPARATOR = /%(2f|5c|00)/i
 
@@ -29,6 +31,8 @@ export function normaliseTarget(uri: string): RequestTarget | undefined {
   const q = uri.indexOf('?')
   const rawPath = q < 0 ? uri : uri.slice(0, q)
   const query = q < 0 ? '' : uri.slice(q + 1)
+  // Nothing encoded, no `;`, no dot-segment or empty segment: already normal (most checks; a forward-auth check is made for every request).
+  if (!MAY_CHANGE.test(rawPath)) return { path: rawPath, query }
   if (ENCODED_SEPARATOR.test(rawPath)) return undefined
   let decoded: string
   try {

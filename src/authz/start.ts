@@ -53,7 +53,7 @@ export async function startSiteSignIn(ctx: AppContext, request: Request): Promis
   const groups = await ctx.store.groups.groupsOf(session.user.id)
   const identity = { kind: 'user' as const, groups, twoFactor: hasTwoFactors(session) }
   const decision = decide(site, { method: 'GET', path: rd.target!.path, address: clientAddressOf(request, ctx.config.trustedProxies) }, identity)
-  if (decision === 'deny') return denied(speechOf(ctx.config, request))
+  if (decision === 'deny') return denied(ctx, speechOf(ctx.config, request))
   if (decision === 'step-up') {
     const { totp, passkeys } = await secondFactorsOf(ctx, session.user.id)
     if (totp || passkeys) return redirect(twoStepUrl(here))

@@ -1,10 +1,12 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { issueRegistrationToken } from '../oauth/dynamic-clients'
 import { checkBackchannelLogoutUri, checkClientOptions, checkGrants, checkIdTokenAlg, checkKeys, checkIntrospects, createClient, deleteClient, findClient, insecureRedirectUris, listClients, rotateSecret, setBackchannelLogout, setIntrospects, toView, updateClient } from '../oauth/clients'
 import { existingGroups, setAllowedGroups } from '../accounts/groups'
 import type { Store } from '../db/store'
 import type { Client } from '../oauth/clients'
 import { escapeForTerminal } from '../lib/text'
+import { checkLaunchUrl, checkLogo, MAX_LOGO_BYTES, setClientLogo, setLaunchUrl } from '../oauth/client-logo'
+import { etagOf } from '../brand/config'
 import { command, type CommandGroup } from './command'
 import { UsageError, cliAudit, inputError, printJson, printTable, trueOrFalse, withStore } from './common'
 
@@ -32,7 +34,43 @@ const appOptions = {
   'jwks-file': { type: 'string', arg: 'FILE', help: 'with --auth-method private_key_jwt: a file holding its public keys (a JWKS)' },
   'jwks-uri': { type: 'string', arg: 'URL', help: 'with --auth-method private_key_jwt: where it publishes its public keys' },
   'allowed-scope': { type: 'string', multiple: true, arg: 'SCOPE', help: "with --grant client_credentials: a resource's scope its own tokens may carry (repeatable; '' on update: none)" },
+  'logo-file': { type: 'string', arg: 'PATH', help: "its logo, shown on the consent page and in /account's Your apps: PNG, WebP or SVG, at most 256 KiB ('' on update: none)" },
+  'launch-url': { type: 'string', arg: 'URL', help: "where /account's Your apps opens it: https, or http on localhost ('' on update: none)" },
 } as const
+
+/** `--logo-file PATH`: its bytes, checked (type by its bytes, size before reading); '' removes the logo. */
+function logoFile(path: string | undefined): Uint8Array<ArrayBuffer> | null | undefined {
+  if (path === undefined || path === '') return path === '' ? null : undefined
+  let bytes: Uint8Array<ArrayBuffer>
+  try {
+    const size = statSync(path).size
+    if (size > MAX_LOGO_BYTES) throw new UsageError(`--logo-file ${escapeForTerminal(path)} is ${size} bytes; at most 256 KiB`)
+    bytes = new Uint8Array(readFileSync(path))
+  } catch (error) {
+    if (error instanceof UsageError) throw error
+    throw new UsageError(`--logo-file ${escapeForTerminal(path)}: ${(error as NodeJS.ErrnoException).code ?? 'cannot be read'}`)
+  }
+  checkLogoOrRefuse(bytes, path)
+  return bytes
+}
+
+function checkLogoOrRefuse(bytes: Uint8Array<ArrayBuffer>, path: string): void {
+  try {
+    checkLogo(bytes, `--logo-file ${escapeForTerminal(path)}`)
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
+}
+
+/** `--launch-url URL`, checked; '' removes it. */
+function launchUrl(raw: string | undefined): string | null | undefined {
+  if (raw === undefined || raw === '') return raw === '' ? null : undefined
+  try {
+    return checkLaunchUrl(raw)
+  } catch (error) {
+    throw new UsageError(`--launch-url: ${escapeForTerminal((error as Error).message)}`)
+  }
+}
 
 /** `--allowed-group NAME…`: existing groups; `none` (or '') alone opens the app to every user again. */
 async function allowedGroups(store: Store, names: readonly string[]): Promise<string[]> {
@@ -76,9 +114,12 @@ const create = command({
     introspect: appOptions.introspect,
     'backchannel-logout-uri': appOptions['backchannel-logout-uri'],
     'backchannel-logout-session-required': appOptions['backchannel-logout-session-required'],
+    'logo-file': { ...appOptions['logo-file'], help: "its logo, shown on the consent page and in /account's Your apps: PNG, WebP or SVG, at most 256 KiB" },
+    'launch-url': { ...appOptions['launch-url'], help: "where /account's Your apps opens it: https, or http on localhost" },
   },
   examples: [
     'client create --name "My App" --redirect-uri https://app.example.com/callback',
+    'client create --name Wiki --redirect-uri https://wiki.example.com/cb --logo-file wiki.svg --launch-url https://wiki.example.com/',
     'client create --name Photos --redirect-uri https://photos.example.com/cb --allowed-group family --require-mfa',
     'client create --name "Nightly job" --grant client_credentials --allowed-scope reports:read',
   ],
@@ -89,6 +130,10 @@ const create = command({
     if (!values['redirect-uri']?.length && grantTypes.includes('authorization_code')) throw new UsageError('at least one --redirect-uri is required (for --grant authorization_code, the default)')
     if (values['backchannel-logout-session-required'] && !values['backchannel-logout-uri']) throw new UsageError('--backchannel-logout-session-required needs --backchannel-logout-uri')
     const isPublic = values.public ?? false
+    // Checked before anything is written: a bad file or URL creates nothing.
+    if (values['logo-file'] === '' || values['launch-url'] === '') throw new UsageError("--logo-file and --launch-url need a value on create ('' removes one on update)")
+    const logo = logoFile(values['logo-file'])
+    const launch = launchUrl(values['launch-url'])
     const { client, secret, allowedGroups: groups } = await withStore((store) =>
       inputError(async () => {
         const groups = await allowedGroups(store, values['allowed-group'] ?? [])
@@ -116,8 +161,10 @@ const create = command({
           Date.now(),
         )
         if (groups.length) await setAllowedGroups({ store }, made.client.id, groups)
+        if (logo) await setClientLogo(store, made.client.id, logo, Date.now())
+        if (launch) await setLaunchUrl(store, made.client.id, launch)
         await cliAudit(store, 'client.created', { clientId: made.client.id })
-        return { ...made, allowedGroups: groups }
+        return { ...made, client: (await findClient(store, made.client.id))!, allowedGroups: groups }
       }),
     )
     for (const uri of insecureRedirectUris([...client.redirectUris, ...client.postLogoutRedirectUris]))
@@ -141,6 +188,8 @@ const create = command({
       require_pushed_authorization_requests: view.require_pushed_authorization_requests,
       token_endpoint_auth_method: view.token_endpoint_auth_method,
       jwks_uri: view.jwks_uri,
+      ...(view.launch_url === undefined ? {} : { launch_url: view.launch_url }),
+      ...(view.logo_url === undefined ? {} : { logo_url: view.logo_url }),
     })
   },
 })
@@ -170,8 +219,14 @@ const update = command({
     'jwks-file': appOptions['jwks-file'],
     'jwks-uri': appOptions['jwks-uri'],
     'require-par': { type: 'string', arg: 'true|false', help: 'authorization requests only through PAR (RFC 9126)' },
+    'logo-file': appOptions['logo-file'],
+    'launch-url': appOptions['launch-url'],
   },
-  examples: ['client update d2844b790e7041724ccbcbfa --add-redirect-uri https://app.example.com/callback2', 'client update d2844b790e7041724ccbcbfa --allowed-group none --require-mfa false'],
+  examples: [
+    'client update d2844b790e7041724ccbcbfa --add-redirect-uri https://app.example.com/callback2',
+    'client update d2844b790e7041724ccbcbfa --allowed-group none --require-mfa false',
+    "client update d2844b790e7041724ccbcbfa --logo-file photos.png --launch-url https://photos.example.com/",
+  ],
   json: 'the app as client list --json shows it',
   async run({ values, positionals, json }) {
     const id = positionals[0]
@@ -186,6 +241,8 @@ const update = command({
     if (logoutUri) await inputError(async () => checkBackchannelLogoutUri(logoutUri, 'operator'))
     const logout = values['post-logout-redirect-uri']
     if (logout?.includes('none') && logout.length > 1) throw new UsageError('--post-logout-redirect-uri none removes them all; give it alone')
+    const logo = logoFile(values['logo-file'])
+    const launch = launchUrl(values['launch-url'])
     // One transaction: every check first, then the changes; a bad value (an unknown group) changes nothing.
     const { view, changed } = await withStore((store) =>
       store.transaction(async () => {
@@ -241,6 +298,8 @@ const update = command({
           !sameList(grants.grantTypes, client.grantTypes) && 'grant_types',
           !sameList(grants.allowedScopes, client.allowedScopes) && 'allowed_scopes',
           next.requirePar !== client.requirePar && 'require_pushed_authorization_requests',
+          logo !== undefined && (logo === null ? client.logoEtag !== null : etagOf(logo) !== client.logoEtag) && 'logo',
+          launch !== undefined && launch !== client.launchUrl && 'launch_url',
           (keys.authMethod !== client.authMethod || keys.jwks !== client.jwks || keys.jwksUri !== client.jwksUri) && 'keys',
         ].filter((x): x is string => x !== false)
         // SPEC: a change that changes nothing is said so, and records nothing.
@@ -250,6 +309,8 @@ const update = command({
         if (changed.includes('backchannel_logout_uri') || changed.includes('backchannel_logout_session_required'))
           await inputError(() => setBackchannelLogout(store, id, { uri: backchannel, sessionRequired: sidRequired }))
         if (changed.includes('introspects')) await inputError(() => setIntrospects(store, client, introspects))
+        if (changed.includes('logo')) await setClientLogo(store, id, logo!, Date.now())
+        if (changed.includes('launch_url')) await setLaunchUrl(store, id, launch!)
         await cliAudit(store, 'client.updated', { clientId: id, detail: { changed: changed.join(' ') } })
         return { view: await viewWithGroups(store, (await findClient(store, id))!), changed }
       }),

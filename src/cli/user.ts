@@ -58,8 +58,8 @@ const list = command({
   examples: ['user list', 'user list --json'],
   json: '[{id, email, full_name, avatar_url, admin, disabled, mfa: {totp, passkeys}}]',
   async run({ json }) {
-    const { list, mfa } = await withStore(async (store) => ({ list: await store.users.listUsers(), mfa: await store.mfa.summaries() }))
-    const users = list.map((u) => ({ ...toUserView(u), admin: u.admin, disabled: u.disabled, mfa: mfa.get(u.id) ?? { totp: false, passkeys: 0 } }))
+    const { list, mfa, issuer } = await withStore(async (store, config) => ({ list: await store.users.listUsers(), mfa: await store.mfa.summaries(), issuer: config.issuer }))
+    const users = list.map((u) => ({ ...toUserView(u, issuer), admin: u.admin, disabled: u.disabled, mfa: mfa.get(u.id) ?? { totp: false, passkeys: 0 } }))
     if (json) return printJson(users)
     if (users.length === 0) return void process.stdout.write('no users\n')
     printTable(

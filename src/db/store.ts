@@ -23,6 +23,7 @@ import type { ResourceStore } from './port/resources'
 import type { SessionStore } from './port/sessions'
 import type { SettingsStore } from './port/settings'
 import type { SiteStore } from './port/sites'
+import type { ProviderStore } from './port/providers'
 import type { ThrottleStore } from './port/throttle'
 import type { TokenStore } from './port/tokens'
 import type { PushedRequestStore } from './port/pushed'
@@ -42,6 +43,7 @@ export type * from './port/resources'
 export type * from './port/sessions'
 export type * from './port/settings'
 export type * from './port/sites'
+export type * from './port/providers'
 export { etagList, etagMatches, etagOf, judgePreconditions, judgeSave } from './port/settings'
 export type * from './port/throttle'
 export type * from './port/tokens'
@@ -69,16 +71,20 @@ export class DatabaseUnavailable extends Error {
 
 /**
  * What a commit changed, when the feed can tell: these access tokens (row ids) were deleted,
- * these users' rows changed (name, avatar, email, email_verified, admin, disabled). A change
- * naming neither — or none at all — means anything may have changed.
+ * these users' rows changed (name, avatar, email, email_verified, admin, disabled), these users'
+ * sign-in sessions ended or group memberships changed (`'all'`: too many to name), sites or their
+ * rules changed (forward-auth's site-session cache, src/authz/cache.ts). A change naming none of
+ * them — or none at all — means anything may have changed.
  */
 export interface Change {
   tokens?: readonly number[]
   users?: readonly string[]
+  sessions?: readonly string[] | 'all'
+  sites?: true
 }
 
-/** Whether a change may concern anything (it names no tokens and no users). */
-export const isWhole = (change: Change | undefined): boolean => !change?.tokens && !change?.users
+/** Whether a change may concern anything (it names nothing). */
+export const isWhole = (change: Change | undefined): boolean => !change?.tokens && !change?.users && !change?.sessions && !change?.sites
 
 /**
  * Tells in-process caches of every write that changed what they hold — this process's own
@@ -111,7 +117,12 @@ export interface PurgeWindows {
   settingChanges: number
   /** An audit event since it happened: AUDIT_DAYS (absent: kept). */
   audit?: number
+  /** A known device (user_devices) since it first signed in: the device cookie's life (absent: kept). */
+  devices?: number
 }
+
+/** Known devices deleted by one purge at most: the writer is held for one short statement (a minute later, the next batch). */
+export const DEVICES_PURGED_PER_RUN = 10_000
 
 /**
  * What the metrics read of the database at scrape time (plain numbers, so counting costs a
@@ -162,6 +173,8 @@ export interface Store {
   readonly audit: AuditStore
   /** Forward-auth sites, their rules, site sessions and codes. */
   readonly sites: SiteStore
+  /** Upstream providers, identities linked to them, sign-ins in flight. */
+  readonly providers: ProviderStore
 
   /**
    * Everything `fn` does through this store commits together, or nothing does (`latchkey apply`).

@@ -40,19 +40,22 @@ function uiLocalesOf(pathAndQuery: string | null | undefined): Locale | undefine
 /**
  * The speech of a page: `returnTo` is the authorization request a sign-in (or two-step, or
  * sign-up) page continues to, when the handler knows it (a POST's form field); otherwise the
- * request's own `return_to` query, or the request itself on /oauth/authorize.
+ * request's own `return_to` query, or the request itself on /oauth/authorize. `uiLocales`: an
+ * app's own ui_locales parameter elsewhere (RP-initiated logout, RP-Initiated Logout 1.0 §2).
  */
 export function speechOf(
   config: { defaultLocale: Locale; secureCookies: boolean },
   request: Request,
-  opts: { user?: UserLanguage | null; returnTo?: string } = {},
+  opts: { user?: UserLanguage | null; returnTo?: string; uiLocales?: string } = {},
 ): Speech {
   const url = request.url
   const path = pathOf(url)
   const q = url.indexOf('?')
   const search = q < 0 ? '' : url.slice(q)
   const query = search ? new URLSearchParams(search) : undefined
-  const flow = path === '/oauth/authorize' ? uiLocalesOf(path + search) : uiLocalesOf(opts.returnTo ?? query?.get('return_to'))
+  const flow =
+    (opts.uiLocales ? fromUiLocales(opts.uiLocales) : undefined) ??
+    (path === '/oauth/authorize' ? uiLocalesOf(path + search) : uiLocalesOf(opts.returnTo ?? query?.get('return_to')))
   const chosen = opts.user?.locale
   let locale: Locale | undefined = flow ?? (isLocale(chosen) ? chosen : undefined)
   if (!locale) {

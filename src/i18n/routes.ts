@@ -17,12 +17,13 @@ const YEAR = 365 * 24 * 3600
  * footer, pages a browser without a session or CSRF cookie sees too (error pages, the start of
  * a sign-in), so it cannot carry the house's session-bound token; what it guards against is
  * the same (another site making the browser switch language), and a browser says where a POST
- * comes from: `Origin` (sent on every cross-site POST) or, failing that, `Sec-Fetch-Site`.
- * Neither present (not a browser): refused.
+ * comes from: `Origin` (sent on every cross-site POST) or, failing that, `Sec-Fetch-Site`. Our
+ * pages send `Referrer-Policy: no-referrer`, under which Chromium sends `Origin: null` even for
+ * a same-origin form: then `Sec-Fetch-Site` (which no page can set) decides. Neither: refused.
  */
 function fromThisSite(request: Request, issuerOrigin: string): boolean {
   const origin = request.headers.get('origin')
-  if (origin !== null) return origin === issuerOrigin
+  if (origin !== null && origin !== 'null') return origin === issuerOrigin
   return request.headers.get('sec-fetch-site') === 'same-origin'
 }
 

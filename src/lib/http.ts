@@ -92,19 +92,20 @@ async function readCapped(body: ReadableStream<Uint8Array> | null, limit: BodyLi
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
 }
 
+/** The body's bytes, refused past the limit as readBodyText refuses them (the avatar upload's multipart body). */
+export async function readBodyBytes(request: Request, limit: BodyLimit): Promise<Uint8Array> {
+  if (request.headers.get('content-length') === null) return readCapped(request.body, limit)
+  // HTTP framing holds the body to its declared length, so the fast path is safe.
+  if (declaredTooLarge(request, limit.bytes)) throw limit.tooLarge()
+  return new Uint8Array(await request.arrayBuffer())
+}
+
 /**
  * Reads the body as text, refusing more than the limit: at once when Content-Length says so,
  * otherwise as soon as the stream passes it — a chunked body is never read further.
  */
 export async function readBodyText(request: Request, limit: BodyLimit = API_BODY_LIMIT): Promise<string> {
-  let bytes: Uint8Array
-  if (request.headers.get('content-length') !== null) {
-    // HTTP framing holds the body to its declared length, so the fast path is safe.
-    if (declaredTooLarge(request, limit.bytes)) throw limit.tooLarge()
-    bytes = new Uint8Array(await request.arrayBuffer())
-  } else {
-    bytes = await readCapped(request.body, limit)
-  }
+  const bytes = await readBodyBytes(request, limit)
   try {
     return utf8.decode(bytes)
   } catch {

@@ -21,6 +21,17 @@ export interface SafeFetchPolicy {
 export interface Fetched {
   body: string
   cacheControl: string | null
+  /** Set with `extra.anyStatus` (else always 200, or 2xx for a POST). */
+  status: number
+  contentType: string | null
+}
+
+/** A relying party's requests (an upstream provider's token endpoint, its userinfo, GitHub's API). */
+export interface FetchExtra {
+  /** Sent as they are (Authorization, Accept): they replace the defaults of the same name. */
+  headers?: Record<string, string>
+  /** Answer any non-redirect status (an OAuth error body is JSON the caller reads). */
+  anyStatus?: boolean
 }
 
 /**
@@ -30,7 +41,7 @@ export interface Fetched {
  * re-resolves to a private address between the two (DNS rebinding) is still refused. An allowed
  * host may be plain http and private (tests, intranets).
  */
-export function safeFetch(url: URL, policy: SafeFetchPolicy, post?: { type: string; body: string }): Promise<Fetched> {
+export function safeFetch(url: URL, policy: SafeFetchPolicy, post?: { type: string; body: string }, extra: FetchExtra = {}): Promise<Fetched> {
   const allowed = policy.allowHosts.includes(url.host.toLowerCase()) || policy.allowHosts.includes(url.hostname.toLowerCase())
   if (url.protocol !== 'https:' && !(allowed && url.protocol === 'http:')) return Promise.reject(new FetchRefused('only https:// URLs are fetched'))
   if (url.username || url.password) return Promise.reject(new FetchRefused('the URL must not carry credentials'))
@@ -60,7 +71,10 @@ export function safeFetch(url: URL, policy: SafeFetchPolicy, post?: { type: stri
     // `post`: a form POST under the same rules (a back-channel logout to a dynamically registered app); any 2xx answers it.
     const options = {
       method: post ? 'POST' : 'GET',
-      headers: post ? { 'content-type': post.type, 'content-length': String(Buffer.byteLength(post.body)), 'user-agent': 'Latchkey' } : { accept: 'application/json', 'user-agent': 'Latchkey' },
+      headers: {
+        ...(post ? { 'content-type': post.type, 'content-length': String(Buffer.byteLength(post.body)), 'user-agent': 'Latchkey' } : { accept: 'application/json', 'user-agent': 'Latchkey' }),
+        ...extra.headers,
+      },
       lookup,
       // A fresh connection each time: a pooled socket would skip the resolver's checks (and
       // could have been opened under another policy).
@@ -70,7 +84,7 @@ export function safeFetch(url: URL, policy: SafeFetchPolicy, post?: { type: stri
     const request = (url.protocol === 'https:' ? https : http).request(url, options, (response) => {
       const status = response.statusCode ?? 0
       if (status >= 300 && status < 400) return fail(`answered ${status}: redirects are not followed`)
-      if (post ? status < 200 || status > 299 : status !== 200) return fail(`answered ${status}`)
+      if (!extra.anyStatus && (post ? status < 200 || status > 299 : status !== 200)) return fail(`answered ${status}`)
       const declared = Number(response.headers['content-length'] ?? 0)
       if (declared > maxBytes) return fail(`is larger than ${maxBytes} bytes`)
       const chunks: Buffer[] = []
@@ -85,7 +99,8 @@ export function safeFetch(url: URL, policy: SafeFetchPolicy, post?: { type: stri
         settled = true
         clearTimeout(timer)
         const cacheControl = response.headers['cache-control']
-        fulfil({ body: Buffer.concat(chunks).toString('utf8'), cacheControl: typeof cacheControl === 'string' ? cacheControl : null })
+        const contentType = response.headers['content-type']
+        fulfil({ body: Buffer.concat(chunks).toString('utf8'), cacheControl: typeof cacheControl === 'string' ? cacheControl : null, status, contentType: contentType ?? null })
       })
       response.on('error', (error) => fail(error.message))
     })

@@ -1,5 +1,5 @@
 /**
- * The messages Latchkey sends (SPEC "Email"): fixed subjects, a text and an HTML part, absolute
+ * The messages the server sends (SPEC "Email"): fixed subjects, a text and an HTML part, absolute
  * links from ISSUER, no tracking. Every value that came from a user is escaped in the HTML part;
  * addresses and names were refused at input if they held CR, LF or other control characters, and
  * nodemailer encodes headers besides. Each is written in its recipient's language (their choice on
@@ -11,24 +11,25 @@ import { isLocale, type Locale } from '../i18n/locales'
 
 const escape = (s: string) => Bun.escapeHTML(s)
 
-/** Who a message goes to, and the language and zone it is written in. */
+/** Who a message goes to, the language and zone it is written in, and the operator's name it is signed with (BRAND_NAME). */
 export interface Recipient {
   email: string
   speech: Speech
+  brand: string
 }
 
 /** A user (or an address about to be one) as a recipient: their language and zone, else DEFAULT_LOCALE and UTC. */
-export function recipient(config: { defaultLocale: Locale }, user: { email: string; locale?: string | null; timeZone?: string | null }): Recipient {
-  return { email: user.email, speech: speech(isLocale(user.locale) ? user.locale : config.defaultLocale, user.timeZone ?? 'UTC') }
+export function recipient(config: { defaultLocale: Locale; brand: { name: string } }, user: { email: string; locale?: string | null; timeZone?: string | null }): Recipient {
+  return { email: user.email, speech: speech(isLocale(user.locale) ? user.locale : config.defaultLocale, user.timeZone ?? 'UTC'), brand: config.brand.name }
 }
 
 function message(to: Recipient, subject: string, lines: string[], link?: { url: string; label: string }): NewMail {
-  const text = [...lines, ...(link ? ['', `${link.label}: ${link.url}`] : []), '', '— Latchkey'].join('\n')
+  const text = [...lines, ...(link ? ['', `${link.label}: ${link.url}`] : []), '', `— ${to.brand}`].join('\n')
   const html = [
     `<!doctype html><html lang="${to.speech.locale}" dir="${to.speech.dir}"><body style="font-family:system-ui,sans-serif;line-height:1.5">`,
     ...lines.map((l) => `<p>${escape(l)}</p>`),
     ...(link ? [`<p><a href="${escape(link.url)}">${escape(link.label)}</a></p>`, `<p style="color:#6b7280;font-size:0.9em">${escape(link.url)}</p>`] : []),
-    '<p style="color:#6b7280">— Latchkey</p></body></html>',
+    `<p style="color:#6b7280">— ${escape(to.brand)}</p></body></html>`,
   ].join('')
   return { to: to.email, subject, text, html }
 }
@@ -44,7 +45,7 @@ export const resetPasswordMessage = (to: Recipient, url: string) =>
   written(to, () => [t('mail.reset.subject'), [t('mail.reset.body'), t('mail.reset.notYou')], { url, label: t('mail.reset.link') }])
 
 export const inviteMessage = (to: Recipient, name: string, url: string) =>
-  written(to, () => [t('mail.invite.subject', { brand: 'Latchkey' }), [t('mail.invite.body', { name })], { url, label: t('mail.invite.link') }])
+  written(to, () => [t('mail.invite.subject', { brand: to.brand }), [t('mail.invite.body', { name })], { url, label: t('mail.invite.link') }])
 
 /**
  * With `security` (a reset of a verified account, SPEC "Recovery"): what else still lets someone
@@ -111,3 +112,7 @@ export const newDeviceMessage = (to: Recipient, at: { at: number; address: strin
 export function notify(config: { smtpUrl: string | null }, store: { mail: { enqueue(mail: readonly NewMail[], now: number): Promise<void> } }, mail: NewMail, now: number): Promise<void> {
   return config.smtpUrl === null ? Promise.resolve() : store.mail.enqueue([mail], now)
 }
+
+/** SPEC "Sign in with another account": an identity was linked to the account (by its verified address, or connected from /account). */
+export const newSignInMethodMessage = (to: Recipient, provider: string, upstream: string, accountUrl: string) =>
+  written(to, () => [t('mail.newSignInMethod.subject'), [t('mail.newSignInMethod.body', { provider, upstream }), t('mail.newSignInMethod.notYou')], { url: accountUrl, label: t('mail.newSignInMethod.link') }])

@@ -15,7 +15,12 @@ const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTim
 
 /** After `failures` failed attempts: 30 s, 60 s, 120 s … at most 10 minutes. */
 export function retryDelay(failures: number): number {
-  return Math.min(FIRST_RETRY_MS * 2 ** Math.max(0, failures - 1), MAX_RETRY_MS)
+  return backoff(failures, FIRST_RETRY_MS)
+}
+
+/** The same doubling from another first delay (back-channel logouts: BACKCHANNEL_LOGOUT_RETRY), capped at 10 minutes. */
+export function backoff(failures: number, firstMs: number): number {
+  return Math.min(firstMs * 2 ** Math.max(0, failures - 1), MAX_RETRY_MS)
 }
 
 /** What the outbox sends through: SMTP in production. */

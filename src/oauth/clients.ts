@@ -4,6 +4,7 @@ import { hasInvisible } from '../lib/text'
 import { InputError } from '../lib/errors'
 import { isPublicAddress } from '../lib/public-address'
 import { isIP } from 'node:net'
+import { clientLogoPath } from '../views/app-logo'
 
 export interface Client {
   id: string
@@ -34,6 +35,10 @@ export interface Client {
   /** Its JWKS (JSON text, `--jwks-file`) or where it is published (`--jwks-uri`). */
   jwks: string | null
   jwksUri: string | null
+  /** Where "Your apps" on /account opens it (`--launch-url`). */
+  launchUrl: string | null
+  /** Its logo's version (`--logo-file`, src/oauth/client-logo.ts); null: no logo. */
+  logoEtag: string | null
 }
 
 export interface ClientView {
@@ -54,6 +59,10 @@ export interface ClientView {
   require_pushed_authorization_requests: boolean
   token_endpoint_auth_method: string
   jwks_uri: string | null
+  /** Only for an app that has one. */
+  launch_url?: string
+  /** Where its logo is served (ISSUER-relative), only for an app that has one: `apply` takes a file (`logo_file`). */
+  logo_url?: string
 }
 
 export class ClientInputError extends InputError {}
@@ -125,10 +134,14 @@ export function toView(client: Client): ClientView {
     require_pushed_authorization_requests: client.requirePar,
     token_endpoint_auth_method: client.authMethod ?? (client.public ? 'none' : 'client_secret_basic'),
     jwks_uri: client.jwksUri,
+    ...(client.launchUrl === null ? {} : { launch_url: client.launchUrl }),
+    ...(client.logoEtag === null ? {} : { logo_url: clientLogoPath(client.id, client.logoEtag) }),
   }
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost'])
+/** RFC 6761 §6.3: localhost and every name under it are loopback (with or without the root's dot), whatever DNS says. */
+const isLocalhostName = (hostname: string) => /(^|\.)localhost\.?$/.test(hostname)
 
 /**
  * A back-channel logout URI (Back-Channel Logout §2.2: absolute, no fragment). An operator's may be
@@ -153,7 +166,7 @@ export function checkBackchannelLogoutUri(raw: string, registeredBy: 'operator' 
   const allowed = allowHosts.includes(url.host.toLowerCase()) || allowHosts.includes(url.hostname.toLowerCase())
   if (url.protocol !== 'https:' && !(allowed && url.protocol === 'http:')) throw new ClientInputError('backchannel_logout_uri must be an https:// URL')
   const literal = url.hostname.replace(/^\[|\]$/g, '')
-  if (!allowed && (LOOPBACK.has(url.hostname) || (isIP(literal) && !isPublicAddress(literal)))) throw new ClientInputError('backchannel_logout_uri must be on a public address')
+  if (!allowed && (isLocalhostName(url.hostname) || (isIP(literal) && !isPublicAddress(literal)))) throw new ClientInputError('backchannel_logout_uri must be on a public address')
   return url.href
 }
 
@@ -193,6 +206,8 @@ export function toClient(row: ClientRecord): Client {
     authMethod: row.authMethod,
     jwks: row.jwks,
     jwksUri: row.jwksUri,
+    launchUrl: row.launchUrl ?? null,
+    logoEtag: row.logoEtag ?? null,
   }
 }
 
@@ -239,6 +254,16 @@ const REDIRECTING = 'authorization_code'
  * registered resources' scopes (a client's own token has no user: Latchkey's scopes mean nothing to it).
  */
 export async function checkGrants(store: Store, input: { public: boolean; grantTypes: readonly string[]; allowedScopes: readonly string[] }): Promise<{ grantTypes: string[]; allowedScopes: string[] }> {
+  const { grantTypes, allowedScopes } = checkGrantList(input)
+  if (allowedScopes.length) {
+    const resourceScopes = new Set((await store.resources.listResources()).flatMap((r) => Object.keys(r.scopes)))
+    for (const scope of allowedScopes) if (!resourceScopes.has(scope)) throw new ClientInputError(`--allowed-scope "${scope}" is not a scope of a registered resource`)
+  }
+  return { grantTypes, allowedScopes }
+}
+
+/** checkGrants without the resources: the grants, and which may have allowed scopes (`apply` checks the scopes against the file's resources too). */
+export function checkGrantList(input: { public: boolean; grantTypes: readonly string[]; allowedScopes: readonly string[] }): { grantTypes: string[]; allowedScopes: string[] } {
   const grantTypes = [...new Set(input.grantTypes)]
   if (grantTypes.length === 0) throw new ClientInputError('an app needs at least one --grant')
   for (const grant of grantTypes)
@@ -246,10 +271,6 @@ export async function checkGrants(store: Store, input: { public: boolean; grantT
   const allowedScopes = [...new Set(input.allowedScopes.filter((s) => s !== ''))]
   if (grantTypes.includes(CLIENT_CREDENTIALS) && input.public) throw new ClientInputError('a public client cannot use client_credentials (it has no secret to authenticate with)')
   if (allowedScopes.length && !grantTypes.includes(CLIENT_CREDENTIALS)) throw new ClientInputError('--allowed-scope is for apps with --grant client_credentials')
-  if (allowedScopes.length) {
-    const resourceScopes = new Set((await store.resources.listResources()).flatMap((r) => Object.keys(r.scopes)))
-    for (const scope of allowedScopes) if (!resourceScopes.has(scope)) throw new ClientInputError(`--allowed-scope "${scope}" is not a scope of a registered resource`)
-  }
   return { grantTypes, allowedScopes }
 }
 
@@ -378,7 +399,7 @@ export async function createClient(
     if (error instanceof UniqueViolation) throw new ClientInputError(`a client with the id "${id}" exists already`)
     throw error
   }
-  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator', idTokenAlg, introspects, grantTypes, allowedScopes, requirePar, ...keys, ...backchannel }, secret }
+  return { client: { id, name, redirectUris, postLogoutRedirectUris, public: input.public, skipConsent: input.skipConsent, requireMfa, kind: 'operator', idTokenAlg, introspects, grantTypes, allowedScopes, requirePar, ...keys, ...backchannel, launchUrl: null, logoEtag: null }, secret }
 }
 
 export async function listClients(store: Store): Promise<Client[]> {

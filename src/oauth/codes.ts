@@ -1,4 +1,4 @@
-import type { Store } from '../db/store'
+import type { NewCode, Store } from '../db/store'
 import { randomToken, sha256 } from '../lib/crypto'
 
 export interface CodeGrant {
@@ -29,8 +29,14 @@ export async function issueCode(
   ttlSeconds: number,
   remember?: { scopes: readonly string[]; canonicalOrder: readonly string[] },
 ): Promise<string> {
+  const { code, record } = newCode(grant, now, ttlSeconds)
+  await store.grants.issueCode(record, remember && { ...remember, now })
+  return code
+}
+
+/** A new code for the grant and the row that stores it (its hash), for a caller that writes it in its own transaction. */
+export function newCode(grant: CodeGrant, now: number, ttlSeconds: number): { code: string; record: NewCode } {
   const code = randomToken()
   const record = { ...grant, nonce: grant.nonce ?? null, authTime: grant.authTime ?? null, amr: grant.amr ?? null, resource: grant.resource ?? null, sid: grant.sid ?? null }
-  await store.grants.issueCode({ ...record, codeHash: sha256(code), expiresAt: now + ttlSeconds * 1000 }, remember && { ...remember, now })
-  return code
+  return { code, record: { ...record, codeHash: sha256(code), expiresAt: now + ttlSeconds * 1000 } }
 }

@@ -12,6 +12,13 @@ import { parseTokenBody } from './token/parse'
 /** RFC 9126 §2.2: short-lived, as the example; a request_uri is used within seconds of its push. */
 const EXPIRES_IN = 60
 const HEADERS = apiHeaders({ pragma: 'no-cache' })
+/**
+ * Pushes a client may have waiting (not yet brought by a browser): the table stays bounded
+ * whatever a client sends. RFC 9126 §2.3 names 429 for a client over the server's allowance and
+ * takes its error codes from RFC 6749 §5.2 and §4.1.2.1: temporarily_unavailable is that list's
+ * "try again later"; each push lives 60 s, so Retry-After is that.
+ */
+export const MAX_WAITING_PUSHES = 100
 
 /**
  * The authorization parameters of a push: strings only (a repeated one stays a list, which the
@@ -53,13 +60,15 @@ export function parRoutes(ctx: AppContext) {
         throw asApiError(error)
       })
       const secret = randomToken()
-      await ctx.store.pushed.insertPushedRequest(requestUriHash(REQUEST_URI_PREFIX + secret)!, { clientId: client.id, params, expiresAt: ctx.clock.now() + EXPIRES_IN * 1000 })
+      const now = ctx.clock.now()
+      const stored = await ctx.store.pushed.insertPushedRequest(requestUriHash(REQUEST_URI_PREFIX + secret)!, { clientId: client.id, params, expiresAt: now + EXPIRES_IN * 1000 }, { max: MAX_WAITING_PUSHES, now })
+      if (!stored) throw new ApiError('temporarily_unavailable', 429, `this client has ${MAX_WAITING_PUSHES} pushed requests waiting; try again later`, { 'retry-after': String(EXPIRES_IN) })
       return json({ request_uri: REQUEST_URI_PREFIX + secret, expires_in: EXPIRES_IN }, 201, HEADERS)
     },
     {
       parse: [parseTokenBody, 'urlencoded', 'json'],
       body: t.Object({ client_id: t.Optional(t.String()), client_secret: t.Optional(t.String()) }, { additionalProperties: true }),
-      response: errorResponses(400, 401),
+      response: errorResponses(400, 401, 429),
       detail: {
         tags: ['OAuth'],
         summary: 'Pushed authorization request (RFC 9126): the authorization parameters, checked as /oauth/authorize would → 201 {request_uri, expires_in: 60}',

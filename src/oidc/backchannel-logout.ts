@@ -6,21 +6,21 @@
  * (whatever deletes it: sign-out, "sign out everywhere", RP-initiated logout, an admin, disabling,
  * deleting, a password reset …), one per app and session (a unique index). This sender works them
  * off as the mail outbox does — a lease claimed FOR UPDATE SKIP LOCKED, so each is held by one
- * instance; the same back-off (30 s, doubling to 10 min) for 24 h — so an app that is down or
+ * instance; the same back-off (30 s or BACKCHANNEL_LOGOUT_RETRY, doubling to 10 min) for 24 h — so an app that is down or
  * slow never holds up a sign-out, and each is delivered once (at least once across a crash).
  */
 import type { AppContext } from '../context'
 import type { LogoutDelivery } from '../db/store'
 import { randomToken } from '../lib/crypto'
-import { FetchRefused, safeFetch } from '../lib/safe-fetch'
-import { GIVE_UP_AFTER_MS, LEASE_MS, retryDelay } from '../mail/outbox'
+import { FetchRefused, safeFetch, type SafeFetchPolicy } from '../lib/safe-fetch'
+import { GIVE_UP_AFTER_MS, LEASE_MS, backoff } from '../mail/outbox'
 import { signJwt } from './jwt'
 
 /** §2.6: the event that makes a JWT a logout token. */
 export const LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout'
 /** A logout token is good for two minutes (SPEC): long enough for a clock a little off. */
 const LOGOUT_TOKEN_SECONDS = 120
-/** Each attempt ends within this, well inside the lease. */
+/** Each attempt ends within this, well inside the lease (a test may shorten it). */
 const ATTEMPT_TIMEOUT_MS = 10_000
 const BATCH = 20
 
@@ -45,31 +45,56 @@ export async function logoutToken(ctx: Ctx, delivery: Pick<LogoutDelivery, 'clie
 
 export class BackchannelLogout {
   private timer: ReturnType<typeof setInterval> | undefined
-  private running: Promise<number> | undefined
+  private claiming: Promise<Promise<void>[]> | undefined
+  /** Attempts under way: each runs on its own, so an app that holds its POST holds only its own delivery. */
+  private readonly inFlight = new Set<Promise<void>>()
+  private readonly attemptTimeoutMs: number
+  private readonly lookup: SafeFetchPolicy['lookup']
 
-  constructor(private readonly ctx: Ctx) {}
-
-  /** One round: every due delivery of a batch, attempted once. Returns how many were attempted. */
-  tick(): Promise<number> {
-    this.running ??= this.round().finally(() => (this.running = undefined))
-    return this.running
+  /** `lookup`: the resolver for dynamically registered apps' hosts (tests give names that resolve to private addresses). */
+  constructor(
+    private readonly ctx: Ctx,
+    opts: { attemptTimeoutMs?: number; lookup?: SafeFetchPolicy['lookup'] } = {},
+  ) {
+    this.attemptTimeoutMs = opts.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS
+    this.lookup = opts.lookup
   }
 
+  /** One round: claims what is due and attempts each once; resolves when those attempts ended, with how many. */
+  async tick(): Promise<number> {
+    const started = await this.claim()
+    await Promise.all(started)
+    return started.length
+  }
+
+  /** Every `everyMs` a claim of what is due, without waiting for earlier attempts (up to BATCH under way). */
   start(everyMs = 1000): void {
-    this.timer = setInterval(() => void this.tick().catch((error) => this.ctx.log.warn('back-channel logout round failed', { error: String((error as Error)?.message ?? error) })), everyMs)
+    this.timer = setInterval(() => void this.claim().catch((error) => this.ctx.log.warn('back-channel logout round failed', { error: String((error as Error)?.message ?? error) })), everyMs)
     this.timer.unref()
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer)
-    await this.running?.catch(() => 0)
+    await this.claiming?.catch(() => [])
+    await Promise.all(this.inFlight)
   }
 
-  private async round(): Promise<number> {
-    const now = this.ctx.clock.now()
-    const due = await this.ctx.store.sessions.claimLogouts(now, now + LEASE_MS, BATCH)
-    await Promise.all(due.map((d) => this.attempt(d)))
-    return due.length
+  /** One claim at a time per sender; the attempts it starts are tracked, not awaited. */
+  private claim(): Promise<Promise<void>[]> {
+    this.claiming ??= (async () => {
+      const room = BATCH - this.inFlight.size
+      if (room <= 0) return []
+      const now = this.ctx.clock.now()
+      const due = await this.ctx.store.sessions.claimLogouts(now, now + LEASE_MS, room)
+      return due.map((d) => {
+        const attempt: Promise<void> = this.attempt(d)
+          .catch((error) => this.ctx.log.warn('back-channel logout attempt failed', { client: d.clientId, error: String((error as Error)?.message ?? error) }))
+          .finally(() => this.inFlight.delete(attempt))
+        this.inFlight.add(attempt)
+        return attempt
+      })
+    })().finally(() => (this.claiming = undefined))
+    return this.claiming
   }
 
   private async attempt(d: LogoutDelivery): Promise<void> {
@@ -82,11 +107,12 @@ export class BackchannelLogout {
       const now = clock.now()
       const failures = d.attempts + 1
       const reason = String((error as Error)?.message ?? error).slice(0, 300)
-      if (now + retryDelay(failures) - d.createdAt > GIVE_UP_AFTER_MS) {
+      const delay = backoff(failures, this.ctx.config.backchannelLogoutRetry * 1000)
+      if (now + delay - d.createdAt > GIVE_UP_AFTER_MS) {
         await store.sessions.logoutFailed(d.id, now, reason)
         log.warn('back-channel logout given up', { client: d.clientId, attempts: failures, error: reason })
       } else {
-        await store.sessions.logoutRetryLater(d.id, now + retryDelay(failures), reason)
+        await store.sessions.logoutRetryLater(d.id, now + delay, reason)
         log.info('back-channel logout delayed', { client: d.clientId, attempts: failures, error: reason })
       }
       return
@@ -101,10 +127,10 @@ export class BackchannelLogout {
   private async post(uri: string, dynamic: boolean, body: string): Promise<void> {
     const type = 'application/x-www-form-urlencoded'
     if (dynamic) {
-      await safeFetch(new URL(uri), { allowHosts: this.ctx.config.clientIdMetadataAllowHosts, timeoutMs: ATTEMPT_TIMEOUT_MS, maxBytes: 16_384 }, { type, body })
+      await safeFetch(new URL(uri), { allowHosts: this.ctx.config.clientIdMetadataAllowHosts, timeoutMs: this.attemptTimeoutMs, maxBytes: 16_384, lookup: this.lookup }, { type, body })
       return
     }
-    const res = await fetch(uri, { method: 'POST', body, headers: { 'content-type': type, 'user-agent': 'Latchkey' }, redirect: 'manual', signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) })
+    const res = await fetch(uri, { method: 'POST', body, headers: { 'content-type': type, 'user-agent': 'Latchkey' }, redirect: 'manual', signal: AbortSignal.timeout(this.attemptTimeoutMs) })
     await res.body?.cancel()
     // §2.8: 200 when the logout succeeded (any 2xx is taken); anything else is tried again.
     if (res.status < 200 || res.status > 299) throw new FetchRefused(`answered ${res.status}`)

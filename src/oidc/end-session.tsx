@@ -22,6 +22,8 @@ const LogoutParams = t.Object({
   post_logout_redirect_uri: field,
   state: field,
   client_id: field,
+  // RP-Initiated Logout 1.0 §2: the languages the app would like the page in.
+  ui_locales: field,
   csrf_token: field,
 })
 type LogoutParams = typeof LogoutParams.static
@@ -64,7 +66,7 @@ function SignedOutPage() {
 }
 
 function ConfirmPage(props: { params: LogoutParams; csrf: string; email: string }) {
-  const hidden = (['id_token_hint', 'post_logout_redirect_uri', 'state', 'client_id'] as const).filter((k) => props.params[k] !== undefined)
+  const hidden = (['id_token_hint', 'post_logout_redirect_uri', 'state', 'client_id', 'ui_locales'] as const).filter((k) => props.params[k] !== undefined)
   return (
     <Layout title={msg('signOut.title')}>
       <h1>{th('signOut.confirm')}</h1>
@@ -91,12 +93,12 @@ export function endSessionRoutes(ctx: AppContext) {
       async function confirmLogout({ request, query }) {
         const session = await readSession(ctx, request)
         const allowed = await allowedReturn(ctx, query)
-        if (!session) return allowed ? seeOther(back(allowed, query.state)) : htmlPage(() => <SignedOutPage />, { speech: speechOf(ctx.config, request) })
+        if (!session) return allowed ? seeOther(back(allowed, query.state)) : htmlPage(() => <SignedOutPage />, { speech: speechOf(ctx.config, request, { uiLocales: query.ui_locales }) })
         const csrf = formCsrf(ctx, request, session)
         // Chromium applies form-action to the redirect after the POST: allow the verified return.
         return htmlPage(() => <ConfirmPage params={query} csrf={csrf.token} email={session.user.email} />, {
           formAction: allowed ? [formActionSource(allowed)] : [],
-          speech: speechOf(ctx.config, request, { user: session.user }),
+          speech: speechOf(ctx.config, request, { user: session.user, uiLocales: query.ui_locales }),
         })
       },
       { query: LogoutParams, detail: { tags: ['OpenID Connect'], summary: 'RP-initiated logout: asks the signed-in user to confirm' } },
@@ -110,7 +112,7 @@ export function endSessionRoutes(ctx: AppContext) {
         const cleared = [clearCookie(cookieNames(secure).session, secure)]
         const allowed = await allowedReturn(ctx, body)
         if (allowed) return seeOther(back(allowed, body.state), cleared)
-        return htmlPage(() => <SignedOutPage />, { cookies: cleared, speech: speechOf(ctx.config, request, { user: session?.user }) })
+        return htmlPage(() => <SignedOutPage />, { cookies: cleared, speech: speechOf(ctx.config, request, { user: session?.user, uiLocales: body.ui_locales }) })
       },
       { parse: parsePageForm, body: LogoutParams, detail: { hide: true } },
     )

@@ -2,8 +2,26 @@
 /** @jsx Html.createElement */
 /** @jsxFrag Html.Fragment */
 import { Html, type Children } from '@kitajs/html'
+import { currentBrand, type Brand } from '../brand'
 import { currentSpeech, formatTime, t, th } from '../i18n'
 import { LOCALES, LOCALE_NAMES } from '../i18n/locales'
+
+/** The operator's logo (light and dark), or their name where there is none (SPEC "Brand and language"). */
+function BrandMark(props: { brand: Brand }): JSX.Element {
+  const { brand } = props
+  if (!brand.logoUrl)
+    return (
+      <p class="brand-name" safe>
+        {brand.name}
+      </p>
+    )
+  return (
+    <picture>
+      {brand.logoDarkUrl ? <source srcset={attr(brand.logoDarkUrl)} media="(prefers-color-scheme: dark)" /> : ''}
+      <img src={attr(brand.logoUrl)} alt={attr(brand.name)} />
+    </picture>
+  )
+}
 
 /**
  * Every page's footer: the language menu, a form that works without JavaScript. Its POST sets
@@ -46,17 +64,24 @@ function LanguageMenuOf(): JSX.Element {
 }
 
 export function Layout(props: { title: string; wide?: boolean; admin?: boolean; children?: Children }): JSX.Element {
+  const brand = currentBrand()
   const s = currentSpeech()
   return (
     <html lang={s.locale} dir={s.dir}>
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title safe>{props.title} · Latchkey</title>
-        <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
-        <link rel="stylesheet" href="/assets/app.css" />
+        <title safe>
+          {props.title} · {brand.name}
+        </title>
+        <link rel="icon" href={attr(brand.faviconUrl)} type={brand.faviconType} />
+        <link rel="stylesheet" href={attr(brand.appCssUrl)} />
+        {brand.cssUrl ? <link rel="stylesheet" href={attr(brand.cssUrl)} /> : ''}
       </head>
       <body>
+        <header class={props.admin ? 'brand admin' : props.wide ? 'brand wide' : 'brand'}>
+          <BrandMark brand={brand} />
+        </header>
         <main class={props.admin ? 'admin' : props.wide ? 'wide' : undefined}>{props.children}</main>
         <LanguageMenu />
       </body>

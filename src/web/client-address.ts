@@ -63,8 +63,23 @@ function parseIpv6(text: string): Ip | undefined {
   return out
 }
 
-/** Parses an address as proxies write it: plain, `[v6]`, `[v6]:port`, `v4:port`, or with a zone. */
+/**
+ * Parses an address as proxies write it: plain, `[v6]`, `[v6]:port`, `v4:port`, or with a zone.
+ * Peers and forwarded hops repeat (a proxy asks for every request): each text is parsed once
+ * (bounded), and the bytes returned are shared — never written to.
+ */
 export function parseIp(raw: string): Ip | undefined {
+  const known = parsedIps.get(raw)
+  if (known !== undefined) return known ?? undefined
+  const ip = parseIpText(raw)
+  if (parsedIps.size >= 4096) parsedIps.clear()
+  parsedIps.set(raw, ip ?? null)
+  return ip
+}
+
+const parsedIps = new Map<string, Ip | null>()
+
+function parseIpText(raw: string): Ip | undefined {
   let text = raw.trim()
   const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(text)
   if (bracketed) text = bracketed[1]!
@@ -169,9 +184,17 @@ export function setPeerResolver(resolve: (request: Request) => string | undefine
   serverPeer = resolve
 }
 
-/** The socket peer of a request (a proxy, when one is in front). */
+/**
+ * The socket peer of a request (a proxy, when one is in front). Asked of the server once per
+ * request (Bun's requestIP makes an object each time, ~1 µs): kept for the access log's line.
+ */
 export function peerAddressOf(request: Request): string | undefined {
-  return peerAddresses.get(request) ?? serverPeer?.(request)
+  let peer = peerAddresses.get(request)
+  if (peer === undefined && serverPeer) {
+    peer = serverPeer(request)
+    if (peer !== undefined) peerAddresses.set(request, peer)
+  }
+  return peer
 }
 
 /** The client address of a request: for the access log and the sign-in limits. */

@@ -1,6 +1,7 @@
 import { type ApiError, InvalidRequest, PageError, RequestTooLarge } from '../lib/errors'
 import { MAX_BODY_BYTES, MAX_FORM_BYTES, declaredTooLarge, errorResponse } from '../lib/http'
 import { pageErrorResponse } from '../views/error-page'
+import { AVATAR_FORM_MAX_BYTES, AVATAR_UPLOAD_PATH, avatarTooLarge } from '../accounts/avatar'
 
 /** A reg-name, IPv4 address or bracketed IPv6 address, with an optional port (RFC 9110 §7.2). */
 const HOST = /^(?:[A-Za-z0-9_~-][A-Za-z0-9._~-]{0,252}|\[[0-9A-Fa-f:.]{2,45}\])(?::(\d{1,5}))?$/
@@ -80,12 +81,14 @@ export function createRequestGuard() {
     }
     if (request.method === 'GET' || request.headers.get('content-length') === null) return undefined
     const path = pathOf(request.url)
-    const limit = isApiPath(path) ? MAX_BODY_BYTES : MAX_FORM_BYTES
+    // The avatar upload is the one page form that carries a file (1 MiB of picture).
+    const avatar = path === AVATAR_UPLOAD_PATH
+    const limit = isApiPath(path) ? MAX_BODY_BYTES : avatar ? AVATAR_FORM_MAX_BYTES : MAX_FORM_BYTES
     if (!declaredTooLarge(request, limit)) return undefined
     return refuse(
       path,
       new RequestTooLarge('request body is larger than 1 MiB'),
-      new PageError(413, 'Request too large', 'The request sent more than 64 KiB. Nothing was changed.'),
+      avatar ? avatarTooLarge() : new PageError(413, 'Request too large', 'The request sent more than 64 KiB. Nothing was changed.'),
     )
   }
 }

@@ -48,6 +48,18 @@ describe('leaving an allowed group ends the grant', () => {
     expect(await userinfo(pair.access_token)).toBe(401)
   })
 
+  test('the group check is decided in the refresh itself: nothing is issued or recorded as refreshed, and it is no reuse', async () => {
+    await setAllowedGroups(t.ctx, photos.client.id, ['family'])
+    const pair = await mintTokenPair(t, photos.client.id, ann, 'openid')
+    await t.rows('DELETE FROM group_members WHERE user_id = ?', ann)
+    const before = (await t.rows('SELECT id FROM access_tokens')).length
+    expect((await refresh(photos, pair)).status).toBe(400)
+    // Before, the tokens were issued (and 'token.refreshed' committed) and only then revoked.
+    expect(await t.rows(`SELECT kind FROM audit_events WHERE kind IN ('token.refreshed', 'refresh.reuse_detected')`)).toEqual([])
+    expect((await t.rows('SELECT id FROM access_tokens')).length).toBe(before - 1)
+    expect(await t.rows('SELECT id FROM refresh_tokens WHERE user_id = ?', ann)).toEqual([])
+  })
+
   test('removing a user from a group revokes their tokens at the apps no other group of theirs opens; others keep theirs', async () => {
     const albums = await addClient(t, { name: 'Albums' })
     const notes = await addClient(t, { name: 'Notes' })

@@ -22,6 +22,15 @@ export async function addPasskey(t: TestApp, jar: Jar, authenticator: SoftAuthen
   return postForm(t, '/account/passkeys', { csrf_token: csrf, name: opts.name ?? 'Laptop', credential: JSON.stringify(credential) }, jar)
 }
 
+/** "Confirm with a passkey" on `page` (/account or /account/delete): the CSRF token and the fresh assertion the script puts in the form. */
+export async function passkeyConfirmation(t: TestApp, jar: Jar, authenticator: SoftAuthenticator, opts: { page?: string; ceremony?: Ceremony } = {}) {
+  const csrf = await csrfOf(t, opts.page ?? '/account', jar)
+  const res = await postForm(t, '/account/passkeys/confirm-options', { csrf_token: csrf }, jar)
+  if (res.status !== 200) throw new Error(`confirm options: ${res.status}`)
+  const options = (await res.json()) as { challenge: string; allowCredentials?: Array<{ id: string }> }
+  return { csrf, options, credential: JSON.stringify(await authenticator.assert(options, opts.ceremony ?? LOCAL)) }
+}
+
 /** "Sign in with a passkey" on /login (a fresh browser unless a jar is given). */
 export async function passkeySignIn(
   t: TestApp,

@@ -192,6 +192,22 @@ describe('/signup', () => {
     expect(await t.rows('SELECT id FROM users')).toHaveLength(1)
   })
 
+  test('SIGNUP=domain:… → only addresses at those domains sign up (another is refused with a clear message, no account); they verify by mail first', async () => {
+    t = await createTestApp({ SIGNUP: 'domain:example.com,Example.ORG', SMTP_URL: 'smtp://mail.invalid:25' })
+    const other = await postSignup({ full_name: 'Eve', email: 'eve@elsewhere.example', password: 'long enough pw' })
+    expect(other.status).toBe(400)
+    expect(await other.text()).toContain('Sign-up here is for addresses at example.com or example.org. Ask your administrator for an invitation.')
+    // A subdomain is another domain.
+    expect((await postSignup({ full_name: 'Sub', email: 'sub@mail.example.com', password: 'long enough pw' })).status).toBe(400)
+    expect(await t.rows('SELECT id FROM users')).toHaveLength(0)
+    const res = await postSignup({ full_name: 'Bo Chen', email: 'bo@EXAMPLE.org', password: 'long enough pw' })
+    expect(res.status).toBe(303)
+    // The address is proven before the account is of use (EMAIL_VERIFICATION=required with it).
+    expect(res.headers.get('location')).toStartWith('/check-email')
+    expect(await t.rows('SELECT email, email_verified FROM users')).toEqual([{ email: 'bo@example.org', email_verified: t.engine === 'postgres' ? false : 0 }])
+    expect(await t.rows("SELECT recipient FROM mail_outbox WHERE subject = 'Verify your email'")).toHaveLength(1)
+  })
+
   test('SIGNUP=closed → GET and POST are 404 and no account is made', async () => {
     t = await createTestApp({ SIGNUP: 'closed' })
     expect((await t.handle('/signup')).status).toBe(404)

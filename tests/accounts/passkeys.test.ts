@@ -3,7 +3,7 @@ import { decodeJwt } from 'jose'
 import { createLogger } from '../../src/lib/log'
 import { CALLBACK, PASSWORD, addClient, addUser, authorizeAndAllow, cookieHeader, createTestApp, postForm, signIn, tokenRequest, type TestApp } from '../helpers'
 import { SoftAuthenticator } from '../soft-authenticator'
-import { LOCAL, addPasskey, csrfOf, passkeySignIn, passwordStep, turnOnTotp, twoStep, type Jar } from './mfa-flows'
+import { LOCAL, addPasskey, csrfOf, passkeyConfirmation, passkeySignIn, passwordStep, turnOnTotp, twoStep, type Jar } from './mfa-flows'
 
 let t: TestApp
 let lines: string[]
@@ -123,7 +123,9 @@ describe('passkeys on /account and /login', () => {
 
     const short = await postForm(t, '/account/password', { csrf_token: await csrfOf(t, '/account', jar), password: 'short' }, jar)
     expect(short.status).toBe(400)
-    expect((await postForm(t, '/account/password', { csrf_token: await csrfOf(t, '/account', jar), password: 'a new long password' }, jar)).status).toBe(303)
+    // Setting one takes a fresh passkey (tests/accounts/passkey-confirm.test.ts).
+    const fresh = await passkeyConfirmation(t, jar, key)
+    expect((await postForm(t, '/account/password', { csrf_token: fresh.csrf, password: 'a new long password', credential: fresh.credential }, jar)).status).toBe(303)
     expect((await passwordStep(t, 'ann@example.com', 'a new long password')).res.status).toBe(303)
     const twice = await postForm(t, '/account/password', { csrf_token: await csrfOf(t, '/account', jar), password: 'another password' }, jar)
     expect(twice.status).toBe(409)

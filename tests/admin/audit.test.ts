@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { AuditLog } from '../../src/audit'
 import { peerAddresses } from '../../src/web/client-address'
-import { csrfOf, passwordStep, turnOnTotp, twoStep } from '../accounts/mfa-flows'
+import { addPasskey, csrfOf, passkeyConfirmation, passwordStep, turnOnTotp, twoStep } from '../accounts/mfa-flows'
+import { SoftAuthenticator } from '../soft-authenticator'
 import { CALLBACK, ORIGIN, PASSWORD, type TestApp, addClient, addUser, authorizeAndAllow, cookieHeader, cookiesFrom, createTestApp, csrfFrom, form, handleFrom, postForm, signIn, tokenRequest } from '../helpers'
 
 describe('the audit log', () => {
@@ -86,10 +87,13 @@ describe('account changes are in the audit log', () => {
     const { createSession } = await import('../../src/accounts/sessions')
     const user = await insertUser(t.store, { email: 'pk@example.com', fullName: 'Passkey Only', avatarUrl: null, passwordHash: '' }, t.clock.now())
     const jar = { lk_session: (await createSession(t.store, user.id, t.clock.now(), { amr: ['hwk', 'user'] }))! }
-    const page = await (await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).text()
-    const res = await t.handle('/account/password', { method: 'POST', headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' }, body: form({ password: 'a brand new password', csrf_token: csrfFrom(page) }) })
+    // Setting a password takes a fresh passkey.
+    const key = await SoftAuthenticator.create()
+    expect((await addPasskey(t, jar, key)).status).toBe(303)
+    const { csrf, credential } = await passkeyConfirmation(t, jar, key)
+    const res = await t.handle('/account/password', { method: 'POST', headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' }, body: form({ password: 'a brand new password', csrf_token: csrf, credential }) })
     expect(res.status).toBe(303)
-    expect((await t.store.audit.list({ userId: user.id, limit: 10 })).map((e) => e.kind)).toEqual(['password.changed'])
+    expect((await t.store.audit.list({ userId: user.id, limit: 10 })).map((e) => e.kind)).toEqual(['password.changed', 'passkey.added'])
     expect(await (await t.handle('/account', { headers: { cookie: cookieHeader(jar) } })).text()).toContain('— <span>Set or changed the password</span>')
   })
 })

@@ -106,7 +106,7 @@ describe('latchkey apply: the database made to match a file', () => {
       extra: [],
     })
     expect(errors).toEqual([
-      'extra: unknown section (clients, groups, users, resources, sites)',
+      'extra: unknown section (clients, groups, users, resources, sites, providers)',
       'users[0].email: email address is not valid',
       'users[0].full_name: must be a non-empty string',
       'groups[0].name: group name "bad name" must be 1 to 64 of A-Z a-z 0-9 . _ - (starting with a letter or digit)',
@@ -123,7 +123,7 @@ describe('latchkey apply: the database made to match a file', () => {
       'resources[0].token_format: must be opaque or jwt',
       'resources[0].introspectors[0]: no client nope',
     ])
-    expect(await exportState(t.store)).toEqual({ clients: [], groups: [], users: [], resources: [], sites: [] })
+    expect(await exportState(t.store)).toEqual({ clients: [], groups: [], users: [], resources: [], sites: [], providers: [] })
   })
 
   test('a secret file readable by others is refused; a public client cannot turn confidential', async () => {
@@ -195,6 +195,60 @@ describe('latchkey apply: the database made to match a file', () => {
     expect(removed.lines).toEqual(['~ client wiki: backchannel_logout_uri'])
     await removed.apply()
     expect(await t.store.clients.findClient('wiki')).toMatchObject({ backchannelLogoutUri: null, backchannelLogoutSessionRequired: false })
+  })
+
+  test('machines (issue 38): grant_types, allowed_scopes (a resource of the same file), require_pushed_authorization_requests, private_key_jwt with jwks or jwks_uri — applied, checked as for the CLI, exported so export → apply is a no-op', async () => {
+    const jwk = { kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0', kid: 'k1' }
+    const job = { client_id: 'nightly', name: 'Nightly job', grant_types: ['client_credentials'], allowed_scopes: ['reports:read'], token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [jwk] } }
+    const reports = { uri: 'https://reports.example', name: 'Reports', scopes: { 'reports:read': 'Read reports' } }
+    const tv = { client_id: 'tv', name: 'TV', public: true, grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] }
+    const web = { client_id: 'web', name: 'Web', redirect_uris: ['https://web.example/cb'], require_pushed_authorization_requests: true }
+    expect(
+      await errorsOf({
+        clients: [
+          { ...job, allowed_scopes: ['nope:read'] },
+          { ...tv, client_id: 'tv2', grant_types: ['client_credentials'] },
+          { ...job, client_id: 'j2', jwks: { keys: [{ ...jwk, d: 'private' }] } },
+          { ...job, client_id: 'j3', grant_types: ['password'] },
+          { ...web, client_id: 'w2', redirect_uris: [] },
+          { ...job, client_id: 'j4', jwks: undefined, jwks_uri: 'ftp://keys.example' },
+        ],
+        resources: [reports],
+      }),
+    ).toEqual([
+      'clients[1].grant_types: a public client cannot use client_credentials (it has no secret to authenticate with)',
+      'clients[2].token_endpoint_auth_method: key "k1" is a private or secret key; give the public keys only',
+      'clients[3].grant_types: --grant must be one of authorization_code, client_credentials, urn:ietf:params:oauth:grant-type:device_code, got "password"',
+      'clients[4].redirect_uris: must list at least one redirect URI',
+      'clients[5].token_endpoint_auth_method: --jwks-uri must be an https URL, got "ftp://keys.example"',
+      'clients[0].allowed_scopes[0]: nope:read is not a scope of a resource (in the database or in resources)',
+    ])
+    expect(await t.store.clients.findClient('nightly')).toBeUndefined()
+    const made = await plan({ clients: [job, tv, web], resources: [reports] })
+    expect(made.lines).toEqual(['+ client nightly', '+ client tv', '+ client web', '+ resource https://reports.example'])
+    const out = await made.apply()
+    // A private_key_jwt client has keys, no secret to show.
+    expect(out.filter((line) => line.startsWith('client nightly'))).toEqual(['client nightly (Nightly job) created'])
+    expect(await t.store.clients.findClient('nightly')).toMatchObject({ grantTypes: ['client_credentials'], allowedScopes: ['reports:read'], authMethod: 'private_key_jwt', secretHash: null, jwks: JSON.stringify({ keys: [jwk] }), redirectUris: [] })
+    expect(await t.store.clients.findClient('tv')).toMatchObject({ grantTypes: ['urn:ietf:params:oauth:grant-type:device_code'], requirePar: false })
+    expect((await t.store.clients.findClient('web'))!.requirePar).toBe(true)
+    const exported = JSON.parse(JSON.stringify(await exportState(t.store)))
+    const byId = (id: string) => exported.clients.find((c: { client_id: string }) => c.client_id === id)
+    expect(byId('nightly')).toMatchObject({ grant_types: ['client_credentials'], allowed_scopes: ['reports:read'], token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [jwk] }, require_pushed_authorization_requests: false })
+    expect(byId('tv')).toMatchObject({ token_endpoint_auth_method: 'none', grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] })
+    expect(byId('web')).toMatchObject({ token_endpoint_auth_method: 'client_secret_basic', grant_types: ['authorization_code'], require_pushed_authorization_requests: true })
+    expect((await plan(exported)).lines).toEqual([])
+    // A file that does not say keeps what the app has; one that does changes it.
+    expect((await plan({ clients: [{ client_id: 'nightly', name: 'Nightly job' }] })).lines).toEqual([])
+    const moved = await plan({ clients: [{ ...job, jwks: undefined, jwks_uri: 'https://keys.example/jwks.json' }, { ...web, require_pushed_authorization_requests: false }] })
+    expect(moved.lines).toEqual(['~ client nightly: token_endpoint_auth_method', '~ client web: require_pushed_authorization_requests'])
+    await moved.apply()
+    expect(await t.store.clients.findClient('nightly')).toMatchObject({ jwks: null, jwksUri: 'https://keys.example/jwks.json' })
+    expect((await t.store.clients.findClient('web'))!.requirePar).toBe(false)
+    // Keys to a secret needs the secret.
+    expect(await errorsOf({ clients: [{ ...job, token_endpoint_auth_method: 'client_secret_basic', jwks: undefined }] })).toEqual([
+      'clients[0].secret_file: nightly authenticates with private_key_jwt and has no secret; give secret_file to move it to a secret',
+    ])
   })
 
   test('apply is one transaction: a step that fails part-way leaves none of the changes before it', async () => {
@@ -289,5 +343,48 @@ describe('latchkey apply: the database made to match a file', () => {
     const written = toYaml({ members: odd })
     expect(written).toBe(`members:\n${odd.map((s) => `  - ${JSON.stringify(s).replace('\u009b', '\\u009b').replace('\u202e', '\\u202e')}\n`).join('')}`)
     expect(Bun.YAML.parse(written)).toEqual({ members: odd })
+  })
+})
+
+describe('providers: in apply and export (SPEC "Sign in with another account")', () => {
+  const PROVIDER_SECRET = 'acme-provider-secret-0123456789'
+  writeFileSync(join(dir, 'acme.secret'), `${PROVIDER_SECRET}\n`, { mode: 0o600 })
+  writeFileSync(join(dir, 'acme2.secret'), `${PROVIDER_SECRET}-2\n`, { mode: 0o600 })
+  writeFileSync(join(dir, 'acme-open.secret'), PROVIDER_SECRET)
+  chmodSync(join(dir, 'acme-open.secret'), 0o644)
+  const ACME = { id: 'acme', name: 'Acme', issuer: 'https://sso.acme.example', client_id: 'latchkey', secret_file: 'acme.secret', link_verified_email: true, allowed_domains: ['acme.example'] }
+
+  test('added by id with its secret by file (sealed), changed per field, a new secret only by file; export has no secret and re-applies as a no-op; --prune deletes', async () => {
+    const first = await plan({ providers: [ACME] })
+    expect(first.lines).toEqual(['+ provider acme'])
+    await first.apply()
+    const stored = (await t.store.providers.findProvider('acme'))!
+    expect(stored).toMatchObject({ name: 'Acme', kind: 'oidc', issuer: 'https://sso.acme.example', clientId: 'latchkey', linkVerifiedEmail: true, allowedDomains: ['acme.example'] })
+    expect(stored.clientSecretSealed).not.toContain(PROVIDER_SECRET)
+    expect((await plan({ providers: [ACME] })).lines).toEqual([])
+
+    const exported = await exportState(t.store)
+    expect(exported.providers).toEqual([
+      { id: 'acme', name: 'Acme', kind: 'oidc', issuer: 'https://sso.acme.example', client_id: 'latchkey', scope: 'openid email profile', allow_create: false, allowed_domains: ['acme.example'], link_verified_email: true, trust_mfa: false },
+    ])
+    expect(JSON.stringify(exported)).not.toContain(PROVIDER_SECRET)
+    expect((await plan(parseDocument(toYaml(exported), 'exported.yaml'))).lines).toEqual([])
+
+    const changed = await plan({ providers: [{ ...ACME, name: 'Acme SSO', allow_create: true, secret_file: 'acme2.secret' }] })
+    expect(changed.lines).toEqual(['~ provider acme: name, allow_create, secret'])
+    await changed.apply()
+    expect((await plan({ providers: [] }, true)).lines).toEqual(['- provider acme'])
+  })
+
+  test('a new provider needs its secret file, only its owner may read it, and bad settings are refused with their paths', async () => {
+    const { secret_file: _, ...noSecret } = ACME
+    expect(await errorsOf({ providers: [noSecret, { ...ACME, id: 'open', secret_file: 'acme-open.secret' }, { ...ACME, id: 'plain', issuer: 'http://sso.acme.example' }, { ...ACME, color: 'red' }] })).toEqual([
+      'providers[0].secret_file: is required for a new provider',
+      `providers[1].secret_file: ${join(dir, 'acme-open.secret')} is readable by others (chmod 600 it)`,
+      'providers[2]: issuer must be https:// (plain http only for a host in CLIENT_ID_METADATA_ALLOW_HOSTS)',
+      'providers[3].color: unknown key',
+      'providers[3].id: acme is listed twice',
+    ])
+    expect(await t.store.providers.listProviders()).toEqual([])
   })
 })

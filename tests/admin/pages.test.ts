@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { verifyClientSecret } from '../../src/oauth/clients'
+import { createResource } from '../../src/oauth/resources'
 import { REAUTH_AFTER_MS } from '../../src/admin/web'
 import { turnOnTotp } from '../accounts/mfa-flows'
 import { CALLBACK, addClient, addUser, bearer, cookieHeader, createTestApp, csrfFrom, mintToken, postForm, signIn, type TestApp } from '../helpers'
@@ -378,6 +379,32 @@ describe('re-authentication for every change that widens access', () => {
 })
 
 describe('/admin/apps, groups, resources, keys', () => {
+  test('machines (issue 38): grants, allowed scopes, PAR and private_key_jwt keys are created, shown and edited; checked as the CLI checks them', async () => {
+    const { t, jar } = await adminApp()
+    await createResource(t.store, { uri: 'https://reports.example', name: 'Reports', scopes: ['reports:read=Read reports'] }, t.clock.now())
+    const made = await submit(t, jar, '/admin/apps', '/admin/apps', { name: 'Nightly job', machine_options: 'shown', grant_types: 'client_credentials', allowed_scopes: 'reports:read', redirect_uris: '' })
+    expect(made.status).toBe(200)
+    const clientId = /Client ID <code>([0-9a-f]{24})<\/code>/.exec(await made.text())![1]!
+    expect(await t.store.clients.findClient(clientId)).toMatchObject({ grantTypes: ['client_credentials'], allowedScopes: ['reports:read'], redirectUris: [], requirePar: false, authMethod: null })
+    const edit = `/admin/apps/edit?client_id=${clientId}`
+    const page = await (await get(t, edit, jar)).text()
+    expect(page).toContain('<input type="checkbox" name="grant_types" value="client_credentials" checked/>')
+    expect(page).toContain('<input type="checkbox" name="grant_types" value="authorization_code"/>')
+    expect(page).toContain('value="reports:read"')
+    const jwk = { kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0', kid: 'k1' }
+    const keyed = { client_id: clientId, name: 'Nightly job', machine_options: 'shown', grant_types: 'client_credentials', allowed_scopes: 'reports:read', auth_method: 'private_key_jwt', jwks: JSON.stringify({ keys: [jwk] }) }
+    const refused = await submit(t, jar, edit, '/admin/apps/update', { ...keyed, allowed_scopes: 'nothing:here' })
+    expect(refused.status).toBe(400)
+    expect(await refused.text()).toContain('--allowed-scope &quot;nothing:here&quot; is not a scope of a registered resource')
+    expect((await t.store.clients.findClient(clientId))!.authMethod).toBeNull()
+    expect((await submit(t, jar, edit, '/admin/apps/update', { ...keyed, require_par: 'true' })).status).toBe(303)
+    expect(await t.store.clients.findClient(clientId)).toMatchObject({ authMethod: 'private_key_jwt', jwks: JSON.stringify({ keys: [jwk] }), requirePar: true })
+    expect(await (await get(t, edit, jar)).text()).toContain('<option value="private_key_jwt" selected>')
+    const back = await submit(t, jar, edit, '/admin/apps/update', { ...keyed, auth_method: 'client_secret' })
+    expect(back.status).toBe(400)
+    expect(await back.text()).toContain('This app authenticates with its keys and has no secret')
+  })
+
   test('create an app with every option (secret shown once, works), edit it, refuse a bad redirect URI, rotate, delete', async () => {
     const { t, ann, jar } = await adminApp()
     await submit(t, jar, '/admin/groups', '/admin/groups', { name: 'family' })

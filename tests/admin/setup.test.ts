@@ -7,6 +7,8 @@ import { SETUP_TTL_MS, newSetupLink, offerSetupLink } from '../../src/admin/setu
 import { sha256 } from '../../src/lib/crypto'
 import { createLogger } from '../../src/lib/log'
 import { ORIGIN, addUser, cookieHeader, cookiesFrom, createTestApp, csrfFrom, postForm, type TestApp } from '../helpers'
+import { SoftAuthenticator } from '../soft-authenticator'
+import { LOCAL, passkeySignIn } from '../accounts/mfa-flows'
 
 const ADMIN = { full_name: 'Olga Operator', email: 'olga@example.com', password: 'a long operator password' }
 
@@ -159,6 +161,125 @@ describe('/setup: the first admin (SPEC "First run")', () => {
   })
 })
 
+/** "Create with a passkey instead": the page, the options (with the form's fields), the authenticator, the form posted to /setup/passkey. */
+async function setUpWithPasskey(t: TestApp, setupLink: string, key: SoftAuthenticator, fields: Record<string, string> = { full_name: ADMIN.full_name, email: ADMIN.email }) {
+  const page = await t.handle(pathOf(setupLink))
+  expect(page.status).toBe(200)
+  const jar = cookiesFrom(page)
+  const form = { csrf_token: csrfFrom(await page.text()), token: tokenOf(setupLink), ...fields }
+  const options = await postForm(t, '/setup/passkey/options', form, jar)
+  if (options.status !== 200) return { res: options, jar, form }
+  const credential = await key.register((await options.json()) as { challenge: string; user: { id: string } }, LOCAL)
+  return { res: await postForm(t, '/setup/passkey', { ...form, credential: JSON.stringify(credential) }, jar), jar, form }
+}
+
+describe('/setup with a passkey instead of a password (SPEC "First run")', () => {
+  test('the page offers it (same-origin scripts); the admin is made with the passkey and no password, signed in, and signs in with it later', async () => {
+    const t = await createTestApp()
+    const setupLink = await link(t)
+    const res = await t.handle(pathOf(setupLink))
+    const html = await res.text()
+    expect(html).toContain('<div id="setup-passkey" hidden>')
+    expect(html).toContain('<script src="/assets/webauthn.js" defer></script><script src="/assets/passkeys.js" defer></script>')
+    expect(html).not.toMatch(/<script>|<script [^>]*>[^<]/)
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'")
+
+    const key = await SoftAuthenticator.create()
+    const { res: made, jar } = await setUpWithPasskey(t, setupLink, key)
+    expect(made.status).toBe(303)
+    expect(made.headers.get('location')).toBe('/admin')
+    expect((await t.handle('/admin/users', { headers: { cookie: cookieHeader(cookiesFrom(made, jar)) } })).status).toBe(200)
+    const admin = (await t.store.users.findUserByEmail('olga@example.com'))!
+    expect(admin).toMatchObject({ fullName: 'Olga Operator', emailVerified: true, passwordHash: '' })
+    expect(await users(t)).toEqual([{ email: 'olga@example.com', admin: true }])
+    expect(await t.store.mfa.listPasskeys(admin.id)).toEqual([expect.objectContaining({ credentialId: key.id, userId: admin.id, name: 'Passkey' })])
+    expect((await t.rows("SELECT kind FROM audit_events WHERE kind IN ('user.created', 'passkey.added') ORDER BY id")).map((r) => r.kind)).toEqual(['user.created', 'passkey.added'])
+    // The token is spent and /setup gone; the passkey signs the admin in.
+    expect((await t.handle(pathOf(setupLink))).status).toBe(404)
+    expect((await postForm(t, '/setup/passkey/options', { token: tokenOf(setupLink) }, {})).status).toBe(404)
+    t.clock.advance(60_000)
+    const later = await passkeySignIn(t, key)
+    expect(later.res.status).toBe(303)
+    expect((await t.handle('/admin/users', { headers: { cookie: cookieHeader(later.jar) } })).status).toBe(200)
+  })
+
+  test('a wrong, used or expired token, a missing CSRF token, bad fields or a forged answer: refused, nothing created', async () => {
+    const t = await createTestApp()
+    const key = await SoftAuthenticator.create()
+    const setupLink = await link(t)
+    // A wrong token: refused before anything else is read.
+    const first = await t.handle(pathOf(setupLink))
+    const firstJar = cookiesFrom(first)
+    const firstForm = { csrf_token: csrfFrom(await first.text()), full_name: 'Olga', email: 'olga@example.com' }
+    await refusal(await postForm(t, '/setup/passkey/options', { ...firstForm, token: 'x'.repeat(43) }, firstJar), 400, 'This setup link is not valid.')
+    await refusal(await postForm(t, '/setup/passkey', { ...firstForm, token: 'x'.repeat(43), credential: '{}' }, firstJar), 400, 'This setup link is not valid.')
+    // Options: the name and email are checked first, and said as JSON for the page's script.
+    const bad = await setUpWithPasskey(t, setupLink, key, { full_name: ' ', email: 'olga@example.com' })
+    expect(bad.res.status).toBe(400)
+    expect(await bad.res.json()).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/^[A-Z].*name.*\.$/i) })
+    // Without the page's CSRF token: refused.
+    const page = await t.handle(pathOf(setupLink))
+    const jar = cookiesFrom(page)
+    expect((await postForm(t, '/setup/passkey/options', { token: tokenOf(setupLink), full_name: 'Olga', email: 'olga@example.com' }, jar)).status).toBe(403)
+    // An answer made for another challenge (another browser's): refused, the form keeps what was typed.
+    const form = { csrf_token: csrfFrom(await page.text()), token: tokenOf(setupLink), full_name: 'Olga Operator', email: 'olga@example.com' }
+    const options = (await (await postForm(t, '/setup/passkey/options', form, jar)).json()) as { challenge: string; user: { id: string } }
+    const forged = await key.register({ ...options, challenge: 'AAAAAAAAAAAAAAAAAAAAAA' }, LOCAL)
+    const refused = await postForm(t, '/setup/passkey', { ...form, credential: JSON.stringify(forged) }, jar)
+    expect(refused.status).toBe(400)
+    const again = await refused.text()
+    expect(again).toContain('The passkey could not be verified. Try again.')
+    expect(again).toContain('value="olga@example.com"')
+    // Past the hour: expired, nothing made.
+    const late = await link(t)
+    t.clock.advance(SETUP_TTL_MS + 1)
+    expect((await t.handle(pathOf(late))).status).toBe(410)
+    await refusal(await postForm(t, '/setup/passkey', { ...form, token: tokenOf(late), credential: '{}' }, jar), 410, 'This setup link has expired')
+    expect(await users(t)).toEqual([])
+    expect(await t.rows('SELECT credential_id FROM passkeys')).toEqual([])
+  })
+
+  test('the same browser sets up again with a new link once the admin is disabled: another account, not a clash', async () => {
+    const t = await createTestApp()
+    const first = await setUpWithPasskey(t, await link(t), await SoftAuthenticator.create())
+    expect(first.res.status).toBe(303)
+    const olga = (await t.store.users.findUserByEmail('olga@example.com'))!
+    await t.store.users.setDisabled(olga.id, true, t.clock.now())
+    // The browser keeps its cookies (its CSRF secret): the new link still makes a new account.
+    const again = await link(t)
+    const page = await t.handle(pathOf(again), { headers: { cookie: cookieHeader(first.jar) } })
+    const form = { csrf_token: csrfFrom(await page.text()), token: tokenOf(again), full_name: 'Oscar', email: 'oscar@example.com' }
+    const options = (await (await postForm(t, '/setup/passkey/options', form, first.jar)).json()) as { challenge: string; user: { id: string } }
+    const credential = await (await SoftAuthenticator.create()).register(options, LOCAL)
+    expect((await postForm(t, '/setup/passkey', { ...form, credential: JSON.stringify(credential) }, first.jar)).status).toBe(303)
+    expect(await users(t)).toEqual([{ email: 'olga@example.com', admin: true }, { email: 'oscar@example.com', admin: true }])
+  })
+
+  test('a passkey and a password setup at once with one token: exactly one admin, and no passkey of the loser', async () => {
+    const t = await createTestApp()
+    const setupLink = await link(t)
+    const key = await SoftAuthenticator.create()
+    // The passkey's form up to its last step, then both posted at once.
+    const page = await t.handle(pathOf(setupLink))
+    const jar = cookiesFrom(page)
+    const form = { csrf_token: csrfFrom(await page.text()), token: tokenOf(setupLink), full_name: 'Pat Passkey', email: 'pat@example.com' }
+    const options = (await (await postForm(t, '/setup/passkey/options', form, jar)).json()) as { challenge: string; user: { id: string } }
+    const credential = JSON.stringify(await key.register(options, LOCAL))
+    const other = await t.handle(pathOf(setupLink))
+    const otherJar = cookiesFrom(other)
+    const [a, b] = await Promise.all([
+      postForm(t, '/setup/passkey', { ...form, credential }, jar),
+      postForm(t, '/setup', { csrf_token: csrfFrom(await other.text()), token: tokenOf(setupLink), ...ADMIN }, otherJar),
+    ])
+    const statuses = [a.status, b.status].sort()
+    expect(statuses[0]).toBe(303)
+    expect([404, 410]).toContain(statuses[1]!)
+    expect((await t.store.users.listUsers()).length).toBe(1)
+    const passkeys = await t.rows('SELECT user_id FROM passkeys')
+    expect(passkeys.length).toBe(a.status === 303 ? 1 : 0)
+  })
+})
+
 describe('latchkey setup-link', () => {
   const dir = mkdtempSync(join(tmpdir(), 'latchkey-setup-'))
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -189,5 +310,5 @@ describe('latchkey setup-link', () => {
     expect(refused.out).toBe('')
     expect(refused.err).toStartWith('latchkey: this server already has an admin')
     expect(cli(['setup-link', 'extra']).code).toBe(2)
-  })
+  }, 60_000) // four CLI processes: more than 5 s on a busy machine
 })

@@ -53,7 +53,7 @@ describe('the metadata-document fetcher refuses what could reach inside (SSRF)',
 
   test('an allowed host is fetched over TLS; redirects are not followed; 64 KiB at most; 5 s in all', async () => {
     docs.route('/ok.json', () => Response.json({ ok: true }, { headers: { 'cache-control': 'max-age=60' } }))
-    expect(await safeFetch(new URL(docs.url('/ok.json')), open)).toEqual({ body: '{"ok":true}', cacheControl: 'max-age=60' })
+    expect(await safeFetch(new URL(docs.url('/ok.json')), open)).toEqual({ body: '{"ok":true}', cacheControl: 'max-age=60', status: 200, contentType: 'application/json;charset=utf-8' })
     docs.route('/moved.json', () => Response.redirect(docs.url('/ok.json'), 302))
     expect(await refusal(safeFetch(new URL(docs.url('/moved.json')), open))).toBe('answered 302: redirects are not followed')
     docs.route('/big.json', () => new Response('x'.repeat(65_537)))

@@ -271,16 +271,3 @@ describe('machines and apps: bearer tokens issued for the site', () => {
     }
   })
 })
-
-describe('the check\'s cache (SQLite; PostgreSQL reads every time)', () => {
-  test('a repeated check is answered from memory until any write commits; then it reads again', async () => {
-    const cookie = await siteSession(t, jar, PHOTOS)
-    expect((await checkWith(t, PHOTOS, cookie)).status).toBe(200)
-    // Behind the store's back (no write job): only a cache can still answer 200.
-    await t.rows('DELETE FROM site_sessions')
-    expect((await checkWith(t, PHOTOS, cookie)).status).toBe(t.engine === 'sqlite' ? 200 : 302)
-    // Any committed write (here: an unrelated group) and the next check reads the database.
-    await createGroup(t.store, 'unrelated', t.clock.now())
-    expect((await checkWith(t, PHOTOS, cookie)).status).toBe(302)
-  })
-})

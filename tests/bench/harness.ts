@@ -33,6 +33,13 @@ export interface Case {
   env?: Record<string, string>
   /** wrk's connections for this case (BENCH_CONNECTIONS otherwise). */
   connections?: number
+  /**
+   * Every answer is this status (a refusal by design: a device poll that finds nothing), checked
+   * by the script (polls.lua), which counts the answers that are not; otherwise any non-2xx fails the run.
+   */
+  expectStatus?: number
+  /** This case's warm-up, in seconds (BENCH_WARMUP otherwise): long enough to reach its steady state. */
+  warmup?: number
   /** Sets up fresh inputs (codes) before the warm-up, and before the run from the warm-up's result. */
   before?: (warmup?: WrkResult) => Promise<Record<string, string>>
 }

@@ -36,12 +36,21 @@ function cli(args: string[], opts: { env?: Record<string, string>; stdin?: strin
 async function cliAsync(args: string[], env: Record<string, string> = {}) {
   const proc = Bun.spawn(['bun', entry, ...args], { env: { PATH: process.env.PATH!, HOME: dir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'error', ...env }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe', cwd: dir })
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  if (args.includes('--json') && code === 0 && err === '') {
+    JSON.parse(out)
+    ranWithJson.add(commandOf(args))
+  }
   return { code, out, err }
 }
+
+/** The commands this file ran with --json and saw one JSON value from: checked against the whole table at the end. */
+const ranWithJson = new Set<string>()
+const commandOf = (args: string[]) => leaves.find((p) => args.slice(0, p.split(' ').length).join(' ') === p) ?? ''
 
 /** A command run with --json: exit 0, nothing on stderr, exactly one JSON value on stdout. */
 function json<T = Record<string, unknown>>(args: string[], opts: Parameters<typeof cli>[1] = {}): T {
   const r = cli([...args, '--json'], opts)
+  if (r.code === 0 && r.err === '') ranWithJson.add(commandOf(args))
   expect({ args, code: r.code, err: r.err }).toEqual({ args, code: 0, err: '' })
   return JSON.parse(r.out) as T
 }
@@ -55,17 +64,35 @@ const COMMANDS: Record<string, string[]> = {
   user: ['create', 'list', 'update', 'delete', 'invite', 'reset-link', 'reset-mfa'],
   group: ['create', 'delete', 'add', 'remove', 'list'],
   resource: ['create', 'list', 'delete'],
+  // `site rule` takes its verb as an argument: `latchkey site rule add HOST`.
+  site: ['create', 'rule', 'list', 'delete'],
   keys: ['list', 'rotate', 'remove'],
+  provider: ['create', 'list', 'update', 'delete'],
   apply: [],
   export: [],
   audit: [],
+  'setup-link': [],
   migrate: [],
   backup: [],
   healthcheck: [],
 }
 const paths = Object.entries(COMMANDS).flatMap(([name, subs]) => (subs.length ? [[name], ...subs.map((s) => [name, s])] : [[name]]))
+/** Every command that runs (not a group's help): `client create`, `status`… */
+const leaves = Object.entries(COMMANDS).flatMap(([name, subs]) => (subs.length ? subs.map((s) => `${name} ${s}`) : [name]))
 
 describe('latchkey COMMAND --help', () => {
+  test('this file knows every command and subcommand the CLI has (as its own help lists them)', () => {
+    const help = (args: string[]) => cli(args, { env: { DATABASE_URL: '' } }).out
+    const names = [...new Set([...help(['--help']).matchAll(/^  latchkey ([a-z][a-z-]*)/gm)].map((m) => m[1]!))]
+    const table = Object.fromEntries(names.map((name) => {
+      const own = help([name, '--help'])
+      // A group's help lists its commands; a command's shows its usage.
+      const subs = own.includes('\nCommands:\n') ? [...own.matchAll(new RegExp(`^  latchkey ${name} ([a-z][a-z-]*)`, 'gm'))].map((m) => m[1]!) : []
+      return [name, [...new Set(subs)]]
+    }))
+    expect(table).toEqual(COMMANDS)
+  })
+
   test('every command and subcommand prints its usage with an example, exits 0 and touches no database', () => {
     const empty = join(dir, 'help')
     mkdirSync(empty)
@@ -86,11 +113,16 @@ describe('latchkey COMMAND --help', () => {
     expect(create.out).toContain('Usage: latchkey client create --name NAME [options]\n')
     for (const option of ['--redirect-uri URL...', '--grant GRANT...', '--allowed-scope SCOPE...', '--require-par', '--post-logout-redirect-uri URL...', '--public', '--skip-consent', '--require-mfa', '--allowed-group NAME...', '--id-token-alg RS256|ES256|EdDSA', '--json'])
       expect(create.out).toContain(`\n  ${option} `)
+    // client update takes every option of client create but --public (an app stays public or confidential).
+    const optionsOf = (args: string[]) => [...cli([...args, '--help'], { cwd: empty, env: { DATABASE_URL: '' } }).out.matchAll(/^  (--[a-z-]+)/gm)].map((m) => m[1]!)
+    const updatable = optionsOf(['client', 'update'])
+    expect(optionsOf(['client', 'create']).filter((o) => o !== '--public' && !updatable.includes(o))).toEqual([])
     const update = cli(['client', 'update', '--help'], { cwd: empty, env: { DATABASE_URL: '' } }).out
     for (const option of ['--name NAME', '--redirect-uri URL...', '--add-redirect-uri URL...', '--remove-redirect-uri URL...', '--post-logout-redirect-uri URL...', '--skip-consent true|false', '--require-mfa true|false', '--allowed-group NAME...', '--id-token-alg', '--grant GRANT...', '--allowed-scope SCOPE...', '--require-par true|false'])
       expect(update).toContain(`\n  ${option} `)
     expect(readdirSync(empty)).toEqual([])
-  })
+    // Three spellings of help for each of ~50 commands: ~150 processes.
+  }, 240_000)
 
   test('an unknown command, subcommand or option: exit 2, one line naming it and the --help to read; nothing made', () => {
     const empty = join(dir, 'unknown')
@@ -112,6 +144,24 @@ describe('latchkey COMMAND --help', () => {
 })
 
 describe('commands other than serve and migrate never create a database', () => {
+  test("every command, run as its own help's first example on a path with no database: exit 2 naming the path, nothing made", () => {
+    const empty = join(dir, 'examples')
+    mkdirSync(empty)
+    const none = 'latchkey: no database at ./data/latchkey.sqlite; start the server (latchkey serve) or pass --database-url\n'
+    const words = (line: string) => (line.match(/'[^']*'|"[^"]*"|\S+/g) ?? []).map((w) => w.replace(/^(['"])(.*)\1$/, '$2'))
+    // serve and migrate make it; healthcheck asks a server, not the database.
+    for (const leaf of leaves.filter((c) => !['serve', 'migrate', 'healthcheck'].includes(c))) {
+      const help = cli([...leaf.split(' '), '--help'], { cwd: empty, env: { DATABASE_URL: '' } }).out
+      // The shell's part (`< password.txt`, `| …`) is not the command's.
+      const example = words(help.slice(help.search(/\nExamples?:\n/)).split('\n')[2]!.replace(/^  latchkey /, '').replace(/\s*[<>|].*$/, ''))
+      const r = cli(example, { cwd: empty, env: { DATABASE_URL: '' } })
+      // apply reads its file first, and there is none here either.
+      const expected = leaf === 'apply' ? { code: 2, out: '', err: `latchkey: cannot read ${example[1]}\n` } : { code: 2, out: '', err: none }
+      expect({ example, ...r }).toEqual({ example, ...expected })
+    }
+    expect(readdirSync(empty)).toEqual([])
+  }, 240_000)
+
   // A SQLite path on either engine's run: DATABASE_URL is set per command here.
   test('on a SQLite path with no file: exit 2, one line naming the path, no file and no folder made', () => {
     const empty = join(dir, 'empty')
@@ -315,5 +365,43 @@ describe('--password-stdin on a terminal', () => {
     expect(seen).not.toContain('a secret tty password')
     expect(JSON.parse(seen.slice(seen.indexOf('{')).replaceAll('\r\n', '\n'))).toMatchObject({ email: 'tty@example.com', full_name: 'Tty' })
     expect(json<Array<{ email: string }>>(['user', 'list']).map((u) => u.email)).toContain('tty@example.com')
+  })
+})
+
+describe('--json on every command', () => {
+  test('the rest of the table with --json (sites, keys, setup-link); then every command has printed one JSON value in this file', () => {
+    expect(json(['site', 'create', '--host', 'photos.example.com', '--name', 'Photos'])).toMatchObject({ host: 'photos.example.com' })
+    expect(json(['site', 'rule', 'add', 'photos.example.com', '--path', '^/public/', '--policy', 'bypass'])).toMatchObject({ paths: ['^/public/'], policy: 'bypass' })
+    expect(json<unknown[]>(['site', 'list']).length).toBe(1)
+    expect(json(['site', 'delete', 'photos.example.com'])).toMatchObject({ host: 'photos.example.com', deleted: true })
+    expect(json<unknown[]>(['resource', 'list'])).toEqual([])
+    json(['group', 'add', 'family', 'ann@example.com'])
+    expect(json(['group', 'remove', 'family', 'ann@example.com'])).toMatchObject({ group: 'family', member: false, changed: true })
+    // rotate says on stderr when the published next key starts signing; stdout is the one JSON value.
+    const rotate = cli(['keys', 'rotate', '--json'])
+    expect(rotate.code).toBe(0)
+    const rotated = JSON.parse(rotate.out) as { kid: string }
+    ranWithJson.add('keys rotate')
+    const spare = json<Array<{ kid: string; current: boolean }>>(['keys', 'list']).find((k) => !k.current && k.kid !== rotated.kid)!
+    expect(json(['keys', 'remove', spare.kid])).toEqual({ kid: spare.kid, removed: true })
+    // Upstream providers: a GitHub one (no discovery document to fetch), its secret in a file only its owner reads.
+    const secretFile = join(dir, 'github-secret')
+    writeFileSync(secretFile, 'gh-secret\n', { mode: 0o600 })
+    expect(json(['provider', 'create', '--kind', 'github', '--name', 'GitHub', '--client-id', 'Iv1.abc', '--client-secret-file', secretFile])).toMatchObject({ id: 'github', kind: 'github' })
+    expect(json<Array<{ id: string }>>(['provider', 'list']).map((p) => p.id)).toContain('github')
+    expect(json(['provider', 'update', 'github', '--name', 'GitHub (work)'])).toMatchObject({ name: 'GitHub (work)' })
+    expect(json(['provider', 'delete', 'github'])).toMatchObject({ id: 'github' })
+    // A setup link only while no admin exists: a database of its own.
+    const fresh = testEngine === 'sqlite' ? join(dir, 'fresh.sqlite') : databaseUrl
+    if (testEngine === 'sqlite') {
+      expect(cli(['migrate'], { env: { DATABASE_URL: fresh } }).code).toBe(0)
+      expect(json<{ url: string }>(['setup-link'], { env: { DATABASE_URL: fresh } }).url).toMatch(/\/setup\?token=[A-Za-z0-9_-]+$/)
+    } else {
+      for (const u of json<Array<{ id: string; admin: boolean }>>(['user', 'list'])) if (u.admin) json(['user', 'update', u.id, '--admin', 'false'])
+      expect(json<{ url: string }>(['setup-link']).url).toMatch(/\/setup\?token=[A-Za-z0-9_-]+$/)
+    }
+    // serve runs until stopped (its log lines are JSON already); backup is SQLite's (PostgreSQL: pg_dump).
+    const exempt = ['serve', ...(testEngine === 'postgres' ? ['backup'] : [])]
+    expect(leaves.filter((c) => !exempt.includes(c) && !ranWithJson.has(c))).toEqual([])
   })
 })

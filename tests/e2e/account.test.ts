@@ -58,6 +58,28 @@ describe('/account in a real browser', () => {
     expect(await renewed.locator('h1').innerText()).toBe('Pat New')
   })
 
+  test('a picture uploaded from a file is shown and served same-origin with its own type and a CSP; an SVG is refused and the picture stays', async () => {
+    registerUser(server, 'upl@example.com', 'Up Loader')
+    const page = await fresh()
+    await signInTo(page, 'upl@example.com', 'e2e password 1')
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64')
+    await page.getByLabel('Upload a picture').setInputFiles({ name: 'me.png', mimeType: 'image/png', buffer: png })
+    await page.getByRole('button', { name: 'Upload picture' }).click()
+    await page.waitForURL((u) => u.pathname === '/account')
+    const src = (await page.locator('.profile img').getAttribute('src'))!
+    expect(src).toStartWith(`${server.url}/avatars/`)
+    // The browser loaded it (the page's own request, with its cookie).
+    expect(await page.locator('.profile img').evaluate((img: HTMLImageElement) => img.decode().then(() => img.naturalWidth))).toBe(1)
+    const served = await page.request.get(src)
+    expect([served.status(), served.headers()['content-type'], served.headers()['x-content-type-options'], served.headers()['content-security-policy']]).toEqual([200, 'image/png', 'nosniff', "default-src 'none'"])
+    expect(Buffer.from(await served.body()).equals(png)).toBe(true)
+
+    await page.getByLabel('Upload a picture').setInputFiles({ name: 'x.png', mimeType: 'image/png', buffer: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>') })
+    await page.getByRole('button', { name: 'Upload picture' }).click()
+    await page.getByText('That file is not a PNG, JPEG or WebP picture. Your picture was not changed.').waitFor()
+    expect(await page.locator('.profile img').getAttribute('src')).toBe(src)
+  })
+
   test('"Delete my account": the confirmation names the app; afterwards a token issued before is refused by userinfo within 100 ms', async () => {
     registerUser(server, 'del@example.com', 'Del Gone')
     const client = registerClient(server)

@@ -81,22 +81,26 @@ describe('the binary under hostile input', () => {
     expect(deeper.status).toBe(400)
   })
 
-  test('item 2: a declared 1,000 MiB form body is refused unread (413), four at once, with no growth in memory', async () => {
+  test('item 2: a declared 1,000 MiB form body is refused unread (413), five at once (the avatar upload among them), with no growth in memory', async () => {
     const before = serverRssMb()
     const head = (path: string) =>
       `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${1000 * 1024 * 1024}\r\n\r\n`
-    const answers = await Promise.all(['/login', '/signup', '/logout', '/account/revoke'].map((path) => raw(head(path), 64 * 1024 * 1024)))
+    const answers = await Promise.all(['/login', '/signup', '/logout', '/account/revoke', '/account/avatar'].map((path) => raw(head(path), 64 * 1024 * 1024)))
     for (const a of answers) expect(a.status).toBe(413)
     expect(serverRssMb() - before).toBeLessThan(50)
   })
 
-  test('item 2: a chunked body that never ends is cut at 64 KiB on pages and 1 MiB on the API', async () => {
+  test('item 2: a chunked body that never ends is cut at 64 KiB on pages, 1 MiB on the API and the avatar upload', async () => {
     const before = serverRssMb()
     const page = await raw('POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n', 256 * 1024 * 1024, true)
     expect(page.status).toBe(413)
     const api = await raw('POST /api/settings HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n', 256 * 1024 * 1024, true)
     expect(api.status).toBe(413)
     expect(api.text).toContain('"error":"request_too_large"')
+    // The avatar upload, the one multipart page form, at 1 MiB of picture and a few fields.
+    const avatar = await raw('POST /account/avatar HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=x\r\nTransfer-Encoding: chunked\r\n\r\n', 256 * 1024 * 1024, true)
+    expect(avatar.status).toBe(413)
+    expect(avatar.text).toContain('The picture is larger than 1 MiB.')
     expect(serverRssMb() - before).toBeLessThan(50)
   })
 

@@ -8,7 +8,9 @@ import { join } from 'node:path'
 import * as jose from 'jose'
 import * as client from 'openid-client'
 import { CALLBACK, authorizeAsUser, csrfOf, registerUser } from './flow'
-import { CookieClient, startBinary, type RunningBinary } from './server'
+import { readFileSync } from 'node:fs'
+import type { Page } from 'playwright-core'
+import { CookieClient, launchChromium, startBinary, type RunningBinary } from './server'
 
 setDefaultTimeout(60_000)
 
@@ -112,4 +114,112 @@ test('PrivateKeyJwt: client credentials with an ES256 assertion; a secret is not
     body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'reports:read', client_id: signer.client_id, client_secret: 'anything' }),
   })
   expect(withSecret.status).toBe(401)
+})
+
+const axeSource = readFileSync(join(import.meta.dir, '../../node_modules/axe-core/axe.min.js'), 'utf8')
+
+/** The page as a phone shows it: no sideways scrolling, no axe-core violation. */
+async function phoneFailures(page: Page): Promise<string[]> {
+  const where = new URL(page.url()).pathname
+  const failures: string[] = []
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }))
+  if (scrollWidth > innerWidth) failures.push(`${where}: scrolls sideways (${scrollWidth} > ${innerWidth})`)
+  // CSP (script-src 'self') keeps axe out of a <script> tag; the DevTools protocol evaluates it.
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
+  const violations = (await page.evaluate(() => (window as unknown as { axe: { run: (o: object) => Promise<{ violations: unknown[] }> } }).axe.run({ resultTypes: ['violations'] }).then((r) => r.violations))) as Array<{ id: string; nodes: unknown[] }>
+  for (const v of violations) failures.push(`${where}: axe ${v.id} (${v.nodes.length} nodes)`)
+  return failures
+}
+
+test('the device flow on a phone (Chromium, 360×780): the code typed at /device, sign-in, a consent page naming the app, time and address with the warning, Allow → the poller gets tokens; axe-core clean', async () => {
+  const tv = cli(['client', 'create', '--name', 'Living-room TV', '--public', '--grant', 'urn:ietf:params:oauth:grant-type:device_code'])
+  const config = await client.discovery(new URL(server.url), tv.client_id, undefined, client.None(), insecure)
+  const started = await client.initiateDeviceAuthorization(config, { scope: 'openid email' })
+  const polling = client.pollDeviceAuthorizationGrant(config, started)
+  const browser = await launchChromium()
+  try {
+    const page = await browser.newPage({ viewport: { width: 360, height: 780 }, isMobile: true, hasTouch: true })
+    const failures: string[] = []
+    await page.goto(started.verification_uri)
+    failures.push(...(await phoneFailures(page)))
+    // Typed as a person would: lower case, without the hyphen.
+    await page.getByLabel('Code').fill(started.user_code.replace('-', '').toLowerCase())
+    await page.getByRole('button', { name: 'Continue' }).click()
+    await page.waitForURL((url) => url.pathname === '/login')
+    failures.push(...(await phoneFailures(page)))
+    await page.getByLabel('Email').fill('dana@example.com')
+    await page.getByLabel('Password', { exact: true }).fill('e2e password 1')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL((url) => url.pathname === '/device' && url.searchParams.get('user_code') === started.user_code)
+    const consent = page.locator('main')
+    const text = await consent.innerText()
+    expect(text).toContain('Living-room TV on a device wants to access your account')
+    expect(text).toMatch(/Requested .+ GMT from the address 127\.0\.0\.1\./)
+    expect(text).toContain('Only continue if you started this yourself, on a device in front of you.')
+    expect(await page.locator('time').getAttribute('datetime')).toMatch(/^\d{4}-\d\d-\d\dT/)
+    failures.push(...(await phoneFailures(page)))
+    await page.getByRole('button', { name: 'Allow' }).click()
+    await page.getByRole('heading', { name: 'Device connected' }).waitFor()
+    failures.push(...(await phoneFailures(page)))
+    expect(failures).toEqual([])
+    const tokens = await polling
+    expect(tokens.refresh_token).toBeTruthy()
+    expect(tokens.claims()).toMatchObject({ email: 'dana@example.com', aud: tv.client_id })
+  } finally {
+    await browser.close()
+  }
+})
+
+/**
+ * Python's Authlib (Debian's python3-authlib; Go's golang.org/x/oauth2 in Debian is 0.3.0, without
+ * DeviceAuth, and Go modules cannot be fetched here): client credentials and the device flow with
+ * its defaults, through tests/e2e/authlib/client.py.
+ */
+function authlib(args: string[]) {
+  const proc = Bun.spawn(['/usr/bin/python3', join(import.meta.dir, 'authlib/client.py'), server.url, ...args], { stdout: 'pipe', stderr: 'pipe' })
+  const lines = (async function* () {
+    let buffered = ''
+    for await (const chunk of proc.stdout.pipeThrough(new TextDecoderStream())) {
+      buffered += chunk
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        yield JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>
+        buffered = buffered.slice(nl + 1)
+      }
+    }
+    const err = await new Response(proc.stderr).text()
+    if (err) throw new Error(`authlib: ${err}`)
+  })()
+  return { next: async () => (await lines.next()).value as Record<string, unknown>, proc }
+}
+
+test('Python Authlib: client credentials (client_secret_basic, its default) — a token for the resource, sub = the client', async () => {
+  const job = cli(['client', 'create', '--name', 'Python job', '--grant', 'client_credentials', '--allowed-scope', 'reports:read'])
+  const run = authlib(['client_credentials', job.client_id, job.client_secret!, 'reports:read', 'https://reports.example'])
+  const token = await run.next()
+  expect(await run.proc.exited).toBe(0)
+  expect(token).toMatchObject({ token_type: 'Bearer', scope: 'reports:read', expires_in: 3600 })
+  expect(token.refresh_token).toBeUndefined()
+  expect(await introspect(job, token.access_token as string)).toMatchObject({ active: true, sub: job.client_id, aud: 'https://reports.example' })
+})
+
+test('Python Authlib: the device flow — it polls (authorization_pending) while the user allows on /device, then gets the tokens', async () => {
+  const tv = cli(['client', 'create', '--name', 'Python TV', '--public', '--grant', 'urn:ietf:params:oauth:grant-type:device_code'])
+  const run = authlib(['device', tv.client_id, 'openid email'])
+  const started = (await run.next()) as { user_code: string; verification_uri_complete: string; interval: number }
+  expect(started.interval).toBe(5)
+  const browser = new CookieClient(server.url)
+  let res = await browser.fetch(started.verification_uri_complete)
+  const login = await browser.fetch(res.headers.get('location')!)
+  const loginHtml = await login.text()
+  const returnTo = /name="return_to" value="([^"]+)"/.exec(loginHtml)![1]!.replaceAll('&amp;', '&')
+  res = await browser.fetch('/login', { method: 'POST', body: new URLSearchParams({ email: 'dana@example.com', password: 'e2e password 1', csrf_token: csrfOf(loginHtml), return_to: returnTo }) })
+  const consent = await (await browser.fetch(res.headers.get('location')!)).text()
+  expect(consent).toContain('Python TV')
+  const done = await browser.fetch('/device', { method: 'POST', body: new URLSearchParams({ csrf_token: csrfOf(consent), user_code: started.user_code, decision: 'allow' }) })
+  expect(await done.text()).toContain('Device connected')
+  const tokens = await run.next()
+  expect(await run.proc.exited).toBe(0)
+  expect(tokens).toMatchObject({ token_type: 'Bearer', scope: 'openid email' })
+  expect(tokens.refresh_token).toBeTruthy()
+  expect(tokens.id_token).toBeTruthy()
 })

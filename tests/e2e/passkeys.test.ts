@@ -19,7 +19,7 @@ beforeAll(async () => {
   app = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('<h1>App callback</h1>', { headers: { 'content-type': 'text/html' } }) })
   callback = `http://127.0.0.1:${app.port}/callback`
   vault = JSON.parse(server.cli(['client', 'create', '--name', 'Vault', '--redirect-uri', callback, '--skip-consent', '--require-mfa']).out)
-  for (const email of ['pia@example.com', 'tom@example.com']) expect(server.cli(['user', 'create', '--email', email, '--name', 'Pia Tom', '--password-stdin'], 'browser password\n').code).toBe(0)
+  for (const email of ['pia@example.com', 'tom@example.com', 'kim@example.com']) expect(server.cli(['user', 'create', '--email', email, '--name', 'Pia Tom', '--password-stdin'], 'browser password\n').code).toBe(0)
   browser = await launchChromium()
 })
 
@@ -168,6 +168,37 @@ describe('passkeys and two-step sign-in in a real browser (Chromium, virtual aut
     await page.getByRole('button', { name: 'Cancel' }).click()
     await page.waitForURL((u) => u.href.startsWith(callback))
     expect(new URL(page.url()).searchParams.get('error')).toBe('access_denied')
+    expect(violations).toEqual([])
+  })
+  test('a fresh passkey instead of the password: change it, set one on a passkey-only account, delete the account', async () => {
+    const { page, violations } = await freshPage()
+    await passwordSignIn(page, 'kim@example.com')
+    await page.waitForURL((u) => u.pathname === '/account')
+    await page.getByLabel('Passkey name').fill('Kim key')
+    await page.getByRole('button', { name: 'Add a passkey' }).click()
+    await page.locator('ul.apps strong', { hasText: 'Kim key' }).waitFor()
+
+    // "Change password" with the passkey in place of the current password (left empty).
+    await page.getByLabel('New password').fill('kim second password')
+    await page.getByRole('button', { name: 'Use a passkey instead' }).click()
+    await page.getByText('Your password was changed. Your other browsers were signed out.').waitFor()
+
+    // Passkey only: a password again takes the passkey.
+    await page.getByRole('button', { name: 'Remove password' }).click()
+    await page.getByText('You sign in with a passkey only: confirm with it to set a password.').waitFor()
+    await page.getByLabel('New password').fill('kim third password')
+    await page.getByRole('button', { name: 'Confirm with your passkey and set password' }).click()
+    await page.getByRole('button', { name: 'Remove password' }).waitFor()
+
+    // And without a password, deleting the account takes the passkey too.
+    await page.getByRole('button', { name: 'Remove password' }).click()
+    await page.getByText('You sign in with a passkey only').waitFor()
+    await page.goto(`${server.url}/account/delete`)
+    expect(await page.getByLabel('Your password').count()).toBe(0)
+    await page.getByRole('button', { name: 'Confirm with your passkey and delete' }).click()
+    await page.getByText('Your account and everything in it were deleted.').waitFor()
+    const users = JSON.parse(server.cli(['user', 'list', '--json']).out) as Array<{ email: string }>
+    expect(users.map((u) => u.email)).not.toContain('kim@example.com')
     expect(violations).toEqual([])
   })
 })

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { loadConfig } from '../../src/config'
 import { fromAcceptLanguage, fromUiLocales, matchLocale } from '../../src/i18n/locales'
-import { CALLBACK, ORIGIN, authorizePath, cookieHeader, createTestApp, form, signedInApp, type TestApp } from '../helpers'
+import { CALLBACK, ORIGIN, authorizePath, cookieHeader, createTestApp, csrfFrom, form, signedInApp, type TestApp } from '../helpers'
 import { englishLeft } from './english'
 
 /** Issue 36 / SPEC "Brand and language": ui_locales, the user's choice, the footer cookie, Accept-Language, DEFAULT_LOCALE. */
@@ -68,6 +68,16 @@ describe('the language of a page', () => {
     expect(await langOf(await page(t, unknown, { cookie }))).toBe('it ltr')
   })
 
+  test('RP-initiated logout: the app\'s ui_locales decides the confirmation and the signed-out page, kept through the POST', async () => {
+    const { t, jar } = await signedInApp()
+    const confirm = await page(t, '/oauth/logout?ui_locales=nl', { cookie: cookieHeader(jar), 'accept-language': 'de' })
+    const html = await confirm.text()
+    expect(/^<!doctype html><html lang="([^"]+)"/.exec(html)?.[1]).toBe('nl')
+    expect(html).toContain('<input type="hidden" name="ui_locales" value="nl"/>')
+    const done = await t.handle('/oauth/logout', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar), 'accept-language': 'de' }, body: form({ csrf_token: csrfFrom(html), ui_locales: 'nl' }) })
+    expect(await langOf(done)).toBe('nl ltr')
+  })
+
   test('an English page has English on it (the German pages\' check can fail)', async () => {
     const t = await createTestApp()
     expect(englishLeft(await (await page(t, '/login')).text())).toContain('signIn.title: (?<![\\p{L}-])Sign in(?![\\p{L}-])')
@@ -93,14 +103,16 @@ describe('the footer language menu (a form, no JavaScript)', () => {
     expect(res.headers.get('location')).toBe('/login?return_to=%2Faccount')
     expect(res.headers.get('set-cookie')).toBe('lk_lang=ja; Path=/; HttpOnly; SameSite=Lax; Max-Age=31536000')
     expect(await langOf(await page(t, '/login', { cookie: 'lk_lang=ja' }))).toBe('ja ltr')
-    // Sec-Fetch-Site when a browser sends no Origin; a return_to elsewhere comes back to /.
+    // Sec-Fetch-Site when a browser sends no Origin, or `null` (Chromium under no-referrer); a return_to elsewhere comes back to /.
     const other = await choose(t, { locale: 'sv', return_to: 'https://evil.example/' }, { 'sec-fetch-site': 'same-origin' })
     expect([other.status, other.headers.get('location')]).toEqual([303, '/'])
+    const chromium = await choose(t, { locale: 'sv', return_to: '/login' }, { origin: 'null', 'sec-fetch-site': 'same-origin' })
+    expect(chromium.status).toBe(303)
   })
 
   test('another site cannot switch it (CSRF), nor can a form without Origin; an unknown language is 400; nothing is set', async () => {
     const t = await createTestApp()
-    for (const headers of [{ origin: 'https://evil.example' }, {}, { 'sec-fetch-site': 'cross-site' }] as Record<string, string>[]) {
+    for (const headers of [{ origin: 'https://evil.example' }, {}, { 'sec-fetch-site': 'cross-site' }, { origin: 'null' }, { origin: 'null', 'sec-fetch-site': 'cross-site' }, { origin: 'https://evil.example', 'sec-fetch-site': 'same-origin' }] as Record<string, string>[]) {
       const res = await choose(t, { locale: 'de', return_to: '/login' }, { ...headers, accept: 'text/html' })
       expect(res.status).toBe(403)
       expect(res.headers.get('set-cookie')).toBeNull()

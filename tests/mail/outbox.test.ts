@@ -21,7 +21,7 @@ function outboxFor(t: TestApp, lines: string[] = []) {
   return { outbox: new Outbox(t.store, t.clock, log, transport, 'Latchkey <no-reply@localhost>', ['s3cret-pass']), log }
 }
 
-const mail = (to: string) => verifyEmailMessage({ email: to, speech: speech('en') }, 'http://localhost:3000/verify-email?token=' + 'a'.repeat(43))
+const mail = (to: string) => verifyEmailMessage({ email: to, speech: speech('en'), brand: 'Latchkey' }, 'http://localhost:3000/verify-email?token=' + 'a'.repeat(43))
 
 describe('the outbox', () => {
   test('a queued message goes over STARTTLS to the SMTP server with a text and an HTML part, then is stamped sent', async () => {

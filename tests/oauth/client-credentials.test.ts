@@ -71,6 +71,14 @@ describe('client create|update: --grant, --allowed-scope', () => {
 })
 
 describe('POST /api/oauth/token grant_type=client_credentials', () => {
+  test('token.issued is written in the token’s own transaction: with the audit writer down, the token is answered and its event is there', async () => {
+    t.store.audit.record = () => Promise.reject(new Error('audit writer down'))
+    const res = await token({ grant_type: 'client_credentials', scope: 'reports:read' })
+    expect(res.status).toBe(200)
+    const [issued] = await t.store.audit.list({ limit: 1 })
+    expect([issued!.kind, issued!.userId, issued!.clientId, JSON.parse(issued!.detail!)]).toEqual(['token.issued', null, job.id, { grant: 'client_credentials', scope: 'reports:read' }])
+  })
+
   test('a token for the one resource whose scopes were asked: no refresh token, no-store, sub = the client at introspection', async () => {
     const res = await token({ grant_type: 'client_credentials', scope: 'reports:read' })
     expect(res.status).toBe(200)

@@ -52,6 +52,30 @@ describe('POST /api/oauth/device_authorization', () => {
   })
 })
 
+test('a client has at most 100 requests pending: the 101st is 429 slow_down with Retry-After, nothing stored; a decision or expiry frees a place; other clients are not held up', async () => {
+  const started = []
+  for (let i = 0; i < 100; i++) started.push(await start())
+  const over = await post('/api/oauth/device_authorization', { client_id: tv, scope: 'openid' })
+  expect(over.status).toBe(429)
+  expect(over.headers.get('retry-after')).toBe('60')
+  expect(((await over.json()) as { error: string }).error).toBe('slow_down')
+  expect(Number((await t.row('SELECT count(*) AS n FROM device_codes'))!.n)).toBe(100)
+  const other = (await createClient(t.store, { name: 'Other TV', redirectUris: [], public: true, skipConsent: false, grantTypes: [DEVICE_CODE] }, t.clock.now())).client.id
+  expect((await post('/api/oauth/device_authorization', { client_id: other, scope: 'openid' })).status).toBe(200)
+  await decide(await signIn(t), started[0]!.user_code, 'deny')
+  await start()
+  expect((await post('/api/oauth/device_authorization', { client_id: tv, scope: 'openid' })).status).toBe(429)
+  t.clock.advance(600_001)
+  await start()
+})
+
+test('requests sent at once cannot pass the cap: of 20 in parallel with 90 pending, exactly 10 are stored', async () => {
+  for (let i = 0; i < 90; i++) await start()
+  const answers = await Promise.all(Array.from({ length: 20 }, () => post('/api/oauth/device_authorization', { client_id: tv, scope: 'openid' })))
+  expect(answers.filter((r) => r.status === 200).length).toBe(10)
+  expect(answers.filter((r) => r.status === 429).length).toBe(10)
+})
+
 describe('polling and /device', () => {
   test('pending, slow_down (interval +5 s), the user signs in and allows, then the tokens once (refresh token, id_token)', async () => {
     const { device_code, user_code } = await start()
@@ -97,6 +121,22 @@ describe('polling and /device', () => {
     expect(refreshed.status).toBe(200)
   })
 
+  test('a poll that finds nothing writes nothing (it costs a read, as userinfo does); slow_down and the interval it grows are written, for every instance', async () => {
+    const { device_code } = await start()
+    const stored = async () => {
+      const row = (await t.row('SELECT last_polled_at AS at, interval FROM device_codes'))!
+      return { at: row.at === null ? null : Number(row.at), interval: Number(row.interval) }
+    }
+    await pollError(device_code, 'authorization_pending')
+    expect(await stored()).toEqual({ at: null, interval: 5 })
+    t.clock.advance(6_000)
+    await pollError(device_code, 'authorization_pending')
+    expect(await stored()).toEqual({ at: null, interval: 5 })
+    t.clock.advance(1_000)
+    await pollError(device_code, 'slow_down')
+    expect(await stored()).toEqual({ at: t.clock.now(), interval: 10 })
+  })
+
   test('Deny: access_denied; an expired code: expired_token; another client: invalid_grant', async () => {
     const denied = await start()
     const jar = await signIn(t)
@@ -109,6 +149,38 @@ describe('polling and /device', () => {
     expect(((await stolen.json()) as { error: string }).error).toBe('invalid_grant')
     t.clock.advance(600_001)
     await pollError(late.device_code, 'expired_token')
+  })
+
+  test('token.issued is written in the exchange’s own transaction: with the audit writer down, the poll gets its tokens and the event is there', async () => {
+    const ann = (await t.store.users.findUserByEmail('ann@example.com'))!
+    const { device_code, user_code } = await start()
+    await decide(await signIn(t), user_code, 'allow')
+    t.store.audit.record = () => Promise.reject(new Error('audit writer down'))
+    expect((await poll(device_code)).status).toBe(200)
+    const [issued] = await t.store.audit.list({ limit: 1 })
+    expect([issued!.kind, issued!.userId, issued!.clientId, JSON.parse(issued!.detail!)]).toEqual(['token.issued', ann.id, tv, { grant: 'device_code', scope: 'openid email' }])
+  })
+
+  test('consent is recorded only by the decision that counts: of an Allow and a Deny sent at once, a losing Allow records no consent and issues no code', async () => {
+    const jar = await signIn(t)
+    const ann = (await t.store.users.findUserByEmail('ann@example.com'))!
+    for (let round = 0; round < 4; round++) {
+      const app = (await createClient(t.store, { name: `TV ${round}`, redirectUris: [], public: true, skipConsent: false, grantTypes: [DEVICE_CODE] }, t.clock.now())).client.id
+      const res = await post('/api/oauth/device_authorization', { client_id: app, scope: 'openid email' })
+      const { device_code, user_code } = (await res.json()) as { device_code: string; user_code: string }
+      const csrf = csrfFrom(await (await t.handle(`/device?user_code=${user_code}`, { headers: { cookie: cookieHeader(jar) } })).text())
+      const [denied, allowed] = await Promise.all(['deny', 'allow'].map((decision) => postForm(t, '/device', { user_code, decision, csrf_token: csrf }, jar)))
+      // Exactly one decision counts; the other is told so (decided already, or, when it came later, no longer pending).
+      expect([denied!.status, allowed!.status].sort()).toEqual([200, 400])
+      const allowWon = allowed!.status === 200
+      expect(await (allowWon ? denied! : allowed!).text()).toMatch(/This code was allowed or denied already\.|That code is not valid, or it has expired/)
+      expect(await t.store.grants.grantedScope(ann.id, app, null)).toEqual(allowWon ? ['openid', 'email'] : [])
+      expect(Number((await t.row(`SELECT count(*) AS n FROM auth_codes WHERE client_id = '${app}'`))!.n)).toBe(allowWon ? 1 : 0)
+      const events = (await t.store.audit.list({ limit: 100 })).filter((e) => e.kind === 'consent.granted' && e.clientId === app)
+      expect(events.length).toBe(allowWon ? 1 : 0)
+      const polled = await post('/api/oauth/token', { grant_type: DEVICE_CODE, device_code, client_id: app })
+      expect(polled.status).toBe(allowWon ? 200 : 400)
+    }
   })
 
   test('two polls at once after Allow: exactly one gets the tokens', async () => {

@@ -29,6 +29,12 @@ async function pushed(fields: Record<string, string> = PARAMS): Promise<string> 
   expect(body.request_uri).toMatch(/^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{43}$/)
   return body.request_uri
 }
+/** The handle the consent form carries: the request_uri redeemed when the browser first brought it. */
+function carried(html: string): string {
+  const m = /name="request_uri" value="([^"]+)"/.exec(html)
+  if (!m) throw new Error('no request_uri in page')
+  return m[1]!
+}
 const authorize = (params: Record<string, string>) => t.handle(authorizePath(params), { headers: { cookie: cookieHeader(jar) } })
 async function errorPage(res: Response, text: string) {
   expect(res.status).toBe(400)
@@ -46,16 +52,21 @@ describe('POST /api/oauth/par', () => {
     expect(html).toContain('name="request_uri"')
     expect(html).not.toContain('name="redirect_uri"')
     expect(html).not.toContain('settings:write')
-    const res = await postForm(t, '/oauth/authorize', { client_id: client.client.id, request_uri: uri, csrf_token: csrfFrom(html), decision: 'allow' }, jar)
+    const handle = carried(html)
+    expect(handle).toMatch(/^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{43}$/)
+    expect(handle).not.toBe(uri)
+    const res = await postForm(t, '/oauth/authorize', { client_id: client.client.id, request_uri: handle, csrf_token: csrfFrom(html), decision: 'allow' }, jar)
     expect(res.status).toBe(303)
     const callback = new URL(res.headers.get('location')!)
     expect(callback.origin + callback.pathname).toBe(CALLBACK)
     expect(callback.searchParams.get('state')).toBe('st8')
     expect(callback.searchParams.get('code')).toBeTruthy()
     expect(callback.searchParams.get('iss')).toBe(ORIGIN)
-    // Used once: the same request_uri again is an error page, on GET and on a second decision.
+    // Used once: the request_uri or its handle again is an error page, on GET and on a second decision.
     await errorPage(await authorize({ client_id: client.client.id, request_uri: uri }), 'expired or was used already')
-    await errorPage(await postForm(t, '/oauth/authorize', { client_id: client.client.id, request_uri: uri, csrf_token: csrfFrom(html), decision: 'allow' }, jar), 'expired or was used already')
+    await errorPage(await authorize({ client_id: client.client.id, request_uri: handle }), 'expired or was used already')
+    await errorPage(await postForm(t, '/oauth/authorize', { client_id: client.client.id, request_uri: handle, csrf_token: csrfFrom(html), decision: 'allow' }, jar), 'expired or was used already')
+    expect(Number((await t.row('SELECT count(*) AS n FROM pushed_requests'))!.n)).toBe(0)
   })
 
   test("another client's request_uri, an expired one, an unknown one: an error page, never a redirect", async () => {
@@ -96,19 +107,93 @@ describe('POST /api/oauth/par', () => {
     const uri = await pushed()
     const page = await authorize({ client_id: client.client.id, request_uri: uri })
     expect(page.status).toBe(200)
-    const res = await postForm(t, '/oauth/authorize', { client_id: client.client.id, request_uri: uri, csrf_token: csrfFrom(await page.text()), decision: 'deny' }, jar)
+    const html = await page.text()
+    const res = await postForm(t, '/oauth/authorize', { client_id: client.client.id, request_uri: carried(html), csrf_token: csrfFrom(html), decision: 'deny' }, jar)
     expect(new URL(res.headers.get('location')!).searchParams.get('error')).toBe('access_denied')
     await errorPage(await authorize({ client_id: client.client.id, request_uri: uri }), 'expired or was used already')
+    await errorPage(await authorize({ client_id: client.client.id, request_uri: carried(html) }), 'expired or was used already')
   })
 
-  test('not signed in: /login returns to the pushed request, which still works afterwards', async () => {
+  test('not signed in: /login returns to the redeemed request (its handle, not the request_uri), which still works afterwards', async () => {
     const uri = await pushed()
     const res = await t.handle(authorizePath({ client_id: client.client.id, request_uri: uri }))
     expect(res.status).toBe(303)
     const login = new URL(res.headers.get('location')!, ORIGIN)
     expect(login.pathname).toBe('/login')
-    expect(login.searchParams.get('return_to')).toBe(authorizePath({ client_id: client.client.id, request_uri: uri }))
+    const back = new URL(login.searchParams.get('return_to')!, ORIGIN)
+    expect(back.pathname).toBe('/oauth/authorize')
+    expect(back.searchParams.get('client_id')).toBe(client.client.id)
+    const handle = back.searchParams.get('request_uri')!
+    expect(handle).toMatch(/^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{43}$/)
+    expect(handle).not.toBe(uri)
+    expect((await authorize({ client_id: client.client.id, request_uri: handle })).status).toBe(200)
+    // The request_uri itself was used when the browser first brought it.
+    await errorPage(await authorize({ client_id: client.client.id, request_uri: uri }), 'expired or was used already')
+  })
+
+  test('expiry is checked once, at redemption (RFC 9126 §4): a sign-in and a decision that take minutes go on; the redeemed flow has its own 15 minutes', async () => {
+    const uri = await pushed()
+    const login = new URL((await t.handle(authorizePath({ client_id: client.client.id, request_uri: uri }))).headers.get('location')!, ORIGIN)
+    t.clock.advance(5 * 60_000) // the request_uri's 60 s are long past while the user signs in
+    const page = await t.handle(login.searchParams.get('return_to')!, { headers: { cookie: cookieHeader(jar) } })
+    expect(page.status).toBe(200)
+    const html = await page.text()
+    t.clock.advance(5 * 60_000)
+    const res = await postForm(t, '/oauth/authorize', { client_id: client.client.id, request_uri: carried(html), csrf_token: csrfFrom(html), decision: 'allow' }, jar)
+    expect(res.status).toBe(303)
+    expect(new URL(res.headers.get('location')!).searchParams.get('code')).toBeTruthy()
+
+    // Consent is remembered now: prompt=consent shows the page again.
+    const slow = await authorize({ client_id: client.client.id, request_uri: await pushed({ ...PARAMS, prompt: 'consent' }) })
+    const slowHtml = await slow.text()
+    t.clock.advance(15 * 60_000 + 1)
+    await errorPage(await postForm(t, '/oauth/authorize', { client_id: client.client.id, request_uri: carried(slowHtml), csrf_token: csrfFrom(slowHtml), decision: 'allow' }, jar), 'expired or was used already')
+  })
+
+  test('used up even when the authorization ends in an error redirect (prompt=none without a session: login_required)', async () => {
+    const uri = await pushed({ ...PARAMS, prompt: 'none' })
+    const res = await t.handle(authorizePath({ client_id: client.client.id, request_uri: uri }))
+    expect(res.status).toBe(303)
+    const callback = new URL(res.headers.get('location')!)
+    expect([callback.origin + callback.pathname, callback.searchParams.get('error'), callback.searchParams.get('state')]).toEqual([CALLBACK, 'login_required', 'st8'])
+    await errorPage(await authorize({ client_id: client.client.id, request_uri: uri }), 'expired or was used already')
+    expect(Number((await t.row('SELECT count(*) AS n FROM pushed_requests'))!.n)).toBe(0)
+  })
+
+  test('redeemed once on any path: a second browser bringing the same request_uri gets the error page', async () => {
+    const uri = await pushed()
     expect((await authorize({ client_id: client.client.id, request_uri: uri })).status).toBe(200)
+    await errorPage(await t.handle(authorizePath({ client_id: client.client.id, request_uri: uri })), 'expired or was used already')
+    // Two at once: one redeems it.
+    const again = await pushed()
+    const both = await Promise.all([authorize({ client_id: client.client.id, request_uri: again }), authorize({ client_id: client.client.id, request_uri: again })])
+    expect(both.map((r) => r.status).sort()).toEqual([200, 400])
+  })
+
+  test('a client has at most 100 pushes waiting: the 101st is 429 temporarily_unavailable with Retry-After 60, nothing stored; redemption or expiry frees a place; other clients are not held up', async () => {
+    const uris: string[] = []
+    for (let i = 0; i < 100; i++) uris.push(await pushed())
+    const over = await push(PARAMS)
+    expect(over.status).toBe(429)
+    expect(over.headers.get('retry-after')).toBe('60')
+    expect(((await over.json()) as { error: string }).error).toBe('temporarily_unavailable')
+    expect(Number((await t.row('SELECT count(*) AS n FROM pushed_requests'))!.n)).toBe(100)
+    const other = await addClient(t, { name: 'Other' })
+    expect((await push(PARAMS, basic(other))).status).toBe(201)
+    // Brought by a browser: redeemed, out of the count.
+    expect((await authorize({ client_id: client.client.id, request_uri: uris[0]! })).status).toBe(200)
+    expect((await push(PARAMS)).status).toBe(201)
+    expect((await push(PARAMS)).status).toBe(429)
+    t.clock.advance(60_001)
+    expect((await push(PARAMS)).status).toBe(201)
+  })
+
+  test('pushes sent at once cannot pass the cap: of 20 in parallel with 90 waiting, exactly 10 are stored', async () => {
+    for (let i = 0; i < 90; i++) await pushed()
+    const answers = await Promise.all(Array.from({ length: 20 }, () => push(PARAMS)))
+    expect(answers.filter((r) => r.status === 201).length).toBe(10)
+    expect(answers.filter((r) => r.status === 429).length).toBe(10)
+    expect(Number((await t.row('SELECT count(*) AS n FROM pushed_requests'))!.n)).toBe(100)
   })
 
   test('discovery names the endpoint; the purge removes expired requests', async () => {

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose'
 import { checkKeys, createClient } from '../../src/oauth/clients'
 import { createResource } from '../../src/oauth/resources'
+import { ClientKeys } from '../../src/oauth/token/client-keys'
+import { DocumentServer } from '../agents/document-server'
 import { createTestApp, ORIGIN, type TestApp } from '../helpers'
 
 /** Issue 38, private_key_jwt (RFC 7523; OpenID Connect Core §9; SPEC "Machines and devices"). */
@@ -86,6 +88,19 @@ describe('private_key_jwt at the token endpoint', () => {
     expect(await status(await token(t, hs))).toEqual([401, 'invalid_client'])
   })
 
+  test('aud names this server only: the endpoint URL or ISSUER, alone (a list of one is that value); a list with another audience, another endpoint or a near spelling are refused', async () => {
+    const { t, file } = await setup()
+    const as = async (aud: unknown) => status(await token(t, await assertion(t, file.id, keys.es!, { aud })))
+    expect(await as([ORIGIN])).toEqual([200, undefined])
+    expect(await as([TOKEN])).toEqual([200, undefined])
+    // SPEC's rule (the endpoint or ISSUER) is kept; draft-ietf-oauth-rfc7523bis asks for ISSUER alone: no other audience may ride along.
+    expect(await as([TOKEN, 'https://other-as.example'])).toEqual([401, 'invalid_client'])
+    expect(await as([ORIGIN, TOKEN])).toEqual([401, 'invalid_client'])
+    expect(await as(`${ORIGIN}/`)).toEqual([401, 'invalid_client'])
+    expect(await as(`${ORIGIN}/api/oauth/par`)).toEqual([401, 'invalid_client'])
+    expect(await as([])).toEqual([401, 'invalid_client'])
+  })
+
   test('one method only: a secret, Basic beside an assertion, or nothing are refused for a private_key_jwt client', async () => {
     const { t, file } = await setup()
     expect(await status(await call(t, '/api/oauth/token', { grant_type: 'client_credentials', scope: 'reports:read', client_id: file.id }))).toEqual([401, 'invalid_client'])
@@ -131,6 +146,68 @@ describe('--jwks-uri', () => {
     t.clock.advance(61_000)
     expect((await token(t, await assertion(t, uri.id, keys.rs!))).status).toBe(401)
     expect(served.fetches).toBe(3)
+  })
+})
+
+describe('--jwks-uri over https (loopback, a test CA), counted', () => {
+  const docs = new DocumentServer()
+  afterAll(() => docs.stop())
+  let answer: () => Response
+
+  async function httpsSetup(path: string) {
+    const t = await createTestApp({ CLIENT_ID_METADATA_ALLOW_HOSTS: docs.host })
+    t.ctx.clientKeys = new ClientKeys(t.ctx, { allowHosts: [docs.host], ca: docs.tls.cert })
+    await createResource(t.store, { uri: 'https://reports.example', name: 'Reports', scopes: ['reports:read=Read reports'] }, t.clock.now())
+    const base = { redirectUris: [], public: false, skipConsent: false, grantTypes: ['client_credentials'], allowedScopes: ['reports:read'], authMethod: 'private_key_jwt' }
+    const client = (await createClient(t.store, { ...base, name: 'Remote job', jwksUri: docs.route(path, () => answer()) }, t.clock.now())).client
+    return { t, client, hits: () => docs.hits.get(path) ?? 0 }
+  }
+  const good = () => Response.json({ keys: [keys.es!.jwk] }, { headers: { 'cache-control': 'max-age=3600' } })
+
+  test('a failing fetch is remembered for 10 s: assertions meanwhile are refused without fetching; then it is tried again', async () => {
+    const { t, client, hits } = await httpsSetup('/failing.jwks')
+    answer = () => new Response('down', { status: 500 })
+    for (let i = 0; i < 5; i++) expect(await status(await token(t, await assertion(t, client.id, keys.es!)))).toEqual([401, 'invalid_client'])
+    expect(hits()).toBe(1)
+    // At once, too: twenty assertions, no new fetch.
+    const parallel = await Promise.all(Array.from({ length: 20 }, async () => (await token(t, await assertion(t, client.id, keys.es!))).status))
+    expect(parallel).toEqual(Array(20).fill(401))
+    expect(hits()).toBe(1)
+    answer = good
+    t.clock.advance(9_000)
+    expect((await token(t, await assertion(t, client.id, keys.es!))).status).toBe(401)
+    expect(hits()).toBe(1)
+    t.clock.advance(1_001)
+    expect((await token(t, await assertion(t, client.id, keys.es!))).status).toBe(200)
+    expect(hits()).toBe(2)
+  })
+
+  test('a first fetch shared: twenty assertions at once on a cold cache cost one fetch', async () => {
+    const { t, client, hits } = await httpsSetup('/cold.jwks')
+    answer = good
+    const answers = await Promise.all(Array.from({ length: 20 }, async () => (await token(t, await assertion(t, client.id, keys.es!))).status))
+    expect(answers).toEqual(Array(20).fill(200))
+    expect(hits()).toBe(1)
+  })
+
+  test('an unknown kid refetches at most once a minute, even sent twenty at once; keys still fresh keep working when that refetch fails', async () => {
+    const { t, client, hits } = await httpsSetup('/rotating.jwks')
+    answer = good
+    expect((await token(t, await assertion(t, client.id, keys.es!))).status).toBe(200)
+    expect(hits()).toBe(1)
+    t.clock.advance(61_000)
+    const forged = await Promise.all(Array.from({ length: 20 }, async () => (await token(t, await assertion(t, client.id, keys.rs!))).status))
+    expect(forged).toEqual(Array(20).fill(401))
+    expect(hits()).toBe(2)
+    expect((await token(t, await assertion(t, client.id, keys.rs!))).status).toBe(401)
+    expect(hits()).toBe(2)
+    // A minute on, the JWKS endpoint fails: the unknown kid's refetch fails, the cached key still signs in.
+    t.clock.advance(61_000)
+    answer = () => new Response('down', { status: 503 })
+    expect((await token(t, await assertion(t, client.id, keys.rs!))).status).toBe(401)
+    expect(hits()).toBe(3)
+    expect((await token(t, await assertion(t, client.id, keys.es!))).status).toBe(200)
+    expect(hits()).toBe(3)
   })
 })
 

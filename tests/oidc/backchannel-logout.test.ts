@@ -5,12 +5,13 @@ import { insertUser } from '../../src/accounts/users'
 import { loadConfig } from '../../src/config'
 import { createContext } from '../../src/context'
 import { manualClock } from '../../src/lib/clock'
-import { createClient } from '../../src/oauth/clients'
+import { createClient, DEVICE_CODE } from '../../src/oauth/clients'
 import { BackchannelLogout, LOGOUT_EVENT } from '../../src/oidc/backchannel-logout'
-import { CALLBACK, ORIGIN, addUser, authorizeAndAllow, cookieHeader, createTestApp, csrfFrom, postForm, testSigningKey, tokenRequest, type TestApp } from '../helpers'
+import { CALLBACK, ORIGIN, PASSWORD, addUser, cookiesFrom, authorizeAndAllow, cookieHeader, createTestApp, csrfFrom, postForm, testSigningKey, tokenRequest, type TestApp } from '../helpers'
 import { openTestStorePair } from '../store'
 import { forgot, outboxOf, reset } from '../accounts/mail-flows'
 import { browse, signInFrom, signedIn, type Jar } from '../sessions/flows'
+import { until } from '../wait'
 
 // Several sign-ins and code exchanges per test: more than the default 5 s on a busy machine.
 setDefaultTimeout(20_000)
@@ -82,6 +83,31 @@ describe('OpenID Connect Back-Channel Logout 1.0', () => {
     expect(claimsOf(await idTokenFor(t, app, jar2)).sid).not.toBe(sid)
   })
 
+  test('the device grant: the id_token carries the sid of the session that allowed it, and that session ending notifies the device\'s app', async () => {
+    const t = await createTestApp()
+    await addUser(t)
+    const rp = receiver()
+    servers.push(rp.server)
+    const tv = (await createClient(t.store, { name: 'TV', redirectUris: [], public: true, skipConsent: false, grantTypes: [DEVICE_CODE], backchannelLogoutUri: rp.url }, t.clock.now())).client.id
+    const form = (path: string, fields: Record<string, string>) => t.handle(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) })
+    const started = (await (await form('/api/oauth/device_authorization', { client_id: tv, scope: 'openid' })).json()) as { device_code: string; user_code: string }
+    const jar = await signInFrom(t)
+    const sid = (await t.rows('SELECT sid FROM sessions'))[0]!.sid
+    const page = await browse(t, `/device?user_code=${started.user_code}`, jar)
+    expect((await postForm(t, '/device', { user_code: started.user_code, decision: 'allow', csrf_token: csrfFrom(await page.text()) }, jar)).status).toBe(200)
+    const tokens = await form('/api/oauth/token', { grant_type: DEVICE_CODE, device_code: started.device_code, client_id: tv })
+    expect(tokens.status).toBe(200)
+    const body = (await tokens.json()) as { id_token: string; refresh_token: string }
+    expect(claimsOf(body.id_token).sid).toBe(sid)
+    // Refreshed, it keeps it.
+    const refreshed = await form('/api/oauth/token', { grant_type: 'refresh_token', refresh_token: body.refresh_token, client_id: tv })
+    expect(claimsOf(((await refreshed.json()) as { id_token: string }).id_token).sid).toBe(sid)
+    const account = await browse(t, '/account', jar)
+    await browse(t, '/logout', jar, { body: { csrf_token: csrfFrom(await account.text()) } })
+    expect(await new BackchannelLogout(t.ctx).tick()).toBe(1)
+    expect((await verifyLogoutToken(t, rp.got[0]!.token, tv)).payload.sid).toBe(sid)
+  })
+
   test('sign-out: the app is POSTed a logout token (a form, signed like id_tokens) — after the answer, by the sender', async () => {
     const { t, user, rp, app, sender } = await appWithRp()
     const jar = await signInFrom(t)
@@ -126,6 +152,30 @@ describe('OpenID Connect Back-Channel Logout 1.0', () => {
     expect(rp.got.map((g) => claimsOf(g.token).sid)).toEqual([sid])
     expect(rp2.got).toEqual([])
     expect(await signedIn(t, phone)).toBe(true)
+  })
+
+  test('signing in again in the same browser (prompt=login, a step-up) keeps the session: same sid, no logout token; another person\'s sign-in ends it', async () => {
+    const { t, rp, app, sender } = await appWithRp()
+    await addUser(t, 'bob@example.com', 'Bob')
+    const jar = await signInFrom(t)
+    const sid = claimsOf(await idTokenFor(t, app, jar)).sid
+    // An app asked for a fresh sign-in: the same person signs in again over the live session.
+    const again = async (email: string) => {
+      const page = await browse(t, '/login?reauth=1', jar)
+      const res = await browse(t, '/login', jar, { body: { email, password: PASSWORD, csrf_token: csrfFrom(await page.text()) } })
+      expect(res.status).toBe(303)
+      cookiesFrom(res, jar)
+    }
+    await again('ann@example.com')
+    expect(await sender.tick()).toBe(0)
+    expect(await t.rows('SELECT sid FROM logout_deliveries')).toEqual([])
+    expect(await t.rows('SELECT sid FROM sessions')).toEqual([{ sid }])
+    expect(claimsOf(await idTokenFor(t, app, jar)).sid).toBe(sid)
+    // Someone else signing in on this browser ends Ann's session: the app hears of it, once.
+    await again('bob@example.com')
+    expect(await sender.tick()).toBe(1)
+    expect(rp.got.map((g) => claimsOf(g.token))).toMatchObject([{ sid }])
+    expect((await t.rows('SELECT sid FROM sessions')).map((r) => r.sid)).not.toContain(sid)
   })
 
   test('RP-initiated logout ends the session and notifies the app', async () => {
@@ -201,6 +251,42 @@ describe('OpenID Connect Back-Channel Logout 1.0', () => {
     expect(await t.store.sessions.logoutCounts()).toEqual({ waiting: 0, sent: 1, failed: 0 })
   })
 
+  test('retries back off from BACKCHANNEL_LOGOUT_RETRY seconds, doubling to at most 10 minutes apart, and are given up after 24 h', async () => {
+    const t = await createTestApp({ BACKCHANNEL_LOGOUT_RETRY: '2' })
+    await addUser(t)
+    const rp = receiver(0, 503)
+    servers.push(rp.server)
+    const app = await createClient(t.store, { name: 'Wiki', redirectUris: [CALLBACK], public: false, skipConsent: true, backchannelLogoutUri: rp.url }, t.clock.now())
+    const sender = new BackchannelLogout(t.ctx)
+    const jar = await signInFrom(t)
+    await idTokenFor(t, app, jar)
+    await t.store.sessions.deleteSessionsOf((await t.rows('SELECT user_id FROM sessions'))[0]!.user_id as string)
+    const ended = t.clock.now()
+    const gaps: number[] = []
+    for (;;) {
+      expect(await sender.tick()).toBe(1)
+      const row = (await t.row('SELECT attempts, next_attempt_at, failed_at, last_error FROM logout_deliveries'))!
+      expect(row.last_error).toBe('answered 503')
+      if (row.failed_at !== null) break
+      gaps.push(Number(row.next_attempt_at) - t.clock.now())
+      t.clock.advance(Number(row.next_attempt_at) - t.clock.now())
+    }
+    expect(gaps.slice(0, 10)).toEqual([2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000, 512_000, 600_000])
+    expect(new Set(gaps.slice(9))).toEqual(new Set([600_000]))
+    // Given up once the next try would fall past 24 h after the session ended.
+    expect(t.clock.now() - ended).toBeLessThanOrEqual(24 * 3600_000)
+    expect(t.clock.now() + 600_000 - ended).toBeGreaterThan(24 * 3600_000)
+    expect(rp.got).toHaveLength(gaps.length + 1)
+    expect(await t.store.sessions.logoutCounts()).toEqual({ waiting: 0, sent: 0, failed: 1 })
+    expect(await sender.tick()).toBe(0)
+  })
+
+  test('BACKCHANNEL_LOGOUT_RETRY is whole seconds from 1 to 600', () => {
+    expect(loadConfig({ DATABASE_URL: ':memory:' }).backchannelLogoutRetry).toBe(30)
+    expect(loadConfig({ DATABASE_URL: ':memory:', BACKCHANNEL_LOGOUT_RETRY: '1' }).backchannelLogoutRetry).toBe(1)
+    for (const bad of ['0', '601', '1.5', 'soon']) expect(() => loadConfig({ DATABASE_URL: ':memory:', BACKCHANNEL_LOGOUT_RETRY: bad })).toThrow('BACKCHANNEL_LOGOUT_RETRY: must be')
+  })
+
   test('an app answering an error is tried again; a session that only timed out sends nothing', async () => {
     const t = await createTestApp({ SESSION_IDLE_TTL: '600' })
     await addUser(t)
@@ -269,7 +355,9 @@ describe('back-channel logout of dynamically registered apps (the metadata fetch
     const ok = await register(t, { ...APP, backchannel_logout_uri: 'https://rp.example/bc', backchannel_logout_session_required: true })
     expect(ok.status).toBe(201)
     expect(await ok.json()).toMatchObject({ backchannel_logout_uri: 'https://rp.example/bc', backchannel_logout_session_required: true })
-    for (const bad of ['http://rp.example/bc', 'https://127.0.0.1/bc', 'https://10.1.2.3/bc', 'https://[::1]/bc', 'https://localhost/bc', 'https://rp.example/bc#f', 42]) {
+    // RFC 6761 §6.3: every name under localhost (and the name with its root dot) is loopback, whatever DNS says.
+    const localNames = ['https://localhost./bc', 'https://rp.localhost/bc', 'https://RP.LOCALHOST./bc']
+    for (const bad of ['http://rp.example/bc', 'https://127.0.0.1/bc', 'https://10.1.2.3/bc', 'https://[::1]/bc', 'https://localhost/bc', ...localNames, 'https://rp.example/bc#f', 42]) {
       const res = await register(t, { ...APP, backchannel_logout_uri: bad })
       expect(res.status).toBe(400)
       expect(((await res.json()) as { error: string }).error).toBe('invalid_client_metadata')
@@ -303,5 +391,139 @@ describe('back-channel logout of dynamically registered apps (the metadata fetch
     expect(await new BackchannelLogout(strict.ctx).tick()).toBe(1)
     expect(rp.got).toHaveLength(1)
     expect((await strict.row('SELECT last_error FROM logout_deliveries'))!.last_error).toBe('127.0.0.1 is not a public address')
+  })
+
+  test('a registered name that resolves to a private address when sending (DNS rebinding) is refused; nothing is sent', async () => {
+    const t = await createTestApp({ DYNAMIC_REGISTRATION: 'open' })
+    await addUser(t)
+    const made = (await (await register(t, { ...APP, backchannel_logout_uri: 'https://rp.example/bc' })).json()) as { client_id: string; client_secret: string }
+    const jar = await signInFrom(t)
+    await idTokenFor(t, { client: { id: made.client_id }, secret: made.client_secret }, jar)
+    await t.store.sessions.deleteSessionsOf((await t.rows('SELECT user_id FROM sessions'))[0]!.user_id as string)
+    const asked: string[] = []
+    // rp.example now resolves to the cloud metadata address and to a public one: any private address refuses it.
+    const lookup = ((host: string, _o: unknown, cb: (e: null, l: { address: string; family: number }[]) => void) => {
+      asked.push(host)
+      cb(null, [{ address: '93.184.215.14', family: 4 }, { address: '169.254.169.254', family: 4 }])
+    }) as never
+    expect(await new BackchannelLogout(t.ctx, { lookup }).tick()).toBe(1)
+    expect(asked).toEqual(['rp.example'])
+    const row = (await t.row('SELECT attempts, sent_at, last_error FROM logout_deliveries'))!
+    expect(row).toEqual({ attempts: 1, sent_at: null, last_error: 'rp.example resolves to an address that is not public' })
+  })
+})
+
+describe('the sender under a slow, a redirecting or a stale app (review of the delivery code)', () => {
+  /** An app whose endpoint takes each POST and answers only when released. */
+  function heldReceiver() {
+    let release!: () => void
+    const released = new Promise<void>((r) => (release = r))
+    const got: string[] = []
+    const server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      idleTimeout: 0,
+      async fetch(request) {
+        got.push(new URLSearchParams(await request.text()).get('logout_token') ?? '')
+        await released
+        return new Response(null, { status: 200 })
+      },
+    })
+    servers.push(server)
+    return { got, release, url: `http://127.0.0.1:${server.port}/bc` }
+  }
+
+  /** A session of its own in which `app` got an id_token, then ended: one delivery due. */
+  async function endedSessionWith(t: TestApp, app: { client: { id: string }; secret: string | null }, email: string) {
+    const user = await addUser(t, email, email)
+    const jar = await signInFrom(t, { email })
+    const sid = claimsOf(await idTokenFor(t, app, jar)).sid as string
+    await t.store.sessions.deleteSessionsOf(user.id)
+    return sid
+  }
+
+  test('an app that holds its POST holds only its own delivery: another app\'s is sent meanwhile', async () => {
+    const t = await createTestApp()
+    const slow = heldReceiver()
+    const fast = receiver()
+    servers.push(fast.server)
+    const slowApp = await createClient(t.store, { name: 'Slow', redirectUris: [CALLBACK], public: false, skipConsent: true, backchannelLogoutUri: slow.url }, t.clock.now())
+    const fastApp = await createClient(t.store, { name: 'Fast', redirectUris: [CALLBACK], public: false, skipConsent: true, backchannelLogoutUri: fast.url }, t.clock.now())
+    const sender = new BackchannelLogout(t.ctx)
+    try {
+      await endedSessionWith(t, slowApp, 'slow@example.com')
+      sender.start(5)
+      await until(() => slow.got.length === 1, 'the POST to the slow app')
+      const sid = await endedSessionWith(t, fastApp, 'fast@example.com')
+      // Well inside the 10 s an attempt may take: the fast app is not queued behind the slow one.
+      await until(() => fast.got.length === 1, 'the fast app\'s logout token while the slow app still holds its POST', { timeoutMs: 4000 })
+      expect(claimsOf(fast.got[0]!.token).sid).toBe(sid)
+      expect(slow.got).toHaveLength(1)
+    } finally {
+      slow.release()
+      await sender.stop()
+    }
+    expect(await t.store.sessions.logoutCounts()).toEqual({ waiting: 0, sent: 2, failed: 0 })
+  })
+
+  test('an attempt ends after its timeout: the delivery is tried again later, the sender is free', async () => {
+    const t = await createTestApp()
+    const slow = heldReceiver()
+    const app = await createClient(t.store, { name: 'Slow', redirectUris: [CALLBACK], public: false, skipConsent: true, backchannelLogoutUri: slow.url }, t.clock.now())
+    await endedSessionWith(t, app, 'slow@example.com')
+    try {
+      const started = performance.now()
+      expect(await new BackchannelLogout(t.ctx, { attemptTimeoutMs: 200 }).tick()).toBe(1)
+      expect(performance.now() - started).toBeLessThan(5000)
+      const row = (await t.row('SELECT attempts, next_attempt_at, sent_at, last_error FROM logout_deliveries'))!
+      expect([Number(row.attempts), Number(row.next_attempt_at), row.sent_at]).toEqual([1, t.clock.now() + 30_000, null])
+      expect(row.last_error).toContain('timed out')
+    } finally {
+      slow.release()
+    }
+  })
+
+  test('a redirect is not followed: the app that answers 307 is tried again, the target gets nothing', async () => {
+    const t = await createTestApp()
+    const target = receiver()
+    servers.push(target.server)
+    const redirecting = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(null, { status: 307, headers: { location: target.url } }) })
+    servers.push(redirecting)
+    const app = await createClient(t.store, { name: 'Moved', redirectUris: [CALLBACK], public: false, skipConsent: true, backchannelLogoutUri: `http://127.0.0.1:${redirecting.port}/bc` }, t.clock.now())
+    await endedSessionWith(t, app, 'moved@example.com')
+    expect(await new BackchannelLogout(t.ctx).tick()).toBe(1)
+    expect(target.got).toEqual([])
+    expect(await t.row('SELECT attempts, sent_at, last_error FROM logout_deliveries')).toEqual({ attempts: 1, sent_at: null, last_error: 'answered 307' })
+  })
+
+  test('sent and given-up deliveries are purged a week later; waiting ones are kept', async () => {
+    const t = await createTestApp()
+    const ok = receiver()
+    const down = receiver(0, 503)
+    servers.push(ok.server, down.server)
+    const okApp = await createClient(t.store, { name: 'Ok', redirectUris: [CALLBACK], public: false, skipConsent: true, backchannelLogoutUri: ok.url }, t.clock.now())
+    const downApp = await createClient(t.store, { name: 'Down', redirectUris: [CALLBACK], public: false, skipConsent: true, backchannelLogoutUri: down.url }, t.clock.now())
+    const sender = new BackchannelLogout(t.ctx)
+    await endedSessionWith(t, okApp, 'ok@example.com')
+    await endedSessionWith(t, downApp, 'down@example.com')
+    expect(await sender.tick()).toBe(2)
+    // The app that is down is given up after 24 h; a third delivery is still waiting then.
+    for (let i = 0; i < 200 && (await t.store.sessions.logoutCounts()).failed === 0; i++) {
+      t.clock.advance(600_000)
+      await sender.tick()
+    }
+    down.server.stop(true)
+    await endedSessionWith(t, downApp, 'later@example.com')
+    expect(await t.store.sessions.logoutCounts()).toEqual({ waiting: 1, sent: 1, failed: 1 })
+    const week = 7 * 86_400_000
+    const windows = { usedCodes: 0, throttle: 0, refreshGrace: 0, retiredKeys: 0, mail: week, settingChanges: 0, sessionIdle: 86_400_000 * 365 }
+    const sentAt = Number((await t.row('SELECT sent_at FROM logout_deliveries WHERE sent_at IS NOT NULL'))!.sent_at)
+    await t.store.purgeExpired(sentAt + week, windows)
+    expect(await t.store.sessions.logoutCounts()).toEqual({ waiting: 1, sent: 1, failed: 1 })
+    await t.store.purgeExpired(sentAt + week + 1, windows)
+    expect(await t.store.sessions.logoutCounts()).toEqual({ waiting: 1, sent: 0, failed: 1 })
+    const failedAt = Number((await t.row('SELECT failed_at FROM logout_deliveries WHERE failed_at IS NOT NULL'))!.failed_at)
+    await t.store.purgeExpired(failedAt + week + 1, windows)
+    expect(await t.store.sessions.logoutCounts()).toEqual({ waiting: 1, sent: 0, failed: 0 })
   })
 })

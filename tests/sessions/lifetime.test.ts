@@ -1,4 +1,6 @@
 import { describe, expect, test } from 'bun:test'
+import { DEVICE_COOKIE_SECONDS } from '../../src/accounts/device-cookie'
+import { DEVICES_PURGED_PER_RUN } from '../../src/db/store'
 import { sha256 } from '../../src/lib/crypto'
 import { addUser, createTestApp } from '../helpers'
 import { CHROME_LINUX, signInFrom, signedIn } from './flows'
@@ -20,6 +22,36 @@ describe('session data and lifetimes (SPEC "Sessions")', () => {
     // The device cookie is not the session and outlives it (400 days).
     expect(jar.lk_device).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(await t.rows('SELECT device_hash FROM user_devices')).toEqual([{ device_hash: sha256(jar.lk_device!) }])
+  })
+
+  test('the purge deletes known devices older than the device cookie (400 days), at most a batch a run', async () => {
+    const t = await createTestApp()
+    const ann = await addUser(t)
+    const jar = await signInFrom(t)
+    const t0 = t.clock.now()
+    // Browsers the account saw a moment before this one: one more than a purge takes.
+    await t.rows(
+      `INSERT INTO user_devices (user_id, device_hash, created_at)
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) SELECT CAST(? AS TEXT), 'old-' || i, CAST(? AS BIGINT) FROM n`,
+      DEVICES_PURGED_PER_RUN + 1,
+      ann.id,
+      t0 - 1,
+    )
+    const windows = { usedCodes: 0, throttle: 0, refreshGrace: 0, retiredKeys: 0, mail: 0, settingChanges: 0, devices: DEVICE_COOKIE_SECONDS * 1000 }
+    const count = async () => Number((await t.row('SELECT count(*) AS n FROM user_devices'))!.n)
+    // Within the cookie's life nothing goes.
+    t.clock.advance(DEVICE_COOKIE_SECONDS * 1000 - 1)
+    await t.store.purgeExpired(t.clock.now(), windows)
+    expect(await count()).toBe(DEVICES_PURGED_PER_RUN + 2)
+    t.clock.advance(1)
+    expect(await t.store.purgeExpired(t.clock.now(), windows)).toBeGreaterThanOrEqual(DEVICES_PURGED_PER_RUN)
+    expect(await count()).toBe(2)
+    await t.store.purgeExpired(t.clock.now(), windows)
+    // The browser seen at t0 stays until its cookie could have lived 400 days too.
+    expect(await t.rows('SELECT device_hash FROM user_devices')).toEqual([{ device_hash: sha256(jar.lk_device!) }])
+    t.clock.advance(1)
+    await t.store.purgeExpired(t.clock.now(), windows)
+    expect(await count()).toBe(0)
   })
 
   test('SESSION_TTL after sign-in ends a session however active it is', async () => {

@@ -24,7 +24,7 @@ describe('error pages for browsers (issue 36)', () => {
     expect(html).toStartWith('<!doctype html><html lang="en" dir="ltr">')
     expect(heading(html)).toBe('Page not found')
     expect(html).toContain('<title>Page not found · Latchkey</title>')
-    expect(html).toContain('<link rel="stylesheet" href="/assets/app.css"/>')
+    expect(html).toMatch(/<link rel="stylesheet" href="\/assets\/app\.css\?v=[\w-]{16}"\/>/)
     expect(html).toContain('<a href="/">Go to the start page</a>')
     // The path is not echoed back: a crafted link cannot put its words on the page.
     expect(html).not.toContain('no-such-page')

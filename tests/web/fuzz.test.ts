@@ -37,6 +37,9 @@ const ROUTES = [
   '/account/email',
   '/account/data/delete',
   '/account/profile',
+  '/account/avatar',
+  '/account/avatar/remove',
+  '/account/passkeys/confirm-options',
   '/account/password/change',
   '/account/delete',
   '/login/two-step/cancel',
@@ -88,7 +91,7 @@ const nasty = fc.oneof(
   fc.string({ maxLength: 40 }),
 )
 const deep = fc.integer({ min: 60, max: 30_000 }).map((n) => '{"a":' + '['.repeat(n) + ']'.repeat(n) + '}')
-const fieldNames = fc.constantFrom('email', 'password', 'full_name', 'csrf_token', 'return_to', 'client_id', 'decision', 'state', 'scope', 'redirect_uri', 'grant_type', 'code', 'token', 'key', 'value', 'credential', 'credential_id', 'name', 'proof', 'recovery_code', 'user_id', 'user', 'uri', 'scopes', 'redirect_uris', 'admin', 'confirm_password', 'avatar_url', 'current_password', 'new_password', 'x')
+const fieldNames = fc.constantFrom('email', 'password', 'full_name', 'csrf_token', 'return_to', 'client_id', 'decision', 'state', 'scope', 'redirect_uri', 'grant_type', 'code', 'token', 'key', 'value', 'credential', 'credential_id', 'name', 'proof', 'recovery_code', 'user_id', 'user', 'uri', 'scopes', 'redirect_uris', 'admin', 'confirm_password', 'avatar_url', 'current_password', 'new_password', 'picture', 'x')
 const fields = fc.dictionary(fieldNames, fc.oneof(nasty, fc.constantFrom('__csrf__', '__client__', 'allow', 'authorization_code')), { maxKeys: 8 })
 const bodyText = fc.oneof(
   deep,

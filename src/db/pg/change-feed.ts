@@ -10,10 +10,18 @@ const TOKENS_NAMED = 'access_tokens:'
 /** The payload prefix of users whose row changed, named by id (drizzle/pg/0017). */
 const USERS_NAMED = 'users:'
 
-/** A payload as a change: named tokens or users, else a table's name (anything in it may have changed). */
+/** The payload prefix of users whose sign-in sessions ended or groups changed (drizzle/pg/0021); `sessions` alone: too many to name. */
+const SESSIONS_NAMED = 'sessions:'
+/** A site or its rules changed (drizzle/pg/0021). */
+const SITES = 'sites'
+
+/** A payload as a change: named tokens, users or sessions, sites; else a table's name (anything in it may have changed). */
 export function parseChange(payload: string): Change | undefined {
   if (payload.startsWith(TOKENS_NAMED)) return { tokens: payload.slice(TOKENS_NAMED.length).split(',').map(Number) }
   if (payload.startsWith(USERS_NAMED)) return { users: payload.slice(USERS_NAMED.length).split(',') }
+  if (payload.startsWith(SESSIONS_NAMED)) return { sessions: payload.slice(SESSIONS_NAMED.length).split(',') }
+  if (payload === 'sessions') return { sessions: 'all' }
+  if (payload === SITES) return { sites: true }
   return undefined
 }
 /** How often each process proves its LISTEN connection alive. */
@@ -54,8 +62,9 @@ export class Heartbeat {
 /**
  * One LISTEN connection per process and database (Bun's `sql.listen` reconnects it by itself),
  * shared by every store of the process. Triggers NOTIFY on deletes of tokens (naming up to 100
- * of them, drizzle/pg/0005), users and clients (drizzle/pg/0001), changes of resources (0012)
- * and of users' names, emails, flags (naming up to 100 users, 0017) — whoever committed them,
+ * of them, drizzle/pg/0005), users and clients (drizzle/pg/0001), changes of resources (0012),
+ * of users' names, emails, flags (naming up to 100 users, 0017), of users' sessions and group
+ * memberships (naming users) and of sites (0021) — whoever committed them,
  * this instance included (its store also tells its own caches at once, PgStore.emit). The connection is only
  * trusted while this process's own heartbeats come back through it: a dead or reconnecting
  * listener is noticed within a few beats (Heartbeat), and caches are bypassed until it is back

@@ -1,4 +1,4 @@
-import type { ClientKind, ClientRecord, ClientStore, IdTokenAlg } from '../store'
+import type { ClientKind, ClientLogo, ClientRecord, ClientStore, IdTokenAlg, YourApp } from '../store'
 import { emitting, json, n, type PgContext, type Row } from './context'
 import { deleteGrantsWhere } from './grants'
 
@@ -23,9 +23,11 @@ const toClient = (r: Row): ClientRecord => ({
   authMethod: r.auth_method === 'private_key_jwt' ? 'private_key_jwt' : null,
   jwks: r.jwks as string | null,
   jwksUri: r.jwks_uri as string | null,
+  launchUrl: r.launch_url as string | null,
+  logoEtag: r.logo_etag as string | null,
 })
 
-const COLUMNS = 'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, backchannel_logout_uri, backchannel_logout_session_required, grant_types, allowed_scopes, require_par, auth_method, jwks, jwks_uri'
+const COLUMNS = 'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, backchannel_logout_uri, backchannel_logout_session_required, grant_types, allowed_scopes, require_par, auth_method, jwks, jwks_uri, launch_url, logo_etag'
 
 export class PgClients implements ClientStore {
   constructor(private readonly ctx: PgContext) {}
@@ -33,10 +35,10 @@ export class PgClients implements ClientStore {
   insertClient(client: ClientRecord, now: number): Promise<void> {
     return this.ctx.run(
       async (sql) =>
-        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, backchannel_logout_uri, backchannel_logout_session_required, grant_types, allowed_scopes, require_par, auth_method, jwks, jwks_uri, created_at)
+        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, backchannel_logout_uri, backchannel_logout_session_required, grant_types, allowed_scopes, require_par, auth_method, jwks, jwks_uri, launch_url, created_at)
           VALUES (${client.id}, ${client.name}, ${client.secretHash}, ${JSON.stringify(client.redirectUris)}::jsonb,
             ${JSON.stringify(client.postLogoutRedirectUris)}::jsonb, ${client.skipConsent}, ${client.requireMfa}, ${client.kind}, ${client.metadataExpiresAt}, ${client.registrationTokenHash}, ${client.idTokenAlg},
-            ${JSON.stringify(client.introspects)}::jsonb, ${client.backchannelLogoutUri ?? null}, ${client.backchannelLogoutSessionRequired ?? false}, ${JSON.stringify(client.grantTypes)}::jsonb, ${JSON.stringify(client.allowedScopes)}::jsonb, ${client.requirePar}, ${client.authMethod}, ${client.jwks}, ${client.jwksUri}, ${now})`),
+            ${JSON.stringify(client.introspects)}::jsonb, ${client.backchannelLogoutUri ?? null}, ${client.backchannelLogoutSessionRequired ?? false}, ${JSON.stringify(client.grantTypes)}::jsonb, ${JSON.stringify(client.allowedScopes)}::jsonb, ${client.requirePar}, ${client.authMethod}, ${client.jwks}, ${client.jwksUri}, ${client.launchUrl ?? null}, ${now})`),
     )
   }
 
@@ -142,5 +144,41 @@ export class PgClients implements ClientStore {
 
   setClientSecret(id: string, secretHash: string): Promise<boolean> {
     return this.ctx.run(async (sql) => (await sql`UPDATE clients SET secret_hash = ${secretHash} WHERE id = ${id} AND secret_hash IS NOT NULL`).count > 0)
+  }
+
+  setLaunchUrl(id: string, url: string | null): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`UPDATE clients SET launch_url = ${url} WHERE id = ${id}`).count > 0)
+  }
+
+  /** One transaction: the client's version and the bytes change together (or neither, for an unknown client). */
+  setClientLogo(id: string, logo: ClientLogo | null, now: number): Promise<boolean> {
+    return this.ctx.tx(async (sql) => {
+        if ((await sql`UPDATE clients SET logo_etag = ${logo?.etag ?? null} WHERE id = ${id}`).count === 0) return false
+        if (!logo) await sql`DELETE FROM client_logos WHERE client_id = ${id}`
+        else
+          await sql`INSERT INTO client_logos (client_id, content_type, bytes, etag, updated_at) VALUES (${id}, ${logo.contentType}, ${Buffer.from(logo.bytes)}, ${logo.etag}, ${now})
+            ON CONFLICT (client_id) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes, etag = excluded.etag, updated_at = excluded.updated_at`
+        return true
+    })
+  }
+
+  findClientLogo(id: string): Promise<ClientLogo | undefined> {
+    return this.ctx.run(async (sql) => {
+      const [row] = await sql`SELECT content_type, bytes, etag FROM client_logos WHERE client_id = ${id}`
+      return row && { contentType: row.content_type as string, bytes: new Uint8Array(row.bytes as Uint8Array), etag: row.etag as string }
+    })
+  }
+
+  yourApps(userId: string): Promise<YourApp[]> {
+    return this.ctx.run(async (sql) => {
+      const rows = await sql`SELECT * FROM (
+        SELECT c.id, c.name, c.launch_url, c.logo_etag,
+          c.launch_url IS NOT NULL AND (NOT EXISTS (SELECT 1 FROM client_groups g WHERE g.client_id = c.id)
+            OR EXISTS (SELECT 1 FROM client_groups g JOIN group_members m ON m.group_name = g.group_name WHERE g.client_id = c.id AND m.user_id = ${userId})) AS may_launch,
+          EXISTS (SELECT 1 FROM consents k WHERE k.client_id = c.id AND k.user_id = ${userId}) AS authorized
+        FROM clients c) AS a
+      WHERE may_launch OR authorized ORDER BY name COLLATE "C", id`
+      return rows.map((r: Row) => ({ clientId: r.id as string, name: r.name as string, logoEtag: r.logo_etag as string | null, launchUrl: r.may_launch ? (r.launch_url as string) : null, authorized: r.authorized as boolean }))
+    })
   }
 }

@@ -20,7 +20,7 @@ import { emitting, lock, n, type PgContext, type Row, type Tx } from './context'
 import type { AuditEvent } from '../store'
 
 /** The parameters of an event not written (its INSERT selects no row): one statement either way. */
-const NO_EVENT: AuditEvent = { at: 0, kind: '', userId: null, clientId: null, address: null, userAgent: null, detail: null }
+export const NO_EVENT: AuditEvent = { at: 0, kind: '', userId: null, clientId: null, address: null, userAgent: null, detail: null }
 
 const toRefresh = (r: Row): RefreshRecord => ({
   id: n(r.id),
@@ -54,10 +54,14 @@ const toFamily = (r: Row): RefreshFamily => ({
   windowStart: n(r.window_start),
   windowCount: n(r.window_count),
   live: n(r.live),
+  allowed: r.allowed as boolean,
 })
 
 const FAMILY_COLUMNS = 'f.id, f.family_id, f.client_id, f.user_id, f.key_hash, f.auth_time, f.amr, f.sid, f.resource, f.used_at, f.expires_at, f.window_start, f.window_count'
 const LIVE = '(SELECT count(*) FROM refresh_tokens r WHERE r.family_id = f.family_id AND r.rotated_at IS NULL) AS live'
+/** groups.mayAuthorize, on the family's row: a refresh reads it in the statement that locks the family. */
+const ALLOWED = `(NOT EXISTS (SELECT 1 FROM client_groups c WHERE c.client_id = f.client_id)
+  OR EXISTS (SELECT 1 FROM client_groups c JOIN group_members m ON m.group_name = c.group_name WHERE c.client_id = f.client_id AND m.user_id = f.user_id)) AS allowed`
 
 /*
  * One lock order for every write to a grant, on any instance: consent, then codes, then
@@ -124,6 +128,30 @@ const toCode = (row: Row): CodeRecord => ({
   sid: (row.sid ?? null) as string | null,
 })
 
+type Remember = { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number }
+
+const insertCode = (sql: Tx, code: NewCode) => sql`INSERT INTO auth_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, amr, resource, sid)
+  VALUES (${code.codeHash}, ${code.clientId}, ${code.userId}, ${code.redirectUri}, ${code.scope}, ${code.codeChallenge}, ${code.expiresAt}, ${code.nonce}, ${code.authTime}, ${code.amr}, ${code.resource}, ${code.sid ?? null})`
+
+/**
+ * A code, and with `remember` the user's consent grown by its scopes, inside the caller's
+ * transaction: the grant's own, or a device decision's (the consent counts only with the decision).
+ */
+export async function writeCode(tx: Tx, code: NewCode, remember: Remember | undefined): Promise<void> {
+  if (remember) {
+    // Two consents for one user and app at once must both count: the union is taken under a lock.
+    const resource = code.resource ?? ''
+    await lock(tx, `consent:${code.userId}:${code.clientId}:${resource}`)
+    const [row] = await tx`SELECT scope FROM consents WHERE user_id = ${code.userId} AND client_id = ${code.clientId} AND resource = ${resource}`
+    const all = new Set([...(row?.scope ? (row.scope as string).split(' ') : []), ...remember.scopes])
+    const scope = remember.canonicalOrder.filter((s) => all.has(s)).join(' ')
+    await tx`INSERT INTO consents (user_id, client_id, resource, scope, created_at, updated_at)
+      VALUES (${code.userId}, ${code.clientId}, ${resource}, ${scope}, ${remember.now}, ${remember.now})
+      ON CONFLICT (user_id, client_id, resource) DO UPDATE SET scope = excluded.scope, updated_at = excluded.updated_at`
+  }
+  await insertCode(tx, code)
+}
+
 export class PgGrants implements GrantStore {
   constructor(private readonly ctx: PgContext) {}
 
@@ -154,22 +182,9 @@ export class PgGrants implements GrantStore {
     )
   }
 
-  issueCode(code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number } | undefined): Promise<void> {
-    const insert = (sql: Tx) => sql`INSERT INTO auth_codes (code_hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, nonce, auth_time, amr, resource, sid)
-      VALUES (${code.codeHash}, ${code.clientId}, ${code.userId}, ${code.redirectUri}, ${code.scope}, ${code.codeChallenge}, ${code.expiresAt}, ${code.nonce}, ${code.authTime}, ${code.amr}, ${code.resource}, ${code.sid ?? null})`
-    if (!remember) return this.ctx.run(async (sql) => void (await insert(sql)))
-    return this.ctx.tx(async (tx) => {
-      // Two consents for one user and app at once must both count: the union is taken under a lock.
-      const resource = code.resource ?? ''
-      await lock(tx, `consent:${code.userId}:${code.clientId}:${resource}`)
-      const [row] = await tx`SELECT scope FROM consents WHERE user_id = ${code.userId} AND client_id = ${code.clientId} AND resource = ${resource}`
-      const all = new Set([...(row?.scope ? (row.scope as string).split(' ') : []), ...remember.scopes])
-      const scope = remember.canonicalOrder.filter((s) => all.has(s)).join(' ')
-      await tx`INSERT INTO consents (user_id, client_id, resource, scope, created_at, updated_at)
-        VALUES (${code.userId}, ${code.clientId}, ${resource}, ${scope}, ${remember.now}, ${remember.now})
-        ON CONFLICT (user_id, client_id, resource) DO UPDATE SET scope = excluded.scope, updated_at = excluded.updated_at`
-      await insert(tx)
-    })
+  issueCode(code: NewCode, remember: Remember | undefined): Promise<void> {
+    if (!remember) return this.ctx.run(async (sql) => void (await insertCode(sql, code)))
+    return this.ctx.tx((tx) => writeCode(tx, code, remember))
   }
 
   async revokeAccess(userId: string, clientId: string): Promise<boolean> {
@@ -254,7 +269,7 @@ export class PgGrants implements GrantStore {
       const { family, token } = found
       if ('revokeFamily' in decision) {
         await deleteFamily(tx, family.familyId, deleted)
-        return { ok: false, error: 'invalid_grant', description: decision.revokeFamily, familyRevoked: true }
+        return { ok: false, error: 'invalid_grant', description: decision.revokeFamily, familyRevoked: decision.reuse }
       }
       const { access, refresh, keyHash } = decision.issue
       const rotate = decision.markRotated && token !== undefined
@@ -285,14 +300,14 @@ export class PgGrants implements GrantStore {
   private async find(tx: Tx, lookup: RefreshLookup, locking: '' | 'FOR UPDATE'): Promise<FoundRefresh | undefined> {
     const byId = 'tokenId' in lookup
     const [pair] = await tx.unsafe(
-      `SELECT ${FAMILY_COLUMNS}, ${LIVE}, to_jsonb(t) AS token FROM refresh_families f JOIN refresh_tokens t ON t.family_id = f.family_id
+      `SELECT ${FAMILY_COLUMNS}, ${LIVE}, ${ALLOWED}, to_jsonb(t) AS token FROM refresh_families f JOIN refresh_tokens t ON t.family_id = f.family_id
         WHERE ${byId ? 't.id = $1' : 'f.id = $1 AND t.verifier_hash = $2'} ${locking && 'FOR UPDATE OF f, t'}`,
       byId ? [lookup.tokenId] : [lookup.family, lookup.verifierHash],
     )
     if (pair) return { family: toFamily(pair), token: toRefresh(jsonRow(pair.token)) }
     if (byId) return undefined
     // No live row for this verifier: an old (or forged) token of the family, if the family exists.
-    const [family] = await tx.unsafe(`SELECT ${FAMILY_COLUMNS}, ${LIVE} FROM refresh_families f WHERE f.id = $1 ${locking && 'FOR UPDATE OF f'}`, [lookup.family])
+    const [family] = await tx.unsafe(`SELECT ${FAMILY_COLUMNS}, ${LIVE}, ${ALLOWED} FROM refresh_families f WHERE f.id = $1 ${locking && 'FOR UPDATE OF f'}`, [lookup.family])
     return family && { family: toFamily(family), token: undefined }
   }
 

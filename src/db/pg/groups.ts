@@ -32,16 +32,17 @@ export class PgGroups implements GroupStore {
         restricts.push({ id: (r as Row).host as string, name: `site ${(r as Row).name as string}` })
       if (restricts.length) return { deleted: false, restricts }
       return { deleted: (await tx`DELETE FROM groups WHERE name = ${name}`).count > 0, restricts }
-    })
+      // Its members' Remote-Groups change (forward-auth's cached site sessions; other instances: drizzle/pg/0021).
+    }).then((done) => emitting(this.ctx, done, done.deleted ? { sessions: 'all' } : undefined))
   }
 
   /** INSERT … SELECT: the group and the user must exist at that moment (their rows' locks keep them). */
   addMember(name: string, userId: string): Promise<boolean> {
     return this.ctx.run(async (sql) => {
       const [row] = await sql`WITH ok AS (SELECT g.name, u.id FROM groups g, users u WHERE g.name = ${name} AND u.id = ${userId} FOR KEY SHARE),
-          ins AS (INSERT INTO group_members (group_name, user_id) SELECT name, id FROM ok ON CONFLICT DO NOTHING)
-        SELECT count(*) AS n FROM ok`
-      return Number(row!.n) > 0
+          ins AS (INSERT INTO group_members (group_name, user_id) SELECT name, id FROM ok ON CONFLICT DO NOTHING RETURNING 1)
+        SELECT (SELECT count(*) FROM ok) AS n, (SELECT count(*) FROM ins) AS added`
+      return emitting(this.ctx, Number(row!.n) > 0, Number(row!.added) > 0 ? { sessions: [userId] } : undefined)
     })
   }
 
@@ -67,7 +68,7 @@ export class PgGroups implements GroupStore {
         deleted = (await tx.unsafe(`DELETE FROM access_tokens WHERE user_id = $1 AND client_id IN (${among}) RETURNING id`, [userId, ...lost])).map((r: Row) => n(r.id))
       }
       return (await tx`DELETE FROM group_members WHERE group_name = ${name} AND user_id = ${userId}`).count > 0
-    }).then((removed) => emitting(this.ctx, removed, deleted.length ? { tokens: deleted } : undefined))
+    }).then((removed) => emitting(this.ctx, removed, removed ? { sessions: [userId], ...(deleted.length ? { tokens: deleted } : {}) } : undefined))
   }
 
   listGroups(): Promise<GroupView[]> {

@@ -46,6 +46,10 @@ async function recover(tx: Tx, userId: string): Promise<RecoveryRemoved> {
     recoveryCodes: n(counts.codes),
     apps: apps.map((a: Row) => a.name as string),
     sessions: n(counts.sessions),
+    identities: (await tx`SELECT p.name AS provider, i.email FROM user_identities i JOIN providers p ON p.id = i.provider_id WHERE i.user_id = ${userId} ORDER BY p.name`).map((r: Row) => ({
+      provider: r.provider as string,
+      email: (r.email as string | null) ?? null,
+    })),
   }
   await tx`DELETE FROM auth_codes WHERE user_id = ${userId}`
   await tx`DELETE FROM refresh_families WHERE user_id = ${userId}`
@@ -58,6 +62,8 @@ async function recover(tx: Tx, userId: string): Promise<RecoveryRemoved> {
   await tx`DELETE FROM recovery_codes WHERE user_id = ${userId}`
   await tx`DELETE FROM sessions WHERE user_id = ${userId}`
   await tx`DELETE FROM email_tokens WHERE user_id = ${userId}`
+  // A provider account connected by whoever set the account up signs in as surely as a passkey.
+  await tx`DELETE FROM user_identities WHERE user_id = ${userId}`
   return removed
 }
 
@@ -105,7 +111,8 @@ export class PgMail implements MailStore {
         if (change.email !== undefined) await tx`DELETE FROM email_tokens WHERE user_id = ${token.userId}`
         else await tx`DELETE FROM email_tokens WHERE token_hash = ${tokenHash}`
         const removed = change.recover ? await recover(tx, token.userId) : undefined
-        if (change.endSessions) await tx`DELETE FROM sessions WHERE user_id = ${token.userId}`
+        // Sessions ended: the site-session cache drops the user's (a recovery's `{}` already says anything changed).
+        if (change.endSessions && (await tx`DELETE FROM sessions WHERE user_id = ${token.userId}`).count > 0 && !change.recover) changed = { ...changed, sessions: [token.userId] }
         await insertMail(tx, change.mail ?? [], now)
         return { ok: true, token, removed }
       })

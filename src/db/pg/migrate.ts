@@ -21,7 +21,11 @@ import notifyUserUpdates from '../../../drizzle/pg/0017_notify_user_updates.sql'
 import sessionsMigration from '../../../drizzle/pg/0018_sessions.sql' with { type: 'text' }
 import sites from '../../../drizzle/pg/0019_sites.sql' with { type: 'text' }
 import machines from '../../../drizzle/pg/0020_machines.sql' with { type: 'text' }
-import userLanguage from '../../../drizzle/pg/0021_user_language.sql' with { type: 'text' }
+import clientLogos from '../../../drizzle/pg/0021_client_logos.sql' with { type: 'text' }
+import avatars from '../../../drizzle/pg/0022_avatars.sql' with { type: 'text' }
+import providers from '../../../drizzle/pg/0023_providers.sql' with { type: 'text' }
+import userLanguage from '../../../drizzle/pg/0024_user_language.sql' with { type: 'text' }
+import notifySessionsSites from '../../../drizzle/pg/0025_notify_sessions_sites.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -49,7 +53,11 @@ export const embeddedMigrations: Record<string, string> = {
   '0018_sessions': sessionsMigration,
   '0019_sites': sites,
   '0020_machines': machines,
-  '0021_user_language': userLanguage,
+  '0021_client_logos': clientLogos,
+  '0022_avatars': avatars,
+  '0023_providers': providers,
+  '0024_user_language': userLanguage,
+  '0025_notify_sessions_sites': notifySessionsSites,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

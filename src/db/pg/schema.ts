@@ -10,6 +10,8 @@ const ms = (name: string) => bigint(name, { mode: 'number' })
 /** Setting keys sort in byte order (SPEC), as SQLite's BINARY collation does. */
 const byteOrderedText = customType<{ data: string }>({ dataType: () => 'text COLLATE "C"' })
 
+const bytea = customType<{ data: Buffer }>({ dataType: () => 'bytea' })
+
 export const users = pgTable('users', {
   id: text('id').primaryKey(),
   email: text('email').notNull().unique(),
@@ -50,6 +52,18 @@ export const clients = pgTable('clients', {
   authMethod: text('auth_method'),
   jwks: text('jwks'),
   jwksUri: text('jwks_uri'),
+  launchUrl: text('launch_url'),
+  logoEtag: text('logo_etag'),
+})
+
+export const clientLogos = pgTable('client_logos', {
+  clientId: text('client_id')
+    .primaryKey()
+    .references(() => clients.id, { onDelete: 'cascade' }),
+  contentType: text('content_type').notNull(),
+  bytes: bytea('bytes').notNull(),
+  etag: text('etag').notNull(),
+  updatedAt: ms('updated_at').notNull(),
 })
 
 export const sessions = pgTable(
@@ -88,8 +102,18 @@ export const userDevices = pgTable(
     deviceHash: text('device_hash').notNull(),
     createdAt: ms('created_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.deviceHash] })],
+  (t) => [primaryKey({ columns: [t.userId, t.deviceHash] }), index('user_devices_created').on(t.createdAt)],
 )
+
+export const userAvatars = pgTable('user_avatars', {
+  userId: text('user_id')
+    .primaryKey()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  contentType: text('content_type').notNull(),
+  bytes: bytea('bytes').notNull(),
+  etag: text('etag').notNull(),
+  updatedAt: ms('updated_at').notNull(),
+})
 
 export const logoutDeliveries = pgTable(
   'logout_deliveries',
@@ -538,4 +562,51 @@ export const usedAssertions = pgTable(
     expiresAt: ms('expires_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.clientId, t.jti] }), index('used_assertions_expires').on(t.expiresAt)],
+)
+
+/** Upstream providers; the client secret is sealed, not hashed (Latchkey sends it), see ../sqlite/schema.ts. */
+export const providers = pgTable('providers', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  kind: text('kind').notNull(),
+  issuer: text('issuer').notNull(),
+  apiUrl: text('api_url'),
+  clientId: text('client_id').notNull(),
+  clientSecretSealed: text('client_secret_sealed').notNull(),
+  scope: text('scope').notNull(),
+  allowCreate: boolean('allow_create').notNull().default(false),
+  allowedDomains: jsonb('allowed_domains').$type<string[]>().notNull(),
+  linkVerifiedEmail: boolean('link_verified_email').notNull().default(false),
+  trustMfa: boolean('trust_mfa').notNull().default(false),
+  createdAt: ms('created_at').notNull(),
+  updatedAt: ms('updated_at').notNull(),
+})
+
+/** A user's identity at a provider (provider + subject); `email` is for display only. */
+export const userIdentities = pgTable(
+  'user_identities',
+  {
+    providerId: text('provider_id').notNull().references(() => providers.id, { onDelete: 'cascade' }),
+    subject: text('subject').notNull(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    email: text('email'),
+    createdAt: ms('created_at').notNull(),
+    lastUsedAt: ms('last_used_at'),
+  },
+  (t) => [primaryKey({ columns: [t.providerId, t.subject] }), uniqueIndex('user_identities_user_provider').on(t.userId, t.providerId)],
+)
+
+/** A sign-in sent to a provider and not yet back (by SHA-256 of its state, once, in one browser). */
+export const providerStates = pgTable(
+  'provider_states',
+  {
+    stateHash: text('state_hash').primaryKey(),
+    providerId: text('provider_id').notNull().references(() => providers.id, { onDelete: 'cascade' }),
+    browserHash: text('browser_hash').notNull(),
+    nonce: text('nonce').notNull(),
+    returnTo: text('return_to'),
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    expiresAt: ms('expires_at').notNull(),
+  },
+  (t) => [index('provider_states_expires').on(t.expiresAt)],
 )

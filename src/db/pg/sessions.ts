@@ -1,6 +1,6 @@
 import type { SQL } from 'bun'
 import type { LogoutDelivery, NewMail, NewSession, SessionListing, SessionRecord, SessionStore } from '../store'
-import { n, toUser, type PgContext, type Row } from './context'
+import { emitting, n, toUser, type PgContext, type Row } from './context'
 import { insertMail } from './mail'
 
 export class PgSessions implements SessionStore {
@@ -11,23 +11,36 @@ export class PgSessions implements SessionStore {
    * so no session starts for a user being disabled, whatever the timing across instances.
    */
   createSession(s: NewSession, replacing?: string, newDevice?: NewMail): Promise<boolean> {
-    const insert = async (sql: SQL) =>
+    const insert = async (sql: SQL, sid = s.sid) =>
       (
         await sql`WITH u AS (SELECT id FROM users WHERE id = ${s.userId} AND disabled_at IS NULL FOR SHARE)
           INSERT INTO sessions (id_hash, sid, user_id, expires_at, auth_time, amr, pending, created_at, last_active_at, user_agent, address, device_hash)
-          SELECT ${s.idHash}, ${s.sid}, id, ${s.expiresAt}, ${s.authTime}, ${s.amr.join(' ')}, ${s.pending}, ${s.authTime}, ${s.authTime}, ${s.userAgent}, ${s.address}, ${s.deviceHash ?? null} FROM u`
+          SELECT ${s.idHash}, ${sid}, id, ${s.expiresAt}, ${s.authTime}, ${s.amr.join(' ')}, ${s.pending}, ${s.authTime}, ${s.authTime}, ${s.userAgent}, ${s.address}, ${s.deviceHash ?? null} FROM u`
       ).count > 0
     const remembersDevice = s.deviceHash !== undefined && !s.pending
     if (!replacing && !remembersDevice) return this.ctx.run(insert)
+    let ended: string[] = []
     return this.ctx.tx(async (tx) => {
-      if (replacing) await tx`DELETE FROM sessions WHERE id_hash = ${replacing}`
-      if (!(await insert(tx))) return false
+      // The same person signing in again in this browser (prompt=login, a step-up) goes on in the same
+      // session under a new token: its sid and apps are kept, so no app is told it ended (its rows are
+      // moved off before the delete, which the logout trigger then finds without any).
+      let kept: { sid: string; apps: string[] } | undefined
+      if (replacing) {
+        const [old] = await tx`SELECT sid FROM sessions WHERE id_hash = ${replacing} AND user_id = ${s.userId} FOR UPDATE`
+        if (old) {
+          const apps = await tx`DELETE FROM session_clients WHERE sid = ${old.sid} RETURNING client_id`
+          kept = { sid: old.sid as string, apps: apps.map((a: Row) => a.client_id as string) }
+        }
+        ended = (await tx`DELETE FROM sessions WHERE id_hash = ${replacing} RETURNING user_id`).map((r: Row) => r.user_id as string)
+      }
+      if (!(await insert(tx, kept?.sid))) return false
+      if (kept?.apps.length) await tx`INSERT INTO session_clients ${tx(kept.apps.map((client_id) => ({ sid: kept.sid, client_id })))}`
       if (remembersDevice) {
         const added = await tx`INSERT INTO user_devices (user_id, device_hash, created_at) VALUES (${s.userId}, ${s.deviceHash!}, ${s.authTime}) ON CONFLICT DO NOTHING`
         if (added.count > 0 && newDevice) await insertMail(tx, [newDevice], s.authTime)
       }
       return true
-    })
+    }).then((made) => emitting(this.ctx, made, ended.length ? { sessions: ended } : undefined))
   }
 
   findSession(idHash: string, now: number, idleSince: number): Promise<SessionRecord | undefined> {
@@ -50,7 +63,7 @@ export class PgSessions implements SessionStore {
   }
 
   deleteSession(idHash: string): Promise<void> {
-    return this.ctx.run(async (sql) => void (await sql`DELETE FROM sessions WHERE id_hash = ${idHash}`))
+    return this.ctx.run(async (sql) => void this.ended(await sql`DELETE FROM sessions WHERE id_hash = ${idHash} RETURNING user_id`))
   }
 
   reauthenticated(idHash: string, now: number): Promise<void> {
@@ -58,7 +71,16 @@ export class PgSessions implements SessionStore {
   }
 
   deleteSessionsOf(userId: string, except?: string): Promise<void> {
-    return this.ctx.run(async (sql) => void (await sql`DELETE FROM sessions WHERE user_id = ${userId} AND id_hash <> ${except ?? ''}`))
+    return this.ctx.run(async (sql) => void this.ended(await sql`DELETE FROM sessions WHERE user_id = ${userId} AND id_hash <> ${except ?? ''} RETURNING user_id`))
+  }
+
+  /**
+   * Sign-in sessions deleted (rows of their user ids): the site-session cache here drops their
+   * users' at once (other instances hear the trigger's NOTIFY, drizzle/pg/0021). How many.
+   */
+  private ended(rows: Row[]): number {
+    if (rows.length) this.ctx.emit({ sessions: [...new Set(rows.map((r) => r.user_id as string))] })
+    return rows.length
   }
 
   listSessions(userId: string, now: number, idleSince: number): Promise<SessionListing[]> {
@@ -77,7 +99,7 @@ export class PgSessions implements SessionStore {
   }
 
   deleteSessionOf(userId: string, sid: string): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`DELETE FROM sessions WHERE user_id = ${userId} AND sid = ${sid}`).count > 0)
+    return this.ctx.run(async (sql) => this.ended(await sql`DELETE FROM sessions WHERE user_id = ${userId} AND sid = ${sid} RETURNING user_id`) > 0)
   }
 
   /** One statement for the whole batch (a JSON array of [id_hash, at] unpacked by the server). */

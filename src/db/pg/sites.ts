@@ -1,5 +1,5 @@
 import type { NewSiteCode, SiteCodeRecord, SiteRecord, SiteRule, SiteSessionRecord, SiteStore } from '../store'
-import { json, n, toUser, type PgContext, type Row } from './context'
+import { emitting, json, n, toUser, type PgContext, type Row } from './context'
 
 const toSite = (r: Row): SiteRecord => ({
   host: r.host as string,
@@ -15,11 +15,18 @@ export class PgSites implements SiteStore {
   constructor(private readonly ctx: PgContext) {}
 
   insertSite(s: SiteRecord, now: number): Promise<void> {
-    return this.ctx.run(
-      async (sql) =>
-        void (await sql`INSERT INTO sites (host, name, policy, allowed_groups, jwt, rules, created_at)
+    return this.ctx
+      .run(
+        async (sql) =>
+          void (await sql`INSERT INTO sites (host, name, policy, allowed_groups, jwt, rules, created_at)
           VALUES (${s.host}, ${s.name}, ${s.policy}, ${JSON.stringify(s.allowedGroups)}::text::jsonb, ${s.jwt}, ${JSON.stringify(s.rules)}::text::jsonb, ${now})`),
-    )
+      )
+      .then(() => void this.sitesChanged(true))
+  }
+
+  /** Forward-auth's cache here hears of a site written at once; other instances through the trigger (drizzle/pg/0021). */
+  private sitesChanged(changed: boolean): boolean {
+    return emitting(this.ctx, changed, changed ? { sites: true } : undefined)
   }
 
   findSites(hosts: readonly string[]): Promise<SiteRecord[]> {
@@ -32,18 +39,20 @@ export class PgSites implements SiteStore {
   }
 
   replaceSite(s: SiteRecord): Promise<boolean> {
-    return this.ctx.run(
-      async (sql) =>
-        (
-          await sql`UPDATE sites SET name = ${s.name}, policy = ${s.policy}, allowed_groups = ${JSON.stringify(s.allowedGroups)}::text::jsonb, jwt = ${s.jwt},
+    return this.ctx
+      .run(
+        async (sql) =>
+          (
+            await sql`UPDATE sites SET name = ${s.name}, policy = ${s.policy}, allowed_groups = ${JSON.stringify(s.allowedGroups)}::text::jsonb, jwt = ${s.jwt},
             rules = ${JSON.stringify(s.rules)}::text::jsonb WHERE host = ${s.host}`
-        ).count > 0,
-    )
+          ).count > 0,
+      )
+      .then((found) => this.sitesChanged(found))
   }
 
   /** One statement: two instances adding rules at once both land, in commit order. */
   addRule(host: string, rule: SiteRule): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`UPDATE sites SET rules = rules || ${JSON.stringify([rule])}::text::jsonb WHERE host = ${host}`).count > 0)
+    return this.ctx.run(async (sql) => (await sql`UPDATE sites SET rules = rules || ${JSON.stringify([rule])}::text::jsonb WHERE host = ${host}`).count > 0).then((found) => this.sitesChanged(found))
   }
 
   deleteSite(host: string): Promise<boolean> {
@@ -52,7 +61,7 @@ export class PgSites implements SiteStore {
       if (host.startsWith('*.')) await tx`DELETE FROM site_sessions WHERE host LIKE ${'%' + host.slice(1)}`
       else await tx`DELETE FROM site_sessions WHERE host = ${host}`
       return true
-    })
+    }).then((found) => this.sitesChanged(found))
   }
 
   insertSiteCode(c: NewSiteCode): Promise<void> {
@@ -90,6 +99,8 @@ export class PgSites implements SiteStore {
   }
 
   endSignInOf(idHash: string, host: string): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`DELETE FROM sessions WHERE id_hash = (SELECT session_hash FROM site_sessions WHERE id_hash = ${idHash} AND host = ${host})`).count > 0)
+    return this.ctx
+      .run(async (sql) => await sql`DELETE FROM sessions WHERE id_hash = (SELECT session_hash FROM site_sessions WHERE id_hash = ${idHash} AND host = ${host}) RETURNING user_id`)
+      .then((rows: Row[]) => emitting(this.ctx, rows.length > 0, rows.length ? { sessions: rows.map((r) => r.user_id as string) } : undefined))
   }
 }

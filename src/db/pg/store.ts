@@ -1,6 +1,6 @@
 import type { SQL } from 'bun'
 import type { Change, PurgeWindows, Store, StoreCounts, StoreStats } from '../store'
-import { DatabaseUnavailable, StoreRefusal } from '../store'
+import { DEVICES_PURGED_PER_RUN, DatabaseUnavailable, StoreRefusal } from '../store'
 import { PgChangeFeed } from './change-feed'
 import { PgClients } from './clients'
 import { connect } from './connect'
@@ -16,6 +16,7 @@ import { migrate } from './migrate'
 import { PgSessions } from './sessions'
 import { PgSettings } from './settings'
 import { PgSites } from './sites'
+import { PgProviders } from './providers'
 import { PgThrottle } from './throttle'
 import { PgTokens } from './tokens'
 import { PgPushed } from './pushed'
@@ -59,6 +60,7 @@ export class PgStore implements Store, PgContext {
   readonly groups = new PgGroups(this)
   readonly audit = new PgAudit(this)
   readonly sites = new PgSites(this)
+  readonly providers = new PgProviders(this)
 
   readonly stats: StoreStats
 
@@ -262,6 +264,7 @@ export class PgStore implements Store, PgContext {
       removed += (await sql`DELETE FROM pushed_requests WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM device_codes WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM used_assertions WHERE expires_at < ${now}`).count
+      removed += (await sql`DELETE FROM provider_states WHERE expires_at < ${now}`).count
       if (keep.audit !== undefined) removed += (await sql`DELETE FROM audit_events WHERE at < ${now - keep.audit}`).count
       // Tombstones of settings deleted long ago: each (user, app) remembers through which revision they are gone (410 before it).
       removed += (
@@ -279,6 +282,11 @@ export class PgStore implements Store, PgContext {
       removed += (await sql`DELETE FROM sessions WHERE expires_at < ${now} OR last_active_at <= ${idleSince}`).count
       removed += (await sql`DELETE FROM site_sessions WHERE expires_at < ${now}`).count
       removed += (await sql`DELETE FROM site_codes WHERE expires_at < ${now}`).count
+      if (keep.devices !== undefined)
+        removed += (
+          await sql`DELETE FROM user_devices WHERE (user_id, device_hash) IN
+            (SELECT user_id, device_hash FROM user_devices WHERE created_at < ${now - keep.devices} LIMIT ${DEVICES_PURGED_PER_RUN})`
+        ).count
       removed += (await sql`DELETE FROM login_throttle WHERE last_at < ${now - keep.throttle}`).count
       // A family lives until the last of its tokens expires; rotated tokens only through the grace.
       removed += (await sql`DELETE FROM refresh_tokens WHERE family_id IN (SELECT family_id FROM refresh_families WHERE expires_at < ${now})`).count

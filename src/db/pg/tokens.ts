@@ -1,5 +1,6 @@
-import type { NewClientToken, TokenRecord, TokenStore } from '../store'
+import type { AuditEvent, NewClientToken, TokenRecord, TokenStore } from '../store'
 import { emitting, n, toUser, type PgContext } from './context'
+import { NO_EVENT } from './grants'
 
 export class PgTokens implements TokenStore {
   constructor(private readonly ctx: PgContext) {}
@@ -44,10 +45,15 @@ export class PgTokens implements TokenStore {
     })
   }
 
-  insertClientToken(t: NewClientToken): Promise<number> {
+  /** One statement (a transaction of its own): the token and its event commit together or not at all. */
+  insertClientToken(t: NewClientToken, audit?: AuditEvent): Promise<number> {
+    const e = audit ?? NO_EVENT
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`INSERT INTO access_tokens (verifier_hash, client_id, user_id, scope, expires_at, created_at, family_id, resource)
-        VALUES (${t.verifierHash}, ${t.clientId}, NULL, ${t.scope}, ${t.expiresAt}, ${t.createdAt}, NULL, ${t.resource}) RETURNING id`
+      const [row] = await sql`WITH a AS (INSERT INTO access_tokens (verifier_hash, client_id, user_id, scope, expires_at, created_at, family_id, resource)
+          VALUES (${t.verifierHash}, ${t.clientId}, NULL, ${t.scope}, ${t.expiresAt}, ${t.createdAt}, NULL, ${t.resource}) RETURNING id),
+        e AS (INSERT INTO audit_events (at, kind, user_id, client_id, address, user_agent, detail)
+          SELECT ${e.at}, ${e.kind}, ${e.userId}, ${e.clientId}, ${e.address}, ${e.userAgent}, ${e.detail} WHERE ${audit !== undefined})
+        SELECT id FROM a`
       return n(row.id)
     })
   }

@@ -1,4 +1,4 @@
-import type { AdminChange, Change, EmailToken, NewMail, NewUser, UserListing, UserRecord, UserStore } from '../store'
+import type { AdminChange, AvatarUpload, Change, EmailToken, NewMail, NewUser, PasskeyRecord, UserListing, UserRecord, UserStore } from '../store'
 import { emitting, n, toUser, type PgContext, type Row, type Tx } from './context'
 import { insertToken } from './mail'
 
@@ -49,8 +49,34 @@ export class PgUsers implements UserStore {
   }
 
   async setProfile(id: string, profile: { fullName: string; avatarUrl: string | null }): Promise<boolean> {
-    const found = await this.ctx.run(async (sql) => (await sql`UPDATE users SET full_name = ${profile.fullName}, avatar_url = ${profile.avatarUrl} WHERE id = ${id}`).count > 0)
+    const found = await this.ctx.tx(async (tx) => {
+      const updated = (await tx`UPDATE users SET full_name = ${profile.fullName}, avatar_url = ${profile.avatarUrl} WHERE id = ${id}`).count > 0
+      await tx`DELETE FROM user_avatars WHERE user_id = ${id}`
+      return updated
+    })
     return emitting(this.ctx, found, found ? { users: [id] } : undefined)
+  }
+
+  /** The user's row first (its lock orders two uploads at once), then the picture's. */
+  async setAvatar(id: string, avatar: { url: string | null; upload?: AvatarUpload }, now: number): Promise<boolean> {
+    const found = await this.ctx.tx(async (tx) => {
+      if ((await tx`UPDATE users SET avatar_url = ${avatar.url} WHERE id = ${id}`).count === 0) return false
+      const { upload } = avatar
+      if (!upload) await tx`DELETE FROM user_avatars WHERE user_id = ${id}`
+      else
+        await tx`INSERT INTO user_avatars (user_id, content_type, bytes, etag, updated_at)
+            VALUES (${id}, ${upload.contentType}, ${Buffer.from(upload.bytes)}, ${upload.etag}, ${now})
+          ON CONFLICT (user_id) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes, etag = excluded.etag, updated_at = excluded.updated_at`
+      return true
+    })
+    return emitting(this.ctx, found, found ? { users: [id] } : undefined)
+  }
+
+  findAvatar(id: string): Promise<(AvatarUpload & { updatedAt: number }) | undefined> {
+    return this.ctx.run(async (sql) => {
+      const [row] = await sql`SELECT content_type, bytes, etag, updated_at FROM user_avatars WHERE user_id = ${id}`
+      return row && { contentType: row.content_type as string, bytes: new Uint8Array(row.bytes as Uint8Array), etag: row.etag as string, updatedAt: n(row.updated_at) }
+    })
   }
 
   async setLanguage(id: string, language: { locale: string | null; timeZone: string | null }): Promise<boolean> {
@@ -108,13 +134,16 @@ export class PgUsers implements UserStore {
    * The token's row is the lock: a second setup with the same token waits on the UPDATE, then
    * re-reads the row (READ COMMITTED) and finds it used. A taken email rolls the claim back.
    */
-  insertFirstAdmin(user: NewUser, tokenHash: string, since: number, now: number): Promise<'done' | 'refused'> {
+  insertFirstAdmin(user: NewUser, tokenHash: string, since: number, now: number, passkey?: PasskeyRecord): Promise<'done' | 'refused'> {
     return this.ctx.tx(async (tx) => {
       const claimed = await tx`UPDATE server_secrets SET value = 'used:' || value WHERE name = 'setup' AND value = ${tokenHash} AND created_at >= ${since}
           AND NOT EXISTS (SELECT 1 FROM users WHERE is_admin AND disabled_at IS NULL)`
       if (claimed.count === 0) return 'refused'
       await tx`INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at, email_verified, is_admin)
           VALUES (${user.id}, ${user.email}, ${user.fullName}, ${user.avatarUrl}, ${user.passwordHash}, ${now}, ${user.emailVerified}, true)`
+      if (passkey)
+        await tx`INSERT INTO passkeys (credential_id, user_id, name, public_key, sign_count, transports, created_at, last_used_at)
+          VALUES (${passkey.credentialId}, ${passkey.userId}, ${passkey.name}, ${passkey.publicKey}, ${passkey.signCount}, ${JSON.stringify(passkey.transports)}::jsonb, ${passkey.createdAt}, ${passkey.lastUsedAt})`
       return 'done'
     })
   }

@@ -36,6 +36,28 @@ export interface ClientRecord {
   /** Its JWKS as given (`--jwks-file`), JSON text; or where it is published (`--jwks-uri`). */
   jwks: string | null
   jwksUri: string | null
+  /** Where "Your apps" on /account opens it (`--launch-url`); null: not listed there unless authorized. */
+  launchUrl?: string | null
+  /** Its logo's version (client_logos); null: no logo. */
+  logoEtag?: string | null
+}
+
+/** An app's logo, as stored and served: its type found from its bytes. */
+export interface ClientLogo {
+  contentType: string
+  bytes: Uint8Array<ArrayBuffer>
+  etag: string
+}
+
+/** An entry of /account's "Your apps". */
+export interface YourApp {
+  clientId: string
+  name: string
+  logoEtag: string | null
+  /** Its launch URL, when it has one and the user may use it (it names no allowed groups, or one of theirs). */
+  launchUrl: string | null
+  /** The user authorized it (a consent). */
+  authorized: boolean
 }
 
 /** The ID-token signing algorithms Latchkey has keys for. */
@@ -66,6 +88,13 @@ export interface ClientStore {
   setBackchannelLogout(id: string, uri: string | null, sessionRequired: boolean): Promise<boolean>
   /** Replaces an operator's client's options (`latchkey apply`); false for an unknown client. */
   updateClient(id: string, fields: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg' | 'grantTypes' | 'allowedScopes' | 'requirePar' | 'authMethod' | 'jwks' | 'jwksUri'>): Promise<boolean>
+  /** Sets (null: removes) the launch URL; false for an unknown client. */
+  setLaunchUrl(id: string, url: string | null): Promise<boolean>
+  /** Sets (null: removes) the logo, and its version on the client, together; false for an unknown client. */
+  setClientLogo(id: string, logo: ClientLogo | null, now: number): Promise<boolean>
+  findClientLogo(id: string): Promise<ClientLogo | undefined>
+  /** The apps with a launch URL the user may use, and those they authorized; by name. */
+  yourApps(userId: string): Promise<YourApp[]>
   /** Records an assertion's jti (RFC 7523 §3) until it expires: false when the client used it already (on any instance). */
   useAssertionJti(clientId: string, jti: string, expiresAt: number): Promise<boolean>
   /** A metadata document's client as last fetched: inserted, or its name, redirect URIs and freshness replaced. */

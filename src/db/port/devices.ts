@@ -1,4 +1,5 @@
 /** Device authorization (RFC 8628): codes a device polls with while its user allows or denies on /device. */
+import type { NewCode } from './grants'
 
 export type DeviceStatus = 'pending' | 'allowed' | 'denied' | 'used'
 
@@ -31,9 +32,10 @@ export type PollOutcome = { answer: 'authorization_pending' | 'slow_down' | 'acc
 export const SLOW_DOWN_SECONDS = 5
 
 /**
- * A poll decided on the locked row, the same for both engines: a poll sooner than the interval
- * after the last one is slow_down (and the interval grows), the first and any later one
- * authorization_pending until the user decides; an allowed code is used by the one poll that sees it.
+ * A poll decided on the row (with the instance's memory of the last poll, see grants/device_code):
+ * a poll sooner than the interval after the last one is slow_down (and the interval grows), the
+ * first and any later one authorization_pending until the user decides; an allowed code is used
+ * by the one poll that sees it.
  */
 export function decidePoll(row: DeviceCodeRecord | undefined, clientId: string, now: number): { outcome: PollOutcome; update?: Pick<DeviceCodeRecord, 'lastPolledAt' | 'interval' | 'status'> } {
   if (!row || row.clientId !== clientId || row.status === 'used') return { outcome: { answer: 'invalid_grant' } }
@@ -46,12 +48,30 @@ export function decidePoll(row: DeviceCodeRecord | undefined, clientId: string, 
 }
 
 export interface DeviceCodeStore {
-  /** UniqueViolation when the user code is taken (the caller draws another). */
-  insertDeviceCode(code: NewDeviceCode): Promise<void>
+  /**
+   * Stores a request unless its client has `maxPending` pending, unexpired ones (false then),
+   * counted and written under a per-client lock, on any instance. UniqueViolation when the user
+   * code is taken (the caller draws another).
+   */
+  insertDeviceCode(code: NewDeviceCode, maxPending: number): Promise<boolean>
   /** A pending, unexpired request by its user code. */
   findPendingByUserCode(userCodeHash: string, now: number): Promise<DeviceCodeRecord | undefined>
-  /** The user's decision on a pending, unexpired request; false when it was decided already (once, on any instance). */
-  decideDeviceCode(userCodeHash: string, now: number, decision: { status: 'allowed'; userId: string; codeHash: string } | { status: 'denied'; userId: string }): Promise<boolean>
-  /** One poll, on the locked row (see decidePoll). */
-  pollDeviceCode(deviceCodeHash: string, clientId: string, now: number): Promise<PollOutcome>
+  /** "Deny" on a pending, unexpired request; false when it was decided already (once, on any instance). */
+  denyDeviceCode(userCodeHash: string, now: number, userId: string): Promise<boolean>
+  /**
+   * "Allow" on a pending, unexpired request, in one transaction with what it grants: the code the
+   * next poll exchanges and the user's consent. False (and nothing written) when it was decided
+   * already or expired: a consent is never recorded for a decision that did not count.
+   */
+  allowDeviceCode(userCodeHash: string, now: number, code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[] }): Promise<boolean>
+  /** A device code's row, as a poll reads it (nothing locked, nothing written: a poll that finds nothing costs a read). */
+  findDeviceCode(deviceCodeHash: string): Promise<DeviceCodeRecord | undefined>
+  /** slow_down: the poll's time and the longer interval, kept for every instance. */
+  slowDown(deviceCodeHash: string, now: number, interval: number): Promise<void>
+  /**
+   * The poll that sees the decision uses the request up, once on any instance (one UPDATE … WHERE
+   * status): allowed → the hash of the code to exchange; denied → null. Undefined when another
+   * poll took it first, or it expired.
+   */
+  finishDeviceCode(deviceCodeHash: string, clientId: string, now: number, status: 'allowed' | 'denied'): Promise<{ codeHash: string | null } | undefined>
 }

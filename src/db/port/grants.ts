@@ -80,6 +80,11 @@ export interface RefreshFamily {
   windowCount: number
   /** How many of its tokens are not rotated (live branches). */
   live: number
+  /**
+   * Whether the user may still use the client (in a group it allows, or it allows every user;
+   * SPEC "Groups"): read with the family, in the refresh's own statement and transaction.
+   */
+  allowed: boolean
 }
 
 /** What a code exchange or a refresh issues. */
@@ -117,7 +122,11 @@ export type RefreshRefusal = { error: 'invalid_grant' | 'invalid_scope' | 'inval
 /** What a refresh decides on the locked family (RFC 6749 §6, RFC 9700 §4.14.2). */
 export type RefreshDecision =
   | { refuse: RefreshRefusal }
-  | { revokeFamily: string }
+  | {
+      revokeFamily: string
+      /** A reuse (RFC 9700 §4.14.2): counted and audited as one; false for a grant that outlived its group. */
+      reuse: boolean
+    }
   | {
       issue: IssuedTokens
       /** Whether the presented token is now rotated (false: a second use within the grace). */

@@ -57,6 +57,8 @@ export interface RecoveryRemoved {
   /** The names of the apps whose consents or tokens went. */
   apps: string[]
   sessions: number
+  /** Provider accounts connected to it (their provider's name and last address): each signed in to it. */
+  identities: Array<{ provider: string; email: string | null }>
 }
 
 export type TokenOutcome = { ok: true; token: EmailToken; removed?: RecoveryRemoved } | { ok: false; reason: 'unknown' | 'taken' }

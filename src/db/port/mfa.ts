@@ -16,7 +16,8 @@ export interface PasskeyRecord {
   lastUsedAt: number | null
 }
 
-export type ChallengePurpose = 'register' | 'sign-in'
+/** `confirm`: a fresh passkey in place of the password (Change password, Delete my account), for the challenge's user only. */
+export type ChallengePurpose = 'register' | 'sign-in' | 'confirm'
 
 export interface ChallengeRecord {
   /** base64url, as the browser echoes it in clientDataJSON. */

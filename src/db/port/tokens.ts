@@ -1,3 +1,4 @@
+import type { AuditEvent } from './audit'
 import type { UserRecord } from './users'
 
 /** An access token's row with its user, for validation. */
@@ -38,7 +39,8 @@ export interface TokenStore {
   findToken(id: number, knownUser?: (userId: string) => UserRecord | undefined): TokenRecord | undefined | Promise<TokenRecord | undefined>
   deleteToken(id: number): Promise<boolean>
   /** Stores a client's own token; its row id (what the token spells). */
-  insertClientToken(token: NewClientToken): Promise<number>
+  /** A client's own token (client_credentials), with its 'token.issued' event in the same transaction. */
+  insertClientToken(token: NewClientToken, audit?: AuditEvent): Promise<number>
   /** Which of these tokens still exist (open settings streams ask after a revocation somewhere). */
   existingTokens(ids: readonly number[]): Promise<Set<number>>
   /** A one-time ticket standing for an access token (EventSource cannot send a header). */

@@ -1,5 +1,6 @@
 /** The users a person signs in as. */
 import type { EmailToken, NewMail } from './mail'
+import type { PasskeyRecord } from './mfa'
 
 export interface UserRecord {
   id: string
@@ -19,6 +20,13 @@ export interface UserListing extends UserRecord {
   disabled: boolean
 }
 
+/** A picture uploaded on /account: its type (from its bytes) and a hash of them. */
+export interface AvatarUpload {
+  contentType: string
+  bytes: Uint8Array
+  etag: string
+}
+
 export interface NewUser extends UserRecord {
   passwordHash: string
 }
@@ -33,10 +41,18 @@ export interface UserStore {
   /** false for an unknown user. */
   setAdmin(id: string, admin: boolean): Promise<boolean>
   setFullName(id: string, fullName: string): Promise<boolean>
-  /** The name and the picture in one write (/account's profile); false for an unknown user. */
+  /** The name and the picture in one write (/account's profile); an uploaded picture goes with it. false for an unknown user. */
   setProfile(id: string, profile: { fullName: string; avatarUrl: string | null }): Promise<boolean>
   /** /account → Language and Time zone (null: not chosen); false for an unknown user. */
   setLanguage(id: string, language: { locale: string | null; timeZone: string | null }): Promise<boolean>
+  /**
+   * The picture alone: `url` (an https:// address, an uploaded picture's path, or null for none)
+   * and, with `upload`, its bytes in the same transaction; without, an uploaded picture is
+   * deleted. false for an unknown user.
+   */
+  setAvatar(id: string, avatar: { url: string | null; upload?: AvatarUpload }, now: number): Promise<boolean>
+  /** The user's uploaded picture. */
+  findAvatar(id: string): Promise<(AvatarUpload & { updatedAt: number }) | undefined>
   /**
    * Disabling revokes everything the user holds — sessions, codes, refresh families, access
    * tokens — in the same transaction, and no session can start for them afterwards (the session
@@ -59,9 +75,10 @@ export interface UserStore {
    * `setup`, which holds its hash) is marked used — only while it is `tokenHash`, written at or
    * after `since` — and the user inserted as an admin, only while no enabled admin exists.
    * 'refused': nothing changed (of two setups with one token, one wins). A taken email is a
-   * UniqueViolation, and the token stays unused.
+   * UniqueViolation, and the token stays unused. With `passkey`, the admin's first passkey is
+   * inserted in the same transaction (an admin who chose a passkey has no password).
    */
-  insertFirstAdmin(user: NewUser, tokenHash: string, since: number, now: number): Promise<'done' | 'refused'>
+  insertFirstAdmin(user: NewUser, tokenHash: string, since: number, now: number, passkey?: PasskeyRecord): Promise<'done' | 'refused'>
 }
 
 export type AdminChange = 'demote' | 'disable' | 'delete'

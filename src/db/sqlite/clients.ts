@@ -1,9 +1,9 @@
 import { and, eq, gt, sql } from 'drizzle-orm'
-import type { ClientKind, ClientRecord, ClientStore, IdTokenAlg } from '../store'
+import type { ClientKind, ClientLogo, ClientRecord, ClientStore, IdTokenAlg, YourApp } from '../store'
 import { changes } from './client'
 import { unique, type SqliteContext } from './context'
 import { prepared } from './prepared'
-import { clients, registrationTokens } from './schema'
+import { clientLogos, clients, registrationTokens } from './schema'
 
 const p = (name: string) => sql.placeholder(name)
 const toClient = (row: typeof clients.$inferSelect): ClientRecord => ({
@@ -27,6 +27,55 @@ const toClient = (row: typeof clients.$inferSelect): ClientRecord => ({
   authMethod: row.authMethod === 'private_key_jwt' ? 'private_key_jwt' : null,
   jwks: row.jwks,
   jwksUri: row.jwksUri,
+  launchUrl: row.launchUrl,
+  logoEtag: row.logoEtag,
+})
+
+const RAW_COLUMNS =
+  'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, backchannel_logout_uri, backchannel_logout_session_required, grant_types, allowed_scopes, require_par, auth_method, jwks, jwks_uri'
+interface RawClient {
+  id: string
+  name: string
+  secret_hash: string | null
+  redirect_uris: string
+  post_logout_redirect_uris: string
+  skip_consent: number
+  require_mfa: number
+  kind: string
+  metadata_expires_at: number | null
+  registration_token_hash: string | null
+  id_token_alg: string
+  introspects: string
+  backchannel_logout_uri: string | null
+  backchannel_logout_session_required: number
+  grant_types: string
+  allowed_scopes: string
+  require_par: number
+  auth_method: string | null
+  jwks: string | null
+  jwks_uri: string | null
+}
+const fromRaw = (r: RawClient): ClientRecord => ({
+  id: r.id,
+  name: r.name,
+  secretHash: r.secret_hash,
+  redirectUris: JSON.parse(r.redirect_uris),
+  postLogoutRedirectUris: JSON.parse(r.post_logout_redirect_uris),
+  skipConsent: r.skip_consent === 1,
+  requireMfa: r.require_mfa === 1,
+  kind: r.kind as ClientKind,
+  metadataExpiresAt: r.metadata_expires_at,
+  registrationTokenHash: r.registration_token_hash,
+  idTokenAlg: r.id_token_alg as IdTokenAlg,
+  introspects: JSON.parse(r.introspects),
+  backchannelLogoutUri: r.backchannel_logout_uri,
+  backchannelLogoutSessionRequired: r.backchannel_logout_session_required === 1,
+  grantTypes: JSON.parse(r.grant_types),
+  allowedScopes: JSON.parse(r.allowed_scopes),
+  requirePar: r.require_par === 1,
+  authMethod: r.auth_method === 'private_key_jwt' ? 'private_key_jwt' : null,
+  jwks: r.jwks,
+  jwksUri: r.jwks_uri,
 })
 
 export class SqliteClients implements ClientStore {
@@ -37,10 +86,14 @@ export class SqliteClients implements ClientStore {
     return this.ctx.write(() => void unique(() => db.orm.insert(clients).values({ ...client, createdAt: now }).run()))
   }
 
+  /**
+   * Every token request authenticates its client here: straight through bun:sqlite (a cached
+   * statement, the JSON columns parsed by hand), as findToken is — Drizzle's select and row
+   * mapping took about half of a device poll's time (bench, issue 38).
+   */
   async findClient(id: string): Promise<ClientRecord | undefined> {
-    const { db } = this.ctx
-    const row = prepared(db, 'clientById', () => db.orm.select().from(clients).where(eq(clients.id, p('id'))).prepare()).get({ id })
-    return row && toClient(row)
+    const row = this.ctx.db.sqlite.query<RawClient, [string]>(`SELECT ${RAW_COLUMNS} FROM clients WHERE id = ?`).get(id)
+    return row ? fromRaw(row) : undefined
   }
 
   async lockClient(id: string): Promise<boolean> {
@@ -136,4 +189,41 @@ export class SqliteClients implements ClientStore {
       () => changes(db.orm.update(clients).set({ secretHash }).where(and(eq(clients.id, id), sql`${clients.secretHash} IS NOT NULL`)).run()) > 0,
     )
   }
+
+  setLaunchUrl(id: string, url: string | null): Promise<boolean> {
+    const { db } = this.ctx
+    return this.ctx.write(() => changes(db.orm.update(clients).set({ launchUrl: url }).where(eq(clients.id, id)).run()) > 0)
+  }
+
+  setClientLogo(id: string, logo: ClientLogo | null, now: number): Promise<boolean> {
+    const { db } = this.ctx
+    return this.ctx.write(() => {
+      if (changes(db.orm.update(clients).set({ logoEtag: logo?.etag ?? null }).where(eq(clients.id, id)).run()) === 0) return false
+      if (!logo) db.orm.delete(clientLogos).where(eq(clientLogos.clientId, id)).run()
+      else {
+        const row = { contentType: logo.contentType, bytes: Buffer.from(logo.bytes), etag: logo.etag, updatedAt: now }
+        db.orm.insert(clientLogos).values({ clientId: id, ...row }).onConflictDoUpdate({ target: clientLogos.clientId, set: row }).run()
+      }
+      return true
+    })
+  }
+
+  async findClientLogo(id: string): Promise<ClientLogo | undefined> {
+    const row = this.ctx.db.orm.select().from(clientLogos).where(eq(clientLogos.clientId, id)).get()
+    return row && { contentType: row.contentType, bytes: new Uint8Array(row.bytes), etag: row.etag }
+  }
+
+  async yourApps(userId: string): Promise<YourApp[]> {
+    const rows = this.ctx.db.sqlite.query(YOUR_APPS).all(userId) as Array<{ id: string; name: string; launch_url: string | null; logo_etag: string | null; may_launch: number; authorized: number }>
+    return rows.map((r) => ({ clientId: r.id, name: r.name, logoEtag: r.logo_etag, launchUrl: r.may_launch ? r.launch_url : null, authorized: r.authorized === 1 }))
+  }
 }
+
+/** SPEC "Brand and language": apps with a launch URL the user may use (no allowed groups, or one of theirs), and the apps they authorized. */
+const YOUR_APPS = `SELECT * FROM (
+  SELECT c.id, c.name, c.launch_url, c.logo_etag,
+    c.launch_url IS NOT NULL AND (NOT EXISTS (SELECT 1 FROM client_groups g WHERE g.client_id = c.id)
+      OR EXISTS (SELECT 1 FROM client_groups g JOIN group_members m ON m.group_name = g.group_name WHERE g.client_id = c.id AND m.user_id = ?1)) AS may_launch,
+    EXISTS (SELECT 1 FROM consents k WHERE k.client_id = c.id AND k.user_id = ?1) AS authorized
+  FROM clients c) AS a
+WHERE may_launch OR authorized ORDER BY name, id`

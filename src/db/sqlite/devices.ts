@@ -1,4 +1,5 @@
-import { decidePoll, type DeviceCodeRecord, type DeviceCodeStore, type DeviceStatus, type NewDeviceCode, type PollOutcome } from '../store'
+import type { DeviceCodeRecord, DeviceCodeStore, DeviceStatus, NewCode, NewDeviceCode } from '../store'
+import { writeCode } from './grants'
 import { unique, type SqliteContext } from './context'
 
 const COLUMNS = `client_id AS clientId, scope, resource, created_at AS createdAt, expires_at AS expiresAt, interval, last_polled_at AS lastPolledAt, status, address, user_id AS userId, code_hash AS codeHash`
@@ -8,38 +9,62 @@ const toRecord = (row: Row | null): DeviceCodeRecord | undefined => (row ? { ...
 export class SqliteDevices implements DeviceCodeStore {
   constructor(private readonly ctx: SqliteContext) {}
 
-  insertDeviceCode(c: NewDeviceCode): Promise<void> {
+  insertDeviceCode(c: NewDeviceCode, maxPending: number): Promise<boolean> {
     const { sqlite } = this.ctx.db
-    return this.ctx.write(
-      () =>
-        void unique(() =>
-          sqlite
-            .prepare(`INSERT INTO device_codes (device_code_hash, user_code_hash, client_id, scope, resource, created_at, expires_at, interval, status, address) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`)
-            .run(c.deviceCodeHash, c.userCodeHash, c.clientId, c.scope, c.resource, c.createdAt, c.expiresAt, c.interval, c.address),
-        ),
-    )
+    return this.ctx.write(() => {
+      const { n } = sqlite.query<{ n: number }, [string, number]>(`SELECT count(*) AS n FROM device_codes WHERE client_id = ? AND status = 'pending' AND expires_at > ?`).get(c.clientId, c.createdAt)!
+      if (n >= maxPending) return false
+      unique(() =>
+        sqlite
+          .prepare(`INSERT INTO device_codes (device_code_hash, user_code_hash, client_id, scope, resource, created_at, expires_at, interval, status, address) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`)
+          .run(c.deviceCodeHash, c.userCodeHash, c.clientId, c.scope, c.resource, c.createdAt, c.expiresAt, c.interval, c.address),
+      )
+      return true
+    })
   }
 
   async findPendingByUserCode(userCodeHash: string, now: number): Promise<DeviceCodeRecord | undefined> {
     return toRecord(this.ctx.db.sqlite.query<Row, [string, number]>(`SELECT ${COLUMNS} FROM device_codes WHERE user_code_hash = ? AND status = 'pending' AND expires_at > ?`).get(userCodeHash, now))
   }
 
-  decideDeviceCode(userCodeHash: string, now: number, d: { status: 'allowed'; userId: string; codeHash: string } | { status: 'denied'; userId: string }): Promise<boolean> {
-    const { sqlite } = this.ctx.db
-    const codeHash = d.status === 'allowed' ? d.codeHash : null
-    return this.ctx.write(
-      () => sqlite.prepare(`UPDATE device_codes SET status = ?, user_id = ?, code_hash = ? WHERE user_code_hash = ? AND status = 'pending' AND expires_at > ?`).run(d.status, d.userId, codeHash, userCodeHash, now).changes > 0,
+  denyDeviceCode(userCodeHash: string, now: number, userId: string): Promise<boolean> {
+    return this.ctx.write(() => this.decide(userCodeHash, now, 'denied', userId, null))
+  }
+
+  allowDeviceCode(userCodeHash: string, now: number, code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[] }): Promise<boolean> {
+    return this.ctx.write(() => {
+      if (!this.decide(userCodeHash, now, 'allowed', code.userId, code.codeHash)) return false
+      writeCode(this.ctx.db, code, { ...remember, now })
+      return true
+    })
+  }
+
+  /** Inside a write job: the pending request decided, if it still is. */
+  private decide(userCodeHash: string, now: number, status: 'allowed' | 'denied', userId: string, codeHash: string | null): boolean {
+    return (
+      this.ctx.db.sqlite.prepare(`UPDATE device_codes SET status = ?, user_id = ?, code_hash = ? WHERE user_code_hash = ? AND status = 'pending' AND expires_at > ?`).run(status, userId, codeHash, userCodeHash, now)
+        .changes > 0
     )
   }
 
-  /** The writer runs one write at a time: the read and the update are one step. */
-  pollDeviceCode(deviceCodeHash: string, clientId: string, now: number): Promise<PollOutcome> {
+  async findDeviceCode(deviceCodeHash: string): Promise<DeviceCodeRecord | undefined> {
+    return toRecord(this.ctx.db.sqlite.query<Row, [string]>(`SELECT ${COLUMNS} FROM device_codes WHERE device_code_hash = ?`).get(deviceCodeHash))
+  }
+
+  slowDown(deviceCodeHash: string, now: number, interval: number): Promise<void> {
+    const { sqlite } = this.ctx.db
+    return this.ctx.write(() => void sqlite.query('UPDATE device_codes SET last_polled_at = ?, interval = max(interval, ?) WHERE device_code_hash = ?').run(now, interval, deviceCodeHash))
+  }
+
+  finishDeviceCode(deviceCodeHash: string, clientId: string, now: number, status: 'allowed' | 'denied'): Promise<{ codeHash: string | null } | undefined> {
     const { sqlite } = this.ctx.db
     return this.ctx.write(() => {
-      const row = toRecord(sqlite.query<Row, [string]>(`SELECT ${COLUMNS} FROM device_codes WHERE device_code_hash = ?`).get(deviceCodeHash))
-      const { outcome, update } = decidePoll(row, clientId, now)
-      if (update) sqlite.prepare('UPDATE device_codes SET last_polled_at = ?, interval = ?, status = ? WHERE device_code_hash = ?').run(update.lastPolledAt, update.interval, update.status, deviceCodeHash)
-      return outcome
+      const row = sqlite
+        .query<{ codeHash: string | null }, [number, string, string, string, number]>(
+          `UPDATE device_codes SET status = 'used', last_polled_at = ? WHERE device_code_hash = ? AND client_id = ? AND status = ? AND expires_at > ? RETURNING code_hash AS codeHash`,
+        )
+        .get(now, deviceCodeHash, clientId, status, now)
+      return row ? { codeHash: row.codeHash } : undefined
     })
   }
 }

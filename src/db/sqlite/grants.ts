@@ -20,6 +20,7 @@ import type {
 } from '../store'
 import { changes, insertedId } from './client'
 import type { SqliteContext } from './context'
+import type { Db } from './client'
 import { insertAuditEvents } from './audit'
 import { prepared } from './prepared'
 import { accessTokens, authCodes, clients, consents, refreshFamilies, refreshTokens } from './schema'
@@ -36,6 +37,51 @@ const tokenColumns = {
   expiresAt: p('expiresAt'),
   createdAt: p('createdAt'),
   resource: p('resource'),
+}
+
+type Remember = { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number }
+
+/**
+ * A code, and with `remember` the user's consent grown by its scopes (the union of what was
+ * granted before and now, in canonical order). Runs inside a write job: the grant's own, or a
+ * device decision's (the consent counts only with the decision).
+ */
+export function writeCode(db: Db, code: NewCode, remember: Remember | undefined): void {
+  if (remember) {
+    const { userId, clientId } = code
+    const resource = code.resource ?? ''
+    const row = db.orm
+      .select({ scope: consents.scope })
+      .from(consents)
+      .where(and(eq(consents.userId, userId), eq(consents.clientId, clientId), eq(consents.resource, resource)))
+      .get()
+    const all = new Set([...(row ? row.scope.split(' ') : []), ...remember.scopes])
+    const scope = remember.canonicalOrder.filter((s) => all.has(s)).join(' ')
+    db.orm
+      .insert(consents)
+      .values({ userId, clientId, resource, scope, createdAt: remember.now, updatedAt: remember.now })
+      .onConflictDoUpdate({ target: [consents.userId, consents.clientId, consents.resource], set: { scope, updatedAt: remember.now } })
+      .run()
+  }
+  prepared(db, 'insertCode', () =>
+    db.orm
+      .insert(authCodes)
+      .values({
+        codeHash: p('codeHash'),
+        clientId: p('clientId'),
+        userId: p('userId'),
+        redirectUri: p('redirectUri'),
+        scope: p('scope'),
+        codeChallenge: p('codeChallenge'),
+        expiresAt: p('expiresAt'),
+        nonce: p('nonce'),
+        authTime: p('authTime'),
+        amr: p('amr'),
+        resource: p('resource'),
+        sid: p('sid'),
+      })
+      .prepare(),
+  ).run({ ...code, sid: code.sid ?? null })
 }
 
 export class SqliteGrants implements GrantStore {
@@ -74,45 +120,8 @@ export class SqliteGrants implements GrantStore {
       .map((r) => ({ clientId: r.clientId, name: r.name, scopes: r.scope.split(' '), resource: r.resource || null, grantedAt: r.grantedAt, lastUsedAt: r.lastUsedAt }))
   }
 
-  issueCode(code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[]; now: number } | undefined): Promise<void> {
-    return this.ctx.write(() => {
-      if (remember) this.rememberConsent(code.userId, code.clientId, code.resource ?? '', remember.scopes, remember.canonicalOrder, remember.now)
-      prepared(this.db, 'insertCode', () =>
-        this.db.orm
-          .insert(authCodes)
-          .values({
-            codeHash: p('codeHash'),
-            clientId: p('clientId'),
-            userId: p('userId'),
-            redirectUri: p('redirectUri'),
-            scope: p('scope'),
-            codeChallenge: p('codeChallenge'),
-            expiresAt: p('expiresAt'),
-            nonce: p('nonce'),
-            authTime: p('authTime'),
-            amr: p('amr'),
-            resource: p('resource'),
-            sid: p('sid'),
-          })
-          .prepare(),
-      ).run({ ...code, sid: code.sid ?? null })
-    })
-  }
-
-  /** The union of what was granted before and now, in canonical order. Runs inside a write job. */
-  private rememberConsent(userId: string, clientId: string, resource: string, scopes: readonly string[], order: readonly string[], now: number): void {
-    const row = this.db.orm
-      .select({ scope: consents.scope })
-      .from(consents)
-      .where(and(eq(consents.userId, userId), eq(consents.clientId, clientId), eq(consents.resource, resource)))
-      .get()
-    const all = new Set([...(row ? row.scope.split(' ') : []), ...scopes])
-    const scope = order.filter((s) => all.has(s)).join(' ')
-    this.db.orm
-      .insert(consents)
-      .values({ userId, clientId, resource, scope, createdAt: now, updatedAt: now })
-      .onConflictDoUpdate({ target: [consents.userId, consents.clientId, consents.resource], set: { scope, updatedAt: now } })
-      .run()
+  issueCode(code: NewCode, remember: Remember | undefined): Promise<void> {
+    return this.ctx.write(() => writeCode(this.db, code, remember))
   }
 
   revokeAccess(userId: string, clientId: string): Promise<boolean> {
@@ -171,7 +180,7 @@ export class SqliteGrants implements GrantStore {
       const { family, token } = found
       if ('revokeFamily' in decision) {
         this.deleteFamily(family.familyId)
-        return { ok: false, error: 'invalid_grant', description: decision.revokeFamily, familyRevoked: true }
+        return { ok: false, error: 'invalid_grant', description: decision.revokeFamily, familyRevoked: decision.reuse }
       }
       if (decision.markRotated && token)
         prepared(this.db, 'rotateRefresh', () =>
@@ -238,10 +247,13 @@ export class SqliteGrants implements GrantStore {
 
   private readFamily(by: 'id' | 'family_id', value: number | string): RefreshFamily | undefined {
     const row = prepared(this.db, `familyBy:${by}`, () =>
-      this.db.sqlite.prepare<Omit<RefreshFamily, 'live'>, [number | string]>(
+      this.db.sqlite.prepare<Omit<RefreshFamily, 'live' | 'allowed'> & { allowed: number }, [number | string]>(
+        // allowed: groups.mayAuthorize on the family's row, read in the refresh's own write job.
         `SELECT id, family_id AS familyId, client_id AS clientId, user_id AS userId, key_hash AS keyHash, used_at AS usedAt, expires_at AS expiresAt,
-          auth_time AS authTime, amr, sid, resource, window_start AS windowStart, window_count AS windowCount
-        FROM refresh_families WHERE ${by} = ?`,
+          auth_time AS authTime, amr, sid, resource, window_start AS windowStart, window_count AS windowCount,
+          NOT EXISTS (SELECT 1 FROM client_groups c WHERE c.client_id = f.client_id)
+            OR EXISTS (SELECT 1 FROM client_groups c JOIN group_members m ON m.group_name = c.group_name WHERE c.client_id = f.client_id AND m.user_id = f.user_id) AS allowed
+        FROM refresh_families f WHERE ${by} = ?`,
       ),
     ).get(value)
     if (!row) return undefined
@@ -251,6 +263,7 @@ export class SqliteGrants implements GrantStore {
     )
     return {
       ...row,
+      allowed: row.allowed === 1,
       get live() {
         return live.get(row.familyId)!.n
       },

@@ -26,7 +26,10 @@ export class SqliteGroups implements GroupStore {
         .all(name) as GroupDeletion['restricts']
       restricts.push(...sites)
       if (restricts.length) return { deleted: false, restricts }
-      return { deleted: this.sqlite.prepare('DELETE FROM groups WHERE name = ?').run(name).changes > 0, restricts }
+      const deleted = this.sqlite.prepare('DELETE FROM groups WHERE name = ?').run(name).changes > 0
+      // Its members' Remote-Groups change (forward-auth's cached site sessions).
+      if (deleted) this.ctx.emit({ sessions: 'all' })
+      return { deleted, restricts }
     })
   }
 
@@ -34,7 +37,7 @@ export class SqliteGroups implements GroupStore {
     return this.ctx.write(() => {
       const exists = this.sqlite.prepare('SELECT (SELECT 1 FROM groups WHERE name = ?1) AND (SELECT 1 FROM users WHERE id = ?2) AS ok').get(name, userId) as { ok: number | null }
       if (!exists.ok) return false
-      this.sqlite.prepare('INSERT INTO group_members (group_name, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING').run(name, userId)
+      if (this.sqlite.prepare('INSERT INTO group_members (group_name, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING').run(name, userId).changes > 0) this.ctx.emit({ sessions: [userId] })
       return true
     })
   }
@@ -42,6 +45,7 @@ export class SqliteGroups implements GroupStore {
   removeMember(name: string, userId: string): Promise<boolean> {
     return this.ctx.write(() => {
       if (this.sqlite.prepare('DELETE FROM group_members WHERE group_name = ? AND user_id = ?').run(name, userId).changes === 0) return false
+      this.ctx.emit({ sessions: [userId] })
       // The apps restricted to this group that no other group of the user's opens (one writer: the order is free).
       const lost = `SELECT g.client_id FROM client_groups g WHERE g.group_name = ?1 AND NOT EXISTS
         (SELECT 1 FROM client_groups o JOIN group_members m ON m.group_name = o.group_name WHERE o.client_id = g.client_id AND m.user_id = ?2)`

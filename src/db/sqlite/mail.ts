@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
 import type { EmailPurpose, EmailToken, MailStore, NewMail, OutboxMessage, RecoveryRemoved, TokenOutcome, TokenUse, TokenUser } from '../store'
 import { UniqueViolation } from '../store'
-import type { Db } from './client'
+import { changes, type Db } from './client'
 import { unique, type SqliteContext } from './context'
 import { emailTokens, mailOutbox, sessions, users } from './schema'
 
@@ -64,7 +64,7 @@ export class SqliteMail implements MailStore {
       const removed = change.recover ? recover(db, row.userId) : undefined
       // A recovery deleted tokens, sessions and grants: anything cached may be stale.
       if (removed) this.ctx.emit({})
-      if (change.endSessions) db.orm.delete(sessions).where(eq(sessions.userId, row.userId)).run()
+      if (change.endSessions && changes(db.orm.delete(sessions).where(eq(sessions.userId, row.userId)).run()) > 0) this.ctx.emit({ sessions: [row.userId] })
       insertMail(db, change.mail ?? [], now)
       return { ok: true, token, removed }
     })
@@ -134,6 +134,9 @@ function recover(db: Db, userId: string): RecoveryRemoved {
     recoveryCodes: count('SELECT count(*) AS n FROM recovery_codes WHERE user_id = ?'),
     apps: apps.map((a) => a.name),
     sessions: count('SELECT count(*) AS n FROM sessions WHERE user_id = ?'),
+    identities: sqlite
+      .prepare<{ provider: string; email: string | null }, [string]>('SELECT p.name AS provider, i.email FROM user_identities i JOIN providers p ON p.id = i.provider_id WHERE i.user_id = ? ORDER BY p.name')
+      .all(userId),
   }
   for (const table of RECOVERED) sqlite.prepare(`DELETE FROM ${table} WHERE user_id = ?`).run(userId)
   return removed
@@ -152,6 +155,8 @@ export const RECOVERED = [
   'access_tokens',
   'sessions',
   'email_tokens',
+  // A provider account connected by whoever set the account up signs in as surely as a passkey.
+  'user_identities',
 ] as const
 
 export const toToken = (row: typeof emailTokens.$inferSelect): EmailToken => ({

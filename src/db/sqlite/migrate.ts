@@ -21,7 +21,10 @@ import introspects from '../../../drizzle/sqlite/0017_introspects.sql' with { ty
 import sessionsMigration from '../../../drizzle/sqlite/0018_sessions.sql' with { type: 'text' }
 import sites from '../../../drizzle/sqlite/0019_sites.sql' with { type: 'text' }
 import machines from '../../../drizzle/sqlite/0020_machines.sql' with { type: 'text' }
-import userLanguage from '../../../drizzle/sqlite/0021_user_language.sql' with { type: 'text' }
+import clientLogos from '../../../drizzle/sqlite/0021_client_logos.sql' with { type: 'text' }
+import avatars from '../../../drizzle/sqlite/0022_avatars.sql' with { type: 'text' }
+import providers from '../../../drizzle/sqlite/0023_providers.sql' with { type: 'text' }
+import userLanguage from '../../../drizzle/sqlite/0024_user_language.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them.
@@ -49,7 +52,10 @@ export const embeddedMigrations: Record<string, string> = {
   '0018_sessions': sessionsMigration,
   '0019_sites': sites,
   '0020_machines': machines,
-  '0021_user_language': userLanguage,
+  '0021_client_logos': clientLogos,
+  '0022_avatars': avatars,
+  '0023_providers': providers,
+  '0024_user_language': userLanguage,
 }
 
 export interface MigrationResult {

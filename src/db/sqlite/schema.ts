@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 // Every secret column holds a SHA-256 hash (base64url), never the value itself.
 // Times are milliseconds since the epoch.
@@ -62,6 +62,21 @@ export const clients = sqliteTable('clients', {
   /** Its JWKS as given (`--jwks-file`), JSON; or where to fetch it (`--jwks-uri`). */
   jwks: text('jwks'),
   jwksUri: text('jwks_uri'),
+  /** Where "Your apps" on /account opens it (`--launch-url`): https, or http on loopback. */
+  launchUrl: text('launch_url'),
+  /** The version of its logo in client_logos (the `?v=` of the logo's URL); null: no logo. */
+  logoEtag: text('logo_etag'),
+})
+
+/** An app's logo (`--logo-file`): PNG, WebP or SVG, at most 256 KiB, its type found from its bytes. */
+export const clientLogos = sqliteTable('client_logos', {
+  clientId: text('client_id')
+    .primaryKey()
+    .references(() => clients.id, { onDelete: 'cascade' }),
+  contentType: text('content_type').notNull(),
+  bytes: blob('bytes', { mode: 'buffer' }).notNull(),
+  etag: text('etag').notNull(),
+  updatedAt: integer('updated_at').notNull(),
 })
 
 export const sessions = sqliteTable(
@@ -108,8 +123,24 @@ export const userDevices = sqliteTable(
     deviceHash: text('device_hash').notNull(),
     createdAt: integer('created_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.deviceHash] })],
+  // created_at: the purge deletes rows older than the device cookie's life, a batch at a time.
+  (t) => [primaryKey({ columns: [t.userId, t.deviceHash] }), index('user_devices_created').on(t.createdAt)],
 )
+
+/**
+ * An uploaded picture (SPEC "Your account and your sessions"): PNG, JPEG or WebP by its bytes, at
+ * most 1 MiB. `users.avatar_url` then holds its path `/avatars/<id>?v=<etag>`; `etag` is a hash
+ * of the bytes. Deleting the user deletes it.
+ */
+export const userAvatars = sqliteTable('user_avatars', {
+  userId: text('user_id')
+    .primaryKey()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  contentType: text('content_type').notNull(),
+  bytes: blob('bytes', { mode: 'buffer' }).notNull(),
+  etag: text('etag').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+})
 
 /**
  * Back-channel logout deliveries, an outbox of their own (same lease and back-off as mail): one
@@ -665,4 +696,64 @@ export const usedAssertions = sqliteTable(
     expiresAt: integer('expires_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.clientId, t.jti] }), index('used_assertions_expires').on(t.expiresAt)],
+)
+
+/**
+ * Upstream providers (SPEC "Sign in with another account"). The client secret is the one secret
+ * column that is not a hash: Latchkey must send it to the provider, so it is sealed (AES-256-GCM
+ * under the server's seal key, bound to the provider's id) — see src/lib/seal.ts.
+ */
+export const providers = sqliteTable('providers', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  /** oidc, google or github. */
+  kind: text('kind').notNull(),
+  issuer: text('issuer').notNull(),
+  /** GitHub's API base (https://api.github.com, or GitHub Enterprise's https://HOST/api/v3); null for OpenID Connect. */
+  apiUrl: text('api_url'),
+  clientId: text('client_id').notNull(),
+  clientSecretSealed: text('client_secret_sealed').notNull(),
+  scope: text('scope').notNull(),
+  allowCreate: integer('allow_create', { mode: 'boolean' }).notNull().default(false),
+  allowedDomains: text('allowed_domains', { mode: 'json' }).$type<string[]>().notNull(),
+  linkVerifiedEmail: integer('link_verified_email', { mode: 'boolean' }).notNull().default(false),
+  trustMfa: integer('trust_mfa', { mode: 'boolean' }).notNull().default(false),
+  createdAt: integer('created_at').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+})
+
+/**
+ * A user's identity at a provider: the provider and its subject — never an email alone. `email`
+ * is the address the provider last named, shown on /account only; it never decides a link.
+ */
+export const userIdentities = sqliteTable(
+  'user_identities',
+  {
+    providerId: text('provider_id').notNull().references(() => providers.id, { onDelete: 'cascade' }),
+    subject: text('subject').notNull(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    email: text('email'),
+    createdAt: integer('created_at').notNull(),
+    lastUsedAt: integer('last_used_at'),
+  },
+  (t) => [primaryKey({ columns: [t.providerId, t.subject] }), uniqueIndex('user_identities_user_provider').on(t.userId, t.providerId)],
+)
+
+/**
+ * A sign-in sent to a provider and not yet back: found by the SHA-256 of its `state`, good once,
+ * only in the browser whose cookie hashes to `browser_hash` (the PKCE verifier is derived from that
+ * cookie, so it is not stored). `user_id`: a signed-in user connecting the provider from /account.
+ */
+export const providerStates = sqliteTable(
+  'provider_states',
+  {
+    stateHash: text('state_hash').primaryKey(),
+    providerId: text('provider_id').notNull().references(() => providers.id, { onDelete: 'cascade' }),
+    browserHash: text('browser_hash').notNull(),
+    nonce: text('nonce').notNull(),
+    returnTo: text('return_to'),
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('provider_states_expires').on(t.expiresAt)],
 )

@@ -1,5 +1,6 @@
 import { and, eq, gt, ne, sql } from 'drizzle-orm'
 import type { LogoutDelivery, NewMail, NewSession, SessionListing, SessionRecord, SessionStore } from '../store'
+import { changes } from './client'
 import type { SqliteContext } from './context'
 import { insertMail } from './mail'
 import { prepared } from './prepared'
@@ -16,15 +17,29 @@ export class SqliteSessions implements SessionStore {
     return this.ctx.write(() => {
       const user = db.sqlite.prepare('SELECT disabled_at AS disabledAt FROM users WHERE id = ?').get(session.userId) as { disabledAt: number | null } | null
       if (!user || user.disabledAt !== null) return false
-      if (replacing) db.orm.delete(sessions).where(eq(sessions.idHash, replacing)).run()
+      // The same person signing in again in this browser (prompt=login, a step-up) goes on in the same
+      // session under a new token: its sid and apps are kept, so no app is told it ended (its rows are
+      // moved off before the delete, which the logout trigger then finds without any).
+      const kept = replacing ? this.keptOnReplace(replacing, session.userId) : undefined
+      if (replacing) this.ended(db.sqlite.query<{ user_id: string }, [string]>('DELETE FROM sessions WHERE id_hash = ? RETURNING user_id').all(replacing))
       const { deviceHash } = session
-      db.orm.insert(sessions).values({ ...session, amr: session.amr.join(' '), createdAt: session.authTime, lastActiveAt: session.authTime }).run()
+      db.orm.insert(sessions).values({ ...session, sid: kept?.sid ?? session.sid, amr: session.amr.join(' '), createdAt: session.authTime, lastActiveAt: session.authTime }).run()
+      if (kept) for (const clientId of kept.apps) db.sqlite.prepare('INSERT INTO session_clients (sid, client_id) VALUES (?, ?)').run(kept.sid, clientId)
       if (deviceHash && !session.pending) {
         const known = db.sqlite.prepare('INSERT OR IGNORE INTO user_devices (user_id, device_hash, created_at) VALUES (?, ?, ?)').run(session.userId, deviceHash, session.authTime)
         if (known.changes > 0 && newDevice) insertMail(db, [newDevice], session.authTime)
       }
       return true
     })
+  }
+
+  /** Inside the writer: the replaced session's sid and apps when it is the same user's (taken off it), else undefined. */
+  private keptOnReplace(replacing: string, userId: string): { sid: string; apps: string[] } | undefined {
+    const { sqlite } = this.ctx.db
+    const old = sqlite.prepare<{ sid: string }, [string, string]>('SELECT sid FROM sessions WHERE id_hash = ? AND user_id = ?').get(replacing, userId)
+    if (!old) return undefined
+    const apps = sqlite.prepare<{ clientId: string }, [string]>('DELETE FROM session_clients WHERE sid = ? RETURNING client_id AS clientId').all(old.sid)
+    return { sid: old.sid, apps: apps.map((a) => a.clientId) }
   }
 
   async findSession(idHash: string, now: number, idleSince: number): Promise<SessionRecord | undefined> {
@@ -43,8 +58,12 @@ export class SqliteSessions implements SessionStore {
   }
 
   deleteSession(idHash: string): Promise<void> {
-    const { db } = this.ctx
-    return this.ctx.write(() => void db.orm.delete(sessions).where(eq(sessions.idHash, idHash)).run())
+    return this.ctx.write(() => this.ended(this.ctx.db.sqlite.query<{ user_id: string }, [string]>('DELETE FROM sessions WHERE id_hash = ? RETURNING user_id').all(idHash)))
+  }
+
+  /** Sign-in sessions deleted: the site-session cache drops their users' (src/authz/cache.ts). */
+  private ended(rows: ReadonlyArray<{ user_id: string }>): void {
+    if (rows.length) this.ctx.emit({ sessions: [...new Set(rows.map((r) => r.user_id))] })
   }
 
   reauthenticated(idHash: string, now: number): Promise<void> {
@@ -55,7 +74,9 @@ export class SqliteSessions implements SessionStore {
   deleteSessionsOf(userId: string, except?: string): Promise<void> {
     const { db } = this.ctx
     const others = except === undefined ? eq(sessions.userId, userId) : and(eq(sessions.userId, userId), ne(sessions.idHash, except))
-    return this.ctx.write(() => void db.orm.delete(sessions).where(others).run())
+    return this.ctx.write(() => {
+      if (changes(db.orm.delete(sessions).where(others).run()) > 0) this.ctx.emit({ sessions: [userId] })
+    })
   }
 
   async listSessions(userId: string, now: number, idleSince: number): Promise<SessionListing[]> {
@@ -68,7 +89,11 @@ export class SqliteSessions implements SessionStore {
   }
 
   deleteSessionOf(userId: string, sid: string): Promise<boolean> {
-    return this.ctx.write(() => this.ctx.db.sqlite.prepare('DELETE FROM sessions WHERE user_id = ? AND sid = ?').run(userId, sid).changes > 0)
+    return this.ctx.write(() => {
+      const found = this.ctx.db.sqlite.prepare('DELETE FROM sessions WHERE user_id = ? AND sid = ?').run(userId, sid).changes > 0
+      if (found) this.ctx.emit({ sessions: [userId] })
+      return found
+    })
   }
 
   touchSessions(touches: ReadonlyMap<string, number>): Promise<void> {

@@ -1,4 +1,4 @@
-import type { NewSiteCode, SiteCodeRecord, SiteRecord, SiteRule, SiteSessionRecord, SiteStore } from '../store'
+import type { NewSiteCode, SiteCodeRecord, SiteRecord, SiteRule, SiteSessionRecord, SiteStore, UserRecord } from '../store'
 import { unique, type SqliteContext } from './context'
 
 type SiteRow = { host: string; name: string; policy: string; allowed_groups: string; jwt: number; rules: string }
@@ -27,8 +27,15 @@ export class SqliteSites implements SiteStore {
         this.sqlite
           .prepare('INSERT INTO sites (host, name, policy, allowed_groups, jwt, rules, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
           .run(s.host, s.name, s.policy, JSON.stringify(s.allowedGroups), s.jwt ? 1 : 0, JSON.stringify(s.rules), now)
+        this.sitesChanged(true)
       }),
     )
+  }
+
+  /** Forward-auth's cache of sites (and their sessions) hears of a site written (src/authz/cache.ts). */
+  private sitesChanged(changed: boolean): boolean {
+    if (changed) this.ctx.emit({ sites: true })
+    return changed
   }
 
   async findSites(hosts: readonly string[]): Promise<SiteRecord[]> {
@@ -42,23 +49,24 @@ export class SqliteSites implements SiteStore {
   }
 
   replaceSite(s: SiteRecord): Promise<boolean> {
-    return this.ctx.write(
-      () =>
+    return this.ctx.write(() =>
+      this.sitesChanged(
         this.sqlite
           .prepare('UPDATE sites SET name = ?, policy = ?, allowed_groups = ?, jwt = ?, rules = ? WHERE host = ?')
           .run(s.name, s.policy, JSON.stringify(s.allowedGroups), s.jwt ? 1 : 0, JSON.stringify(s.rules), s.host).changes > 0,
+      ),
     )
   }
 
   addRule(host: string, rule: SiteRule): Promise<boolean> {
-    return this.ctx.write(() => this.sqlite.prepare("UPDATE sites SET rules = json_insert(rules, '$[#]', json(?)) WHERE host = ?").run(JSON.stringify(rule), host).changes > 0)
+    return this.ctx.write(() => this.sitesChanged(this.sqlite.prepare("UPDATE sites SET rules = json_insert(rules, '$[#]', json(?)) WHERE host = ?").run(JSON.stringify(rule), host).changes > 0))
   }
 
   deleteSite(host: string): Promise<boolean> {
     return this.ctx.write(() => {
       const gone = this.sqlite.prepare('DELETE FROM sites WHERE host = ?').run(host).changes > 0
       if (gone) deleteSessionsOfSite(host, (sql, arg) => this.sqlite.prepare(sql).run(arg))
-      return gone
+      return this.sitesChanged(gone)
     })
   }
 
@@ -85,19 +93,26 @@ export class SqliteSites implements SiteStore {
     })
   }
 
-  async findSiteSession(idHash: string, host: string, now: number, idleSince: number): Promise<SiteSessionRecord | undefined> {
+  async findSiteSession(
+    idHash: string,
+    host: string,
+    now: number,
+    idleSince: number,
+    known?: (userId: string) => { user: UserRecord; groups: string[] } | undefined,
+  ): Promise<SiteSessionRecord | undefined> {
     const row = this.sqlite
       .query<Record<string, unknown>, [string, string, number, number]>(
-        `SELECT u.id, u.email, u.full_name, u.avatar_url, u.email_verified, s.auth_time, s.amr, ss.expires_at, s.id_hash AS session_hash, s.last_active_at,
-            (SELECT json_group_array(group_name) FROM (SELECT group_name FROM group_members WHERE user_id = u.id ORDER BY group_name)) AS groups
+        `SELECT u.id, s.auth_time, s.amr, ss.expires_at, s.id_hash AS session_hash, s.last_active_at
           FROM site_sessions ss JOIN sessions s ON s.id_hash = ss.session_hash JOIN users u ON u.id = s.user_id
           WHERE ss.id_hash = ? AND ss.host = ? AND ss.expires_at > ?3 AND s.expires_at > ?3 AND s.last_active_at > ?4 AND s.pending = 0 AND u.disabled_at IS NULL`,
       )
       .get(idHash, host, now, idleSince)
     if (!row) return undefined
+    // Read in the same synchronous step as the row: no write can come between.
+    const who = known?.(row.id as string) ?? this.identity(row.id as string)
     return {
-      user: { id: row.id as string, email: row.email as string, fullName: row.full_name as string, avatarUrl: row.avatar_url as string | null, emailVerified: row.email_verified === 1 },
-      groups: JSON.parse(row.groups as string) as string[],
+      user: who.user,
+      groups: who.groups,
       amr: (row.amr as string).split(' '),
       authTime: row.auth_time as number,
       expiresAt: row.expires_at as number,
@@ -106,8 +121,29 @@ export class SqliteSites implements SiteStore {
     }
   }
 
+  /** A user and their groups (sorted), as a site session's check names them. */
+  private identity(id: string): { user: UserRecord; groups: string[] } {
+    const row = this.sqlite
+      .query<Record<string, unknown>, [string]>(
+        `SELECT u.id, u.email, u.full_name, u.avatar_url, u.email_verified,
+            (SELECT json_group_array(group_name) FROM (SELECT group_name FROM group_members WHERE user_id = u.id ORDER BY group_name)) AS groups
+          FROM users u WHERE u.id = ?`,
+      )
+      .get(id)!
+    return {
+      user: { id: row.id as string, email: row.email as string, fullName: row.full_name as string, avatarUrl: row.avatar_url as string | null, emailVerified: row.email_verified === 1 },
+      groups: JSON.parse(row.groups as string) as string[],
+    }
+  }
+
   endSignInOf(idHash: string, host: string): Promise<boolean> {
-    return this.ctx.write(() => this.sqlite.prepare('DELETE FROM sessions WHERE id_hash = (SELECT session_hash FROM site_sessions WHERE id_hash = ? AND host = ?)').run(idHash, host).changes > 0)
+    return this.ctx.write(() => {
+      const ended = this.sqlite
+        .query<{ user_id: string }, [string, string]>('DELETE FROM sessions WHERE id_hash = (SELECT session_hash FROM site_sessions WHERE id_hash = ? AND host = ?) RETURNING user_id')
+        .all(idHash, host)
+      if (ended.length) this.ctx.emit({ sessions: ended.map((r) => r.user_id) })
+      return ended.length > 0
+    })
   }
 }
 

@@ -1,6 +1,6 @@
 import { eq, lt } from 'drizzle-orm'
 import type { Change, PurgeWindows, Store, StoreCounts, StoreStats } from '../store'
-import { StoreRefusal } from '../store'
+import { DEVICES_PURGED_PER_RUN, StoreRefusal } from '../store'
 import { SqliteChangeFeed } from './change-feed'
 import { Checkpointer } from './checkpointer'
 import { changes, createDatabaseFile, openDb, type Db } from './client'
@@ -18,6 +18,7 @@ import { accessTokens, loginThrottle, serverSecrets, sessions } from './schema'
 import { SqliteSessions } from './sessions'
 import { SqliteSettings } from './settings'
 import { SqliteSites } from './sites'
+import { SqliteProviders } from './providers'
 import { SqliteThrottle } from './throttle'
 import { SqliteTokens } from './tokens'
 import { SqlitePushed } from './pushed'
@@ -55,6 +56,7 @@ export class SqliteStore implements Store, SqliteContext {
   readonly groups = new SqliteGroups(this)
   readonly audit = new SqliteAudit(this)
   readonly sites = new SqliteSites(this)
+  readonly providers = new SqliteProviders(this)
 
   /** WAL checkpoints off the event loop (a file's server; none for `:memory:` and the CLI). */
   checkpointer?: Checkpointer
@@ -200,6 +202,7 @@ export class SqliteStore implements Store, SqliteContext {
       removed += run('DELETE FROM pushed_requests WHERE expires_at < ?1', now)
       removed += run('DELETE FROM device_codes WHERE expires_at < ?1', now)
       removed += run('DELETE FROM used_assertions WHERE expires_at < ?1', now)
+      removed += run('DELETE FROM provider_states WHERE expires_at < ?1', now)
       if (keep.audit !== undefined) removed += run('DELETE FROM audit_events WHERE at < ?1', now - keep.audit)
       removed += run('DELETE FROM mail_outbox WHERE sent_at < ?1 OR failed_at < ?1', now - keep.mail)
       removed += run('DELETE FROM logout_deliveries WHERE sent_at < ?1 OR failed_at < ?1', now - keep.mail)
@@ -209,6 +212,8 @@ export class SqliteStore implements Store, SqliteContext {
       removed += run('DELETE FROM sessions WHERE expires_at < ?1 OR last_active_at <= ?2', now, idleSince)
       removed += run('DELETE FROM site_sessions WHERE expires_at < ?1', now)
       removed += run('DELETE FROM site_codes WHERE expires_at < ?1', now)
+      if (keep.devices !== undefined)
+        removed += run('DELETE FROM user_devices WHERE rowid IN (SELECT rowid FROM user_devices WHERE created_at < ?1 LIMIT ?2)', now - keep.devices, DEVICES_PURGED_PER_RUN)
       removed += changes(this.db.orm.delete(loginThrottle).where(lt(loginThrottle.lastAt, now - keep.throttle)).run())
       // A family lives until the last of its tokens expires; rotated tokens only through the grace.
       removed += run('DELETE FROM refresh_tokens WHERE family_id IN (SELECT family_id FROM refresh_families WHERE expires_at < ?1)', now)

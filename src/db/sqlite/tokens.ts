@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm'
-import type { NewClientToken, TokenRecord, TokenStore, UserRecord } from '../store'
+import type { AuditEvent, NewClientToken, TokenRecord, TokenStore, UserRecord } from '../store'
+import { insertAuditEvents } from './audit'
 import { changes, insertedId } from './client'
 import type { SqliteContext } from './context'
 import { prepared } from './prepared'
@@ -60,11 +61,15 @@ export class SqliteTokens implements TokenStore {
     })
   }
 
-  insertClientToken(t: NewClientToken): Promise<number> {
+  insertClientToken(t: NewClientToken, audit?: AuditEvent): Promise<number> {
     const insert = prepared(this.ctx.db, 'insertClientToken', () =>
       this.ctx.db.sqlite.prepare('INSERT INTO access_tokens (verifier_hash, client_id, user_id, scope, expires_at, created_at, family_id, resource) VALUES (?, ?, NULL, ?, ?, ?, NULL, ?)'),
     )
-    return this.ctx.write(() => insertedId(insert.run(t.verifierHash, t.clientId, t.scope, t.expiresAt, t.createdAt, t.resource)))
+    return this.ctx.write(() => {
+      const id = insertedId(insert.run(t.verifierHash, t.clientId, t.scope, t.expiresAt, t.createdAt, t.resource))
+      if (audit) insertAuditEvents(this.ctx.db, [audit])
+      return id
+    })
   }
 
   deleteToken(id: number): Promise<boolean> {

@@ -1,10 +1,10 @@
 import { and, eq, isNull, or, sql } from 'drizzle-orm'
-import type { AdminChange, EmailToken, NewMail, NewUser, UserListing, UserRecord, UserStore } from '../store'
+import type { AdminChange, AvatarUpload, EmailToken, NewMail, NewUser, PasskeyRecord, UserListing, UserRecord, UserStore } from '../store'
 import { insertToken } from './mail'
 import { changes } from './client'
 import { unique, type SqliteContext } from './context'
 import { prepared } from './prepared'
-import { users } from './schema'
+import { passkeys, userAvatars, users } from './schema'
 
 const p = (name: string) => sql.placeholder(name)
 export const toUser = (row: typeof users.$inferSelect): UserRecord => ({
@@ -63,7 +63,30 @@ export class SqliteUsers implements UserStore {
   }
 
   setProfile(id: string, profile: { fullName: string; avatarUrl: string | null }): Promise<boolean> {
-    return this.ctx.write(() => this.changed(id, changes(this.ctx.db.orm.update(users).set({ fullName: profile.fullName, avatarUrl: profile.avatarUrl }).where(eq(users.id, id)).run()) > 0))
+    const { orm } = this.ctx.db
+    return this.ctx.write(() => {
+      orm.delete(userAvatars).where(eq(userAvatars.userId, id)).run()
+      return this.changed(id, changes(orm.update(users).set({ fullName: profile.fullName, avatarUrl: profile.avatarUrl }).where(eq(users.id, id)).run()) > 0)
+    })
+  }
+
+  setAvatar(id: string, avatar: { url: string | null; upload?: AvatarUpload }, now: number): Promise<boolean> {
+    const { orm } = this.ctx.db
+    return this.ctx.write(() => {
+      if (changes(orm.update(users).set({ avatarUrl: avatar.url }).where(eq(users.id, id)).run()) === 0) return false
+      const { upload } = avatar
+      if (!upload) orm.delete(userAvatars).where(eq(userAvatars.userId, id)).run()
+      else {
+        const row = { contentType: upload.contentType, bytes: Buffer.from(upload.bytes), etag: upload.etag, updatedAt: now }
+        orm.insert(userAvatars).values({ userId: id, ...row }).onConflictDoUpdate({ target: userAvatars.userId, set: row }).run()
+      }
+      return this.changed(id, true)
+    })
+  }
+
+  async findAvatar(id: string): Promise<(AvatarUpload & { updatedAt: number }) | undefined> {
+    const row = this.ctx.db.orm.select().from(userAvatars).where(eq(userAvatars.userId, id)).get()
+    return row && { contentType: row.contentType, bytes: new Uint8Array(row.bytes), etag: row.etag, updatedAt: row.updatedAt }
   }
 
   setAdmin(id: string, admin: boolean): Promise<boolean> {
@@ -123,7 +146,7 @@ export class SqliteUsers implements UserStore {
   }
 
   /** One write job: the token's claim, the check and the insert commit together, or (a taken email) not at all. */
-  insertFirstAdmin(user: NewUser, tokenHash: string, since: number, now: number): Promise<'done' | 'refused'> {
+  insertFirstAdmin(user: NewUser, tokenHash: string, since: number, now: number, passkey?: PasskeyRecord): Promise<'done' | 'refused'> {
     const { db } = this.ctx
     return this.ctx.write(() => {
       const claimed = db.sqlite
@@ -134,6 +157,7 @@ export class SqliteUsers implements UserStore {
         .run(tokenHash, since).changes
       if (claimed === 0) return 'refused'
       unique(() => db.orm.insert(users).values({ ...user, isAdmin: true, createdAt: now }).run())
+      if (passkey) unique(() => db.orm.insert(passkeys).values(passkey).run())
       return 'done'
     })
   }

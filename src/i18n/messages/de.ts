@@ -105,6 +105,7 @@ export default {
   'signUp.haveAccount': 'Sie haben bereits ein Konto? {link}',
   'signUp.signIn': 'Anmelden',
   'signUp.tooMany': { one: 'Zu viele Versuche aus Ihrem Netzwerk. Versuchen Sie es in {count} Sekunde erneut.', other: 'Zu viele Versuche aus Ihrem Netzwerk. Versuchen Sie es in {count} Sekunden erneut.' },
+  'signUp.domainOnly': 'Die Registrierung hier ist nur für Adressen von {domains} möglich. Bitten Sie Ihre Administration um eine Einladung.',
   'signUp.emailTaken': 'Es gibt bereits ein Konto mit dieser E-Mail-Adresse.',
 
   // Refusals a domain module words in English (src/i18n/known-errors.ts finds them by their English text).
@@ -246,6 +247,8 @@ export default {
   'activity.group.member_added': 'Einer Gruppe hinzugefügt',
   'activity.group.member_removed': 'Aus einer Gruppe entfernt',
   'activity.site.sign_in': 'Bei einer geschützten Website angemeldet',
+  'activity.identity.linked': 'Einen Anmeldedienst verbunden',
+  'activity.identity.unlinked': 'Einen Anmeldedienst getrennt',
 
   // /account: refusals and notices of its forms.
   'account.verifyFirstPasskey': 'Bestätigen Sie zuerst Ihre E-Mail-Adresse: Dann können Sie einen Passkey hinzufügen.',
@@ -276,6 +279,16 @@ export default {
   'profile.fullName': 'Vollständiger Name',
   'profile.picture': 'Bild (eine https://-Bildadresse)',
   'profile.pictureHint': 'Lassen Sie das Feld leer, um ein Bild mit Ihren Initialen zu erhalten.',
+  'profile.pictureUploaded': 'Sie haben Ihr Bild hochgeladen. Eine Adresse hier ersetzt es.',
+  'profile.upload': 'Bild hochladen',
+  'profile.uploadHint': 'PNG, JPEG oder WebP, höchstens 1 MiB.',
+  'profile.uploadSubmit': 'Bild hochladen',
+  'profile.removePicture': 'Bild entfernen',
+  'confirm.changeWithPasskey': 'Stattdessen einen Passkey verwenden',
+  'confirm.setPassword': 'Mit Ihrem Passkey bestätigen und Passwort festlegen',
+  'confirm.passkeyOnly': 'Sie melden sich nur mit einem Passkey an: Bestätigen Sie mit ihm, um ein Passwort festzulegen.',
+  'confirm.deleteWithPasskey': 'Stattdessen mit einem Passkey löschen',
+  'confirm.deletePasskeyOnly': 'Mit Ihrem Passkey bestätigen und löschen',
   'profile.save': 'Profil speichern',
   'password.current': 'Aktuelles Passwort',
   'password.new': 'Neues Passwort',
@@ -313,7 +326,7 @@ export default {
   'sessions.title': 'Wo Sie angemeldet sind',
   'sessions.thisDevice': 'Dieses Gerät',
   'sessions.unknownAddress': 'unbekannte Adresse',
-  'sessions.times': 'Angemeldet {signedIn} · zuletzt aktiv {lastActive}',
+  'sessions.times': 'Angemeldet am {signedIn} · zuletzt aktiv am {lastActive}',
   'sessions.signOut': 'Abmelden',
   'sessions.signOutDevice': '{device} abmelden',
   'sessions.signOutThisDevice': '{device} abmelden (dieses Gerät)',
@@ -375,6 +388,8 @@ export default {
   'reset.recovered': 'Ihr Passwort ist festgelegt und Ihre E-Mail-Adresse bestätigt. Melden Sie sich damit an.',
   'reset.removedIntro': 'Ihre Adresse war noch nicht bestätigt, daher könnte jemand anderes dieses Konto eingerichtet haben. Alles, was zuvor darin eingerichtet wurde, wurde entfernt:',
   'reset.removedPasskey': 'Der Passkey „{name}“',
+  'reset.removedIdentity': 'Anmeldung mit {provider} als {email}',
+  'reset.removedIdentityNoEmail': 'Anmeldung mit {provider}',
   'reset.removedTotp': 'Die zweistufige Verifizierung (das Geheimnis ihrer Authenticator-App)',
   'reset.removedCodes': { one: '{count} Wiederherstellungscode', other: '{count} Wiederherstellungscodes' },
   'reset.removedApp': 'Der Zugriff der App „{name}“ (ihre Zustimmung und Tokens)',
@@ -457,6 +472,10 @@ export default {
   'mail.newDevice.address': 'Adresse: {address}',
   'mail.newDevice.device': 'Gerät: {device}',
   'mail.newDevice.notYou': 'Wenn Sie das nicht waren, melden Sie diesen Browser ab und ändern Sie Ihr Passwort.',
+  'mail.newSignInMethod.subject': 'Eine neue Anmeldemöglichkeit wurde hinzugefügt',
+  'mail.newSignInMethod.body': 'Bei Ihrem Konto können Sie sich jetzt mit {upstream} von {provider} anmelden.',
+  'mail.newSignInMethod.notYou': 'Wenn Sie das nicht waren, trennen Sie es auf Ihrer Kontoseite unter „Verbundene Konten“ und wenden Sie sich an die Administration dieses Servers.',
+  'mail.newSignInMethod.link': 'Verbundene Konten',
 
   // First run (/setup).
   'error.setupWrong.title': 'Einrichtungslink ungültig',
@@ -468,9 +487,17 @@ export default {
   'setup.title': '{brand} einrichten',
   'setup.intro': 'Legen Sie das erste Administratorkonto dieses Servers an. Sie werden sofort damit angemeldet und können dann Apps hinzufügen, Personen einladen oder die Registrierung öffnen.',
   'setup.submit': 'Administratorkonto anlegen',
+  'setup.withPasskey': 'Stattdessen mit einem Passkey erstellen',
+  'setup.passkeyHint': 'Oder ohne Passwort: Ihr Gerät speichert einen Passkey für dieses Konto.',
   'setup.emailTaken': 'Es gibt bereits ein Konto mit dieser E-Mail-Adresse: Verwenden Sie eine andere oder machen Sie es mit `latchkey user update` zur Administration.',
 
   // Passkey ceremonies in the browser (passkeys.js reads them from the page).
   'passkey.scriptRefused': 'Der Server hat die Passkey-Anfrage abgelehnt. Laden Sie die Seite neu und versuchen Sie es erneut.',
   'passkey.scriptCancelled': 'Die Passkey-Anfrage wurde abgebrochen oder ist abgelaufen.',
+
+  // /account: how a sign-in was made (Recent activity).
+  'activity.method.password': 'Passwort',
+  'activity.method.passkey': 'Passkey',
+  'activity.method.two_step': 'Authentifizierungscode',
+  'activity.method.recovery_code': 'Wiederherstellungscode',
 } satisfies Catalog

@@ -116,6 +116,7 @@ export default {
   'signUp.haveAccount': 'Have an account? {link}',
   'signUp.signIn': 'Sign in',
   'signUp.tooMany': { one: 'Too many attempts from your network. Try again in {count} second.', other: 'Too many attempts from your network. Try again in {count} seconds.' },
+  'signUp.domainOnly': 'Sign-up here is for addresses at {domains}. Ask your administrator for an invitation.',
   'signUp.emailTaken': 'An account with this email already exists.',
 
   // Refusals a domain module words in English (src/i18n/known-errors.ts finds them by their English text).
@@ -257,6 +258,8 @@ export default {
   'activity.group.member_added': 'Added to a group',
   'activity.group.member_removed': 'Removed from a group',
   'activity.site.sign_in': 'Signed in to a protected site',
+  'activity.identity.linked': 'Connected a sign-in provider',
+  'activity.identity.unlinked': 'Disconnected a sign-in provider',
 
   // /account: refusals and notices of its forms.
   'account.verifyFirstPasskey': 'Verify your email first: then you can add a passkey.',
@@ -287,6 +290,16 @@ export default {
   'profile.fullName': 'Full name',
   'profile.picture': 'Picture (an https:// image address)',
   'profile.pictureHint': 'Leave it empty for a picture of your initials.',
+  'profile.pictureUploaded': 'You uploaded your picture. An address here replaces it.',
+  'profile.upload': 'Upload a picture',
+  'profile.uploadHint': 'PNG, JPEG or WebP, at most 1 MiB.',
+  'profile.uploadSubmit': 'Upload picture',
+  'profile.removePicture': 'Remove picture',
+  'confirm.changeWithPasskey': 'Use a passkey instead',
+  'confirm.setPassword': 'Confirm with your passkey and set password',
+  'confirm.passkeyOnly': 'You sign in with a passkey only: confirm with it to set a password.',
+  'confirm.deleteWithPasskey': 'Delete with a passkey instead',
+  'confirm.deletePasskeyOnly': 'Confirm with your passkey and delete',
   'profile.save': 'Save profile',
   'password.current': 'Current password',
   'password.new': 'New password',
@@ -386,6 +399,8 @@ export default {
   'reset.recovered': 'Your password is set and your email is verified. Sign in with it.',
   'reset.removedIntro': 'Your address was not verified yet, so anyone could have set up this account. Everything set up on it before was removed:',
   'reset.removedPasskey': 'The passkey "{name}"',
+  'reset.removedIdentity': 'Sign-in with {provider} as {email}',
+  'reset.removedIdentityNoEmail': 'Sign-in with {provider}',
   'reset.removedTotp': 'Two-step verification (its authenticator app secret)',
   'reset.removedCodes': { one: '{count} recovery code', other: '{count} recovery codes' },
   'reset.removedApp': 'The access of the app "{name}" (its consent and tokens)',
@@ -468,6 +483,10 @@ export default {
   'mail.newDevice.address': 'Address: {address}',
   'mail.newDevice.device': 'Device: {device}',
   'mail.newDevice.notYou': 'If this was not you, sign that browser out and change your password.',
+  'mail.newSignInMethod.subject': 'A new way to sign in was added',
+  'mail.newSignInMethod.body': 'Your account can now be signed in to with {upstream} from {provider}.',
+  'mail.newSignInMethod.notYou': 'If this was not you, disconnect it under Connected accounts on your account page, and contact the administrator of this server.',
+  'mail.newSignInMethod.link': 'Connected accounts',
 
   // First run (/setup).
   'error.setupWrong.title': 'Setup link not valid',
@@ -479,9 +498,17 @@ export default {
   'setup.title': 'Set up {brand}',
   'setup.intro': 'Create the first administrator of this server. You sign in as them at once, and can then add apps, invite users or open sign-up.',
   'setup.submit': 'Create administrator',
+  'setup.withPasskey': 'Create with a passkey instead',
+  'setup.passkeyHint': 'Or skip the password: your device keeps a passkey for this account.',
   'setup.emailTaken': 'An account with this email already exists: use another, or make it an admin with `latchkey user update`.',
 
   // Passkey ceremonies in the browser (passkeys.js reads them from the page).
   'passkey.scriptRefused': 'The server refused the passkey request. Reload the page and try again.',
   'passkey.scriptCancelled': 'The passkey request was cancelled or timed out.',
+
+  // /account: how a sign-in was made (Recent activity).
+  'activity.method.password': 'password',
+  'activity.method.passkey': 'passkey',
+  'activity.method.two_step': 'authentication code',
+  'activity.method.recovery_code': 'recovery code',
 } as const satisfies Record<string, string | Plural>

@@ -4,6 +4,7 @@
 import { Html } from '@elysiajs/html'
 import type { User } from '../../accounts/users'
 import { ButtonForm, CsrfField, Hidden, Layout, attr } from '../../views/layout'
+import { AppLogo } from '../../views/app-logo'
 import { raw, t, th } from '../../i18n'
 import { scopeWords } from '../scopes'
 import type { AuthorizationRequest } from './request'
@@ -67,6 +68,7 @@ export function ConsentPage(props: { request: AuthorizationRequest; user: User; 
   const { request, user } = props
   return (
     <Layout title={t('consent.title')}>
+      <AppLogo id={request.client.id} name={request.client.name} logoEtag={request.client.logoEtag} large />
       <h1>
         {request.resource
           ? th('consent.wantsResource', { app: raw(<span safe>{request.client.name}</span>), resource: raw(<strong safe>{request.resource.name}</strong>) })

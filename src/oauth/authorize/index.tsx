@@ -19,6 +19,7 @@ import {
   type AuthorizationRequest,
   AuthorizationRedirect,
   callbackUrl,
+  dropPushedRequest,
   loginAfterParam,
   paramsFromSearch,
   usePushedRequest,
@@ -113,40 +114,72 @@ export function authorizeRoutes(ctx: AppContext) {
     })
   }
 
+  /** The GET's answer once the request is valid: sign-in, the checks, then consent or the code. */
+  async function answer(request: Request, url: URL, authz: AuthorizationRequest): Promise<Response> {
+    const session = await readSession(ctx, request)
+    const now = ctx.clock.now()
+    const silent = authz.prompt.has('none')
+    if (needsSignIn(authz, session, now)) {
+      if (silent) throw redirectError(ctx, authz, 'login_required', 'the user must sign in')
+      return seeOther(signInUrl(ctx, url, authz, session, now))
+    }
+    // EMAIL_VERIFICATION=required: an unverified account authorizes nothing until it verifies.
+    if (ctx.config.emailVerification === 'required' && !session!.user.emailVerified) {
+      if (silent) throw redirectError(ctx, authz, 'interaction_required', 'the user must verify their email')
+      return checkEmailPage(ctx, request, session!, false, url.pathname + url.search)
+    }
+    // SPEC: an app restricted to groups is for their members only; anyone else gets "Access denied".
+    if (!(await ctx.store.groups.mayAuthorize(authz.client.id, session!.user.id))) {
+      const denied = redirectError(ctx, authz, 'access_denied', 'the user is in none of the groups allowed to use the application')
+      if (silent) throw denied
+      return htmlPage(() => <AccessDeniedPage request={authz} back={denied.location} />, { status: 403, speech: speechOf(ctx.config, request, { user: session!.user }) })
+    }
+    const stepUp = await requireTwoFactors(request, url, authz, session!)
+    if (stepUp) return stepUp
+    const remembered = includesAll(await ctx.store.grants.grantedScope(session!.user.id, authz.client.id, authz.resource?.uri ?? null), authz.scopes)
+    // A first-party app skips the page, but its access is still recorded, so the user sees
+    // it on /account and can revoke it there. prompt=consent asks again in any case.
+    if (!authz.prompt.has('consent') && (remembered || authz.client.skipConsent)) return approve(authz, session!, !remembered, request)
+    if (silent) throw redirectError(ctx, authz, 'consent_required', 'the user must consent')
+    const csrf = formCsrf(ctx, request, session)
+    return htmlPage(() => <ConsentPage request={authz} user={session!.user} csrf={csrf.token} returnTo={url.pathname + url.search} />, {
+      formAction: [formActionSource(authz.redirectUri)],
+      speech: speechOf(ctx.config, request, { user: session!.user }),
+    })
+  }
+
+  /** An authorization ending in an error redirect ends its redeemed pushed request with it (RFC 9126 §4: used once). */
+  async function endingPushed(authz: AuthorizationRequest, run: () => Promise<Response>): Promise<Response> {
+    try {
+      return await run()
+    } catch (error) {
+      if (error instanceof AuthorizationRedirect) await dropPushedRequest(ctx, authz)
+      throw error
+    }
+  }
+
+  /** The user's decision on the consent page; anything but "allow" ends the request (and a pushed one with it). */
+  async function decision(request: Request, decided: unknown, authz: AuthorizationRequest, session: Session): Promise<Response> {
+    if (decided === 'allow') {
+      // The consent form was shown to a two-factor session; a forged "allow" from one with a single factor is refused.
+      if (authz.client.requireMfa && !hasTwoFactors(session)) throw redirectError(ctx, authz, 'access_denied', 'the application requires two-step verification')
+      if (ctx.config.emailVerification === 'required' && !session.user.emailVerified) throw redirectError(ctx, authz, 'access_denied', 'the user must verify their email')
+      if (!(await ctx.store.groups.mayAuthorize(authz.client.id, session.user.id))) throw redirectError(ctx, authz, 'access_denied', 'the user is in none of the groups allowed to use the application')
+      return approve(authz, session, true, request)
+    }
+    await usePushedRequest(ctx, authz)
+    const error = decided === 'deny' ? 'access_denied' : 'invalid_request'
+    const description = decided === 'deny' ? 'the user denied access' : 'decision must be allow or deny'
+    return seeOther(callbackUrl(ctx, authz.redirectUri, { error, error_description: description }, authz.state))
+  }
+
   return new Elysia({ name: 'oauth-authorize' })
     .get('/oauth/authorize', async function authorize({ request }) {
       const url = new URL(request.url)
       const authz = await validateAuthorizationRequest(ctx, paramsFromSearch(url.searchParams))
-      const session = await readSession(ctx, request)
-      const now = ctx.clock.now()
-      const silent = authz.prompt.has('none')
-      if (needsSignIn(authz, session, now)) {
-        if (silent) throw redirectError(ctx, authz, 'login_required', 'the user must sign in')
-        return seeOther(signInUrl(ctx, url, authz, session, now))
-      }
-      // EMAIL_VERIFICATION=required: an unverified account authorizes nothing until it verifies.
-      if (ctx.config.emailVerification === 'required' && !session!.user.emailVerified) {
-        if (silent) throw redirectError(ctx, authz, 'interaction_required', 'the user must verify their email')
-        return checkEmailPage(ctx, request, session!, false, url.pathname + url.search)
-      }
-      // SPEC: an app restricted to groups is for their members only; anyone else gets "Access denied".
-      if (!(await ctx.store.groups.mayAuthorize(authz.client.id, session!.user.id))) {
-        const denied = redirectError(ctx, authz, 'access_denied', 'the user is in none of the groups allowed to use the application')
-        if (silent) throw denied
-        return htmlPage(() => <AccessDeniedPage request={authz} back={denied.location} />, { status: 403, speech: speechOf(ctx.config, request, { user: session!.user }) })
-      }
-      const stepUp = await requireTwoFactors(request, url, authz, session!)
-      if (stepUp) return stepUp
-      const remembered = includesAll(await ctx.store.grants.grantedScope(session!.user.id, authz.client.id, authz.resource?.uri ?? null), authz.scopes)
-      // A first-party app skips the page, but its access is still recorded, so the user sees
-      // it on /account and can revoke it there. prompt=consent asks again in any case.
-      if (!authz.prompt.has('consent') && (remembered || authz.client.skipConsent)) return approve(authz, session!, !remembered, request)
-      if (silent) throw redirectError(ctx, authz, 'consent_required', 'the user must consent')
-      const csrf = formCsrf(ctx, request, session)
-      return htmlPage(() => <ConsentPage request={authz} user={session!.user} csrf={csrf.token} returnTo={url.pathname + url.search} />, {
-        formAction: [formActionSource(authz.redirectUri)],
-        speech: speechOf(ctx.config, request, { user: session!.user }),
-      })
+      // A redeemed pushed request goes on under its new handle: the sign-in returns with it, the consent form carries it.
+      if (authz.requestUri) url.searchParams.set('request_uri', authz.requestUri)
+      return endingPushed(authz, () => answer(request, url, authz))
     }, {
       detail: {
         tags: ['OAuth'],
@@ -166,17 +199,7 @@ export function authorizeRoutes(ctx: AppContext) {
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token))
           throw new PageError(403, 'error.consentForbidden')
         const authz = await validateAuthorizationRequest(ctx, body)
-        if (body.decision === 'allow') {
-          // The consent form was shown to a two-factor session; a forged "allow" from one with a single factor is refused.
-          if (authz.client.requireMfa && !hasTwoFactors(session)) throw redirectError(ctx, authz, 'access_denied', 'the application requires two-step verification')
-          if (ctx.config.emailVerification === 'required' && !session.user.emailVerified) throw redirectError(ctx, authz, 'access_denied', 'the user must verify their email')
-          if (!(await ctx.store.groups.mayAuthorize(authz.client.id, session.user.id))) throw redirectError(ctx, authz, 'access_denied', 'the user is in none of the groups allowed to use the application')
-          return approve(authz, session, true, request)
-        }
-        if (body.decision === 'deny') await usePushedRequest(ctx, authz)
-        const error = body.decision === 'deny' ? 'access_denied' : 'invalid_request'
-        const description = body.decision === 'deny' ? 'the user denied access' : 'decision must be allow or deny'
-        return seeOther(callbackUrl(ctx, authz.redirectUri, { error, error_description: description }, authz.state))
+        return endingPushed(authz, () => decision(request, body.decision, authz, session))
       },
       { parse: parsePageForm, body: ConsentForm, detail: { hide: true } },
     )

@@ -1,4 +1,4 @@
-import { constantTimeEqual, hmacSha256, sha256 } from '../../lib/crypto'
+import { constantTimeEqual, hmacSha256, randomToken, sha256 } from '../../lib/crypto'
 import type { AppContext } from '../../context'
 import { PageError } from '../../lib/errors'
 import { clientForAuthorization } from '../client-metadata'
@@ -83,29 +83,60 @@ const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/
 
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:'
 const REQUEST_URI = /^urn:ietf:params:oauth:request_uri:([A-Za-z0-9_-]{43})$/
-/** The stored key of a request_uri: the hash of its random part; undefined for one not well formed. */
-export function requestUriHash(raw: unknown): string | undefined {
-  const match = typeof raw === 'string' ? REQUEST_URI.exec(raw) : null
-  return match ? sha256(match[1]!) : undefined
+/** The random part of a request_uri; undefined for one not well formed. */
+function requestUriSecret(raw: unknown): string | undefined {
+  return (typeof raw === 'string' ? REQUEST_URI.exec(raw) : null)?.[1]
 }
+
+/** The stored key of a pushed request_uri: the hash of its random part; undefined for one not well formed. */
+export function requestUriHash(raw: unknown): string | undefined {
+  const secret = requestUriSecret(raw)
+  return secret && sha256(secret)
+}
+
+/** The stored key of a redeemed request (its own hash domain: a redeemed handle is never a fresh request_uri). */
+const redeemedHash = (secret: string) => sha256(`redeemed:${secret}`)
+
+/**
+ * How long the flow a request_uri started may take once redeemed: a sign-in (with a second
+ * factor) and a decision, as long as a re-authentication marker lives.
+ */
+const REDEEMED_TTL_MS = 15 * 60_000
 
 /**
  * RFC 9126 §4: a request_uri stands for the parameters its client pushed; besides it only
- * client_id (which must be that client's) and Latchkey's own MACed login_after are read. Another
- * client's, an expired or a used one is a page, never a redirect.
+ * client_id (which must be that client's) and Latchkey's own MACed login_after are read.
+ * Its expiry (60 s) is checked once, when the browser first brings it: then it is redeemed —
+ * used up, on any instance, in one statement — for a handle of the same form that only this
+ * browser holds, and the sign-in and decision go on with that, on their own lifetime. Another
+ * client's, an expired or a used request_uri is a page, never a redirect.
  */
 async function pushedParams(ctx: AppContext, params: Params): Promise<Params | undefined> {
   if (params.request_uri === undefined) return undefined
-  const hash = requestUriHash(params.request_uri)
-  const found = hash && (await ctx.store.pushed.findPushedRequest(hash, ctx.clock.now()))
-  if (!found || found.clientId !== params.client_id) throw new PageError(400, 'error.pushedGone')
-  return { ...found.params, client_id: found.clientId, login_after: params.login_after, request_uri: params.request_uri }
+  const secret = requestUriSecret(params.request_uri)
+  const clientId = typeof params.client_id === 'string' ? params.client_id : undefined
+  if (!secret || !clientId) throw new PageError(400, 'error.pushedGone')
+  const now = ctx.clock.now()
+  const flow = await ctx.store.pushed.findPushedRequest(redeemedHash(secret), now)
+  if (flow) {
+    if (flow.clientId !== clientId) throw new PageError(400, 'error.pushedGone')
+    return { ...flow.params, client_id: flow.clientId, login_after: params.login_after, request_uri: params.request_uri }
+  }
+  const next = randomToken()
+  const redeemed = await ctx.store.pushed.redeemPushedRequest(sha256(secret), clientId, now, redeemedHash(next), now + REDEEMED_TTL_MS)
+  if (!redeemed) throw new PageError(400, 'error.pushedGone')
+  return { ...redeemed.params, client_id: redeemed.clientId, login_after: params.login_after, request_uri: REQUEST_URI_PREFIX + next }
 }
 
-/** Uses a pushed request up when the user decides (RFC 9126 §4: once); a second decision is a page. */
+/** Uses a redeemed request up when the user decides (RFC 9126 §4: once); a second decision is a page. */
 export async function usePushedRequest(ctx: AppContext, authz: AuthorizationRequest): Promise<void> {
   if (authz.requestUri === undefined) return
-  if (!(await ctx.store.pushed.usePushedRequest(requestUriHash(authz.requestUri)!, ctx.clock.now()))) throw new PageError(400, 'error.pushedGone')
+  if (!(await ctx.store.pushed.usePushedRequest(redeemedHash(requestUriSecret(authz.requestUri)!), ctx.clock.now()))) throw new PageError(400, 'error.pushedGone')
+}
+
+/** An authorization that ends in an error redirect ends its redeemed request too (it could be used no more anyway). */
+export async function dropPushedRequest(ctx: AppContext, authz: Pick<AuthorizationRequest, 'requestUri'>): Promise<void> {
+  if (authz.requestUri !== undefined) await ctx.store.pushed.usePushedRequest(redeemedHash(requestUriSecret(authz.requestUri)!), ctx.clock.now())
 }
 
 /**
@@ -114,7 +145,17 @@ export async function usePushedRequest(ctx: AppContext, authz: AuthorizationRequ
  */
 export async function validateAuthorizationRequest(ctx: AppContext, given: Params, opts: { pushing?: boolean } = {}): Promise<AuthorizationRequest> {
   const pushed = opts.pushing ? undefined : await pushedParams(ctx, given)
-  const params = pushed ?? given
+  if (!pushed) return checkRequest(ctx, given, undefined, opts)
+  try {
+    return await checkRequest(ctx, pushed, pushed, opts)
+  } catch (error) {
+    // A pushed request that no longer passes (its app or resource changed since): redeemed for nothing.
+    if (error instanceof AuthorizationRedirect) await dropPushedRequest(ctx, { requestUri: pushed.request_uri as string })
+    throw error
+  }
+}
+
+async function checkRequest(ctx: AppContext, params: Params, pushed: Params | undefined, opts: { pushing?: boolean }): Promise<AuthorizationRequest> {
   const single = (name: string) => {
     const v = params[name]
     return typeof v === 'string' ? v : undefined

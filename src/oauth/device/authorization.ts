@@ -3,7 +3,7 @@ import type { AppContext } from '../../context'
 import { UniqueViolation } from '../../db/store'
 import { errorResponses } from '../../docs/openapi'
 import { randomToken, sha256 } from '../../lib/crypto'
-import { InvalidRequest, InvalidScope, InvalidTarget, UnauthorizedClient } from '../../lib/errors'
+import { ApiError, InvalidRequest, InvalidScope, InvalidTarget, UnauthorizedClient } from '../../lib/errors'
 import { apiHeaders, json } from '../../lib/http'
 import { clientAddressOf } from '../../web/client-address'
 import { DEVICE_CODE } from '../clients'
@@ -17,6 +17,13 @@ export const DEVICE_CODE_TTL = 600
 export const POLL_INTERVAL = 5
 export const DEVICE_CODE_PREFIX = 'lk_dc_'
 const HEADERS = apiHeaders({ pragma: 'no-cache' })
+/**
+ * Requests a client may have pending (no decision yet): the table stays bounded whatever a
+ * client asks. RFC 8628 names no error for it; 429 with slow_down — RFC 8628's own "you are
+ * asking too often", which device clients already handle — and Retry-After a minute, by when
+ * some pending ones have been decided or expired.
+ */
+export const MAX_PENDING_DEVICE_CODES = 100
 
 /**
  * RFC 8628 §3.1–3.2: a device (public or confidential client allowed the grant) asks for a
@@ -40,8 +47,9 @@ export function deviceAuthorizationRoutes(ctx: AppContext) {
       const address = clientAddressOf(request, ctx.config.trustedProxies)
       for (;;) {
         const userCode = newUserCode()
+        let stored: boolean
         try {
-          await ctx.store.devices.insertDeviceCode({
+          stored = await ctx.store.devices.insertDeviceCode({
             deviceCodeHash: sha256(deviceCode),
             userCodeHash: userCodeHash(userCode),
             clientId: client.id,
@@ -51,12 +59,13 @@ export function deviceAuthorizationRoutes(ctx: AppContext) {
             expiresAt: now + DEVICE_CODE_TTL * 1000,
             interval: POLL_INTERVAL,
             address,
-          })
+          }, MAX_PENDING_DEVICE_CODES)
         } catch (error) {
           // 20^8 codes: a clash with a live one is rare; draw another.
           if (error instanceof UniqueViolation) continue
           throw error
         }
+        if (!stored) throw new ApiError('slow_down', 429, `this client has ${MAX_PENDING_DEVICE_CODES} device requests pending; try again later`, { 'retry-after': '60' })
         const shown = formatUserCode(userCode)
         const verificationUri = `${ctx.config.issuer}/device`
         return json(
@@ -69,7 +78,7 @@ export function deviceAuthorizationRoutes(ctx: AppContext) {
     {
       parse: [parseTokenBody, 'urlencoded', 'json'],
       body: t.Object({ client_id: t.Optional(t.String()), client_secret: t.Optional(t.String()), scope: t.Optional(t.Unknown()), resource: t.Optional(t.Unknown()) }, { additionalProperties: true }),
-      response: errorResponses(400, 401),
+      response: errorResponses(400, 401, 429),
       detail: {
         tags: ['OAuth'],
         summary: 'Device authorization (RFC 8628): {device_code, user_code, verification_uri, verification_uri_complete, expires_in: 600, interval: 5}',

@@ -7,7 +7,6 @@ import { hasTwoFactors, type Session } from '../../accounts/sessions'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from '../../accounts/web'
 import type { AppContext } from '../../context'
 import type { DeviceCodeRecord, ResourceRecord } from '../../db/store'
-import { sha256 } from '../../lib/crypto'
 import { PageError } from '../../lib/errors'
 import type { PageErrorKey } from '../../i18n/types'
 import { formatTime, raw, t as msg, th } from '../../i18n'
@@ -18,7 +17,7 @@ import { clientAddressOf, rateLimitKey } from '../../web/client-address'
 import { parsePageForm } from '../../web/forms'
 import { DecisionButtons } from '../authorize/consent-page'
 import { findClient, type Client } from '../clients'
-import { issueCode } from '../codes'
+import { newCode } from '../codes'
 import { scopeOrder, scopeWords } from '../scopes'
 import { formatUserCode, normalizeUserCode, userCodeHash } from './codes'
 
@@ -175,23 +174,22 @@ export function devicePages(ctx: AppContext) {
         const hash = userCodeHash(found.code)
         const refused = body.decision === 'allow' ? await refusal(client, session) : undefined
         if (refused) throw new PageError(403, refused)
+        const already = () => new PageError(400, 'error.deviceDecided')
         if (body.decision !== 'allow') {
-          await ctx.store.devices.decideDeviceCode(hash, now, { status: 'denied', userId: session.user.id })
+          if (!(await ctx.store.devices.denyDeviceCode(hash, now, session.user.id))) throw already()
           return htmlPage(() => <DonePage allowed={false} client={client.name} />, { speech: speechOf(ctx.config, request, { user: session.user }) })
         }
         const { device } = found
-        const scopes = device.scope.split(' ')
         const resource = device.resource === null ? undefined : await ctx.resources.byUri(device.resource)
-        // The code the device's next poll exchanges: bound to the client and this marker, living as long as the device code.
-        const code = await issueCode(
-          ctx.store,
-          { clientId: client.id, userId: session.user.id, redirectUri: DEVICE_REDIRECT, scope: device.scope, codeChallenge: null, authTime: session.authTime, amr: session.amr.join(' '), resource: device.resource },
+        // The code the device's next poll exchanges: bound to the client and this marker, living as long as the device code;
+        // its id_token names this browser's session (`sid`), whose end the device's app hears of (Back-Channel Logout §2.7).
+        const { record } = newCode(
+          { clientId: client.id, userId: session.user.id, redirectUri: DEVICE_REDIRECT, scope: device.scope, codeChallenge: null, authTime: session.authTime, amr: session.amr.join(' '), resource: device.resource, sid: session.sid },
           now,
           Math.max(1, Math.ceil((device.expiresAt - now) / 1000)),
-          { scopes, canonicalOrder: scopeOrder(resource?.scopes) },
         )
-        if (!(await ctx.store.devices.decideDeviceCode(hash, now, { status: 'allowed', userId: session.user.id, codeHash: sha256(code) })))
-          throw new PageError(400, 'error.deviceDecided')
+        // The decision, the code and the consent commit together: an Allow that lost to another decision records nothing.
+        if (!(await ctx.store.devices.allowDeviceCode(hash, now, record, { scopes: device.scope.split(' '), canonicalOrder: scopeOrder(resource?.scopes) }))) throw already()
         await ctx.audit.record('consent.granted', { userId: session.user.id, clientId: client.id, request, detail: { scope: device.scope, grant: 'device_code' } })
         return htmlPage(() => <DonePage allowed client={client.name} />, { speech: speechOf(ctx.config, request, { user: session.user }) })
       },

@@ -13,6 +13,17 @@ const MAX_AHEAD_MS = 5 * 60_000
 const refused = () => new InvalidClient('client authentication failed')
 
 /**
+ * `aud` names this server and nothing else: one value (a string, or a list of one), the
+ * endpoint's URL or the issuer (SPEC). jwtVerify passes a list that merely *contains* one of
+ * them; an assertion addressed to other audiences too could be replayed here by any of them
+ * (the attack draft-ietf-oauth-rfc7523bis closes by asking for the issuer as the only value).
+ */
+function onlyAudience(aud: unknown, accepted: readonly string[]): boolean {
+  const values = typeof aud === 'string' ? [aud] : aud
+  return Array.isArray(values) && values.length === 1 && accepted.includes(values[0] as string)
+}
+
+/**
  * private_key_jwt (RFC 7523 §2.2, §3; OpenID Connect Core §9): `iss` = `sub` = the client id,
  * `aud` this endpoint's URL or the issuer, `exp` at most 5 minutes ahead, a `jti` used once on
  * every instance, signed (RS256, PS256, ES256 or EdDSA) by the key of the client's JWKS its
@@ -51,6 +62,10 @@ export async function authenticateWithAssertion(ctx: AppContext, request: Reques
     throw refused()
   }
   const expiresAt = payload.exp! * 1000
+  if (!onlyAudience(payload.aud, [endpoint, ctx.config.issuer])) {
+    ctx.log.info('client assertion refused', { client_id: client.id, reason: 'aud names another audience besides this server' })
+    throw refused()
+  }
   if (expiresAt - now > MAX_AHEAD_MS || typeof payload.jti !== 'string' || payload.jti.length > 256) throw refused()
   if (!(await ctx.store.clients.useAssertionJti(client.id, payload.jti, expiresAt))) {
     ctx.log.warn('client assertion replayed', { client_id: client.id })

@@ -1,4 +1,4 @@
-// Passkeys on /login, /login/two-step and /account, with SimpleWebAuthn's browser half
+// Passkeys on /login, /login/two-step, /account and /setup, with SimpleWebAuthn's browser half
 // (/assets/webauthn.js). Each ceremony asks the server for options (a challenge bound to this
 // browser), runs the browser's WebAuthn call, puts its answer in the form's hidden `credential`
 // field and submits the form as usual: the server's answer is an ordinary page.
@@ -37,6 +37,46 @@
         showError(add, error)
       }
     })
+
+  // "Confirm with a passkey" (Change or set the password, Delete my account): a fresh assertion
+  // of this account in the form's `credential` field, in place of the password.
+  document.querySelectorAll('button[data-passkey-confirm]').forEach(function confirmButton(button) {
+    const form = button.form
+    button.hidden = false
+    button.addEventListener('click', async function confirmWithPasskey(event) {
+      event.preventDefault()
+      // The new password first (the browser's own message), so one passkey prompt does it.
+      const fresh = form.elements.new_password || form.elements.password
+      if (fresh && fresh.autocomplete === 'new-password' && !fresh.reportValidity()) return
+      try {
+        const optionsJSON = await optionsFor('/account/passkeys/confirm-options', form)
+        submitWith(form, await lib.startAuthentication({ optionsJSON }))
+      } catch (error) {
+        showError(form, error)
+      }
+    })
+  })
+  // /setup: the first admin with a passkey instead of a password. The options are asked with the
+  // form's token, name and email; the answer is posted as the form, to /setup/passkey.
+  const setup = document.getElementById('setup-passkey')
+  if (setup) {
+    const form = setup.closest('form')
+    setup.hidden = false
+    setup.querySelector('button').addEventListener('click', async function createWithPasskey() {
+      if (!form.elements.full_name.reportValidity() || !form.elements.email.reportValidity()) return
+      try {
+        const body = new URLSearchParams()
+        for (const name of ['csrf_token', 'token', 'full_name', 'email']) body.set(name, form.elements[name].value)
+        const response = await fetch('/setup/passkey/options', { method: 'POST', body, credentials: 'same-origin' })
+        const answer = await response.json().catch(() => ({}))
+        if (!response.ok) throw new Error(answer.error_description || 'The server refused the passkey request. Reload the page and try again.')
+        form.action = '/setup/passkey'
+        submitWith(form, await lib.startRegistration({ optionsJSON: answer }))
+      } catch (error) {
+        showError(setup, error)
+      }
+    })
+  }
 
   const signIn = document.getElementById('passkey-sign-in')
   if (!signIn) return

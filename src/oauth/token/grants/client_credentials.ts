@@ -27,8 +27,8 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   // The resource's order, as the consent's scopes are kept.
   const scope = Object.keys(resource.scopes).filter((s) => scopes.includes(s)).join(' ')
   const minted = ctx.tokens.mintForClient({ clientId: client.id, scope, resource: resource.uri })
-  const id = await ctx.store.tokens.insertClientToken(minted.row)
-  await ctx.audit.record('token.issued', { clientId: client.id, request, detail: { grant: grantType, scope } })
+  // Committed with the token, before it is answered (SPEC "Audit log"), as a code exchange's.
+  const id = await ctx.store.tokens.insertClientToken(minted.row, ctx.audit.event('token.issued', { clientId: client.id, request, detail: { grant: grantType, scope } }))
   const accessToken = resource.tokenFormat === 'jwt' ? await jwtAccessToken(ctx, { ...minted.row, userId: null }, resource.uri, id) : minted.spell(id)
   return { access_token: accessToken, token_type: 'Bearer', expires_in: minted.expiresIn, scope }
 }

@@ -1,6 +1,7 @@
 import type { AppContext } from '../../../context'
 import { sha256 } from '../../../lib/crypto'
 import { AuthorizationPending, ExpiredToken, InvalidGrant, PollAccessDenied, SlowDown } from '../../../lib/errors'
+import { decidePoll } from '../../../db/store'
 import { DEVICE_CODE, type Client } from '../../clients'
 import { DEVICE_REDIRECT } from '../../device/pages'
 import { mintForCode, withIdToken } from '../issue'
@@ -9,34 +10,70 @@ import type { TokenRequest, TokenResponse } from '../model'
 export const grantType = DEVICE_CODE
 export const parameters = ['device_code'] as const
 
+/** Polls remembered per instance; past this many all are forgotten (their next polls read the database's; cheaper than evicting one by one). */
+const REMEMBERED_POLLS = 20_000
+const lastPolls = new WeakMap<AppContext, Map<string, { at: number; interval: number }>>()
+
 /**
- * RFC 8628 §3.4–3.5: a poll, decided on the locked row (one answer per poll on any instance).
- * Once the user allowed, the one poll that sees it exchanges the code issued then — as an
- * authorization code exchange: a refresh token, an id_token with openid.
+ * This instance's memory of each device code's last poll. A poll that finds nothing writes
+ * nothing (it costs a read, as a userinfo does): its time is kept here. slow_down, a decision
+ * and its use are written. Across instances a device that alternates between them is told to
+ * slow down by each one it polls too fast (and the longer interval is in the database); only a
+ * device polling between once and twice per interval, spread over two instances, may go untold.
+ */
+function memoryOf(ctx: AppContext) {
+  let polls = lastPolls.get(ctx)
+  if (!polls) lastPolls.set(ctx, (polls = new Map()))
+  return polls
+}
+
+function remember(polls: Map<string, { at: number; interval: number }>, hash: string, at: number, interval: number) {
+  if (polls.size >= REMEMBERED_POLLS && !polls.has(hash)) polls.clear()
+  polls.set(hash, { at, interval })
+}
+
+/**
+ * RFC 8628 §3.4–3.5: a poll. The row is read, the last poll taken from it or from this
+ * instance's memory (whichever is later), and the answer decided with no await between the
+ * decision and the memory (two polls at once on this instance: the second is slow_down). Once
+ * the user allowed, the one poll that uses the request up (one UPDATE, on any instance)
+ * exchanges the code issued then — as an authorization code exchange: a refresh token, an
+ * id_token with openid.
  */
 export async function handler(ctx: AppContext, client: Client, body: TokenRequest, request?: Request): Promise<TokenResponse> {
-  const outcome = await ctx.store.devices.pollDeviceCode(sha256(body.device_code as string), client.id, ctx.clock.now())
+  const hash = sha256(body.device_code as string)
+  const row = await ctx.store.devices.findDeviceCode(hash)
+  const now = ctx.clock.now()
+  const polls = memoryOf(ctx)
+  const seen = polls.get(hash)
+  const merged = row && seen ? { ...row, lastPolledAt: Math.max(row.lastPolledAt ?? 0, seen.at), interval: Math.max(row.interval, seen.interval) } : row
+  const { outcome, update } = decidePoll(merged, client.id, now)
+  if (update) remember(polls, hash, now, update.interval)
   switch (outcome.answer) {
     case 'authorization_pending':
       throw new AuthorizationPending('the user has not finished yet')
     case 'slow_down':
+      await ctx.store.devices.slowDown(hash, now, update!.interval)
       throw new SlowDown('polling too fast: wait 5 seconds more between polls')
-    case 'access_denied':
-      throw new PollAccessDenied('the user denied access')
     case 'expired_token':
       throw new ExpiredToken('the device code has expired; start again')
     case 'invalid_grant':
       throw new InvalidGrant('device code is invalid or was used already')
   }
+  const finished = await ctx.store.devices.finishDeviceCode(hash, client.id, now, outcome.answer === 'access_denied' ? 'denied' : 'allowed')
+  polls.delete(hash)
+  if (!finished) throw new InvalidGrant('device code is invalid or was used already')
+  if (outcome.answer === 'access_denied' || finished.codeHash === null) throw new PollAccessDenied('the user denied access')
   const minted = mintForCode(ctx, client.id)
   const exchanged = await ctx.store.grants.exchangeCode({
-    codeHash: outcome.codeHash,
+    codeHash: finished.codeHash,
     now: ctx.clock.now(),
     expect: { clientId: client.id, redirectUri: DEVICE_REDIRECT, challenge: null, audience: undefined },
     tokens: minted.tokens,
+    // Written in the exchange's transaction, with the code's user and scope.
+    audit: ctx.audit.event('token.issued', { clientId: client.id, request, detail: { grant: 'device_code' } }),
   })
   if (!exchanged.ok) throw new InvalidGrant('device code is invalid or was used already')
   const { code } = exchanged
-  await ctx.audit.record('token.issued', { userId: code.userId, clientId: client.id, request, detail: { grant: 'device_code', scope: code.scope } })
-  return withIdToken(ctx, await minted.response(exchanged, code), { userId: code.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: code.scope, nonce: null, authTime: code.authTime, amr: code.amr })
+  return withIdToken(ctx, await minted.response(exchanged, code), { userId: code.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: code.scope, nonce: null, authTime: code.authTime, amr: code.amr, sid: code.sid, firstInSession: true })
 }

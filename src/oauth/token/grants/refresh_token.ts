@@ -12,6 +12,8 @@ export const parameters = ['refresh_token'] as const
 const refuse = (description: string, error: RefreshRefusal['error'] = 'invalid_grant'): RefreshDecision => ({ refuse: { error, description } })
 const INVALID = 'refresh token is invalid, expired or revoked'
 const MINUTE = 60_000
+const REUSED = 'refresh token was already used; every token of its grant is revoked'
+const NOT_ALLOWED = 'the user is no longer in a group allowed to use this app'
 
 /**
  * RFC 6749 §6 with rotation and reuse detection (RFC 9700 §4.14.2), decided on the locked family:
@@ -32,7 +34,7 @@ function decide(
   const { family, token } = found
   if (!ctx.refreshTokens.isMember(presented, found)) return refuse(INVALID)
   if (family.clientId !== client.id) return refuse('refresh token was issued to another client')
-  if (token === undefined) return { revokeFamily: 'refresh token was already used; every token of its grant is revoked' }
+  if (token === undefined) return { revokeFamily: REUSED, reuse: true }
   if (token.expiresAt <= now) return refuse('refresh token has expired')
   // A refresh keeps the grant's audience (RFC 8707 §2.2): `resource`, when sent, must name it.
   if (audience !== undefined && audience !== family.resource) return refuse(AUDIENCE_MISMATCH, 'invalid_target')
@@ -44,7 +46,12 @@ function decide(
     scope = granted.filter((s) => asked.has(s)).join(' ')
   }
   // With no grace, any second use is a reuse, whatever two instances' clocks say.
-  if (!ctx.refreshTokens.isCurrent(found, now)) return { revokeFamily: 'refresh token was already used; every token of its grant is revoked' }
+  if (!ctx.refreshTokens.isCurrent(found, now)) return { revokeFamily: REUSED, reuse: true }
+  // --allowed-group holds for as long as the grant lives (SPEC, Groups): a user no longer in a
+  // group the app allows gets nothing more from it, and the grant ends. Leaving a group revokes
+  // the grant already; this catches a grant that outlived the membership some other way. Read
+  // with the locked family, so it costs the refresh no statement of its own.
+  if (!family.allowed) return { revokeFamily: NOT_ALLOWED, reuse: false }
   const sameMinute = now - family.windowStart < MINUTE
   if (sameMinute && family.windowCount >= REFRESHES_PER_MINUTE) return refuse('this grant was refreshed too often; try again in a minute', 'too_many_refreshes')
   // A second use within the grace starts another live token; a family keeps only a few.
@@ -99,13 +106,6 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
     throw outcome.error === 'invalid_scope' ? new InvalidScope(outcome.description) : new InvalidGrant(outcome.description)
   }
   const grant = token!
-  // --allowed-group holds for as long as the grant lives (SPEC, Groups): a user no longer in a
-  // group the app allows gets nothing more from it, and the grant ends. Leaving a group revokes
-  // the grant already; this catches a grant that outlived the membership some other way.
-  if (!(await ctx.store.groups.mayAuthorize(client.id, grant.userId))) {
-    await ctx.store.grants.revokeFamily(grant.familyId)
-    throw new InvalidGrant('the user is no longer in a group allowed to use this app')
-  }
   // A refreshed id_token keeps the original auth_time and carries no nonce (Core §12.2).
   return withIdToken(ctx, await pair!.response(outcome), { userId: grant.userId, clientId: client.id, idTokenAlg: client.idTokenAlg, grantScope: grant.scope, nonce: null, authTime: signIn.authTime ?? grant.authTime, amr: signIn.amr, sid: signIn.sid })
 }

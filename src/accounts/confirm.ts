@@ -1,0 +1,57 @@
+import type { AppContext } from '../context'
+import { verifyPassword } from '../lib/crypto'
+import { PasskeyRefused, verifyPasskeyConfirmation } from './passkeys'
+import type { Session } from './sessions'
+import { emailHash } from './sign-in'
+import { SignInLimits } from './throttle'
+import { PASSWORD_MAX } from './users'
+import { t as msg } from '../i18n'
+
+/** A refusal for the page to show, or undefined: the person proved it is them. */
+export type Proof = undefined | { status: number; error: () => string }
+
+/**
+ * What "Change password", "Set password" and "Delete my account" ask first (SPEC "Your account
+ * and your sessions"): the current password, guessed under the sign-in budgets (SPEC "Sign-in
+ * throttling"), or a fresh passkey of this account — an assertion over a challenge this browser
+ * asked for in the last five minutes, used once (passkeys.ts verifyPasskeyConfirmation). An
+ * account without a password has only its passkeys. A passkey is not a guessable secret: a
+ * refused one is logged and audited, not counted.
+ */
+export function accountProof(ctx: AppContext) {
+  const limits = new SignInLimits(ctx.store, ctx.clock, ctx.config.loginAttemptsPerMinute)
+
+  return async function prove(
+    request: Request,
+    session: Session,
+    given: { password?: string; credential?: string },
+    words: { wrongPassword: () => string; nothing: () => string },
+  ): Promise<Proof> {
+    if (given.credential) {
+      try {
+        await verifyPasskeyConfirmation(ctx, session.user, session.token, given.credential)
+        return undefined
+      } catch (error) {
+        if (!(error instanceof PasskeyRefused)) throw error
+        ctx.log.warn('passkey confirmation failed', { user: session.user.id, reason: error.message })
+        await ctx.audit.record('sign_in.failed', { userId: session.user.id, request, detail: { method: 'passkey', reason: 'confirmation' } })
+        const reason = error.message
+        return { status: 401, error: () => `${reason} ${words.nothing()}` }
+      }
+    }
+    const account = await ctx.store.users.findUserByEmail(session.user.email)
+    if (!account?.passwordHash) return { status: 401, error: () => `Confirm with your passkey first. ${words.nothing()}` }
+    // Counted before it is checked, so parallel guesses get no more checks than sequential ones.
+    const key = emailHash(session.user.email)
+    const throttled = await limits.takeAttempt(ctx, request, key, 'password check throttled')
+    if (throttled) return { status: 429, error: () => msg('account.tooMany', { count: throttled.wait }) }
+    const password = given.password ?? ''
+    if (password.length > PASSWORD_MAX || !(await verifyPassword(password, account.passwordHash))) {
+      ctx.log.warn('password check failed', { email_hash: key })
+      await ctx.audit.record('sign_in.failed', { userId: session.user.id, request, detail: { method: 'password', reason: 'credentials' } })
+      return { status: 401, error: words.wrongPassword }
+    }
+    await limits.succeeded(key)
+    return undefined
+  }
+}

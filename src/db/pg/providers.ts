@@ -1,0 +1,155 @@
+import type { IdentityRecord, NewMail, NewUser, ProviderRecord, ProviderState, ProviderStore } from '../store'
+import { json, n, type PgContext, type Row } from './context'
+import { insertMail } from './mail'
+
+const toProvider = (r: Row): ProviderRecord => ({
+  id: r.id as string,
+  name: r.name as string,
+  kind: r.kind as ProviderRecord['kind'],
+  issuer: r.issuer as string,
+  apiUrl: r.api_url as string | null,
+  clientId: r.client_id as string,
+  clientSecretSealed: r.client_secret_sealed as string,
+  scope: r.scope as string,
+  allowCreate: r.allow_create as boolean,
+  allowedDomains: json(r.allowed_domains),
+  linkVerifiedEmail: r.link_verified_email as boolean,
+  trustMfa: r.trust_mfa as boolean,
+  updatedAt: n(r.updated_at),
+})
+
+const toState = (r: Row): ProviderState => ({
+  stateHash: r.state_hash as string,
+  providerId: r.provider_id as string,
+  browserHash: r.browser_hash as string,
+  nonce: r.nonce as string,
+  returnTo: r.return_to as string | null,
+  userId: r.user_id as string | null,
+  expiresAt: n(r.expires_at),
+})
+
+export class PgProviders implements ProviderStore {
+  constructor(private readonly ctx: PgContext) {}
+
+  insertProvider(p: ProviderRecord, now: number): Promise<void> {
+    return this.ctx.run(
+      async (sql) =>
+        void (await sql`INSERT INTO providers (id, name, kind, issuer, api_url, client_id, client_secret_sealed, scope, allow_create, allowed_domains, link_verified_email, trust_mfa, created_at, updated_at)
+          VALUES (${p.id}, ${p.name}, ${p.kind}, ${p.issuer}, ${p.apiUrl}, ${p.clientId}, ${p.clientSecretSealed}, ${p.scope}, ${p.allowCreate}, ${JSON.stringify(p.allowedDomains)}::text::jsonb,
+            ${p.linkVerifiedEmail}, ${p.trustMfa}, ${now}, ${p.updatedAt})`),
+    )
+  }
+
+  updateProvider(p: ProviderRecord): Promise<boolean> {
+    return this.ctx.run(
+      async (sql) =>
+        (
+          await sql`UPDATE providers SET name = ${p.name}, kind = ${p.kind}, issuer = ${p.issuer}, api_url = ${p.apiUrl}, client_id = ${p.clientId},
+            client_secret_sealed = ${p.clientSecretSealed}, scope = ${p.scope}, allow_create = ${p.allowCreate}, allowed_domains = ${JSON.stringify(p.allowedDomains)}::text::jsonb,
+            link_verified_email = ${p.linkVerifiedEmail}, trust_mfa = ${p.trustMfa}, updated_at = ${p.updatedAt} WHERE id = ${p.id}`
+        ).count > 0,
+    )
+  }
+
+  deleteProvider(id: string): Promise<boolean> {
+    return this.ctx.run(async (sql) => (await sql`DELETE FROM providers WHERE id = ${id}`).count > 0)
+  }
+
+  findProvider(id: string): Promise<ProviderRecord | undefined> {
+    return this.ctx.run(async (sql) => {
+      const [row] = await sql`SELECT * FROM providers WHERE id = ${id}`
+      return row ? toProvider(row) : undefined
+    })
+  }
+
+  listProviders(): Promise<ProviderRecord[]> {
+    return this.ctx.run(async (sql) => (await sql`SELECT * FROM providers ORDER BY created_at, id`).map(toProvider))
+  }
+
+  insertState(s: ProviderState): Promise<void> {
+    return this.ctx.run(
+      async (sql) =>
+        void (await sql`INSERT INTO provider_states (state_hash, provider_id, browser_hash, nonce, return_to, user_id, expires_at)
+          VALUES (${s.stateHash}, ${s.providerId}, ${s.browserHash}, ${s.nonce}, ${s.returnTo}, ${s.userId}, ${s.expiresAt})`),
+    )
+  }
+
+  /** One DELETE … RETURNING: of two callbacks with one state (two instances), one gets the row. */
+  takeState(stateHash: string, now: number): Promise<ProviderState | undefined> {
+    return this.ctx.run(async (sql) => {
+      const [row] = await sql`DELETE FROM provider_states WHERE state_hash = ${stateHash} RETURNING *`
+      return row && n(row.expires_at) > now ? toState(row) : undefined
+    })
+  }
+
+  useIdentity(providerId: string, subject: string, email: string | null, now: number): Promise<string | undefined> {
+    return this.ctx.run(async (sql) => {
+      const [row] = await sql`UPDATE user_identities SET email = ${email}, last_used_at = ${now} WHERE provider_id = ${providerId} AND subject = ${subject} RETURNING user_id`
+      return row?.user_id as string | undefined
+    })
+  }
+
+  linkIdentity(i: { providerId: string; subject: string; userId: string; email: string | null; session?: string }, now: number, mail?: NewMail): Promise<'linked' | 'taken' | 'signed-out'> {
+    return this.ctx.tx(async (tx) => {
+      // FOR SHARE: a recovery deleting the session waits for this link (then deletes it), or ended it first.
+      if (i.session !== undefined && (await tx`SELECT 1 FROM sessions WHERE id_hash = ${i.session} AND user_id = ${i.userId} FOR SHARE`).length === 0) return 'signed-out'
+      const made = await tx`INSERT INTO user_identities (provider_id, subject, user_id, email, created_at, last_used_at)
+        SELECT ${i.providerId}, ${i.subject}, id, ${i.email}, ${now}, ${now} FROM users WHERE id = ${i.userId} ON CONFLICT DO NOTHING`
+      if (made.count === 0) return 'taken'
+      if (mail) await insertMail(tx, [mail], now)
+      return 'linked'
+    })
+  }
+
+  /** FOR SHARE: an email change or a verification racing the link is waited for, then seen. */
+  linkByVerifiedEmail(i: { providerId: string; subject: string; email: string }, now: number, mail: (to: string) => NewMail | null): Promise<string | undefined> {
+    return this.ctx.tx(async (tx) => {
+      const [row] = await tx`WITH u AS (SELECT id FROM users WHERE email = ${i.email} AND email_verified AND disabled_at IS NULL FOR SHARE)
+        INSERT INTO user_identities (provider_id, subject, user_id, email, created_at, last_used_at)
+        SELECT ${i.providerId}, ${i.subject}, id, ${i.email}, ${now}, ${now} FROM u ON CONFLICT DO NOTHING RETURNING user_id`
+      if (!row) return undefined
+      const message = mail(i.email)
+      if (message) await insertMail(tx, [message], now)
+      return row.user_id as string
+    })
+  }
+
+  createWithIdentity(user: NewUser, i: { providerId: string; subject: string; email: string | null }, now: number): Promise<void> {
+    return this.ctx.tx(async (tx) => {
+      await tx`INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at, email_verified)
+          VALUES (${user.id}, ${user.email}, ${user.fullName}, ${user.avatarUrl}, ${user.passwordHash}, ${now}, ${user.emailVerified})`
+      await tx`INSERT INTO user_identities (provider_id, subject, user_id, email, created_at, last_used_at) VALUES (${i.providerId}, ${i.subject}, ${user.id}, ${i.email}, ${now}, ${now})`
+    })
+  }
+
+  listIdentities(userId: string): Promise<IdentityRecord[]> {
+    return this.ctx.run(async (sql) =>
+      (await sql`SELECT provider_id, subject, user_id, email, created_at, last_used_at FROM user_identities WHERE user_id = ${userId} ORDER BY created_at, provider_id`).map((r: Row) => ({
+        providerId: r.provider_id as string,
+        subject: r.subject as string,
+        userId: r.user_id as string,
+        email: r.email as string | null,
+        createdAt: n(r.created_at),
+        lastUsedAt: r.last_used_at === null ? null : n(r.last_used_at),
+      })),
+    )
+  }
+
+  /** Under a lock on the user's row: two disconnects at once cannot both take the last two ways in. */
+  countIdentities(providerId: string): Promise<number> {
+    return this.ctx.run(async (sql) => n((await sql`SELECT count(*) AS n FROM user_identities WHERE provider_id = ${providerId}`)[0].n))
+  }
+
+  unlinkIdentity(userId: string, providerId: string): Promise<'done' | 'unknown' | 'last'> {
+    return this.ctx.tx(async (tx) => {
+      const [user] = await tx`SELECT password_hash FROM users WHERE id = ${userId} FOR UPDATE`
+      if (!user) return 'unknown'
+      const [ways] = await tx`SELECT (SELECT count(*) FROM user_identities WHERE user_id = ${userId} AND provider_id = ${providerId}) AS linked,
+          (SELECT count(*) FROM user_identities WHERE user_id = ${userId} AND provider_id <> ${providerId}) + (SELECT count(*) FROM passkeys WHERE user_id = ${userId}) AS others`
+      if (n(ways!.linked) === 0) return 'unknown'
+      if (n(ways!.others) === 0 && user.password_hash === '') return 'last'
+      await tx`DELETE FROM user_identities WHERE user_id = ${userId} AND provider_id = ${providerId}`
+      return 'done'
+    })
+  }
+}

@@ -1,0 +1,90 @@
+/** Upstream providers (SPEC "Sign in with another account"), the identities linked to them, and sign-ins in flight. */
+import type { NewMail } from './mail'
+import type { NewUser } from './users'
+
+export type ProviderKind = 'oidc' | 'google' | 'github'
+
+export interface ProviderRecord {
+  id: string
+  name: string
+  kind: ProviderKind
+  issuer: string
+  /** GitHub's API base; null for OpenID Connect providers. */
+  apiUrl: string | null
+  clientId: string
+  /** The client secret, sealed (src/lib/seal.ts) and bound to the provider's id: never a plaintext column. */
+  clientSecretSealed: string
+  scope: string
+  allowCreate: boolean
+  allowedDomains: string[]
+  linkVerifiedEmail: boolean
+  trustMfa: boolean
+  /** When the row last changed: a cached discovery document of an older version is not used. */
+  updatedAt: number
+}
+
+/** An identity: the provider and its subject — never an email alone. */
+export interface IdentityRecord {
+  providerId: string
+  subject: string
+  userId: string
+  /** The address the provider last named: shown on /account, never used to decide a link. */
+  email: string | null
+  createdAt: number
+  lastUsedAt: number | null
+}
+
+export interface ProviderState {
+  /** SHA-256 of the `state` sent to the provider. */
+  stateHash: string
+  providerId: string
+  /** SHA-256 of the browser's cookie for this sign-in. */
+  browserHash: string
+  nonce: string
+  returnTo: string | null
+  /** Set when a signed-in user connects the provider from /account. */
+  userId: string | null
+  expiresAt: number
+}
+
+export interface ProviderStore {
+  /** UniqueViolation when the id is taken. */
+  insertProvider(provider: ProviderRecord, now: number): Promise<void>
+  /** Replaces everything but the id; false for an unknown id. */
+  updateProvider(provider: ProviderRecord): Promise<boolean>
+  /** With its identities and sign-ins in flight. */
+  deleteProvider(id: string): Promise<boolean>
+  findProvider(id: string): Promise<ProviderRecord | undefined>
+  listProviders(): Promise<ProviderRecord[]>
+
+  insertState(state: ProviderState): Promise<void>
+  /** Deletes the state whatever it holds (good once); returns it only when unexpired. */
+  takeState(stateHash: string, now: number): Promise<ProviderState | undefined>
+
+  /** The user an identity signs in, its last use and shown address recorded; undefined when none is linked. */
+  useIdentity(providerId: string, subject: string, email: string | null, now: number): Promise<string | undefined>
+  /**
+   * Links an identity to a user (and queues `mail` in the same commit). 'taken': the subject is
+   * linked already (to anyone), or the user already has an identity at this provider.
+   * 'signed-out': `session` (the connecting browser's session, by its id hash) is no longer the
+   * user's — it is held while the link is made, so a recovery or sign-out that ends it either
+   * waits for the link and removes it too, or comes first and no link is made.
+   */
+  linkIdentity(identity: { providerId: string; subject: string; userId: string; email: string | null; session?: string }, now: number, mail?: NewMail): Promise<'linked' | 'taken' | 'signed-out'>
+  /**
+   * Links to the enabled account whose address is `email` and verified, in one statement (an
+   * address that changes or is unverified at that moment links nothing). The user's id, or
+   * undefined when no such account exists (or the link is 'taken' as above).
+   */
+  linkByVerifiedEmail(identity: { providerId: string; subject: string; email: string }, now: number, mail: (to: string) => NewMail | null): Promise<string | undefined>
+  /** A new account and its identity, in one commit; UniqueViolation when the email or the identity exists. */
+  createWithIdentity(user: NewUser, identity: { providerId: string; subject: string; email: string | null }, now: number): Promise<void>
+  listIdentities(userId: string): Promise<IdentityRecord[]>
+  /**
+   * 'last' (nothing changed): the user would have no way left to sign in — no password, no
+   * passkey, no other identity — decided under a lock on the user's row.
+   */
+  /** How many accounts a provider's identities sign in to (a provider with any keeps its issuer). */
+  countIdentities(providerId: string): Promise<number>
+  unlinkIdentity(userId: string, providerId: string): Promise<'done' | 'unknown' | 'last'>
+}

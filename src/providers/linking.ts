@@ -1,0 +1,112 @@
+/**
+ * Who a provider's answer signs in (SPEC "Sign in with another account", Linking). An identity
+ * is the provider and its subject — never an email alone:
+ *  1. a linked identity signs in its user, whatever address the provider names today (a changed
+ *     email claim never moves an identity);
+ *  2. connecting from /account links it to the signed-in user;
+ *  3. else, with --link-verified-email, an address the provider says it verified that is a local
+ *     account's verified address links to that account, and the user is told by mail;
+ *  4. else, with --allow-create, a new account (email_verified as the provider says);
+ *  5. else a page explains how to connect it from /account.
+ * An unverified address never links (3 needs both verified) and never makes a verified account
+ * (4 copies the provider's word); a domain outside --allowed-domain is refused before any of it.
+ */
+import type { AppContext } from '../context'
+import { UniqueViolation, type ProviderRecord } from '../db/store'
+import { UserInputError, checkFullName, normalizeEmail } from '../accounts/users'
+import { newSignInMethodMessage, recipient } from '../mail/messages'
+import type { UpstreamAccount } from './relying-party'
+
+export type Settled =
+  | { kind: 'sign-in'; userId: string; how: 'identity' | 'verified-email' | 'created' }
+  | { kind: 'connected'; userId: string }
+  | { kind: 'refused'; status: number; title: string; detail: string; reason: string }
+
+// The pages' words, in one place (the message catalog takes them from here).
+const WORDS = {
+  domainTitle: 'Sign-in refused',
+  domain: (name: string, domains: string[]) => `This ${name} account is not in a domain allowed to sign in here. Use an account of ${domains.join(', ')}.`,
+  connectedOtherTitle: 'Already connected',
+  connectedOther: (name: string) => `Your account is already connected to another ${name} account. Disconnect it first.`,
+  takenTitle: 'Connected to another account',
+  taken: (name: string) => `This ${name} account is connected to another account here. Sign in to that one, or disconnect it there first.`,
+  signedOutTitle: 'Sign-in failed',
+  signedOut: 'You were signed out before the connection was made. Sign in again, then connect it from your account page.',
+  notLinkedTitle: (name: string) => `Connect ${name} first`,
+  notLinked: (name: string) => `No account here is connected to this ${name} account. Sign in with your password or passkey, then choose "Connect ${name}" under Connected accounts on your account page.`,
+}
+
+const refused = (status: number, reason: string, title: string, detail: string): Settled => ({ kind: 'refused', status, title, detail, reason })
+
+/**
+ * The provider's address in Latchkey's one spelling, or null when it has none that could be an
+ * account's. The provider vouches for the address as it spells it: one that Latchkey's spelling
+ * changes beyond letter case (NFKC folds `ａnn@` or `ªnn@` into `ann@`, another mailbox to a mail
+ * server — RFC 6531) is none, so it never links to or makes the account of the address it folds into.
+ */
+function addressOf(account: UpstreamAccount): string | null {
+  if (account.email === null) return null
+  try {
+    const email = normalizeEmail(account.email)
+    return email === account.email.trim().toLowerCase() ? email : null
+  } catch {
+    return null
+  }
+}
+
+/** --allowed-domain: Google's `hd` (the Workspace the account belongs to), otherwise the domain of a verified address. */
+export function domainAllowed(p: ProviderRecord, account: UpstreamAccount, email: string | null): boolean {
+  if (p.allowedDomains.length === 0) return true
+  if (p.kind === 'google') return account.hd !== null && p.allowedDomains.includes(account.hd.toLowerCase())
+  return email !== null && account.emailVerified && p.allowedDomains.includes(email.slice(email.lastIndexOf('@') + 1))
+}
+
+/** `connecting`: the signed-in user connecting from /account, and their session's id hash (the link holds it). */
+export async function settle(ctx: AppContext, p: ProviderRecord, account: UpstreamAccount, connecting: { userId: string; session: string } | null): Promise<Settled> {
+  const connectingUserId = connecting?.userId ?? null
+  const now = ctx.clock.now()
+  const email = addressOf(account)
+  const notice = (to: { email: string; locale?: string | null; timeZone?: string | null }) => (ctx.config.smtpUrl === null ? null : newSignInMethodMessage(recipient(ctx.config, to), p.name, email ?? account.subject, `${ctx.config.issuer}/account#connected`))
+  if (!domainAllowed(p, account, email)) {
+    return refused(403, 'domain', WORDS.domainTitle, WORDS.domain(p.name, p.allowedDomains))
+  }
+  if (connectingUserId !== null) {
+    const user = await ctx.store.users.findUser(connectingUserId)
+    const linked = user && (await ctx.store.providers.linkIdentity({ providerId: p.id, subject: account.subject, userId: user.id, email, session: connecting!.session }, now, notice(user) ?? undefined))
+    if (linked === 'linked') return { kind: 'connected', userId: connectingUserId }
+    if (linked === 'signed-out') return refused(400, 'session', WORDS.signedOutTitle, WORDS.signedOut)
+    const mine = (await ctx.store.providers.listIdentities(connectingUserId)).find((i) => i.providerId === p.id)
+    if (mine?.subject === account.subject) return { kind: 'connected', userId: connectingUserId }
+    if (mine) return refused(409, 'connected-other', WORDS.connectedOtherTitle, WORDS.connectedOther(p.name))
+    return refused(409, 'taken', WORDS.takenTitle, WORDS.taken(p.name))
+  }
+  const known = await ctx.store.providers.useIdentity(p.id, account.subject, email, now)
+  if (known) return { kind: 'sign-in', userId: known, how: 'identity' }
+  if (p.linkVerifiedEmail && email !== null && account.emailVerified) {
+    const linked = await ctx.store.providers.linkByVerifiedEmail({ providerId: p.id, subject: account.subject, email }, now, (to) => notice({ email: to }))
+    if (linked) return { kind: 'sign-in', userId: linked, how: 'verified-email' }
+  }
+  if (p.allowCreate && email !== null) {
+    const id = crypto.randomUUID()
+    const fullName = nameOf(account, email)
+    try {
+      await ctx.store.providers.createWithIdentity({ id, email, fullName, avatarUrl: null, emailVerified: account.emailVerified, passwordHash: '' }, { providerId: p.id, subject: account.subject, email }, now)
+      return { kind: 'sign-in', userId: id, how: 'created' }
+    } catch (error) {
+      if (!(error instanceof UniqueViolation)) throw error
+      // The same identity made by a sign-in racing this one (another tab, another instance): it signs in.
+      const raced = await ctx.store.providers.useIdentity(p.id, account.subject, email, now)
+      if (raced) return { kind: 'sign-in', userId: raced, how: 'identity' }
+    }
+  }
+  return refused(403, 'not-linked', WORDS.notLinkedTitle(p.name), WORDS.notLinked(p.name))
+}
+
+function nameOf(account: UpstreamAccount, email: string): string {
+  try {
+    return checkFullName(account.name ?? '')
+  } catch (error) {
+    if (!(error instanceof UserInputError)) throw error
+    return email.slice(0, email.indexOf('@')).slice(0, 200)
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * The providers store with two instances (PostgreSQL) or two processes (SQLite) on one database:
+ * a state is taken once, an identity is made once, and two disconnects at once never take the
+ * last two ways in.
+ */
+import { afterEach, beforeEach, expect, test } from 'bun:test'
+import { UniqueViolation, type ProviderRecord, type Store } from '../../src/db/store'
+import { openTestStorePair, type TestStorePair } from '../store'
+
+let pair: TestStorePair
+beforeEach(async () => {
+  pair = await openTestStorePair()
+})
+afterEach(() => pair.close())
+
+const NOW = Date.UTC(2026, 10, 1)
+const provider = (id: string): ProviderRecord => ({
+  id,
+  name: id,
+  kind: 'oidc',
+  issuer: `https://${id}.example`,
+  apiUrl: null,
+  clientId: 'latchkey',
+  clientSecretSealed: 'v1.x.y',
+  scope: 'openid email',
+  allowCreate: true,
+  allowedDomains: [],
+  linkVerifiedEmail: true,
+  trustMfa: false,
+  updatedAt: NOW,
+})
+const user = (id: string, email: string) => ({ id, email, fullName: id, avatarUrl: null, emailVerified: true, passwordHash: '' })
+
+async function seed(store: Store) {
+  await store.providers.insertProvider(provider('acme'), NOW)
+  await store.providers.insertProvider(provider('corp'), NOW)
+}
+
+test('a state is taken by one of two callbacks at once; an expired one by none', async () => {
+  const { store, other } = pair
+  await seed(store)
+  for (const [hash, expiresAt] of [
+    ['s1', NOW + 60_000],
+    ['s2', NOW - 1],
+  ] as const)
+    await store.providers.insertState({ stateHash: hash, providerId: 'acme', browserHash: 'b', nonce: 'n', returnTo: '/account', userId: null, expiresAt })
+  const taken = await Promise.all([store.providers.takeState('s1', NOW), other.providers.takeState('s1', NOW)])
+  expect(taken.filter(Boolean)).toEqual([{ stateHash: 's1', providerId: 'acme', browserHash: 'b', nonce: 'n', returnTo: '/account', userId: null, expiresAt: NOW + 60_000 }])
+  expect(await store.providers.takeState('s2', NOW)).toBeUndefined()
+  expect(await pair.rows('SELECT state_hash FROM provider_states')).toEqual([])
+})
+
+test('two first sign-ins of one identity at once make one account; the other sees it', async () => {
+  const { store, other } = pair
+  await seed(store)
+  const identity = { providerId: 'acme', subject: 'sub-1', email: 'new@example.com' }
+  const outcomes = await Promise.allSettled([store.providers.createWithIdentity(user('u1', 'new@example.com'), identity, NOW), other.providers.createWithIdentity(user('u2', 'new@example.com'), identity, NOW)])
+  expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected'])
+  expect((outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason).toBeInstanceOf(UniqueViolation)
+  const winner = (await pair.rows('SELECT id FROM users'))[0]!.id
+  expect(await other.providers.useIdentity('acme', 'sub-1', 'new@example.com', NOW)).toBe(winner as string)
+  // Linking the same subject to someone else: taken; nor does a verified-address link move it.
+  await store.users.insertUser(user('u3', 'three@example.com'), NOW)
+  expect(await other.providers.linkIdentity({ providerId: 'acme', subject: 'sub-1', userId: 'u3', email: null }, NOW)).toBe('taken')
+  expect(await store.providers.linkByVerifiedEmail({ providerId: 'acme', subject: 'sub-1', email: 'three@example.com' }, NOW, () => null)).toBeUndefined()
+  expect((await pair.rows('SELECT user_id FROM user_identities')).map((r) => r.user_id)).toEqual([winner])
+})
+
+test('two disconnects at once, of the last two ways in of an account without password or passkey: one is refused', async () => {
+  const { store, other } = pair
+  await seed(store)
+  await store.providers.createWithIdentity(user('u1', 'ann@example.com'), { providerId: 'acme', subject: 'a', email: null }, NOW)
+  expect(await store.providers.linkIdentity({ providerId: 'corp', subject: 'c', userId: 'u1', email: null }, NOW)).toBe('linked')
+  const outcomes = await Promise.all([store.providers.unlinkIdentity('u1', 'acme'), other.providers.unlinkIdentity('u1', 'corp')])
+  expect(outcomes.sort()).toEqual(['done', 'last'])
+  expect(await store.providers.listIdentities('u1')).toHaveLength(1)
+  expect(await store.providers.unlinkIdentity('u1', 'nowhere')).toBe('unknown')
+})
+
+test('the purge drops sign-ins in flight past their expiry, and only those', async () => {
+  const { store } = pair
+  await seed(store)
+  for (const [hash, expiresAt] of [
+    ['old', NOW - 1],
+    ['live', NOW + 60_000],
+  ] as const)
+    await store.providers.insertState({ stateHash: hash, providerId: 'acme', browserHash: 'b', nonce: 'n', returnTo: null, userId: null, expiresAt })
+  expect(await store.purgeExpired(NOW, { usedCodes: 0, throttle: 0, refreshGrace: 0, retiredKeys: 0, mail: 0, settingChanges: 0 })).toBeGreaterThanOrEqual(1)
+  expect((await pair.rows('SELECT state_hash FROM provider_states')).map((r) => r.state_hash)).toEqual(['live'])
+})

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose'
+import { createApp } from '../../src/app'
+import { loadConfig } from '../../src/config'
+import { createContext } from '../../src/context'
+import { manualClock } from '../../src/lib/clock'
+import { sha256 } from '../../src/lib/crypto'
+import { createClient, DEVICE_CODE } from '../../src/oauth/clients'
+import { newCode } from '../../src/oauth/codes'
+import { DEVICE_REDIRECT } from '../../src/oauth/device/pages'
+import { createResource } from '../../src/oauth/resources'
+import { userCodeHash } from '../../src/oauth/device/codes'
+import { insertUser } from '../../src/accounts/users'
+import { ORIGIN, testSigningKey } from '../helpers'
+import { openTestStorePair, type TestStorePair } from '../store'
+
+/**
+ * Issue 38 "Two instances": a client assertion's jti and a device code are used once across two
+ * instances on one database (two processes on one SQLite file; two instances on PostgreSQL).
+ */
+let pair: TestStorePair
+const clock = manualClock()
+type Instance = (path: string, fields: Record<string, string>) => Promise<Response>
+let a: Instance
+let b: Instance
+
+beforeAll(async () => {
+  pair = await openTestStorePair()
+  await pair.store.keys.ensureSigningKeys(await testSigningKey(), await testSigningKey('next'))
+  const config = loadConfig({ DATABASE_URL: ':memory:', ISSUER: ORIGIN })
+  const instance = async (store: typeof pair.store): Promise<Instance> => {
+    const app = createApp(await createContext({ store, config, clock }))
+    return (path, fields) => app.handle(new Request(ORIGIN + path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) }))
+  }
+  a = await instance(pair.store)
+  b = await instance(pair.other)
+})
+afterAll(() => pair?.close())
+
+test('a client assertion sent to both instances at once: one token, one 401 invalid_client', async () => {
+  await createResource(pair.store, { uri: 'https://reports.example', name: 'Reports', scopes: ['reports:read=Read reports'] }, clock.now())
+  const key = await generateKeyPair('ES256', { extractable: true })
+  const jwks = JSON.stringify({ keys: [{ ...(await exportJWK(key.publicKey)), kid: 'k' }] })
+  const job = (await createClient(pair.store, { name: 'Job', redirectUris: [], public: false, skipConsent: false, grantTypes: ['client_credentials'], allowedScopes: ['reports:read'], authMethod: 'private_key_jwt', jwks }, clock.now())).client
+  const sign = (privateKey: CryptoKey) =>
+    new SignJWT({ jti: crypto.randomUUID() }).setProtectedHeader({ alg: 'ES256', kid: 'k' }).setIssuer(job.id).setSubject(job.id).setAudience(ORIGIN).setExpirationTime(Math.floor(clock.now() / 1000) + 60).sign(privateKey)
+  for (let round = 0; round < 3; round++) {
+    const fields = { grant_type: 'client_credentials', scope: 'reports:read', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: await sign(key.privateKey) }
+    const answers = await Promise.all([a('/api/oauth/token', fields), b('/api/oauth/token', fields)])
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 401])
+  }
+})
+
+test('a device code allowed, polled on both instances at once: the tokens once; slow_down on one instance lengthens the interval for the other', async () => {
+  const tv = (await createClient(pair.store, { name: 'TV', redirectUris: [], public: true, skipConsent: false, grantTypes: [DEVICE_CODE] }, clock.now())).client.id
+  const user = await insertUser(pair.store, { email: 'ann@example.com', fullName: 'Ann', avatarUrl: null, passwordHash: 'x' }, clock.now())
+  for (let round = 0; round < 3; round++) {
+    const started = (await (await a('/api/oauth/device_authorization', { client_id: tv, scope: 'openid' })).json()) as { device_code: string; user_code: string }
+    const poll = (instance: Instance) => instance('/api/oauth/token', { grant_type: DEVICE_CODE, device_code: started.device_code, client_id: tv })
+    // The user allows (as /device does: the decision, the code and the consent in one transaction).
+    const { record } = newCode({ clientId: tv, userId: user.id, redirectUri: DEVICE_REDIRECT, scope: 'openid', codeChallenge: null }, clock.now(), 600)
+    expect(await pair.other.devices.allowDeviceCode(userCodeHash(started.user_code.replace('-', '')), clock.now(), record, { scopes: ['openid'], canonicalOrder: ['openid'] })).toBe(true)
+    const answers = await Promise.all([poll(a), poll(b)])
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 400])
+    clock.advance(10_000)
+    expect((await poll(b)).status).toBe(400)
+  }
+  // slow_down on A is written: B, which never saw a poll, then finds the longer interval.
+  const started = (await (await a('/api/oauth/device_authorization', { client_id: tv, scope: 'openid' })).json()) as { device_code: string }
+  const poll = (instance: Instance) => instance('/api/oauth/token', { grant_type: DEVICE_CODE, device_code: started.device_code, client_id: tv })
+  expect(((await (await poll(a)).json()) as { error: string }).error).toBe('authorization_pending')
+  expect(((await (await poll(a)).json()) as { error: string }).error).toBe('slow_down')
+  clock.advance(6_000)
+  expect(((await (await poll(b)).json()) as { error: string }).error).toBe('slow_down')
+  expect(Number((await pair.row('SELECT interval FROM device_codes WHERE device_code_hash = ?', sha256(started.device_code)))!.interval)).toBe(15)
+})
