@@ -4,7 +4,8 @@
  * «التحقق بخطوتين» (two-step verification), «رمز الاسترداد» (recovery code), «حساب» (account),
  * «تطبيق المصادقة» (authenticator app), «رمز المصادقة» (authentication code), «البريد الإلكتروني» (email),
  * «المشرف» (administrator), «إعداد» / «إعدادات» (setting), «السماح» (allow, authorize), «إلغاء الوصول» (revoke
- * access), «رمز مميز» (token), «جهاز» (device), «تفعيل» / «إيقاف» (turn on / off).
+ * access), «رمز مميز» (token), «جهاز» (device), «تفعيل» / «إيقاف» (turn on / off), «خدمة تسجيل الدخول» (sign-in
+ * provider), «الحسابات المرتبطة» (connected accounts), «رفع» (upload).
  * Plurals: all six CLDR forms — one and two in words, few (3–10) with the plural noun, many (11–99) and other
  * (100+) with the singular noun.
  */
@@ -113,6 +114,7 @@ export default {
   'signUp.haveAccount': 'لديك حساب؟ {link}',
   'signUp.signIn': 'تسجيل الدخول',
   'signUp.tooMany': { zero: 'محاولات كثيرة جدًا من شبكتك. أعد المحاولة بعد {count} ثانية.', one: 'محاولات كثيرة جدًا من شبكتك. أعد المحاولة بعد ثانية واحدة.', two: 'محاولات كثيرة جدًا من شبكتك. أعد المحاولة بعد ثانيتين.', few: 'محاولات كثيرة جدًا من شبكتك. أعد المحاولة بعد {count} ثوانٍ.', many: 'محاولات كثيرة جدًا من شبكتك. أعد المحاولة بعد {count} ثانية.', other: 'محاولات كثيرة جدًا من شبكتك. أعد المحاولة بعد {count} ثانية.' },
+  'signUp.domainOnly': 'إنشاء الحسابات هنا متاح فقط للعناوين في {domains}. اطلب دعوة من المشرف.',
   'signUp.emailTaken': 'يوجد حساب بهذا البريد الإلكتروني بالفعل.',
 
   // Refusals a domain module words in English (src/i18n/known-errors.ts finds them by their English text).
@@ -254,6 +256,8 @@ export default {
   'activity.group.member_added': 'تمت الإضافة إلى مجموعة',
   'activity.group.member_removed': 'تمت الإزالة من مجموعة',
   'activity.site.sign_in': 'تم تسجيل الدخول إلى موقع محمي',
+  'activity.identity.linked': 'تم ربط خدمة تسجيل دخول',
+  'activity.identity.unlinked': 'تم فصل خدمة تسجيل دخول',
 
   // /account: refusals and notices of its forms.
   'account.verifyFirstPasskey': 'تحقّق من بريدك الإلكتروني أولًا، وبعدها يمكنك إضافة مفتاح مرور.',
@@ -284,6 +288,16 @@ export default {
   'profile.fullName': 'الاسم الكامل',
   'profile.picture': 'الصورة (عنوان صورة يبدأ بـ https://)',
   'profile.pictureHint': 'اتركه فارغًا لاستخدام صورة بالأحرف الأولى من اسمك.',
+  'profile.pictureUploaded': 'لقد رفعت صورتك. إدخال عنوان هنا يستبدلها.',
+  'profile.upload': 'رفع صورة',
+  'profile.uploadHint': 'PNG أو JPEG أو WebP، بحجم 1 MiB كحد أقصى.',
+  'profile.uploadSubmit': 'رفع الصورة',
+  'profile.removePicture': 'إزالة الصورة',
+  'confirm.changeWithPasskey': 'استخدام مفتاح مرور بدلًا من ذلك',
+  'confirm.setPassword': 'التأكيد بمفتاح المرور وتعيين كلمة المرور',
+  'confirm.passkeyOnly': 'تسجّل الدخول بمفتاح مرور فقط: أكّد به لتعيين كلمة مرور.',
+  'confirm.deleteWithPasskey': 'الحذف بمفتاح مرور بدلًا من ذلك',
+  'confirm.deletePasskeyOnly': 'التأكيد بمفتاح المرور والحذف',
   'profile.save': 'حفظ الملف الشخصي',
   'password.current': 'كلمة المرور الحالية',
   'password.new': 'كلمة المرور الجديدة',
@@ -383,6 +397,8 @@ export default {
   'reset.recovered': 'تم تعيين كلمة مرورك والتحقق من بريدك الإلكتروني. سجّل الدخول بها.',
   'reset.removedIntro': 'لم يكن قد تم التحقق من عنوانك بعد، لذا كان بإمكان أي شخص إعداد هذا الحساب. أُزيل كل ما أُعدّ عليه من قبل:',
   'reset.removedPasskey': 'مفتاح المرور «{name}»',
+  'reset.removedIdentity': 'تسجيل الدخول عبر {provider} باسم {email}',
+  'reset.removedIdentityNoEmail': 'تسجيل الدخول عبر {provider}',
   'reset.removedTotp': 'التحقق بخطوتين (سر تطبيق المصادقة الخاص به)',
   'reset.removedCodes': { zero: 'لا توجد رموز استرداد', one: 'رمز استرداد واحد', two: 'رمزا استرداد', few: '{count} رموز استرداد', many: '{count} رمز استرداد', other: '{count} رمز استرداد' },
   'reset.removedApp': 'وصول التطبيق «{name}» (الموافقة الممنوحة له ورموزه المميزة)',
@@ -465,6 +481,10 @@ export default {
   'mail.newDevice.address': 'عنوان IP: {address}',
   'mail.newDevice.device': 'الجهاز: {device}',
   'mail.newDevice.notYou': 'إن لم تكن أنت، فسجّل خروج ذلك المتصفح وغيّر كلمة مرورك.',
+  'mail.newSignInMethod.subject': 'أُضيفت طريقة جديدة لتسجيل الدخول',
+  'mail.newSignInMethod.body': 'أصبح بالإمكان الآن تسجيل الدخول إلى حسابك باستخدام {upstream} من {provider}.',
+  'mail.newSignInMethod.notYou': 'إن لم تكن أنت، فافصله من «الحسابات المرتبطة» في صفحة حسابك، وتواصل مع مشرف هذا الخادم.',
+  'mail.newSignInMethod.link': 'الحسابات المرتبطة',
 
   // First run (/setup).
   'error.setupWrong.title': 'رابط الإعداد غير صالح',
@@ -476,9 +496,17 @@ export default {
   'setup.title': 'إعداد {brand}',
   'setup.intro': 'أنشئ أول مشرف لهذا الخادم. ستسجّل الدخول باسمه فورًا، ويمكنك بعدها إضافة تطبيقات أو دعوة مستخدمين أو فتح إنشاء الحسابات.',
   'setup.submit': 'إنشاء المشرف',
+  'setup.withPasskey': 'الإنشاء بمفتاح مرور بدلًا من ذلك',
+  'setup.passkeyHint': 'أو استغنِ عن كلمة المرور: يحتفظ جهازك بمفتاح مرور لهذا الحساب.',
   'setup.emailTaken': 'يوجد حساب بهذا البريد الإلكتروني بالفعل: استخدم بريدًا آخر، أو اجعله مشرفًا باستخدام `latchkey user update`.',
 
   // Passkey ceremonies in the browser (passkeys.js reads them from the page).
   'passkey.scriptRefused': 'رفض الخادم طلب مفتاح المرور. أعد تحميل الصفحة وحاول مرة أخرى.',
   'passkey.scriptCancelled': 'أُلغي طلب مفتاح المرور أو انتهت مهلته.',
+
+  // /account: how a sign-in was made (Recent activity).
+  'activity.method.password': 'كلمة المرور',
+  'activity.method.passkey': 'مفتاح المرور',
+  'activity.method.two_step': 'رمز المصادقة',
+  'activity.method.recovery_code': 'رمز الاسترداد',
 } satisfies Catalog

@@ -2,7 +2,8 @@
  * Japanese (です/ます調). Terms used throughout: 「パスキー」 (passkey), 「アプリ」 (app), 「ログイン」/「ログアウト」
  * (sign in / sign out), 「2段階認証」 (two-step verification), 「回復コード」 (recovery code), 「アカウント」 (account),
  * 「認証アプリ」 (authenticator app), 「認証コード」 (authentication code), 「メールアドレス」 (email address),
- * 「管理者」 (administrator), 「設定」 (setting), 「アクセスを取り消す」 (revoke access), 「デバイス」 (device).
+ * 「管理者」 (administrator), 「設定」 (setting), 「アクセスを取り消す」 (revoke access), 「デバイス」 (device),
+ * 「ログインサービス」 (sign-in provider), 「連携済みアカウント」 (connected accounts), 「写真」 (profile picture).
  */
 import type { Catalog } from '../types'
 
@@ -109,6 +110,7 @@ export default {
   'signUp.haveAccount': 'アカウントをお持ちの場合: {link}',
   'signUp.signIn': 'ログイン',
   'signUp.tooMany': { other: 'お使いのネットワークからの試行が多すぎます。{count} 秒後にもう一度お試しください。' },
+  'signUp.domainOnly': 'ここでは {domains} のアドレスのみ新規登録できます。管理者に招待を依頼してください。',
   'signUp.emailTaken': 'このメールアドレスのアカウントはすでに存在します。',
 
   // Refusals a domain module words in English (src/i18n/known-errors.ts finds them by their English text).
@@ -250,6 +252,8 @@ export default {
   'activity.group.member_added': 'グループに追加されました',
   'activity.group.member_removed': 'グループから削除されました',
   'activity.site.sign_in': '保護されたサイトにログインしました',
+  'activity.identity.linked': 'ログインサービスを連携しました',
+  'activity.identity.unlinked': 'ログインサービスの連携を解除しました',
 
   // /account: refusals and notices of its forms.
   'account.verifyFirstPasskey': '先にメールアドレスを確認してください。確認後にパスキーを追加できます。',
@@ -280,6 +284,16 @@ export default {
   'profile.fullName': '氏名',
   'profile.picture': '写真（https:// で始まる画像のアドレス）',
   'profile.pictureHint': '空欄にすると、イニシャルの画像が使われます。',
+  'profile.pictureUploaded': 'アップロードした写真を使用しています。ここにアドレスを入力すると置き換えられます。',
+  'profile.upload': '写真をアップロード',
+  'profile.uploadHint': 'PNG、JPEG、WebP 形式、1 MiB まで。',
+  'profile.uploadSubmit': 'アップロード',
+  'profile.removePicture': '写真を削除',
+  'confirm.changeWithPasskey': '代わりにパスキーを使用',
+  'confirm.setPassword': 'パスキーで確認してパスワードを設定',
+  'confirm.passkeyOnly': 'パスキーのみでログインしています。パスワードを設定するには、パスキーで確認してください。',
+  'confirm.deleteWithPasskey': '代わりにパスキーで削除',
+  'confirm.deletePasskeyOnly': 'パスキーで確認して削除',
   'profile.save': 'プロフィールを保存',
   'password.current': '現在のパスワード',
   'password.new': '新しいパスワード',
@@ -379,6 +393,8 @@ export default {
   'reset.recovered': 'パスワードを設定し、メールアドレスも確認されました。このパスワードでログインしてください。',
   'reset.removedIntro': 'メールアドレスがまだ確認されていなかったため、誰でもこのアカウントを設定できた可能性があります。以前に設定されていた次のものはすべて削除されました:',
   'reset.removedPasskey': 'パスキー「{name}」',
+  'reset.removedIdentity': '{provider} の {email} でのログイン',
+  'reset.removedIdentityNoEmail': '{provider} でのログイン',
   'reset.removedTotp': '2段階認証（認証アプリのシークレット）',
   'reset.removedCodes': { other: '回復コード {count} 個' },
   'reset.removedApp': 'アプリ「{name}」のアクセス（許可とトークン）',
@@ -461,6 +477,10 @@ export default {
   'mail.newDevice.address': 'IP アドレス: {address}',
   'mail.newDevice.device': 'デバイス: {device}',
   'mail.newDevice.notYou': 'お心当たりがない場合は、そのブラウザをログアウトさせ、パスワードを変更してください。',
+  'mail.newSignInMethod.subject': '新しいログイン方法が追加されました',
+  'mail.newSignInMethod.body': 'あなたのアカウントに、{provider} の {upstream} でログインできるようになりました。',
+  'mail.newSignInMethod.notYou': 'お心当たりがない場合は、アカウントページの「連携済みアカウント」で連携を解除し、このサーバーの管理者にお問い合わせください。',
+  'mail.newSignInMethod.link': '連携済みアカウント',
 
   // First run (/setup).
   'error.setupWrong.title': 'セットアップリンクが無効です',
@@ -472,9 +492,17 @@ export default {
   'setup.title': '{brand} のセットアップ',
   'setup.intro': 'このサーバーの最初の管理者を作成します。作成するとすぐにその管理者としてログインし、アプリの追加、ユーザーの招待、新規登録の受け付けを開始できます。',
   'setup.submit': '管理者を作成',
+  'setup.withPasskey': '代わりにパスキーで作成',
+  'setup.passkeyHint': 'パスワードなしでも作成できます。このアカウントのパスキーがデバイスに保存されます。',
   'setup.emailTaken': 'このメールアドレスのアカウントはすでに存在します。別のアドレスを使用するか、`latchkey user update` でそのアカウントを管理者にしてください。',
 
   // Passkey ceremonies in the browser (passkeys.js reads them from the page).
   'passkey.scriptRefused': 'サーバーがパスキーのリクエストを拒否しました。ページを再読み込みして、もう一度お試しください。',
   'passkey.scriptCancelled': 'パスキーのリクエストはキャンセルされたか、タイムアウトしました。',
+
+  // /account: how a sign-in was made (Recent activity).
+  'activity.method.password': 'パスワード',
+  'activity.method.passkey': 'パスキー',
+  'activity.method.two_step': '認証コード',
+  'activity.method.recovery_code': '回復コード',
 } satisfies Catalog

@@ -2,7 +2,8 @@
  * Simplified Chinese. Terms used throughout: “通行密钥” (passkey), “应用” (app), “登录”/“退出登录” (sign in /
  * sign out), “两步验证” (two-step verification), “恢复代码” (recovery code), “账号” (account),
  * “身份验证器应用” (authenticator app), “验证码” (authentication code), “电子邮件地址” (email address),
- * “管理员” (administrator), “设置” (setting), “撤销访问权限” (revoke access), “设备” (device), “授权” (authorize).
+ * “管理员” (administrator), “设置” (setting), “撤销访问权限” (revoke access), “设备” (device), “授权” (authorize),
+ * “登录服务” (sign-in provider), “已关联的账号” (connected accounts), “头像” (profile picture).
  */
 import type { Catalog } from '../types'
 
@@ -109,6 +110,7 @@ export default {
   'signUp.haveAccount': '已有账号？{link}',
   'signUp.signIn': '登录',
   'signUp.tooMany': { other: '您的网络尝试次数过多。请在 {count} 秒后重试。' },
+  'signUp.domainOnly': '此处仅限 {domains} 的地址注册。请向您的管理员索取邀请。',
   'signUp.emailTaken': '使用此电子邮件地址的账号已存在。',
 
   // Refusals a domain module words in English (src/i18n/known-errors.ts finds them by their English text).
@@ -250,6 +252,8 @@ export default {
   'activity.group.member_added': '被加入群组',
   'activity.group.member_removed': '被移出群组',
   'activity.site.sign_in': '登录了受保护的网站',
+  'activity.identity.linked': '关联了一个登录服务',
+  'activity.identity.unlinked': '解除关联了一个登录服务',
 
   // /account: refusals and notices of its forms.
   'account.verifyFirstPasskey': '请先验证您的电子邮件地址，然后才能添加通行密钥。',
@@ -280,6 +284,16 @@ export default {
   'profile.fullName': '姓名',
   'profile.picture': '头像（https:// 开头的图片地址）',
   'profile.pictureHint': '留空则使用您姓名首字母的头像。',
+  'profile.pictureUploaded': '您已上传头像。在此填写图片地址将替换它。',
+  'profile.upload': '上传头像',
+  'profile.uploadHint': 'PNG、JPEG 或 WebP 格式，最大 1 MiB。',
+  'profile.uploadSubmit': '上传',
+  'profile.removePicture': '移除头像',
+  'confirm.changeWithPasskey': '改用通行密钥',
+  'confirm.setPassword': '使用通行密钥确认并设置密码',
+  'confirm.passkeyOnly': '您仅使用通行密钥登录：请先用通行密钥确认，再设置密码。',
+  'confirm.deleteWithPasskey': '改用通行密钥删除',
+  'confirm.deletePasskeyOnly': '使用通行密钥确认并删除',
   'profile.save': '保存个人资料',
   'password.current': '当前密码',
   'password.new': '新密码',
@@ -379,6 +393,8 @@ export default {
   'reset.recovered': '您的密码已设置，电子邮件地址也已验证。请使用新密码登录。',
   'reset.removedIntro': '您的地址此前尚未验证，因此任何人都可能设置过此账号。之前在此账号上设置的以下内容均已移除：',
   'reset.removedPasskey': '通行密钥“{name}”',
+  'reset.removedIdentity': '以 {email} 身份通过 {provider} 登录',
+  'reset.removedIdentityNoEmail': '通过 {provider} 登录',
   'reset.removedTotp': '两步验证（其身份验证器应用密钥）',
   'reset.removedCodes': { other: '{count} 个恢复代码' },
   'reset.removedApp': '应用“{name}”的访问权限（其授权和令牌）',
@@ -461,6 +477,10 @@ export default {
   'mail.newDevice.address': 'IP 地址：{address}',
   'mail.newDevice.device': '设备：{device}',
   'mail.newDevice.notYou': '如果这不是您本人的操作，请将该浏览器退出登录并更改密码。',
+  'mail.newSignInMethod.subject': '已添加新的登录方式',
+  'mail.newSignInMethod.body': '现在可以使用 {provider} 的 {upstream} 登录您的账号。',
+  'mail.newSignInMethod.notYou': '如果这不是您本人的操作，请在账号页面的“已关联的账号”中解除关联，并联系此服务器的管理员。',
+  'mail.newSignInMethod.link': '已关联的账号',
 
   // First run (/setup).
   'error.setupWrong.title': '设置链接无效',
@@ -472,9 +492,17 @@ export default {
   'setup.title': '设置 {brand}',
   'setup.intro': '创建此服务器的第一位管理员。您将立即以该身份登录，然后即可添加应用、邀请用户或开放注册。',
   'setup.submit': '创建管理员',
+  'setup.withPasskey': '改用通行密钥创建',
+  'setup.passkeyHint': '也可以不设密码：您的设备会为此账号保存一个通行密钥。',
   'setup.emailTaken': '使用此电子邮件地址的账号已存在：请换用其他地址，或使用 `latchkey user update` 将其设为管理员。',
 
   // Passkey ceremonies in the browser (passkeys.js reads them from the page).
   'passkey.scriptRefused': '服务器拒绝了通行密钥请求。请刷新页面后重试。',
   'passkey.scriptCancelled': '通行密钥请求已取消或超时。',
+
+  // /account: how a sign-in was made (Recent activity).
+  'activity.method.password': '密码',
+  'activity.method.passkey': '通行密钥',
+  'activity.method.two_step': '验证码',
+  'activity.method.recovery_code': '恢复代码',
 } satisfies Catalog
