@@ -27,13 +27,13 @@ interface AvatarForm {
  * before any session or CSRF check, like every page form. A field sent twice is no field.
  */
 async function parseAvatarForm({ request }: { request: Request }): Promise<AvatarForm> {
-  if (mediaType(request) !== 'multipart/form-data') throw new PageError(415, 'Unsupported form', 'A picture must be sent as multipart/form-data.')
+  if (mediaType(request) !== 'multipart/form-data') throw new PageError(415, 'error.avatarForm')
   const bytes = await readBodyBytes(request, { bytes: AVATAR_FORM_MAX_BYTES, tooLarge: avatarTooLarge })
   let form: FormData
   try {
     form = await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'content-type': request.headers.get('content-type')! } }).formData()
   } catch {
-    throw new PageError(400, 'Bad request', 'The form could not be read.')
+    throw new PageError(400, 'error.formUnreadable')
   }
   const one = (name: string) => {
     const values = form.getAll(name)

@@ -10,7 +10,7 @@ export const AVATAR_MAX_BYTES = 1_048_576
 /** The upload's whole body: the picture, the CSRF token and multipart's framing. */
 export const AVATAR_FORM_MAX_BYTES = AVATAR_MAX_BYTES + 16_384
 
-export const avatarTooLarge = () => new PageError(413, 'Picture too large', 'The picture is larger than 1 MiB. Your picture was not changed.')
+export const avatarTooLarge = () => new PageError(413, 'error.avatarTooLarge')
 
 /**
  * An uploaded picture's path, kept in `users.avatar_url`: a hash of its bytes in the query, so a

@@ -40,7 +40,7 @@ export function accountProof(ctx: AppContext) {
       }
     }
     const account = await ctx.store.users.findUserByEmail(session.user.email)
-    if (!account?.passwordHash) return { status: 401, error: () => `Confirm with your passkey first. ${words.nothing()}` }
+    if (!account?.passwordHash) return { status: 401, error: () => `${msg('confirm.passkeyFirst')} ${words.nothing()}` }
     // Counted before it is checked, so parallel guesses get no more checks than sequential ones.
     const key = emailHash(session.user.email)
     const throttled = await limits.takeAttempt(ctx, request, key, 'password check throttled')

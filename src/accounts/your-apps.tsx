@@ -5,14 +5,7 @@ import { Html } from '@kitajs/html'
 import type { YourApp } from '../db/store'
 import { AppLogo } from '../views/app-logo'
 import { attr } from '../views/layout'
-
-// Words of this section, in one place (the message catalog takes them over).
-const WORDS = {
-  heading: 'Your apps',
-  none: 'No apps yet. Apps your administrator sets up for you, and apps you allow to use your account, appear here.',
-  authorized: 'You allowed it to use your account',
-  noLink: 'No link to open it',
-}
+import { t } from '../i18n'
 
 const hostOf = (url: string) => new URL(url).host
 
@@ -23,9 +16,9 @@ const hostOf = (url: string) => new URL(url).host
 export function YourAppsSection(props: { apps: readonly YourApp[] }): JSX.Element {
   return (
     <section aria-labelledby="your-apps">
-      <h2 id="your-apps">{WORDS.heading}</h2>
+      <h2 id="your-apps" safe>{t('yourApps.heading')}</h2>
       {props.apps.length === 0 ? (
-        <p class="muted">{WORDS.none}</p>
+        <p class="muted" safe>{t('yourApps.none')}</p>
       ) : (
         <ul class="your-apps">
           {props.apps.map((app) => (
@@ -42,7 +35,7 @@ export function YourAppsSection(props: { apps: readonly YourApp[] }): JSX.Elemen
                   </strong>
                 )}
                 <div class="muted" safe>
-                  {app.launchUrl ? hostOf(app.launchUrl) : app.authorized ? WORDS.authorized : WORDS.noLink}
+                  {app.launchUrl ? hostOf(app.launchUrl) : app.authorized ? t('yourApps.authorized') : t('yourApps.noLink')}
                 </div>
               </div>
             </li>

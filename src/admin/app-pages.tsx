@@ -5,71 +5,68 @@ import { Html } from '@elysiajs/html'
 import { DEVICE_CODE, GRANT_TYPES, ID_TOKEN_ALGS, type ClientView } from '../oauth/clients'
 import { ButtonForm, CsrfField, Hidden, attr } from '../views/layout'
 import type { FormFields } from '../web/forms'
-import { AdminLayout, type Typed } from './pages'
+import { currentSpeech, t, th } from '../i18n'
+import type { MessageKey } from '../i18n/types'
+import { AdminLayout, type Typed, type Words } from './pages'
 
 // /admin/apps: the list, the create and edit forms, an app's endpoints, a new secret.
 
 export type AppRow = ClientView & { allowed_groups: string[]; kind: string; jwks?: string | null }
 
-/** The machine options' words (issue 38), in one place. */
-const MACHINE_WORDS = {
-  legend: 'Machines and devices',
-  grants: 'It may use',
-  grantNames: {
-    authorization_code: 'Sign-in in a browser (authorization code, with refresh tokens)',
-    client_credentials: 'Its own tokens, no user (client credentials)',
-    [DEVICE_CODE]: 'Sign-in on a device with a code (device grant)',
-  } as Record<string, string>,
-  allowedScopes: "With client credentials: the resources' scopes its own tokens may carry (space-separated)",
-  requirePar: 'Sign-in requests only through pushed authorization requests (PAR)',
-  authMethod: 'A confidential app authenticates with',
-  methods: { client_secret: 'its secret', private_key_jwt: 'assertions signed with its keys (private_key_jwt)' } as Record<string, string>,
-  jwksUri: 'Its public keys at (jwks_uri, https)',
-  jwks: 'Or its public keys here (a JWKS)',
+const GRANT_NAMES: Record<string, MessageKey> = {
+  authorization_code: 'admin.apps.grant.authorizationCode',
+  client_credentials: 'admin.apps.grant.clientCredentials',
+  [DEVICE_CODE]: 'admin.apps.grant.deviceCode',
 }
+const METHODS: ReadonlyArray<readonly [string, MessageKey]> = [
+  ['client_secret', 'admin.apps.method.clientSecret'],
+  ['private_key_jwt', 'admin.apps.method.privateKeyJwt'],
+]
+/** A message without placeholders, named by a key held in a table. */
+const word = (key: MessageKey) => currentSpeech().messages[key].text(undefined)
 
-const KIND_WORDS: Record<string, string> = { operator: '', metadata: 'metadata document', dynamic: 'registered dynamically' }
+const KIND_WORDS: Record<string, MessageKey | undefined> = { operator: undefined, metadata: 'admin.apps.kind.metadata', dynamic: 'admin.apps.kind.dynamic' }
 
-export function AppsPage(props: { csrf: string; apps: AppRow[]; groups: string[]; error?: string; notice?: string; typed?: Typed }) {
+export function AppsPage(props: { csrf: string; apps: AppRow[]; groups: string[]; error?: Words; notice?: Words; typed?: Typed }) {
   const typed = props.typed?.form === '/admin/apps' ? props.typed.fields : undefined
   return (
-    <AdminLayout title="Apps" error={props.error} notice={props.notice}>
+    <AdminLayout title={t('admin.apps.title')} error={props.error} notice={props.notice}>
       <table class="admin">
         <thead>
           <tr>
-            <th>Name</th>
-            <th>Client ID</th>
-            <th>Type</th>
-            <th>Allowed groups</th>
+            <th>{th('admin.field.name')}</th>
+            <th>{th('admin.audit.clientId')}</th>
+            <th>{th('admin.apps.type')}</th>
+            <th>{th('admin.apps.allowedGroups')}</th>
           </tr>
         </thead>
         <tbody>
           {props.apps.map((a) => (
             <tr>
-              <td data-label="Name">
+              <td data-label={attr(t('admin.field.name'))}>
                 <a href={attr(`/admin/apps/edit?client_id=${encodeURIComponent(a.client_id)}`)} safe>
                   {a.name}
                 </a>
               </td>
-              <td data-label="Client ID">
+              <td data-label={attr(t('admin.audit.clientId'))}>
                 <code safe>{a.client_id}</code>
               </td>
-              <td data-label="Type" safe>{[a.public ? 'public' : 'confidential', KIND_WORDS[a.kind] ?? ''].filter(Boolean).join(', ')}</td>
-              <td data-label="Allowed groups" safe>{a.allowed_groups.join(', ') || 'everyone'}</td>
+              <td data-label={attr(t('admin.apps.type'))} safe>{[a.public ? t('admin.apps.public') : t('admin.apps.confidential'), KIND_WORDS[a.kind] ? word(KIND_WORDS[a.kind]!) : ''].filter(Boolean).join(', ')}</td>
+              <td data-label={attr(t('admin.apps.allowedGroups'))} safe>{a.allowed_groups.join(', ') || t('admin.apps.everyone')}</td>
             </tr>
           ))}
         </tbody>
       </table>
-      {props.apps.length === 0 ? <p class="muted">No apps yet.</p> : ''}
-      <h2>Create an app</h2>
+      {props.apps.length === 0 ? <p class="muted">{th('admin.apps.none')}</p> : ''}
+      <h2>{th('admin.apps.create')}</h2>
       <form method="post" action="/admin/apps">
         <CsrfField token={props.csrf} />
         <AppFields groups={props.groups} values={typed ? typedApp(typed) : NEW_APP} />
         <label class="check">
-          <input type="checkbox" name="public" value="true" checked={typed?.public === 'true'} /> Public client (no secret; PKCE)
+          <input type="checkbox" name="public" value="true" checked={typed?.public === 'true'} /> {th('admin.apps.publicClient')}
         </label>
         <div class="actions">
-          <button type="submit">Create app</button>
+          <button type="submit">{th('admin.apps.createSubmit')}</button>
         </div>
       </form>
     </AdminLayout>
@@ -154,23 +151,23 @@ function AppFields(props: { groups: string[]; values: AppValues }) {
   const allowed = new Set(a.allowedGroups)
   return (
     <>
-      <label for="name">Name</label>
+      <label for="name">{th('admin.field.name')}</label>
       <input id="name" name="name" type="text" required maxlength="200" value={attr(a.name)} />
-      <label for="redirect_uris">Redirect URIs (one per line)</label>
+      <label for="redirect_uris">{th('admin.apps.redirectUris')}</label>
       <textarea id="redirect_uris" name="redirect_uris" rows="3" safe>
         {a.redirectUris}
       </textarea>
-      <label for="post_logout_redirect_uris">Post-logout redirect URIs (one per line)</label>
+      <label for="post_logout_redirect_uris">{th('admin.apps.postLogoutUris')}</label>
       <textarea id="post_logout_redirect_uris" name="post_logout_redirect_uris" rows="2" safe>
         {a.postLogoutRedirectUris}
       </textarea>
       <label class="check">
-        <input type="checkbox" name="skip_consent" value="true" checked={a.skipConsent} /> Skip the consent page (first-party app)
+        <input type="checkbox" name="skip_consent" value="true" checked={a.skipConsent} /> {th('admin.apps.skipConsent')}
       </label>
       <label class="check">
-        <input type="checkbox" name="require_mfa" value="true" checked={a.requireMfa} /> Require two-step sign-in
+        <input type="checkbox" name="require_mfa" value="true" checked={a.requireMfa} /> {th('admin.apps.requireMfa')}
       </label>
-      <label for="id_token_alg">ID tokens signed with</label>
+      <label for="id_token_alg">{th('admin.apps.idTokenAlg')}</label>
       <select id="id_token_alg" name="id_token_alg">
         {ID_TOKEN_ALGS.map((alg) => (
           <option value={alg} selected={a.idTokenAlg === alg}>
@@ -179,15 +176,15 @@ function AppFields(props: { groups: string[]; values: AppValues }) {
         ))}
       </select>
       <fieldset>
-        <legend>Only members of these groups may use it (none: everyone)</legend>
-        {props.groups.length === 0 ? <span class="muted">No groups yet.</span> : ''}
+        <legend>{th('admin.apps.groupsLegend')}</legend>
+        {props.groups.length === 0 ? <span class="muted">{th('admin.groups.none')}</span> : ''}
         {props.groups.map((g) => (
           <label class="check">
             <input type="checkbox" name="allowed_groups" value={attr(g)} checked={allowed.has(g)} /> <span safe>{g}</span>
           </label>
         ))}
       </fieldset>
-      <label for="introspects">A resource server: may introspect the access tokens of these apps (client IDs, space-separated; * for every app's)</label>
+      <label for="introspects">{th('admin.apps.introspects')}</label>
       <input id="introspects" name="introspects" type="text" maxlength="4000" value={attr(a.introspects)} />
       <MachineFields values={a} />
     </>
@@ -197,36 +194,35 @@ function AppFields(props: { groups: string[]; values: AppValues }) {
 /** Grants, allowed scopes, PAR and client authentication (SPEC "Machines and devices"), as `client create|update` takes them. */
 function MachineFields(props: { values: AppValues }) {
   const a = props.values
-  const w = MACHINE_WORDS
   return (
     <fieldset>
-      <legend>{w.legend}</legend>
+      <legend>{th('admin.apps.machines')}</legend>
       {/* Unchecked boxes send nothing: this says the form had them (a form without them keeps what the app has). */}
       <Hidden name="machine_options" value="shown" />
       <fieldset>
-        <legend>{w.grants}</legend>
+        <legend>{th('admin.apps.grants')}</legend>
         {GRANT_TYPES.map((g) => (
           <label class="check">
-            <input type="checkbox" name="grant_types" value={g} checked={a.grantTypes.includes(g)} /> <span safe>{w.grantNames[g]}</span>
+            <input type="checkbox" name="grant_types" value={g} checked={a.grantTypes.includes(g)} /> <span safe>{GRANT_NAMES[g] ? word(GRANT_NAMES[g]!) : g}</span>
           </label>
         ))}
       </fieldset>
-      <label for="allowed_scopes">{w.allowedScopes}</label>
+      <label for="allowed_scopes">{th('admin.apps.allowedScopes')}</label>
       <input id="allowed_scopes" name="allowed_scopes" type="text" maxlength="4000" value={attr(a.allowedScopes)} />
       <label class="check">
-        <input type="checkbox" name="require_par" value="true" checked={a.requirePar} /> {w.requirePar}
+        <input type="checkbox" name="require_par" value="true" checked={a.requirePar} /> {th('admin.apps.requirePar')}
       </label>
-      <label for="auth_method">{w.authMethod}</label>
+      <label for="auth_method">{th('admin.apps.authMethod')}</label>
       <select id="auth_method" name="auth_method">
-        {Object.entries(w.methods).map(([value, words]) => (
+        {METHODS.map(([value, key]) => (
           <option value={value} selected={a.authMethod === value} safe>
-            {words}
+            {word(key)}
           </option>
         ))}
       </select>
-      <label for="jwks_uri">{w.jwksUri}</label>
+      <label for="jwks_uri">{th('admin.apps.jwksUri')}</label>
       <input id="jwks_uri" name="jwks_uri" type="url" maxlength="2000" value={attr(a.jwksUri)} />
-      <label for="jwks">{w.jwks}</label>
+      <label for="jwks">{th('admin.apps.jwks')}</label>
       <textarea id="jwks" name="jwks" rows="3" spellcheck="false" safe>
         {a.jwks}
       </textarea>
@@ -234,46 +230,36 @@ function MachineFields(props: { values: AppValues }) {
   )
 }
 
-export function AppPage(props: { csrf: string; app: AppRow; groups: string[]; endpoints: Array<[string, string]>; error?: string; notice?: string; typed?: Typed }) {
+export function AppPage(props: { csrf: string; app: AppRow; groups: string[]; endpoints: Array<[MessageKey, string]>; error?: Words; notice?: Words; typed?: Typed }) {
   const fields = { client_id: props.app.client_id }
   const typed = props.typed?.form === '/admin/apps/update' ? props.typed.fields : undefined
   return (
-    <AdminLayout title="Apps" error={props.error} notice={props.notice}>
+    <AdminLayout title={t('admin.apps.title')} error={props.error} notice={props.notice}>
       <div class="app-head">
         {props.app.logo_url ? <img class="app-logo" src={attr(props.app.logo_url)} alt="" width="40" height="40" /> : ''}
         <h2 safe>{props.app.name}</h2>
       </div>
       <p>
-        Client ID <code safe>{props.app.client_id}</code> · {props.app.public ? 'public' : 'confidential'}
+        {th('admin.audit.clientId')} <code safe>{props.app.client_id}</code> · {props.app.public ? th('admin.apps.public') : th('admin.apps.confidential')}
       </p>
       <LogoAndLaunch app={props.app} />
       <Endpoints endpoints={props.endpoints} />
-      <h2>Settings</h2>
+      <h2>{th('admin.apps.settings')}</h2>
       <form method="post" action="/admin/apps/update">
         <CsrfField token={props.csrf} />
         <Hidden name="client_id" value={props.app.client_id} />
         <AppFields groups={props.groups} values={typed ? typedApp(typed) : appValues(props.app)} />
         <div class="actions">
-          <button type="submit">Save</button>
+          <button type="submit">{th('admin.apps.save')}</button>
         </div>
       </form>
-      <h2>Danger zone</h2>
+      <h2>{th('admin.apps.danger')}</h2>
       <div class="actions">
-        {props.app.public ? '' : <ButtonForm action="/admin/apps/rotate-secret" csrf={props.csrf} label="Rotate secret" kind="danger" fields={fields} />}
-        <ButtonForm action="/admin/apps/delete" csrf={props.csrf} label="Delete app" kind="danger" fields={fields} />
+        {props.app.public ? '' : <ButtonForm action="/admin/apps/rotate-secret" csrf={props.csrf} label={t('admin.apps.rotateSecret')} kind="danger" fields={fields} />}
+        <ButtonForm action="/admin/apps/delete" csrf={props.csrf} label={t('admin.apps.delete')} kind="danger" fields={fields} />
       </div>
     </AdminLayout>
   )
-}
-
-// The words of LogoAndLaunch, in one place (the message catalog takes them over).
-const LAUNCH_WORDS = {
-  opensAt: 'Opens at',
-  fromYourApps: 'from users\' "Your apps".',
-  noLaunch: 'No launch URL: only users who authorized it see it in "Your apps".',
-  logo: 'Its logo is shown on the consent page.',
-  noLogo: 'No logo.',
-  change: 'Change them with',
 }
 
 /** Its logo and launch URL, set with `latchkey client update --logo-file / --launch-url` (a file is no form field here). */
@@ -283,16 +269,16 @@ function LogoAndLaunch(props: { app: AppRow }) {
     <p class="muted">
       {launch ? (
         <>
-          {LAUNCH_WORDS.opensAt}{' '}
+          {th('admin.apps.opensAt')}{' '}
           <a href={attr(launch)} class="long" safe>
             {launch}
           </a>{' '}
-          {LAUNCH_WORDS.fromYourApps}{' '}
+          {th('admin.apps.fromYourApps')}{' '}
         </>
       ) : (
-        LAUNCH_WORDS.noLaunch + ' '
+        th('admin.apps.noLaunch') + ' '
       )}
-      {logo ? LAUNCH_WORDS.logo : LAUNCH_WORDS.noLogo} {LAUNCH_WORDS.change} <code>latchkey client update ID --logo-file PATH --launch-url URL</code>.
+      {logo ? th('admin.apps.logo') : th('admin.apps.noLogo')} {th('admin.apps.change')} <code>latchkey client update ID --logo-file PATH --launch-url URL</code>.
     </p>
   )
 }
@@ -302,16 +288,16 @@ function LogoAndLaunch(props: { app: AppRow }) {
  * with a copy button. The buttons are hidden until /assets/copy.js (same origin) shows them:
  * without script the URLs are plain text to select.
  */
-function Endpoints(props: { endpoints: Array<[string, string]> }) {
+function Endpoints(props: { endpoints: Array<[MessageKey, string]> }) {
   return (
     <>
-      <h2>Endpoints</h2>
+      <h2>{th('admin.apps.endpoints')}</h2>
       <table class="admin endpoints">
         <tbody>
-          {props.endpoints.map(([label, url], i) => (
+          {props.endpoints.map(([key, url], i) => (
             <tr>
               <th scope="row" safe>
-                {label}
+                {word(key)}
               </th>
               <td>
                 <code id={`endpoint-${i}`} safe>
@@ -319,8 +305,8 @@ function Endpoints(props: { endpoints: Array<[string, string]> }) {
                 </code>
               </td>
               <td>
-                <button type="button" class="secondary copy" data-copy={`endpoint-${i}`} aria-label={attr(`Copy the ${label} URL`)} hidden>
-                  Copy
+                <button type="button" class="secondary copy" data-copy={`endpoint-${i}`} aria-label={attr(t('admin.apps.copyLabel', { label: word(key) }))} hidden>
+                  {th('admin.apps.copy')}
                 </button>
               </td>
             </tr>
@@ -333,19 +319,19 @@ function Endpoints(props: { endpoints: Array<[string, string]> }) {
 }
 
 /** A new client secret: shown this once, never stored in the clear. */
-export function SecretPage(props: { clientId: string; name: string; secret: string; endpoints: Array<[string, string]>; notice: string }) {
+export function SecretPage(props: { clientId: string; name: string; secret: string; endpoints: Array<[MessageKey, string]>; notice: string }) {
   return (
-    <AdminLayout title="Apps" notice={props.notice}>
+    <AdminLayout title={t('admin.apps.title')} notice={props.notice}>
       <h2 safe>{props.name}</h2>
       <p>
-        Client ID <code safe>{props.clientId}</code>
+        {th('admin.audit.clientId')} <code safe>{props.clientId}</code>
       </p>
       <p>
-        Client secret <code class="secret" safe>{props.secret}</code>
+        {th('admin.apps.clientSecret')} <code class="secret" safe>{props.secret}</code>
       </p>
       <Endpoints endpoints={props.endpoints} />
       <p>
-        <a href={attr(`/admin/apps/edit?client_id=${encodeURIComponent(props.clientId)}`)}>Done</a>
+        <a href={attr(`/admin/apps/edit?client_id=${encodeURIComponent(props.clientId)}`)}>{th('admin.apps.done')}</a>
       </p>
     </AdminLayout>
   )

@@ -4,7 +4,8 @@
 import { Html } from '@elysiajs/html'
 import { CsrfField, Hidden, attr } from '../views/layout'
 import type { Confirmation } from './confirm'
-import { AdminLayout } from './pages'
+import { AdminLayout, type Words } from './pages'
+import { raw, t, th } from '../i18n'
 
 /**
  * The step between an admin's click and a change that removes something or gives more access:
@@ -21,28 +22,28 @@ export function ConfirmPage(props: {
   askPassword: boolean
   hasPassword: boolean
   signInAgain: string
-  error?: string
+  error?: Words
 }) {
   const kept = Object.entries(props.fields).filter(([name]) => name !== 'csrf_token' && name !== 'confirm_password' && name !== 'confirmed')
   const what = props.what
   const canConfirm = !props.askPassword || props.hasPassword
   return (
-    <AdminLayout title={props.askPassword ? 'Confirm it is you' : 'Confirm'} error={props.error}>
+    <AdminLayout title={props.askPassword ? t('admin.confirm.titleReauth') : t('admin.confirm.title')} error={props.error}>
       {what ? (
         <>
           <p class="confirm">
-            <strong safe>{what.summary}</strong>
+            <strong safe>{what.summary()}</strong>
           </p>
           <ul>
             {what.details.map((d) => (
-              <li safe>{d}</li>
+              <li safe>{d()}</li>
             ))}
           </ul>
         </>
       ) : (
         ''
       )}
-      {props.askPassword ? <p>You signed in more than 15 minutes ago. This change removes something or gives more access, so confirm it is you first.</p> : ''}
+      {props.askPassword ? <p>{th('admin.confirm.stale')}</p> : ''}
       {canConfirm ? (
         <form method="post" action={attr(props.action)}>
           <CsrfField token={props.csrf} />
@@ -50,7 +51,7 @@ export function ConfirmPage(props: {
           {what ? <Hidden name="confirmed" value="yes" /> : ''}
           {props.askPassword ? (
             <>
-              <label for="confirm_password">Your password</label>
+              <label for="confirm_password">{th('admin.confirm.password')}</label>
               <input id="confirm_password" name="confirm_password" type="password" autocomplete="current-password" required />
             </>
           ) : (
@@ -58,9 +59,9 @@ export function ConfirmPage(props: {
           )}
           <div class="actions">
             <button type="submit" class="danger" safe>
-              {what?.button ?? 'Confirm'}
+              {what ? what.button() : t('admin.confirm.title')}
             </button>
-            <a href={attr(props.back)}>Cancel</a>
+            <a href={attr(props.back)}>{th('admin.confirm.cancel')}</a>
           </div>
         </form>
       ) : (
@@ -68,7 +69,7 @@ export function ConfirmPage(props: {
       )}
       {props.askPassword ? (
         <p>
-          <a href={attr(props.signInAgain)}>{props.hasPassword ? 'Or sign in again (with a passkey)' : 'Sign in again with your passkey'}</a>, then repeat the change.
+          {th('admin.confirm.thenRepeat', { link: raw(<a href={attr(props.signInAgain)}>{props.hasPassword ? th('admin.confirm.signInAgainPasskey') : th('admin.confirm.signInWithPasskey')}</a>) })}
         </p>
       ) : (
         ''

@@ -17,6 +17,9 @@ import { checkIntrospects, createClient, deleteClient, findClient, listClients, 
 import { canonicalResource, createResource, toResourceView } from '../oauth/resources'
 import { addSiteRule, checkSiteHost, createSite, toSiteView } from '../authz/sites'
 import { htmlPage, seeOther } from '../views/page'
+import { t } from '../i18n'
+import type { MessageKey } from '../i18n/types'
+import { speechOf } from '../i18n/request'
 import type { FormFields } from '../web/forms'
 import { endpoints } from '../oauth/metadata'
 import { confirmations, type Confirm, type Confirmation } from './confirm'
@@ -25,7 +28,7 @@ import { ConfirmPage } from './confirm-page'
 import type { Typed } from './pages'
 import { AppPage, AppsPage, SecretPage, type AppRow } from './app-pages'
 import { auditNames } from './audit-names'
-import { AuditPage, GroupsPage, KeysPage, ResourcesPage, UsersPage } from './pages'
+import { AuditPage, GroupsPage, KeysPage, ResourcesPage, UsersPage, type Saying, type Words } from './pages'
 import { SitesPage } from './site-pages'
 import { ProvidersPage } from './provider-pages'
 import { callbackUrl, toProviderView } from '../providers/service'
@@ -33,9 +36,9 @@ import { REAUTH_AFTER_MS, adminForms, adminSession, field, fieldValues, lines } 
 
 /** What a page shows besides its data: a refusal (with its status and what was typed) or a word on what was done. */
 interface Said {
-  error?: string
+  error?: Words
   status?: number
-  notice?: string
+  notice?: Words
   typed?: Typed
 }
 
@@ -43,7 +46,7 @@ interface Said {
  * An action's outcome: done (back to its page, or `to`, with a notice of what was done), refused
  * with a message, or a page of its own.
  */
-type Outcome = Response | { error: string; status?: number } | { notice: string; to?: string }
+type Outcome = Response | { error: Words; status?: number } | { notice: Saying; to?: string }
 
 /**
  * Whether a form asks for the password or passkey again after 15 minutes (SPEC "Admins"): every
@@ -76,35 +79,41 @@ export function adminRoutes(ctx: AppContext) {
     return ctx.audit.record(kind, { userId: fields.userId, clientId: fields.clientId, request, detail: { actor: session.user.id, ...fields.detail } })
   }
 
+  /** An admin page in the admin's language (SPEC "Brand and language": their choice on /account, then the request's). */
+  const page = (request: Request, session: Session, render: () => JSX.Element, status?: number) =>
+    htmlPage(render, { status, speech: speechOf(ctx.config, request, { user: session.user }) })
+
   const pages = {
     async users(request: Request, session: Session, said: Said = {}, invitation?: string) {
       const query = (new URL(request.url).searchParams.get('q') ?? '').trim().slice(0, 200)
       const [users, mfa] = await Promise.all([ctx.store.users.listUsers({ query: query || undefined, limit: USERS_SHOWN }), ctx.store.mfa.summaries()])
       const rows = users.map((u) => ({ ...u, mfa: mfa.get(u.id) ?? { totp: false, passkeys: 0 } }))
-      return htmlPage(<UsersPage csrf={csrf(request, session)} users={rows} query={query} selfId={session.user.id} invitation={invitation} {...said} />, { status: said.status })
+      return page(request, session, () => <UsersPage csrf={csrf(request, session)} users={rows} query={query} selfId={session.user.id} invitation={invitation} {...said} />, said.status)
     },
     async apps(request: Request, session: Session, said: Said = {}) {
       const [apps, groups] = await Promise.all([listClients(ctx.store), groupNames()])
       const rows = await Promise.all(apps.map(appRow))
-      return htmlPage(<AppsPage csrf={csrf(request, session)} apps={rows} groups={groups} {...said} />, { status: said.status })
+      return page(request, session, () => <AppsPage csrf={csrf(request, session)} apps={rows} groups={groups} {...said} />, said.status)
     },
     async app(request: Request, session: Session, client: Client, said: Said = {}) {
-      return htmlPage(<AppPage csrf={csrf(request, session)} app={await appRow(client)} groups={await groupNames()} endpoints={appEndpoints} {...said} />, { status: said.status })
+      const [app, groups] = await Promise.all([appRow(client), groupNames()])
+      return page(request, session, () => <AppPage csrf={csrf(request, session)} app={app} groups={groups} endpoints={appEndpoints} {...said} />, said.status)
     },
     async groups(request: Request, session: Session, said: Said = {}) {
-      return htmlPage(<GroupsPage csrf={csrf(request, session)} groups={await ctx.store.groups.listGroups()} {...said} />, { status: said.status })
+      const groups = await ctx.store.groups.listGroups()
+      return page(request, session, () => <GroupsPage csrf={csrf(request, session)} groups={groups} {...said} />, said.status)
     },
     async resources(request: Request, session: Session, said: Said = {}) {
       const resources = (await ctx.store.resources.listResources()).map(toResourceView)
-      return htmlPage(<ResourcesPage csrf={csrf(request, session)} resources={resources} {...said} />, { status: said.status })
+      return page(request, session, () => <ResourcesPage csrf={csrf(request, session)} resources={resources} {...said} />, said.status)
     },
     async sites(request: Request, session: Session, said: Said = {}) {
       const [sites, groups] = await Promise.all([ctx.store.sites.listSites(), groupNames()])
-      return htmlPage(<SitesPage csrf={csrf(request, session)} sites={sites.map(toSiteView)} groups={groups} {...said} />, { status: said.status })
+      return page(request, session, () => <SitesPage csrf={csrf(request, session)} sites={sites.map(toSiteView)} groups={groups} {...said} />, said.status)
     },
-    async providers() {
+    async providers(request: Request, session: Session) {
       const providers = (await ctx.store.providers.listProviders()).map((p) => ({ ...toProviderView(p), callback_url: callbackUrl(ctx.config.issuer, p.id) }))
-      return htmlPage(<ProvidersPage providers={providers} />)
+      return page(request, session, () => <ProvidersPage providers={providers} />)
     },
     async keys(request: Request, session: Session, said: Said = {}) {
       const all = await ctx.store.keys.listSigningKeys()
@@ -114,24 +123,24 @@ export function adminRoutes(ctx: AppContext) {
         kid: k.kid,
         alg: k.alg,
         createdAt: k.createdAt,
-        state: k.kid === signer ? 'signs now' : k.signsFrom !== null && k.signsFrom > now ? `signs from ${new Date(k.signsFrom).toISOString().slice(0, 19).replace('T', ' ')} UTC` : 'published',
+        state: (k.kid === signer ? { key: 'admin.keys.signsNow' } : k.signsFrom !== null && k.signsFrom > now ? { key: 'admin.keys.signsFrom', params: { at: `${new Date(k.signsFrom).toISOString().slice(0, 19).replace('T', ' ')} UTC` } } : { key: 'admin.keys.published' }) satisfies Saying,
       }))
-      return htmlPage(<KeysPage csrf={csrf(request, session)} keys={keys} {...said} />, { status: said.status })
+      return page(request, session, () => <KeysPage csrf={csrf(request, session)} keys={keys} {...said} />, said.status)
     },
   }
   type Section = 'users' | 'apps' | 'groups' | 'resources' | 'sites' | 'keys'
   const { issuer, ...urls } = endpoints(ctx.config.issuer)
   /** What an app's developer needs (SPEC "/admin": a new app's page shows the issuer, the discovery URL and every endpoint). */
-  const appEndpoints: Array<[string, string]> = [
-    ['Issuer', issuer],
-    ['Discovery', `${issuer}/.well-known/openid-configuration`],
-    ['Authorization', urls.authorization_endpoint],
-    ['Token', urls.token_endpoint],
-    ['UserInfo', urls.userinfo_endpoint],
-    ['Introspection', urls.introspection_endpoint],
-    ['Revocation', urls.revocation_endpoint],
-    ['End session', urls.end_session_endpoint],
-    ['JWKS', urls.jwks_uri],
+  const appEndpoints: Array<[MessageKey, string]> = [
+    ['admin.endpoint.issuer', issuer],
+    ['admin.endpoint.discovery', `${issuer}/.well-known/openid-configuration`],
+    ['admin.endpoint.authorization', urls.authorization_endpoint],
+    ['admin.endpoint.token', urls.token_endpoint],
+    ['admin.endpoint.userinfo', urls.userinfo_endpoint],
+    ['admin.endpoint.introspection', urls.introspection_endpoint],
+    ['admin.endpoint.revocation', urls.revocation_endpoint],
+    ['admin.endpoint.endSession', urls.end_session_endpoint],
+    ['admin.endpoint.jwks', urls.jwks_uri],
   ]
 
   async function groupNames() {
@@ -161,10 +170,10 @@ export function adminRoutes(ctx: AppContext) {
         if ('error' in found) return pages[section](request, session, found)
         what = found
       }
-      const ask = async (refused?: { refused: string; status: number }) => {
+      const ask = async (refused?: { refused: Saying; status: number }) => {
         const account = await ctx.store.users.findUserByEmail(session.user.email)
         const stale = needsReauth && ctx.clock.now() - session.authTime > REAUTH_AFTER_MS
-        const page = (
+        const render = () => (
           <ConfirmPage
             csrf={csrf(request, session)}
             action={path}
@@ -177,7 +186,7 @@ export function adminRoutes(ctx: AppContext) {
             error={refused?.refused}
           />
         )
-        return htmlPage(page, { status: refused?.status ?? 200 })
+        return page(request, session, render, refused?.status ?? 200)
       }
       if (what && field(fields, 'confirmed') !== 'yes') return ask()
       if (needsReauth) {
@@ -206,18 +215,18 @@ export function adminRoutes(ctx: AppContext) {
   /** The forms whose `admin` checkbox (or choice) makes someone an admin ask again; the same forms without it do not. */
   const makesAdmin = (body: FormFields) => field(body, 'admin') === 'true'
 
-  const NO_USER = { error: 'There is no such user.', status: 404 }
+  const NO_USER: { error: Saying; status: number } = { error: { key: 'admin.error.noUser' }, status: 404 }
   /** Demote, disable or delete — never the last enabled admin; what a disabled or deleted user held stops working at once. */
-  async function keepingAnAdmin(id: string, change: AdminChange): Promise<{ error: string; status: number } | undefined> {
+  async function keepingAnAdmin(id: string, change: AdminChange): Promise<{ error: Words; status: number } | undefined> {
     const outcome = await ctx.store.users.changeKeepingAnAdmin(id, change, ctx.clock.now())
-    if (outcome === 'last-admin') return { error: 'This is the last enabled admin: make another admin first.', status: 409 }
+    if (outcome === 'last-admin') return { error: { key: 'admin.error.lastAdmin' }, status: 409 }
     if (outcome === 'unknown') return NO_USER
   }
 
   /** The app a form names, or its page's refusal. */
   async function namedApp(body: FormFields): Promise<Client> {
     const client = await findClient(ctx.store, field(body, 'client_id'))
-    if (!client) throw new PageError(404, 'Not found', 'There is no such app.')
+    if (!client) throw new PageError(404, 'error.noApp')
     return client
   }
 
@@ -248,7 +257,7 @@ export function adminRoutes(ctx: AppContext) {
           const user = await insertUser(ctx.store, { email, fullName, avatarUrl: null, passwordHash, emailVerified: true }, ctx.clock.now())
           if (checkbox(body, 'admin')) await ctx.store.users.setAdmin(user.id, true)
           await audit('user.created', request, session, { userId: user.id, detail: { admin: checkbox(body, 'admin') } })
-          return { notice: `Created ${email}${checkbox(body, 'admin') ? ', an admin' : ''}.` }
+          return { notice: checkbox(body, 'admin') ? { key: 'admin.notice.createdAdmin', params: { email } } : { key: 'admin.notice.createdUser', params: { email } } }
         }, makesAdmin),
       )
       .post(
@@ -259,8 +268,8 @@ export function adminRoutes(ctx: AppContext) {
           const { user, url } = await inviteUser(ctx.store, ctx.config, { email, fullName }, ctx.clock.now(), mailed)
           if (checkbox(body, 'admin')) await ctx.store.users.setAdmin(user.id, true)
           await audit('user.invited', request, session, { userId: user.id, detail: { admin: checkbox(body, 'admin'), mailed } })
-          if (mailed) return pages.users(request, session, { notice: `Invitation sent to ${email}.` })
-          return pages.users(request, session, { notice: `Invited ${email}.` }, url)
+          if (mailed) return pages.users(request, session, { notice: { key: 'admin.notice.invitationSent', params: { email } } })
+          return pages.users(request, session, { notice: { key: 'admin.notice.invited', params: { email } } }, url)
         }, makesAdmin),
       )
       .post(
@@ -269,12 +278,12 @@ export function adminRoutes(ctx: AppContext) {
           'users',
           async (request, session, body) => {
             const id = field(body, 'user_id')
-            if (id === session.user.id) return { error: 'You cannot disable your own account.', status: 409 }
+            if (id === session.user.id) return { error: { key: 'admin.error.disableSelf' }, status: 409 }
             const email = await emailOf(id)
             const refused = await keepingAnAdmin(id, 'disable')
             if (refused) return refused
             await audit('user.updated', request, session, { userId: id, detail: { disabled: true } })
-            return { notice: `Disabled ${email}: every session and token of theirs has ended.` }
+            return { notice: { key: 'admin.notice.disabled', params: { email } } }
           },
           true,
         ),
@@ -284,14 +293,14 @@ export function adminRoutes(ctx: AppContext) {
           const id = field(body, 'user_id')
           if (!(await setUserDisabled(ctx, id, false))) return NO_USER
           await audit('user.updated', request, session, { userId: id, detail: { disabled: false } })
-          return { notice: `Enabled ${await emailOf(id)}.` }
+          return { notice: { key: 'admin.notice.enabled', params: { email: await emailOf(id) } } }
         }, true),
       )
       .post(
         ...form('/admin/users/admin', 'users', async (request, session, body) => {
           const id = field(body, 'user_id')
           const admin = field(body, 'admin')
-          if (admin !== 'true' && admin !== 'false') return { error: 'Say whether the user is an admin.', status: 400 }
+          if (admin !== 'true' && admin !== 'false') return { error: { key: 'admin.error.sayAdmin' }, status: 400 }
           if (admin === 'true') {
             if (!(await ctx.store.users.setAdmin(id, true))) return NO_USER
           } else {
@@ -299,7 +308,7 @@ export function adminRoutes(ctx: AppContext) {
             if (refused) return refused
           }
           await audit('user.updated', request, session, { userId: id, detail: { admin: admin === 'true' } })
-          return { notice: admin === 'true' ? `${await emailOf(id)} is now an admin.` : `${await emailOf(id)} is no longer an admin.` }
+          return { notice: { key: admin === 'true' ? 'admin.notice.madeAdmin' : 'admin.notice.removedAdmin', params: { email: await emailOf(id) } } }
         }, makesAdmin),
       )
       .post(
@@ -312,7 +321,7 @@ export function adminRoutes(ctx: AppContext) {
             if (!user) return NO_USER
             await deleteSessionsOf(ctx.store, id, id === session.user.id ? session : undefined)
             await audit('user.signed_out', request, session, { userId: id })
-            return { notice: `Signed ${user.email} out everywhere.` }
+            return { notice: { key: 'admin.notice.signedOut', params: { email: user.email } } }
           },
           false,
           confirm.signOut,
@@ -326,7 +335,7 @@ export function adminRoutes(ctx: AppContext) {
             const id = field(body, 'user_id')
             if (!(await resetTwoStep(ctx.store, ctx.config, id, ctx.clock.now()))) return NO_USER
             await audit('user.two_step_reset', request, session, { userId: id })
-            return { notice: `Reset two-step sign-in of ${await emailOf(id)}.` }
+            return { notice: { key: 'admin.notice.resetTwoStep', params: { email: await emailOf(id) } } }
           },
           true,
           confirm.resetTwoStep,
@@ -338,12 +347,12 @@ export function adminRoutes(ctx: AppContext) {
           'users',
           async (request, session, body) => {
             const id = field(body, 'user_id')
-            if (id === session.user.id) return { error: 'You cannot delete your own account here.', status: 409 }
+            if (id === session.user.id) return { error: { key: 'admin.error.deleteSelf' }, status: 409 }
             const email = await emailOf(id)
             const refused = await keepingAnAdmin(id, 'delete')
             if (refused) return refused
             await audit('user.deleted', request, session, { userId: id })
-            return { notice: `Deleted ${email}.` }
+            return { notice: { key: 'admin.notice.deleted', params: { name: email } } }
           },
           true,
           confirm.deleteUser,
@@ -355,7 +364,7 @@ export function adminRoutes(ctx: AppContext) {
         '/admin/apps/edit',
         get(async (request, session, said) => {
           const client = await findClient(ctx.store, new URL(request.url).searchParams.get('client_id') ?? '')
-          if (!client) throw new PageError(404, 'Not found', 'There is no such app.')
+          if (!client) throw new PageError(404, 'error.noApp')
           return pages.app(request, session, client, said)
         }),
       )
@@ -380,8 +389,8 @@ export function adminRoutes(ctx: AppContext) {
           )
           if (groups.length) await setAllowedGroups(ctx, client.id, groups)
           await audit('client.created', request, session, { clientId: client.id })
-          if (secret) return htmlPage(<SecretPage clientId={client.id} name={client.name} secret={secret} endpoints={appEndpoints} notice={`Created ${client.name}. Copy the secret now: it is not shown again.`} />)
-          return { notice: `Created ${client.name}.`, to: `/admin/apps/edit?client_id=${encodeURIComponent(client.id)}` }
+          if (secret) return page(request, session, () => <SecretPage clientId={client.id} name={client.name} secret={secret} endpoints={appEndpoints} notice={t('admin.apps.createdSecret', { name: client.name })} />)
+          return { notice: { key: 'admin.notice.created', params: { name: client.name } }, to: `/admin/apps/edit?client_id=${encodeURIComponent(client.id)}` }
         }, true),
       )
       .post(
@@ -399,7 +408,7 @@ export function adminRoutes(ctx: AppContext) {
             if (message === undefined) throw error
             return pages.app(request, session, client, { error: message[0]!.toUpperCase() + message.slice(1) + '.', status: 400, typed: { form: '/admin/apps/update', fields: body } })
           }
-          return { notice: `Saved ${field(body, 'name') || client.name}.`, to: `/admin/apps/edit?client_id=${encodeURIComponent(client.id)}` }
+          return { notice: { key: 'admin.notice.saved', params: { name: field(body, 'name') || client.name } }, to: `/admin/apps/edit?client_id=${encodeURIComponent(client.id)}` }
         }, true),
       )
       .post(
@@ -409,9 +418,9 @@ export function adminRoutes(ctx: AppContext) {
           async (request, session, body) => {
             const client = await namedApp(body)
             const secret = await rotateSecret(ctx.store, client.id)
-            if (!secret) return pages.app(request, session, client, { error: 'A public app has no secret to rotate.', status: 409 })
+            if (!secret) return pages.app(request, session, client, { error: { key: 'admin.error.publicNoSecret' }, status: 409 })
             await audit('client.secret_rotated', request, session, { clientId: client.id })
-            return htmlPage(<SecretPage clientId={client.id} name={client.name} secret={secret} endpoints={appEndpoints} notice={`Rotated the secret of ${client.name}. Copy the new secret now: it is not shown again.`} />)
+            return page(request, session, () => <SecretPage clientId={client.id} name={client.name} secret={secret} endpoints={appEndpoints} notice={t('admin.apps.rotatedSecret', { name: client.name })} />)
           },
           true,
           confirm.rotateSecret,
@@ -425,7 +434,7 @@ export function adminRoutes(ctx: AppContext) {
             const client = await namedApp(body)
             await deleteClient(ctx.store, client.id)
             await audit('client.deleted', request, session, { clientId: client.id })
-            return { notice: `Deleted ${client.name}.` }
+            return { notice: { key: 'admin.notice.deleted', params: { name: client.name } } }
           },
           true,
           confirm.deleteApp,
@@ -437,7 +446,7 @@ export function adminRoutes(ctx: AppContext) {
         ...form('/admin/groups', 'groups', async (request, session, body) => {
           const name = await createGroup(ctx.store, field(body, 'name').trim(), ctx.clock.now())
           await audit('group.created', request, session, { detail: { group: name } })
-          return { notice: `Created the group ${name}.` }
+          return { notice: { key: 'admin.notice.createdGroup', params: { name } } }
         }),
       )
       .post(
@@ -447,13 +456,13 @@ export function adminRoutes(ctx: AppContext) {
           async (request, session, body) => {
             const name = field(body, 'name')
             try {
-              if (!(await deleteGroup(ctx.store, name))) return { error: 'There is no such group.', status: 404 }
+              if (!(await deleteGroup(ctx.store, name))) return { error: { key: 'admin.error.noGroup' }, status: 404 }
             } catch (error) {
               if (error instanceof GroupInUse) return { error: error.message[0]!.toUpperCase() + error.message.slice(1) + '.', status: 409 }
               throw error
             }
             await audit('group.deleted', request, session, { detail: { group: name } })
-            return { notice: `Deleted the group ${name}.` }
+            return { notice: { key: 'admin.notice.deletedGroup', params: { name } } }
           },
           true,
           confirm.deleteGroup,
@@ -463,10 +472,10 @@ export function adminRoutes(ctx: AppContext) {
         ...form('/admin/groups/add', 'groups', async (request, session, body) => {
           const name = checkGroupName(field(body, 'name'))
           const user = await userByRef(ctx.store, field(body, 'user').trim())
-          if (!user) return { error: `There is no user "${field(body, 'user').trim()}".`, status: 404 }
-          if (!(await ctx.store.groups.addMember(name, user.id))) return { error: 'There is no such group.', status: 404 }
+          if (!user) return { error: { key: 'admin.error.noUserNamed', params: { user: field(body, 'user').trim() } }, status: 404 }
+          if (!(await ctx.store.groups.addMember(name, user.id))) return { error: { key: 'admin.error.noGroup' }, status: 404 }
           await audit('group.member_added', request, session, { userId: user.id, detail: { group: name } })
-          return { notice: `Added ${user.email} to ${name}.` }
+          return { notice: { key: 'admin.notice.addedMember', params: { email: user.email, name } } }
         }, true),
       )
       .post(
@@ -474,9 +483,9 @@ export function adminRoutes(ctx: AppContext) {
           const name = field(body, 'name')
           const userId = field(body, 'user')
           const email = await emailOf(userId)
-          if (!(await removeMember(ctx, name, userId))) return { error: 'That user is not in that group.', status: 404 }
+          if (!(await removeMember(ctx, name, userId))) return { error: { key: 'admin.error.notMember' }, status: 404 }
           await audit('group.member_removed', request, session, { userId, detail: { group: name } })
-          return { notice: `Removed ${email} from ${name}.` }
+          return { notice: { key: 'admin.notice.removedMember', params: { email, name } } }
         }),
       )
       // Resources
@@ -495,7 +504,7 @@ export function adminRoutes(ctx: AppContext) {
             ctx.clock.now(),
           )
           await audit('resource.created', request, session, { detail: { resource: resource.uri } })
-          return { notice: `Added the resource ${resource.name} (${resource.uri}).` }
+          return { notice: { key: 'admin.notice.addedResource', params: { name: resource.name, uri: resource.uri } } }
         }, true),
       )
       .post(
@@ -504,9 +513,9 @@ export function adminRoutes(ctx: AppContext) {
           'resources',
           async (request, session, body) => {
             const uri = canonicalResource(field(body, 'uri'))
-            if (!uri || !(await ctx.store.resources.deleteResource(uri))) return { error: 'There is no such resource.', status: 404 }
+            if (!uri || !(await ctx.store.resources.deleteResource(uri))) return { error: { key: 'admin.error.noResource' }, status: 404 }
             await audit('resource.deleted', request, session, { detail: { resource: uri } })
-            return { notice: `Deleted the resource ${uri}.` }
+            return { notice: { key: 'admin.notice.deletedResource', params: { uri } } }
           },
           true,
           confirm.deleteResource,
@@ -514,7 +523,7 @@ export function adminRoutes(ctx: AppContext) {
       )
       // Sites (forward-auth): a new site, a rule (a bypass opens paths to anyone) and a deletion all ask again after 15 minutes.
       .get('/admin/sites', get((request, session, said) => pages.sites(request, session, said)))
-      .get('/admin/providers', get(() => pages.providers()))
+      .get('/admin/providers', get((request, session) => pages.providers(request, session)))
       .post(
         ...form('/admin/sites', 'sites', async (request, session, body) => {
           const site = await createSite(
@@ -523,7 +532,7 @@ export function adminRoutes(ctx: AppContext) {
             ctx.clock.now(),
           )
           await audit('site.created', request, session, { detail: { site: site.host } })
-          return { notice: `Added the site ${site.name} (${site.host}).` }
+          return { notice: { key: 'admin.notice.addedSite', params: { name: site.name, host: site.host } } }
         }, true),
       )
       .post(
@@ -531,7 +540,7 @@ export function adminRoutes(ctx: AppContext) {
           const host = checkSiteHost(field(body, 'host'))
           await addSiteRule(ctx.store, host, { paths: lines(field(body, 'paths')), methods: words(field(body, 'methods')), networks: words(field(body, 'networks')), clients: words(field(body, 'clients')), policy: field(body, 'policy') || undefined })
           await audit('site.rule_added', request, session, { detail: { site: host } })
-          return { notice: `Added a rule to ${host}.` }
+          return { notice: { key: 'admin.notice.addedRule', params: { host } } }
         }, true),
       )
       .post(
@@ -540,9 +549,9 @@ export function adminRoutes(ctx: AppContext) {
           'sites',
           async (request, session, body) => {
             const host = checkSiteHost(field(body, 'host'))
-            if (!(await ctx.store.sites.deleteSite(host))) return { error: 'There is no such site.', status: 404 }
+            if (!(await ctx.store.sites.deleteSite(host))) return { error: { key: 'admin.error.noSite' }, status: 404 }
             await audit('site.deleted', request, session, { detail: { site: host } })
-            return { notice: `Deleted the site ${host}.` }
+            return { notice: { key: 'admin.notice.deletedSite', params: { host } } }
           },
           true,
           confirm.deleteSite,
@@ -557,7 +566,7 @@ export function adminRoutes(ctx: AppContext) {
           async (request, session) => {
             const keys = await ctx.signingKeys.rotate()
             for (const key of keys) await audit('key.rotated', request, session, { detail: { kid: key.kid, alg: key.alg } })
-            return { notice: `Rotated the signing key: published ${keys.map((k) => `${k.kid} (${k.alg})`).join(', ')}.` }
+            return { notice: { key: 'admin.notice.rotatedKey', params: { keys: keys.map((k) => `${k.kid} (${k.alg})`).join(', ') } } }
           },
           true,
           confirm.rotateKey,
@@ -565,12 +574,13 @@ export function adminRoutes(ctx: AppContext) {
       )
       // The audit log
       .get('/admin/audit', async ({ request }) => {
-        await adminSession(ctx, request)
+        const session = await adminSession(ctx, request)
         const params = new URL(request.url).searchParams
         const filter = { user: (params.get('user') ?? '').trim().slice(0, 100), client: (params.get('client') ?? '').trim().slice(0, 2000), kind: params.get('kind') ?? '' }
         if (filter.kind && !AUDIT_KINDS.includes(filter.kind)) filter.kind = ''
         const events = await ctx.store.audit.list({ userId: filter.user || undefined, clientId: filter.client || undefined, kind: filter.kind || undefined, limit: AUDIT_SHOWN })
-        return htmlPage(<AuditPage events={events} filter={filter} kinds={AUDIT_KINDS} names={await auditNames(ctx, events)} />)
+        const names = await auditNames(ctx, events)
+        return page(request, session, () => <AuditPage events={events} filter={filter} kinds={AUDIT_KINDS} names={names} />)
       })
   )
 }
@@ -594,7 +604,7 @@ async function updateApp(ctx: AppContext, client: Client, body: FormFields) {
   if (client.authMethod === 'private_key_jwt' && machine.authMethod !== 'private_key_jwt')
     throw new InputError('this app authenticates with its keys and has no secret; create a new app to use a secret')
   const input = { public: client.public, grantTypes: machine.grantTypes, allowedScopes: machine.allowedScopes, requirePar: machine.requirePar, authMethod: machine.authMethod ?? null, jwks: machine.jwks ?? null, jwksUri: machine.jwksUri ?? null }
-  if (!(await updateClient(ctx.store, client.id, { ...options, ...input }))) throw new PageError(404, 'Not found', 'There is no such app.')
+  if (!(await updateClient(ctx.store, client.id, { ...options, ...input }))) throw new PageError(404, 'error.noApp')
   return options
 }
 

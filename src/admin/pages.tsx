@@ -7,30 +7,48 @@ import type { AuditEvent, GroupView, UserListing } from '../db/store'
 import type { ResourceView } from '../oauth/resources'
 import { ButtonForm, CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
 import type { FormFields } from '../web/forms'
+import { currentSpeech, t, th } from '../i18n'
+import type { MessageKey } from '../i18n/types'
 
 const SECTIONS = [
-  ['/admin/users', 'Users'],
-  ['/admin/apps', 'Apps'],
-  ['/admin/groups', 'Groups'],
-  ['/admin/resources', 'Resources'],
-  ['/admin/sites', 'Sites'],
-  ['/admin/providers', 'Sign-in providers'],
-  ['/admin/keys', 'Signing keys'],
-  ['/admin/audit', 'Audit log'],
-] as const
+  ['/admin/users', 'admin.users.title'],
+  ['/admin/apps', 'admin.apps.title'],
+  ['/admin/groups', 'admin.groups.title'],
+  ['/admin/resources', 'admin.resources.title'],
+  ['/admin/sites', 'admin.sites.title'],
+  ['/admin/providers', 'admin.providers.title'],
+  ['/admin/keys', 'admin.keys.title'],
+  ['/admin/audit', 'admin.audit.title'],
+] as const satisfies ReadonlyArray<readonly [string, MessageKey]>
 
-export function AdminLayout(props: { title: string; error?: string; notice?: string; children?: Children }): JSX.Element {
+/**
+ * A message named by its catalog key, said when the page renders (in the admin's language): what
+ * a notice cookie carries across the redirect, and a refusal the code words itself.
+ */
+export interface Saying {
+  key: MessageKey
+  params?: Readonly<Record<string, string | number>>
+}
+/** Words for a page: a Saying, or text already written (an input error in the CLI's words). */
+export type Words = string | Saying
+export const say = (words: Words | undefined): string | undefined => (words === undefined || typeof words === 'string' ? words : currentSpeech().messages[words.key].text(words.params))
+
+export function AdminLayout(props: { title: string; error?: Words; notice?: Words; children?: Children }): JSX.Element {
+  const notice = say(props.notice)
   return (
-    <Layout title={`${props.title} · Admin`} admin>
+    <Layout title={t('admin.pageTitle', { title: props.title })} admin>
       <nav class="admin">
-        {SECTIONS.map(([href, label]) => (label === props.title ? <strong>{label}</strong> : <a href={href}>{label}</a>))}
-        <a href="/account">Your account</a>
+        {SECTIONS.map(([href, key]) => {
+          const label = t(key)
+          return label === props.title ? <strong safe>{label}</strong> : <a href={href} safe>{label}</a>
+        })}
+        <a href="/account">{th('admin.yourAccount')}</a>
       </nav>
       <h1 safe>{props.title}</h1>
-      <ErrorNote message={props.error} />
-      {props.notice ? (
+      <ErrorNote message={say(props.error)} />
+      {notice ? (
         <p class="notice" role="status" safe>
-          {props.notice}
+          {notice}
         </p>
       ) : (
         ''
@@ -40,7 +58,7 @@ export function AdminLayout(props: { title: string; error?: string; notice?: str
   )
 }
 
-const yes = (on: boolean) => (on ? 'yes' : '')
+const yes = (on: boolean) => (on ? t('admin.yes') : '')
 
 /** What a refused form had typed in (SPEC "/admin": a form that fails validation keeps what was typed): the form's action and its fields. */
 export interface Typed {
@@ -66,34 +84,34 @@ export function Moment(props: { at: number }): JSX.Element {
 
 export type UserRow = UserListing & { mfa: { totp: boolean; passkeys: number } }
 
-export function UsersPage(props: { csrf: string; users: UserRow[]; query: string; selfId: string; error?: string; notice?: string; invitation?: string; typed?: Typed }) {
+export function UsersPage(props: { csrf: string; users: UserRow[]; query: string; selfId: string; error?: Words; notice?: Words; invitation?: string; typed?: Typed }) {
   const created = typedIn(props.typed, '/admin/users')
   const invited = typedIn(props.typed, '/admin/users/invite')
   return (
-    <AdminLayout title="Users" error={props.error} notice={props.notice}>
+    <AdminLayout title={t('admin.users.title')} error={props.error} notice={props.notice}>
       {props.invitation ? (
         <p class="origin">
-          Invitation link (shown once, valid 7 days): <code class="secret" safe>{props.invitation}</code>
+          {th('admin.users.invitation')} <code class="secret" safe>{props.invitation}</code>
         </p>
       ) : (
         ''
       )}
       <form method="get" action="/admin/users" class="search">
-        <label for="q">Search by email or name</label>
+        <label for="q">{th('admin.users.search')}</label>
         <input id="q" name="q" type="text" value={attr(props.query)} maxlength="200" />
         <button type="submit" class="secondary">
-          Search
+          {th('admin.users.searchSubmit')}
         </button>
       </form>
       <table class="admin">
         <thead>
           <tr>
-            <th>Email</th>
-            <th>Name</th>
-            <th>Admin</th>
-            <th>Disabled</th>
-            <th>Two-step</th>
-            <th>Actions</th>
+            <th>{th('admin.field.email')}</th>
+            <th>{th('admin.field.name')}</th>
+            <th>{th('admin.field.admin')}</th>
+            <th>{th('admin.field.disabled')}</th>
+            <th>{th('admin.field.twoStep')}</th>
+            <th>{th('admin.field.actions')}</th>
           </tr>
         </thead>
         <tbody>
@@ -102,51 +120,51 @@ export function UsersPage(props: { csrf: string; users: UserRow[]; query: string
             const self = u.id === props.selfId
             return (
               <tr>
-                <td data-label="Email" class="long" safe>
+                <td data-label={attr(t('admin.field.email'))} class="long" safe>
                   {u.email}
                 </td>
-                <td data-label="Name" safe>
+                <td data-label={attr(t('admin.field.name'))} safe>
                   {u.fullName}
                 </td>
-                <td data-label="Admin">{yes(u.admin)}</td>
-                <td data-label="Disabled">{yes(u.disabled)}</td>
-                <td data-label="Two-step">{[u.mfa.totp ? 'TOTP' : '', u.mfa.passkeys ? `${u.mfa.passkeys} passkey(s)` : ''].filter(Boolean).join(', ')}</td>
-                <td data-label="Actions" class="row-actions">
+                <td data-label={attr(t('admin.field.admin'))}>{yes(u.admin)}</td>
+                <td data-label={attr(t('admin.field.disabled'))}>{yes(u.disabled)}</td>
+                <td data-label={attr(t('admin.field.twoStep'))}>{[u.mfa.totp ? 'TOTP' : '', u.mfa.passkeys ? t('admin.users.passkeys', { count: u.mfa.passkeys }) : ''].filter(Boolean).join(', ')}</td>
+                <td data-label={attr(t('admin.field.actions'))} class="row-actions">
                   {self ? (
-                    <span class="muted">you</span>
+                    <span class="muted">{th('admin.users.you')}</span>
                   ) : (
-                    <ButtonForm action={u.disabled ? '/admin/users/enable' : '/admin/users/disable'} csrf={props.csrf} label={u.disabled ? 'Enable' : 'Disable'} kind="secondary" fields={fields} />
+                    <ButtonForm action={u.disabled ? '/admin/users/enable' : '/admin/users/disable'} csrf={props.csrf} label={u.disabled ? t('admin.users.enable') : t('admin.users.disable')} kind="secondary" fields={fields} />
                   )}
-                  <ButtonForm action="/admin/users/admin" csrf={props.csrf} label={u.admin ? 'Remove admin' : 'Make admin'} kind="secondary" fields={{ ...fields, admin: String(!u.admin) }} />
-                  <ButtonForm action="/admin/users/sign-out" csrf={props.csrf} label="Sign out everywhere" kind="secondary" fields={fields} />
-                  {u.mfa.totp ? <ButtonForm action="/admin/users/reset-two-step" csrf={props.csrf} label="Reset two-step" kind="danger" fields={fields} /> : ''}
-                  {self ? '' : <ButtonForm action="/admin/users/delete" csrf={props.csrf} label="Delete" kind="danger" fields={fields} />}
+                  <ButtonForm action="/admin/users/admin" csrf={props.csrf} label={u.admin ? t('admin.users.removeAdmin') : t('admin.users.makeAdmin')} kind="secondary" fields={{ ...fields, admin: String(!u.admin) }} />
+                  <ButtonForm action="/admin/users/sign-out" csrf={props.csrf} label={t('admin.users.signOut')} kind="secondary" fields={fields} />
+                  {u.mfa.totp ? <ButtonForm action="/admin/users/reset-two-step" csrf={props.csrf} label={t('admin.users.resetTwoStep')} kind="danger" fields={fields} /> : ''}
+                  {self ? '' : <ButtonForm action="/admin/users/delete" csrf={props.csrf} label={t('admin.delete')} kind="danger" fields={fields} />}
                 </td>
               </tr>
             )
           })}
         </tbody>
       </table>
-      {props.users.length === 0 ? <p class="muted">No users match.</p> : ''}
-      <h2>Create a user</h2>
+      {props.users.length === 0 ? <p class="muted">{th('admin.users.none')}</p> : ''}
+      <h2>{th('admin.users.create')}</h2>
       <form method="post" action="/admin/users">
         <CsrfField token={props.csrf} />
         <UserFields typed={created} />
-        <label for="password">Password</label>
+        <label for="password">{th('admin.users.password')}</label>
         <input id="password" name="password" type="password" autocomplete="new-password" required />
         <AdminCheckbox checked={created('admin') === 'true'} />
         <div class="actions">
-          <button type="submit">Create user</button>
+          <button type="submit">{th('admin.users.createSubmit')}</button>
         </div>
       </form>
-      <h2>Invite a user</h2>
-      <p class="muted">They choose their own password through a link valid for 7 days: mailed when mail is set up, otherwise shown here once.</p>
+      <h2>{th('admin.users.invite')}</h2>
+      <p class="muted">{th('admin.users.inviteHint')}</p>
       <form method="post" action="/admin/users/invite">
         <CsrfField token={props.csrf} />
         <UserFields prefix="invite_" typed={invited} />
         <AdminCheckbox prefix="invite_" checked={invited('admin') === 'true'} />
         <div class="actions">
-          <button type="submit">Invite</button>
+          <button type="submit">{th('admin.users.inviteSubmit')}</button>
         </div>
       </form>
     </AdminLayout>
@@ -157,9 +175,9 @@ function UserFields(props: { prefix?: string; typed: (name: string) => string })
   const id = (name: string) => (props.prefix ?? '') + name
   return (
     <>
-      <label for={id('email')}>Email</label>
+      <label for={id('email')}>{th('admin.field.email')}</label>
       <input id={id('email')} name="email" type="email" required value={attr(props.typed('email'))} />
-      <label for={id('full_name')}>Full name</label>
+      <label for={id('full_name')}>{th('admin.users.fullName')}</label>
       <input id={id('full_name')} name="full_name" type="text" required value={attr(props.typed('full_name'))} />
     </>
   )
@@ -168,16 +186,16 @@ function UserFields(props: { prefix?: string; typed: (name: string) => string })
 function AdminCheckbox(props: { prefix?: string; checked: boolean }) {
   return (
     <label class="check">
-      <input type="checkbox" name="admin" value="true" id={(props.prefix ?? '') + 'admin'} checked={props.checked} /> Administrator
+      <input type="checkbox" name="admin" value="true" id={(props.prefix ?? '') + 'admin'} checked={props.checked} /> {th('admin.users.administrator')}
     </label>
   )
 }
 
-export function GroupsPage(props: { csrf: string; groups: GroupView[]; error?: string; notice?: string; typed?: Typed }) {
+export function GroupsPage(props: { csrf: string; groups: GroupView[]; error?: Words; notice?: Words; typed?: Typed }) {
   const created = typedIn(props.typed, '/admin/groups')
   return (
-    <AdminLayout title="Groups" error={props.error} notice={props.notice}>
-      {props.groups.length === 0 ? <p class="muted">No groups yet.</p> : ''}
+    <AdminLayout title={t('admin.groups.title')} error={props.error} notice={props.notice}>
+      {props.groups.length === 0 ? <p class="muted">{th('admin.groups.none')}</p> : ''}
       {props.groups.map((g) => (
         <section class="group">
           <h2 safe>{g.name}</h2>
@@ -185,7 +203,7 @@ export function GroupsPage(props: { csrf: string; groups: GroupView[]; error?: s
             {g.members.map((m) => (
               <li>
                 <span safe>{m.email}</span>
-                <ButtonForm action="/admin/groups/remove" csrf={props.csrf} label="Remove" kind="secondary" fields={{ name: g.name, user: m.id }} />
+                <ButtonForm action="/admin/groups/remove" csrf={props.csrf} label={t('admin.groups.remove')} kind="secondary" fields={{ name: g.name, user: m.id }} />
               </li>
             ))}
           </ul>
@@ -195,129 +213,129 @@ export function GroupsPage(props: { csrf: string; groups: GroupView[]; error?: s
             <input
               name="user"
               type="text"
-              placeholder="email or user id"
-              aria-label={attr(`Add a member to ${g.name}`)}
+              placeholder={attr(t('admin.groups.memberPlaceholder'))}
+              aria-label={attr(t('admin.groups.addMemberTo', { name: g.name }))}
               required
               value={attr(typedIn(props.typed, '/admin/groups/add', (f) => f.name === g.name)('user'))}
             />
             <button type="submit" class="secondary">
-              Add member
+              {th('admin.groups.addMember')}
             </button>
           </form>
-          <ButtonForm action="/admin/groups/delete" csrf={props.csrf} label="Delete group" kind="danger" fields={{ name: g.name }} />
+          <ButtonForm action="/admin/groups/delete" csrf={props.csrf} label={t('admin.groups.delete')} kind="danger" fields={{ name: g.name }} />
         </section>
       ))}
-      <h2>Create a group</h2>
+      <h2>{th('admin.groups.create')}</h2>
       <form method="post" action="/admin/groups">
         <CsrfField token={props.csrf} />
-        <label for="group_name">Name</label>
+        <label for="group_name">{th('admin.field.name')}</label>
         <input id="group_name" name="name" type="text" required maxlength="64" value={attr(created('name'))} />
         <div class="actions">
-          <button type="submit">Create group</button>
+          <button type="submit">{th('admin.groups.createSubmit')}</button>
         </div>
       </form>
     </AdminLayout>
   )
 }
 
-export function ResourcesPage(props: { csrf: string; resources: ResourceView[]; error?: string; notice?: string; typed?: Typed }) {
+export function ResourcesPage(props: { csrf: string; resources: ResourceView[]; error?: Words; notice?: Words; typed?: Typed }) {
   const typed = typedIn(props.typed, '/admin/resources')
   return (
-    <AdminLayout title="Resources" error={props.error} notice={props.notice}>
+    <AdminLayout title={t('admin.resources.title')} error={props.error} notice={props.notice}>
       <table class="admin">
         <thead>
           <tr>
-            <th>Name</th>
-            <th>URI</th>
-            <th>Scopes</th>
-            <th>Tokens</th>
-            <th>Actions</th>
+            <th>{th('admin.field.name')}</th>
+            <th>{th('admin.field.uri')}</th>
+            <th>{th('admin.field.scopes')}</th>
+            <th>{th('admin.field.tokens')}</th>
+            <th>{th('admin.field.actions')}</th>
           </tr>
         </thead>
         <tbody>
           {props.resources.map((r) => (
             <tr>
-              <td data-label="Name" safe>
+              <td data-label={attr(t('admin.field.name'))} safe>
                 {r.name}
               </td>
-              <td data-label="URI">
+              <td data-label={attr(t('admin.field.uri'))}>
                 <code safe>{r.uri}</code>
               </td>
-              <td data-label="Scopes" safe>
+              <td data-label={attr(t('admin.field.scopes'))} safe>
                 {Object.keys(r.scopes).join(' ')}
               </td>
-              <td data-label="Tokens" safe>
+              <td data-label={attr(t('admin.field.tokens'))} safe>
                 {r.token_format}
               </td>
               <td data-label="" class="row-actions">
-                <ButtonForm action="/admin/resources/delete" csrf={props.csrf} label="Delete" kind="danger" fields={{ uri: r.uri }} />
+                <ButtonForm action="/admin/resources/delete" csrf={props.csrf} label={t('admin.delete')} kind="danger" fields={{ uri: r.uri }} />
               </td>
             </tr>
           ))}
         </tbody>
       </table>
-      {props.resources.length === 0 ? <p class="muted">No resources yet.</p> : ''}
-      <h2>Add a resource</h2>
+      {props.resources.length === 0 ? <p class="muted">{th('admin.resources.none')}</p> : ''}
+      <h2>{th('admin.resources.add')}</h2>
       <form method="post" action="/admin/resources">
         <CsrfField token={props.csrf} />
-        <label for="uri">URI</label>
+        <label for="uri">{th('admin.field.uri')}</label>
         <input id="uri" name="uri" type="text" required placeholder="https://mcp.example.com" value={attr(typed('uri'))} />
-        <label for="resource_name">Name</label>
+        <label for="resource_name">{th('admin.field.name')}</label>
         <input id="resource_name" name="name" type="text" required maxlength="200" value={attr(typed('name'))} />
-        <label for="scopes">Scopes (one per line: name=what the consent page says)</label>
+        <label for="scopes">{th('admin.resources.scopes')}</label>
         <textarea id="scopes" name="scopes" rows="3" required safe>
           {typed('scopes')}
         </textarea>
-        <label for="token_format">Access tokens</label>
+        <label for="token_format">{th('admin.resources.accessTokens')}</label>
         <select id="token_format" name="token_format">
-          <option value="opaque">opaque (checked by introspection)</option>
+          <option value="opaque">{th('admin.resources.opaque')}</option>
           <option value="jwt" selected={typed('token_format') === 'jwt'}>
-            JWT (RFC 9068, checked offline)
+            {th('admin.resources.jwt')}
           </option>
         </select>
-        <label for="introspectors">Clients that may introspect its tokens (client IDs, space-separated)</label>
+        <label for="introspectors">{th('admin.resources.introspectors')}</label>
         <input id="introspectors" name="introspectors" type="text" value={attr(typed('introspectors'))} />
         <div class="actions">
-          <button type="submit">Add resource</button>
+          <button type="submit">{th('admin.resources.addSubmit')}</button>
         </div>
       </form>
     </AdminLayout>
   )
 }
 
-export function KeysPage(props: { csrf: string; keys: Array<{ kid: string; alg: string; createdAt: number; state: string }>; error?: string; notice?: string }) {
+export function KeysPage(props: { csrf: string; keys: Array<{ kid: string; alg: string; createdAt: number; state: Saying }>; error?: Words; notice?: Words }) {
   return (
-    <AdminLayout title="Signing keys" error={props.error} notice={props.notice}>
+    <AdminLayout title={t('admin.keys.title')} error={props.error} notice={props.notice}>
       <table class="admin">
         <thead>
           <tr>
-            <th>Key ID</th>
-            <th>Algorithm</th>
-            <th>Created</th>
-            <th>State</th>
+            <th>{th('admin.field.keyId')}</th>
+            <th>{th('admin.field.algorithm')}</th>
+            <th>{th('admin.field.created')}</th>
+            <th>{th('admin.field.state')}</th>
           </tr>
         </thead>
         <tbody>
           {props.keys.map((k) => (
             <tr>
-              <td data-label="Key ID">
+              <td data-label={attr(t('admin.field.keyId'))}>
                 <code safe>{k.kid}</code>
               </td>
-              <td data-label="Algorithm" safe>
+              <td data-label={attr(t('admin.field.algorithm'))} safe>
                 {k.alg}
               </td>
-              <td data-label="Created">
+              <td data-label={attr(t('admin.field.created'))}>
                 <Moment at={k.createdAt} />
               </td>
-              <td data-label="State" safe>
-                {k.state}
+              <td data-label={attr(t('admin.field.state'))} safe>
+                {say(k.state)}
               </td>
             </tr>
           ))}
         </tbody>
       </table>
-      <p class="muted">Rotating publishes a new key at once; it signs once relying parties can have fetched it, and the old key stays published until tokens it signed have expired.</p>
-      <ButtonForm action="/admin/keys/rotate" csrf={props.csrf} label="Rotate signing key" kind="danger" inline={false} />
+      <p class="muted">{th('admin.keys.hint')}</p>
+      <ButtonForm action="/admin/keys/rotate" csrf={props.csrf} label={t('admin.keys.rotate')} kind="danger" inline={false} />
     </AdminLayout>
   )
 }
@@ -352,15 +370,15 @@ function auditDetail(detail: string | null, names: AuditNames): string {
 
 export function AuditPage(props: { events: AuditEvent[]; filter: { user: string; client: string; kind: string }; kinds: readonly string[]; names: AuditNames }) {
   return (
-    <AdminLayout title="Audit log">
+    <AdminLayout title={t('admin.audit.title')}>
       <form method="get" action="/admin/audit" class="filters">
-        <label for="user">User ID</label>
+        <label for="user">{th('admin.audit.userId')}</label>
         <input id="user" name="user" type="text" value={attr(props.filter.user)} />
-        <label for="client">Client ID</label>
+        <label for="client">{th('admin.audit.clientId')}</label>
         <input id="client" name="client" type="text" value={attr(props.filter.client)} />
-        <label for="kind">Kind</label>
+        <label for="kind">{th('admin.field.kind')}</label>
         <select id="kind" name="kind">
-          <option value="">any</option>
+          <option value="">{th('admin.audit.any')}</option>
           {props.kinds.map((k) => (
             <option value={attr(k)} selected={k === props.filter.kind}>
               {k}
@@ -369,47 +387,47 @@ export function AuditPage(props: { events: AuditEvent[]; filter: { user: string;
         </select>
         <div class="actions">
           <button type="submit" class="secondary">
-            Filter
+            {th('admin.audit.filter')}
           </button>
         </div>
       </form>
       <table class="admin audit">
         <thead>
           <tr>
-            <th>Time</th>
-            <th>Kind</th>
-            <th>User</th>
-            <th>App</th>
-            <th>Address</th>
-            <th>Detail</th>
+            <th>{th('admin.field.time')}</th>
+            <th>{th('admin.field.kind')}</th>
+            <th>{th('admin.field.user')}</th>
+            <th>{th('admin.field.app')}</th>
+            <th>{th('admin.field.address')}</th>
+            <th>{th('admin.field.detail')}</th>
           </tr>
         </thead>
         <tbody>
           {props.events.map((e) => (
             <tr>
-              <td data-label="Time">
+              <td data-label={attr(t('admin.field.time'))}>
                 <Moment at={e.at} />
               </td>
-              <td data-label="Kind" safe>
+              <td data-label={attr(t('admin.field.kind'))} safe>
                 {e.kind}
               </td>
-              <td data-label="User" class="long">
+              <td data-label={attr(t('admin.field.user'))} class="long">
                 <Named id={e.userId} name={e.userId === null ? undefined : props.names.users.get(e.userId)} />
               </td>
-              <td data-label="App" class="long">
+              <td data-label={attr(t('admin.field.app'))} class="long">
                 <Named id={e.clientId} name={e.clientId === null ? undefined : props.names.clients.get(e.clientId)} />
               </td>
-              <td data-label="Address" class="long" safe>
+              <td data-label={attr(t('admin.field.address'))} class="long" safe>
                 {e.address ?? ''}
               </td>
-              <td data-label="Detail" class="long" safe>
+              <td data-label={attr(t('admin.field.detail'))} class="long" safe>
                 {auditDetail(e.detail, props.names)}
               </td>
             </tr>
           ))}
         </tbody>
       </table>
-      {props.events.length === 0 ? <p class="muted">No events match.</p> : ''}
+      {props.events.length === 0 ? <p class="muted">{th('admin.audit.none')}</p> : ''}
     </AdminLayout>
   )
 }

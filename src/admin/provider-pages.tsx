@@ -4,16 +4,8 @@
 import { Html } from '@elysiajs/html'
 import type { ProviderView } from '../providers/service'
 import { AdminLayout } from './pages'
-
-// The page's words, in one place (the message catalog takes them from here).
-const WORDS = {
-  title: 'Sign-in providers',
-  none: 'No providers: people sign in with a password or a passkey only.',
-  manage: 'Providers are managed with latchkey provider create|update|delete (their secrets are read from files) or latchkey apply.',
-  yes: 'yes',
-  no: 'no',
-  any: 'any',
-}
+import { attr } from '../views/layout'
+import { t, th } from '../i18n'
 
 /**
  * /admin/providers (SPEC "Sign in with another account": `/admin` lists them): as `latchkey
@@ -21,46 +13,46 @@ const WORDS = {
  */
 export function ProvidersPage(props: { providers: Array<ProviderView & { callback_url: string }> }) {
   return (
-    <AdminLayout title={WORDS.title}>
+    <AdminLayout title={t('admin.providers.title')}>
       {props.providers.length === 0 ? (
-        <p class="muted">{WORDS.none}</p>
+        <p class="muted">{th('admin.providers.none')}</p>
       ) : (
         <table class="admin">
           <thead>
             <tr>
-              <th>Name</th>
-              <th>Kind</th>
-              <th>Issuer</th>
-              <th>Client ID</th>
-              <th>New accounts</th>
-              <th>Domains</th>
-              <th>Links by verified email</th>
-              <th>Trusts its two-step</th>
-              <th>Callback</th>
+              <th>{th('admin.field.name')}</th>
+              <th>{th('admin.field.kind')}</th>
+              <th>{th('admin.providers.issuer')}</th>
+              <th>{th('admin.audit.clientId')}</th>
+              <th>{th('admin.providers.newAccounts')}</th>
+              <th>{th('admin.providers.domains')}</th>
+              <th>{th('admin.providers.linksByEmail')}</th>
+              <th>{th('admin.providers.trustsMfa')}</th>
+              <th>{th('admin.providers.callback')}</th>
             </tr>
           </thead>
           <tbody>
             {props.providers.map((p) => (
               <tr>
-                <td data-label="Name" safe>
+                <td data-label={attr(t('admin.field.name'))} safe>
                   {p.name}
                 </td>
-                <td data-label="Kind" safe>
+                <td data-label={attr(t('admin.field.kind'))} safe>
                   {p.kind}
                 </td>
-                <td data-label="Issuer" class="long">
+                <td data-label={attr(t('admin.providers.issuer'))} class="long">
                   <code safe>{p.issuer}</code>
                 </td>
-                <td data-label="Client ID" class="long">
+                <td data-label={attr(t('admin.audit.clientId'))} class="long">
                   <code safe>{p.client_id}</code>
                 </td>
-                <td data-label="New accounts">{p.allow_create ? WORDS.yes : WORDS.no}</td>
-                <td data-label="Domains" safe>
-                  {p.allowed_domains.length ? p.allowed_domains.join(', ') : WORDS.any}
+                <td data-label={attr(t('admin.providers.newAccounts'))}>{p.allow_create ? t('admin.yes') : t('admin.no')}</td>
+                <td data-label={attr(t('admin.providers.domains'))} safe>
+                  {p.allowed_domains.length ? p.allowed_domains.join(', ') : t('admin.audit.any')}
                 </td>
-                <td data-label="Links by verified email">{p.link_verified_email ? WORDS.yes : WORDS.no}</td>
-                <td data-label="Trusts its two-step">{p.trust_mfa ? WORDS.yes : WORDS.no}</td>
-                <td data-label="Callback" class="long">
+                <td data-label={attr(t('admin.providers.linksByEmail'))}>{p.link_verified_email ? t('admin.yes') : t('admin.no')}</td>
+                <td data-label={attr(t('admin.providers.trustsMfa'))}>{p.trust_mfa ? t('admin.yes') : t('admin.no')}</td>
+                <td data-label={attr(t('admin.providers.callback'))} class="long">
                   <code safe>{p.callback_url}</code>
                 </td>
               </tr>
@@ -68,7 +60,7 @@ export function ProvidersPage(props: { providers: Array<ProviderView & { callbac
           </tbody>
         </table>
       )}
-      <p class="muted">{WORDS.manage}</p>
+      <p class="muted">{th('admin.providers.manage')}</p>
     </AdminLayout>
   )
 }

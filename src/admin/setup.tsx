@@ -27,10 +27,6 @@ import { speechOf } from '../i18n/request'
 
 type TokenState = 'live' | 'wrong' | 'used' | 'expired'
 
-// The page's words (plain literals, for the message catalog).
-const WORDS = {
-  passkeyName: 'Passkey',
-}
 const NO_STORE = { 'cache-control': 'no-store' }
 
 /** What a presented token is: the live one, the one already used, the live one past its hour, or none of ours. */
@@ -171,7 +167,7 @@ export function setupRoutes(ctx: AppContext) {
         return create(request, token, typed, async () => {
           const fullName = checkFullName(typed.fullName)
           const email = normalizeEmail(typed.email)
-          const { passkey, userVerified } = await verifyNewPasskey(ctx, newAdminId(request, token), browserSecret(ctx, request, undefined)!, field(fields, 'credential'), WORDS.passkeyName, true)
+          const { passkey, userVerified } = await verifyNewPasskey(ctx, newAdminId(request, token), browserSecret(ctx, request, undefined)!, field(fields, 'credential'), t('setup.passkeyName'), true)
           // No password: '' is how an account without one is kept.
           return { user: { id: passkey.userId, email, fullName, avatarUrl: null, passwordHash: '', emailVerified: true }, passkey, amr: passkeyAmr(userVerified) }
         })

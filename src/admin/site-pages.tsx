@@ -4,22 +4,24 @@
 import { Html } from '@elysiajs/html'
 import { POLICIES, type SiteView } from '../authz/sites'
 import { ButtonForm, CsrfField, attr } from '../views/layout'
-import { AdminLayout, typedIn, type Typed } from './pages'
+import { AdminLayout, typedIn, type Typed, type Words } from './pages'
+import { currentSpeech, t, th } from '../i18n'
+import type { MessageKey } from '../i18n/types'
 
 /** What each policy asks, in the words the page shows beside its value. */
-const POLICY_WORDS: Record<string, string> = {
-  'one-factor': 'one-factor (signed in)',
-  'two-factor': 'two-factor (two-step sign-in)',
-  bypass: 'bypass (anyone, no sign-in)',
-  deny: 'deny (nobody)',
+const POLICY_WORDS: Record<string, MessageKey> = {
+  'one-factor': 'admin.sites.policy.oneFactor',
+  'two-factor': 'admin.sites.policy.twoFactor',
+  bypass: 'admin.sites.policy.bypass',
+  deny: 'admin.sites.policy.deny',
 }
 
 function PolicySelect(props: { id: string; selected: string }): JSX.Element {
   return (
     <select id={props.id} name="policy">
       {POLICIES.map((p) => (
-        <option value={p} selected={props.selected === p}>
-          {POLICY_WORDS[p]}
+        <option value={p} selected={props.selected === p} safe>
+          {POLICY_WORDS[p] ? currentSpeech().messages[POLICY_WORDS[p]!].text(undefined) : p}
         </option>
       ))}
     </select>
@@ -30,59 +32,59 @@ function PolicySelect(props: { id: string; selected: string }): JSX.Element {
  * /admin/sites (SPEC "Protecting apps that speak no OAuth"): the hosts reverse proxies ask about,
  * as `latchkey site list` shows them; a new site, a rule added to one, a site deleted.
  */
-export function SitesPage(props: { csrf: string; sites: SiteView[]; groups: string[]; error?: string; notice?: string; typed?: Typed }) {
+export function SitesPage(props: { csrf: string; sites: SiteView[]; groups: string[]; error?: Words; notice?: Words; typed?: Typed }) {
   const site = typedIn(props.typed, '/admin/sites')
   const rule = typedIn(props.typed, '/admin/sites/rule')
   const typedGroups = new Set(props.typed?.form === '/admin/sites' ? ([] as string[]).concat(props.typed.fields.allowed_groups ?? []) : [])
   return (
-    <AdminLayout title="Sites" error={props.error} notice={props.notice}>
+    <AdminLayout title={t('admin.sites.title')} error={props.error} notice={props.notice}>
       <table class="admin">
         <thead>
           <tr>
-            <th>Host</th>
-            <th>Name</th>
-            <th>Policy</th>
-            <th>Allowed groups</th>
-            <th>Rules</th>
-            <th>Actions</th>
+            <th>{th('admin.sites.host')}</th>
+            <th>{th('admin.field.name')}</th>
+            <th>{th('admin.sites.policy')}</th>
+            <th>{th('admin.apps.allowedGroups')}</th>
+            <th>{th('admin.sites.rules')}</th>
+            <th>{th('admin.field.actions')}</th>
           </tr>
         </thead>
         <tbody>
           {props.sites.map((s) => (
             <tr>
-              <td data-label="Host" class="long">
+              <td data-label={attr(t('admin.sites.host'))} class="long">
                 <code safe>{s.host}</code>
               </td>
-              <td data-label="Name" safe>
+              <td data-label={attr(t('admin.field.name'))} safe>
                 {s.name}
               </td>
-              <td data-label="Policy" safe>
+              <td data-label={attr(t('admin.sites.policy'))} safe>
                 {s.policy}
               </td>
-              <td data-label="Allowed groups" safe>
-                {s.allowed_groups.join(', ') || 'everyone'}
+              <td data-label={attr(t('admin.apps.allowedGroups'))} safe>
+                {s.allowed_groups.join(', ') || t('admin.apps.everyone')}
               </td>
-              <td data-label="Rules">{String(s.rules.length)}</td>
+              <td data-label={attr(t('admin.sites.rules'))}>{String(s.rules.length)}</td>
               <td data-label="" class="row-actions">
-                <ButtonForm action="/admin/sites/delete" csrf={props.csrf} label="Delete" kind="danger" fields={{ host: s.host }} />
+                <ButtonForm action="/admin/sites/delete" csrf={props.csrf} label={t('admin.delete')} kind="danger" fields={{ host: s.host }} />
               </td>
             </tr>
           ))}
         </tbody>
       </table>
-      {props.sites.length === 0 ? <p class="muted">No sites yet.</p> : ''}
-      <h2>Add a site</h2>
+      {props.sites.length === 0 ? <p class="muted">{th('admin.sites.none')}</p> : ''}
+      <h2>{th('admin.sites.add')}</h2>
       <form method="post" action="/admin/sites">
         <CsrfField token={props.csrf} />
-        <label for="site_host">Host (photos.example.com, or *.example.com for its subdomains)</label>
+        <label for="site_host">{th('admin.sites.hostField')}</label>
         <input id="site_host" name="host" type="text" required maxlength="253" value={attr(site('host'))} />
-        <label for="site_name">Name</label>
+        <label for="site_name">{th('admin.field.name')}</label>
         <input id="site_name" name="name" type="text" required maxlength="200" value={attr(site('name'))} />
-        <label for="site_policy">Policy when no rule matches</label>
+        <label for="site_policy">{th('admin.sites.defaultPolicy')}</label>
         <PolicySelect id="site_policy" selected={site('policy') || 'one-factor'} />
         <fieldset>
-          <legend>Only members of these groups pass (none: everyone signed in)</legend>
-          {props.groups.length === 0 ? <span class="muted">No groups yet.</span> : ''}
+          <legend>{th('admin.sites.groupsLegend')}</legend>
+          {props.groups.length === 0 ? <span class="muted">{th('admin.groups.none')}</span> : ''}
           {props.groups.map((g) => (
             <label class="check">
               <input type="checkbox" name="allowed_groups" value={attr(g)} checked={typedGroups.has(g)} /> <span safe>{g}</span>
@@ -90,19 +92,19 @@ export function SitesPage(props: { csrf: string; sites: SiteView[]; groups: stri
           ))}
         </fieldset>
         <label class="check">
-          <input type="checkbox" name="jwt" value="true" checked={site('jwt') === 'true'} /> Also send Remote-Jwt (60 s, for the site's origin)
+          <input type="checkbox" name="jwt" value="true" checked={site('jwt') === 'true'} /> {th('admin.sites.jwt')}
         </label>
         <div class="actions">
-          <button type="submit">Add site</button>
+          <button type="submit">{th('admin.sites.addSubmit')}</button>
         </div>
       </form>
       {props.sites.length > 0 ? (
         <>
-          <h2>Add a rule</h2>
-          <p class="muted">A site's rules are tried in order before its policy; the first that matches decides. Empty fields match everything.</p>
+          <h2>{th('admin.sites.addRule')}</h2>
+          <p class="muted">{th('admin.sites.rulesHint')}</p>
           <form method="post" action="/admin/sites/rule">
             <CsrfField token={props.csrf} />
-            <label for="rule_host">Site</label>
+            <label for="rule_host">{th('admin.sites.site')}</label>
             <select id="rule_host" name="host">
               {props.sites.map((s) => (
                 <option value={attr(s.host)} selected={rule('host') === s.host} safe>
@@ -110,20 +112,20 @@ export function SitesPage(props: { csrf: string; sites: SiteView[]; groups: stri
                 </option>
               ))}
             </select>
-            <label for="rule_paths">Paths (regular expressions, one per line)</label>
+            <label for="rule_paths">{th('admin.sites.paths')}</label>
             <textarea id="rule_paths" name="paths" rows="2" safe>
               {rule('paths')}
             </textarea>
-            <label for="rule_methods">Methods (space-separated: GET HEAD)</label>
+            <label for="rule_methods">{th('admin.sites.methods')}</label>
             <input id="rule_methods" name="methods" type="text" maxlength="400" value={attr(rule('methods'))} />
-            <label for="rule_networks">Client networks (CIDR blocks, space-separated)</label>
+            <label for="rule_networks">{th('admin.sites.networks')}</label>
             <input id="rule_networks" name="networks" type="text" maxlength="4000" value={attr(rule('networks'))} />
-            <label for="rule_clients">Machine clients (client IDs, space-separated)</label>
+            <label for="rule_clients">{th('admin.sites.clients')}</label>
             <input id="rule_clients" name="clients" type="text" maxlength="4000" value={attr(rule('clients'))} />
-            <label for="rule_policy">Policy of a matching request</label>
+            <label for="rule_policy">{th('admin.sites.rulePolicy')}</label>
             <PolicySelect id="rule_policy" selected={rule('policy') || 'bypass'} />
             <div class="actions">
-              <button type="submit">Add rule</button>
+              <button type="submit">{th('admin.sites.addRuleSubmit')}</button>
             </div>
           </form>
         </>

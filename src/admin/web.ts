@@ -4,6 +4,7 @@ import { emailHash } from '../accounts/sign-in'
 import { SignInLimits } from '../accounts/throttle'
 import { csrfAccepted, readSession } from '../accounts/web'
 import { NotFound, PageError } from '../lib/errors'
+import type { Saying } from './pages'
 import { verifyPassword } from '../lib/crypto'
 import { parsePageForm, type FormFields } from '../web/forms'
 
@@ -25,7 +26,7 @@ export async function adminSession(ctx: AppContext, request: Request): Promise<S
 /** One text field: a repeated field is bad input. */
 export function field(body: FormFields, name: string): string {
   const value = body[name]
-  if (Array.isArray(value)) throw new PageError(400, 'Bad request', `The field ${name} was sent more than once.`)
+  if (Array.isArray(value)) throw new PageError(400, 'error.fieldTwice', { name })
   return value ?? ''
 }
 
@@ -39,7 +40,7 @@ export const lines = (text: string): string[] =>
     .map((l) => l.trim())
     .filter(Boolean)
 
-export type Freshness = 'fresh' | 'ask' | { refused: string; status: number }
+export type Freshness = 'fresh' | 'ask' | { refused: Saying; status: number }
 
 /**
  * What every /admin form goes through: the admin check first (a stranger's POST learns nothing
@@ -54,7 +55,7 @@ export function adminForms(ctx: AppContext) {
       const session = await adminSession(ctx, request)
       const fields = await parsePageForm({ request })
       if (!csrfAccepted(ctx, request, session, fields.csrf_token))
-        throw new PageError(403, 'Forbidden', 'This form has expired or did not come from this site. Go back, reload the page and try again.')
+        throw new PageError(403, 'error.adminForbidden')
       accepted.set(request, session)
       return fields
     },
@@ -79,9 +80,9 @@ export function adminForms(ctx: AppContext) {
       if (!password) return 'ask'
       const key = emailHash(session.user.email)
       const throttled = await limits.takeAttempt(ctx, request, key, 'admin re-authentication throttled')
-      if (throttled) return { refused: `Too many attempts. Try again in ${throttled.wait} seconds.`, status: 429 }
+      if (throttled) return { refused: { key: 'admin.error.tooMany', params: { count: throttled.wait } }, status: 429 }
       const account = await ctx.store.users.findUserByEmail(session.user.email)
-      if (!account?.passwordHash || password.length > 256 || !(await verifyPassword(password, account.passwordHash))) return { refused: 'That is not your password.', status: 401 }
+      if (!account?.passwordHash || password.length > 256 || !(await verifyPassword(password, account.passwordHash))) return { refused: { key: 'admin.error.wrongPassword' }, status: 401 }
       await limits.succeeded(key)
       await reauthenticated(ctx.store, session, now)
       return 'fresh'

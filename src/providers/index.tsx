@@ -14,7 +14,10 @@ import type { AppContext } from '../context'
 import type { ProviderRecord } from '../db/store'
 import { clearCookie, cookie, parseCookies } from '../lib/cookies'
 import { constantTimeEqual, hmacSha256, randomToken, sha256 } from '../lib/crypto'
-import { errorPageResponse, notFoundPage } from '../views/error-page'
+import { errorPageSaying, notFoundPage } from '../views/error-page'
+import { t as msg } from '../i18n'
+import { speechOf } from '../i18n/request'
+import type { PageErrorKey } from '../i18n/types'
 import { seeOther } from '../views/page'
 import { parsePageForm } from '../web/forms'
 import { clientAddressOf, rateLimitKey } from '../web/client-address'
@@ -33,19 +36,6 @@ const STARTS_PER_MINUTE = 30
 /** SPEC: connecting needs a sign-in of the last 15 minutes (the password or a passkey again). */
 const FRESH_SIGN_IN_MS = 15 * 60_000
 
-// The pages' words, in one place (the message catalog takes them from here).
-const WORDS = {
-  unreachableTitle: 'Sign-in unavailable',
-  unreachable: (name: string) => `${name} cannot be reached right now. Try again later, or sign in another way.`,
-  throttledTitle: 'Too many sign-ins',
-  throttled: (seconds: number) => `Too many sign-ins were started from your network. Try again in ${seconds} seconds.`,
-  failedTitle: 'Sign-in failed',
-  failed: 'This sign-in could not be completed: it expired, was used already, or was started in another browser. Go back to the sign-in page and try again.',
-  cancelledTitle: 'Sign-in cancelled',
-  cancelled: (name: string) => `${name} did not sign you in. Go back to the sign-in page to try again, or sign in another way.`,
-  lastWay: 'This is your only way to sign in. Set a password or add a passkey before you disconnect it.',
-}
-
 const ProviderForm = t.Object({ csrf_token: t.Optional(t.String()) })
 const StartQuery = t.Object({ return_to: t.Optional(t.String()) })
 
@@ -57,7 +47,7 @@ export function providerRoutes(ctx: AppContext) {
   const flowCookie = `${secure ? '__Host-' : ''}lk_provider`
   const rp = relyingPartyOf(ctx)
 
-  const unreachable = (p: ProviderRecord) => errorPageResponse(502, WORDS.unreachableTitle, WORDS.unreachable(p.name))
+  const unreachable = (request: Request, p: ProviderRecord, returnTo: string | null) => errorPageSaying(502, 'error.providerUnreachable', speechOf(ctx.config, request, { returnTo: returnTo ?? undefined }), { name: p.name })
 
   /** Sends the browser to the provider: a state row, the browser's cookie, PKCE and nonce. */
   async function start(request: Request, p: ProviderRecord, returnTo: string | null, userId: string | null): Promise<Response> {
@@ -65,12 +55,12 @@ export function providerRoutes(ctx: AppContext) {
     const wait = await ctx.store.throttle.updateThrottle(`prov:addr:${rateLimitKey(address)}`, (row) => decideWindowAttempt(row, ctx.clock.now(), STARTS_PER_MINUTE, 60_000))
     if (wait > 0) {
       ctx.log.warn('provider sign-in throttled', { provider: p.id, client: address, retry_after: wait })
-      return errorPageResponse(429, WORDS.throttledTitle, WORDS.throttled(wait), { 'retry-after': String(wait) })
+      return errorPageSaying(429, 'error.providerThrottled', speechOf(ctx.config, request, { returnTo: returnTo ?? undefined }), { count: wait }, { 'retry-after': String(wait) })
     }
     const secret = await unsealSecret(ctx.sealKey, p)
     if (secret === undefined) {
       ctx.log.error('provider secret does not open', { provider: p.id })
-      return unreachable(p)
+      return unreachable(request, p, returnTo)
     }
     const browser = randomToken()
     const state = randomToken()
@@ -81,7 +71,7 @@ export function providerRoutes(ctx: AppContext) {
     } catch (error) {
       if (!(error instanceof ProviderRefused)) throw error
       ctx.log.warn('provider unreachable', { provider: p.id, reason: error.message })
-      return unreachable(p)
+      return unreachable(request, p, returnTo)
     }
     const now = ctx.clock.now()
     await ctx.store.providers.insertState({ stateHash: sha256(state), providerId: p.id, browserHash: sha256(browser), nonce, returnTo, userId, expiresAt: now + FLOW_TTL_MS })
@@ -89,15 +79,15 @@ export function providerRoutes(ctx: AppContext) {
   }
 
   /** A refused callback (SPEC): a page, no session, a warn line and a sign_in.failed event naming the reason. */
-  async function refuse(request: Request, providerId: string, reason: string, page: { status: number; title: string; detail: string }, userId?: string) {
+  async function refuse(request: Request, providerId: string, reason: string, page: { status: number; key: PageErrorKey; params?: Readonly<Record<string, string>> }, userId?: string) {
     providerId = providerId.slice(0, 64)
     ctx.log.warn('sign-in failed', { method: 'provider', provider: providerId, reason })
     ctx.metrics.signIn('provider', 'failure')
     await ctx.audit.record('sign_in.failed', { userId, request, detail: { method: 'provider', provider: providerId, reason: reason.slice(0, 200) } })
-    return errorPageResponse(page.status, page.title, page.detail, { 'set-cookie': clearCookie(flowCookie, secure) })
+    return errorPageSaying(page.status, page.key, speechOf(ctx.config, request), page.params, { 'set-cookie': clearCookie(flowCookie, secure) })
   }
 
-  const FAILED = { status: 400, title: WORDS.failedTitle, detail: WORDS.failed }
+  const FAILED = { status: 400, key: 'error.providerFailed' as const }
 
   async function callback(request: Request, id: string): Promise<Response> {
     const url = new URL(request.url)
@@ -110,7 +100,7 @@ export function providerRoutes(ctx: AppContext) {
     const secret = p && (await unsealSecret(ctx.sealKey, p))
     if (!p || secret === undefined) return refuse(request, id, 'provider', FAILED)
     if (url.searchParams.has('error')) {
-      const cancelled = { status: 403, title: WORDS.cancelledTitle, detail: WORDS.cancelled(p.name) }
+      const cancelled = { status: 403, key: 'error.providerCancelled' as const, params: { name: p.name } }
       return refuse(request, id, `provider answered ${url.searchParams.get('error')!.slice(0, 50)}`, cancelled, pending.userId ?? undefined)
     }
     // Connecting: still signed in, in this browser, as the user who started it (and still when the link is made: settle).
@@ -179,7 +169,7 @@ export function providerRoutes(ctx: AppContext) {
         const session = await readSession(ctx, request)
         if (!session || !csrfAccepted(ctx, request, session, body.csrf_token)) throw forbidden()
         const outcome = await ctx.store.providers.unlinkIdentity(session.user.id, params.id)
-        if (outcome === 'last') return accountPage(ctx, request, session, { status: 409, error: () => WORDS.lastWay })
+        if (outcome === 'last') return accountPage(ctx, request, session, { status: 409, error: () => msg('provider.lastWay') })
         if (outcome === 'done') await ctx.audit.record('identity.unlinked', { userId: session.user.id, request, detail: { provider: params.id } })
         return seeOther('/account#connected')
       },

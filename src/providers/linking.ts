@@ -11,6 +11,7 @@
  * An unverified address never links (3 needs both verified) and never makes a verified account
  * (4 copies the provider's word); a domain outside --allowed-domain is refused before any of it.
  */
+import type { PageErrorKey } from '../i18n/types'
 import type { AppContext } from '../context'
 import { UniqueViolation, type ProviderRecord } from '../db/store'
 import { UserInputError, checkFullName, normalizeEmail } from '../accounts/users'
@@ -20,23 +21,9 @@ import type { UpstreamAccount } from './relying-party'
 export type Settled =
   | { kind: 'sign-in'; userId: string; how: 'identity' | 'verified-email' | 'created' }
   | { kind: 'connected'; userId: string }
-  | { kind: 'refused'; status: number; title: string; detail: string; reason: string }
+  | { kind: 'refused'; status: number; key: PageErrorKey; params?: Readonly<Record<string, string>>; reason: string }
 
-// The pages' words, in one place (the message catalog takes them from here).
-const WORDS = {
-  domainTitle: 'Sign-in refused',
-  domain: (name: string, domains: string[]) => `This ${name} account is not in a domain allowed to sign in here. Use an account of ${domains.join(', ')}.`,
-  connectedOtherTitle: 'Already connected',
-  connectedOther: (name: string) => `Your account is already connected to another ${name} account. Disconnect it first.`,
-  takenTitle: 'Connected to another account',
-  taken: (name: string) => `This ${name} account is connected to another account here. Sign in to that one, or disconnect it there first.`,
-  signedOutTitle: 'Sign-in failed',
-  signedOut: 'You were signed out before the connection was made. Sign in again, then connect it from your account page.',
-  notLinkedTitle: (name: string) => `Connect ${name} first`,
-  notLinked: (name: string) => `No account here is connected to this ${name} account. Sign in with your password or passkey, then choose "Connect ${name}" under Connected accounts on your account page.`,
-}
-
-const refused = (status: number, reason: string, title: string, detail: string): Settled => ({ kind: 'refused', status, title, detail, reason })
+const refused = (status: number, reason: string, key: PageErrorKey, params?: Readonly<Record<string, string>>): Settled => ({ kind: 'refused', status, key, params, reason })
 
 /**
  * The provider's address in Latchkey's one spelling, or null when it has none that could be an
@@ -68,17 +55,17 @@ export async function settle(ctx: AppContext, p: ProviderRecord, account: Upstre
   const email = addressOf(account)
   const notice = (to: { email: string; locale?: string | null; timeZone?: string | null }) => (ctx.config.smtpUrl === null ? null : newSignInMethodMessage(recipient(ctx.config, to), p.name, email ?? account.subject, `${ctx.config.issuer}/account#connected`))
   if (!domainAllowed(p, account, email)) {
-    return refused(403, 'domain', WORDS.domainTitle, WORDS.domain(p.name, p.allowedDomains))
+    return refused(403, 'domain', 'error.providerDomain', { name: p.name, domains: p.allowedDomains.join(', ') })
   }
   if (connectingUserId !== null) {
     const user = await ctx.store.users.findUser(connectingUserId)
     const linked = user && (await ctx.store.providers.linkIdentity({ providerId: p.id, subject: account.subject, userId: user.id, email, session: connecting!.session }, now, notice(user) ?? undefined))
     if (linked === 'linked') return { kind: 'connected', userId: connectingUserId }
-    if (linked === 'signed-out') return refused(400, 'session', WORDS.signedOutTitle, WORDS.signedOut)
+    if (linked === 'signed-out') return refused(400, 'session', 'error.providerSignedOut')
     const mine = (await ctx.store.providers.listIdentities(connectingUserId)).find((i) => i.providerId === p.id)
     if (mine?.subject === account.subject) return { kind: 'connected', userId: connectingUserId }
-    if (mine) return refused(409, 'connected-other', WORDS.connectedOtherTitle, WORDS.connectedOther(p.name))
-    return refused(409, 'taken', WORDS.takenTitle, WORDS.taken(p.name))
+    if (mine) return refused(409, 'connected-other', 'error.providerConnectedOther', { name: p.name })
+    return refused(409, 'taken', 'error.providerTaken', { name: p.name })
   }
   const known = await ctx.store.providers.useIdentity(p.id, account.subject, email, now)
   if (known) return { kind: 'sign-in', userId: known, how: 'identity' }
@@ -99,7 +86,7 @@ export async function settle(ctx: AppContext, p: ProviderRecord, account: Upstre
       if (raced) return { kind: 'sign-in', userId: raced, how: 'identity' }
     }
   }
-  return refused(403, 'not-linked', WORDS.notLinkedTitle(p.name), WORDS.notLinked(p.name))
+  return refused(403, 'not-linked', 'error.providerNotLinked', { name: p.name })
 }
 
 function nameOf(account: UpstreamAccount, email: string): string {

@@ -4,18 +4,7 @@
 import { Html } from '@elysiajs/html'
 import type { IdentityRecord } from '../db/store'
 import { ButtonForm, When, attr } from '../views/layout'
-
-// The words of these parts, in one place (the message catalog takes them from here).
-const WORDS = {
-  continueWith: (name: string) => `Continue with ${name}`,
-  or: 'or',
-  connected: 'Connected accounts',
-  connectedNone: 'Sign in with an account you already have elsewhere: connect it here first.',
-  connect: (name: string) => `Connect ${name}`,
-  disconnect: 'Disconnect',
-  disconnectLabel: (name: string) => `Disconnect ${name}`,
-  since: 'Connected',
-}
+import { t, th } from '../i18n'
 
 export interface ProviderButton {
   id: string
@@ -28,12 +17,12 @@ export function ProviderButtons(props: { providers: ProviderButton[]; returnTo?:
   const query = props.returnTo ? `?return_to=${encodeURIComponent(props.returnTo)}` : ''
   return (
     <div class="providers">
-      <p class="muted">{WORDS.or}</p>
+      <p class="muted" safe>{t('provider.or')}</p>
       <ul class="actions">
         {props.providers.map((p) => (
           <li>
             <a class="button secondary" href={attr(`/login/provider/${p.id}${query}`)} safe>
-              {WORDS.continueWith(p.name)}
+              {t('provider.continueWith', { name: p.name })}
             </a>
           </li>
         ))}
@@ -47,8 +36,8 @@ export function ConnectedAccounts(props: { csrf: string; providers: ProviderButt
   const linked = new Map(props.identities.map((i) => [i.providerId, i]))
   return (
     <section id="connected">
-      <h2>{WORDS.connected}</h2>
-      {props.identities.length === 0 ? <p class="muted">{WORDS.connectedNone}</p> : ''}
+      <h2 safe>{t('provider.connected')}</h2>
+      {props.identities.length === 0 ? <p class="muted" safe>{t('provider.connectedNone')}</p> : ''}
       <ul class="apps">
         {props.providers.map((p) => {
           const identity = linked.get(p.id)
@@ -58,7 +47,7 @@ export function ConnectedAccounts(props: { csrf: string; providers: ProviderButt
                 <strong safe>{p.name}</strong>
                 {identity ? (
                   <div class="muted">
-                    <span safe>{identity.email ?? ''}</span> {WORDS.since} <When at={identity.createdAt} />
+                    <span safe>{identity.email ?? ''}</span> {th('provider.since')} <When at={identity.createdAt} />
                   </div>
                 ) : (
                   ''
@@ -66,9 +55,9 @@ export function ConnectedAccounts(props: { csrf: string; providers: ProviderButt
               </div>
               <div class="actions">
                 {identity ? (
-                  <ButtonForm action={`/account/providers/${p.id}/disconnect`} csrf={props.csrf} label={WORDS.disconnect} ariaLabel={WORDS.disconnectLabel(p.name)} kind="danger" />
+                  <ButtonForm action={`/account/providers/${p.id}/disconnect`} csrf={props.csrf} label={t('provider.disconnect')} ariaLabel={t('provider.disconnectLabel', { name: p.name })} kind="danger" />
                 ) : (
-                  <ButtonForm action={`/account/providers/${p.id}/connect`} csrf={props.csrf} label={WORDS.connect(p.name)} kind="secondary" />
+                  <ButtonForm action={`/account/providers/${p.id}/connect`} csrf={props.csrf} label={t('provider.connect', { name: p.name })} kind="secondary" />
                 )}
               </div>
             </li>

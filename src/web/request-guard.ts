@@ -67,7 +67,7 @@ export function createRequestGuard() {
       return refuse(
         pathOf(request.url),
         new InvalidRequest('the request has no Host header'),
-        new PageError(400, 'Bad request', 'The request has no Host header.'),
+        new PageError(400, 'error.noHost'),
       )
     const host = request.headers.get('host')
     if (host !== null && host !== lastValidHost) {
@@ -75,7 +75,7 @@ export function createRequestGuard() {
         return refuse(
           pathOf(request.url),
           new InvalidRequest('the Host header is not a valid host[:port]'),
-          new PageError(400, 'Bad request', 'The Host header is not a valid host name.'),
+          new PageError(400, 'error.badHost'),
         )
       lastValidHost = host
     }
@@ -88,7 +88,7 @@ export function createRequestGuard() {
     return refuse(
       path,
       new RequestTooLarge('request body is larger than 1 MiB'),
-      avatar ? avatarTooLarge() : new PageError(413, 'Request too large', 'The request sent more than 64 KiB. Nothing was changed.'),
+      avatar ? avatarTooLarge() : new PageError(413, 'error.requestTooLarge'),
     )
   }
 }

@@ -124,3 +124,43 @@ describe('right to left', () => {
     expect(html).toStartWith('<!doctype html><html lang="ar" dir="rtl">')
   })
 })
+
+/** Issue 36: /admin in the admin's own language (their choice on /account; the browser asks for nothing). */
+test('/admin: every section, an app, a confirmation, a notice and the audit log, for an admin who chose German', async () => {
+  const t = await createTestApp()
+  const ann = await addUser(t, 'ann@example.com', 'Ann Admin')
+  const carol = await addUser(t, 'carol@example.com', 'Carol Member')
+  await t.store.users.setAdmin(ann.id, true)
+  await t.store.users.setLanguage(ann.id, { locale: 'de', timeZone: 'Europe/Berlin' })
+  const { client } = await addClient(t, { name: 'Grafana' })
+  const jar = await signIn(t)
+  const none = {}
+  for (const path of ['/admin/users', '/admin/apps', `/admin/apps/edit?client_id=${encodeURIComponent(client.id)}`, '/admin/groups', '/admin/resources', '/admin/sites', '/admin/providers', '/admin/keys']) {
+    await expectGerman(await get(t, path, jar, none))
+  }
+  const users = await expectGerman(await get(t, '/admin/users', jar, none))
+  expect(users).toContain('<h1>Benutzer</h1>')
+  // A destructive action's confirmation names what happens, in German; nothing has changed yet.
+  const confirm = await expectGerman(await post(t, '/admin/users/delete', { csrf_token: csrfFrom(users), user_id: carol.id }, jar, none))
+  expect(confirm).toContain('carol@example.com löschen: 0 Apps verlieren den Zugriff, 0 Einstellungen werden gelöscht')
+  // An action's notice is said on the next page in German.
+  const groups = await (await get(t, '/admin/groups', jar, none)).text()
+  const made = await post(t, '/admin/groups', { csrf_token: csrfFrom(groups), name: 'friends' }, jar, none)
+  expect(made.status).toBe(303)
+  const shown = await expectGerman(await get(t, '/admin/groups', cookiesFrom(made, { ...jar }), none))
+  expect(shown).toContain('Die Gruppe friends wurde angelegt.')
+  // The audit log: its words German; event kinds (passkey.added) are identifiers, as the CLI and the filter take them, and
+  // an event's detail is the recorded JSON (machine values such as "method":"password"): neither is words.
+  const audit = await get(t, '/admin/audit', jar, none)
+  expect(audit.status).toBe(200)
+  const html = await audit.text()
+  expect(html).toStartWith('<!doctype html><html lang="de" dir="ltr">')
+  expect(html).toContain('<h1>Audit-Protokoll</h1>')
+  expect(html).toContain('{&quot;method&quot;:&quot;password&quot;}')
+  const words = html
+    .replace(/<select id="kind"[\s\S]*?<\/select>/, '')
+    .replace(/<td data-label="Art">[^<]*<\/td>/g, '')
+    .replace(/<td data-label="Details" class="long">[^<]*<\/td>/g, '')
+  expect(words).toContain('<h1>Audit-Protokoll</h1>')
+  expect(englishLeft(words)).toEqual([])
+})
