@@ -20,6 +20,8 @@ const COMPLETE: readonly Locale[] = ['en', 'de', ...((process.env.CATALOG_COMPLE
 const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
   // "Code", "Administration", "Passkeys", "Passkey", and /admin's "Apps", "Admin", "App", "Name", "Scopes" (OAuth's), "Tokens", "URI", "Administrator", "Callback", "Domains", "Host", the confirmation's "{lose}, {deleted}" (placeholders only), and the endpoints' protocol names Discovery, Token, UserInfo, JWKS: the German words are these.
   de: ['device.code', 'account.admin', 'security.passkeysTitle', 'setup.passkeyName', 'admin.apps.title', 'admin.field.admin', 'admin.field.app', 'admin.field.name', 'admin.field.scopes', 'admin.field.tokens', 'admin.field.uri', 'admin.users.administrator', 'admin.providers.callback', 'admin.providers.domains', 'admin.sites.host', 'admin.confirm.reach', 'admin.endpoint.discovery', 'admin.endpoint.token', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
+  // The protocol names URI, UserInfo (OpenID Connect's endpoint) and JWKS stay in Latin letters in these languages' admin pages.
+  ja: ['admin.field.uri', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
 }
 
 type Message = string | Plural
