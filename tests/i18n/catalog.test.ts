@@ -22,6 +22,7 @@ const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
   de: ['device.code', 'account.admin', 'security.passkeysTitle', 'setup.passkeyName', 'admin.apps.title', 'admin.field.admin', 'admin.field.app', 'admin.field.name', 'admin.field.scopes', 'admin.field.tokens', 'admin.field.uri', 'admin.users.administrator', 'admin.providers.callback', 'admin.providers.domains', 'admin.sites.host', 'admin.confirm.reach', 'admin.endpoint.discovery', 'admin.endpoint.token', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
   // The protocol names URI, UserInfo (OpenID Connect's endpoint) and JWKS stay in Latin letters in these languages' admin pages.
   ja: ['admin.field.uri', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
+  'zh-CN': ['admin.field.uri', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
 }
 
 type Message = string | Plural
