@@ -23,6 +23,7 @@ const SAME_AS_ENGLISH: Partial<Record<Locale, readonly string[]>> = {
   // The protocol names URI, UserInfo (OpenID Connect's endpoint) and JWKS stay in Latin letters in these languages' admin pages.
   ja: ['admin.field.uri', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
   'zh-CN': ['admin.field.uri', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
+  ar: ['admin.field.uri', 'admin.endpoint.userinfo', 'admin.endpoint.jwks'],
 }
 
 type Message = string | Plural
