@@ -5,7 +5,9 @@
  * «تطبيق المصادقة» (authenticator app), «رمز المصادقة» (authentication code), «البريد الإلكتروني» (email),
  * «المشرف» (administrator), «إعداد» / «إعدادات» (setting), «السماح» (allow, authorize), «إلغاء الوصول» (revoke
  * access), «رمز مميز» (token), «جهاز» (device), «تفعيل» / «إيقاف» (turn on / off), «خدمة تسجيل الدخول» (sign-in
- * provider), «الحسابات المرتبطة» (connected accounts), «رفع» (upload).
+ * provider), «الحسابات المرتبطة» (connected accounts), «رفع» (upload). /admin: «المستخدمون», «المجموعات», «الموارد»,
+ * «المواقع», «مفتاح التوقيع» (signing key), «السر» (secret), «النطاق» (scope), «تدوير» (rotate), «الاستبطان»
+ * (introspection), «السياسة» (policy), «القاعدة» (rule).
  * Plurals: all six CLDR forms — one and two in words, few (3–10) with the plural noun, many (11–99) and other
  * (100+) with the singular noun.
  */

@@ -4,6 +4,8 @@
  * 「認証アプリ」 (authenticator app), 「認証コード」 (authentication code), 「メールアドレス」 (email address),
  * 「管理者」 (administrator), 「設定」 (setting), 「アクセスを取り消す」 (revoke access), 「デバイス」 (device),
  * 「ログインサービス」 (sign-in provider), 「連携済みアカウント」 (connected accounts), 「写真」 (profile picture).
+ * /admin: 「ユーザー」, 「グループ」, 「リソース」, 「サイト」, 「署名鍵」 (signing key), 「シークレット」 (secret),
+ * 「スコープ」, 「トークン」, 「ローテーション」 (rotate), 「イントロスペクション」, 「ポリシー」, 「ルール」.
  */
 import type { Catalog } from '../types'
 
@@ -671,8 +673,8 @@ export default {
   'admin.apps.danger': '危険な操作',
   'admin.apps.rotateSecret': 'シークレットをローテーション',
   'admin.apps.delete': 'アプリを削除',
-  'admin.apps.opensAt': 'ユーザーの「あなたのアプリ」から開く URL:',
-  'admin.apps.fromYourApps': '。',
+  'admin.apps.opensAt': '開く URL:',
+  'admin.apps.fromYourApps': '（ユーザーの「あなたのアプリ」から）',
   'admin.apps.noLaunch': '起動 URL はありません。許可したユーザーの「あなたのアプリ」にのみ表示されます。',
   'admin.apps.logo': 'ロゴは同意ページに表示されます。',
   'admin.apps.noLogo': 'ロゴはありません。',

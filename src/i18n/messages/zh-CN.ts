@@ -4,6 +4,8 @@
  * “身份验证器应用” (authenticator app), “验证码” (authentication code), “电子邮件地址” (email address),
  * “管理员” (administrator), “设置” (setting), “撤销访问权限” (revoke access), “设备” (device), “授权” (authorize),
  * “登录服务” (sign-in provider), “已关联的账号” (connected accounts), “头像” (profile picture).
+ * /admin: “用户”, “群组”, “资源”, “站点”, “签名密钥” (signing key), “密钥” (secret), “权限范围” (scope),
+ * “令牌” (token), “轮换” (rotate), “内省” (introspection), “策略” (policy), “规则” (rule).
  */
 import type { Catalog } from '../types'
 
@@ -671,8 +673,8 @@ export default {
   'admin.apps.danger': '危险操作',
   'admin.apps.rotateSecret': '轮换密钥',
   'admin.apps.delete': '删除应用',
-  'admin.apps.opensAt': '用户从“您的应用”中打开的地址：',
-  'admin.apps.fromYourApps': '。',
+  'admin.apps.opensAt': '打开地址：',
+  'admin.apps.fromYourApps': '（用户从“您的应用”中打开）。',
   'admin.apps.noLaunch': '没有启动网址：只有授权过它的用户才会在“您的应用”中看到它。',
   'admin.apps.logo': '其徽标会显示在授权页面上。',
   'admin.apps.noLogo': '没有徽标。',
