@@ -31,16 +31,20 @@ describe('messages', () => {
       '5 Wiederherstellungscodes übrig.',
       '1.000 Wiederherstellungscodes übrig.',
     ])
-    // Polish picks one / few / many; a partial locale without the message answers English's.
-    const pl = SOURCES.pl as Record<string, unknown>
-    expect(pl['security.codesLeft']).toBeUndefined()
-    expect(speaking(speech('pl'), () => t('security.codesLeft', { count: 3 }))).toBe('3 recovery codes left.')
+    // Polish picks one / few / many.
+    expect(speaking(speech('pl'), () => [1, 3, 5, 22].map((count) => t('security.codesLeft', { count })))).toEqual([
+      'Pozostał 1 kod odzyskiwania.',
+      'Pozostały 3 kody odzyskiwania.',
+      'Pozostało 5 kodów odzyskiwania.',
+      'Pozostały 22 kody odzyskiwania.',
+    ])
   })
 
-  test('a missing locale message falls back to English; the page still says its own lang', () => {
+  test('an Arabic speech is right to left and speaks its own words', () => {
     const s = speech('ar')
     expect([s.locale, s.dir]).toEqual(['ar', 'rtl'])
-    expect(speaking(s, () => t('signIn.title'))).toBe('Sign in')
+    expect(speaking(s, () => t('signIn.title'))).toBe((SOURCES.ar as Record<string, string>)['signIn.title']!)
+    expect(speaking(s, () => t('signIn.title'))).not.toBe('Sign in')
   })
 
   test('times through Intl with the zone named: ISO order in English, the language\'s own elsewhere, the day in the reader\'s zone', () => {
