@@ -7,7 +7,9 @@ import type { Saying } from './pages'
 
 /** A notice waits this long for the page it is shown on (the 303 right after the action). */
 const NOTICE_SECONDS = 60
-const MAX_NOTICE = 500
+const MAX_NOTICE = 1500
+/** Each value a notice names is cut to this (a resource's URI can be long; the cookie stays small and whole). */
+const MAX_VALUE = 200
 
 const nameOf = (secure: boolean) => `${secure ? '__Host-' : ''}lk_notice`
 const macOf = (ctx: AppContext, session: Session, text: string) => hmacSha256(ctx.csrfKey, `notice:${session.token}:${text}`)
@@ -19,7 +21,8 @@ const macOf = (ctx: AppContext, session: Session, text: string) => hmacSha256(ct
  * It carries the message's key and values, so the page says it in the admin's language.
  */
 export function noticeCookie(ctx: AppContext, session: Session, notice: Saying): string {
-  const text = Buffer.from(JSON.stringify(notice).slice(0, MAX_NOTICE)).toString('base64url')
+  const params = notice.params && Object.fromEntries(Object.entries(notice.params).map(([name, value]) => [name, typeof value === 'string' ? value.slice(0, MAX_VALUE) : value]))
+  const text = Buffer.from(JSON.stringify({ key: notice.key, params })).toString('base64url')
   return cookie(nameOf(ctx.config.secureCookies), `${text}.${macOf(ctx, session, text)}`, { secure: ctx.config.secureCookies, maxAgeSeconds: NOTICE_SECONDS })
 }
 
