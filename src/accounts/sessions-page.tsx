@@ -21,7 +21,8 @@ const SignOutSessionForm = t.Object({ csrf_token: t.Optional(t.String()), sessio
 /** A session as "Where you're signed in" shows it. `handle`: its public id (the sid), never its secret token. */
 export interface SessionView {
   handle: string
-  device: string
+  /** The browser and system, in the page's language: call it while rendering. */
+  device: () => string
   address: string
   createdAt: number
   lastActiveAt: number
@@ -34,7 +35,7 @@ export async function sessionsOf(ctx: AppContext, session: Session): Promise<Ses
   const rows = await ctx.store.sessions.listSessions(session.user.id, now, now - ctx.config.sessionIdleTtl * 1000)
   const views = rows.map((r) => ({
     handle: r.sid,
-    device: describeUserAgent(r.userAgent),
+    device: () => describeUserAgent(r.userAgent),
     address: r.address,
     createdAt: r.createdAt,
     // This request is activity too, whether or not it is written yet.
@@ -63,7 +64,7 @@ export function SessionsSection(props: { sessions: SessionView[]; csrf: string }
         {props.sessions.map((s) => (
           <li>
             <div>
-              <strong safe>{s.device}</strong>
+              <strong safe>{s.device()}</strong>
               {s.current ? <span class="badge"> {th('sessions.thisDevice')}</span> : ''}
               <div class="muted" safe>
                 {s.address || msg('sessions.unknownAddress')}
@@ -79,7 +80,7 @@ export function SessionsSection(props: { sessions: SessionView[]; csrf: string }
                 csrf={props.csrf}
                 fields={{ session: s.handle }}
                 label={msg('sessions.signOut')}
-                ariaLabel={s.current ? msg('sessions.signOutThisDevice', { device: s.device }) : msg('sessions.signOutDevice', { device: s.device })}
+                ariaLabel={s.current ? msg('sessions.signOutThisDevice', { device: s.device() }) : msg('sessions.signOutDevice', { device: s.device() })}
                 kind="secondary"
               />
             </div>

@@ -20,7 +20,7 @@ import { verifyEmailMessage, recipient } from '../mail/messages'
 import { newLink } from './email-links'
 import { type User, EmailTakenError, PASSWORD_MAX, PASSWORD_MIN, UserInputError, checkFullName, checkPassword, emailSpelling, insertUser, normalizeEmail } from './users'
 import { csrfAccepted, formCsrf, readSession, returningApp, safeReturnTo } from './web'
-import { t } from '../i18n'
+import { currentSpeech, t } from '../i18n'
 import { sayError } from '../i18n/known-errors'
 import { speechOf } from '../i18n/request'
 
@@ -177,7 +177,7 @@ export function signInRoutes(ctx: AppContext) {
           // SIGNUP=domain:… (SPEC): the part after the last @, exactly (a subdomain is another domain).
           const domains = ctx.config.signupDomains
           if (domains.length > 0 && !domains.includes(email.slice(email.lastIndexOf('@') + 1)))
-            return again(() => t('signUp.domainOnly', { domains: domains.join(' or ') }), 400)
+            return again(() => t('signUp.domainOnly', { domains: new Intl.ListFormat(currentSpeech().locale, { type: 'disjunction' }).format(domains) }), 400)
           const password = checkPassword(body.password ?? '')
           const wait = await takeAddressCheck(request, 'sign-up throttled')
           if (wait > 0) return again(() => t('signUp.tooMany', { count: wait }), 429, { 'retry-after': String(wait) })

@@ -59,7 +59,7 @@ export async function startSession(
 async function newDeviceNotice(ctx: AppContext, userId: string, now: number, address: string, userAgent: string) {
   const user = await ctx.store.users.findUser(userId)
   if (!user) return undefined
-  return newDeviceMessage(recipient(ctx.config, user), { at: now, address, device: describeUserAgent(userAgent), reviewUrl: `${ctx.config.issuer}/account#sessions` })
+  return newDeviceMessage(recipient(ctx.config, user), { at: now, address, device: () => describeUserAgent(userAgent), reviewUrl: `${ctx.config.issuer}/account#sessions` })
 }
 
 /** The second factors a user could give now: TOTP, and passkeys (when this server offers them). */

@@ -3,6 +3,8 @@
  * the "New sign-in" notice name it. Only for people to read — never for a decision. Order
  * matters: Edge and Opera also say "Chrome", Chrome also says "Safari", iPhones also say "Mac OS X".
  */
+import { t } from '../i18n'
+
 const BROWSERS: [RegExp, string][] = [
   [/\bEdg(e|A|iOS)?\//, 'Edge'],
   [/\bOPR\/|\bOpera\b/, 'Opera'],
@@ -23,9 +25,10 @@ const SYSTEMS: [RegExp, string][] = [
   [/\bLinux\b/, 'Linux'],
 ]
 
+/** In the language of the render or mail in progress (English outside one): call it while rendering. */
 export function describeUserAgent(userAgent: string): string {
   const browser = BROWSERS.find(([re]) => re.test(userAgent))?.[1]
   const system = SYSTEMS.find(([re]) => re.test(userAgent))?.[1]
-  if (browser && system) return `${browser} on ${system}`
-  return browser ?? (system ? `A browser on ${system}` : 'Unknown browser')
+  if (browser && system) return t('device.browserOnSystem', { browser, system })
+  return browser ?? (system ? t('device.aBrowserOn', { system }) : t('device.unknownBrowser'))
 }

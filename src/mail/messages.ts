@@ -95,14 +95,14 @@ export const twoStepChangedMessage = (to: Recipient, what: TwoStepChange) =>
 export const accountDeletedMessage = (to: Recipient) => written(to, () => [t('mail.deleted.subject'), [t('mail.deleted.body'), t('mail.contactAdmin')]])
 
 /** SPEC "New device": a sign-in from a browser that had not signed in to the account before; `at` in the recipient's zone, named. */
-export const newDeviceMessage = (to: Recipient, at: { at: number; address: string; device: string; reviewUrl: string }) =>
+export const newDeviceMessage = (to: Recipient, at: { at: number; address: string; device: () => string; reviewUrl: string }) =>
   written(to, () => [
     t('mail.newDevice.subject'),
     [
       t('mail.newDevice.body'),
       t('mail.newDevice.when', { when: formatTime(at.at, 'second') }),
       t('mail.newDevice.address', { address: at.address }),
-      t('mail.newDevice.device', { device: at.device }),
+      t('mail.newDevice.device', { device: at.device() }),
       t('mail.newDevice.notYou'),
     ],
     { url: at.reviewUrl, label: t('sessions.title') },

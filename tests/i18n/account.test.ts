@@ -102,7 +102,7 @@ describe('mails in the recipient\'s language and time zone', () => {
     const [notice] = await outbox(t)
     expect(notice!.subject).toBe('Neue Anmeldung bei Ihrem Konto')
     expect(notice!.text).toContain('Wann: 1. Jan. 2026, 04:30:00 GMT-5')
-    expect(notice!.text).toContain('Gerät: Chrome on Linux')
+    expect(notice!.text).toContain('Gerät: Chrome unter Linux')
     expect(englishLeft(notice!.html)).toEqual([])
   })
 })
