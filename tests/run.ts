@@ -4,7 +4,8 @@
  * 1. Provisions what the tests need — Chromium (browser tests), PostgreSQL (the second engine),
  *    haproxy (several instances behind a load balancer), curl (the README's examples), openssl (the
  *    test mail server's certificate), dovecot-imapd (a mail server introspecting tokens), Python's
- *    Authlib (python3-authlib, python3-requests: a client library of another language) — from
+ *    Authlib (python3-authlib, python3-requests) and Go's x/oauth2 (golang-go,
+ *    golang-golang-x-oauth2-dev): client libraries of other languages — from
  *    Debian's packages when running as root; otherwise it stops at once with the apt-get line.
  * 2. Runs `bun test` on SQLite, then again on a throwaway PostgreSQL cluster made by
  *    pg_virtualenv, with LATCHKEY_TEST_DATABASE_URL pointing at it.
@@ -27,6 +28,9 @@ const PACKAGES: Array<[pkg: string, present: () => boolean]> = [
   // Python's Authlib (and the requests it uses) for the machines e2e tests, run with /usr/bin/python3.
   ['python3-authlib', () => existsSync('/usr/lib/python3/dist-packages/authlib')],
   ['python3-requests', () => existsSync('/usr/lib/python3/dist-packages/requests')],
+  // Go's golang.org/x/oauth2 (clientcredentials), built offline from Debian's sources.
+  ['golang-go', () => existsSync('/usr/bin/go')],
+  ['golang-golang-x-oauth2-dev', () => existsSync('/usr/share/gocode/src/golang.org/x/oauth2/clientcredentials')],
 ]
 
 function provision(): void {
