@@ -160,7 +160,9 @@ export async function confirmOptions(ctx: AppContext, user: User, browserSecret:
   const passkeys = await ctx.store.mfa.listPasskeys(user.id)
   if (passkeys.length === 0) throw new PasskeyRefused('You have no passkey. Use your password.')
   const allowCredentials = passkeys.map((p) => ({ id: p.credentialId, transports: p.transports as WebAuthnCredential['transports'] }))
-  const options = await (await webauthn()).generateAuthenticationOptions({ rpID: rp.rpId, userVerification: 'preferred', timeout: CHALLENGE_TTL_MS, allowCredentials })
+  // It stands in for the password (something known): the authenticator must verify its user
+  // (PIN, fingerprint, face), not only see them present (WebAuthn §5.8.6).
+  const options = await (await webauthn()).generateAuthenticationOptions({ rpID: rp.rpId, userVerification: 'required', timeout: CHALLENGE_TTL_MS, allowCredentials })
   await newChallenge(ctx, browserSecret, 'confirm', options.challenge, user.id)
   return options
 }
@@ -204,7 +206,8 @@ async function verifyAssertion(
       expectedOrigin: rp.origin,
       expectedRPID: rp.rpId,
       credential: { ...credential, counter },
-      requireUserVerification: false,
+      // A sign-in without it is one factor (passkeyAmr); a confirmation without it is refused.
+      requireUserVerification: purpose === 'confirm',
     }).catch(() => undefined)
   const result = await verify(passkey.signCount)
   if (!result?.verified) {

@@ -8,7 +8,7 @@ import { beforeEach, describe, expect, test } from 'bun:test'
 import { PASSWORD, addUser, cookieHeader, createTestApp, postForm, signIn, type TestApp } from '../helpers'
 import { SoftAuthenticator } from '../soft-authenticator'
 import { SMTP, get, outbox } from './mail-flows'
-import { addPasskey, csrfOf, passkeyConfirmation, passkeySignIn, passwordStep, type Jar } from './mfa-flows'
+import { LOCAL, addPasskey, csrfOf, passkeyConfirmation, passkeySignIn, passwordStep, type Jar } from './mfa-flows'
 
 const NEW_PASSWORD = 'a brand new passphrase'
 
@@ -55,6 +55,17 @@ describe('"Change password" with a fresh passkey', () => {
     expect(await passwordWorks(NEW_PASSWORD)).toBe(true)
     expect((await outbox(t)).map((m) => m.subject)).toContain('Your password was changed')
     expect(await kinds('password.changed')).toBe(1)
+  })
+
+  test('a passkey that did not verify its user (no PIN, fingerprint or face: presence only) does not stand in for the password', async () => {
+    const { csrf, options, credential } = await passkeyConfirmation(t, jar, key, { ceremony: { ...LOCAL, uv: false } })
+    // Asked for: the browser tells the authenticator that verification is needed.
+    expect((options as { userVerification?: string }).userVerification).toBe('required')
+    const res = await postForm(t, '/account/password/change', { csrf_token: csrf, credential, new_password: NEW_PASSWORD }, jar)
+    expect(res.status).toBe(401)
+    expect((/<p class="error" role="alert">([^<]*)</.exec(await res.text()) ?? [])[1]).toBe('The passkey could not be verified. Try again. Nothing was changed.')
+    expect(await passwordWorks(PASSWORD)).toBe(true)
+    expect(await kinds('password.changed')).toBe(0)
   })
 
   test('a stale, replayed, other browser\'s, sign-in or other account\'s assertion is refused (401) and changes nothing', async () => {
