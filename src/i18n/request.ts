@@ -55,7 +55,7 @@ export function speechOf(
   const query = search ? new URLSearchParams(search) : undefined
   const flow =
     (opts.uiLocales ? fromUiLocales(opts.uiLocales) : undefined) ??
-    (path === '/oauth/authorize' ? uiLocalesOf(path + search) : uiLocalesOf(opts.returnTo ?? query?.get('return_to')))
+    (path === '/oauth/authorize' ? uiLocalesOf(opts.returnTo ?? path + search) : uiLocalesOf(opts.returnTo ?? query?.get('return_to')))
   const chosen = opts.user?.locale
   let locale: Locale | undefined = flow ?? (isLocale(chosen) ? chosen : undefined)
   if (!locale) {
