@@ -1,5 +1,6 @@
 import type { ValidationError } from 'elysia'
 import { readSession } from './accounts/web'
+import { siteOriginOf } from './authz'
 import type { AppContext } from './context'
 import { DatabaseUnavailable } from './db/store'
 import { ApiError, InvalidRequest, MethodNotAllowed, NotFound, PageError, ServerError, TemporarilyUnavailable } from './lib/errors'
@@ -67,6 +68,9 @@ export function errorAnswer(
   // next rule. Its language menu comes back to the start page: an error page echoes no path (a
   // link cannot put words in it).
   const speech = async (): Promise<Speech> => {
+    // A page under a protected site's /.latchkey/ is on the site's origin: its cookie, its menu.
+    const site = path.startsWith('/.latchkey/') ? siteOriginOf(ctx, request) : undefined
+    if (site) return { ...speechOf(ctx.config, request, { site: site.proto }), here: '/' }
     const session = await readSession(ctx, request).catch(() => undefined)
     return { ...speechOf(ctx.config, request, { user: session?.user }), here: '/' }
   }
