@@ -53,7 +53,7 @@ describe('resource scope descriptions per language', () => {
         {
           uri: MCP,
           name: 'Home MCP',
-          scopes: { 'tools:read': { en: 'Read', xx: 'Lire' }, 'tools:call': { de: 'Nur Deutsch' }, 'tools:a': { en: '  ' }, 'tools:b': { en: 'ok', fr: 'a\u202eb' }, 'tools:c': ['x'], 'tools:d': '', 'bad scope': 'x' },
+          scopes: { 'tools:read': { en: 'Read', xx: 'Lire' }, 'tools:call': { de: 'Nur Deutsch' }, 'tools:a': { en: '  ' }, 'tools:b': { en: 'ok', fr: 'a\u202eb' }, 'tools:c': ['x'], 'tools:d': '', 'tools:e': null, 'bad scope': 'x' },
         },
         { uri: 'https://other.example', name: 'Other', scopes: { 'x:y': { 'pt-br': 'x', en: 'y' } } },
       ],
@@ -73,6 +73,7 @@ describe('resource scope descriptions per language', () => {
       `resources[0].scopes.tools:b: (resource ${MCP}) fr: ${text}`,
       `resources[0].scopes.tools:c: (resource ${MCP}) must be a description, or a mapping of languages to descriptions ({en: …, de: …})`,
       `resources[0].scopes.tools:d: (resource ${MCP}) ${text}`,
+      `resources[0].scopes.tools:e: (resource ${MCP}) must be a description, or a mapping of languages to descriptions ({en: …, de: …})`,
       `resources[0].scopes.bad scope: (resource ${MCP}) a scope name is 1 to 128 printable characters without spaces, quotes or backslashes`,
       'resources[1].scopes.x:y: (resource https://other.example) "pt-br" is not a language Latchkey speaks (en, de, fr, es, it, nl, pt-BR, pl, sv, ja, zh-CN, ar)',
     ])
