@@ -1,4 +1,6 @@
 import type { ValidationError } from 'elysia'
+import { readSession } from './accounts/web'
+import { siteOriginOf } from './authz'
 import type { AppContext } from './context'
 import { DatabaseUnavailable } from './db/store'
 import { ApiError, InvalidRequest, MethodNotAllowed, NotFound, PageError, ServerError, TemporarilyUnavailable } from './lib/errors'
@@ -55,27 +57,37 @@ export function errorAnswer(
   ctx: AppContext,
   allowedMethods: (path: string) => string[],
   { code, error, request, path }: { code: string | number; error: unknown; request: Request; path: string },
-): Response {
+): Response | Promise<Response> {
   const cause = code === 'PARSE' && (error as Error).cause instanceof Error ? ((error as Error).cause as Error) : error
   const isApi = isApiPath(path)
   // A browser navigating to a page path gets pages for what the API answers as JSON (SPEC "Every screen").
   const isPerson = wantsPage(request, path)
-  // In the request's language (cookie, Accept-Language…): an error page knows no user. Its
-  // language menu comes back to the start page: an error page echoes no path (a link cannot put words in it).
-  const speech = (): Speech => ({ ...speechOf(ctx.config, request), here: '/' })
+  // In the request's language: a signed-in user's choice (SPEC "Brand and language"), else the
+  // cookie, Accept-Language… The session is looked up only when the browser sends its cookie
+  // (readSession answers at once without one); one unknown, expired or unreadable falls to the
+  // next rule. Its language menu comes back to the start page: an error page echoes no path (a
+  // link cannot put words in it).
+  const speech = async (): Promise<Speech> => {
+    // A page under a protected site's /.latchkey/ is on the site's origin: its cookie, its menu.
+    const site = path.startsWith('/.latchkey/') ? siteOriginOf(ctx, request) : undefined
+    if (site) return { ...speechOf(ctx.config, request, { site: site.proto }), here: '/' }
+    const session = await readSession(ctx, request).catch(() => undefined)
+    return { ...speechOf(ctx.config, request, { user: session?.user }), here: '/' }
+  }
 
   if (cause instanceof AuthorizationRedirect) return seeOther(cause.location)
-  if (cause instanceof ApiError) return isPerson ? apiErrorPage(cause, speech()) : errorResponse(cause)
-  if (cause instanceof PageError) return pageErrorResponse(cause, speech())
+  if (cause instanceof ApiError) return isPerson ? speech().then((s) => apiErrorPage(cause, s)) : errorResponse(cause)
+  if (cause instanceof PageError) return speech().then((s) => pageErrorResponse(cause, s))
   if (code === 'VALIDATION' || code === 'PARSE') {
     const description = code === 'VALIDATION' ? describeValidation(error as ValidationError) : 'request body is malformed'
-    return isApi ? errorResponse(new InvalidRequest(description)) : apiErrorPage(new InvalidRequest(description), speech())
+    return isApi ? errorResponse(new InvalidRequest(description)) : speech().then((s) => apiErrorPage(new InvalidRequest(description), s))
   }
   if (cause instanceof DatabaseUnavailable) {
     const retry = { 'retry-after': '1' }
+    // No session lookup: the database is what failed.
     return isApi
       ? errorResponse(new TemporarilyUnavailable('the database is unavailable; try again shortly', retry))
-      : errorPageSaying(503, 'error.unavailable', speech(), undefined, retry)
+      : errorPageSaying(503, 'error.unavailable', { ...speechOf(ctx.config, request), here: '/' }, undefined, retry)
   }
   if (code === 'NOT_FOUND') {
     // /admin answers strangers as if it were not there: no 405 naming its methods either.
@@ -84,7 +96,7 @@ export function errorAnswer(
       allowed.length > 0
         ? new MethodNotAllowed(`${request.method} is not allowed here`, { allow: allowed.join(', ') })
         : new NotFound(`no route for ${request.method} ${path}`)
-    return isPerson ? apiErrorPage(refusal, speech()) : errorResponse(refusal)
+    return isPerson ? speech().then((s) => apiErrorPage(refusal, s)) : errorResponse(refusal)
   }
   const e = cause as { name?: string; code?: unknown; message?: string }
   const requestId = requestIdOf(request)
@@ -95,5 +107,5 @@ export function errorAnswer(
     error_message: redact(String(e?.message ?? '')),
   })
   const fault = new ServerError(`an unexpected error occurred; it was logged with request id ${requestId}`)
-  return isApi ? errorResponse(fault) : errorPageSaying(500, 'error.unexpected', speech(), { requestId })
+  return isApi ? errorResponse(fault) : speech().then((s) => errorPageSaying(500, 'error.unexpected', s, { requestId }))
 }

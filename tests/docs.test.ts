@@ -22,7 +22,7 @@ const PAGES = [
   // The consent and sign-out confirmations post back to the endpoint they were shown at; the device page is verification_uri.
   'POST /oauth/authorize', 'POST /oauth/logout', 'GET /device', 'POST /device',
   // A protected site's sign-out page and its button, on the site's host.
-  'GET /.latchkey/logout', 'POST /.latchkey/logout',
+  'GET /.latchkey/logout', 'POST /.latchkey/logout', 'POST /.latchkey/language',
   'GET /avatars/:file', 'GET /assets/app.css', 'GET /assets/webauthn.js', 'GET /assets/passkeys.js', 'GET /assets/copy.js', 'GET /favicon.svg', 'GET /favicon.ico', 'GET /docs', 'GET /openapi.json',
   'GET /assets/brand/logo', 'GET /assets/brand/logo-dark', 'GET /assets/brand/favicon', 'GET /assets/brand.css', 'GET /assets/apps/:id/logo', 'POST /account/passkeys/confirm-options', 'POST /account/avatar', 'POST /account/avatar/remove', 'POST /account/language', 'GET /login/provider/:id', 'GET /login/provider/:id/callback', 'POST /account/providers/:id/connect', 'POST /account/providers/:id/disconnect', 'POST /language',
 ]

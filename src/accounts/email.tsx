@@ -46,7 +46,8 @@ export function checkEmailPage(ctx: AppContext, request: Request, session: Sessi
   const csrf = formCsrf(ctx, request, session)
   return htmlPage(() => <CheckEmailPage csrf={csrf.token} email={session.user.email} resent={resent} returnTo={returnTo} />, {
     status: resent ? 200 : 403,
-    speech: speechOf(ctx.config, request, { user: session.user }),
+    // The authorization request it continues to decides the language (its ui_locales, a pushed one's too).
+    speech: speechOf(ctx.config, request, { user: session.user, returnTo }),
   })
 }
 

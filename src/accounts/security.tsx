@@ -18,7 +18,7 @@ import { EmailSection } from './email-pages'
 import { AccountPage, type AppAccess } from './pages'
 import { YourAppsSection } from './your-apps'
 import { ProfileSection } from './profile-pages'
-import type { AuthorizedApp } from '../db/store'
+import type { AuthorizedApp, ResourceScopes } from '../db/store'
 import { scopeWords } from '../oauth/scopes'
 import { PASSKEY_NAME_MAX, PasskeyRefused, registerPasskey, registrationOptions } from './passkeys'
 import { deleteSessionsOf, type Session } from './sessions'
@@ -47,7 +47,7 @@ async function appAccess(ctx: AppContext, consents: AuthorizedApp[]): Promise<()
   return () => appWords(consents, resources)
 }
 
-function appWords(consents: AuthorizedApp[], resources: Array<{ scopes: Record<string, string> } | undefined>): AppAccess[] {
+function appWords(consents: AuthorizedApp[], resources: Array<{ scopes: ResourceScopes } | undefined>): AppAccess[] {
   const apps = new Map<string, AppAccess>()
   for (const [i, consent] of consents.entries()) {
     const resource = resources[i]

@@ -4,11 +4,11 @@ import { inviteUser } from '../accounts/email-links'
 import { checkGroupName, deleteGroup, removeMember, setAllowedGroups } from '../accounts/groups'
 import { checkFullName, normalizeEmail, setUserDisabled, updateProfile } from '../accounts/users'
 import type { Config } from '../config'
-import type { ClientLogo, IdTokenAlg, ResourceRecord, Store, UserListing } from '../db/store'
+import type { ClientLogo, IdTokenAlg, ResourceRecord, ResourceScopes, ScopeDescription, Store, UserListing } from '../db/store'
 import { checkLaunchUrl, checkLogo, MAX_LOGO_BYTES } from '../oauth/client-logo'
 import { sha256 } from '../lib/crypto'
 import { CHOSEN_CLIENT_ID, ClientInputError, EVERY_CLIENT, ID_TOKEN_ALGS, checkBackchannelLogoutUri, checkGrantList, checkKeys, checkRedirectUri, createClient, listClients, type Client } from '../oauth/clients'
-import { canonicalResource, createResource } from '../oauth/resources'
+import { canonicalResource, createResource, keptDescription, scopeDescriptionProblem, scopeNameProblem } from '../oauth/resources'
 import { checkRule, checkSiteHost, checkSiteName, checkSitePolicy, toSiteView } from '../authz/sites'
 import { checkProvider, movedAway, readSecretFile as readProviderSecret, sealKeyOf, toProviderView, unsealSecret } from '../providers/service'
 import type { ProviderRecord, SiteRecord, SiteRule } from '../db/store'
@@ -292,16 +292,24 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     const uri = canonicalResource(str(`${path}.uri`, e.uri) ?? '')
     if (!uri) err(`${path}.uri`, 'must be an absolute http(s) URI without a fragment')
     const name = str(`${path}.name`, e.name)
-    const scopes = e.scopes
-    if (typeof scopes !== 'object' || scopes === null || Array.isArray(scopes) || !Object.values(scopes).every((d) => typeof d === 'string'))
+    // Each scope checked before anything is written (a description may be per language: {en: …, de: …}).
+    let scopes: ResourceScopes | undefined = {}
+    if (typeof e.scopes !== 'object' || e.scopes === null || Array.isArray(e.scopes) || Object.keys(e.scopes).length === 0) {
       err(`${path}.scopes`, 'must be a mapping of scope names to descriptions')
+      scopes = undefined
+    } else
+      for (const [scope, description] of Object.entries(e.scopes as Record<string, unknown>)) {
+        const problem = scopeNameProblem(scope) ?? scopeDescriptionProblem(description)
+        if (problem) err(`${path}.scopes.${scope}`, `(resource ${uri ?? e.uri}) ${problem}`)
+        else if (scopes) scopes[scope] = keptDescription(description as ScopeDescription)
+      }
     const tokenFormat = e.token_format ?? 'opaque'
     if (tokenFormat !== 'opaque' && tokenFormat !== 'jwt') err(`${path}.token_format`, 'must be opaque or jwt')
     const introspectors = strings(`${path}.introspectors`, e.introspectors)
     for (const [j, id] of introspectors.entries()) if (!knownClient(id)) err(`${path}.introspectors[${j}]`, `no client ${id}`)
     if (uri && wantResources.some((r) => r.uri === uri)) err(`${path}.uri`, `${uri} is listed twice`)
-    if (uri && name && scopes && typeof scopes === 'object')
-      wantResources.push({ uri, name, scopes: scopes as Record<string, string>, tokenFormat: tokenFormat as 'opaque' | 'jwt', introspectors: [...new Set(introspectors)] })
+    if (uri && name && scopes)
+      wantResources.push({ uri, name, scopes, tokenFormat: tokenFormat as 'opaque' | 'jwt', introspectors: [...new Set(introspectors)] })
   }
   // Allowed scopes are scopes of a resource, registered or in this file.
   const resourceScopes = new Set([...resources, ...wantResources].flatMap((r) => Object.keys(r.scopes)))
@@ -532,8 +540,7 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (!found) {
       lines.push(`+ resource ${r.uri}`)
       steps.push(async () => {
-        const scopes = Object.entries(r.scopes).map(([k, v]) => `${k}=${v}`)
-        await createResource(store, { uri: r.uri, name: r.name, scopes, tokenFormat: r.tokenFormat, introspectors: r.introspectors }, opts.now)
+        await createResource(store, { uri: r.uri, name: r.name, scopes: r.scopes, tokenFormat: r.tokenFormat, introspectors: r.introspectors }, opts.now)
       })
       continue
     }

@@ -5,6 +5,7 @@ import { Html } from '@elysiajs/html'
 import type { Children } from '@kitajs/html'
 import type { AuditEvent, GroupView, UserListing } from '../db/store'
 import type { ResourceView } from '../oauth/resources'
+import { scopeWords } from '../oauth/scopes'
 import { ButtonForm, CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
 import type { FormFields } from '../web/forms'
 import { currentSpeech, t, th } from '../i18n'
@@ -261,8 +262,13 @@ export function ResourcesPage(props: { csrf: string; resources: ResourceView[]; 
               <td data-label={attr(t('admin.field.uri'))}>
                 <code safe>{r.uri}</code>
               </td>
-              <td data-label={attr(t('admin.field.scopes'))} safe>
-                {Object.keys(r.scopes).join(' ')}
+              <td data-label={attr(t('admin.field.scopes'))}>
+                {/* Each scope with its words in the reader's language (else English), as the consent page shows them. */}
+                {Object.keys(r.scopes).map((scope) => (
+                  <div>
+                    <code safe>{scope}</code> <span class="muted" safe>{scopeWords(scope, r.scopes)}</span>
+                  </div>
+                ))}
               </td>
               <td data-label={attr(t('admin.field.tokens'))} safe>
                 {r.token_format}

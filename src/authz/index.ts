@@ -14,16 +14,27 @@ import { fromAuthRequest, fromForwardAuth, parseSiteUrl, type ForwardedRequest, 
 import { siteLogoutPage } from './logout-page'
 import { exchangeSiteCode, signOutSite, siteCookieName, siteCookie, siteTokenOf, stateCookie, stateOf } from './site-sessions'
 import { issuerStartUrl, siteReturn, startSiteSignIn } from './start'
-import { speechOf } from '../i18n/request'
+import { isLocale } from '../i18n/locales'
+import { langCookieName, SITE_LANGUAGE_PATH, speechOf } from '../i18n/request'
+import { fromThisSite, LanguageForm, languageChosen } from '../i18n/routes'
+
+/**
+ * The "Access denied" page the proxy shows at the site's original URL: in the language of the
+ * browser's headers, which the proxy passes on (that host's language cookie, Accept-Language);
+ * its menu posts to the site's /.latchkey/language and comes back to that URL.
+ */
+function deniedHere(ctx: AppContext, request: Request, forwarded: ForwardedRequest): Response {
+  return denied(ctx, { ...speechOf(ctx.config, request, { site: forwarded.proto }), here: forwarded.url.slice(forwarded.origin.length) })
+}
 
 /** The answer to a check; `nginx`: auth-request's way of sending someone to sign in, else forward-auth's. */
 function answer(ctx: AppContext, result: CheckResult, forwarded: ForwardedRequest, request: Request, nginx: boolean): Response | Promise<Response> {
-  if (result.kind !== 'decided') return denied(ctx)
+  if (result.kind !== 'decided') return deniedHere(ctx, request, forwarded)
   switch (result.decision) {
     case 'allow':
       return allowed(ctx, result.site, forwarded, result.caller)
     case 'deny':
-      return denied(ctx)
+      return deniedHere(ctx, request, forwarded)
     default:
       return nginx ? signInAuthRequest(ctx, forwarded) : signInForwardAuth(ctx, request.headers, forwarded)
   }
@@ -34,7 +45,7 @@ function answer(ctx: AppContext, result: CheckResult, forwarded: ForwardedReques
  * when a trusted proxy sent them, else this request's own. Routing never depends on it (the route
  * is the same on every host); it names the origin a code must be for and a cookie is looked up at.
  */
-function siteOriginOf(ctx: AppContext, request: Request): SiteUrl | undefined {
+export function siteOriginOf(ctx: AppContext, request: Request): SiteUrl | undefined {
   const fromProxy = addressIn(peerAddressOf(request), ctx.config.trustedProxies)
   const proto = (fromProxy && request.headers.get('x-forwarded-proto')) || new URL(request.url).protocol.slice(0, -1)
   const host = (fromProxy && request.headers.get('x-forwarded-host')) || request.headers.get('host')
@@ -115,8 +126,20 @@ export function authzRoutes(ctx: AppContext) {
       const here = siteOriginOf(ctx, request)
       const token = here && siteTokenOf(request.headers, here.proto)
       if (!here || token === undefined) return seeOther(`${ctx.config.issuer}/login`)
-      return siteLogoutPage(csrfTokenFor(ctx.csrfKey, logoutSecret(here.proto, token)), ctx.config.issuer, speechOf(ctx.config, request))
+      return siteLogoutPage(csrfTokenFor(ctx.csrfKey, logoutSecret(here.proto, token)), ctx.config.issuer, speechOf(ctx.config, request, { site: here.proto }))
     }, { detail: { hide: true } })
+    .post(
+      SITE_LANGUAGE_PATH,
+      function siteLanguage({ request, body }) {
+        // The footer menu of a page on this site's origin (POST /language's twin, src/i18n/routes.ts):
+        // from a page of this very origin only, and the cookie is this host's (`__Host-` under https).
+        const here = siteOriginOf(ctx, request)
+        if (!here || !fromThisSite(request, here.origin)) throw new PageError(403, 'error.forbidden')
+        if (!isLocale(body.locale)) throw new PageError(400, 'error.badLanguage')
+        return languageChosen(langCookieName(here.proto === 'https'), body.locale, body.return_to, here.proto === 'https')
+      },
+      { parse: parsePageForm, body: LanguageForm, detail: { hide: true } },
+    )
     .post(
       '/.latchkey/logout',
       async function siteLogout({ request, body }) {

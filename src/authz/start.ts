@@ -53,11 +53,12 @@ export async function startSiteSignIn(ctx: AppContext, request: Request): Promis
   const groups = await ctx.store.groups.groupsOf(session.user.id)
   const identity = { kind: 'user' as const, groups, twoFactor: hasTwoFactors(session) }
   const decision = decide(site, { method: 'GET', path: rd.target!.path, address: clientAddressOf(request, ctx.config.trustedProxies) }, identity)
-  if (decision === 'deny') return denied(ctx, speechOf(ctx.config, request))
+  // Latchkey's own pages, for the signed-in user: their language.
+  if (decision === 'deny') return denied(ctx, speechOf(ctx.config, request, { user: session.user }))
   if (decision === 'step-up') {
     const { totp, passkeys } = await secondFactorsOf(ctx, session.user.id)
     if (totp || passkeys) return redirect(twoStepUrl(here))
-    return errorPageSaying(403, 'error.siteTwoStep', speechOf(ctx.config, request))
+    return errorPageSaying(403, 'error.siteTwoStep', speechOf(ctx.config, request, { user: session.user }))
   }
   const code = await issueSiteCode(ctx, session.token, rd.host, rd.url, state)
   await ctx.audit.record('site.sign_in', { userId: session.user.id, request, detail: { site: site.host, host: rd.host } })

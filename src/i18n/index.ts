@@ -19,6 +19,11 @@ export interface Speech {
   readonly timeZone: string
   /** Where the footer's language menu comes back to (this page's path and query). */
   readonly here: string
+  /**
+   * Where the menu posts: `/language`, or on a protected site's own origin (forward-auth's pages,
+   * where the proxy sends only `/.latchkey/` to Latchkey) `/.latchkey/language`.
+   */
+  readonly menu?: string
   readonly messages: CompiledCatalog
 }
 

@@ -12,6 +12,13 @@ import { fromAcceptLanguage, fromUiLocales, isLocale, type Locale } from './loca
 /** The footer menu's cookie (a year; `__Host-` when cookies are Secure, like the others). */
 export const langCookieName = (secure: boolean) => `${secure ? '__Host-' : ''}lk_lang`
 
+/**
+ * The footer menu's form on a protected site's own origin (SPEC "Protecting apps that speak no
+ * OAuth"): the proxy routes only `/.latchkey/` of a site to Latchkey, so `/language` there would
+ * reach the protected app.
+ */
+export const SITE_LANGUAGE_PATH = '/.latchkey/language'
+
 /** What a user chose on /account (null: not chosen). */
 export interface UserLanguage {
   locale?: string | null
@@ -42,11 +49,12 @@ function uiLocalesOf(pathAndQuery: string | null | undefined): Locale | undefine
  * sign-up) page continues to, when the handler knows it (a POST's form field); otherwise the
  * request's own `return_to` query, or the request itself on /oauth/authorize. `uiLocales`: an
  * app's own ui_locales parameter elsewhere (RP-initiated logout, RP-Initiated Logout 1.0 §2).
+ * `site`: a page on a protected site's origin, of that scheme (its own cookie, its own menu form).
  */
 export function speechOf(
   config: { defaultLocale: Locale; secureCookies: boolean },
   request: Request,
-  opts: { user?: UserLanguage | null; returnTo?: string; uiLocales?: string } = {},
+  opts: { user?: UserLanguage | null; returnTo?: string; uiLocales?: string; site?: 'http' | 'https' } = {},
 ): Speech {
   const url = request.url
   const path = pathOf(url)
@@ -55,12 +63,14 @@ export function speechOf(
   const query = search ? new URLSearchParams(search) : undefined
   const flow =
     (opts.uiLocales ? fromUiLocales(opts.uiLocales) : undefined) ??
-    (path === '/oauth/authorize' ? uiLocalesOf(path + search) : uiLocalesOf(opts.returnTo ?? query?.get('return_to')))
+    (path === '/oauth/authorize' ? uiLocalesOf(opts.returnTo ?? path + search) : uiLocalesOf(opts.returnTo ?? query?.get('return_to')))
   const chosen = opts.user?.locale
   let locale: Locale | undefined = flow ?? (isLocale(chosen) ? chosen : undefined)
   if (!locale) {
     const cookie = request.headers.get('cookie')
-    const fromCookie = cookie?.includes('lk_lang=') ? parseCookies(cookie)[langCookieName(config.secureCookies)] : undefined
+    // On a site's origin the cookie is that host's own, named by its scheme (src/authz/index.ts).
+    const name = langCookieName(opts.site ? opts.site === 'https' : config.secureCookies)
+    const fromCookie = cookie?.includes('lk_lang=') ? parseCookies(cookie)[name] : undefined
     if (isLocale(fromCookie)) locale = fromCookie
   }
   if (!locale) {
@@ -68,5 +78,6 @@ export function speechOf(
     locale = header ? acceptLanguage(header) : undefined
   }
   const here = request.method === 'GET' ? path + search : path
-  return speech(locale ?? config.defaultLocale, opts.user?.timeZone ?? 'UTC', here)
+  const spoken = speech(locale ?? config.defaultLocale, opts.user?.timeZone ?? 'UTC', here)
+  return opts.site ? { ...spoken, menu: SITE_LANGUAGE_PATH } : spoken
 }

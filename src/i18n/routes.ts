@@ -8,7 +8,7 @@ import { parsePageForm } from '../web/forms'
 import { isLocale } from './locales'
 import { langCookieName } from './request'
 
-const LanguageForm = t.Object({ locale: t.Optional(t.String()), return_to: t.Optional(t.String()) })
+export const LanguageForm = t.Object({ locale: t.Optional(t.String()), return_to: t.Optional(t.String()) })
 
 const YEAR = 365 * 24 * 3600
 
@@ -21,10 +21,15 @@ const YEAR = 365 * 24 * 3600
  * pages send `Referrer-Policy: no-referrer`, under which Chromium sends `Origin: null` even for
  * a same-origin form: then `Sec-Fetch-Site` (which no page can set) decides. Neither: refused.
  */
-function fromThisSite(request: Request, issuerOrigin: string): boolean {
+export function fromThisSite(request: Request, issuerOrigin: string): boolean {
   const origin = request.headers.get('origin')
   if (origin !== null && origin !== 'null') return origin === issuerOrigin
   return request.headers.get('sec-fetch-site') === 'same-origin'
+}
+
+/** The menu's answer: the language cookie `name` for a year, then back to the page (a path of this origin), else `/`. */
+export function languageChosen(name: string, locale: string, returnTo: unknown, secure: boolean): Response {
+  return seeOther(safeReturnTo(returnTo) ?? '/', [cookie(name, locale, { maxAgeSeconds: YEAR, secure })])
 }
 
 /** POST /language: the footer's language menu (SPEC "Brand and language": a cookie), then back to the page. */
@@ -39,7 +44,7 @@ export function languageRoutes(ctx: AppContext) {
       // Signed in, the menu changes the user's choice too: it ranks above the cookie, so the cookie alone would not show.
       const session = await readSession(ctx, request)
       if (session && session.user.locale !== body.locale) await ctx.store.users.setLanguage(session.user.id, { locale: body.locale, timeZone: session.user.timeZone ?? null })
-      return seeOther(safeReturnTo(body.return_to) ?? '/', [cookie(name, body.locale, { maxAgeSeconds: YEAR, secure: ctx.config.secureCookies })])
+      return languageChosen(name, body.locale, body.return_to, ctx.config.secureCookies)
     },
     { parse: parsePageForm, body: LanguageForm, detail: { hide: true } },
   )

@@ -23,7 +23,7 @@ export const MAX_WAITING_PUSHES = 100
 /**
  * The authorization parameters of a push: strings only (a repeated one stays a list, which the
  * checks refuse), client_id the authenticated client's. login_after is Latchkey's own marker,
- * never a client's; request_uri inside a push is refused (§2.1).
+ * never a client's; request_uri inside a push is refused (§2.1). ui_locales is kept for the pages.
  */
 function authorizationParams(body: Record<string, unknown>, client: Client): Record<string, string> {
   if (body.request_uri !== undefined) throw new InvalidRequest('request_uri cannot be pushed (RFC 9126 §2.1)')
@@ -34,6 +34,9 @@ function authorizationParams(body: Record<string, unknown>, client: Client): Rec
     if (typeof value !== 'string') throw new InvalidRequest(`parameter "${name}" is repeated or not a string`)
     params[name] = value
   }
+  // OpenID Connect Core §3.1.2.1's ui_locales: the language of the flow's pages, as on a plain request.
+  // Only a hint, never an error (SPEC "Brand and language"): a list or an overlong one is not kept.
+  if (typeof body.ui_locales === 'string' && body.ui_locales.length <= 256) params.ui_locales = body.ui_locales
   params.client_id = client.id
   return params
 }

@@ -1,4 +1,5 @@
-import { isWhole, UniqueViolation, type ResourceRecord, type Store } from '../db/store'
+import { isWhole, UniqueViolation, type ResourceRecord, type ResourceScopes, type ScopeDescription, type Store } from '../db/store'
+import { isLocale, LOCALES } from '../i18n/locales'
 import { hasInvisible } from '../lib/text'
 import { isClientId } from './clients'
 import { SUPPORTED_SCOPES } from './scopes'
@@ -11,7 +12,8 @@ export class ResourceInputError extends InputError {}
 export interface ResourceView {
   uri: string
   name: string
-  scopes: Record<string, string>
+  /** Each scope's description as it was given: a text, or `{en: …, de: …}` (apply). */
+  scopes: ResourceScopes
   token_format: 'opaque' | 'jwt'
   introspectors: string[]
 }
@@ -38,19 +40,55 @@ export function canonicalResource(raw: string): string | undefined {
 /** RFC 6749 §3.3 scope-token characters; and not one of Latchkey's own scopes. */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]{1,128}$/
 
-/** Checks and stores a resource; throws ResourceInputError with a message for the operator. */
-export async function createResource(
-  store: Store,
-  input: { uri: string; name: string; scopes: string[]; tokenFormat?: string; introspectors?: string[] },
-  now: number,
-): Promise<ResourceRecord> {
-  const uri = canonicalResource(input.uri)
-  if (!uri) throw new ResourceInputError(`--uri must be an absolute http(s) URI without a fragment, got "${input.uri}"`)
-  const name = input.name.trim().normalize('NFC')
-  if (!name || name.length > 200 || hasInvisible(name)) throw new ResourceInputError('--name must be 1 to 200 characters, without control or invisible characters')
-  if (input.scopes.length === 0) throw new ResourceInputError('at least one --scope NAME=DESCRIPTION is required')
-  const scopes: Record<string, string> = {}
-  for (const spec of input.scopes) {
+/** What is wrong with a resource scope's name, for the operator; undefined when it is fine. */
+export function scopeNameProblem(scope: string): string | undefined {
+  if (!SCOPE_TOKEN.test(scope)) return 'a scope name is 1 to 128 printable characters without spaces, quotes or backslashes'
+  if ((SUPPORTED_SCOPES as readonly string[]).includes(scope)) return "it is one of Latchkey's own scopes"
+  return undefined
+}
+
+const textProblem = (text: unknown): string | undefined =>
+  typeof text !== 'string' || !text.trim() || text.trim().length > 200 || hasInvisible(text.trim()) ? 'a description is 1 to 200 characters, without control or invisible characters' : undefined
+
+/**
+ * What is wrong with a scope's description as `apply` gives it: one text, or a mapping of
+ * Latchkey's languages to texts (SPEC "Brand and language"). Such a mapping must have `en`:
+ * a reader whose language it lacks gets the English, as every other page falls back to English,
+ * and the CLI and `/admin`'s English pages read it. Undefined when it is fine.
+ */
+export function scopeDescriptionProblem(value: unknown): string | undefined {
+  if (typeof value === 'string') return textProblem(value)
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'must be a description, or a mapping of languages to descriptions ({en: …, de: …})'
+  for (const [locale, text] of Object.entries(value)) {
+    if (!isLocale(locale)) return `"${locale}" is not a language Latchkey speaks (${LOCALES.join(', ')})`
+    const problem = textProblem(text)
+    if (problem) return `${locale}: ${problem}`
+  }
+  if (!Object.hasOwn(value, 'en')) return 'needs an en description: the words for readers of the other languages'
+  return undefined
+}
+
+/** A checked description as it is kept: its texts trimmed, the languages in the order given. */
+export function keptDescription(value: ScopeDescription): ScopeDescription {
+  if (typeof value === 'string') return value.trim()
+  return Object.fromEntries(Object.entries(value).map(([locale, text]) => [locale, text.trim()]))
+}
+
+/**
+ * The scopes of `resource create`'s `--scope NAME=DESCRIPTION…` (and /admin's lines), or of
+ * `apply`'s mapping (whose descriptions may be per language); throws ResourceInputError.
+ */
+function resourceScopes(given: string[] | ResourceScopes): ResourceScopes {
+  const scopes: ResourceScopes = {}
+  if (!Array.isArray(given)) {
+    for (const [scope, description] of Object.entries(given)) {
+      const problem = scopeNameProblem(scope) ?? scopeDescriptionProblem(description)
+      if (problem) throw new ResourceInputError(`scope "${scope}": ${problem}`)
+      scopes[scope] = keptDescription(description)
+    }
+    return scopes
+  }
+  for (const spec of given) {
     const eq = spec.indexOf('=')
     const scope = eq < 0 ? spec : spec.slice(0, eq)
     const description = eq < 0 ? '' : spec.slice(eq + 1).trim()
@@ -60,6 +98,21 @@ export async function createResource(
     if (scopes[scope] !== undefined) throw new ResourceInputError(`--scope "${scope}" is given twice`)
     scopes[scope] = description
   }
+  return scopes
+}
+
+/** Checks and stores a resource; throws ResourceInputError with a message for the operator. */
+export async function createResource(
+  store: Store,
+  input: { uri: string; name: string; scopes: string[] | ResourceScopes; tokenFormat?: string; introspectors?: string[] },
+  now: number,
+): Promise<ResourceRecord> {
+  const uri = canonicalResource(input.uri)
+  if (!uri) throw new ResourceInputError(`--uri must be an absolute http(s) URI without a fragment, got "${input.uri}"`)
+  const name = input.name.trim().normalize('NFC')
+  if (!name || name.length > 200 || hasInvisible(name)) throw new ResourceInputError('--name must be 1 to 200 characters, without control or invisible characters')
+  if ((Array.isArray(input.scopes) ? input.scopes.length : Object.keys(input.scopes).length) === 0) throw new ResourceInputError('at least one --scope NAME=DESCRIPTION is required')
+  const scopes = resourceScopes(input.scopes)
   const tokenFormat = input.tokenFormat ?? 'opaque'
   if (tokenFormat !== 'opaque' && tokenFormat !== 'jwt') throw new ResourceInputError(`--token-format must be opaque or jwt, got "${tokenFormat}"`)
   const introspectors = [...new Set(input.introspectors ?? [])]

@@ -1,4 +1,5 @@
-import { t } from '../i18n'
+import type { ResourceScopes, ScopeDescription } from '../db/store'
+import { currentSpeech, t } from '../i18n'
 
 /** The scopes of the seed document and OpenID Connect's, with the words the consent page uses for each. */
 export const SCOPES = {
@@ -41,7 +42,7 @@ const WITH_RESOURCE: readonly Scope[] = ['openid', 'profile', 'email', 'groups',
  * a scope the audience does not have. Latchkey's scopes come first, in canonical order, then
  * the resource's in the order it lists them.
  */
-export function parseRequestScope(raw: string | null | undefined, resourceScopes: Record<string, string> | undefined): string[] | undefined {
+export function parseRequestScope(raw: string | null | undefined, resourceScopes: ResourceScopes | undefined): string[] | undefined {
   if (!resourceScopes) return parseScope(raw)
   if (!raw) return undefined
   const wanted = new Set(raw.split(' ').filter((s) => s !== ''))
@@ -51,16 +52,26 @@ export function parseRequestScope(raw: string | null | undefined, resourceScopes
 }
 
 /** Every scope an audience has, in canonical order (a consent's scopes are kept in it). */
-export function scopeOrder(resourceScopes: Record<string, string> | undefined): readonly string[] {
+export function scopeOrder(resourceScopes: ResourceScopes | undefined): readonly string[] {
   return resourceScopes ? [...WITH_RESOURCE, ...Object.keys(resourceScopes)] : SUPPORTED_SCOPES
 }
 
-/** The words the consent and account pages show for a scope, in the page's language (SCOPES holds the English). */
-export function scopeWords(scope: string, resourceScopes?: Record<string, string>): string {
-  if (resourceScopes && Object.hasOwn(resourceScopes, scope)) return resourceScopes[scope]!
+/**
+ * The words the consent, device and account pages show for a scope, in the page's language
+ * (SCOPES holds the English); a resource's scope in the operator's words for that language, else
+ * its English ones.
+ */
+export function scopeWords(scope: string, resourceScopes?: ResourceScopes): string {
+  if (resourceScopes && Object.hasOwn(resourceScopes, scope)) return describedIn(resourceScopes[scope]!, currentSpeech().locale)
   return isScope(scope) ? t(`scope.${scope}`) : scope
 }
 
 export function includesAll(granted: readonly string[], requested: readonly string[]): boolean {
   return requested.every((s) => granted.includes(s))
+}
+
+/** A resource scope's description in `locale`: its text for that language, else the English (or its one text). */
+export function describedIn(description: ScopeDescription, locale: string): string {
+  if (typeof description === 'string') return description
+  return description[locale] ?? description.en ?? ''
 }

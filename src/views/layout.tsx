@@ -30,10 +30,12 @@ function BrandMark(props: { brand: Brand }): JSX.Element {
 function LanguageMenu(): JSX.Element {
   const s = currentSpeech()
   // The same for every page of a language but for the page it comes back to: made once per language.
-  let menu = MENUS.get(s.locale)
+  // Keyed by language and form action (two of them): bounded.
+  const key = s.menu ? `${s.locale} ${s.menu}` : s.locale
+  let menu = MENUS.get(key)
   if (!menu) {
     menu = ((<LanguageMenuOf />) as string).split(HERE) as [string, string]
-    MENUS.set(s.locale, menu)
+    MENUS.set(key, menu)
   }
   return menu[0] + attr(s.here) + menu[1]
 }
@@ -45,7 +47,7 @@ function LanguageMenuOf(): JSX.Element {
   const s = currentSpeech()
   return (
     <footer>
-      <form method="post" action="/language" class="language">
+      <form method="post" action={attr(s.menu ?? '/language')} class="language">
         <input type="hidden" name="return_to" value={HERE} />
         <label for="lk-language">{th('layout.language')}</label>
         <select id="lk-language" name="locale">

@@ -78,6 +78,28 @@ describe('the language of a page', () => {
     expect(await langOf(done)).toBe('nl ltr')
   })
 
+  test("error pages follow a signed-in user's choice: a 404, a refused form, a failed flow; an unknown or expired session falls to the next rule", async () => {
+    const { t, client, jar } = await signedInApp()
+    const user = (await t.store.users.findUserByEmail('ann@example.com'))!
+    await t.store.users.setLanguage(user.id, { locale: 'de', timeZone: null })
+    const browser = { cookie: cookieHeader(jar), 'accept-language': 'en', accept: 'text/html' }
+    const missing = await page(t, '/no-such-page', browser)
+    expect(missing.status).toBe(404)
+    const html = await missing.text()
+    expect(html).toStartWith('<!doctype html><html lang="de" dir="ltr">')
+    expect(html).toContain('<h1>Seite nicht gefunden</h1>')
+    // A PageError (an unknown app at /oauth/authorize) and an API refusal met by a browser (405).
+    expect(await langOf(await page(t, authorizePath({ client_id: 'nope', scope: 'openid' }), browser))).toBe('de ltr')
+    const wrongMethod = await t.handle('/account', { method: 'DELETE', headers: browser })
+    expect([wrongMethod.status, await langOf(wrongMethod)]).toEqual([405, 'de ltr'])
+    // ui_locales of the flow still ranks first.
+    expect(await langOf(await page(t, authorizePath({ client_id: client.client.id, redirect_uri: 'https://evil.example/cb', scope: 'openid', ui_locales: 'ja' }), browser))).toBe('ja ltr')
+    // An unknown session cookie, then the same one signed out: Accept-Language decides.
+    expect(await langOf(await page(t, '/no-such-page', { ...browser, cookie: cookieHeader({ ...jar, lk_session: 'x'.repeat(43) }), 'accept-language': 'fr' }))).toBe('fr ltr')
+    await t.rows(`DELETE FROM sessions`)
+    expect(await langOf(await page(t, '/no-such-page', { ...browser, 'accept-language': 'fr' }))).toBe('fr ltr')
+  })
+
   test('an English page has English on it (the German pages\' check can fail)', async () => {
     const t = await createTestApp()
     expect(englishLeft(await (await page(t, '/login')).text())).toContain('signIn.title: (?<![\\p{L}-])Sign in(?![\\p{L}-])')

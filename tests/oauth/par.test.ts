@@ -212,3 +212,46 @@ test('a client created with --require-par says so in its view', async () => {
   const made = await createClient(t2.store, { name: 'Strict', redirectUris: [CALLBACK], public: false, skipConsent: false, requirePar: true }, t2.clock.now())
   expect(made.client.requirePar).toBe(true)
 })
+
+describe('ui_locales of a pushed request (OpenID Connect Core §3.1.2.1; issue 36)', () => {
+  const EN = { 'accept-language': 'en' }
+  const langOf = async (res: Response) => {
+    expect(res.status).toBe(200)
+    return /^<!doctype html><html lang="([^"]+)"/.exec(await res.text())?.[1]
+  }
+
+  test('the sign-in and the consent page speak the pushed ui_locales (German), as a plain request’s, over the browser’s language', async () => {
+    const uri = await pushed({ ...PARAMS, ui_locales: 'de-AT en' })
+    const start = await t.handle(authorizePath({ client_id: client.client.id, request_uri: uri }), { headers: EN })
+    expect(start.status).toBe(303)
+    const login = new URL(start.headers.get('location')!, ORIGIN)
+    const returnTo = login.searchParams.get('return_to')!
+    const page = await t.handle(login.pathname + login.search, { headers: EN })
+    const html = await page.text()
+    expect(html).toStartWith('<!doctype html><html lang="de" dir="ltr">')
+    const browser: Record<string, string> = {}
+    for (const c of page.headers.getSetCookie()) browser[c.split('=')[0]!] = c.slice(c.indexOf('=') + 1).split(';')[0]!
+    const signedIn = await t.handle('/login', {
+      method: 'POST',
+      headers: { ...EN, 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(browser) },
+      body: new URLSearchParams({ email: 'ann@example.com', password: 'correct horse battery', csrf_token: csrfFrom(html), return_to: returnTo }),
+    })
+    expect(signedIn.status).toBe(303)
+    expect(signedIn.headers.get('location')).toBe(returnTo)
+    for (const c of signedIn.headers.getSetCookie()) browser[c.split('=')[0]!] = c.slice(c.indexOf('=') + 1).split(';')[0]!
+    expect(await langOf(await t.handle(returnTo, { headers: { ...EN, cookie: cookieHeader(browser) } }))).toBe('de')
+  })
+
+  test('a signed-in user’s consent page speaks the pushed ui_locales (Japanese), and so does the redeemed request when the browser comes back to it', async () => {
+    const uri = await pushed({ ...PARAMS, ui_locales: 'ja' })
+    const page = await t.handle(authorizePath({ client_id: client.client.id, request_uri: uri }), { headers: { ...EN, cookie: cookieHeader(jar) } })
+    const html = await page.text()
+    expect(html).toStartWith('<!doctype html><html lang="ja" dir="ltr">')
+    // The language menu comes back to the redeemed request, not to the request_uri it used up.
+    const menu = /<form method="post" action="\/language" class="language"><input type="hidden" name="return_to" value="([^"]+)"/.exec(html)![1]!.replace(/&amp;/g, '&')
+    expect(new URL(menu, ORIGIN).searchParams.get('request_uri')).toBe(carried(html))
+    expect(await langOf(await t.handle(authorizePath({ client_id: client.client.id, request_uri: carried(html) }), { headers: { ...EN, cookie: cookieHeader(jar) } }))).toBe('ja')
+    // A push without it: the browser's language, as before.
+    expect(await langOf(await t.handle(authorizePath({ client_id: client.client.id, request_uri: await pushed() }), { headers: { ...EN, cookie: cookieHeader(jar) } }))).toBe('en')
+  })
+})

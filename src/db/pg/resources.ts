@@ -1,11 +1,11 @@
-import type { ResourceRecord, ResourceStore } from '../store'
+import type { ResourceRecord, ResourceScopes, ResourceStore } from '../store'
 import { emitting, json, type PgContext, type Row } from './context'
 import { deleteGrantsWhere } from './grants'
 
 const toResource = (r: Row): ResourceRecord => ({
   uri: r.uri as string,
   name: r.name as string,
-  scopes: (typeof r.scopes === 'string' ? JSON.parse(r.scopes) : r.scopes) as Record<string, string>,
+  scopes: (typeof r.scopes === 'string' ? JSON.parse(r.scopes) : r.scopes) as ResourceScopes,
   tokenFormat: r.token_format as ResourceRecord['tokenFormat'],
   introspectors: json(r.introspectors),
 })

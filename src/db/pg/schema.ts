@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm'
+import type { ResourceScopes } from '../port/resources'
 import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core'
 
 // The twin of ../sqlite/schema.ts for PostgreSQL: the same tables, columns and keys. Every
@@ -396,7 +397,7 @@ export const emailTokens = pgTable(
 export const resources = pgTable('resources', {
   uri: text('uri').primaryKey(),
   name: text('name').notNull(),
-  scopes: jsonb('scopes').$type<Record<string, string>>().notNull(),
+  scopes: jsonb('scopes').$type<ResourceScopes>().notNull(),
   tokenFormat: text('token_format').notNull(),
   introspectors: jsonb('introspectors').$type<string[]>().notNull(),
   createdAt: ms('created_at').notNull(),

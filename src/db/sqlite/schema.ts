@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm'
+import type { ResourceScopes } from '../port/resources'
 import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 // Every secret column holds a SHA-256 hash (base64url), never the value itself.
@@ -501,7 +502,7 @@ export const emailTokens = sqliteTable(
 export const resources = sqliteTable('resources', {
   uri: text('uri').primaryKey(),
   name: text('name').notNull(),
-  scopes: text('scopes', { mode: 'json' }).$type<Record<string, string>>().notNull(),
+  scopes: text('scopes', { mode: 'json' }).$type<ResourceScopes>().notNull(),
   tokenFormat: text('token_format').notNull(),
   introspectors: text('introspectors', { mode: 'json' }).$type<string[]>().notNull(),
   createdAt: integer('created_at').notNull(),

@@ -76,6 +76,16 @@ function redirectError(ctx: AppContext, authz: AuthorizationRequest, error: stri
 }
 
 export function authorizeRoutes(ctx: AppContext) {
+  /**
+   * The speech of this request's pages: its ui_locales (a pushed request's from its push), and a
+   * language menu that comes back to `url` — for a pushed request, under its redeemed handle (the
+   * request_uri the browser brought is used up).
+   */
+  const flowSpeech = (request: Request, url: URL, authz: AuthorizationRequest, session: Session) => ({
+    ...speechOf(ctx.config, request, { user: session.user, uiLocales: authz.uiLocales }),
+    here: url.pathname + url.search,
+  })
+
   /** Issues the code (remembering consent when the user just gave it) and sends the browser back. */
   async function approve(request: AuthorizationRequest, session: Session, remember: boolean, from: Request): Promise<Response> {
     await usePushedRequest(ctx, request)
@@ -110,7 +120,7 @@ export function authorizeRoutes(ctx: AppContext) {
     const csrf = formCsrf(ctx, request, session)
     return htmlPage(() => <MfaRequiredPage request={authz} csrf={csrf.token} returnTo={url.pathname + url.search} />, {
       formAction: [formActionSource(authz.redirectUri)],
-      speech: speechOf(ctx.config, request, { user: session.user }),
+      speech: flowSpeech(request, url, authz, session!),
     })
   }
 
@@ -132,7 +142,7 @@ export function authorizeRoutes(ctx: AppContext) {
     if (!(await ctx.store.groups.mayAuthorize(authz.client.id, session!.user.id))) {
       const denied = redirectError(ctx, authz, 'access_denied', 'the user is in none of the groups allowed to use the application')
       if (silent) throw denied
-      return htmlPage(() => <AccessDeniedPage request={authz} back={denied.location} />, { status: 403, speech: speechOf(ctx.config, request, { user: session!.user }) })
+      return htmlPage(() => <AccessDeniedPage request={authz} back={denied.location} />, { status: 403, speech: flowSpeech(request, url, authz, session!) })
     }
     const stepUp = await requireTwoFactors(request, url, authz, session!)
     if (stepUp) return stepUp
@@ -144,7 +154,7 @@ export function authorizeRoutes(ctx: AppContext) {
     const csrf = formCsrf(ctx, request, session)
     return htmlPage(() => <ConsentPage request={authz} user={session!.user} csrf={csrf.token} returnTo={url.pathname + url.search} />, {
       formAction: [formActionSource(authz.redirectUri)],
-      speech: speechOf(ctx.config, request, { user: session!.user }),
+      speech: flowSpeech(request, url, authz, session!),
     })
   }
 
@@ -179,6 +189,10 @@ export function authorizeRoutes(ctx: AppContext) {
       const authz = await validateAuthorizationRequest(ctx, paramsFromSearch(url.searchParams))
       // A redeemed pushed request goes on under its new handle: the sign-in returns with it, the consent form carries it.
       if (authz.requestUri) url.searchParams.set('request_uri', authz.requestUri)
+      // Its ui_locales was pushed, not sent in the URL: the sign-in, two-step and sign-up pages read
+      // the language from the request they return to, so it goes along (a hint only; never read as
+      // an authorization parameter, RFC 9126 §4).
+      if (authz.requestUri && authz.uiLocales) url.searchParams.set('ui_locales', authz.uiLocales)
       return endingPushed(authz, () => answer(request, url, authz))
     }, {
       detail: {

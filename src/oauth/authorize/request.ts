@@ -26,6 +26,8 @@ export interface AuthorizationRequest {
   loginAfter?: number
   /** A pushed request's request_uri (RFC 9126): the consent form carries it, and a decision uses it up. */
   requestUri?: string
+  /** ui_locales (OpenID Connect Core §3.1.2.1): the language of the flow's pages; a pushed request's comes from its push. */
+  uiLocales?: string
 }
 
 /** An error sent back to the verified redirect_uri (RFC 6749 §4.1.2.1). */
@@ -221,6 +223,7 @@ async function checkRequest(ctx: AppContext, params: Params, pushed: Params | un
     maxAge: maxAgeRaw === undefined ? undefined : Number(maxAgeRaw),
     loginAfter,
     requestUri: pushed ? (params.request_uri as string) : undefined,
+    uiLocales: single('ui_locales'),
   }
 }
 
