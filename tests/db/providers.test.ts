@@ -29,6 +29,8 @@ const provider = (id: string): ProviderRecord => ({
   trustMfa: false,
   updatedAt: NOW,
 })
+/** Where a provider's subjects come from, as a sign-in checked them. */
+const ORIGIN_OF = (id: string) => ({ kind: 'oidc' as const, issuer: `https://${id}.example`, apiUrl: null })
 const user = (id: string, email: string) => ({ id, email, fullName: id, avatarUrl: null, emailVerified: true, passwordHash: '' })
 
 async function seed(store: Store) {
@@ -75,6 +77,31 @@ test('two disconnects at once, of the last two ways in of an account without pas
   expect(outcomes.sort()).toEqual(['done', 'last'])
   expect(await store.providers.listIdentities('u1')).toHaveLength(1)
   expect(await store.providers.unlinkIdentity('u1', 'nowhere')).toBe('unknown')
+})
+
+test('a passkey and a connected account are ways in alike: removing the last passkey and disconnecting at once, one is refused; a password goes while an account is connected', async () => {
+  const { store, other } = pair
+  await seed(store)
+  await store.providers.createWithIdentity(user('u1', 'ann@example.com'), { providerId: 'acme', subject: 'a', email: null, origin: ORIGIN_OF('acme') }, NOW)
+  await store.mfa.addPasskey({ credentialId: 'c1', userId: 'u1', name: 'Laptop', publicKey: 'pk', signCount: 0, transports: [], createdAt: NOW, lastUsedAt: null })
+  for (const [first, second] of [
+    [store, other],
+    [other, store],
+  ] as const) {
+    const outcomes = await Promise.all([first.mfa.removePasskey('u1', 'c1'), second.providers.unlinkIdentity('u1', 'acme')])
+    expect(outcomes.filter((o) => o === 'last')).toHaveLength(1)
+    const left = (await store.mfa.listPasskeys('u1')).length + (await store.providers.listIdentities('u1')).length
+    expect(left).toBe(1)
+    // Back to both for the other order.
+    if (outcomes[0] === 'removed') await store.mfa.addPasskey({ credentialId: 'c1', userId: 'u1', name: 'Laptop', publicKey: 'pk', signCount: 0, transports: [], createdAt: NOW, lastUsedAt: null })
+    else await store.providers.linkIdentity({ providerId: 'acme', subject: 'a', userId: 'u1', email: null, origin: ORIGIN_OF('acme') }, NOW)
+  }
+  // The password likewise: with corp connected it may go; then corp is the last way and stays.
+  await store.users.insertUser({ ...user('u2', 'bob@example.com'), passwordHash: 'hash' }, NOW)
+  expect(await store.providers.linkIdentity({ providerId: 'corp', subject: 'b', userId: 'u2', email: null, origin: ORIGIN_OF('corp') }, NOW)).toBe('linked')
+  expect(await other.mfa.removePassword('u2')).toBe('removed')
+  expect(await store.providers.unlinkIdentity('u2', 'corp')).toBe('last')
+  expect(await store.providers.listIdentities('u2')).toHaveLength(1)
 })
 
 test('the purge drops sign-ins in flight past their expiry, and only those', async () => {

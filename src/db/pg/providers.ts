@@ -1,6 +1,7 @@
-import type { IdentityRecord, NewMail, NewUser, ProviderRecord, ProviderState, ProviderStore } from '../store'
+import { countWaysIn, type IdentityRecord, type NewMail, type NewUser, type ProviderRecord, type ProviderState, type ProviderStore } from '../store'
 import { json, n, type PgContext, type Row } from './context'
 import { insertMail } from './mail'
+import { lockWaysIn } from './mfa'
 
 const toProvider = (r: Row): ProviderRecord => ({
   id: r.id as string,
@@ -135,19 +136,16 @@ export class PgProviders implements ProviderStore {
     )
   }
 
-  /** Under a lock on the user's row: two disconnects at once cannot both take the last two ways in. */
   countIdentities(providerId: string): Promise<number> {
     return this.ctx.run(async (sql) => n((await sql`SELECT count(*) AS n FROM user_identities WHERE provider_id = ${providerId}`)[0].n))
   }
 
+  /** Under a lock on the user's row: two removals at once (disconnects, a passkey) cannot both take the last two ways in. */
   unlinkIdentity(userId: string, providerId: string): Promise<'done' | 'unknown' | 'last'> {
     return this.ctx.tx(async (tx) => {
-      const [user] = await tx`SELECT password_hash FROM users WHERE id = ${userId} FOR UPDATE`
-      if (!user) return 'unknown'
-      const [ways] = await tx`SELECT (SELECT count(*) FROM user_identities WHERE user_id = ${userId} AND provider_id = ${providerId}) AS linked,
-          (SELECT count(*) FROM user_identities WHERE user_id = ${userId} AND provider_id <> ${providerId}) + (SELECT count(*) FROM passkeys WHERE user_id = ${userId}) AS others`
-      if (n(ways!.linked) === 0) return 'unknown'
-      if (n(ways!.others) === 0 && user.password_hash === '') return 'last'
+      const ways = await lockWaysIn(tx, userId)
+      if (!ways || (await tx`SELECT 1 FROM user_identities WHERE user_id = ${userId} AND provider_id = ${providerId}`).length === 0) return 'unknown'
+      if (countWaysIn(ways) <= 1) return 'last'
       await tx`DELETE FROM user_identities WHERE user_id = ${userId} AND provider_id = ${providerId}`
       return 'done'
     })

@@ -80,11 +80,11 @@ export interface ProviderStore {
   /** A new account and its identity, in one commit; UniqueViolation when the email or the identity exists. */
   createWithIdentity(user: NewUser, identity: { providerId: string; subject: string; email: string | null }, now: number): Promise<void>
   listIdentities(userId: string): Promise<IdentityRecord[]>
-  /**
-   * 'last' (nothing changed): the user would have no way left to sign in — no password, no
-   * passkey, no other identity — decided under a lock on the user's row.
-   */
   /** How many accounts a provider's identities sign in to (a provider with any keeps its issuer). */
   countIdentities(providerId: string): Promise<number>
+  /**
+   * 'last' (nothing changed): the user would have no way left to sign in — no password, no
+   * passkey, no other identity (WaysIn) — decided under a lock on the user's row.
+   */
   unlinkIdentity(userId: string, providerId: string): Promise<'done' | 'unknown' | 'last'>
 }

@@ -1,5 +1,6 @@
-import type { IdentityRecord, NewMail, NewUser, ProviderRecord, ProviderState, ProviderStore } from '../store'
+import { countWaysIn, type IdentityRecord, type NewMail, type NewUser, type ProviderRecord, type ProviderState, type ProviderStore } from '../store'
 import { insertMail } from './mail'
+import { waysIn } from './mfa'
 import { unique, type SqliteContext } from './context'
 
 type ProviderRow = Record<string, unknown>
@@ -149,15 +150,9 @@ export class SqliteProviders implements ProviderStore {
 
   unlinkIdentity(userId: string, providerId: string): Promise<'done' | 'unknown' | 'last'> {
     return this.ctx.write(() => {
-      const ways = this.sqlite
-        .query<{ linked: number; others: number }, [string, string]>(
-          `SELECT (SELECT count(*) FROM user_identities WHERE user_id = ?1 AND provider_id = ?2) AS linked,
-            (SELECT count(*) FROM user_identities WHERE user_id = ?1 AND provider_id <> ?2)
-            + (SELECT count(*) FROM passkeys WHERE user_id = ?1) + (SELECT count(*) FROM users WHERE id = ?1 AND password_hash <> '') AS others`,
-        )
-        .get(userId, providerId)!
-      if (ways.linked === 0) return 'unknown'
-      if (ways.others === 0) return 'last'
+      const ways = waysIn(this.sqlite, userId)
+      if (!ways || !this.sqlite.query('SELECT 1 FROM user_identities WHERE user_id = ? AND provider_id = ?').get(userId, providerId)) return 'unknown'
+      if (countWaysIn(ways) <= 1) return 'last'
       this.sqlite.prepare('DELETE FROM user_identities WHERE user_id = ? AND provider_id = ?').run(userId, providerId)
       return 'done'
     })
