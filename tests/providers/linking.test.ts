@@ -239,6 +239,25 @@ describe('/account → Connected accounts', () => {
     expect(await passkeysLeft()).toEqual(['two'])
   })
 
+  test('with a connected account, /account offers "Remove password" (the account still signs in), and it goes; then the account is the last way and stays', async () => {
+    const t = await appWith([upstream])
+    const ann = await addUser(t)
+    await addProvider(t, upstream)
+    const b = browserFor(t, [upstream])
+    await passwordSignIn(b)
+    expect(await (await b.request('/account')).text()).not.toContain('action="/account/password/remove"')
+    upstream.next.account = 'u-ann'
+    await b.submit('/account', '/account/providers/acme/connect')
+    const page = await (await b.request('/account')).text()
+    expect(page).toContain('<form method="post" action="/account/password/remove"><p class="muted">You can sign in with a connected account instead.</p>')
+    const removed = await b.submit('/account', '/account/password/remove')
+    expect([removed.response.status, new URL(removed.at).pathname]).toEqual([200, '/account'])
+    expect((await t.store.users.findUserByEmail(ann.email))?.passwordHash).toBe('')
+    const kept = await b.submit('/account', '/account/providers/acme/disconnect')
+    expect(kept.response.status).toBe(409)
+    expect((await identitiesOf(t)).map((i) => i.user)).toEqual([ann.id])
+  })
+
   test('a provider account connected to someone else is not moved; the connecting browser must still be signed in as the user who started', async () => {
     const t = await appWith([upstream])
     const ann = await addUser(t)
