@@ -7,7 +7,9 @@ import { afterEach, beforeEach, expect, test } from 'bun:test'
 import { ProviderMoved, UniqueViolation, type ProviderRecord, type Store } from '../../src/db/store'
 import { ProviderInputError, sealKeyOf, sealSecret, updateProvider } from '../../src/providers/service'
 import { nextTurn } from '../helpers'
-import { openTestStorePair, type TestStorePair } from '../store'
+import type { PgStore } from '../../src/db/pg/store'
+import { openTestStorePair, testEngine, type TestStorePair } from '../store'
+import { until } from '../wait'
 
 let pair: TestStorePair
 beforeEach(async () => {
@@ -138,6 +140,44 @@ test("an operator moving a provider's issuer and a sign-in linking an identity a
     await pair.rows('DELETE FROM user_identities')
     await store.providers.updateProvider({ ...(await store.providers.findProvider('acme'))!, issuer: OLD.issuer })
   }
+
+  // PostgreSQL, made certain: a third transaction holds the provider's row (FOR NO KEY UPDATE, as an
+  // UPDATE of it would) while the move and then the link start; each must wait on the row (a move
+  // that counted before waiting, and a link that did not hold the row, would both get through).
+  // SQLite's writer runs each job whole, so no job can start inside another.
+  if (testEngine !== 'postgres') return
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
+  let locked!: () => void
+  const isLocked = new Promise<void>((resolve) => (locked = resolve))
+  const blocker = (store as PgStore).tx(async (tx) => {
+    await tx`SELECT 1 FROM providers WHERE id = 'acme' FOR NO KEY UPDATE`
+    locked()
+    await held
+  })
+  await isLocked
+  const waiting = async () => Number((await pair.row("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype IN ('tuple', 'transactionid')"))!.n)
+  const move = updateProvider(store, key, 'acme', { issuer: 'https://moved.example' }, [], NOW).then(
+    () => 'moved',
+    (error: unknown) => error,
+  )
+  await until(async () => (await waiting()) === 1, 'the move waiting on the row')
+  let linkDone = false
+  const link = other.providers
+    .linkIdentity({ providerId: 'acme', subject: 'sub-1', userId: 'u1', email: null, origin: OLD }, NOW)
+    .then(
+      (outcome) => outcome,
+      (error: unknown) => error,
+    )
+    .finally(() => (linkDone = true))
+  await until(async () => linkDone || (await waiting()) === 2, 'the link waiting on the row, or done')
+  release()
+  await blocker
+  const [moved, linked] = await Promise.all([move, link])
+  const issuer = (await other.providers.findProvider('acme'))!.issuer
+  const identities = await pair.rows('SELECT subject FROM user_identities')
+  if (issuer === 'https://moved.example') expect([moved, linked instanceof ProviderMoved, identities]).toEqual(['moved', true, []])
+  else expect([moved instanceof ProviderInputError, linked, identities]).toEqual([true, 'linked', [{ subject: 'sub-1' }]])
 })
 
 test('the purge drops sign-ins in flight past their expiry, and only those', async () => {
