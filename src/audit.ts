@@ -56,6 +56,39 @@ export const AUDIT_KINDS: readonly string[] = [
   'config.applied',
 ]
 
+/**
+ * The kinds that are an operator's own work or record (apps, groups, resources, sites, providers,
+ * keys, configuration; a deleted user; an app revoking its token): /account does not word them.
+ * Every other kind is the user's own activity and /account shows it in the catalog's words
+ * (`activity.<kind>`, in every locale: tests/accounts/activity.test.ts), so a new kind added above
+ * is either listed here or given words — it cannot be forgotten.
+ */
+export const OPERATOR_KINDS: ReadonlySet<string> = new Set([
+  'token.revoked',
+  'user.deleted',
+  'client.created',
+  'client.updated',
+  'client.secret_rotated',
+  'client.deleted',
+  'registration_token.issued',
+  'group.created',
+  'group.deleted',
+  'resource.created',
+  'resource.deleted',
+  'site.created',
+  'site.rule_added',
+  'site.deleted',
+  'provider.created',
+  'provider.updated',
+  'provider.deleted',
+  'key.rotated',
+  'key.removed',
+  'config.applied',
+])
+
+/** The kinds /account shows a user in their own words ("Recent activity"): AUDIT_KINDS but the operator's. */
+export const ACCOUNT_KINDS: readonly string[] = AUDIT_KINDS.filter((kind) => !OPERATOR_KINDS.has(kind))
+
 export interface AuditFields {
   userId?: string | null
   clientId?: string | null

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import type { AppContext } from '../context'
+import type { AvatarUpload } from '../db/store'
 import { PageError } from '../lib/errors'
 import { NOSNIFF, mediaType, readBodyBytes } from '../lib/http'
 import { seeOther } from '../views/page'
@@ -95,11 +96,9 @@ export function avatarRoutes(ctx: AppContext) {
 /**
  * An uploaded picture, as /avatars/<user id> serves it: its own type, `nosniff` and a CSP that
  * lets nothing run (SPEC), an ETag (its hash) and, asked for by its current URL (`v` = the
- * hash), cached for good; by another `v`, revalidated. 404 when the user has none.
+ * hash), cached for good; by another `v`, revalidated.
  */
-export async function uploadedAvatar(ctx: AppContext, userId: string, request: Request): Promise<Response | undefined> {
-  const avatar = await ctx.store.users.findAvatar(userId)
-  if (!avatar) return undefined
+export function uploadedAvatar(avatar: AvatarUpload, request: Request): Response {
   const current = new URL(request.url).searchParams.get('v') === avatar.etag
   const headers = {
     'content-type': avatar.contentType,

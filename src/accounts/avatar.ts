@@ -1,6 +1,5 @@
 import type { Config } from '../config'
 import { PageError } from '../lib/errors'
-import type { Store } from '../db/store'
 import type { User } from './users'
 
 /** Where /account uploads a picture: a multipart form, the one page POST that is not urlencoded (SPEC "Hostile input"). */
@@ -52,16 +51,13 @@ function escapeXml(s: string): string {
 }
 
 /** An initials picture for `/avatars/<user id>.svg`. */
-export async function avatarSvg(store: Store, file: string): Promise<string | undefined> {
-  const match = /^([0-9a-f-]{36})\.svg$/.exec(file)
-  const user = match && (await store.users.findUser(match[1]!))
-  if (!user) return undefined
-  const initials = user.fullName
+export function avatarSvg(userId: string, fullName: string): string {
+  const initials = fullName
     .split(/\s+/)
     .filter(Boolean)
     .slice(0, 2)
     .map((w) => [...w][0]!.toUpperCase())
     .join('')
-  const color = PALETTE[user.id.charCodeAt(0) % PALETTE.length]
+  const color = PALETTE[userId.charCodeAt(0) % PALETTE.length]
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect width="64" height="64" rx="32" fill="${color}"/><text x="32" y="41" font-family="sans-serif" font-size="26" fill="#fff" text-anchor="middle">${escapeXml(initials)}</text></svg>`
 }

@@ -35,7 +35,8 @@ function avatarViewer(ctx: AppContext) {
   }
 }
 
-const USER_ID = /^[0-9a-f-]{36}$/
+/** `<user id>` (an upload) or `<user id>.svg` (the initials). */
+const AVATAR_FILE = /^([0-9a-f-]{36})(\.svg)?$/
 
 export function accountRoutes(ctx: AppContext) {
   const secure = ctx.config.secureCookies
@@ -84,12 +85,14 @@ export function accountRoutes(ctx: AppContext) {
       // A name's initials are the user's data: for a signed-in browser, or an app holding a
       // token with `profile` (the scope that hands out avatar_url).
       if (!(await mayViewAvatars(request))) throw new PageError(401, 'error.signInToSee')
-      // /avatars/<user id>: an uploaded picture; /avatars/<user id>.svg: the initials.
-      const uploaded = USER_ID.test(params.file) ? await uploadedAvatar(ctx, params.file, request) : undefined
-      if (uploaded) return uploaded
-      const svg = await avatarSvg(ctx.store, params.file)
-      if (!svg) throw new PageError(404, 'error.noPicture')
-      return new Response(svg, {
+      // /avatars/<user id>: an uploaded picture; /avatars/<user id>.svg: the initials. A disabled
+      // or deleted user's answer as no picture at all, word for word (no oracle): their userinfo
+      // and id_tokens are refused, and so is the picture they name.
+      const [, userId, svg] = AVATAR_FILE.exec(params.file) ?? []
+      const picture = userId ? await ctx.store.users.findAvatar(userId) : undefined
+      if (!svg && picture?.upload) return uploadedAvatar(picture.upload, request)
+      if (!svg || !picture) throw new PageError(404, 'error.noPicture')
+      return new Response(avatarSvg(userId!, picture.fullName), {
         headers: {
           'content-type': 'image/svg+xml',
           'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",

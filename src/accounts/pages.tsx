@@ -5,6 +5,7 @@ import { ProviderButtons, type ProviderButton } from '../providers/pages'
 import { Html } from '@elysiajs/html'
 import { ButtonForm, CsrfField, ErrorNote, Hidden, LastUsed, Layout, When, attr } from '../views/layout'
 import type { AuditEvent } from '../db/store'
+import { ACCOUNT_KINDS } from '../audit'
 import { PasskeyScripts, PasskeySignInForm, SecuritySections, type SecurityState } from './mfa-pages'
 import { DeleteAccountSection } from './profile-pages'
 import type { User } from './users'
@@ -112,37 +113,8 @@ export interface AppAccess {
   lastUsedAt: number | null
 }
 
-/** The audit log's kinds that /account words (the catalog's `activity.*`); another kind shows as it is. */
-const ACTIVITY = new Set([
-  'sign_in.succeeded',
-  'sign_in.failed',
-  'consent.granted',
-  'consent.revoked',
-  'token.issued',
-  'token.refreshed',
-  'refresh.reuse_detected',
-  'passkey.added',
-  'passkey.removed',
-  'two_step.enabled',
-  'two_step.disabled',
-  'recovery_codes.regenerated',
-  'password.changed',
-  'user.updated',
-  'password.removed',
-  'password.reset',
-  'email.change_requested',
-  'email.changed',
-  'user.created',
-  'user.invited',
-  'user.signed_out',
-  'user.two_step_reset',
-  'user.reset_link_made',
-  'group.member_added',
-  'group.member_removed',
-  'site.sign_in',
-  'identity.linked',
-  'identity.unlinked',
-])
+/** The audit log's kinds that /account words (the catalog's `activity.*`, src/audit.ts); another kind shows as it is. */
+const ACTIVITY: ReadonlySet<string> = new Set(ACCOUNT_KINDS)
 const METHODS = new Set(['password', 'passkey', 'two_step', 'recovery_code'])
 const methodWords = (method: string) => (METHODS.has(method) ? t(`activity.method.${method}` as MessageKey & `activity.method.${string}`) : method)
 const activityWords = (kind: string) => (ACTIVITY.has(kind) ? t(`activity.${kind}` as MessageKey & `activity.${string}`) : kind)

@@ -85,6 +85,7 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
     totp: totp?.confirmedAt != null,
     recoveryCodesLeft,
     hasPassword: !!account?.passwordHash,
+    connected: identities.length,
     verifyFirst: mustVerifyFirst(ctx, session),
   }
   const csrf = formCsrf(ctx, request, session)

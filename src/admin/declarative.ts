@@ -10,7 +10,7 @@ import { sha256 } from '../lib/crypto'
 import { CHOSEN_CLIENT_ID, ClientInputError, EVERY_CLIENT, ID_TOKEN_ALGS, checkBackchannelLogoutUri, checkGrantList, checkKeys, checkRedirectUri, createClient, listClients, type Client } from '../oauth/clients'
 import { canonicalResource, createResource, keptDescription, scopeDescriptionProblem, scopeNameProblem } from '../oauth/resources'
 import { checkRule, checkSiteHost, checkSiteName, checkSitePolicy, toSiteView } from '../authz/sites'
-import { checkProvider, movedAway, readSecretFile as readProviderSecret, sealKeyOf, toProviderView, unsealSecret } from '../providers/service'
+import { checkProvider, movedAway, movedMessage, readSecretFile as readProviderSecret, sealKeyOf, toProviderView, unsealSecret } from '../providers/service'
 import type { ProviderRecord, SiteRecord, SiteRule } from '../db/store'
 
 /**
@@ -589,7 +589,11 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
     if (secretGiven && (await unsealSecret(sealKey!, found)) !== (await unsealSecret(sealKey!, want))) changed.push('secret')
     if (changed.length) {
       lines.push(`~ provider ${want.id}: ${changed.join(', ')}`)
-      steps.push(async () => void (await store.providers.updateProvider(want)))
+      steps.push(async () => {
+        // Planned on a read; an account connected since is counted by the write itself.
+        const outcome = await store.providers.updateProvider(want)
+        if (typeof outcome === 'object') throw new ApplyError([`providers: ${movedMessage(found, outcome.connected)}`])
+      })
     }
   }
 

@@ -114,7 +114,14 @@ export function setupRoutes(ctx: AppContext) {
     const hex = bytes.toString('hex')
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
   }
-  const typedIn = (fields: FormFields) => ({ fullName: field(fields, 'full_name'), email: field(fields, 'email') })
+  /**
+   * The new admin's name and address: `typed` as the form sent them (a refused page shows them
+   * again) and `checked()` as the account gets them (UserInputError when they cannot be).
+   */
+  const typedAccount = (fields: FormFields) => {
+    const typed = { fullName: field(fields, 'full_name'), email: field(fields, 'email') }
+    return { typed, checked: () => ({ fullName: checkFullName(typed.fullName), email: normalizeEmail(typed.email) }) }
+  }
 
   return new Elysia({ name: 'setup' })
     .get('/setup', async ({ request }) => {
@@ -128,10 +135,9 @@ export function setupRoutes(ctx: AppContext) {
       async ({ request, body }) => {
         const fields = body as FormFields
         const token = await checkedForm(request, fields)
-        const typed = typedIn(fields)
-        return create(request, token, typed, async () => {
-          const fullName = checkFullName(typed.fullName)
-          const email = normalizeEmail(typed.email)
+        const account = typedAccount(fields)
+        return create(request, token, account.typed, async () => {
+          const { fullName, email } = account.checked()
           const passwordHash = await hashPassword(checkPassword(field(fields, 'password')))
           return { user: { id: crypto.randomUUID(), email, fullName, avatarUrl: null, passwordHash, emailVerified: true }, amr: ['pwd'] }
         })
@@ -147,9 +153,8 @@ export function setupRoutes(ctx: AppContext) {
         const fields = body as FormFields
         const token = await checkedForm(request, fields)
         if (!ctx.config.passkeys) throw new NotFound('passkeys are not available on this server')
-        const typed = typedIn(fields)
         try {
-          const account = { id: newAdminId(request, token), fullName: checkFullName(typed.fullName), email: normalizeEmail(typed.email) }
+          const account = { id: newAdminId(request, token), ...typedAccount(fields).checked() }
           return json(await registrationOptions(ctx, account, browserSecret(ctx, request, undefined)!, true), 200, NO_STORE)
         } catch (error) {
           if (error instanceof UserInputError) return json({ error: 'invalid_request', error_description: sentence(error.message) }, 400, NO_STORE)
@@ -163,10 +168,9 @@ export function setupRoutes(ctx: AppContext) {
       async ({ request, body }) => {
         const fields = body as FormFields
         const token = await checkedForm(request, fields)
-        const typed = typedIn(fields)
-        return create(request, token, typed, async () => {
-          const fullName = checkFullName(typed.fullName)
-          const email = normalizeEmail(typed.email)
+        const account = typedAccount(fields)
+        return create(request, token, account.typed, async () => {
+          const { fullName, email } = account.checked()
           const { passkey, userVerified } = await verifyNewPasskey(ctx, newAdminId(request, token), browserSecret(ctx, request, undefined)!, field(fields, 'credential'), t('setup.passkeyName'), true)
           // No password: '' is how an account without one is kept.
           return { user: { id: passkey.userId, email, fullName, avatarUrl: null, passwordHash: '', emailVerified: true }, passkey, amr: passkeyAmr(userVerified) }

@@ -39,11 +39,13 @@ export type * from './port/keys'
 export { signerOf } from './port/keys'
 export type * from './port/mail'
 export type * from './port/mfa'
+export { countWaysIn } from './port/mfa'
 export type * from './port/resources'
 export type * from './port/sessions'
 export type * from './port/settings'
 export type * from './port/sites'
 export type * from './port/providers'
+export { originOf, sameOrigin } from './port/providers'
 export { etagList, etagMatches, etagOf, judgePreconditions, judgeSave } from './port/settings'
 export type * from './port/throttle'
 export type * from './port/tokens'
@@ -56,6 +58,16 @@ export type * from './port/users'
 export class UniqueViolation extends Error {
   constructor(readonly constraint: string) {
     super(`unique constraint ${constraint}`)
+  }
+}
+
+/**
+ * A provider's identity was to be written for an origin (issuer, kind, GitHub API) the provider no
+ * longer has — an operator moved or deleted it since the sign-in was checked: nothing was written.
+ */
+export class ProviderMoved extends Error {
+  constructor(readonly providerId: string) {
+    super(`provider ${providerId} moved or was deleted during the sign-in`)
   }
 }
 

@@ -13,7 +13,7 @@
  */
 import type { PageErrorKey } from '../i18n/types'
 import type { AppContext } from '../context'
-import { UniqueViolation, type ProviderRecord } from '../db/store'
+import { ProviderMoved, UniqueViolation, originOf, type ProviderRecord } from '../db/store'
 import { UserInputError, checkFullName, normalizeEmail } from '../accounts/users'
 import { newSignInMethodMessage, recipient } from '../mail/messages'
 import type { UpstreamAccount } from './relying-party'
@@ -48,8 +48,23 @@ export function domainAllowed(p: ProviderRecord, account: UpstreamAccount, email
   return email !== null && account.emailVerified && p.allowedDomains.includes(email.slice(email.lastIndexOf('@') + 1))
 }
 
-/** `connecting`: the signed-in user connecting from /account, and their session's id hash (the link holds it). */
+/**
+ * `connecting`: the signed-in user connecting from /account, and their session's id hash (the link
+ * holds it). `p` is the provider as the answer was checked against: each write below checks it is
+ * still there, at the same origin (ProviderMoved: an operator moved it meanwhile — the sign-in fails
+ * and is started again at the provider's new origin).
+ */
 export async function settle(ctx: AppContext, p: ProviderRecord, account: UpstreamAccount, connecting: { userId: string; session: string } | null): Promise<Settled> {
+  try {
+    return await settleAt(ctx, p, account, connecting)
+  } catch (error) {
+    if (error instanceof ProviderMoved) return refused(400, 'provider moved', 'error.providerFailed')
+    throw error
+  }
+}
+
+async function settleAt(ctx: AppContext, p: ProviderRecord, account: UpstreamAccount, connecting: { userId: string; session: string } | null): Promise<Settled> {
+  const origin = originOf(p)
   const connectingUserId = connecting?.userId ?? null
   const now = ctx.clock.now()
   const email = addressOf(account)
@@ -59,7 +74,7 @@ export async function settle(ctx: AppContext, p: ProviderRecord, account: Upstre
   }
   if (connectingUserId !== null) {
     const user = await ctx.store.users.findUser(connectingUserId)
-    const linked = user && (await ctx.store.providers.linkIdentity({ providerId: p.id, subject: account.subject, userId: user.id, email, session: connecting!.session }, now, notice(user) ?? undefined))
+    const linked = user && (await ctx.store.providers.linkIdentity({ providerId: p.id, subject: account.subject, userId: user.id, email, origin, session: connecting!.session }, now, notice(user) ?? undefined))
     if (linked === 'linked') return { kind: 'connected', userId: connectingUserId }
     if (linked === 'signed-out') return refused(400, 'session', 'error.providerSignedOut')
     const mine = (await ctx.store.providers.listIdentities(connectingUserId)).find((i) => i.providerId === p.id)
@@ -67,22 +82,22 @@ export async function settle(ctx: AppContext, p: ProviderRecord, account: Upstre
     if (mine) return refused(409, 'connected-other', 'error.providerConnectedOther', { name: p.name })
     return refused(409, 'taken', 'error.providerTaken', { name: p.name })
   }
-  const known = await ctx.store.providers.useIdentity(p.id, account.subject, email, now)
+  const known = await ctx.store.providers.useIdentity({ providerId: p.id, subject: account.subject, email, origin }, now)
   if (known) return { kind: 'sign-in', userId: known, how: 'identity' }
   if (p.linkVerifiedEmail && email !== null && account.emailVerified) {
-    const linked = await ctx.store.providers.linkByVerifiedEmail({ providerId: p.id, subject: account.subject, email }, now, (to) => notice({ email: to }))
+    const linked = await ctx.store.providers.linkByVerifiedEmail({ providerId: p.id, subject: account.subject, email, origin }, now, (to) => notice({ email: to }))
     if (linked) return { kind: 'sign-in', userId: linked, how: 'verified-email' }
   }
   if (p.allowCreate && email !== null) {
     const id = crypto.randomUUID()
     const fullName = nameOf(account, email)
     try {
-      await ctx.store.providers.createWithIdentity({ id, email, fullName, avatarUrl: null, emailVerified: account.emailVerified, passwordHash: '' }, { providerId: p.id, subject: account.subject, email }, now)
+      await ctx.store.providers.createWithIdentity({ id, email, fullName, avatarUrl: null, emailVerified: account.emailVerified, passwordHash: '' }, { providerId: p.id, subject: account.subject, email, origin }, now)
       return { kind: 'sign-in', userId: id, how: 'created' }
     } catch (error) {
       if (!(error instanceof UniqueViolation)) throw error
       // The same identity made by a sign-in racing this one (another tab, another instance): it signs in.
-      const raced = await ctx.store.providers.useIdentity(p.id, account.subject, email, now)
+      const raced = await ctx.store.providers.useIdentity({ providerId: p.id, subject: account.subject, email, origin }, now)
       if (raced) return { kind: 'sign-in', userId: raced, how: 'identity' }
     }
   }

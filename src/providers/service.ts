@@ -7,7 +7,7 @@
 import { readFileSync, statSync } from 'node:fs'
 import { isIP } from 'node:net'
 import type { ProviderKind, ProviderRecord, Store } from '../db/store'
-import { UniqueViolation } from '../db/store'
+import { UniqueViolation, sameOrigin } from '../db/store'
 import { randomToken } from '../lib/crypto'
 import { InputError } from '../lib/errors'
 import { isPublicAddress } from '../lib/public-address'
@@ -204,17 +204,22 @@ export async function createProvider(store: Store, key: SealKey, input: Provider
   return provider
 }
 
+/** Why a provider with `connected` accounts may not move from `old`'s origin (movedAway). */
+export function movedMessage(old: ProviderRecord, connected: number): string {
+  const accounts = connected === 1 ? '1 account is' : `${connected} accounts are`
+  return `${accounts} connected through ${old.id} at ${old.apiUrl ?? old.issuer}; a subject is unique only at its issuer (OpenID Connect Core §2), so another issuer's could sign in to it: create a new provider instead`
+}
+
 /**
  * Why `next` may not replace `old`, or undefined: an identity is the provider and its subject, and
  * a subject is unique only at its issuer (OpenID Connect Core §2) — with accounts connected, another
  * issuer, GitHub API or kind would let that issuer's subject 1234 sign in to whoever had 1234 here.
+ * A read, for `apply`'s plan: the write decides again, in its own transaction (ProviderStore.updateProvider).
  */
 export async function movedAway(store: Store, old: ProviderRecord, next: ProviderRecord): Promise<string | undefined> {
-  if (old.kind === next.kind && old.issuer === next.issuer && old.apiUrl === next.apiUrl) return undefined
+  if (sameOrigin(old, next)) return undefined
   const connected = await store.providers.countIdentities(old.id)
-  if (connected === 0) return undefined
-  const accounts = connected === 1 ? '1 account is' : `${connected} accounts are`
-  return `${accounts} connected through ${old.id} at ${old.apiUrl ?? old.issuer}; a subject is unique only at its issuer (OpenID Connect Core §2), so another issuer's could sign in to it: create a new provider instead`
+  return connected === 0 ? undefined : movedMessage(old, connected)
 }
 
 /** Changes what `input` names; the rest stays. Undefined for an unknown id. */
@@ -239,7 +244,9 @@ export async function updateProvider(store: Store, key: SealKey, id: string, inp
   }
   if (merged.clientSecret === undefined) throw new ProviderInputError('the stored secret no longer opens (the seal key changed): give --client-secret-file')
   const provider = await checkProvider(merged, key, allowHosts, now)
-  const moved = await movedAway(store, old, provider)
-  if (moved) throw new ProviderInputError(moved)
-  return (await store.providers.updateProvider(provider)) ? provider : undefined
+  // The move's check and the write in one transaction (two instances, or a sign-in linking at once).
+  const outcome = await store.providers.updateProvider(provider)
+  if (outcome === 'unknown') return undefined
+  if (outcome !== 'updated') throw new ProviderInputError(movedMessage(old, outcome.connected))
+  return provider
 }

@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { CALLBACK, ORIGIN, PASSWORD, addClient, addUser, authorizeAndAllow, bearer, cookieHeader, createTestApp, mintToken, postForm, signIn, tokenRequest, type TestApp } from '../helpers'
-import { insertUser } from '../../src/accounts/users'
+import { insertUser, setUserDisabled } from '../../src/accounts/users'
 import { uploadedAvatarPath } from '../../src/accounts/avatar'
 import { openTestStorePair } from '../store'
 import { get } from './mail-flows'
@@ -208,6 +208,44 @@ describe('after an upload', () => {
   })
 })
 
+describe('a disabled or deleted user', () => {
+  /** What a picture that is not there answers: status, type and body (no oracle tells the two apart). */
+  const answer = async (res: Response) => [res.status, res.headers.get('content-type'), await res.text()]
+
+  test('their uploaded picture and their initials answer as missing ones (404, word for word), to a browser and to a token; enabled again, the picture is back', async () => {
+    const { t, user: ann, jar: annJar } = await signedIn()
+    expect((await upload(t, annJar, PNG)).status).toBe(303)
+    const bob = await addUser(t, 'bob@example.com', 'Bob Roe')
+    const jar = await signIn(t, 'bob@example.com')
+    const app = await addClient(t)
+    const token = await mintToken(t, app.client.id, bob.id, 'profile')
+    const picture = `/avatars/${ann.id}?v=${hashOf(PNG)}`
+    const initials = `/avatars/${ann.id}.svg`
+    expect((await get(t, picture, jar)).status).toBe(200)
+    expect((await get(t, initials, jar)).status).toBe(200)
+    // The answers of a picture nobody uploaded and of initials nobody has.
+    const none = await answer(await get(t, `/avatars/${bob.id}`, jar))
+    const nobody = await answer(await get(t, `/avatars/${crypto.randomUUID()}.svg`, jar))
+    expect(none[0]).toBe(404)
+    expect(nobody[0]).toBe(404)
+
+    expect(await setUserDisabled(t.ctx, ann.id, true)).toBe(true)
+    expect(await answer(await get(t, picture, jar))).toEqual(none)
+    expect(await answer(await t.handle(picture, { headers: { ...bearer(token), 'if-none-match': `"${hashOf(PNG)}"` } }))).toEqual(none)
+    expect(await answer(await get(t, initials, jar))).toEqual(nobody)
+    expect(await answer(await t.handle(initials, { headers: bearer(token) }))).toEqual(nobody)
+    // Kept, not deleted: an admin who enables the account again brings it back.
+    expect(await avatarRows(t)).toEqual([{ user_id: ann.id, content_type: 'image/png', etag: hashOf(PNG) }])
+    expect(await setUserDisabled(t.ctx, ann.id, false)).toBe(true)
+    expect((await get(t, picture, jar)).status).toBe(200)
+    expect((await get(t, initials, jar)).status).toBe(200)
+
+    expect(await t.store.users.deleteUser(ann.id)).toBe(true)
+    expect(await answer(await get(t, picture, jar))).toEqual(none)
+    expect(await answer(await get(t, initials, jar))).toEqual(nobody)
+  })
+})
+
 describe('two instances on one database', () => {
   test('uploads, addresses and removals racing on two stores leave the picture and its row agreeing; each sees the other\'s upload', async () => {
     const pair = await openTestStorePair()
@@ -232,7 +270,7 @@ describe('two instances on one database', () => {
       }
       const etag = hashOf(WEBP)
       await pair.store.users.setAvatar(user.id, { url: uploadedAvatarPath(user.id, etag), upload: { contentType: 'image/webp', bytes: WEBP, etag } }, 1)
-      expect(await pair.other.users.findAvatar(user.id)).toEqual({ contentType: 'image/webp', bytes: WEBP, etag, updatedAt: 1 })
+      expect(await pair.other.users.findAvatar(user.id)).toEqual({ fullName: 'Ann', upload: { contentType: 'image/webp', bytes: WEBP, etag, updatedAt: 1 } })
     } finally {
       await pair.close()
     }

@@ -48,7 +48,7 @@ async function seed(store: Store) {
 }
 
 const recoverAnn = (store: Store) => store.mail.useToken('reset-ann', ['reset'], NOW, () => ({ passwordHash: 'y', emailVerified: true, endSessions: true, recover: true }))
-const link = (store: Store, session: string, subject = 'intruder') => store.providers.linkIdentity({ providerId: 'acme', subject, userId: 'u1', email: null, session }, NOW)
+const link = (store: Store, session: string, subject = 'intruder') => store.providers.linkIdentity({ providerId: 'acme', subject, userId: 'u1', email: null, origin: acme, session }, NOW)
 
 test("a connect links only with the user's own live session", async () => {
   const { store } = pair

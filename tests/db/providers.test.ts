@@ -4,8 +4,12 @@
  * last two ways in.
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test'
-import { UniqueViolation, type ProviderRecord, type Store } from '../../src/db/store'
-import { openTestStorePair, type TestStorePair } from '../store'
+import { ProviderMoved, UniqueViolation, type ProviderRecord, type Store } from '../../src/db/store'
+import { ProviderInputError, sealKeyOf, sealSecret, updateProvider } from '../../src/providers/service'
+import { nextTurn } from '../helpers'
+import type { PgStore } from '../../src/db/pg/store'
+import { openTestStorePair, testEngine, type TestStorePair } from '../store'
+import { until } from '../wait'
 
 let pair: TestStorePair
 beforeEach(async () => {
@@ -29,6 +33,8 @@ const provider = (id: string): ProviderRecord => ({
   trustMfa: false,
   updatedAt: NOW,
 })
+/** Where a provider's subjects come from, as a sign-in checked them. */
+const ORIGIN_OF = (id: string) => ({ kind: 'oidc' as const, issuer: `https://${id}.example`, apiUrl: null })
 const user = (id: string, email: string) => ({ id, email, fullName: id, avatarUrl: null, emailVerified: true, passwordHash: '' })
 
 async function seed(store: Store) {
@@ -53,28 +59,125 @@ test('a state is taken by one of two callbacks at once; an expired one by none',
 test('two first sign-ins of one identity at once make one account; the other sees it', async () => {
   const { store, other } = pair
   await seed(store)
-  const identity = { providerId: 'acme', subject: 'sub-1', email: 'new@example.com' }
+  const identity = { providerId: 'acme', subject: 'sub-1', email: 'new@example.com', origin: ORIGIN_OF('acme') }
   const outcomes = await Promise.allSettled([store.providers.createWithIdentity(user('u1', 'new@example.com'), identity, NOW), other.providers.createWithIdentity(user('u2', 'new@example.com'), identity, NOW)])
   expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected'])
   expect((outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason).toBeInstanceOf(UniqueViolation)
   const winner = (await pair.rows('SELECT id FROM users'))[0]!.id
-  expect(await other.providers.useIdentity('acme', 'sub-1', 'new@example.com', NOW)).toBe(winner as string)
+  expect(await other.providers.useIdentity({ providerId: 'acme', subject: 'sub-1', email: 'new@example.com', origin: ORIGIN_OF('acme') }, NOW)).toBe(winner as string)
   // Linking the same subject to someone else: taken; nor does a verified-address link move it.
   await store.users.insertUser(user('u3', 'three@example.com'), NOW)
-  expect(await other.providers.linkIdentity({ providerId: 'acme', subject: 'sub-1', userId: 'u3', email: null }, NOW)).toBe('taken')
-  expect(await store.providers.linkByVerifiedEmail({ providerId: 'acme', subject: 'sub-1', email: 'three@example.com' }, NOW, () => null)).toBeUndefined()
+  expect(await other.providers.linkIdentity({ providerId: 'acme', subject: 'sub-1', userId: 'u3', email: null, origin: ORIGIN_OF('acme') }, NOW)).toBe('taken')
+  expect(await store.providers.linkByVerifiedEmail({ providerId: 'acme', subject: 'sub-1', email: 'three@example.com', origin: ORIGIN_OF('acme') }, NOW, () => null)).toBeUndefined()
   expect((await pair.rows('SELECT user_id FROM user_identities')).map((r) => r.user_id)).toEqual([winner])
 })
 
 test('two disconnects at once, of the last two ways in of an account without password or passkey: one is refused', async () => {
   const { store, other } = pair
   await seed(store)
-  await store.providers.createWithIdentity(user('u1', 'ann@example.com'), { providerId: 'acme', subject: 'a', email: null }, NOW)
-  expect(await store.providers.linkIdentity({ providerId: 'corp', subject: 'c', userId: 'u1', email: null }, NOW)).toBe('linked')
+  await store.providers.createWithIdentity(user('u1', 'ann@example.com'), { providerId: 'acme', subject: 'a', email: null, origin: ORIGIN_OF('acme') }, NOW)
+  expect(await store.providers.linkIdentity({ providerId: 'corp', subject: 'c', userId: 'u1', email: null, origin: ORIGIN_OF('corp') }, NOW)).toBe('linked')
   const outcomes = await Promise.all([store.providers.unlinkIdentity('u1', 'acme'), other.providers.unlinkIdentity('u1', 'corp')])
   expect(outcomes.sort()).toEqual(['done', 'last'])
   expect(await store.providers.listIdentities('u1')).toHaveLength(1)
   expect(await store.providers.unlinkIdentity('u1', 'nowhere')).toBe('unknown')
+})
+
+test('a passkey and a connected account are ways in alike: removing the last passkey and disconnecting at once, one is refused; a password goes while an account is connected', async () => {
+  const { store, other } = pair
+  await seed(store)
+  await store.providers.createWithIdentity(user('u1', 'ann@example.com'), { providerId: 'acme', subject: 'a', email: null, origin: ORIGIN_OF('acme') }, NOW)
+  await store.mfa.addPasskey({ credentialId: 'c1', userId: 'u1', name: 'Laptop', publicKey: 'pk', signCount: 0, transports: [], createdAt: NOW, lastUsedAt: null })
+  for (const [first, second] of [
+    [store, other],
+    [other, store],
+  ] as const) {
+    const outcomes = await Promise.all([first.mfa.removePasskey('u1', 'c1'), second.providers.unlinkIdentity('u1', 'acme')])
+    expect(outcomes.filter((o) => o === 'last')).toHaveLength(1)
+    const left = (await store.mfa.listPasskeys('u1')).length + (await store.providers.listIdentities('u1')).length
+    expect(left).toBe(1)
+    // Back to both for the other order.
+    if (outcomes[0] === 'removed') await store.mfa.addPasskey({ credentialId: 'c1', userId: 'u1', name: 'Laptop', publicKey: 'pk', signCount: 0, transports: [], createdAt: NOW, lastUsedAt: null })
+    else await store.providers.linkIdentity({ providerId: 'acme', subject: 'a', userId: 'u1', email: null, origin: ORIGIN_OF('acme') }, NOW)
+  }
+  // The password likewise: with corp connected it may go; then corp is the last way and stays.
+  await store.users.insertUser({ ...user('u2', 'bob@example.com'), passwordHash: 'hash' }, NOW)
+  expect(await store.providers.linkIdentity({ providerId: 'corp', subject: 'b', userId: 'u2', email: null, origin: ORIGIN_OF('corp') }, NOW)).toBe('linked')
+  expect(await other.mfa.removePassword('u2')).toBe('removed')
+  expect(await store.providers.unlinkIdentity('u2', 'corp')).toBe('last')
+  expect(await store.providers.listIdentities('u2')).toHaveLength(1)
+})
+
+test("an operator moving a provider's issuer and a sign-in linking an identity at the old one, on two instances at once: never both", async () => {
+  const { store, other } = pair
+  await seed(store)
+  await store.users.insertUser(user('u1', 'ann@example.com'), NOW)
+  const key = await sealKeyOf(store, NOW)
+  await store.providers.updateProvider({ ...provider('acme'), clientSecretSealed: await sealSecret(key, 'acme', 'acme-secret') })
+  const OLD = ORIGIN_OF('acme')
+  for (let round = 0; round < 24; round++) {
+    // The link starts up to a few turns of the event loop (SQLite) or milliseconds (PostgreSQL's round
+    // trips) after the move: some land before it, some inside its check-then-write, some after it.
+    const delay = round % 12
+    const [moved, linked] = await Promise.allSettled([
+      updateProvider(store, key, 'acme', { issuer: 'https://moved.example' }, [], NOW),
+      (async () => {
+        if (round < 12) for (let i = 0; i < delay; i++) await nextTurn()
+        else await Bun.sleep(delay * 2)
+        return other.providers.linkIdentity({ providerId: 'acme', subject: 'sub-1', userId: 'u1', email: null, origin: OLD }, NOW)
+      })(),
+    ])
+    const issuer = (await other.providers.findProvider('acme'))!.issuer
+    const identities = await pair.rows('SELECT subject FROM user_identities')
+    // Moved and nothing linked at the old issuer, or linked and not moved — never both.
+    if (issuer === 'https://moved.example') {
+      expect([moved.status, linked.status, identities]).toEqual(['fulfilled', 'rejected', []])
+      expect((linked as PromiseRejectedResult).reason).toBeInstanceOf(ProviderMoved)
+    } else {
+      expect([issuer, linked.status, identities]).toEqual([OLD.issuer, 'fulfilled', [{ subject: 'sub-1' }]])
+      expect((moved as PromiseRejectedResult).reason).toBeInstanceOf(ProviderInputError)
+    }
+    await pair.rows('DELETE FROM user_identities')
+    await store.providers.updateProvider({ ...(await store.providers.findProvider('acme'))!, issuer: OLD.issuer })
+  }
+
+  // PostgreSQL, made certain: a third transaction holds the provider's row (FOR NO KEY UPDATE, as an
+  // UPDATE of it would) while the move and then the link start; each must wait on the row (a move
+  // that counted before waiting, and a link that did not hold the row, would both get through).
+  // SQLite's writer runs each job whole, so no job can start inside another.
+  if (testEngine !== 'postgres') return
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
+  let locked!: () => void
+  const isLocked = new Promise<void>((resolve) => (locked = resolve))
+  const blocker = (store as PgStore).tx(async (tx) => {
+    await tx`SELECT 1 FROM providers WHERE id = 'acme' FOR NO KEY UPDATE`
+    locked()
+    await held
+  })
+  await isLocked
+  const waiting = async () => Number((await pair.row("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype IN ('tuple', 'transactionid')"))!.n)
+  const move = updateProvider(store, key, 'acme', { issuer: 'https://moved.example' }, [], NOW).then(
+    () => 'moved',
+    (error: unknown) => error,
+  )
+  await until(async () => (await waiting()) === 1, 'the move waiting on the row')
+  let linkDone = false
+  const link = other.providers
+    .linkIdentity({ providerId: 'acme', subject: 'sub-1', userId: 'u1', email: null, origin: OLD }, NOW)
+    .then(
+      (outcome) => outcome,
+      (error: unknown) => error,
+    )
+    .finally(() => (linkDone = true))
+  await until(async () => linkDone || (await waiting()) === 2, 'the link waiting on the row, or done')
+  release()
+  await blocker
+  const [moved, linked] = await Promise.all([move, link])
+  const issuer = (await other.providers.findProvider('acme'))!.issuer
+  const identities = await pair.rows('SELECT subject FROM user_identities')
+  if (issuer === 'https://moved.example') expect([moved, linked instanceof ProviderMoved, identities]).toEqual(['moved', true, []])
+  else expect([moved instanceof ProviderInputError, linked, identities]).toEqual([true, 'linked', [{ subject: 'sub-1' }]])
 })
 
 test('the purge drops sign-ins in flight past their expiry, and only those', async () => {

@@ -203,6 +203,61 @@ describe('/account → Connected accounts', () => {
     expect((await identitiesOf(t)).map((i) => i.subject)).toEqual(['u-new'])
   })
 
+  test('a connected account counts as a way in like a passkey: removing the last passkey and disconnecting decide alike; a deleted provider counts no more', async () => {
+    const t = await appWith([upstream])
+    await addProvider(t, upstream, { allowCreate: true })
+    const b = browserFor(t, [upstream])
+    await continueWith(b, upstream, 'u-new') // an account made by Acme: no password
+    const user = (await identitiesOf(t))[0]!.user as string
+    const passkey = (credentialId: string) => t.store.mfa.addPasskey({ credentialId, userId: user, name: credentialId, publicKey: 'pk', signCount: 0, transports: [], createdAt: t.clock.now(), lastUsedAt: null })
+    const remove = (credentialId: string) => b.submit('/account', '/account/passkeys/remove', { credential_id: credentialId })
+    const passkeysLeft = async () => (await t.store.mfa.listPasskeys(user)).map((p) => p.credentialId)
+
+    // A passkey and Acme: the passkey goes (Acme still signs in); then Acme is the last way and stays.
+    await passkey('one')
+    const removed = await remove('one')
+    expect([removed.response.status, new URL(removed.at).pathname]).toEqual([200, '/account'])
+    expect(await passkeysLeft()).toEqual([])
+    const kept = await b.submit('/account', '/account/providers/acme/disconnect')
+    expect(kept.response.status).toBe(409)
+    expect(await kept.response.text()).toContain('This is your only way to sign in. Set a password or add a passkey before you disconnect it.')
+
+    // The other way round: Acme goes (the passkey still signs in); then the passkey is the last way and stays.
+    await passkey('two')
+    const gone = await b.submit('/account', '/account/providers/acme/disconnect')
+    expect([gone.response.status, new URL(gone.at).pathname]).toEqual([200, '/account'])
+    expect(await identitiesOf(t)).toEqual([])
+    const last = await remove('two')
+    expect(last.response.status).toBe(409)
+    expect(await last.response.text()).toContain('This passkey is your only way to sign in. Set a password first.')
+    expect(await passkeysLeft()).toEqual(['two'])
+
+    // An identity goes with its provider: a provider the operator deleted is no way in.
+    await t.store.providers.linkIdentity({ providerId: 'acme', subject: 'u-new', userId: user, email: null, origin: { kind: 'oidc', issuer: upstream.issuer, apiUrl: null } }, t.clock.now())
+    expect(await t.store.providers.deleteProvider('acme')).toBe(true)
+    expect((await remove('two')).response.status).toBe(409)
+    expect(await passkeysLeft()).toEqual(['two'])
+  })
+
+  test('with a connected account, /account offers "Remove password" (the account still signs in), and it goes; then the account is the last way and stays', async () => {
+    const t = await appWith([upstream])
+    const ann = await addUser(t)
+    await addProvider(t, upstream)
+    const b = browserFor(t, [upstream])
+    await passwordSignIn(b)
+    expect(await (await b.request('/account')).text()).not.toContain('action="/account/password/remove"')
+    upstream.next.account = 'u-ann'
+    await b.submit('/account', '/account/providers/acme/connect')
+    const page = await (await b.request('/account')).text()
+    expect(page).toContain('<form method="post" action="/account/password/remove"><p class="muted">You can sign in with a connected account instead.</p>')
+    const removed = await b.submit('/account', '/account/password/remove')
+    expect([removed.response.status, new URL(removed.at).pathname]).toEqual([200, '/account'])
+    expect((await t.store.users.findUserByEmail(ann.email))?.passwordHash).toBe('')
+    const kept = await b.submit('/account', '/account/providers/acme/disconnect')
+    expect(kept.response.status).toBe(409)
+    expect((await identitiesOf(t)).map((i) => i.user)).toEqual([ann.id])
+  })
+
   test('a provider account connected to someone else is not moved; the connecting browser must still be signed in as the user who started', async () => {
     const t = await appWith([upstream])
     const ann = await addUser(t)

@@ -67,7 +67,7 @@ describe('--require-mfa apps', () => {
     await addProvider(t, upstream)
     const b = browserFor(t, [upstream])
     upstream.next.account = 'u-other'
-    await t.store.providers.linkIdentity({ providerId: 'acme', subject: 'u-other', userId: ann.id, email: null }, t.clock.now())
+    await t.store.providers.linkIdentity({ providerId: 'acme', subject: 'u-other', userId: ann.id, email: null, origin: { kind: 'oidc', issuer: upstream.issuer, apiUrl: null } }, t.clock.now())
     const app = await strictApp(t)
     const authorize = authorizePath({ client_id: app.client.id, redirect_uri: CALLBACK, response_type: 'code', scope: 'openid', state: 's' })
     const first = await continueWith(b, upstream, 'u-other', { returnTo: authorize })

@@ -1,4 +1,4 @@
-import type { ChallengePurpose, ChallengeRecord, MfaStore, MfaSummary, PasskeyRecord, RemoveOutcome, TotpRecord } from '../store'
+import { countWaysIn, type ChallengePurpose, type ChallengeRecord, type MfaStore, type MfaSummary, type PasskeyRecord, type RemoveOutcome, type TotpRecord, type WaysIn } from '../store'
 import { json, n, type PgContext, type Row, type Tx } from './context'
 
 const toPasskey = (r: Row): PasskeyRecord => ({
@@ -45,10 +45,9 @@ export class PgMfa implements MfaStore {
 
   removePasskey(userId: string, credentialId: string): Promise<RemoveOutcome> {
     return this.ctx.tx(async (tx): Promise<RemoveOutcome> => {
-      const hasPassword = await lockUser(tx, userId)
-      const [row] = await tx`SELECT count(*) FILTER (WHERE credential_id = ${credentialId}) AS own, count(*) AS all FROM passkeys WHERE user_id = ${userId}`
-      if (n(row.own) === 0) return 'unknown'
-      if (!hasPassword && n(row.all) <= 1) return 'last'
+      const ways = await lockWaysIn(tx, userId)
+      if (!ways || (await tx`SELECT 1 FROM passkeys WHERE user_id = ${userId} AND credential_id = ${credentialId}`).length === 0) return 'unknown'
+      if (countWaysIn(ways) <= 1) return 'last'
       await tx`DELETE FROM passkeys WHERE user_id = ${userId} AND credential_id = ${credentialId}`
       return 'removed'
     })
@@ -141,9 +140,9 @@ export class PgMfa implements MfaStore {
 
   removePassword(userId: string): Promise<RemoveOutcome> {
     return this.ctx.tx(async (tx): Promise<RemoveOutcome> => {
-      if (!(await lockUser(tx, userId))) return 'unknown'
-      const [row] = await tx`SELECT count(*) AS n FROM passkeys WHERE user_id = ${userId}`
-      if (n(row.n) === 0) return 'last'
+      const ways = await lockWaysIn(tx, userId)
+      if (!ways?.password) return 'unknown'
+      if (countWaysIn(ways) <= 1) return 'last'
       await tx`UPDATE users SET password_hash = '' WHERE id = ${userId}`
       return 'removed'
     })
@@ -160,9 +159,15 @@ export class PgMfa implements MfaStore {
 }
 
 /** Locks the user's row; whether they have a password (false also when there is no such user). */
-async function lockUser(tx: Tx, userId: string): Promise<boolean> {
+/**
+ * The user's row locked, then their ways in counted (WaysIn): in a statement after the lock, so
+ * its snapshot sees what a removal that held the lock before committed. Undefined for no such user.
+ */
+export async function lockWaysIn(tx: Tx, userId: string): Promise<WaysIn | undefined> {
   const [user] = await tx`SELECT password_hash FROM users WHERE id = ${userId} FOR UPDATE`
-  return !!user?.password_hash
+  if (!user) return undefined
+  const [row] = await tx`SELECT (SELECT count(*) FROM passkeys WHERE user_id = ${userId}) AS passkeys, (SELECT count(*) FROM user_identities WHERE user_id = ${userId}) AS identities`
+  return { password: !!user.password_hash, passkeys: n(row!.passkeys), identities: n(row!.identities) }
 }
 
 async function writeRecoveryCodes(tx: Tx, userId: string, hashes: readonly string[], now: number): Promise<void> {

@@ -1,6 +1,7 @@
-import type { IdentityRecord, NewMail, NewUser, ProviderRecord, ProviderState, ProviderStore } from '../store'
-import { json, n, type PgContext, type Row } from './context'
+import { ProviderMoved, countWaysIn, sameOrigin, type IdentityRecord, type NewMail, type NewUser, type ProviderOrigin, type ProviderRecord, type ProviderState, type ProviderStore } from '../store'
+import { json, n, type PgContext, type Row, type Tx } from './context'
 import { insertMail } from './mail'
+import { lockWaysIn } from './mfa'
 
 const toProvider = (r: Row): ProviderRecord => ({
   id: r.id as string,
@@ -40,15 +41,23 @@ export class PgProviders implements ProviderStore {
     )
   }
 
-  updateProvider(p: ProviderRecord): Promise<boolean> {
-    return this.ctx.run(
-      async (sql) =>
-        (
-          await sql`UPDATE providers SET name = ${p.name}, kind = ${p.kind}, issuer = ${p.issuer}, api_url = ${p.apiUrl}, client_id = ${p.clientId},
-            client_secret_sealed = ${p.clientSecretSealed}, scope = ${p.scope}, allow_create = ${p.allowCreate}, allowed_domains = ${JSON.stringify(p.allowedDomains)}::text::jsonb,
-            link_verified_email = ${p.linkVerifiedEmail}, trust_mfa = ${p.trustMfa}, updated_at = ${p.updatedAt} WHERE id = ${p.id}`
-        ).count > 0,
-    )
+  /**
+   * The provider's row FOR UPDATE, then its identities counted (a statement after the lock: it sees
+   * what an identity write that held the row FOR SHARE committed), then the write.
+   */
+  updateProvider(p: ProviderRecord): Promise<'updated' | 'unknown' | { connected: number }> {
+    return this.ctx.tx(async (tx) => {
+      const [old] = await tx`SELECT kind, issuer, api_url FROM providers WHERE id = ${p.id} FOR UPDATE`
+      if (!old) return 'unknown'
+      if (!sameOrigin({ kind: old.kind, issuer: old.issuer, apiUrl: old.api_url }, p)) {
+        const connected = n((await tx`SELECT count(*) AS n FROM user_identities WHERE provider_id = ${p.id}`)[0].n)
+        if (connected > 0) return { connected }
+      }
+      await tx`UPDATE providers SET name = ${p.name}, kind = ${p.kind}, issuer = ${p.issuer}, api_url = ${p.apiUrl}, client_id = ${p.clientId},
+          client_secret_sealed = ${p.clientSecretSealed}, scope = ${p.scope}, allow_create = ${p.allowCreate}, allowed_domains = ${JSON.stringify(p.allowedDomains)}::text::jsonb,
+          link_verified_email = ${p.linkVerifiedEmail}, trust_mfa = ${p.trustMfa}, updated_at = ${p.updatedAt} WHERE id = ${p.id}`
+      return 'updated'
+    })
   }
 
   deleteProvider(id: string): Promise<boolean> {
@@ -82,15 +91,17 @@ export class PgProviders implements ProviderStore {
     })
   }
 
-  useIdentity(providerId: string, subject: string, email: string | null, now: number): Promise<string | undefined> {
-    return this.ctx.run(async (sql) => {
-      const [row] = await sql`UPDATE user_identities SET email = ${email}, last_used_at = ${now} WHERE provider_id = ${providerId} AND subject = ${subject} RETURNING user_id`
+  useIdentity(i: { providerId: string; subject: string; email: string | null; origin: ProviderOrigin }, now: number): Promise<string | undefined> {
+    return this.ctx.tx(async (tx) => {
+      await holdOrigin(tx, i.providerId, i.origin)
+      const [row] = await tx`UPDATE user_identities SET email = ${i.email}, last_used_at = ${now} WHERE provider_id = ${i.providerId} AND subject = ${i.subject} RETURNING user_id`
       return row?.user_id as string | undefined
     })
   }
 
-  linkIdentity(i: { providerId: string; subject: string; userId: string; email: string | null; session?: string }, now: number, mail?: NewMail): Promise<'linked' | 'taken' | 'signed-out'> {
+  linkIdentity(i: { providerId: string; subject: string; userId: string; email: string | null; origin: ProviderOrigin; session?: string }, now: number, mail?: NewMail): Promise<'linked' | 'taken' | 'signed-out'> {
     return this.ctx.tx(async (tx) => {
+      await holdOrigin(tx, i.providerId, i.origin)
       // FOR SHARE: a recovery deleting the session waits for this link (then deletes it), or ended it first.
       if (i.session !== undefined && (await tx`SELECT 1 FROM sessions WHERE id_hash = ${i.session} AND user_id = ${i.userId} FOR SHARE`).length === 0) return 'signed-out'
       const made = await tx`INSERT INTO user_identities (provider_id, subject, user_id, email, created_at, last_used_at)
@@ -102,8 +113,9 @@ export class PgProviders implements ProviderStore {
   }
 
   /** FOR SHARE: an email change or a verification racing the link is waited for, then seen. */
-  linkByVerifiedEmail(i: { providerId: string; subject: string; email: string }, now: number, mail: (to: string) => NewMail | null): Promise<string | undefined> {
+  linkByVerifiedEmail(i: { providerId: string; subject: string; email: string; origin: ProviderOrigin }, now: number, mail: (to: string) => NewMail | null): Promise<string | undefined> {
     return this.ctx.tx(async (tx) => {
+      await holdOrigin(tx, i.providerId, i.origin)
       const [row] = await tx`WITH u AS (SELECT id FROM users WHERE email = ${i.email} AND email_verified AND disabled_at IS NULL FOR SHARE)
         INSERT INTO user_identities (provider_id, subject, user_id, email, created_at, last_used_at)
         SELECT ${i.providerId}, ${i.subject}, id, ${i.email}, ${now}, ${now} FROM u ON CONFLICT DO NOTHING RETURNING user_id`
@@ -114,8 +126,9 @@ export class PgProviders implements ProviderStore {
     })
   }
 
-  createWithIdentity(user: NewUser, i: { providerId: string; subject: string; email: string | null }, now: number): Promise<void> {
+  createWithIdentity(user: NewUser, i: { providerId: string; subject: string; email: string | null; origin: ProviderOrigin }, now: number): Promise<void> {
     return this.ctx.tx(async (tx) => {
+      await holdOrigin(tx, i.providerId, i.origin)
       await tx`INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at, email_verified)
           VALUES (${user.id}, ${user.email}, ${user.fullName}, ${user.avatarUrl}, ${user.passwordHash}, ${now}, ${user.emailVerified})`
       await tx`INSERT INTO user_identities (provider_id, subject, user_id, email, created_at, last_used_at) VALUES (${i.providerId}, ${i.subject}, ${user.id}, ${i.email}, ${now}, ${now})`
@@ -135,21 +148,28 @@ export class PgProviders implements ProviderStore {
     )
   }
 
-  /** Under a lock on the user's row: two disconnects at once cannot both take the last two ways in. */
   countIdentities(providerId: string): Promise<number> {
     return this.ctx.run(async (sql) => n((await sql`SELECT count(*) AS n FROM user_identities WHERE provider_id = ${providerId}`)[0].n))
   }
 
+  /** Under a lock on the user's row: two removals at once (disconnects, a passkey) cannot both take the last two ways in. */
   unlinkIdentity(userId: string, providerId: string): Promise<'done' | 'unknown' | 'last'> {
     return this.ctx.tx(async (tx) => {
-      const [user] = await tx`SELECT password_hash FROM users WHERE id = ${userId} FOR UPDATE`
-      if (!user) return 'unknown'
-      const [ways] = await tx`SELECT (SELECT count(*) FROM user_identities WHERE user_id = ${userId} AND provider_id = ${providerId}) AS linked,
-          (SELECT count(*) FROM user_identities WHERE user_id = ${userId} AND provider_id <> ${providerId}) + (SELECT count(*) FROM passkeys WHERE user_id = ${userId}) AS others`
-      if (n(ways!.linked) === 0) return 'unknown'
-      if (n(ways!.others) === 0 && user.password_hash === '') return 'last'
+      const ways = await lockWaysIn(tx, userId)
+      if (!ways || (await tx`SELECT 1 FROM user_identities WHERE user_id = ${userId} AND provider_id = ${providerId}`).length === 0) return 'unknown'
+      if (countWaysIn(ways) <= 1) return 'last'
       await tx`DELETE FROM user_identities WHERE user_id = ${userId} AND provider_id = ${providerId}`
       return 'done'
     })
   }
+}
+
+/**
+ * The provider's row FOR SHARE, still at `origin`, until the identity write commits: an operator's
+ * move (updateProvider, FOR UPDATE) waits for it and then counts the identity, or came first and
+ * this finds the row moved (READ COMMITTED re-checks the condition on the row it waited for).
+ */
+async function holdOrigin(tx: Tx, providerId: string, origin: ProviderOrigin): Promise<void> {
+  const held = await tx`SELECT 1 FROM providers WHERE id = ${providerId} AND kind = ${origin.kind} AND issuer = ${origin.issuer} AND api_url IS NOT DISTINCT FROM ${origin.apiUrl} FOR SHARE`
+  if (held.length === 0) throw new ProviderMoved(providerId)
 }

@@ -1,4 +1,4 @@
-import type { AdminChange, AvatarUpload, Change, EmailToken, NewMail, NewUser, PasskeyRecord, UserListing, UserRecord, UserStore } from '../store'
+import type { AdminChange, AvatarUpload, Change, EmailToken, NewMail, NewUser, PasskeyRecord, UserListing, UserPicture, UserRecord, UserStore } from '../store'
 import { emitting, n, toUser, type PgContext, type Row, type Tx } from './context'
 import { insertToken } from './mail'
 
@@ -72,10 +72,14 @@ export class PgUsers implements UserStore {
     return emitting(this.ctx, found, found ? { users: [id] } : undefined)
   }
 
-  findAvatar(id: string): Promise<(AvatarUpload & { updatedAt: number }) | undefined> {
+  findAvatar(id: string): Promise<UserPicture | undefined> {
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`SELECT content_type, bytes, etag, updated_at FROM user_avatars WHERE user_id = ${id}`
-      return row && { contentType: row.content_type as string, bytes: new Uint8Array(row.bytes as Uint8Array), etag: row.etag as string, updatedAt: n(row.updated_at) }
+      const [row] = await sql`SELECT u.full_name, a.content_type, a.bytes, a.etag, a.updated_at FROM users u LEFT JOIN user_avatars a ON a.user_id = u.id
+        WHERE u.id = ${id} AND u.disabled_at IS NULL`
+      if (!row) return undefined
+      const fullName = row.full_name as string
+      if (row.etag === null) return { fullName }
+      return { fullName, upload: { contentType: row.content_type as string, bytes: new Uint8Array(row.bytes as Uint8Array), etag: row.etag as string, updatedAt: n(row.updated_at) } }
     })
   }
 

@@ -44,13 +44,28 @@ export interface MfaSummary {
 /** Removing a way to sign in: done, refused because it is the last one, or nothing there to remove. */
 export type RemoveOutcome = 'removed' | 'last' | 'unknown'
 
+/**
+ * Every way a user can sign in: the password, each passkey, each connected account (an identity
+ * goes with its provider, so each one counted is at a provider still configured). Removing a
+ * passkey, the password or a connected account asks the same question — is it the last one? —
+ * counted with the user's row locked, so two removals at once see each other (SPEC: "not the last
+ * way to sign in").
+ */
+export interface WaysIn {
+  password: boolean
+  passkeys: number
+  identities: number
+}
+
+export const countWaysIn = (ways: WaysIn) => Number(ways.password) + ways.passkeys + ways.identities
+
 export interface MfaStore {
   /** A new passkey; UniqueViolation when its credential id is registered already (to anyone). */
   addPasskey(passkey: PasskeyRecord): Promise<void>
   listPasskeys(userId: string): Promise<PasskeyRecord[]>
   findPasskey(credentialId: string): Promise<PasskeyRecord | undefined>
   renamePasskey(userId: string, credentialId: string, name: string): Promise<boolean>
-  /** Refused ('last') when the user has no password and no other passkey. */
+  /** Refused ('last') when it is the user's last way to sign in (WaysIn). */
   removePasskey(userId: string, credentialId: string): Promise<RemoveOutcome>
   /**
    * Records a sign-in with the passkey: the counter only moves forward (false when it would not,
@@ -81,7 +96,7 @@ export interface MfaStore {
 
   /** Sets (or replaces) the password. */
   setPassword(userId: string, passwordHash: string): Promise<boolean>
-  /** Refused ('last') when the user has no passkey to sign in with instead. */
+  /** Refused ('last') when it is the user's last way to sign in (WaysIn): no passkey or connected account instead. */
   removePassword(userId: string): Promise<RemoveOutcome>
 
   /** Every user's second factors, by user id (users with none are absent). */

@@ -23,6 +23,16 @@ export interface ProviderRecord {
   updatedAt: number
 }
 
+/**
+ * Where a provider's subjects come from: its kind, issuer and GitHub API. A subject is unique only
+ * at its issuer (OpenID Connect Core §2), so an identity is only ever written for the origin its
+ * sign-in was checked against, and a provider with identities never moves to another origin.
+ */
+export type ProviderOrigin = Pick<ProviderRecord, 'kind' | 'issuer' | 'apiUrl'>
+
+export const originOf = (p: ProviderOrigin): ProviderOrigin => ({ kind: p.kind, issuer: p.issuer, apiUrl: p.apiUrl })
+export const sameOrigin = (a: ProviderOrigin, b: ProviderOrigin) => a.kind === b.kind && a.issuer === b.issuer && a.apiUrl === b.apiUrl
+
 /** An identity: the provider and its subject — never an email alone. */
 export interface IdentityRecord {
   providerId: string
@@ -50,8 +60,14 @@ export interface ProviderState {
 export interface ProviderStore {
   /** UniqueViolation when the id is taken. */
   insertProvider(provider: ProviderRecord, now: number): Promise<void>
-  /** Replaces everything but the id; false for an unknown id. */
-  updateProvider(provider: ProviderRecord): Promise<boolean>
+  /**
+   * Replaces everything but the id; 'unknown' for an unknown id. When it moves the provider to
+   * another origin while accounts are connected through it, nothing changes and their number is
+   * returned — decided with the provider's row locked, in the transaction that writes: an identity
+   * written at once (which holds the row too, and checks its origin) is counted, or finds the
+   * provider moved and is not written.
+   */
+  updateProvider(provider: ProviderRecord): Promise<'updated' | 'unknown' | { connected: number }>
   /** With its identities and sign-ins in flight. */
   deleteProvider(id: string): Promise<boolean>
   findProvider(id: string): Promise<ProviderRecord | undefined>
@@ -61,8 +77,13 @@ export interface ProviderStore {
   /** Deletes the state whatever it holds (good once); returns it only when unexpired. */
   takeState(stateHash: string, now: number): Promise<ProviderState | undefined>
 
+  /**
+   * Every write below takes `origin`, the provider's origin as the sign-in was checked against, and
+   * throws ProviderMoved (nothing written) when the provider is no longer there — moved by an
+   * operator in between (ProviderStore.updateProvider), or deleted.
+   */
   /** The user an identity signs in, its last use and shown address recorded; undefined when none is linked. */
-  useIdentity(providerId: string, subject: string, email: string | null, now: number): Promise<string | undefined>
+  useIdentity(identity: { providerId: string; subject: string; email: string | null; origin: ProviderOrigin }, now: number): Promise<string | undefined>
   /**
    * Links an identity to a user (and queues `mail` in the same commit). 'taken': the subject is
    * linked already (to anyone), or the user already has an identity at this provider.
@@ -70,21 +91,21 @@ export interface ProviderStore {
    * user's — it is held while the link is made, so a recovery or sign-out that ends it either
    * waits for the link and removes it too, or comes first and no link is made.
    */
-  linkIdentity(identity: { providerId: string; subject: string; userId: string; email: string | null; session?: string }, now: number, mail?: NewMail): Promise<'linked' | 'taken' | 'signed-out'>
+  linkIdentity(identity: { providerId: string; subject: string; userId: string; email: string | null; origin: ProviderOrigin; session?: string }, now: number, mail?: NewMail): Promise<'linked' | 'taken' | 'signed-out'>
   /**
    * Links to the enabled account whose address is `email` and verified, in one statement (an
    * address that changes or is unverified at that moment links nothing). The user's id, or
    * undefined when no such account exists (or the link is 'taken' as above).
    */
-  linkByVerifiedEmail(identity: { providerId: string; subject: string; email: string }, now: number, mail: (to: string) => NewMail | null): Promise<string | undefined>
+  linkByVerifiedEmail(identity: { providerId: string; subject: string; email: string; origin: ProviderOrigin }, now: number, mail: (to: string) => NewMail | null): Promise<string | undefined>
   /** A new account and its identity, in one commit; UniqueViolation when the email or the identity exists. */
-  createWithIdentity(user: NewUser, identity: { providerId: string; subject: string; email: string | null }, now: number): Promise<void>
+  createWithIdentity(user: NewUser, identity: { providerId: string; subject: string; email: string | null; origin: ProviderOrigin }, now: number): Promise<void>
   listIdentities(userId: string): Promise<IdentityRecord[]>
-  /**
-   * 'last' (nothing changed): the user would have no way left to sign in — no password, no
-   * passkey, no other identity — decided under a lock on the user's row.
-   */
   /** How many accounts a provider's identities sign in to (a provider with any keeps its issuer). */
   countIdentities(providerId: string): Promise<number>
+  /**
+   * 'last' (nothing changed): the user would have no way left to sign in — no password, no
+   * passkey, no other identity (WaysIn) — decided under a lock on the user's row.
+   */
   unlinkIdentity(userId: string, providerId: string): Promise<'done' | 'unknown' | 'last'>
 }

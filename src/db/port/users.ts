@@ -27,6 +27,12 @@ export interface AvatarUpload {
   etag: string
 }
 
+/** An enabled user's picture (UserStore.findAvatar). */
+export interface UserPicture {
+  fullName: string
+  upload?: AvatarUpload & { updatedAt: number }
+}
+
 export interface NewUser extends UserRecord {
   passwordHash: string
 }
@@ -51,8 +57,12 @@ export interface UserStore {
    * deleted. false for an unknown user.
    */
   setAvatar(id: string, avatar: { url: string | null; upload?: AvatarUpload }, now: number): Promise<boolean>
-  /** The user's uploaded picture. */
-  findAvatar(id: string): Promise<(AvatarUpload & { updatedAt: number }) | undefined>
+  /**
+   * What /avatars/<id> serves of an enabled user: their uploaded picture (if any) and the name its
+   * initials come from. Undefined for an unknown or disabled user (a disabled user's upload is kept,
+   * but answers as no picture: SPEC, a disabled user's data goes to no app).
+   */
+  findAvatar(id: string): Promise<UserPicture | undefined>
   /**
    * Disabling revokes everything the user holds — sessions, codes, refresh families, access
    * tokens — in the same transaction, and no session can start for them afterwards (the session

@@ -1,5 +1,6 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm'
-import type { ChallengePurpose, ChallengeRecord, MfaStore, MfaSummary, PasskeyRecord, RemoveOutcome, TotpRecord } from '../store'
+import type { Database } from 'bun:sqlite'
+import { countWaysIn, type ChallengePurpose, type ChallengeRecord, type MfaStore, type MfaSummary, type PasskeyRecord, type RemoveOutcome, type TotpRecord, type WaysIn } from '../store'
 import { changes } from './client'
 import { unique, type SqliteContext } from './context'
 import { passkeys, recoveryCodes, totpSecrets, users, webauthnChallenges } from './schema'
@@ -33,8 +34,9 @@ export class SqliteMfa implements MfaStore {
 
   removePasskey(userId: string, credentialId: string): Promise<RemoveOutcome> {
     return this.ctx.write((): RemoveOutcome => {
-      if (!this.orm.select({ id: passkeys.credentialId }).from(passkeys).where(this.ownPasskey(userId, credentialId)).get()) return 'unknown'
-      if (!this.hasPassword(userId) && this.passkeyCount(userId) <= 1) return 'last'
+      const ways = waysIn(this.ctx.db.sqlite, userId)
+      if (!ways || !this.orm.select({ id: passkeys.credentialId }).from(passkeys).where(this.ownPasskey(userId, credentialId)).get()) return 'unknown'
+      if (countWaysIn(ways) <= 1) return 'last'
       this.orm.delete(passkeys).where(this.ownPasskey(userId, credentialId)).run()
       return 'removed'
     })
@@ -149,8 +151,9 @@ export class SqliteMfa implements MfaStore {
 
   removePassword(userId: string): Promise<RemoveOutcome> {
     return this.ctx.write((): RemoveOutcome => {
-      if (!this.hasPassword(userId)) return 'unknown'
-      if (this.passkeyCount(userId) === 0) return 'last'
+      const ways = waysIn(this.ctx.db.sqlite, userId)
+      if (!ways?.password) return 'unknown'
+      if (countWaysIn(ways) <= 1) return 'last'
       this.orm.update(users).set({ passwordHash: '' }).where(eq(users.id, userId)).run()
       return 'removed'
     })
@@ -171,17 +174,19 @@ export class SqliteMfa implements MfaStore {
     return and(eq(passkeys.userId, userId), eq(passkeys.credentialId, credentialId))
   }
 
-  private hasPassword(userId: string): boolean {
-    const row = this.orm.select({ hash: users.passwordHash }).from(users).where(eq(users.id, userId)).get()
-    return !!row?.hash
-  }
-
-  private passkeyCount(userId: string): number {
-    return this.orm.select({ n: count() }).from(passkeys).where(eq(passkeys.userId, userId)).get()!.n
-  }
-
   private writeRecoveryCodes(userId: string, hashes: readonly string[], now: number): void {
     this.orm.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId)).run()
     if (hashes.length) this.orm.insert(recoveryCodes).values(hashes.map((codeHash) => ({ codeHash, userId, createdAt: now }))).run()
   }
+}
+
+/** The user's ways in (WaysIn), read inside the writer's job that removes one; undefined for no such user. */
+export function waysIn(sqlite: Database, userId: string): WaysIn | undefined {
+  const row = sqlite
+    .query<{ password: number; passkeys: number; identities: number }, [string]>(
+      `SELECT password_hash <> '' AS password, (SELECT count(*) FROM passkeys WHERE user_id = ?1) AS passkeys,
+        (SELECT count(*) FROM user_identities WHERE user_id = ?1) AS identities FROM users WHERE id = ?1`,
+    )
+    .get(userId)
+  return row ? { password: row.password === 1, passkeys: row.passkeys, identities: row.identities } : undefined
 }

@@ -1,5 +1,6 @@
-import type { IdentityRecord, NewMail, NewUser, ProviderRecord, ProviderState, ProviderStore } from '../store'
+import { ProviderMoved, countWaysIn, sameOrigin, type IdentityRecord, type NewMail, type NewUser, type ProviderKind, type ProviderOrigin, type ProviderRecord, type ProviderState, type ProviderStore } from '../store'
 import { insertMail } from './mail'
+import { waysIn } from './mfa'
 import { unique, type SqliteContext } from './context'
 
 type ProviderRow = Record<string, unknown>
@@ -49,16 +50,23 @@ export class SqliteProviders implements ProviderStore {
     )
   }
 
-  updateProvider(p: ProviderRecord): Promise<boolean> {
-    return this.ctx.write(
-      () =>
-        this.sqlite
-          .prepare(
-            `UPDATE providers SET name = ?, kind = ?, issuer = ?, api_url = ?, client_id = ?, client_secret_sealed = ?, scope = ?, allow_create = ?,
-              allowed_domains = ?, link_verified_email = ?, trust_mfa = ?, updated_at = ? WHERE id = ?`,
-          )
-          .run(...values(p), p.id).changes > 0,
-    )
+  /** The origin's check and the write in one job of the writer: an identity written at once is before or after both. */
+  updateProvider(p: ProviderRecord): Promise<'updated' | 'unknown' | { connected: number }> {
+    return this.ctx.write(() => {
+      const old = this.sqlite.query<ProviderRow, [string]>('SELECT kind, issuer, api_url FROM providers WHERE id = ?').get(p.id)
+      if (!old) return 'unknown'
+      if (!sameOrigin({ kind: old.kind as ProviderKind, issuer: old.issuer as string, apiUrl: old.api_url as string | null }, p)) {
+        const connected = this.sqlite.query<{ n: number }, [string]>('SELECT count(*) AS n FROM user_identities WHERE provider_id = ?').get(p.id)!.n
+        if (connected > 0) return { connected }
+      }
+      this.sqlite
+        .prepare(
+          `UPDATE providers SET name = ?, kind = ?, issuer = ?, api_url = ?, client_id = ?, client_secret_sealed = ?, scope = ?, allow_create = ?,
+            allowed_domains = ?, link_verified_email = ?, trust_mfa = ?, updated_at = ? WHERE id = ?`,
+        )
+        .run(...values(p), p.id)
+      return 'updated'
+    })
   }
 
   deleteProvider(id: string): Promise<boolean> {
@@ -89,17 +97,25 @@ export class SqliteProviders implements ProviderStore {
     })
   }
 
-  useIdentity(providerId: string, subject: string, email: string | null, now: number): Promise<string | undefined> {
+  /** Inside the writer's job that writes: an operator's move is before or after it, never between. */
+  private checkOrigin(providerId: string, origin: ProviderOrigin): void {
+    const found = this.sqlite.query('SELECT 1 FROM providers WHERE id = ? AND kind = ? AND issuer = ? AND api_url IS ?').get(providerId, origin.kind, origin.issuer, origin.apiUrl)
+    if (!found) throw new ProviderMoved(providerId)
+  }
+
+  useIdentity(i: { providerId: string; subject: string; email: string | null; origin: ProviderOrigin }, now: number): Promise<string | undefined> {
     return this.ctx.write(() => {
+      this.checkOrigin(i.providerId, i.origin)
       const row = this.sqlite
         .query<{ user_id: string }, [string | null, number, string, string]>('UPDATE user_identities SET email = ?, last_used_at = ? WHERE provider_id = ? AND subject = ? RETURNING user_id')
-        .get(email, now, providerId, subject)
+        .get(i.email, now, i.providerId, i.subject)
       return row?.user_id
     })
   }
 
-  linkIdentity(i: { providerId: string; subject: string; userId: string; email: string | null; session?: string }, now: number, mail?: NewMail): Promise<'linked' | 'taken' | 'signed-out'> {
+  linkIdentity(i: { providerId: string; subject: string; userId: string; email: string | null; origin: ProviderOrigin; session?: string }, now: number, mail?: NewMail): Promise<'linked' | 'taken' | 'signed-out'> {
     return this.ctx.write(() => {
+      this.checkOrigin(i.providerId, i.origin)
       if (i.session !== undefined && !this.sqlite.query('SELECT 1 FROM sessions WHERE id_hash = ? AND user_id = ?').get(i.session, i.userId)) return 'signed-out'
       const made = this.sqlite
         .prepare('INSERT INTO user_identities (provider_id, subject, user_id, email, created_at, last_used_at) SELECT ?1, ?2, id, ?3, ?4, ?4 FROM users WHERE id = ?5 ON CONFLICT DO NOTHING')
@@ -110,8 +126,9 @@ export class SqliteProviders implements ProviderStore {
     })
   }
 
-  linkByVerifiedEmail(i: { providerId: string; subject: string; email: string }, now: number, mail: (to: string) => NewMail | null): Promise<string | undefined> {
+  linkByVerifiedEmail(i: { providerId: string; subject: string; email: string; origin: ProviderOrigin }, now: number, mail: (to: string) => NewMail | null): Promise<string | undefined> {
     return this.ctx.write(() => {
+      this.checkOrigin(i.providerId, i.origin)
       const row = this.sqlite
         .query<{ user_id: string }, [string, string, string, number]>(
           `INSERT INTO user_identities (provider_id, subject, user_id, email, created_at, last_used_at)
@@ -125,9 +142,10 @@ export class SqliteProviders implements ProviderStore {
     })
   }
 
-  createWithIdentity(user: NewUser, i: { providerId: string; subject: string; email: string | null }, now: number): Promise<void> {
+  createWithIdentity(user: NewUser, i: { providerId: string; subject: string; email: string | null; origin: ProviderOrigin }, now: number): Promise<void> {
     return this.ctx.write(() =>
       unique(() => {
+        this.checkOrigin(i.providerId, i.origin)
         this.sqlite
           .prepare('INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at, email_verified) VALUES (?, ?, ?, ?, ?, ?, ?)')
           .run(user.id, user.email, user.fullName, user.avatarUrl, user.passwordHash, now, user.emailVerified ? 1 : 0)
@@ -149,15 +167,9 @@ export class SqliteProviders implements ProviderStore {
 
   unlinkIdentity(userId: string, providerId: string): Promise<'done' | 'unknown' | 'last'> {
     return this.ctx.write(() => {
-      const ways = this.sqlite
-        .query<{ linked: number; others: number }, [string, string]>(
-          `SELECT (SELECT count(*) FROM user_identities WHERE user_id = ?1 AND provider_id = ?2) AS linked,
-            (SELECT count(*) FROM user_identities WHERE user_id = ?1 AND provider_id <> ?2)
-            + (SELECT count(*) FROM passkeys WHERE user_id = ?1) + (SELECT count(*) FROM users WHERE id = ?1 AND password_hash <> '') AS others`,
-        )
-        .get(userId, providerId)!
-      if (ways.linked === 0) return 'unknown'
-      if (ways.others === 0) return 'last'
+      const ways = waysIn(this.sqlite, userId)
+      if (!ways || !this.sqlite.query('SELECT 1 FROM user_identities WHERE user_id = ? AND provider_id = ?').get(userId, providerId)) return 'unknown'
+      if (countWaysIn(ways) <= 1) return 'last'
       this.sqlite.prepare('DELETE FROM user_identities WHERE user_id = ? AND provider_id = ?').run(userId, providerId)
       return 'done'
     })

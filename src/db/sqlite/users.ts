@@ -1,5 +1,5 @@
 import { and, eq, isNull, or, sql } from 'drizzle-orm'
-import type { AdminChange, AvatarUpload, EmailToken, NewMail, NewUser, PasskeyRecord, UserListing, UserRecord, UserStore } from '../store'
+import type { AdminChange, AvatarUpload, EmailToken, NewMail, NewUser, PasskeyRecord, UserListing, UserPicture, UserRecord, UserStore } from '../store'
 import { insertToken } from './mail'
 import { changes } from './client'
 import { unique, type SqliteContext } from './context'
@@ -84,9 +84,16 @@ export class SqliteUsers implements UserStore {
     })
   }
 
-  async findAvatar(id: string): Promise<(AvatarUpload & { updatedAt: number }) | undefined> {
-    const row = this.ctx.db.orm.select().from(userAvatars).where(eq(userAvatars.userId, id)).get()
-    return row && { contentType: row.contentType, bytes: new Uint8Array(row.bytes), etag: row.etag, updatedAt: row.updatedAt }
+  async findAvatar(id: string): Promise<UserPicture | undefined> {
+    const row = this.ctx.db.orm
+      .select({ fullName: users.fullName, upload: userAvatars })
+      .from(users)
+      .leftJoin(userAvatars, eq(userAvatars.userId, users.id))
+      .where(and(eq(users.id, id), isNull(users.disabledAt)))
+      .get()
+    if (!row) return undefined
+    const { fullName, upload } = row
+    return upload ? { fullName, upload: { contentType: upload.contentType, bytes: new Uint8Array(upload.bytes), etag: upload.etag, updatedAt: upload.updatedAt } } : { fullName }
   }
 
   setAdmin(id: string, admin: boolean): Promise<boolean> {

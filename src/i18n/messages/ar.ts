@@ -19,6 +19,8 @@ export default {
   'layout.languageChange': 'تغيير',
   'common.notUsedYet': 'لم يُستخدم بعد',
   'common.lastUsed': 'آخر استخدام في {day}',
+  // mends: "Remove password" offered when a connected account still signs the user in.
+  'security.connectedInstead': 'يمكنك تسجيل الدخول باستخدام حساب مرتبط بدلًا من ذلك.',
 
   // Error pages.
   'error.home': 'الانتقال إلى الصفحة الرئيسية',

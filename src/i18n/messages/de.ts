@@ -9,6 +9,8 @@ export default {
   'layout.languageChange': 'Ändern',
   'common.notUsedYet': 'noch nicht verwendet',
   'common.lastUsed': 'zuletzt verwendet am {day}',
+  // mends: "Remove password" offered when a connected account still signs the user in.
+  'security.connectedInstead': 'Sie können sich stattdessen mit einem verbundenen Konto anmelden.',
 
   'error.home': 'Zur Startseite',
   'error.notFound.title': 'Seite nicht gefunden',

@@ -19,6 +19,8 @@ export default {
   'layout.languageChange': 'Change',
   'common.notUsedYet': 'not used yet',
   'common.lastUsed': 'last used {day}',
+  // mends: "Remove password" offered when a connected account still signs the user in.
+  'security.connectedInstead': 'You can sign in with a connected account instead.',
 
   // Error pages.
   'error.home': 'Go to the start page',

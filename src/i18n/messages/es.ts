@@ -21,6 +21,8 @@ export default {
   'layout.languageChange': 'Cambiar',
   'common.notUsedYet': 'aún no se ha usado',
   'common.lastUsed': 'último uso: {day}',
+  // mends: "Remove password" offered when a connected account still signs the user in.
+  'security.connectedInstead': 'Puedes iniciar sesión con una cuenta vinculada en su lugar.',
 
   'error.home': 'Ir a la página de inicio',
   'error.notFound.title': 'Página no encontrada',

@@ -22,6 +22,8 @@ export default {
   'layout.languageChange': 'Changer',
   'common.notUsedYet': 'pas encore utilisée',
   'common.lastUsed': 'dernière utilisation le {day}',
+  // mends: "Remove password" offered when a connected account still signs the user in.
+  'security.connectedInstead': 'Vous pouvez vous connecter avec un compte associé à la place.',
 
   'error.home': 'Aller à la page d’accueil',
   'error.notFound.title': 'Page introuvable',

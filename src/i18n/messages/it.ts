@@ -21,6 +21,8 @@ export default {
   'layout.languageChange': 'Cambia',
   'common.notUsedYet': 'non ancora usata',
   'common.lastUsed': 'ultimo utilizzo il {day}',
+  // mends: "Remove password" offered when a connected account still signs the user in.
+  'security.connectedInstead': 'Puoi invece accedere con un account collegato.',
 
   'error.home': 'Vai alla pagina iniziale',
   'error.notFound.title': 'Pagina non trovata',

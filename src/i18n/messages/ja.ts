@@ -15,6 +15,8 @@ export default {
   'layout.languageChange': '変更',
   'common.notUsedYet': '未使用',
   'common.lastUsed': '最終使用日: {day}',
+  // mends: "Remove password" offered when a connected account still signs the user in.
+  'security.connectedInstead': '代わりに連携済みアカウントでログインできます。',
 
   // Error pages.
   'error.home': 'トップページへ',

@@ -16,6 +16,8 @@ export default {
   'layout.languageChange': 'Zmień',
   'common.notUsedYet': 'jeszcze nie używano',
   'common.lastUsed': 'ostatnie użycie: {day}',
+  // mends: "Remove password" offered when a connected account still signs the user in.
+  'security.connectedInstead': 'Zamiast tego możesz logować się połączonym kontem.',
 
   'error.home': 'Przejdź do strony głównej',
   'error.notFound.title': 'Nie znaleziono strony',

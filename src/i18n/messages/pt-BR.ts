@@ -21,6 +21,8 @@ export default {
   'layout.languageChange': 'Alterar',
   'common.notUsedYet': 'ainda sem uso',
   'common.lastUsed': 'último uso em {day}',
+  // mends: "Remove password" offered when a connected account still signs the user in.
+  'security.connectedInstead': 'Em vez disso, você pode fazer login com uma conta conectada.',
 
   'error.home': 'Ir para a página inicial',
   'error.notFound.title': 'Página não encontrada',

@@ -16,6 +16,8 @@ export default {
   'layout.languageChange': 'Ändra',
   'common.notUsedYet': 'inte använd än',
   'common.lastUsed': 'senast använd {day}',
+  // mends: "Remove password" offered when a connected account still signs the user in.
+  'security.connectedInstead': 'Du kan logga in med ett anslutet konto i stället.',
 
   'error.home': 'Till startsidan',
   'error.notFound.title': 'Sidan hittades inte',

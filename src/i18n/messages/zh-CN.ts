@@ -15,6 +15,8 @@ export default {
   'layout.languageChange': '更改',
   'common.notUsedYet': '尚未使用',
   'common.lastUsed': '上次使用：{day}',
+  // mends: "Remove password" offered when a connected account still signs the user in.
+  'security.connectedInstead': '您可以改用已关联的账号登录。',
 
   // Error pages.
   'error.home': '前往首页',
