@@ -4,6 +4,7 @@ import { ApiError, InvalidRequest, UnauthorizedClient, UnsupportedGrantType } fr
 import { DEVICE_CODE, type Client } from '../clients'
 import { apiHeaders, errorResponse, json } from '../../lib/http'
 import { authenticateClient } from './client-auth'
+import { takeDeferredJti, useJti } from './client-assertion'
 import * as authorizationCode from './grants/authorization_code'
 import * as clientCredentials from './grants/client_credentials'
 import * as deviceCode from './grants/device_code'
@@ -45,14 +46,21 @@ function checkAllowed(client: Client, grantType: string): void {
 export async function answerToken(ctx: AppContext, request: Request, body: TokenRequest): Promise<Response> {
   try {
     checkParameters(body)
-    const client = await authenticateClient(ctx, request, body)
+    // client_credentials records an assertion's jti in its token's own transaction: one commit, not two.
+    const client = await authenticateClient(ctx, request, body, { deferJti: body.grant_type === clientCredentials.grantType })
     const grant = grantFor(body.grant_type)
     if (!grant) throw new UnsupportedGrantType(`grant_type "${body.grant_type}" is not supported`)
     checkAllowed(client, body.grant_type)
     const response = await grant.handler(ctx, client, body, request)
     ctx.metrics.tokenIssued(body.grant_type)
     return json(response, 200, TOKEN_HEADERS)
-  } catch (error) {
+  } catch (thrown) {
+    let error = thrown
+    // A jti left to the grant, which failed before using it, is used now, as authentication
+    // always did: a replayed assertion is invalid_client whatever else is wrong with the request,
+    // and a refused request's assertion is used up all the same.
+    const jti = takeDeferredJti(request)
+    if (jti) await useJti(ctx, jti).catch((replay: unknown) => (error = replay))
     // The RFC's refusals answered here, as errorAnswer answers them on an API path (never a
     // page): a device's poll is one each time (authorization_pending), and Elysia's error
     // hooks took a fifth of it (issue 38 "Speed"). Anything else goes on to errorAnswer.
