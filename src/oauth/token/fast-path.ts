@@ -29,7 +29,7 @@ export function tokenFastPath(ctx: AppContext, allowedMethods: (path: string) =>
   async function poll(request: Request): Promise<Response> {
     let params: Record<string, unknown>
     try {
-      params = await readTokenBody(request)
+      params = await readTokenBody(request, FORM)
     } catch (error) {
       return failed('PARSE', new ParseError(error as Error), request)
     }

@@ -20,9 +20,8 @@ export function keepParsed(request: Request, params: Record<string, unknown>): v
   readBefore.set(request, params)
 }
 
-/** The body's parameters, or the ApiError that refuses it (its Content-Type, size, encoding or syntax). */
-export async function readTokenBody(request: Request): Promise<Record<string, unknown>> {
-  const type = mediaType(request)
+/** The body's parameters, or the ApiError that refuses it (its Content-Type, size, encoding or syntax); `type`: its media type, when known. */
+export async function readTokenBody(request: Request, type = mediaType(request)): Promise<Record<string, unknown>> {
   if (type !== 'application/json' && type !== 'application/x-www-form-urlencoded')
     throw new InvalidRequest('Content-Type must be application/x-www-form-urlencoded or application/json')
   const text = await readBodyText(request)
