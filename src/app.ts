@@ -13,6 +13,7 @@ import { deviceAuthorizationRoutes } from './oauth/device/authorization'
 import { devicePages } from './oauth/device/pages'
 import { registrationRoutes } from './oauth/registration'
 import { tokenRoutes } from './oauth/token'
+import { tokenFastPath } from './oauth/token/fast-path'
 import { settingsStreamRoutes } from './settings/stream'
 import { discoveryRoutes } from './oidc/discovery'
 import { endSessionRoutes } from './oidc/end-session'
@@ -142,8 +143,10 @@ export function createApp(ctx: AppContext) {
   // context it keeps its speed (measured in-process: userinfo 6.0 → 6.4 CPU µs/req inside it).
   const handle = app.handle
   const fastPath = forwardAuthFastPath(ctx, allowedMethods)
+  const tokenPath = tokenFastPath(ctx, allowedMethods, handle)
   /** The answer to a request; a cached forward-auth check's without a promise (the server takes either). */
-  const respond = (request: Request): Response | Promise<Response> => fastPath(request) ?? (isApiPath(request.url) ? handle(request) : withBrand(ctx.brand, () => handle(request)))
+  const respond = (request: Request): Response | Promise<Response> =>
+    fastPath(request) ?? tokenPath(request, pathOf(request.url)) ?? (isApiPath(request.url) ? handle(request) : withBrand(ctx.brand, () => handle(request)))
   app.handle = (request: Request) => Promise.resolve(respond(request))
   return Object.assign(app, { respond })
 }

@@ -64,6 +64,37 @@ async function status(res: Response): Promise<[number, string | undefined]> {
 }
 
 describe('private_key_jwt at the token endpoint', () => {
+  test('client_credentials uses the jti in its token’s own transaction (one commit, issue 38 "Speed"); a refused request uses it on its own; either way it is used once', async () => {
+    const { t, file } = await setup()
+    const own = t.store.clients.useAssertionJti.bind(t.store.clients)
+    let alone = 0
+    t.store.clients.useAssertionJti = (...args) => (alone++, own(...args))
+    const tokens = async () => Number((await t.row('SELECT count(*) AS n FROM access_tokens'))!.n)
+    const jtis = async () => Number((await t.row('SELECT count(*) AS n FROM used_assertions'))!.n)
+    const once = await assertion(t, file.id, keys.es!)
+    expect(await status(await token(t, once))).toEqual([200, undefined])
+    expect([alone, await jtis(), await tokens()]).toEqual([0, 1, 1])
+    // Replayed: invalid_client, nothing issued.
+    expect(await status(await token(t, once))).toEqual([401, 'invalid_client'])
+    expect([await jtis(), await tokens()]).toEqual([1, 1])
+    // A request refused for its scope used its assertion all the same; replayed, even with a right scope, it is invalid_client.
+    const refused = await assertion(t, file.id, keys.es!)
+    expect(await status(await token(t, refused, { scope: 'reports:write' }))).toEqual([400, 'invalid_scope'])
+    expect([alone, await jtis()]).toEqual([1, 2])
+    expect(await status(await token(t, refused))).toEqual([401, 'invalid_client'])
+    expect(await status(await token(t, refused, { scope: 'reports:write' }))).toEqual([401, 'invalid_client'])
+    expect(await tokens()).toBe(1)
+    // A token that cannot be stored stores no jti either (one transaction); the assertion is then still good.
+    const insert = t.store.tokens.insertClientToken.bind(t.store.tokens)
+    const failing = await assertion(t, file.id, keys.es!)
+    t.store.tokens.insertClientToken = () => Promise.reject(new Error('disk full'))
+    expect((await token(t, failing)).status).toBe(500)
+    t.store.tokens.insertClientToken = insert
+    expect(await jtis()).toBe(2)
+    expect(await status(await token(t, failing))).toEqual([200, undefined])
+    expect([await jtis(), await tokens()]).toEqual([3, 2])
+  })
+
   test('RS256, PS256, ES256 and EdDSA keys, chosen by kid; aud the endpoint URL or the issuer', async () => {
     const { t, file } = await setup()
     expect(file.public).toBe(false)

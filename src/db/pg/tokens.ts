@@ -45,16 +45,23 @@ export class PgTokens implements TokenStore {
     })
   }
 
-  /** One statement (a transaction of its own): the token and its event commit together or not at all. */
-  insertClientToken(t: NewClientToken, audit?: AuditEvent): Promise<number> {
+  /**
+   * One statement (a transaction of its own): the jti (when given), the token and its event commit
+   * together or not at all. A jti another transaction inserted first (ON CONFLICT waits for it to
+   * commit) leaves `j` empty: nothing else is inserted.
+   */
+  insertClientToken(t: NewClientToken, audit?: AuditEvent, jti?: { clientId: string; jti: string; expiresAt: number }): Promise<number | undefined> {
     const e = audit ?? NO_EVENT
+    const checked = jti !== undefined
     return this.ctx.run(async (sql) => {
-      const [row] = await sql`WITH a AS (INSERT INTO access_tokens (verifier_hash, client_id, user_id, scope, expires_at, created_at, family_id, resource)
-          VALUES (${t.verifierHash}, ${t.clientId}, NULL, ${t.scope}, ${t.expiresAt}, ${t.createdAt}, NULL, ${t.resource}) RETURNING id),
+      const [row] = await sql`WITH j AS (INSERT INTO used_assertions (client_id, jti, expires_at)
+          SELECT ${jti?.clientId ?? ''}, ${jti?.jti ?? ''}, ${jti?.expiresAt ?? 0} WHERE ${checked} ON CONFLICT DO NOTHING RETURNING 1),
+        a AS (INSERT INTO access_tokens (verifier_hash, client_id, user_id, scope, expires_at, created_at, family_id, resource)
+          SELECT ${t.verifierHash}, ${t.clientId}, NULL, ${t.scope}, ${t.expiresAt}, ${t.createdAt}, NULL, ${t.resource} WHERE NOT ${checked} OR EXISTS (SELECT 1 FROM j) RETURNING id),
         e AS (INSERT INTO audit_events (at, kind, user_id, client_id, address, user_agent, detail)
-          SELECT ${e.at}, ${e.kind}, ${e.userId}, ${e.clientId}, ${e.address}, ${e.userAgent}, ${e.detail} WHERE ${audit !== undefined})
+          SELECT ${e.at}, ${e.kind}, ${e.userId}, ${e.clientId}, ${e.address}, ${e.userAgent}, ${e.detail} WHERE ${audit !== undefined} AND (NOT ${checked} OR EXISTS (SELECT 1 FROM j)))
         SELECT id FROM a`
-      return n(row.id)
+      return row ? n(row.id) : undefined
     })
   }
 

@@ -38,9 +38,13 @@ export interface TokenStore {
    */
   findToken(id: number, knownUser?: (userId: string) => UserRecord | undefined): TokenRecord | undefined | Promise<TokenRecord | undefined>
   deleteToken(id: number): Promise<boolean>
-  /** Stores a client's own token; its row id (what the token spells). */
-  /** A client's own token (client_credentials), with its 'token.issued' event in the same transaction. */
-  insertClientToken(token: NewClientToken, audit?: AuditEvent): Promise<number>
+  /**
+   * A client's own token (client_credentials), with its 'token.issued' event in the same
+   * transaction; its row id (what the token spells). With `jti` (private_key_jwt), the assertion's
+   * jti is recorded in that transaction too: used already (on any instance), nothing is stored
+   * and the answer is undefined.
+   */
+  insertClientToken(token: NewClientToken, audit?: AuditEvent, jti?: { clientId: string; jti: string; expiresAt: number }): Promise<number | undefined>
   /** Which of these tokens still exist (open settings streams ask after a revocation somewhere). */
   existingTokens(ids: readonly number[]): Promise<Set<number>>
   /** A one-time ticket standing for an access token (EventSource cannot send a header). */

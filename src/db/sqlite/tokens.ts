@@ -61,11 +61,13 @@ export class SqliteTokens implements TokenStore {
     })
   }
 
-  insertClientToken(t: NewClientToken, audit?: AuditEvent): Promise<number> {
+  insertClientToken(t: NewClientToken, audit?: AuditEvent, jti?: { clientId: string; jti: string; expiresAt: number }): Promise<number | undefined> {
     const insert = prepared(this.ctx.db, 'insertClientToken', () =>
       this.ctx.db.sqlite.prepare('INSERT INTO access_tokens (verifier_hash, client_id, user_id, scope, expires_at, created_at, family_id, resource) VALUES (?, ?, NULL, ?, ?, ?, NULL, ?)'),
     )
+    const useJti = prepared(this.ctx.db, 'useAssertionJti', () => this.ctx.db.sqlite.prepare('INSERT INTO used_assertions (client_id, jti, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'))
     return this.ctx.write(() => {
+      if (jti && useJti.run(jti.clientId, jti.jti, jti.expiresAt).changes === 0) return undefined
       const id = insertedId(insert.run(t.verifierHash, t.clientId, t.scope, t.expiresAt, t.createdAt, t.resource))
       if (audit) insertAuditEvents(this.ctx.db, [audit])
       return id

@@ -29,7 +29,7 @@ function onlyAudience(aud: unknown, accepted: readonly string[]): boolean {
  * every instance, signed (RS256, PS256, ES256 or EdDSA) by the key of the client's JWKS its
  * `kid` names. Every failure is the same 401 invalid_client; the reason goes to the log only.
  */
-export async function authenticateWithAssertion(ctx: AppContext, request: Request, assertion: string, claimedId: string | undefined): Promise<Client> {
+export async function authenticateWithAssertion(ctx: AppContext, request: Request, assertion: string, claimedId: string | undefined, deferJti = false): Promise<Client> {
   let iss: unknown
   let kid: unknown
   try {
@@ -67,9 +67,38 @@ export async function authenticateWithAssertion(ctx: AppContext, request: Reques
     throw refused()
   }
   if (expiresAt - now > MAX_AHEAD_MS || typeof payload.jti !== 'string' || payload.jti.length > 256) throw refused()
-  if (!(await ctx.store.clients.useAssertionJti(client.id, payload.jti, expiresAt))) {
-    ctx.log.warn('client assertion replayed', { client_id: client.id })
-    throw refused()
-  }
+  const used = { clientId: client.id, jti: payload.jti, expiresAt }
+  if (deferJti) deferred.set(request, used)
+  else await useJti(ctx, used)
   return client
+}
+
+/** An assertion's `jti`, to be recorded until the assertion expires. */
+export interface AssertionJti {
+  clientId: string
+  jti: string
+  expiresAt: number
+}
+
+/**
+ * The jti a request's authentication left to its token's own transaction (issue 38 "Speed": a
+ * client_credentials token with private_key_jwt waited on two commits): taken once, by the grant
+ * (takeDeferredJti), or else used on its own before the request is answered (useJti).
+ */
+const deferred = new WeakMap<Request, AssertionJti>()
+
+export function takeDeferredJti(request: Request): AssertionJti | undefined {
+  const jti = deferred.get(request)
+  deferred.delete(request)
+  return jti
+}
+
+/** Records the jti, once on every instance: used already, the assertion is a replay (invalid_client). */
+export async function useJti(ctx: AppContext, used: AssertionJti): Promise<void> {
+  if (!(await ctx.store.clients.useAssertionJti(used.clientId, used.jti, used.expiresAt))) throw replayed(ctx, used.clientId)
+}
+
+export function replayed(ctx: AppContext, clientId: string) {
+  ctx.log.warn('client assertion replayed', { client_id: clientId })
+  return refused()
 }

@@ -34,19 +34,20 @@ function parseBasic(header: string): { id: string; secret: string } | undefined 
  * method per request (RFC 6749 §2.3). Failures are 401 invalid_client, with a Basic challenge
  * when Basic was tried (§5.2).
  */
-export async function authenticateClient(ctx: AppContext, request: Request, body: ClientCredentials): Promise<Client> {
-  const client = await credentialsOf(ctx, request, body)
+export async function authenticateClient(ctx: AppContext, request: Request, body: ClientCredentials, { deferJti = false } = {}): Promise<Client> {
+  const client = await credentialsOf(ctx, request, body, deferJti)
   // A client with keys authenticates with them only: its old secret (if any) no longer counts.
   if (client.authMethod === 'private_key_jwt' && body.client_assertion === undefined) throw new InvalidClient('this client authenticates with private_key_jwt')
   return client
 }
 
-async function credentialsOf(ctx: AppContext, request: Request, body: ClientCredentials): Promise<Client> {
+/** `deferJti`: an assertion's jti is left to the token's transaction (client-assertion.ts takeDeferredJti). */
+async function credentialsOf(ctx: AppContext, request: Request, body: ClientCredentials, deferJti: boolean): Promise<Client> {
   const authorization = request.headers.get('authorization')
   if (body.client_assertion !== undefined || body.client_assertion_type !== undefined) {
     if (body.client_assertion_type !== ASSERTION_TYPE || typeof body.client_assertion !== 'string') throw new InvalidRequest(`client_assertion_type must be ${ASSERTION_TYPE}, with one client_assertion`)
     if (body.client_secret !== undefined || (authorization && /^basic /i.test(authorization))) throw new InvalidRequest('use one client authentication method, not two')
-    return authenticateWithAssertion(ctx, request, body.client_assertion, body.client_id)
+    return authenticateWithAssertion(ctx, request, body.client_assertion, body.client_id, deferJti)
   }
   const basic = authorization && /^basic /i.test(authorization) ? parseBasic(authorization) : undefined
   // A public client whose library sends `Basic base64(client_id:)` (Go's x/oauth2 does) is

@@ -4,6 +4,7 @@ import { ApiError, InvalidRequest, UnauthorizedClient, UnsupportedGrantType } fr
 import { DEVICE_CODE, type Client } from '../clients'
 import { apiHeaders, errorResponse, json } from '../../lib/http'
 import { authenticateClient } from './client-auth'
+import { takeDeferredJti, useJti } from './client-assertion'
 import * as authorizationCode from './grants/authorization_code'
 import * as clientCredentials from './grants/client_credentials'
 import * as deviceCode from './grants/device_code'
@@ -38,26 +39,41 @@ function checkAllowed(client: Client, grantType: string): void {
   if (!from.some((g) => client.grantTypes.includes(g))) throw new UnauthorizedClient(`this client may not use the grant ${grantType}`)
 }
 
+/**
+ * The endpoint's answer to a parsed, validated body: the route's, and the device poll's before
+ * the router (./fast-path.ts), so both are one code.
+ */
+export async function answerToken(ctx: AppContext, request: Request, body: TokenRequest): Promise<Response> {
+  try {
+    checkParameters(body)
+    // client_credentials records an assertion's jti in its token's own transaction: one commit, not two.
+    const client = await authenticateClient(ctx, request, body, { deferJti: body.grant_type === clientCredentials.grantType })
+    const grant = grantFor(body.grant_type)
+    if (!grant) throw new UnsupportedGrantType(`grant_type "${body.grant_type}" is not supported`)
+    checkAllowed(client, body.grant_type)
+    const response = await grant.handler(ctx, client, body, request)
+    ctx.metrics.tokenIssued(body.grant_type)
+    return json(response, 200, TOKEN_HEADERS)
+  } catch (thrown) {
+    let error = thrown
+    // A jti left to the grant, which failed before using it, is used now, as authentication
+    // always did: a replayed assertion is invalid_client whatever else is wrong with the request,
+    // and a refused request's assertion is used up all the same.
+    const jti = takeDeferredJti(request)
+    if (jti) await useJti(ctx, jti).catch((replay: unknown) => (error = replay))
+    // The RFC's refusals answered here, as errorAnswer answers them on an API path (never a
+    // page): a device's poll is one each time (authorization_pending), and Elysia's error
+    // hooks took a fifth of it (issue 38 "Speed"). Anything else goes on to errorAnswer.
+    if (error instanceof ApiError) return errorResponse(error)
+    throw error
+  }
+}
+
 export function tokenRoutes(ctx: AppContext) {
   return new Elysia({ name: 'oauth-token' }).post(
     '/api/oauth/token',
-    async function token({ request, body }) {
-      try {
-        checkParameters(body)
-        const client = await authenticateClient(ctx, request, body)
-        const grant = grantFor(body.grant_type)
-        if (!grant) throw new UnsupportedGrantType(`grant_type "${body.grant_type}" is not supported`)
-        checkAllowed(client, body.grant_type)
-        const response = await grant.handler(ctx, client, body, request)
-        ctx.metrics.tokenIssued(body.grant_type)
-        return json(response, 200, TOKEN_HEADERS)
-      } catch (error) {
-        // The RFC's refusals answered here, as errorAnswer answers them on an API path (never a
-        // page): a device's poll is one each time (authorization_pending), and Elysia's error
-        // hooks took a fifth of it (issue 38 "Speed"). Anything else goes on to errorAnswer.
-        if (error instanceof ApiError) return errorResponse(error)
-        throw error
-      }
+    function token({ request, body }) {
+      return answerToken(ctx, request, body)
     },
     {
       // parseTokenBody answers every request; the names after it only tell the OpenAPI document.

@@ -4,6 +4,7 @@ import { InvalidScope, InvalidTarget } from '../../../lib/errors'
 import type { Client } from '../../clients'
 import { jwtAccessToken } from '../../jwt-access-tokens'
 import { requestedAudience } from '../issue'
+import { replayed, takeDeferredJti } from '../client-assertion'
 import type { TokenRequest, TokenResponse } from '../model'
 
 export const grantType = 'client_credentials'
@@ -28,7 +29,10 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   const scope = Object.keys(resource.scopes).filter((s) => scopes.includes(s)).join(' ')
   const minted = ctx.tokens.mintForClient({ clientId: client.id, scope, resource: resource.uri })
   // Committed with the token, before it is answered (SPEC "Audit log"), as a code exchange's.
-  const id = await ctx.store.tokens.insertClientToken(minted.row, ctx.audit.event('token.issued', { clientId: client.id, request, detail: { grant: grantType, scope } }))
+  // private_key_jwt: the assertion's jti is used in the same transaction (one commit); used already, nothing is issued.
+  const jti = request && takeDeferredJti(request)
+  const id = await ctx.store.tokens.insertClientToken(minted.row, ctx.audit.event('token.issued', { clientId: client.id, request, detail: { grant: grantType, scope } }), jti)
+  if (id === undefined) throw replayed(ctx, client.id)
   const accessToken = resource.tokenFormat === 'jwt' ? await jwtAccessToken(ctx, { ...minted.row, userId: null }, resource.uri, id) : minted.spell(id)
   return { access_token: accessToken, token_type: 'Bearer', expires_in: minted.expiresIn, scope }
 }

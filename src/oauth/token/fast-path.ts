@@ -1,0 +1,51 @@
+import { ParseError } from 'elysia'
+import type { AppContext } from '../../context'
+import { errorAnswer } from '../../error-answer'
+import { mediaType } from '../../lib/http'
+import { createRequestGuard } from '../../web/request-guard'
+import { DEVICE_CODE } from '../clients'
+import { answerToken } from './index'
+import type { TokenRequest } from './model'
+import { keepParsed, readTokenBody } from './parse'
+
+export const TOKEN_PATH = '/api/oauth/token'
+const FORM = 'application/x-www-form-urlencoded'
+
+/**
+ * A device's poll (RFC 8628 §3.4) answered before Elysia: a TV polls every 5 s for as long as its
+ * person takes, and a poll that finds nothing is to cost no more than a userinfo (issue 38
+ * "Speed"); Elysia's context, parse hooks, validation and response mapping were most of it.
+ * Everything a poll meets there is here too, in the same order: the request guard (Host, a body
+ * declared too large), the route's parser (./parse.ts: size, UTF-8, repeated parameters; what it
+ * throws is a ParseError, as Elysia wraps it), the route's own answer (answerToken: client
+ * authentication, the grant, its refusals) and the app's error answer for anything else it
+ * throws. A form body's values are all strings, so the route's schema (TokenRequest) holds for
+ * every one. Any other method, path or Content-Type: undefined, and Elysia answers it; a form
+ * of another grant is handed on with the parameters read (parseTokenBody takes them).
+ */
+export function tokenFastPath(ctx: AppContext, allowedMethods: (path: string) => string[], router: (request: Request) => Promise<Response>): (request: Request, path: string) => Response | Promise<Response> | undefined {
+  const guard = createRequestGuard()
+  const failed = (code: string, error: unknown, request: Request) => errorAnswer(ctx, allowedMethods, { code, error, request, path: TOKEN_PATH })
+  async function poll(request: Request): Promise<Response> {
+    let params: Record<string, unknown>
+    try {
+      params = await readTokenBody(request, FORM)
+    } catch (error) {
+      return failed('PARSE', new ParseError(error as Error), request)
+    }
+    if (params.grant_type !== DEVICE_CODE) {
+      keepParsed(request, params)
+      return router(request)
+    }
+    try {
+      return await answerToken(ctx, request, params as TokenRequest)
+    } catch (error) {
+      // Elysia's onError is given the error's own code, if it has one.
+      return failed(((error as { code?: string } | null)?.code as string | undefined) ?? 'UNKNOWN', error, request)
+    }
+  }
+  return (request, path) => {
+    if (path !== TOKEN_PATH || request.method !== 'POST' || mediaType(request) !== FORM) return undefined
+    return guard({ request }) ?? poll(request)
+  }
+}
