@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { addClient, addUser, cookieHeader, createTestApp, csrfFrom, form, signIn, type TestApp } from '../helpers'
+import { DEVICE_CODE, createClient } from '../../src/oauth/clients'
+import { addClient, addUser, cookieHeader, createTestApp, csrfFrom, form, handleFrom, signIn, type TestApp } from '../helpers'
 import { outbox } from '../accounts/mail-flows'
 import { signInFrom } from '../sessions/flows'
 import { englishLeft } from './english'
@@ -85,6 +86,25 @@ describe('an address the server could not learn is said in words on pages and in
     const account = await (await get(t, '/account', jar)).text()
     expect(account).toContain('<div class="muted">198.51.100.4</div>')
     expect(account).toContain('from 198.51.100.4')
+  })
+
+  test('the device page: the address when known; else, in German, that the server could not learn it', async () => {
+    const t = await createTestApp()
+    const ann = await addUser(t)
+    await t.store.users.setLanguage(ann.id, { locale: 'de', timeZone: 'UTC' })
+    const tv = (await createClient(t.store, { name: 'TV', redirectUris: [], public: true, skipConsent: false, grantTypes: [DEVICE_CODE] }, t.clock.now())).client.id
+    const start = (peer?: string) => {
+      const init = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form({ client_id: tv, scope: 'openid' }) }
+      return peer ? handleFrom(t, peer, '/api/oauth/device_authorization', init) : t.handle('/api/oauth/device_authorization', init)
+    }
+    const jar = await signIn(t)
+    const known = ((await (await start('198.51.100.7')).json()) as { user_code: string }).user_code
+    expect(await (await get(t, `/device?user_code=${known}`, jar)).text()).toContain('von der Adresse <strong>198.51.100.7</strong>.')
+    const unknown = ((await (await start()).json()) as { user_code: string }).user_code
+    const html = await (await get(t, `/device?user_code=${unknown}`, jar)).text()
+    expect(html).toMatch(/Angefordert am <time datetime="[^"]+">[^<]+<\/time>, von einer Adresse, die der Server nicht ermitteln konnte\./)
+    expect(html).not.toContain('unknown')
+    expect(englishLeft(html)).toEqual([])
   })
 
   test('the new-device mail says the address is not known, in the recipient\'s language', async () => {
