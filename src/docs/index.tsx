@@ -59,7 +59,9 @@ function Fields(props: { schema?: Schema }): JSX.Element {
           <td class="muted" safe>
             {schema?.required?.includes(name) ? t('docs.required', { what: typeOf(s) }) : typeOf(s)}
           </td>
-          <td safe>{s.description ?? ''}</td>
+          <td class="long" lang="en" safe>
+            {s.description ?? ''}
+          </td>
         </tr>
       ))}
     </table>
@@ -90,13 +92,15 @@ function Content(props: { content?: Record<string, Media> }): JSX.Element {
             {orList(types)}
           </p>
           <Fields schema={media.schema} />
-          {media.example !== undefined ? <pre safe>{shown(media.example)}</pre> : ''}
+          {media.example !== undefined ? <pre tabindex="0" safe>{shown(media.example)}</pre> : ''}
           {Object.entries(media.examples ?? {}).map(([name, e]) => (
             <>
               <p class="muted" safe>
                 {t('docs.example', { name: e.summary ?? name })}
               </p>
-              <pre safe>{shown(e.value)}</pre>
+              <pre tabindex="0" safe>
+                {shown(e.value)}
+              </pre>
             </>
           ))}
         </>
@@ -116,8 +120,20 @@ function OperationSection(props: { method: string; path: string; op: Operation }
           {method.toUpperCase()} {path}
         </code>
       </h2>
-      {op.summary ? <p safe>{op.summary}</p> : ''}
-      {op.description ? <p class="muted" safe>{op.description}</p> : ''}
+      {op.summary ? (
+        <p lang="en" safe>
+          {op.summary}
+        </p>
+      ) : (
+        ''
+      )}
+      {op.description ? (
+        <p class="muted" lang="en" safe>
+          {op.description}
+        </p>
+      ) : (
+        ''
+      )}
       {op.servers?.length ? <p class="muted" safe>{t('docs.servedAt', { urls: op.servers.map((s) => `${s.url}${s.description ? ` (${s.description})` : ''}`).join(', ') })}</p> : ''}
       {op.security?.length ? (
         <p class="muted" safe>
@@ -140,7 +156,9 @@ function OperationSection(props: { method: string; path: string; op: Operation }
                 <td class="muted" safe>
                   {p.required ? t('docs.required', { what: p.in }) : p.in}
                 </td>
-                <td safe>{p.description ?? p.schema?.description ?? ''}</td>
+                <td class="long" lang="en" safe>
+                  {p.description ?? p.schema?.description ?? ''}
+                </td>
               </tr>
             ))}
           </table>
@@ -164,7 +182,10 @@ function OperationSection(props: { method: string; path: string; op: Operation }
       {Object.entries(op.responses ?? {}).map(([status, r]) => (
         <>
           <p>
-            <strong safe>{status}</strong> <span safe>{r.description ?? ''}</span>
+            <strong safe>{status}</strong>{' '}
+            <span lang="en" safe>
+              {r.description ?? ''}
+            </span>
           </p>
           {Object.keys(r.headers ?? {}).length ? <p class="muted" safe>{t('docs.headers', { names: Object.keys(r.headers!).join(', ') })}</p> : ''}
           <Content content={r.content} />
@@ -195,7 +216,7 @@ function ReferencePage(props: { spec: Spec }): JSX.Element {
                   {method.toUpperCase()} {path}
                 </code>
               </a>{' '}
-              <span class="muted" safe>
+              <span class="muted" lang="en" safe>
                 {op.summary ?? ''}
               </span>
             </li>
