@@ -50,7 +50,7 @@ function Fields(props: { schema?: Schema }): JSX.Element {
   const members = Object.entries(schema?.properties ?? {})
   if (members.length === 0) return <></>
   return (
-    <table class="admin">
+    <table class="admin reference">
       {members.map(([name, s]) => (
         <tr>
           <td>
@@ -147,7 +147,7 @@ function OperationSection(props: { method: string; path: string; op: Operation }
           <p>
             <strong>{th('docs.parameters')}</strong>
           </p>
-          <table class="admin">
+          <table class="admin reference">
             {op.parameters.map((p) => (
               <tr>
                 <td>
