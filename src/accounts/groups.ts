@@ -12,7 +12,7 @@ export class GroupInputError extends InputError {}
 export class GroupInUse extends GroupInputError {}
 
 export function checkGroupName(raw: string): string {
-  if (!GROUP_NAME.test(raw)) throw new GroupInputError(`group name "${raw}" must be 1 to 64 of A-Z a-z 0-9 . _ - (starting with a letter or digit)`)
+  if (!GROUP_NAME.test(raw)) throw new GroupInputError(`group name "${raw}" must be 1 to 64 of A-Z a-z 0-9 . _ - (starting with a letter or digit)`, { key: 'admin.input.groupName', params: { name: raw } })
   return raw
 }
 
@@ -21,7 +21,7 @@ export async function createGroup(store: Store, raw: string, now: number): Promi
   try {
     await store.groups.createGroup(name, now)
   } catch (error) {
-    if (error instanceof UniqueViolation) throw new GroupInputError(`a group named "${name}" exists already`)
+    if (error instanceof UniqueViolation) throw new GroupInputError(`a group named "${name}" exists already`, { key: 'admin.input.groupExists', params: { name } })
     throw error
   }
   return name
@@ -44,7 +44,7 @@ export async function existingGroups(store: Store, names: readonly string[]): Pr
   const wanted = [...new Set(names.map(checkGroupName))]
   const known = new Set((await store.groups.listGroups()).map((g) => g.name))
   const missing = wanted.filter((n) => !known.has(n))
-  if (missing.length) throw new GroupInputError(`no group named "${missing[0]}" (create it first: latchkey group create ${missing[0]})`)
+  if (missing.length) throw new GroupInputError(`no group named "${missing[0]}" (create it first: latchkey group create ${missing[0]})`, { key: 'admin.input.noGroup', params: { name: missing[0]! } })
   return wanted
 }
 
@@ -75,7 +75,7 @@ export async function deleteGroup(store: Store, name: string): Promise<boolean> 
   const { deleted, restricts } = await store.groups.deleteGroup(name)
   if (restricts.length) {
     const apps = restricts.map((c) => (c.name === c.id ? c.id : `${c.name} (${c.id})`)).join(', ')
-    throw new GroupInUse(`group "${name}" is the allowed group of ${apps}: change their allowed groups first (deleting it would open them to everyone)`)
+    throw new GroupInUse(`group "${name}" is the allowed group of ${apps}: change their allowed groups first (deleting it would open them to everyone)`, { key: 'admin.input.groupInUse', params: { name, apps } })
   }
   return deleted
 }

@@ -11,6 +11,7 @@ import { DeleteAccountSection } from './profile-pages'
 import type { User } from './users'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
 import { raw, t, th } from '../i18n'
+import { isKnownAddress } from '../web/client-address'
 import type { MessageKey } from '../i18n/types'
 
 function ContinueTo(props: { appName?: string }) {
@@ -127,7 +128,7 @@ function RecentActivity(props: { events: AuditEvent[] }) {
         <li>
           <When at={e.at} /> — <span safe>{activityWords(e.kind)}</span>
           {e.detail && JSON.parse(e.detail).method ? <span class="muted" safe>{` (${methodWords(JSON.parse(e.detail).method)})`}</span> : ''}
-          {e.address ? <span class="muted" safe>{' ' + t('account.activityFrom', { address: e.address })}</span> : ''}
+          {e.address ? <span class="muted" safe>{' ' + (isKnownAddress(e.address) ? t('account.activityFrom', { address: e.address }) : t('account.activityFromUnknown'))}</span> : ''}
         </li>
       ))}
     </ul>

@@ -15,6 +15,7 @@ import { forbidden } from './sign-in'
 import { describeUserAgent } from './user-agent'
 import { csrfAccepted, readSession } from './web'
 import { formatTime, raw, t as msg, th } from '../i18n'
+import { isKnownAddress } from '../web/client-address'
 
 const SignOutSessionForm = t.Object({ csrf_token: t.Optional(t.String()), session: t.Optional(t.String()) })
 
@@ -67,7 +68,7 @@ export function SessionsSection(props: { sessions: SessionView[]; csrf: string }
               <strong safe>{s.device()}</strong>
               {s.current ? <span class="badge"> {th('sessions.thisDevice')}</span> : ''}
               <div class="muted" safe>
-                {s.address || msg('sessions.unknownAddress')}
+                {isKnownAddress(s.address) ? s.address : msg('sessions.unknownAddress')}
               </div>
               <div class="muted">
                 {th('sessions.times', { signedIn: raw(<Moment at={s.createdAt} />), lastActive: raw(<Moment at={s.lastActiveAt} />) })}

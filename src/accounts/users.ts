@@ -15,7 +15,7 @@ export interface UserView {
 export class UserInputError extends InputError {}
 export class EmailTakenError extends InputError {
   constructor() {
-    super('an account with this email already exists')
+    super('an account with this email already exists', { key: 'admin.input.emailTaken' })
   }
 }
 

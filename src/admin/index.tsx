@@ -18,6 +18,7 @@ import { canonicalResource, createResource, toResourceView } from '../oauth/reso
 import { addSiteRule, checkSiteHost, createSite, toSiteView } from '../authz/sites'
 import { htmlPage, seeOther } from '../views/page'
 import { t } from '../i18n'
+import { sayError } from '../i18n/known-errors'
 import type { MessageKey } from '../i18n/types'
 import { speechOf } from '../i18n/request'
 import type { FormFields } from '../web/forms'
@@ -28,7 +29,7 @@ import { ConfirmPage } from './confirm-page'
 import type { Typed } from './pages'
 import { AppPage, AppsPage, SecretPage, type AppRow } from './app-pages'
 import { auditNames } from './audit-names'
-import { AuditPage, GroupsPage, KeysPage, ResourcesPage, UsersPage, type Saying, type Words } from './pages'
+import { AuditPage, GroupsPage, KeysPage, ResourcesPage, UsersPage, type KeyState, type Saying, type Words } from './pages'
 import { SitesPage } from './site-pages'
 import { ProvidersPage } from './provider-pages'
 import { callbackUrl, toProviderView } from '../providers/service'
@@ -60,8 +61,11 @@ type Reauth = boolean | ((body: FormFields) => boolean)
 const USERS_SHOWN = 200
 const AUDIT_SHOWN = 200
 
-/** Input errors a person can fix, in the words the CLI uses too. */
-const inputError = (error: unknown) => (error instanceof InputError ? error.message : undefined)
+/**
+ * Input errors a person can fix, in the admin's language: the catalog's words for the form when
+ * the check gives them, else the pages' known refusals (an email, a password) or its English.
+ */
+const inputError = (error: unknown): Words | undefined => (error instanceof InputError ? (error.words ?? (() => sayError(error))) : undefined)
 
 /**
  * /admin: users, apps, groups, resources, signing keys and the audit log, for admins only (see
@@ -123,7 +127,7 @@ export function adminRoutes(ctx: AppContext) {
         kid: k.kid,
         alg: k.alg,
         createdAt: k.createdAt,
-        state: (k.kid === signer ? { key: 'admin.keys.signsNow' } : k.signsFrom !== null && k.signsFrom > now ? { key: 'admin.keys.signsFrom', params: { at: `${new Date(k.signsFrom).toISOString().slice(0, 19).replace('T', ' ')} UTC` } } : { key: 'admin.keys.published' }) satisfies Saying,
+        state: (k.kid === signer ? { key: 'admin.keys.signsNow' } : k.signsFrom !== null && k.signsFrom > now ? { signsFrom: k.signsFrom } : { key: 'admin.keys.published' }) satisfies KeyState,
       }))
       return page(request, session, () => <KeysPage csrf={csrf(request, session)} keys={keys} {...said} />, said.status)
     },
@@ -199,7 +203,7 @@ export function adminRoutes(ctx: AppContext) {
       } catch (error) {
         const message = inputError(error)
         if (message === undefined) throw error
-        outcome = { error: message[0]!.toUpperCase() + message.slice(1) + '.', status: 400 }
+        outcome = { error: message, status: 400 }
       }
       if (outcome instanceof Response) return outcome
       if ('notice' in outcome) return seeOther(outcome.to ?? `/admin/${section}`, [noticeCookie(ctx, session, outcome.notice)])
@@ -406,7 +410,7 @@ export function adminRoutes(ctx: AppContext) {
           } catch (error) {
             const message = inputError(error)
             if (message === undefined) throw error
-            return pages.app(request, session, client, { error: message[0]!.toUpperCase() + message.slice(1) + '.', status: 400, typed: { form: '/admin/apps/update', fields: body } })
+            return pages.app(request, session, client, { error: message, status: 400, typed: { form: '/admin/apps/update', fields: body } })
           }
           return { notice: { key: 'admin.notice.saved', params: { name: field(body, 'name') || client.name } }, to: `/admin/apps/edit?client_id=${encodeURIComponent(client.id)}` }
         }, true),
@@ -458,7 +462,7 @@ export function adminRoutes(ctx: AppContext) {
             try {
               if (!(await deleteGroup(ctx.store, name))) return { error: { key: 'admin.error.noGroup' }, status: 404 }
             } catch (error) {
-              if (error instanceof GroupInUse) return { error: error.message[0]!.toUpperCase() + error.message.slice(1) + '.', status: 409 }
+              if (error instanceof GroupInUse) return { error: inputError(error)!, status: 409 }
               throw error
             }
             await audit('group.deleted', request, session, { detail: { group: name } })
@@ -602,7 +606,7 @@ async function updateApp(ctx: AppContext, client: Client, body: FormFields) {
       : { grantTypes: client.grantTypes, allowedScopes: client.allowedScopes, requirePar: client.requirePar, authMethod: client.authMethod ?? undefined, jwks: client.jwks ?? undefined, jwksUri: client.jwksUri ?? undefined }
   // As `client update`: an app with keys has no secret to fall back on.
   if (client.authMethod === 'private_key_jwt' && machine.authMethod !== 'private_key_jwt')
-    throw new InputError('this app authenticates with its keys and has no secret; create a new app to use a secret')
+    throw new InputError('this app authenticates with its keys and has no secret; create a new app to use a secret', { key: 'admin.input.keyedNoSecret' })
   const input = { public: client.public, grantTypes: machine.grantTypes, allowedScopes: machine.allowedScopes, requirePar: machine.requirePar, authMethod: machine.authMethod ?? null, jwks: machine.jwks ?? null, jwksUri: machine.jwksUri ?? null }
   if (!(await updateClient(ctx.store, client.id, { ...options, ...input }))) throw new PageError(404, 'error.noApp')
   return options

@@ -8,7 +8,8 @@ import type { ResourceView } from '../oauth/resources'
 import { scopeWords } from '../oauth/scopes'
 import { ButtonForm, CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
 import type { FormFields } from '../web/forms'
-import { currentSpeech, t, th } from '../i18n'
+import { currentSpeech, formatTime, raw, t, th } from '../i18n'
+import { isKnownAddress } from '../web/client-address'
 import type { MessageKey } from '../i18n/types'
 
 const SECTIONS = [
@@ -30,9 +31,10 @@ export interface Saying {
   key: MessageKey
   params?: Readonly<Record<string, string | number>>
 }
-/** Words for a page: a Saying, or text already written (an input error in the CLI's words). */
-export type Words = string | Saying
-export const say = (words: Words | undefined): string | undefined => (words === undefined || typeof words === 'string' ? words : currentSpeech().messages[words.key].text(words.params))
+/** Words for a page: a Saying, text already written, or words made when the page renders (in its speech). */
+export type Words = string | Saying | (() => string)
+export const say = (words: Words | undefined): string | undefined =>
+  words === undefined || typeof words === 'string' ? words : typeof words === 'function' ? words() : currentSpeech().messages[words.key].text(words.params)
 
 export function AdminLayout(props: { title: string; error?: Words; notice?: Words; children?: Children }): JSX.Element {
   const notice = say(props.notice)
@@ -77,10 +79,16 @@ export function typedIn(typed: Typed | undefined, form: string, match?: (fields:
   }
 }
 
-/** A moment in UTC, to the second, saying so (SPEC "/admin": times show their time zone). */
+/**
+ * A moment to the second in the admin's language and zone (their /account choice, else UTC),
+ * naming the zone (SPEC "/admin": times show their time zone); the exact instant for machines.
+ */
 export function Moment(props: { at: number }): JSX.Element {
-  const iso = new Date(props.at).toISOString()
-  return <time datetime={iso}>{iso.slice(0, 19).replace('T', ' ')} UTC</time>
+  return (
+    <time datetime={new Date(props.at).toISOString()} safe>
+      {formatTime(props.at, 'second')}
+    </time>
+  )
 }
 
 export type UserRow = UserListing & { mfa: { totp: boolean; passkeys: number } }
@@ -309,7 +317,10 @@ export function ResourcesPage(props: { csrf: string; resources: ResourceView[]; 
   )
 }
 
-export function KeysPage(props: { csrf: string; keys: Array<{ kid: string; alg: string; createdAt: number; state: Saying }>; error?: Words; notice?: Words }) {
+/** A signing key's state: in words, or the moment a newer key starts signing (shown as a time). */
+export type KeyState = Saying | { signsFrom: number }
+
+export function KeysPage(props: { csrf: string; keys: Array<{ kid: string; alg: string; createdAt: number; state: KeyState }>; error?: Words; notice?: Words }) {
   return (
     <AdminLayout title={t('admin.keys.title')} error={props.error} notice={props.notice}>
       <table class="admin">
@@ -333,9 +344,13 @@ export function KeysPage(props: { csrf: string; keys: Array<{ kid: string; alg: 
               <td data-label={attr(t('admin.field.created'))}>
                 <Moment at={k.createdAt} />
               </td>
-              <td data-label={attr(t('admin.field.state'))} safe>
-                {say(k.state)}
-              </td>
+              {'signsFrom' in k.state ? (
+                <td data-label={attr(t('admin.field.state'))}>{th('admin.keys.signsFrom', { at: raw(<Moment at={k.state.signsFrom} />) })}</td>
+              ) : (
+                <td data-label={attr(t('admin.field.state'))} safe>
+                  {say(k.state)}
+                </td>
+              )}
             </tr>
           ))}
         </tbody>
@@ -424,7 +439,7 @@ export function AuditPage(props: { events: AuditEvent[]; filter: { user: string;
                 <Named id={e.clientId} name={e.clientId === null ? undefined : props.names.clients.get(e.clientId)} />
               </td>
               <td data-label={attr(t('admin.field.address'))} class="long" safe>
-                {e.address ?? ''}
+                {e.address === null ? '' : isKnownAddress(e.address) ? e.address : t('sessions.unknownAddress')}
               </td>
               <td data-label={attr(t('admin.field.detail'))} class="long" safe>
                 {auditDetail(e.detail, props.names)}

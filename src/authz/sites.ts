@@ -23,7 +23,7 @@ export const toSiteView = (s: SiteRecord): SiteView => ({ host: s.host, name: s.
 
 export function checkSiteHost(raw: string): string {
   const host = canonicalSiteHost(raw)
-  if (!host) throw new SiteInputError(`host "${raw}" must be a DNS name without port (photos.example.com), or *.example.com for its subdomains`)
+  if (!host) throw new SiteInputError(`host "${raw}" must be a DNS name without port (photos.example.com), or *.example.com for its subdomains`, { key: 'admin.input.siteHost', params: { host: raw } })
   return host
 }
 
@@ -35,7 +35,7 @@ function checkPolicy(raw: string | undefined, fallback: SitePolicy): SitePolicy 
 
 export function checkSiteName(raw: string): string {
   const name = raw.trim().normalize('NFC')
-  if (!name || name.length > 200 || hasInvisible(name)) throw new SiteInputError('--name must be 1 to 200 characters, without control or invisible characters')
+  if (!name || name.length > 200 || hasInvisible(name)) throw new SiteInputError('--name must be 1 to 200 characters, without control or invisible characters', { key: 'admin.input.name' })
   return name
 }
 
@@ -48,13 +48,13 @@ export async function createSite(store: Store, input: { host: string; name: stri
   if (allowedGroups.length > 0) {
     const known = new Set((await store.groups.listGroups()).map((g) => g.name))
     const unknown = allowedGroups.find((g) => !known.has(g))
-    if (unknown) throw new SiteInputError(`no group named "${unknown}"`)
+    if (unknown) throw new SiteInputError(`no group named "${unknown}"`, { key: 'admin.input.noGroup', params: { name: unknown } })
   }
   const site: SiteRecord = { host, name, policy: checkPolicy(input.policy, 'one-factor'), allowedGroups, jwt: input.jwt ?? false, rules: [] }
   try {
     await store.sites.insertSite(site, now)
   } catch (error) {
-    if (error instanceof UniqueViolation) throw new SiteInputError(`a site for "${host}" exists already`)
+    if (error instanceof UniqueViolation) throw new SiteInputError(`a site for "${host}" exists already`, { key: 'admin.input.siteExists', params: { host } })
     throw error
   }
   return site
@@ -67,28 +67,28 @@ const CLIENT_ID = /^[\x21-\x7e]{1,200}$/
 export function checkRule(input: { paths?: string[]; methods?: string[]; networks?: string[]; clients?: string[]; policy?: string }): SiteRule {
   const paths = input.paths ?? []
   for (const p of paths) {
-    if (p.length > 1000 || hasInvisible(p)) throw new SiteInputError(`--path "${p}": at most 1000 characters, no control characters`)
+    if (p.length > 1000 || hasInvisible(p)) throw new SiteInputError(`--path "${p}": at most 1000 characters, no control characters`, { key: 'admin.input.pathLength', params: { path: p } })
     try {
       new RegExp(p)
     } catch {
-      throw new SiteInputError(`--path "${p}" is not a regular expression`)
+      throw new SiteInputError(`--path "${p}" is not a regular expression`, { key: 'admin.input.pathRegex', params: { path: p } })
     }
   }
   const methods = (input.methods ?? []).map((m) => m.toUpperCase())
   const bad = methods.find((m) => !METHOD.test(m))
-  if (bad) throw new SiteInputError(`--method "${bad}" is not an HTTP method`)
+  if (bad) throw new SiteInputError(`--method "${bad}" is not an HTTP method`, { key: 'admin.input.method', params: { method: bad } })
   const networks = input.networks ?? []
   for (const net of networks) {
     try {
       parseTrustedProxies(net)
     } catch {
-      throw new SiteInputError(`--network "${net}" is not an IP address or CIDR block`)
+      throw new SiteInputError(`--network "${net}" is not an IP address or CIDR block`, { key: 'admin.input.network', params: { network: net } })
     }
-    if (net.includes(',')) throw new SiteInputError(`--network "${net}": one block per --network`)
+    if (net.includes(',')) throw new SiteInputError(`--network "${net}": one block per --network`, { key: 'admin.input.networkComma', params: { network: net } })
   }
   const clients = input.clients ?? []
   const badClient = clients.find((c) => !CLIENT_ID.test(c))
-  if (badClient !== undefined) throw new SiteInputError(`--client "${badClient}" is not a client id`)
+  if (badClient !== undefined) throw new SiteInputError(`--client "${badClient}" is not a client id`, { key: 'admin.input.ruleClient', params: { id: badClient } })
   if (input.policy === undefined) throw new SiteInputError('--policy is required (one-factor, two-factor, bypass, deny)')
   return { paths, methods: [...new Set(methods)], networks, clients, policy: checkPolicy(input.policy, 'deny') }
 }
@@ -96,6 +96,6 @@ export function checkRule(input: { paths?: string[]; methods?: string[]; network
 export async function addSiteRule(store: Store, rawHost: string, input: Parameters<typeof checkRule>[0]): Promise<SiteRule> {
   const host = checkSiteHost(rawHost)
   const rule = checkRule(input)
-  if (!(await store.sites.addRule(host, rule))) throw new SiteInputError(`no site for "${rawHost}"`)
+  if (!(await store.sites.addRule(host, rule))) throw new SiteInputError(`no site for "${rawHost}"`, { key: 'admin.input.noSite', params: { host: rawHost } })
   return rule
 }

@@ -7,7 +7,9 @@ import type { Config } from '../config'
 import { json } from '../lib/http'
 import { buildOpenApiDocument } from './openapi'
 import { Layout } from '../views/layout'
-import { htmlPage } from '../views/page'
+import { htmlPage, pageHeaders } from '../views/page'
+import { currentSpeech, raw, t, th, type Locale } from '../i18n'
+import { speechOf } from '../i18n/request'
 
 type Schema = { type?: string | string[]; description?: string; properties?: Record<string, Schema>; required?: string[]; items?: Schema; anyOf?: Schema[]; const?: unknown; format?: string }
 interface Media {
@@ -30,6 +32,15 @@ type Spec = {
   webhooks?: Record<string, Record<string, Operation>>
 }
 
+/** "a or b" in the reader's language (Intl.ListFormat, cached per locale: twelve at most). */
+const orLists = new Map<Locale, Intl.ListFormat>()
+function orList(items: string[]): string {
+  const locale = currentSpeech().locale
+  let f = orLists.get(locale)
+  if (!f) orLists.set(locale, (f = new Intl.ListFormat(locale, { type: 'disjunction' })))
+  return f.format(items)
+}
+
 const typeOf = (s: Schema | undefined): string =>
   !s ? '' : s.anyOf ? s.anyOf.map(typeOf).join(' | ') : s.type === 'array' ? `${typeOf(s.items)}[]` : Array.isArray(s.type) ? s.type.join(' | ') : (s.type ?? 'any')
 
@@ -39,17 +50,18 @@ function Fields(props: { schema?: Schema }): JSX.Element {
   const members = Object.entries(schema?.properties ?? {})
   if (members.length === 0) return <></>
   return (
-    <table class="admin">
+    <table class="admin reference">
       {members.map(([name, s]) => (
         <tr>
           <td>
             <code safe>{name}</code>
           </td>
           <td class="muted" safe>
-            {typeOf(s)}
-            {schema?.required?.includes(name) ? ', required' : ''}
+            {schema?.required?.includes(name) ? t('docs.required', { what: typeOf(s) }) : typeOf(s)}
           </td>
-          <td safe>{s.description ?? ''}</td>
+          <td class="long" lang="en" safe>
+            {s.description ?? ''}
+          </td>
         </tr>
       ))}
     </table>
@@ -77,16 +89,18 @@ function Content(props: { content?: Record<string, Media> }): JSX.Element {
       {sameShown(props.content ?? {}).map(([types, media]) => (
         <>
           <p class="muted" safe>
-            {types.join(' or ')}
+            {orList(types)}
           </p>
           <Fields schema={media.schema} />
-          {media.example !== undefined ? <pre safe>{shown(media.example)}</pre> : ''}
+          {media.example !== undefined ? <pre tabindex="0" safe>{shown(media.example)}</pre> : ''}
           {Object.entries(media.examples ?? {}).map(([name, e]) => (
             <>
               <p class="muted" safe>
-                Example “{e.summary ?? name}”
+                {t('docs.example', { name: e.summary ?? name })}
               </p>
-              <pre safe>{shown(e.value)}</pre>
+              <pre tabindex="0" safe>
+                {shown(e.value)}
+              </pre>
             </>
           ))}
         </>
@@ -106,12 +120,24 @@ function OperationSection(props: { method: string; path: string; op: Operation }
           {method.toUpperCase()} {path}
         </code>
       </h2>
-      {op.summary ? <p safe>{op.summary}</p> : ''}
-      {op.description ? <p class="muted" safe>{op.description}</p> : ''}
-      {op.servers?.length ? <p class="muted" safe>Served at: {op.servers.map((s) => `${s.url}${s.description ? ` (${s.description})` : ''}`).join(', ')}</p> : ''}
+      {op.summary ? (
+        <p lang="en" safe>
+          {op.summary}
+        </p>
+      ) : (
+        ''
+      )}
+      {op.description ? (
+        <p class="muted" lang="en" safe>
+          {op.description}
+        </p>
+      ) : (
+        ''
+      )}
+      {op.servers?.length ? <p class="muted" safe>{t('docs.servedAt', { urls: op.servers.map((s) => `${s.url}${s.description ? ` (${s.description})` : ''}`).join(', ') })}</p> : ''}
       {op.security?.length ? (
         <p class="muted" safe>
-          Auth: {op.security.map((s) => Object.keys(s).join(' + ') || 'none').join(' or ')}
+          {t('docs.auth', { schemes: orList(op.security.map((s) => Object.keys(s).join(' + ') || t('docs.authNone'))) })}
         </p>
       ) : (
         ''
@@ -119,19 +145,20 @@ function OperationSection(props: { method: string; path: string; op: Operation }
       {op.parameters?.length ? (
         <>
           <p>
-            <strong>Parameters</strong>
+            <strong>{th('docs.parameters')}</strong>
           </p>
-          <table class="admin">
+          <table class="admin reference">
             {op.parameters.map((p) => (
               <tr>
                 <td>
                   <code safe>{p.name}</code>
                 </td>
                 <td class="muted" safe>
-                  {p.in}
-                  {p.required ? ', required' : ''}
+                  {p.required ? t('docs.required', { what: p.in }) : p.in}
                 </td>
-                <td safe>{p.description ?? p.schema?.description ?? ''}</td>
+                <td class="long" lang="en" safe>
+                  {p.description ?? p.schema?.description ?? ''}
+                </td>
               </tr>
             ))}
           </table>
@@ -142,7 +169,7 @@ function OperationSection(props: { method: string; path: string; op: Operation }
       {op.requestBody?.content ? (
         <>
           <p>
-            <strong>Request body</strong>
+            <strong>{th('docs.requestBody')}</strong>
           </p>
           <Content content={op.requestBody.content} />
         </>
@@ -150,14 +177,17 @@ function OperationSection(props: { method: string; path: string; op: Operation }
         ''
       )}
       <p>
-        <strong>Responses</strong>
+        <strong>{th('docs.responses')}</strong>
       </p>
       {Object.entries(op.responses ?? {}).map(([status, r]) => (
         <>
           <p>
-            <strong safe>{status}</strong> <span safe>{r.description ?? ''}</span>
+            <strong safe>{status}</strong>{' '}
+            <span lang="en" safe>
+              {r.description ?? ''}
+            </span>
           </p>
-          {Object.keys(r.headers ?? {}).length ? <p class="muted" safe>Headers: {Object.keys(r.headers!).join(', ')}</p> : ''}
+          {Object.keys(r.headers ?? {}).length ? <p class="muted" safe>{t('docs.headers', { names: Object.keys(r.headers!).join(', ') })}</p> : ''}
           <Content content={r.content} />
         </>
       ))}
@@ -170,14 +200,13 @@ function ReferencePage(props: { spec: Spec }): JSX.Element {
   const operations = Object.entries(spec.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ method, path, op })))
   const webhooks = Object.entries(spec.webhooks ?? {}).flatMap(([name, methods]) => Object.entries(methods).map(([method, op]) => ({ method, path: name, op })))
   return (
-    <Layout title="API reference" wide>
-      <h1 safe>
-        {spec.info.title} {spec.info.version} — API reference
-      </h1>
-      <p safe>{spec.info.description}</p>
-      <p>
-        Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1), for client generators.
+    <Layout title={t('docs.title')} wide>
+      <h1 safe>{t('docs.heading', { name: `${spec.info.title} ${spec.info.version}` })}</h1>
+      <p class="notice">{th('docs.inEnglish')}</p>
+      <p lang="en" safe>
+        {spec.info.description}
       </p>
+      <p>{th('docs.machineReadable', { link: raw(<a href="/openapi.json">/openapi.json</a>) })}</p>
       <nav>
         <ul>
           {operations.map(({ method, path, op }) => (
@@ -187,7 +216,7 @@ function ReferencePage(props: { spec: Spec }): JSX.Element {
                   {method.toUpperCase()} {path}
                 </code>
               </a>{' '}
-              <span class="muted" safe>
+              <span class="muted" lang="en" safe>
                 {op.summary ?? ''}
               </span>
             </li>
@@ -197,9 +226,9 @@ function ReferencePage(props: { spec: Spec }): JSX.Element {
       {operations.map(({ method, path, op }) => (
         <OperationSection method={method} path={path} op={op} />
       ))}
-      <h2>What an app receives</h2>
+      <h2>{th('docs.appReceives')}</h2>
       {webhooks.map(({ method, path, op }) => (
-        <OperationSection method={method} path={`(to the app) ${path}`} op={op} />
+        <OperationSection method={method} path={t('docs.toTheApp', { name: path })} op={op} />
       ))}
     </Layout>
   )
@@ -212,11 +241,22 @@ function ReferencePage(props: { spec: Spec }): JSX.Element {
 export function docsRoutes(config: Config, app: () => AnyElysia) {
   let document: Promise<Awaited<ReturnType<typeof buildOpenApiDocument>>> | undefined
   const spec = () => (document ??= buildOpenApiDocument(app(), config))
+  const pages = new Map<string, string>()
   return new Elysia({ name: 'docs' })
     .get('/openapi.json', async function openApiDocument() {
       return json(await spec(), 200, { 'cache-control': 'public, max-age=300' })
     })
-    .get('/docs', async function apiReference() {
-      return htmlPage(<ReferencePage spec={(await spec()) as unknown as Spec} />)
+    .get('/docs', async function apiReference({ request }) {
+      const speech = speechOf(config, request)
+      const reference = (await spec()) as unknown as Spec
+      // The page depends on the document (built once) and the speech alone: rendered once per language and address.
+      const key = `${speech.locale}|${speech.here}`
+      let body = pages.get(key)
+      if (body === undefined) {
+        body = await htmlPage(() => <ReferencePage spec={reference} />, { speech }).text()
+        if (pages.size >= 64) pages.clear()
+        pages.set(key, body)
+      }
+      return new Response(body, { headers: pageHeaders() })
     })
 }

@@ -1,4 +1,4 @@
-import type { PageErrorKey } from '../i18n/types'
+import type { MessageKey, PageErrorKey } from '../i18n/types'
 
 /**
  * Errors are data: each RFC error code is a small class carrying its status, and one
@@ -55,9 +55,19 @@ export const TemporarilyUnavailable = defineError('temporarily_unavailable', 503
 /**
  * Bad input a person can fix, in words meant for them (a name too long, an unknown group): the
  * CLI prints it as one line and exits 2, /admin shows it on the form's page. Each domain's
- * refusal (users, groups, clients, resources) is one.
+ * refusal (users, groups, clients, resources) is one. `message` is the CLI's wording (its
+ * --flags; the JSON APIs answer it too); `words`, when given, is the catalog's message for a web
+ * form, naming the field by its label, that /admin says in the admin's language (SPEC "Brand
+ * and language": every word a person reads on a page comes from the catalog).
  */
-export class InputError extends Error {}
+export class InputError extends Error {
+  constructor(
+    message: string,
+    public readonly words?: { key: MessageKey; params?: Readonly<Record<string, string | number>> },
+  ) {
+    super(message)
+  }
+}
 
 /**
  * A failure that is shown to a person as an HTML page (never a redirect), in their language:

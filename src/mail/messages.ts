@@ -7,6 +7,7 @@
  */
 import type { NewMail } from '../db/store'
 import { formatTime, speaking, speech, t, type Speech } from '../i18n'
+import { isKnownAddress } from '../web/client-address'
 import { isLocale, type Locale } from '../i18n/locales'
 
 const escape = (s: string) => Bun.escapeHTML(s)
@@ -101,7 +102,7 @@ export const newDeviceMessage = (to: Recipient, at: { at: number; address: strin
     [
       t('mail.newDevice.body'),
       t('mail.newDevice.when', { when: formatTime(at.at, 'second') }),
-      t('mail.newDevice.address', { address: at.address }),
+      isKnownAddress(at.address) ? t('mail.newDevice.address', { address: at.address }) : t('mail.newDevice.addressUnknown'),
       t('mail.newDevice.device', { device: at.device() }),
       t('mail.newDevice.notYou'),
     ],

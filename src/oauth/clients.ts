@@ -66,6 +66,8 @@ export interface ClientView {
 }
 
 export class ClientInputError extends InputError {}
+/** A JWKS the form cannot take, said in one message (the CLI's names the exact fault). */
+const JWKS_INVALID = { key: 'admin.input.jwksInvalid' } as const
 
 const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'blob:'])
 
@@ -75,11 +77,11 @@ export function checkRedirectUri(raw: string): string {
   try {
     url = new URL(raw)
   } catch {
-    throw new ClientInputError(`redirect URI "${raw}" is not an absolute URL`)
+    throw new ClientInputError(`redirect URI "${raw}" is not an absolute URL`, { key: 'admin.input.redirectAbsolute', params: { uri: raw } })
   }
-  if (hasInvisible(raw) || raw.length > 2000) throw new ClientInputError(`redirect URI must be at most 2000 characters, without control characters`)
-  if (url.hash || raw.includes('#')) throw new ClientInputError(`redirect URI "${raw}" must not have a fragment`)
-  if (FORBIDDEN_SCHEMES.has(url.protocol)) throw new ClientInputError(`redirect URI "${raw}" uses a forbidden scheme`)
+  if (hasInvisible(raw) || raw.length > 2000) throw new ClientInputError(`redirect URI must be at most 2000 characters, without control characters`, { key: 'admin.input.redirectLength' })
+  if (url.hash || raw.includes('#')) throw new ClientInputError(`redirect URI "${raw}" must not have a fragment`, { key: 'admin.input.redirectFragment', params: { uri: raw } })
+  if (FORBIDDEN_SCHEMES.has(url.protocol)) throw new ClientInputError(`redirect URI "${raw}" uses a forbidden scheme`, { key: 'admin.input.redirectScheme', params: { uri: raw } })
   return raw
 }
 
@@ -225,15 +227,15 @@ export async function checkIntrospects(store: Store, ids: readonly string[], isP
   const wanted = [...new Set(ids.filter((id) => id !== ''))]
   checkIntrospector(isPublic, wanted)
   if (wanted.includes(EVERY_CLIENT)) {
-    if (wanted.length > 1) throw new ClientInputError(`--introspect '*' (every client's tokens) stands alone, not beside client ids`)
+    if (wanted.length > 1) throw new ClientInputError(`--introspect '*' (every client's tokens) stands alone, not beside client ids`, { key: 'admin.input.introspectAll' })
     return [EVERY_CLIENT]
   }
-  for (const id of wanted) if (!(await findClient(store, id))) throw new ClientInputError(`--introspect: no client with id "${id}"`)
+  for (const id of wanted) if (!(await findClient(store, id))) throw new ClientInputError(`--introspect: no client with id "${id}"`, { key: 'admin.input.noClient', params: { id } })
   return wanted
 }
 
 function checkIntrospector(isPublic: boolean, introspects: readonly string[]): void {
-  if (isPublic && introspects.length) throw new ClientInputError('a public client cannot introspect tokens (it has no secret to authenticate with)')
+  if (isPublic && introspects.length) throw new ClientInputError('a public client cannot introspect tokens (it has no secret to authenticate with)', { key: 'admin.input.publicIntrospects' })
 }
 
 /** Gives a resource server the right to introspect these clients' tokens (as checkIntrospects returns them); false for an unknown client. */
@@ -257,7 +259,7 @@ export async function checkGrants(store: Store, input: { public: boolean; grantT
   const { grantTypes, allowedScopes } = checkGrantList(input)
   if (allowedScopes.length) {
     const resourceScopes = new Set((await store.resources.listResources()).flatMap((r) => Object.keys(r.scopes)))
-    for (const scope of allowedScopes) if (!resourceScopes.has(scope)) throw new ClientInputError(`--allowed-scope "${scope}" is not a scope of a registered resource`)
+    for (const scope of allowedScopes) if (!resourceScopes.has(scope)) throw new ClientInputError(`--allowed-scope "${scope}" is not a scope of a registered resource`, { key: 'admin.input.allowedScope', params: { scope } })
   }
   return { grantTypes, allowedScopes }
 }
@@ -265,12 +267,12 @@ export async function checkGrants(store: Store, input: { public: boolean; grantT
 /** checkGrants without the resources: the grants, and which may have allowed scopes (`apply` checks the scopes against the file's resources too). */
 export function checkGrantList(input: { public: boolean; grantTypes: readonly string[]; allowedScopes: readonly string[] }): { grantTypes: string[]; allowedScopes: string[] } {
   const grantTypes = [...new Set(input.grantTypes)]
-  if (grantTypes.length === 0) throw new ClientInputError('an app needs at least one --grant')
+  if (grantTypes.length === 0) throw new ClientInputError('an app needs at least one --grant', { key: 'admin.input.noGrant' })
   for (const grant of grantTypes)
     if (!(GRANT_TYPES as readonly string[]).includes(grant)) throw new ClientInputError(`--grant must be one of ${GRANT_TYPES.join(', ')}, got "${grant}"`)
   const allowedScopes = [...new Set(input.allowedScopes.filter((s) => s !== ''))]
-  if (grantTypes.includes(CLIENT_CREDENTIALS) && input.public) throw new ClientInputError('a public client cannot use client_credentials (it has no secret to authenticate with)')
-  if (allowedScopes.length && !grantTypes.includes(CLIENT_CREDENTIALS)) throw new ClientInputError('--allowed-scope is for apps with --grant client_credentials')
+  if (grantTypes.includes(CLIENT_CREDENTIALS) && input.public) throw new ClientInputError('a public client cannot use client_credentials (it has no secret to authenticate with)', { key: 'admin.input.publicClientCredentials' })
+  if (allowedScopes.length && !grantTypes.includes(CLIENT_CREDENTIALS)) throw new ClientInputError('--allowed-scope is for apps with --grant client_credentials', { key: 'admin.input.allowedScopesNeedClientCredentials' })
   return { grantTypes, allowedScopes }
 }
 
@@ -283,17 +285,17 @@ export function checkKeys(input: { public: boolean; authMethod?: string | null; 
   const method = input.authMethod ?? null
   if (method !== null && method !== 'private_key_jwt' && method !== 'client_secret') throw new ClientInputError(`--auth-method must be client_secret or private_key_jwt, got "${method}"`)
   if (method !== 'private_key_jwt') {
-    if (input.jwks || input.jwksUri) throw new ClientInputError('--jwks-file and --jwks-uri are for --auth-method private_key_jwt')
+    if (input.jwks || input.jwksUri) throw new ClientInputError('--jwks-file and --jwks-uri are for --auth-method private_key_jwt', { key: 'admin.input.keysOnlyForKeyed' })
     return { authMethod: null, jwks: null, jwksUri: null }
   }
-  if (input.public) throw new ClientInputError('a public client cannot use private_key_jwt')
-  if (!input.jwks === !input.jwksUri) throw new ClientInputError('--auth-method private_key_jwt needs one of --jwks-file or --jwks-uri')
+  if (input.public) throw new ClientInputError('a public client cannot use private_key_jwt', { key: 'admin.input.publicKeys' })
+  if (!input.jwks === !input.jwksUri) throw new ClientInputError('--auth-method private_key_jwt needs one of --jwks-file or --jwks-uri', { key: 'admin.input.keysNeeded' })
   if (input.jwksUri) {
     let url: URL | undefined
     try {
       url = new URL(input.jwksUri)
     } catch {}
-    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.hash) throw new ClientInputError(`--jwks-uri must be an https URL, got "${input.jwksUri}"`)
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.hash) throw new ClientInputError(`--jwks-uri must be an https URL, got "${input.jwksUri}"`, { key: 'admin.input.jwksUri', params: { uri: input.jwksUri } })
     return { authMethod: method, jwks: null, jwksUri: url.href }
   }
   return { authMethod: method, jwks: checkJwks(input.jwks!), jwksUri: null }
@@ -305,14 +307,14 @@ export function checkJwks(text: string): string {
   try {
     parsed = JSON.parse(text)
   } catch {
-    throw new ClientInputError('the JWKS is not JSON')
+    throw new ClientInputError('the JWKS is not JSON', JWKS_INVALID)
   }
   const keys = (parsed as { keys?: unknown })?.keys
-  if (!Array.isArray(keys) || keys.length === 0 || keys.length > 20) throw new ClientInputError('the JWKS must be {"keys": [...]} with 1 to 20 keys')
+  if (!Array.isArray(keys) || keys.length === 0 || keys.length > 20) throw new ClientInputError('the JWKS must be {"keys": [...]} with 1 to 20 keys', JWKS_INVALID)
   for (const key of keys as Array<Record<string, unknown>>) {
-    if (typeof key !== 'object' || key === null || typeof key.kid !== 'string' || !key.kid) throw new ClientInputError('every key of the JWKS needs a kid')
-    if (!['RSA', 'EC', 'OKP'].includes(key.kty as string)) throw new ClientInputError(`key "${key.kid}": kty must be RSA, EC or OKP`)
-    if ('d' in key || 'p' in key || 'k' in key) throw new ClientInputError(`key "${key.kid}" is a private or secret key; give the public keys only`)
+    if (typeof key !== 'object' || key === null || typeof key.kid !== 'string' || !key.kid) throw new ClientInputError('every key of the JWKS needs a kid', JWKS_INVALID)
+    if (!['RSA', 'EC', 'OKP'].includes(key.kty as string)) throw new ClientInputError(`key "${key.kid}": kty must be RSA, EC or OKP`, JWKS_INVALID)
+    if ('d' in key || 'p' in key || 'k' in key) throw new ClientInputError(`key "${key.kid}" is a private or secret key; give the public keys only`, { key: 'admin.input.jwksPrivate', params: { kid: key.kid } })
   }
   return JSON.stringify({ keys })
 }
@@ -320,9 +322,9 @@ export function checkJwks(text: string): string {
 /** A client's name and redirect URIs as given: checked, trimmed, without repeats. Only a redirecting grant needs a redirect URI. */
 export function checkClientOptions(input: { name: string; redirectUris: string[]; postLogoutRedirectUris?: string[]; grantTypes?: readonly string[] }) {
   const name = input.name.trim().normalize('NFC')
-  if (!name || name.length > 200) throw new ClientInputError('name must be 1 to 200 characters')
-  if (hasInvisible(name)) throw new ClientInputError('name contains control or invisible characters')
-  if (input.redirectUris.length === 0 && (input.grantTypes ?? [REDIRECTING]).includes(REDIRECTING)) throw new ClientInputError('at least one --redirect-uri is required')
+  if (!name || name.length > 200) throw new ClientInputError('name must be 1 to 200 characters', { key: 'admin.input.name' })
+  if (hasInvisible(name)) throw new ClientInputError('name contains control or invisible characters', { key: 'admin.input.name' })
+  if (input.redirectUris.length === 0 && (input.grantTypes ?? [REDIRECTING]).includes(REDIRECTING)) throw new ClientInputError('at least one --redirect-uri is required', { key: 'admin.input.redirectNone' })
   const redirectUris = [...new Set(input.redirectUris.map(checkRedirectUri))]
   const postLogoutRedirectUris = [...new Set((input.postLogoutRedirectUris ?? []).map(checkRedirectUri))]
   return { name, redirectUris, postLogoutRedirectUris }

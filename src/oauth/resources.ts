@@ -92,10 +92,10 @@ function resourceScopes(given: string[] | ResourceScopes): ResourceScopes {
     const eq = spec.indexOf('=')
     const scope = eq < 0 ? spec : spec.slice(0, eq)
     const description = eq < 0 ? '' : spec.slice(eq + 1).trim()
-    if (!SCOPE_TOKEN.test(scope)) throw new ResourceInputError(`--scope "${spec}": a scope name is 1 to 128 printable characters without spaces, quotes or backslashes`)
-    if ((SUPPORTED_SCOPES as readonly string[]).includes(scope)) throw new ResourceInputError(`--scope "${scope}" is one of Latchkey's own scopes`)
-    if (!description || description.length > 200 || hasInvisible(description)) throw new ResourceInputError(`--scope "${scope}" needs a description (NAME=DESCRIPTION, at most 200 characters) for the consent page`)
-    if (scopes[scope] !== undefined) throw new ResourceInputError(`--scope "${scope}" is given twice`)
+    if (!SCOPE_TOKEN.test(scope)) throw new ResourceInputError(`--scope "${spec}": a scope name is 1 to 128 printable characters without spaces, quotes or backslashes`, { key: 'admin.input.scopeName', params: { scope: spec } })
+    if ((SUPPORTED_SCOPES as readonly string[]).includes(scope)) throw new ResourceInputError(`--scope "${scope}" is one of Latchkey's own scopes`, { key: 'admin.input.scopeOwn', params: { scope } })
+    if (!description || description.length > 200 || hasInvisible(description)) throw new ResourceInputError(`--scope "${scope}" needs a description (NAME=DESCRIPTION, at most 200 characters) for the consent page`, { key: 'admin.input.scopeDescription', params: { scope } })
+    if (scopes[scope] !== undefined) throw new ResourceInputError(`--scope "${scope}" is given twice`, { key: 'admin.input.scopeTwice', params: { scope } })
     scopes[scope] = description
   }
   return scopes
@@ -108,24 +108,24 @@ export async function createResource(
   now: number,
 ): Promise<ResourceRecord> {
   const uri = canonicalResource(input.uri)
-  if (!uri) throw new ResourceInputError(`--uri must be an absolute http(s) URI without a fragment, got "${input.uri}"`)
+  if (!uri) throw new ResourceInputError(`--uri must be an absolute http(s) URI without a fragment, got "${input.uri}"`, { key: 'admin.input.resourceUri', params: { uri: input.uri } })
   const name = input.name.trim().normalize('NFC')
-  if (!name || name.length > 200 || hasInvisible(name)) throw new ResourceInputError('--name must be 1 to 200 characters, without control or invisible characters')
-  if ((Array.isArray(input.scopes) ? input.scopes.length : Object.keys(input.scopes).length) === 0) throw new ResourceInputError('at least one --scope NAME=DESCRIPTION is required')
+  if (!name || name.length > 200 || hasInvisible(name)) throw new ResourceInputError('--name must be 1 to 200 characters, without control or invisible characters', { key: 'admin.input.name' })
+  if ((Array.isArray(input.scopes) ? input.scopes.length : Object.keys(input.scopes).length) === 0) throw new ResourceInputError('at least one --scope NAME=DESCRIPTION is required', { key: 'admin.input.scopesNone' })
   const scopes = resourceScopes(input.scopes)
   const tokenFormat = input.tokenFormat ?? 'opaque'
   if (tokenFormat !== 'opaque' && tokenFormat !== 'jwt') throw new ResourceInputError(`--token-format must be opaque or jwt, got "${tokenFormat}"`)
   const introspectors = [...new Set(input.introspectors ?? [])]
   for (const id of introspectors) {
     const client = isClientId(id) ? await store.clients.findClient(id) : undefined
-    if (!client) throw new ResourceInputError(`--introspector "${id}" is not a registered client`)
-    if (client.secretHash === null) throw new ResourceInputError(`--introspector "${id}" is a public client; introspection needs a confidential one`)
+    if (!client) throw new ResourceInputError(`--introspector "${id}" is not a registered client`, { key: 'admin.input.noClient', params: { id } })
+    if (client.secretHash === null) throw new ResourceInputError(`--introspector "${id}" is a public client; introspection needs a confidential one`, { key: 'admin.input.introspectorPublic', params: { id } })
   }
   const resource: ResourceRecord = { uri, name, scopes, tokenFormat, introspectors }
   try {
     await store.resources.insertResource(resource, now)
   } catch (error) {
-    if (error instanceof UniqueViolation) throw new ResourceInputError(`a resource with the URI "${uri}" exists already`)
+    if (error instanceof UniqueViolation) throw new ResourceInputError(`a resource with the URI "${uri}" exists already`, { key: 'admin.input.resourceExists', params: { uri } })
     throw error
   }
   return resource

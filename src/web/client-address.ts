@@ -148,9 +148,18 @@ export function addressIn(address: string | undefined, blocks: TrustedProxies): 
   return ip !== undefined && trusted(ip, blocks)
 }
 
+/**
+ * What the address is recorded as when the server could not learn it (no socket peer): kept as
+ * is in logs, the database and JSON; pages and mails say so in words (`isKnownAddress`).
+ */
+export const UNKNOWN_ADDRESS = 'unknown'
+
+/** Whether a recorded address is one (not missing, not `UNKNOWN_ADDRESS`), to show it or say it is not known. */
+export const isKnownAddress = (address: string | null | undefined): address is string => !!address && address !== UNKNOWN_ADDRESS
+
 /** The client address: the peer, or (behind trusted proxies) the nearest untrusted forwarded hop. */
 export function resolveClientAddress(peer: string | undefined, forwardedFor: string | null, proxies: TrustedProxies): string {
-  const peerText = peer ?? 'unknown'
+  const peerText = peer ?? UNKNOWN_ADDRESS
   if (proxies.length === 0 || !forwardedFor) return peerText
   const peerIp = peer === undefined ? undefined : parseIp(peer)
   if (!peerIp || !trusted(peerIp, proxies)) return peerText
@@ -204,6 +213,6 @@ export function clientAddressOf(request: Request, proxies: TrustedProxies): stri
 
 /** The same, when the socket's peer address is known already (the server, for its access log). */
 export function clientAddressFrom(peer: string | undefined, request: Request, proxies: TrustedProxies): string {
-  if (proxies.length === 0) return peer ?? 'unknown'
+  if (proxies.length === 0) return peer ?? UNKNOWN_ADDRESS
   return resolveClientAddress(peer, request.headers.get('x-forwarded-for'), proxies)
 }

@@ -170,7 +170,7 @@ describe('/admin forms keep what was typed when refused', () => {
     const app = await post(t, jar, '/admin/apps', '/admin/apps', { name: 'Typed "App"', redirect_uris: 'not a url', post_logout_redirect_uris: 'https://a.example/bye', skip_consent: 'true', allowed_groups: 'family', introspects: '*' })
     expect(app.status).toBe(400)
     const appHtml = await app.text()
-    expect(appHtml).toContain('Redirect URI &quot;not a url&quot; is not an absolute URL.')
+    expect(appHtml).toContain('The redirect URI “not a url” is not an absolute URL.')
     expect(appHtml).toContain('value="Typed &quot;App&quot;"')
     expect(appHtml).toContain('>not a url</textarea>')
     expect(appHtml).toContain('>https://a.example/bye</textarea>')

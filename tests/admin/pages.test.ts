@@ -128,7 +128,7 @@ describe('/admin/users', () => {
 
     const taken = await submit(t, jar, '/admin/users', '/admin/users', { email: 'cy@example.com', full_name: 'Cy', password: 'a long password' })
     expect(taken.status).toBe(400)
-    expect(await taken.text()).toContain('An account with this email already exists.')
+    expect(await taken.text()).toContain('An account with this email address exists already.')
     const short = await submit(t, jar, '/admin/users', '/admin/users', { email: 'dee@example.com', full_name: 'Dee', password: 'short' })
     expect(short.status).toBe(400)
     expect(await short.text()).toContain('Password must be 8 to 256 characters.')
@@ -395,7 +395,7 @@ describe('/admin/apps, groups, resources, keys', () => {
     const keyed = { client_id: clientId, name: 'Nightly job', machine_options: 'shown', grant_types: 'client_credentials', allowed_scopes: 'reports:read', auth_method: 'private_key_jwt', jwks: JSON.stringify({ keys: [jwk] }) }
     const refused = await submit(t, jar, edit, '/admin/apps/update', { ...keyed, allowed_scopes: 'nothing:here' })
     expect(refused.status).toBe(400)
-    expect(await refused.text()).toContain('--allowed-scope &quot;nothing:here&quot; is not a scope of a registered resource')
+    expect(await refused.text()).toContain('Allowed scopes: “nothing:here” is not a scope of a registered resource.')
     expect((await t.store.clients.findClient(clientId))!.authMethod).toBeNull()
     expect((await submit(t, jar, edit, '/admin/apps/update', { ...keyed, require_par: 'true' })).status).toBe(303)
     expect(await t.store.clients.findClient(clientId)).toMatchObject({ authMethod: 'private_key_jwt', jwks: JSON.stringify({ keys: [jwk] }), requirePar: true })
@@ -436,7 +436,7 @@ describe('/admin/apps, groups, resources, keys', () => {
     const edit = `/admin/apps/edit?client_id=${clientId}`
     const bad = await submit(t, jar, edit, '/admin/apps/update', { client_id: clientId, name: 'Photos 2', redirect_uris: 'javascript:alert(1)' })
     expect(bad.status).toBe(400)
-    expect(await bad.text()).toContain('Redirect URI &quot;javascript:alert(1)&quot; uses a forbidden scheme.')
+    expect(await bad.text()).toContain('The redirect URI “javascript:alert(1)” uses a scheme that is not allowed.')
     expect((await t.store.clients.findClient(clientId))!.name).toBe('Photos')
 
     const saved = await submit(t, jar, edit, '/admin/apps/update', { client_id: clientId, name: 'Photos 2', redirect_uris: 'https://photos.example/new' })
@@ -474,7 +474,7 @@ describe('/admin/apps, groups, resources, keys', () => {
     expect((await submit(t, jar, '/admin/groups', '/admin/groups', { name: 'family' })).status).toBe(303)
     const taken = await submit(t, jar, '/admin/groups', '/admin/groups', { name: 'family' })
     expect(taken.status).toBe(400)
-    expect(await taken.text()).toContain('A group named &quot;family&quot; exists already.')
+    expect(await taken.text()).toContain('A group named “family” exists already.')
     expect((await submit(t, jar, '/admin/groups', '/admin/groups', { name: 'has space' })).status).toBe(400)
     expect((await submit(t, jar, '/admin/groups', '/admin/groups/add', { name: 'family', user: 'BOB@example.com' })).status).toBe(303)
     expect((await submit(t, jar, '/admin/groups', '/admin/groups/add', { name: 'family', user: 'nobody@example.com' })).status).toBe(404)
@@ -498,7 +498,7 @@ describe('/admin/apps, groups, resources, keys', () => {
     const refused = await submit(t, jar, '/admin/groups', '/admin/groups/delete', { name: 'family' })
     expect(refused.status).toBe(409)
     expect(await refused.text()).toContain(
-      `Group &quot;family&quot; is the allowed group of Photos (${photos.client.id}): change their allowed groups first (deleting it would open them to everyone).`,
+      `The group “family” is an allowed group of Photos (${photos.client.id}): change their allowed groups first (deleting it would open them to everyone).`,
     )
     expect((await t.store.groups.listGroups()).map((g) => g.name)).toEqual(['family'])
 
@@ -514,7 +514,7 @@ describe('/admin/apps, groups, resources, keys', () => {
     const fields = { client_id: dovecot.client.id, name: 'Dovecot', redirect_uris: CALLBACK }
     const bad = await submit(t, jar, edit, '/admin/apps/update', { ...fields, name: 'Dovecot 2', introspects: 'ghost' })
     expect(bad.status).toBe(400)
-    expect(await bad.text()).toContain('--introspect: no client with id &quot;ghost&quot;.')
+    expect(await bad.text()).toContain('No app has the client ID “ghost”.')
     expect(await t.store.clients.findClient(dovecot.client.id)).toMatchObject({ name: 'Dovecot', introspects: [] })
     expect((await submit(t, jar, edit, '/admin/apps/update', { ...fields, introspects: ` ${webmail.client.id} ` })).status).toBe(303)
     expect((await t.store.clients.findClient(dovecot.client.id))!.introspects).toEqual([webmail.client.id])
@@ -536,7 +536,7 @@ describe('/admin/apps, groups, resources, keys', () => {
     })
     const bad = await submit(t, jar, '/admin/resources', '/admin/resources', { uri: 'https://x.example', name: 'X', scopes: 'openid=mine' })
     expect(bad.status).toBe(400)
-    expect(await bad.text()).toContain('is one of Latchkey&#x27;s own scopes')
+    expect(await bad.text()).toContain('is one of the server’s own scopes.')
     expect((await submit(t, jar, '/admin/resources', '/admin/resources/delete', { uri: 'https://mcp.example.com' })).status).toBe(303)
     expect(await t.store.resources.listResources()).toEqual([])
   })

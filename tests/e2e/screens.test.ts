@@ -197,4 +197,31 @@ describe('every screen (issue 36): 360 px without sideways scrolling, axe-core c
     expect(failures).toEqual([])
     expect(csp).toEqual([])
   })
+
+  test('in German (task i18a): /admin/audit with its times and addresses, and /docs with its frame translated', async () => {
+    const context = await browser.newContext({ locale: 'de-DE' })
+    const page = await context.newPage()
+    const csp: string[] = []
+    page.on('console', (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) csp.push(m.text())
+    })
+    const failures: string[] = []
+    await page.goto(`${server.url}/login`)
+    await page.locator('#email').fill(ADMIN)
+    await page.locator('#password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Anmelden', exact: true }).click()
+    await page.waitForURL((u) => u.pathname === '/account')
+    await page.goto(`${server.url}/admin/audit`)
+    expect(await page.locator('html').getAttribute('lang')).toBe('de')
+    expect(await page.locator('h1').innerText()).toBe('Audit-Protokoll')
+    expect(await page.locator('table.audit time').first().innerText()).toMatch(/^\d+\. [A-Za-zä]+\.? \d{4}, \d\d:\d\d:\d\d UTC$/)
+    failures.push(...(await everyScreen(page, 'de-admin-audit')))
+    await page.goto(`${server.url}/docs`)
+    expect(await page.locator('html').getAttribute('lang')).toBe('de')
+    expect(await page.locator('p.notice').innerText()).toBe('Die folgende Referenz ist auf Englisch, wie das OpenAPI-Dokument, das sie zeigt.')
+    failures.push(...(await everyScreen(page, 'de-docs')))
+    expect(failures).toEqual([])
+    expect(csp).toEqual([])
+    await context.close()
+  })
 })

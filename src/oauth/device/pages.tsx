@@ -13,7 +13,7 @@ import { formatTime, raw, t as msg, th } from '../../i18n'
 import { speechOf } from '../../i18n/request'
 import { CsrfField, Hidden, Layout } from '../../views/layout'
 import { htmlPage, seeOther } from '../../views/page'
-import { clientAddressOf, rateLimitKey } from '../../web/client-address'
+import { clientAddressOf, isKnownAddress, rateLimitKey } from '../../web/client-address'
 import { parsePageForm } from '../../web/forms'
 import { DecisionButtons } from '../authorize/consent-page'
 import { findClient, type Client } from '../clients'
@@ -47,6 +47,7 @@ function CodeForm(props: { error?: string }) {
 
 function DeviceConsentPage(props: { client: Client; resource: ResourceRecord | undefined; device: DeviceCodeRecord; userCode: string; session: Session; csrf: string }) {
   const { client, resource, device } = props
+  const requested = <time datetime={new Date(device.createdAt).toISOString()} safe>{formatTime(device.createdAt, 'second')}</time>
   return (
     <Layout title={msg('device.title')}>
       <h1>
@@ -55,10 +56,9 @@ function DeviceConsentPage(props: { client: Client; resource: ResourceRecord | u
           : th('device.wantsAccount', { app: raw(<span safe>{client.name}</span>) })}
       </h1>
       <p>
-        {th('device.requested', {
-          when: raw(<time datetime={new Date(device.createdAt).toISOString()} safe>{formatTime(device.createdAt, 'second')}</time>),
-          address: raw(<strong safe>{device.address}</strong>),
-        })}
+        {isKnownAddress(device.address)
+          ? th('device.requested', { when: raw(requested), address: raw(<strong safe>{device.address}</strong>) })
+          : th('device.requestedUnknownAddress', { when: raw(requested) })}
       </p>
       <p class="warning" role="alert">
         {th('device.warning')}
