@@ -10,6 +10,7 @@ import { Layout } from '../views/layout'
 import { htmlPage, pageHeaders } from '../views/page'
 import { currentSpeech, raw, t, th, type Locale } from '../i18n'
 import { speechOf } from '../i18n/request'
+import { referenceText } from './translations'
 
 type Schema = { type?: string | string[]; description?: string; properties?: Record<string, Schema>; required?: string[]; items?: Schema; anyOf?: Schema[]; const?: unknown; format?: string }
 interface Media {
@@ -41,6 +42,16 @@ function orList(items: string[]): string {
   return f.format(items)
 }
 
+/**
+ * One of the reference's own texts (a summary, a description) in the reader's language, else as
+ * the document states it, marked English (`lang="en"`) for screen readers and translators.
+ */
+function said(english: string | undefined): { text: string; lang: 'en' | undefined } {
+  if (!english) return { text: '', lang: undefined }
+  const words = referenceText(currentSpeech().locale, english)
+  return words === undefined ? { text: english, lang: 'en' } : { text: words, lang: undefined }
+}
+
 const typeOf = (s: Schema | undefined): string =>
   !s ? '' : s.anyOf ? s.anyOf.map(typeOf).join(' | ') : s.type === 'array' ? `${typeOf(s.items)}[]` : Array.isArray(s.type) ? s.type.join(' | ') : (s.type ?? 'any')
 
@@ -59,8 +70,8 @@ function Fields(props: { schema?: Schema }): JSX.Element {
           <td class="muted" safe>
             {schema?.required?.includes(name) ? t('docs.required', { what: typeOf(s) }) : typeOf(s)}
           </td>
-          <td class="long" lang="en" safe>
-            {s.description ?? ''}
+          <td class="long" lang={said(s.description).lang} safe>
+            {said(s.description).text}
           </td>
         </tr>
       ))}
@@ -96,7 +107,7 @@ function Content(props: { content?: Record<string, Media> }): JSX.Element {
           {Object.entries(media.examples ?? {}).map(([name, e]) => (
             <>
               <p class="muted" safe>
-                {t('docs.example', { name: e.summary ?? name })}
+                {t('docs.example', { name: e.summary ? said(e.summary).text : name })}
               </p>
               <pre tabindex="0" safe>
                 {shown(e.value)}
@@ -121,20 +132,20 @@ function OperationSection(props: { method: string; path: string; op: Operation }
         </code>
       </h2>
       {op.summary ? (
-        <p lang="en" safe>
-          {op.summary}
+        <p lang={said(op.summary).lang} safe>
+          {said(op.summary).text}
         </p>
       ) : (
         ''
       )}
       {op.description ? (
-        <p class="muted" lang="en" safe>
-          {op.description}
+        <p class="muted" lang={said(op.description).lang} safe>
+          {said(op.description).text}
         </p>
       ) : (
         ''
       )}
-      {op.servers?.length ? <p class="muted" safe>{t('docs.servedAt', { urls: op.servers.map((s) => `${s.url}${s.description ? ` (${s.description})` : ''}`).join(', ') })}</p> : ''}
+      {op.servers?.length ? <p class="muted" safe>{t('docs.servedAt', { urls: op.servers.map((s) => `${s.url}${s.description ? ` (${said(s.description).text})` : ''}`).join(', ') })}</p> : ''}
       {op.security?.length ? (
         <p class="muted" safe>
           {t('docs.auth', { schemes: orList(op.security.map((s) => Object.keys(s).join(' + ') || t('docs.authNone'))) })}
@@ -156,8 +167,8 @@ function OperationSection(props: { method: string; path: string; op: Operation }
                 <td class="muted" safe>
                   {p.required ? t('docs.required', { what: p.in }) : p.in}
                 </td>
-                <td class="long" lang="en" safe>
-                  {p.description ?? p.schema?.description ?? ''}
+                <td class="long" lang={said(p.description ?? p.schema?.description).lang} safe>
+                  {said(p.description ?? p.schema?.description).text}
                 </td>
               </tr>
             ))}
@@ -183,8 +194,8 @@ function OperationSection(props: { method: string; path: string; op: Operation }
         <>
           <p>
             <strong safe>{status}</strong>{' '}
-            <span lang="en" safe>
-              {r.description ?? ''}
+            <span lang={said(r.description).lang} safe>
+              {said(r.description).text}
             </span>
           </p>
           {Object.keys(r.headers ?? {}).length ? <p class="muted" safe>{t('docs.headers', { names: Object.keys(r.headers!).join(', ') })}</p> : ''}
@@ -202,9 +213,8 @@ function ReferencePage(props: { spec: Spec }): JSX.Element {
   return (
     <Layout title={t('docs.title')} wide>
       <h1 safe>{t('docs.heading', { name: `${spec.info.title} ${spec.info.version}` })}</h1>
-      <p class="notice">{th('docs.inEnglish')}</p>
-      <p lang="en" safe>
-        {spec.info.description}
+      <p lang={said(spec.info.description).lang} safe>
+        {said(spec.info.description).text}
       </p>
       <p>{th('docs.machineReadable', { link: raw(<a href="/openapi.json">/openapi.json</a>) })}</p>
       <nav>
@@ -216,8 +226,8 @@ function ReferencePage(props: { spec: Spec }): JSX.Element {
                   {method.toUpperCase()} {path}
                 </code>
               </a>{' '}
-              <span class="muted" lang="en" safe>
-                {op.summary ?? ''}
+              <span class="muted" lang={said(op.summary).lang} safe>
+                {said(op.summary).text}
               </span>
             </li>
           ))}

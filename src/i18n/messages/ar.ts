@@ -819,7 +819,6 @@ export default {
   'mail.newDevice.addressUnknown': 'عنوان IP: غير معروف',
   'docs.title': 'مرجع الواجهة البرمجية',
   'docs.heading': '{name} — مرجع الواجهة البرمجية',
-  'docs.inEnglish': 'المرجع أدناه باللغة الإنجليزية، مثل مستند OpenAPI الذي يعرضه.',
   'docs.machineReadable': 'نسخة قابلة للقراءة آليًا: {link} (OpenAPI 3.1)، لأدوات توليد العملاء.',
   'docs.parameters': 'المعاملات',
   'docs.requestBody': 'نص الطلب',

@@ -808,7 +808,6 @@ export default {
   'mail.newDevice.addressUnknown': 'Adresse: nicht bekannt',
   'docs.title': 'API-Referenz',
   'docs.heading': '{name} — API-Referenz',
-  'docs.inEnglish': 'Die folgende Referenz ist auf Englisch, wie das OpenAPI-Dokument, das sie zeigt.',
   'docs.machineReadable': 'Maschinenlesbar: {link} (OpenAPI 3.1), für Client-Generatoren.',
   'docs.parameters': 'Parameter',
   'docs.requestBody': 'Anfragetext',

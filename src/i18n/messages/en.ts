@@ -820,7 +820,6 @@ export default {
   'mail.newDevice.addressUnknown': 'Address: not known',
   'docs.title': 'API reference',
   'docs.heading': '{name} — API reference',
-  'docs.inEnglish': 'The reference below is in English, as the OpenAPI document it shows.',
   'docs.machineReadable': 'Machine-readable: {link} (OpenAPI 3.1), for client generators.',
   'docs.parameters': 'Parameters',
   'docs.requestBody': 'Request body',

@@ -871,7 +871,6 @@ export default {
   'mail.newDevice.addressUnknown': 'Dirección: desconocida',
   'docs.title': 'Referencia de la API',
   'docs.heading': '{name} — referencia de la API',
-  'docs.inEnglish': 'La referencia de abajo está en inglés, como el documento OpenAPI que muestra.',
   'docs.machineReadable': 'Legible por máquina: {link} (OpenAPI 3.1), para generadores de clientes.',
   'docs.parameters': 'Parámetros',
   'docs.requestBody': 'Cuerpo de la solicitud',

@@ -871,7 +871,6 @@ export default {
   'mail.newDevice.addressUnknown': 'Adresse : inconnue',
   'docs.title': 'Référence de l’API',
   'docs.heading': '{name} — référence de l’API',
-  'docs.inEnglish': 'La référence ci-dessous est en anglais, comme le document OpenAPI qu’elle présente.',
   'docs.machineReadable': 'Version lisible par machine : {link} (OpenAPI 3.1), pour les générateurs de clients.',
   'docs.parameters': 'Paramètres',
   'docs.requestBody': 'Corps de la requête',

@@ -872,7 +872,6 @@ export default {
   'mail.newDevice.addressUnknown': 'Indirizzo: sconosciuto',
   'docs.title': 'Riferimento API',
   'docs.heading': '{name} — riferimento API',
-  'docs.inEnglish': 'Il riferimento qui sotto è in inglese, come il documento OpenAPI che mostra.',
   'docs.machineReadable': 'Leggibile dalle macchine: {link} (OpenAPI 3.1), per i generatori di client.',
   'docs.parameters': 'Parametri',
   'docs.requestBody': 'Corpo della richiesta',

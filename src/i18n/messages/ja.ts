@@ -815,7 +815,6 @@ export default {
   'mail.newDevice.addressUnknown': 'IP アドレス: 不明',
   'docs.title': 'API リファレンス',
   'docs.heading': '{name} — API リファレンス',
-  'docs.inEnglish': '以下のリファレンスは、表示している OpenAPI ドキュメントと同じく英語です。',
   'docs.machineReadable': '機械可読版: {link}（OpenAPI 3.1、クライアント生成ツール向け）。',
   'docs.parameters': 'パラメーター',
   'docs.requestBody': 'リクエスト本文',

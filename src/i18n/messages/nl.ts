@@ -774,7 +774,6 @@ export default {
   'mail.newDevice.addressUnknown': 'Adres: onbekend',
   'docs.title': 'API-naslag',
   'docs.heading': '{name} — API-naslag',
-  'docs.inEnglish': 'De naslag hieronder is in het Engels, net als het OpenAPI-document dat hij toont.',
   'docs.machineReadable': 'Machineleesbaar: {link} (OpenAPI 3.1), voor clientgeneratoren.',
   'docs.parameters': 'Parameters',
   'docs.requestBody': 'Body van het verzoek',

@@ -855,7 +855,6 @@ export default {
   'mail.newDevice.addressUnknown': 'Adres: nieznany',
   'docs.title': 'Dokumentacja API',
   'docs.heading': '{name} — dokumentacja API',
-  'docs.inEnglish': 'Poniższa dokumentacja jest po angielsku, tak jak dokument OpenAPI, który przedstawia.',
   'docs.machineReadable': 'Wersja do odczytu maszynowego: {link} (OpenAPI 3.1), dla generatorów klientów.',
   'docs.parameters': 'Parametry',
   'docs.requestBody': 'Treść żądania',

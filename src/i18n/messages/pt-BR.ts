@@ -873,7 +873,6 @@ export default {
   'mail.newDevice.addressUnknown': 'Endereço: desconhecido',
   'docs.title': 'Referência da API',
   'docs.heading': '{name} — referência da API',
-  'docs.inEnglish': 'A referência abaixo está em inglês, como o documento OpenAPI que ela mostra.',
   'docs.machineReadable': 'Legível por máquina: {link} (OpenAPI 3.1), para geradores de clientes.',
   'docs.parameters': 'Parâmetros',
   'docs.requestBody': 'Corpo da solicitação',

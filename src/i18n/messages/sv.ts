@@ -775,7 +775,6 @@ export default {
   'mail.newDevice.addressUnknown': 'Adress: okänd',
   'docs.title': 'API-referens',
   'docs.heading': '{name} — API-referens',
-  'docs.inEnglish': 'Referensen nedan är på engelska, liksom OpenAPI-dokumentet den visar.',
   'docs.machineReadable': 'Maskinläsbar: {link} (OpenAPI 3.1), för klientgeneratorer.',
   'docs.parameters': 'Parametrar',
   'docs.requestBody': 'Begärans innehåll',

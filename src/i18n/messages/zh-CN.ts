@@ -815,7 +815,6 @@ export default {
   'mail.newDevice.addressUnknown': 'IP 地址：未知',
   'docs.title': 'API 参考',
   'docs.heading': '{name} — API 参考',
-  'docs.inEnglish': '以下参考内容为英文，与其展示的 OpenAPI 文档一致。',
   'docs.machineReadable': '机器可读版本：{link}（OpenAPI 3.1），供客户端生成工具使用。',
   'docs.parameters': '参数',
   'docs.requestBody': '请求正文',
