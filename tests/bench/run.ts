@@ -505,6 +505,7 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
 }
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
+const HOT_DEVICES = 1_000
 
 /**
  * Machines (issue 38 "Speed"): a client_credentials token with client_secret_basic (against
@@ -547,7 +548,14 @@ function machineCases(latchkey: Server, bin: string, codesDir: string): Case[] {
     return { BODIES: file }
   }
   let tv: string | undefined
-  const pollsFor = async (warmup?: WrkResult) => {
+  /**
+   * Cold: every poll the first of its code, among as many pending codes as the run needs (each
+   * row read from disk pages). Hot (HOT_DEVICES devices, as many pending at once as a busy
+   * household's TVs): the same rows polled again and again, so their pages are in memory — as a
+   * device's every poll after its first. Their interval is 0 so that a poll sooner than 5 s is
+   * still a nothing-found poll, not a slow_down (which writes).
+   */
+  const pollsFor = (hot: boolean) => async (warmup?: WrkResult) => {
     tv ??= (JSON.parse(cli(latchkey, bin, ['client', 'create', '--name', 'Bench TV', '--public', '--grant', DEVICE_GRANT])) as { client_id: string }).client_id
     const pace = warmup ? warmup.requests / WARMUP : 0
     // Three times the warm-up's pace, as the assertions': a poll answered faster than the warm-up's ran out of codes ("grant_type=exhausted", counted as mismatched).
@@ -557,17 +565,18 @@ function machineCases(latchkey: Server, bin: string, codesDir: string): Case[] {
     const db = new Database(join(latchkey.dir, 'data/latchkey.sqlite'))
     db.run('PRAGMA busy_timeout = 5000')
     const insert = db.prepare(
-      `INSERT INTO device_codes (device_code_hash, user_code_hash, client_id, scope, resource, created_at, expires_at, interval, status, address) VALUES (?, ?, ?, 'openid', NULL, ?, ?, 5, 'pending', '127.0.0.1')`,
+      `INSERT INTO device_codes (device_code_hash, user_code_hash, client_id, scope, resource, created_at, expires_at, interval, status, address) VALUES (?, ?, ?, 'openid', NULL, ?, ?, ${hot ? 0 : 5}, 'pending', '127.0.0.1')`,
     )
-    const codes = Array.from({ length: count }, () => randomToken('lk_dc_'))
+    const codes = Array.from({ length: hot ? HOT_DEVICES : count }, () => randomToken('lk_dc_'))
     const now = Date.now()
     db.transaction(() => {
       for (const code of codes) insert.run(sha256(code), sha256(`bench:${code}`), tv!, now, now + 600_000)
     })()
     db.run('PRAGMA wal_checkpoint(TRUNCATE)')
     db.close()
-    const file = join(codesDir, `polls-${warmup ? 'run' : 'warmup'}.txt`)
-    writeFileSync(file, codes.map((c) => `grant_type=${encodeURIComponent(DEVICE_GRANT)}&device_code=${c}&client_id=${tv}`).join('\n') + '\n')
+    const file = join(codesDir, `polls-${hot ? 'hot-' : ''}${warmup ? 'run' : 'warmup'}.txt`)
+    const polled = hot ? Array.from({ length: count }, (_, i) => codes[i % codes.length]!) : codes
+    writeFileSync(file, polled.map((c) => `grant_type=${encodeURIComponent(DEVICE_GRANT)}&device_code=${c}&client_id=${tv}`).join('\n') + '\n')
     return { BODIES: file, EXPECT_STATUS: '400', EXPECT_BODY: '"authorization_pending"' }
   }
   const form = { 'Content-Type': 'application/x-www-form-urlencoded' }
@@ -581,7 +590,8 @@ function machineCases(latchkey: Server, bin: string, codesDir: string): Case[] {
       env: { BODY: ccBody },
     },
     { name: 'POST /api/oauth/token (client credentials, private_key_jwt)', server: () => latchkey, path: '/api/oauth/token', headers: form, script: 'bodies.lua', before: assertionsFor },
-    { name: 'POST /api/oauth/token (device poll, authorization_pending)', server: () => latchkey, path: '/api/oauth/token', headers: form, script: 'polls.lua', expectStatus: 400, before: pollsFor },
+    { name: 'POST /api/oauth/token (device poll, authorization_pending)', server: () => latchkey, path: '/api/oauth/token', headers: form, script: 'polls.lua', expectStatus: 400, before: pollsFor(false) },
+    { name: `POST /api/oauth/token (device poll, ${HOT_DEVICES.toLocaleString('en')} devices polling again)`, server: () => latchkey, path: '/api/oauth/token', headers: form, script: 'polls.lua', expectStatus: 400, before: pollsFor(true) },
   ]
 }
 

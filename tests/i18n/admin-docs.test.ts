@@ -4,7 +4,8 @@ import { addClient, addUser, cookieHeader, createTestApp, csrfFrom, form, handle
 import { outbox } from '../accounts/mail-flows'
 import { signInFrom } from '../sessions/flows'
 import { englishLeft } from './english'
-import de from '../../src/docs/translations/de.json'
+import deJson from '../../src/docs/translations/de.json'
+const de: Record<string, string> = deJson
 
 /**
  * Issue 36, what was left in /admin and /docs (task i18a): times in the admin's language and zone,
@@ -147,7 +148,7 @@ describe('/docs in the reader\'s language', () => {
     expect(html).toStartWith('<!doctype html><html lang="de" dir="ltr">')
     expect(html).toContain('<title>API-Referenz · Latchkey</title>')
     expect(html).toContain('— API-Referenz</h1>')
-    expect(html).not.toContain('lang="en"')
+    expect(html.match(/<(?!option|html)[a-z]+ [^>]*lang="en"[^>]*>[^<]*/g) ?? []).toEqual([])
     expect(html).toContain(`<p>${Bun.escapeHTML(de['OAuth 2.0 authorization server metadata (RFC 8414)']!)}</p>`)
     expect(html).toContain('<p>Maschinenlesbar: <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1), für Client-Generatoren.</p>')
     expect(html).toContain('<strong>Parameter</strong>')
@@ -163,7 +164,9 @@ describe('/docs in the reader\'s language', () => {
     const escape = (s: string) => Bun.escapeHTML(s)
     let frame = html
     const doc = await (await t.handle('/openapi.json')).json()
-    const tokens = [...referenceTexts(doc)].filter((s) => s.length >= 3 && (!Object.hasOwn(de, s) || de[s] === s))
+    // The reference's German keeps protocol names ("Device Grant", "Authorization: Bearer", ISSUER):
+    // the frame is checked here, every reference text's words by tests/i18n/docs-reference.test.ts.
+    const tokens = [...referenceTexts(doc)].filter((s) => s.length >= 3).map((s) => (Object.hasOwn(de, s) ? de[s]! : s))
     for (const text of tokens.sort((a, b) => b.length - a.length)) frame = frame.split(escape(text)).join(' ').split(text).join(' ')
     expect(englishLeft(frame)).toEqual([])
     for (const word of ['API reference', 'Machine-readable', 'Parameters', 'Request body', 'Responses', 'Headers:', ', required', 'Example “', 'Served at:', 'Auth:', 'What an app receives', '(to the app)'])
@@ -176,7 +179,7 @@ describe('/docs in the reader\'s language', () => {
     expect(english).toStartWith('<!doctype html><html lang="en" dir="ltr">')
     expect(english).toContain('<strong>Request body</strong>')
     expect(english).toContain('<p>OAuth 2.0 authorization server metadata (RFC 8414)</p>')
-    expect(english).not.toContain('lang="en"')
+    expect(english.match(/<(?!option|html)[a-z]+ [^>]*lang="en"[^>]*>/g) ?? []).toEqual([])
     const french = await (await get(t, '/docs', undefined, { 'accept-language': 'fr' })).text()
     expect(french).toStartWith('<!doctype html><html lang="fr" dir="ltr">')
     expect(french).toContain('<strong>Corps de la requête</strong>')
