@@ -87,7 +87,7 @@ describe('latchkey provider', () => {
     for (const id of ['corp', 'wiki', 'empty']) expect(cli(['provider', 'create', '--kind', 'github', '--id', id, '--name', id, '--client-id', 'x', '--client-secret-file', secretFile]).code).toBe(0)
     // Ann has a password; Bob and Cat signed up through corp and have nothing else.
     const db = new Database(join(dir, 'latchkey.sqlite'))
-    for (const [id, hash] of [['ann', 'a-hash'], ['bob', ''], ['cat', '']]) {
+    for (const [id, hash] of [['ann', 'a-hash'], ['bob', ''], ['cat', '']] as const) {
       db.prepare('INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at, email_verified) VALUES (?, ?, ?, NULL, ?, 0, 1)').run(id, `${id}@example.com`, id, hash)
       db.prepare("INSERT INTO user_identities (provider_id, subject, user_id, email, created_at, last_used_at) VALUES ('corp', ?1, ?1, NULL, 0, NULL)").run(id)
     }
