@@ -118,6 +118,19 @@ export function confirmations(ctx: AppContext) {
         button: () => t('admin.confirm.deleteNamed', { name: site.name }),
       }
     },
+    async deleteProvider(body: FormFields): Promise<Confirmation | Missing> {
+      const id = field(body, 'id')
+      const provider = await ctx.store.providers.findProvider(id)
+      const reach = provider && (await ctx.store.providers.providerReach(id))
+      if (!provider || !reach) return { error: { key: 'admin.error.noProvider' }, status: 404 }
+      // Those it is the only way in for can come back only by a password reset mail (WaysIn): said in numbers.
+      const stranded: Words[] = reach.stranded ? [() => t('admin.confirm.providerStranded', { count: reach.stranded })] : []
+      return {
+        summary: () => t('admin.confirm.deleteProvider', { name: provider.name, connected: t('admin.confirm.providerConnected', { count: reach.connected }) }),
+        details: [...stranded, () => t('admin.confirm.deleteProviderDetail'), () => t('admin.confirm.cannotUndo')],
+        button: () => t('admin.confirm.deleteNamed', { name: provider.name }),
+      }
+    },
     async rotateKey(): Promise<Confirmation> {
       return {
         summary: () => t('admin.confirm.rotateKey'),

@@ -10,7 +10,7 @@ import { sha256 } from '../lib/crypto'
 import { CHOSEN_CLIENT_ID, ClientInputError, EVERY_CLIENT, ID_TOKEN_ALGS, checkBackchannelLogoutUri, checkGrantList, checkKeys, checkRedirectUri, createClient, listClients, type Client } from '../oauth/clients'
 import { canonicalResource, createResource, keptDescription, scopeDescriptionProblem, scopeNameProblem } from '../oauth/resources'
 import { checkRule, checkSiteHost, checkSiteName, checkSitePolicy, toSiteView } from '../authz/sites'
-import { checkProvider, movedAway, movedMessage, readSecretFile as readProviderSecret, sealKeyOf, toProviderView, unsealSecret } from '../providers/service'
+import { checkProvider, movedAway, movedMessage, reachWords, readSecretFile as readProviderSecret, sealKeyOf, toProviderView, unsealSecret } from '../providers/service'
 import type { ProviderRecord, SiteRecord, SiteRule } from '../db/store'
 
 /**
@@ -600,7 +600,9 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
   if (opts.prune) {
     if (has('providers'))
       for (const x of providers.filter((x) => !wantProviders.some((w) => w.provider.id === x.id))) {
-        lines.push(`- provider ${x.id}`)
+        // --prune is the consent (as for users and apps); the plan, and --dry-run before it, names who is left with only a password reset.
+        const reach = await store.providers.providerReach(x.id)
+        lines.push(`- provider ${x.id}${reach ? `: ${reachWords(reach)}` : ''}`)
         steps.push(async () => void (await store.providers.deleteProvider(x.id)))
       }
     if (has('sites'))

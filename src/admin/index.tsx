@@ -79,7 +79,7 @@ export function adminRoutes(ctx: AppContext) {
   const csrf = (request: Request, session: Session) => formCsrf(ctx, request, session).token
 
   /** Committed before the admin's change is answered (SPEC "Audit log"): every caller awaits it. */
-  function audit(kind: string, request: Request, session: Session, fields: { userId?: string; clientId?: string; detail?: Record<string, string | boolean> } = {}): Promise<void> {
+  function audit(kind: string, request: Request, session: Session, fields: { userId?: string; clientId?: string; detail?: Record<string, string | number | boolean> } = {}): Promise<void> {
     return ctx.audit.record(kind, { userId: fields.userId, clientId: fields.clientId, request, detail: { actor: session.user.id, ...fields.detail } })
   }
 
@@ -115,9 +115,9 @@ export function adminRoutes(ctx: AppContext) {
       const [sites, groups] = await Promise.all([ctx.store.sites.listSites(), groupNames()])
       return page(request, session, () => <SitesPage csrf={csrf(request, session)} sites={sites.map(toSiteView)} groups={groups} {...said} />, said.status)
     },
-    async providers(request: Request, session: Session) {
+    async providers(request: Request, session: Session, said: Said = {}) {
       const providers = (await ctx.store.providers.listProviders()).map((p) => ({ ...toProviderView(p), callback_url: callbackUrl(ctx.config.issuer, p.id) }))
-      return page(request, session, () => <ProvidersPage providers={providers} />)
+      return page(request, session, () => <ProvidersPage csrf={csrf(request, session)} providers={providers} {...said} />, said.status)
     },
     async keys(request: Request, session: Session, said: Said = {}) {
       const all = await ctx.store.keys.listSigningKeys()
@@ -132,7 +132,7 @@ export function adminRoutes(ctx: AppContext) {
       return page(request, session, () => <KeysPage csrf={csrf(request, session)} keys={keys} {...said} />, said.status)
     },
   }
-  type Section = 'users' | 'apps' | 'groups' | 'resources' | 'sites' | 'keys'
+  type Section = 'users' | 'apps' | 'groups' | 'resources' | 'sites' | 'providers' | 'keys'
   const { issuer, ...urls } = endpoints(ctx.config.issuer)
   /** What an app's developer needs (SPEC "/admin": a new app's page shows the issuer, the discovery URL and every endpoint). */
   const appEndpoints: Array<[MessageKey, string]> = [
@@ -527,7 +527,6 @@ export function adminRoutes(ctx: AppContext) {
       )
       // Sites (forward-auth): a new site, a rule (a bypass opens paths to anyone) and a deletion all ask again after 15 minutes.
       .get('/admin/sites', get((request, session, said) => pages.sites(request, session, said)))
-      .get('/admin/providers', get((request, session) => pages.providers(request, session)))
       .post(
         ...form('/admin/sites', 'sites', async (request, session, body) => {
           const site = await createSite(
@@ -559,6 +558,24 @@ export function adminRoutes(ctx: AppContext) {
           },
           true,
           confirm.deleteSite,
+        ),
+      )
+      // Sign-in providers: listed; a deletion asks first, naming whom it leaves with only a password reset.
+      .get('/admin/providers', get((request, session, said) => pages.providers(request, session, said)))
+      .post(
+        ...form(
+          '/admin/providers/delete',
+          'providers',
+          async (request, session, body) => {
+            const id = field(body, 'id')
+            const provider = await ctx.store.providers.findProvider(id)
+            const done = provider && (await ctx.store.providers.deleteProvider(id))
+            if (!provider || !done) return { error: { key: 'admin.error.noProvider' }, status: 404 }
+            await audit('provider.deleted', request, session, { detail: { provider: id, connected: done.connected, no_other_way_in: done.stranded } })
+            return { notice: { key: 'admin.notice.deleted', params: { name: provider.name } } }
+          },
+          true,
+          confirm.deleteProvider,
         ),
       )
       // Signing keys

@@ -3,17 +3,18 @@
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
 import type { ProviderView } from '../providers/service'
-import { AdminLayout } from './pages'
-import { attr } from '../views/layout'
+import { AdminLayout, type Words } from './pages'
+import { ButtonForm, attr } from '../views/layout'
 import { t, th } from '../i18n'
 
 /**
  * /admin/providers (SPEC "Sign in with another account": `/admin` lists them): as `latchkey
- * provider list` shows them, with the callback to register at each; never a secret.
+ * provider list` shows them, with the callback to register at each; never a secret. Delete asks
+ * first, naming who would be left with only a password reset (SPEC "Operators").
  */
-export function ProvidersPage(props: { providers: Array<ProviderView & { callback_url: string }> }) {
+export function ProvidersPage(props: { csrf: string; providers: Array<ProviderView & { callback_url: string }>; error?: Words; notice?: Words }) {
   return (
-    <AdminLayout title={t('admin.providers.title')}>
+    <AdminLayout title={t('admin.providers.title')} error={props.error} notice={props.notice}>
       {props.providers.length === 0 ? (
         <p class="muted">{th('admin.providers.none')}</p>
       ) : (
@@ -29,6 +30,7 @@ export function ProvidersPage(props: { providers: Array<ProviderView & { callbac
               <th>{th('admin.providers.linksByEmail')}</th>
               <th>{th('admin.providers.trustsMfa')}</th>
               <th>{th('admin.providers.callback')}</th>
+              <th>{th('admin.field.actions')}</th>
             </tr>
           </thead>
           <tbody>
@@ -54,6 +56,9 @@ export function ProvidersPage(props: { providers: Array<ProviderView & { callbac
                 <td data-label={attr(t('admin.providers.trustsMfa'))}>{p.trust_mfa ? t('admin.yes') : t('admin.no')}</td>
                 <td data-label={attr(t('admin.providers.callback'))} class="long">
                   <code safe>{p.callback_url}</code>
+                </td>
+                <td data-label={attr(t('admin.field.actions'))}>
+                  <ButtonForm action="/admin/providers/delete" csrf={props.csrf} label={t('admin.delete')} kind="danger" fields={{ id: p.id }} />
                 </td>
               </tr>
             ))}

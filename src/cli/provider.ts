@@ -1,5 +1,5 @@
 import { escapeForTerminal } from '../lib/text'
-import { callbackUrl, createProvider, readSecretFile, sealKeyOf, toProviderView, updateProvider } from '../providers/service'
+import { callbackUrl, createProvider, reachWords, readSecretFile, sealKeyOf, toProviderView, updateProvider } from '../providers/service'
 import { command, type CommandGroup } from './command'
 import { UsageError, cliAudit, inputError, linkConfig, printJson, printTable, trueOrFalse, withStore } from './common'
 
@@ -131,16 +131,27 @@ const remove = command({
   args: 'ID',
   positionals: 1,
   summary: 'delete a provider; the identities linked to it go too (their accounts stay)',
-  options: {},
-  examples: ['provider delete acme'],
-  json: '{id, deleted: true}',
-  async run({ positionals, json }) {
+  detail:
+    'Prints how many people are connected through it and how many of them have no password or passkey:\n' +
+    'those can sign in again only after a password reset by email. While there are any, it is refused without --force.',
+  options: {
+    force: { type: 'boolean', help: 'delete it even when people would have no way to sign in but a password reset' },
+  },
+  examples: ['provider delete acme', 'provider delete acme --force'],
+  json: '{id, deleted: true, connected, no_other_way_in}',
+  async run({ values, positionals, json }) {
     const id = positionals[0]
     if (!id) throw new UsageError('provider delete needs an ID; see latchkey provider delete --help')
-    const deleted = await withStore(async (store) => (await store.providers.deleteProvider(id)) && (await cliAudit(store, 'provider.deleted', { detail: { provider: id } }), true))
-    if (!deleted) throw new UsageError(`no provider "${escapeForTerminal(id)}"`)
-    if (json) return printJson({ id, deleted: true })
-    process.stdout.write(`deleted provider ${escapeForTerminal(id)}\n`)
+    // Counted and deleted in one transaction (ProviderStore.deleteProvider): a password removed at once cannot slip past the refusal.
+    const outcome = await withStore(async (store) => {
+      const done = await store.providers.deleteProvider(id, { refuseStranding: !values.force })
+      if (done?.deleted) await cliAudit(store, 'provider.deleted', { detail: { provider: id, connected: done.connected, no_other_way_in: done.stranded } })
+      return done
+    })
+    if (!outcome) throw new UsageError(`no provider "${escapeForTerminal(id)}"`)
+    if (!outcome.deleted) throw new UsageError(`provider ${escapeForTerminal(id)}: ${reachWords(outcome)}; nothing deleted (give --force to delete it anyway)`)
+    if (json) return printJson({ id, deleted: true, connected: outcome.connected, no_other_way_in: outcome.stranded })
+    process.stdout.write(`deleted provider ${escapeForTerminal(id)}: ${reachWords(outcome)}\n`)
   },
 })
 

@@ -6,7 +6,7 @@
  */
 import { readFileSync, statSync } from 'node:fs'
 import { isIP } from 'node:net'
-import type { ProviderKind, ProviderRecord, Store } from '../db/store'
+import type { ProviderKind, ProviderReach, ProviderRecord, Store } from '../db/store'
 import { UniqueViolation, sameOrigin } from '../db/store'
 import { randomToken } from '../lib/crypto'
 import { InputError } from '../lib/errors'
@@ -208,6 +208,19 @@ export async function createProvider(store: Store, key: SealKey, input: Provider
 export function movedMessage(old: ProviderRecord, connected: number): string {
   const accounts = connected === 1 ? '1 account is' : `${connected} accounts are`
   return `${accounts} connected through ${old.id} at ${old.apiUrl ?? old.issuer}; a subject is unique only at its issuer (OpenID Connect Core §2), so another issuer's could sign in to it: create a new provider instead`
+}
+
+/**
+ * What deleting a provider does to people, in the CLI's words (English, as the CLI speaks; /admin
+ * says it from the catalog): "3 people are connected through it; 1 of them has no password or
+ * passkey and will have to reset their password by email to sign in again".
+ */
+export function reachWords(reach: ProviderReach): string {
+  if (reach.connected === 0) return 'nobody is connected through it'
+  const people = reach.connected === 1 ? '1 person is' : `${reach.connected} people are`
+  if (reach.stranded === 0) return `${people} connected through it; each has a password, a passkey or another connected account`
+  const have = reach.stranded === 1 ? 'has' : 'have'
+  return `${people} connected through it; ${reach.stranded} of them ${have} no password or passkey and will have to reset their password by email to sign in again`
 }
 
 /**

@@ -373,7 +373,20 @@ describe('providers: in apply and export (SPEC "Sign in with another account")',
     const changed = await plan({ providers: [{ ...ACME, name: 'Acme SSO', allow_create: true, secret_file: 'acme2.secret' }] })
     expect(changed.lines).toEqual(['~ provider acme: name, allow_create, secret'])
     await changed.apply()
-    expect((await plan({ providers: [] }, true)).lines).toEqual(['- provider acme'])
+    expect((await plan({ providers: [] }, true)).lines).toEqual(['- provider acme: nobody is connected through it'])
+  })
+
+  test('--prune deleting a provider names, in the plan, who is connected and who will have to reset their password by email', async () => {
+    await (await plan({ providers: [ACME] })).apply()
+    const origin = { kind: 'oidc' as const, issuer: 'https://sso.acme.example', apiUrl: null }
+    const ann = await addUser(t, 'ann@example.com', 'Ann')
+    expect(await t.store.providers.linkIdentity({ providerId: 'acme', subject: 'ann', userId: ann.id, email: null, origin }, t.clock.now())).toBe('linked')
+    await t.store.providers.createWithIdentity({ id: 'bob-id', email: 'bob@example.com', fullName: 'Bob', avatarUrl: null, emailVerified: true, passwordHash: '' }, { providerId: 'acme', subject: 'bob', email: null, origin }, t.clock.now())
+    const pruned = await plan({ providers: [] }, true)
+    expect(pruned.lines).toEqual(['- provider acme: 2 people are connected through it; 1 of them has no password or passkey and will have to reset their password by email to sign in again'])
+    // --prune is the consent: the plan applies as shown.
+    await pruned.apply()
+    expect([await t.store.providers.listProviders(), await t.store.providers.listIdentities('bob-id')]).toEqual([[], []])
   })
 
   test('a new provider needs its secret file, only its owner may read it, and bad settings are refused with their paths', async () => {

@@ -76,7 +76,45 @@ describe('latchkey provider', () => {
     expect(cli(['provider', 'create', '--name', 'Local', '--issuer', 'http://127.0.0.1:8443', '--client-id', 'a', '--client-secret-file', secretFile], { CLIENT_ID_METADATA_ALLOW_HOSTS: '127.0.0.1:8443' }).code).toBe(0)
     expect(JSON.parse(cli(['provider', 'list', '--json']).out)).toHaveLength(5)
 
-    expect(JSON.parse(cli(['provider', 'delete', 'local', '--json']).out)).toEqual({ id: 'local', deleted: true })
+    expect(JSON.parse(cli(['provider', 'delete', 'local', '--json']).out)).toEqual({ id: 'local', deleted: true, connected: 0, no_other_way_in: 0 })
     expect(cli(['provider', 'create', '--help']).out).toContain('Examples:\n  latchkey provider create --name Acme --issuer https://sso.acme.example')
+  })
+
+  test('delete names who is connected and who has no other way in; while anyone has none it is refused without --force (exit 2, nothing deleted)', () => {
+    expect(cli(['migrate']).code).toBe(0)
+    const secretFile = join(dir, 'corp.secret')
+    writeFileSync(secretFile, SECRET, { mode: 0o600 })
+    for (const id of ['corp', 'wiki', 'empty']) expect(cli(['provider', 'create', '--kind', 'github', '--id', id, '--name', id, '--client-id', 'x', '--client-secret-file', secretFile]).code).toBe(0)
+    // Ann has a password; Bob and Cat signed up through corp and have nothing else.
+    const db = new Database(join(dir, 'latchkey.sqlite'))
+    for (const [id, hash] of [['ann', 'a-hash'], ['bob', ''], ['cat', '']] as const) {
+      db.prepare('INSERT INTO users (id, email, full_name, avatar_url, password_hash, created_at, email_verified) VALUES (?, ?, ?, NULL, ?, 0, 1)').run(id, `${id}@example.com`, id, hash)
+      db.prepare("INSERT INTO user_identities (provider_id, subject, user_id, email, created_at, last_used_at) VALUES ('corp', ?1, ?1, NULL, 0, NULL)").run(id)
+    }
+    db.prepare("INSERT INTO user_identities (provider_id, subject, user_id, email, created_at, last_used_at) VALUES ('wiki', 'ann', 'ann', NULL, 0, NULL)").run()
+    const identities = () => db.query<{ n: number }, []>('SELECT count(*) AS n FROM user_identities').get()!.n
+
+    const refused = 'latchkey: provider corp: 3 people are connected through it; 2 of them have no password or passkey and will have to reset their password by email to sign in again; nothing deleted (give --force to delete it anyway)\n'
+    expect(cli(['provider', 'delete', 'corp'])).toEqual({ code: 2, out: '', err: refused })
+    expect(cli(['provider', 'delete', 'corp', '--json'])).toEqual({ code: 2, out: '', err: refused })
+    expect(identities()).toBe(4)
+    expect(JSON.parse(cli(['provider', 'list', '--json']).out).map((p: { id: string }) => p.id)).toContain('corp')
+
+    expect(cli(['provider', 'delete', 'wiki'])).toEqual({ code: 0, out: 'deleted provider wiki: 1 person is connected through it; each has a password, a passkey or another connected account\n', err: '' })
+    expect(cli(['provider', 'delete', 'empty', '--json'])).toEqual({ code: 0, out: JSON.stringify({ id: 'empty', deleted: true, connected: 0, no_other_way_in: 0 }, null, 2) + '\n', err: '' })
+    expect(JSON.parse(cli(['provider', 'delete', 'corp', '--force', '--json']).out)).toEqual({ id: 'corp', deleted: true, connected: 3, no_other_way_in: 2 })
+    expect(identities()).toBe(0)
+    db.close()
+    const audit = JSON.parse(cli(['audit', '--json']).out).filter((e: { kind: string }) => e.kind === 'provider.deleted').map((e: { detail: unknown }) => e.detail)
+    // Newest first; the refusals recorded nothing.
+    expect(audit.filter((d: { provider: string }) => d.provider === 'corp')).toHaveLength(1)
+    expect(audit.slice(0, 3)).toEqual([
+      { actor: 'cli', provider: 'corp', connected: 3, no_other_way_in: 2 },
+      { actor: 'cli', provider: 'empty', connected: 0, no_other_way_in: 0 },
+      { actor: 'cli', provider: 'wiki', connected: 1, no_other_way_in: 0 },
+    ])
+    const help = cli(['provider', 'delete', '--help']).out
+    expect(help).toContain('--force')
+    expect(help).toContain('latchkey provider delete acme --force')
   })
 })

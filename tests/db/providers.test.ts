@@ -191,3 +191,79 @@ test('the purge drops sign-ins in flight past their expiry, and only those', asy
   expect(await store.purgeExpired(NOW, { usedCodes: 0, throttle: 0, refreshGrace: 0, retiredKeys: 0, mail: 0, settingChanges: 0 })).toBeGreaterThanOrEqual(1)
   expect((await pair.rows('SELECT state_hash FROM provider_states')).map((r) => r.state_hash)).toEqual(['live'])
 })
+
+/** Ann: a password; Bob: acme only; Cat: a passkey; Dan: corp too; Eve: corp only (not connected through acme). */
+async function seedPeople(store: Store) {
+  await seed(store)
+  const acme = (subject: string) => ({ providerId: 'acme', subject, email: null, origin: ORIGIN_OF('acme') })
+  await store.users.insertUser({ ...user('ann', 'ann@example.com'), passwordHash: 'hash' }, NOW)
+  expect(await store.providers.linkIdentity({ ...acme('a'), userId: 'ann' }, NOW)).toBe('linked')
+  for (const [id, subject] of [['bob', 'b'], ['cat', 'c'], ['dan', 'd']] as const) await store.providers.createWithIdentity(user(id, `${id}@example.com`), acme(subject), NOW)
+  await store.mfa.addPasskey({ credentialId: 'c1', userId: 'cat', name: 'Laptop', publicKey: 'pk', signCount: 0, transports: [], createdAt: NOW, lastUsedAt: null })
+  expect(await store.providers.linkIdentity({ providerId: 'corp', subject: 'd', userId: 'dan', email: null, origin: ORIGIN_OF('corp') }, NOW)).toBe('linked')
+  await store.providers.createWithIdentity(user('eve', 'eve@example.com'), { providerId: 'corp', subject: 'e', email: null, origin: ORIGIN_OF('corp') }, NOW)
+}
+
+test("deleting a provider names who is connected through it and whom it leaves with no way in; refused on request while anyone would be, and nothing changes", async () => {
+  const { store, other } = pair
+  await seedPeople(store)
+  expect(await other.providers.providerReach('acme')).toEqual({ connected: 4, stranded: 1 })
+  expect(await other.providers.providerReach('corp')).toEqual({ connected: 2, stranded: 1 })
+  expect(await other.providers.providerReach('nowhere')).toBeUndefined()
+  const identities = async () => (await pair.rows('SELECT provider_id, user_id FROM user_identities ORDER BY provider_id, user_id')).map((r) => `${r.provider_id}:${r.user_id}`)
+  const before = await identities()
+  expect(await other.providers.deleteProvider('acme', { refuseStranding: true })).toEqual({ connected: 4, stranded: 1, deleted: false })
+  expect([await identities(), (await store.providers.listProviders()).map((p) => p.id)]).toEqual([before, ['acme', 'corp']])
+  // Bob sets a password: nobody is left without a way in, and it goes.
+  expect(await store.mfa.setPassword('bob', 'hash')).toBe(true)
+  expect(await other.providers.deleteProvider('acme', { refuseStranding: true })).toEqual({ connected: 4, stranded: 0, deleted: true })
+  expect(await identities()).toEqual(['corp:dan', 'corp:eve'])
+  // Dan's other account is now his only way in; without the refusal a provider goes whoever it strands.
+  expect(await store.providers.providerReach('corp')).toEqual({ connected: 2, stranded: 2 })
+  expect(await other.providers.deleteProvider('corp')).toEqual({ connected: 2, stranded: 2, deleted: true })
+  expect([await identities(), await store.providers.listProviders()]).toEqual([[], []])
+  expect(await other.providers.deleteProvider('corp')).toBeUndefined()
+})
+
+test('a password removed while its provider is deleted (refusing to strand anyone), on two instances at once: never both', async () => {
+  const { store, other } = pair
+  await seedPeople(store)
+  expect(await store.mfa.setPassword('bob', 'hash')).toBe(true)
+  // Ann (a password and acme) is the one who may be stranded.
+  const STRANDED = { connected: 4, stranded: 1, deleted: false }
+
+  // PostgreSQL, made certain: a third transaction holds Ann's row (as removePassword does) and takes
+  // her password; the deletion must wait on her row and count after that commits (one that counted
+  // without her row's lock would see the password and delete). SQLite's writer runs each job whole.
+  if (testEngine === 'postgres') {
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let locked!: () => void
+    const isLocked = new Promise<void>((resolve) => (locked = resolve))
+    const blocker = (store as PgStore).tx(async (tx) => {
+      await tx`SELECT 1 FROM users WHERE id = 'ann' FOR UPDATE`
+      await tx`UPDATE users SET password_hash = '' WHERE id = 'ann'`
+      locked()
+      await held
+    })
+    await isLocked
+    const waiting = async () => Number((await pair.row("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype IN ('tuple', 'transactionid')"))!.n)
+    const deletion = other.providers.deleteProvider('acme', { refuseStranding: true })
+    await until(async () => (await waiting()) === 1, 'the deletion waiting on the row')
+    release()
+    await blocker
+    expect(await deletion).toEqual(STRANDED)
+    expect(await store.mfa.setPassword('ann', 'hash')).toBe(true)
+  }
+
+  for (const [first, second] of [
+    [store, other],
+    [other, store],
+  ] as const) {
+    const [removed, deleted] = await Promise.all([first.mfa.removePassword('ann'), second.providers.deleteProvider('acme', { refuseStranding: true })])
+    // Her password went first (then she counts as stranded: refused), or the provider did (then her password is her last way: kept).
+    if (deleted?.deleted) return expect([removed, deleted]).toEqual(['last', { connected: 4, stranded: 0, deleted: true }])
+    expect([removed, deleted]).toEqual(['removed', STRANDED])
+    expect(await store.mfa.setPassword('ann', 'hash')).toBe(true)
+  }
+})

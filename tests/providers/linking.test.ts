@@ -234,7 +234,7 @@ describe('/account → Connected accounts', () => {
 
     // An identity goes with its provider: a provider the operator deleted is no way in.
     await t.store.providers.linkIdentity({ providerId: 'acme', subject: 'u-new', userId: user, email: null, origin: { kind: 'oidc', issuer: upstream.issuer, apiUrl: null } }, t.clock.now())
-    expect(await t.store.providers.deleteProvider('acme')).toBe(true)
+    expect(await t.store.providers.deleteProvider('acme')).toEqual({ connected: 1, stranded: 0, deleted: true })
     expect((await remove('two')).response.status).toBe(409)
     expect(await passkeysLeft()).toEqual(['two'])
   })

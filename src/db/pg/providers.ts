@@ -1,4 +1,4 @@
-import { ProviderMoved, countWaysIn, sameOrigin, type IdentityRecord, type NewMail, type NewUser, type ProviderOrigin, type ProviderRecord, type ProviderState, type ProviderStore } from '../store'
+import { ProviderMoved, countWaysIn, reachOf, sameOrigin, type ProviderReach, type IdentityRecord, type NewMail, type NewUser, type ProviderOrigin, type ProviderRecord, type ProviderState, type ProviderStore } from '../store'
 import { json, n, type PgContext, type Row, type Tx } from './context'
 import { insertMail } from './mail'
 import { lockWaysIn } from './mfa'
@@ -60,8 +60,24 @@ export class PgProviders implements ProviderStore {
     })
   }
 
-  deleteProvider(id: string): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`DELETE FROM providers WHERE id = ${id}`).count > 0)
+  providerReach(id: string): Promise<ProviderReach | undefined> {
+    return this.ctx.run(async (sql) => ((await sql`SELECT 1 FROM providers WHERE id = ${id}`).length ? reachIn(sql, id) : undefined))
+  }
+
+  /**
+   * The provider's row FOR UPDATE (an identity written at once holds it FOR SHARE, or its key),
+   * then its people's rows (as a removal of a password or passkey does, lockWaysIn), then the
+   * count, in a statement after both locks, then the delete.
+   */
+  deleteProvider(id: string, opts: { refuseStranding?: boolean } = {}): Promise<(ProviderReach & { deleted: boolean }) | undefined> {
+    return this.ctx.tx(async (tx) => {
+      if (!(await tx`SELECT 1 FROM providers WHERE id = ${id} FOR UPDATE`).length) return undefined
+      await tx`SELECT count(*) FROM (SELECT id FROM users WHERE id IN (SELECT user_id FROM user_identities WHERE provider_id = ${id}) ORDER BY id FOR UPDATE) locked`
+      const reach = await reachIn(tx, id)
+      if (opts.refuseStranding && reach.stranded > 0) return { ...reach, deleted: false }
+      await tx`DELETE FROM providers WHERE id = ${id}`
+      return { ...reach, deleted: true }
+    })
   }
 
   findProvider(id: string): Promise<ProviderRecord | undefined> {
@@ -172,4 +188,14 @@ export class PgProviders implements ProviderStore {
 async function holdOrigin(tx: Tx, providerId: string, origin: ProviderOrigin): Promise<void> {
   const held = await tx`SELECT 1 FROM providers WHERE id = ${providerId} AND kind = ${origin.kind} AND issuer = ${origin.issuer} AND api_url IS NOT DISTINCT FROM ${origin.apiUrl} FOR SHARE`
   if (held.length === 0) throw new ProviderMoved(providerId)
+}
+
+/** The connected people's ways in (WaysIn), one row per kind of person (ProviderReach). */
+async function reachIn(sql: Tx, providerId: string): Promise<ProviderReach> {
+  const rows = await sql`SELECT password, passkeys, identities, count(*) AS people FROM (
+      SELECT u.password_hash <> '' AS password, (SELECT count(*) FROM passkeys p WHERE p.user_id = u.id) AS passkeys,
+        (SELECT count(*) FROM user_identities o WHERE o.user_id = u.id) AS identities
+      FROM user_identities i JOIN users u ON u.id = i.user_id WHERE i.provider_id = ${providerId}) w
+    GROUP BY password, passkeys, identities`
+  return reachOf(rows.map((r: Row) => ({ password: r.password as boolean, passkeys: n(r.passkeys), identities: n(r.identities), people: n(r.people) })))
 }

@@ -1,6 +1,7 @@
 /** Upstream providers (SPEC "Sign in with another account"), the identities linked to them, and sign-ins in flight. */
 import type { NewMail } from './mail'
 import type { NewUser } from './users'
+import { countWaysIn, type WaysIn } from './mfa'
 
 export type ProviderKind = 'oidc' | 'google' | 'github'
 
@@ -32,6 +33,26 @@ export type ProviderOrigin = Pick<ProviderRecord, 'kind' | 'issuer' | 'apiUrl'>
 
 export const originOf = (p: ProviderOrigin): ProviderOrigin => ({ kind: p.kind, issuer: p.issuer, apiUrl: p.apiUrl })
 export const sameOrigin = (a: ProviderOrigin, b: ProviderOrigin) => a.kind === b.kind && a.issuer === b.issuer && a.apiUrl === b.apiUrl
+
+/**
+ * What deleting a provider does to people (SPEC "Operators": a deletion names what will happen):
+ * the accounts connected through it, and those of them it is the only way in for (WaysIn: no
+ * password, no passkey, no other connected account) — a password reset by email is their way back.
+ */
+export interface ProviderReach {
+  connected: number
+  stranded: number
+}
+
+/** The reach from the WaysIn of the connected people, grouped (`people` with the same ways): one row per kind of person, not per person. */
+export function reachOf(groups: Iterable<WaysIn & { people: number }>): ProviderReach {
+  const reach = { connected: 0, stranded: 0 }
+  for (const g of groups) {
+    reach.connected += g.people
+    if (countWaysIn(g) <= 1) reach.stranded += g.people
+  }
+  return reach
+}
 
 /** An identity: the provider and its subject — never an email alone. */
 export interface IdentityRecord {
@@ -68,8 +89,15 @@ export interface ProviderStore {
    * provider moved and is not written.
    */
   updateProvider(provider: ProviderRecord): Promise<'updated' | 'unknown' | { connected: number }>
-  /** With its identities and sign-ins in flight. */
-  deleteProvider(id: string): Promise<boolean>
+  /** What deleting the provider would do to people now (the confirmation's numbers); undefined for an unknown id. */
+  providerReach(id: string): Promise<ProviderReach | undefined>
+  /**
+   * Deletes it with its identities and sign-ins in flight; undefined for an unknown id. The reach
+   * is counted in the deleting transaction, with the provider's row and its people's rows locked:
+   * a password or passkey removed at once (which holds the user's row, WaysIn) is counted or waits.
+   * `refuseStranding`: when anyone would be stranded, nothing changes (`deleted: false`).
+   */
+  deleteProvider(id: string, opts?: { refuseStranding?: boolean }): Promise<(ProviderReach & { deleted: boolean }) | undefined>
   findProvider(id: string): Promise<ProviderRecord | undefined>
   listProviders(): Promise<ProviderRecord[]>
 

@@ -1,4 +1,4 @@
-import { ProviderMoved, countWaysIn, sameOrigin, type IdentityRecord, type NewMail, type NewUser, type ProviderKind, type ProviderOrigin, type ProviderRecord, type ProviderState, type ProviderStore } from '../store'
+import { ProviderMoved, countWaysIn, reachOf, sameOrigin, type ProviderReach, type IdentityRecord, type NewMail, type NewUser, type ProviderKind, type ProviderOrigin, type ProviderRecord, type ProviderState, type ProviderStore } from '../store'
 import { insertMail } from './mail'
 import { waysIn } from './mfa'
 import { unique, type SqliteContext } from './context'
@@ -69,8 +69,33 @@ export class SqliteProviders implements ProviderStore {
     })
   }
 
-  deleteProvider(id: string): Promise<boolean> {
-    return this.ctx.write(() => this.sqlite.prepare('DELETE FROM providers WHERE id = ?').run(id).changes > 0)
+  async providerReach(id: string): Promise<ProviderReach | undefined> {
+    return this.sqlite.query('SELECT 1 FROM providers WHERE id = ?').get(id) ? this.reachIn(id) : undefined
+  }
+
+  /** The count and the delete in one job of the writer: a removal of a way in is before or after both. */
+  deleteProvider(id: string, opts: { refuseStranding?: boolean } = {}): Promise<(ProviderReach & { deleted: boolean }) | undefined> {
+    return this.ctx.write(() => {
+      if (!this.sqlite.query('SELECT 1 FROM providers WHERE id = ?').get(id)) return undefined
+      const reach = this.reachIn(id)
+      if (opts.refuseStranding && reach.stranded > 0) return { ...reach, deleted: false }
+      this.sqlite.prepare('DELETE FROM providers WHERE id = ?').run(id)
+      return { ...reach, deleted: true }
+    })
+  }
+
+  /** The connected people's ways in (WaysIn), one row per kind of person (ProviderReach). */
+  private reachIn(providerId: string): ProviderReach {
+    const rows = this.sqlite
+      .query<{ password: number; passkeys: number; identities: number; people: number }, [string]>(
+        `SELECT password, passkeys, identities, count(*) AS people FROM (
+          SELECT u.password_hash <> '' AS password, (SELECT count(*) FROM passkeys p WHERE p.user_id = u.id) AS passkeys,
+            (SELECT count(*) FROM user_identities o WHERE o.user_id = u.id) AS identities
+          FROM user_identities i JOIN users u ON u.id = i.user_id WHERE i.provider_id = ?) w
+        GROUP BY password, passkeys, identities`,
+      )
+      .all(providerId)
+    return reachOf(rows.map((r) => ({ password: r.password === 1, passkeys: r.passkeys, identities: r.identities, people: r.people })))
   }
 
   async findProvider(id: string): Promise<ProviderRecord | undefined> {

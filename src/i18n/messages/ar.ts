@@ -18,6 +18,26 @@ export default {
   'layout.language': 'اللغة',
   'layout.languageChange': 'تغيير',
   'common.notUsedYet': 'لم يُستخدم بعد',
+  // provdel: /admin's confirmation of deleting a sign-in provider names whom it leaves with only a password reset.
+  'admin.confirm.deleteProvider': 'حذف خدمة تسجيل الدخول {name}: {connected}',
+  'admin.confirm.providerConnected': {
+    zero: 'لم يربط بها أي شخص حسابه',
+    one: 'ربط بها شخص واحد حسابه',
+    two: 'ربط بها شخصان حسابيهما',
+    few: 'ربط بها {count} أشخاص حساباتهم',
+    many: 'ربط بها {count} شخصًا حساباتهم',
+    other: 'ربط بها {count} شخص حساباتهم',
+  },
+  'admin.confirm.providerStranded': {
+    zero: 'لا يوجد بينهم من ليس لديه كلمة مرور ولا مفتاح مرور.',
+    one: 'أحدهم ليس لديه كلمة مرور ولا مفتاح مرور، وسيتعين عليه اختيار كلمة مرور جديدة عبر البريد الإلكتروني لتسجيل الدخول مجددًا.',
+    two: 'اثنان منهم ليس لديهما كلمة مرور ولا مفتاح مرور، وسيتعين عليهما اختيار كلمة مرور جديدة عبر البريد الإلكتروني لتسجيل الدخول مجددًا.',
+    few: '{count} منهم ليس لديهم كلمة مرور ولا مفتاح مرور، وسيتعين عليهم اختيار كلمة مرور جديدة عبر البريد الإلكتروني لتسجيل الدخول مجددًا.',
+    many: '{count} منهم ليس لديهم كلمة مرور ولا مفتاح مرور، وسيتعين عليهم اختيار كلمة مرور جديدة عبر البريد الإلكتروني لتسجيل الدخول مجددًا.',
+    other: '{count} منهم ليس لديهم كلمة مرور ولا مفتاح مرور، وسيتعين عليهم اختيار كلمة مرور جديدة عبر البريد الإلكتروني لتسجيل الدخول مجددًا.',
+  },
+  'admin.confirm.deleteProviderDetail': 'تُلغى الحسابات المرتبطة بها معها، وتبقى الحسابات هنا.',
+  'admin.error.noProvider': 'لا توجد خدمة تسجيل دخول كهذه.',
   'common.lastUsed': 'آخر استخدام في {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
   'security.connectedInstead': 'يمكنك تسجيل الدخول باستخدام حساب مرتبط بدلًا من ذلك.',

@@ -8,6 +8,15 @@ export default {
   'layout.language': 'Sprache',
   'layout.languageChange': 'Ändern',
   'common.notUsedYet': 'noch nicht verwendet',
+  // provdel: /admin's confirmation of deleting a sign-in provider names whom it leaves with only a password reset.
+  'admin.confirm.deleteProvider': 'Anmeldedienst {name} löschen: {connected}',
+  'admin.confirm.providerConnected': { one: '{count} Person hat ihr Konto damit verbunden', other: '{count} Personen haben ihr Konto damit verbunden' },
+  'admin.confirm.providerStranded': {
+    one: '{count} davon hat weder Passwort noch Passkey und muss per E-Mail ein neues Passwort wählen, um sich wieder anzumelden.',
+    other: '{count} davon haben weder Passwort noch Passkey und müssen per E-Mail ein neues Passwort wählen, um sich wieder anzumelden.',
+  },
+  'admin.confirm.deleteProviderDetail': 'Die verbundenen Konten werden mit ihm getrennt; die Konten hier bleiben bestehen.',
+  'admin.error.noProvider': 'Diesen Anmeldedienst gibt es nicht.',
   'common.lastUsed': 'zuletzt verwendet am {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
   'security.connectedInstead': 'Sie können sich stattdessen mit einem verbundenen Konto anmelden.',

@@ -18,6 +18,15 @@ export default {
   'layout.language': 'Language',
   'layout.languageChange': 'Change',
   'common.notUsedYet': 'not used yet',
+  // provdel: /admin's confirmation of deleting a sign-in provider names whom it leaves with only a password reset.
+  'admin.confirm.deleteProvider': 'Delete the sign-in provider {name}: {connected}',
+  'admin.confirm.providerConnected': { one: '{count} person is connected through it', other: '{count} people are connected through it' },
+  'admin.confirm.providerStranded': {
+    one: '{count} of them has no password or passkey and will have to reset their password by email to sign in again.',
+    other: '{count} of them have no password or passkey and will have to reset their password by email to sign in again.',
+  },
+  'admin.confirm.deleteProviderDetail': 'Their connected accounts are removed with it; their accounts here stay.',
+  'admin.error.noProvider': 'There is no such sign-in provider.',
   'common.lastUsed': 'last used {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
   'security.connectedInstead': 'You can sign in with a connected account instead.',

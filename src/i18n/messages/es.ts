@@ -20,6 +20,20 @@ export default {
   'layout.language': 'Idioma',
   'layout.languageChange': 'Cambiar',
   'common.notUsedYet': 'aún no se ha usado',
+  // provdel: /admin's confirmation of deleting a sign-in provider names whom it leaves with only a password reset.
+  'admin.confirm.deleteProvider': 'Eliminar el proveedor de inicio de sesión {name}: {connected}',
+  'admin.confirm.providerConnected': {
+    one: '{count} persona tiene su cuenta vinculada a él',
+    many: '{count} de personas tienen su cuenta vinculada a él',
+    other: '{count} personas tienen su cuenta vinculada a él',
+  },
+  'admin.confirm.providerStranded': {
+    one: '{count} de ellas no tiene contraseña ni llave de acceso y tendrá que elegir una contraseña nueva por correo para volver a iniciar sesión.',
+    many: '{count} de ellas no tienen contraseña ni llave de acceso y tendrán que elegir una contraseña nueva por correo para volver a iniciar sesión.',
+    other: '{count} de ellas no tienen contraseña ni llave de acceso y tendrán que elegir una contraseña nueva por correo para volver a iniciar sesión.',
+  },
+  'admin.confirm.deleteProviderDetail': 'Las cuentas vinculadas se desvinculan con él; las cuentas de aquí se conservan.',
+  'admin.error.noProvider': 'Ese proveedor de inicio de sesión no existe.',
   'common.lastUsed': 'último uso: {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
   'security.connectedInstead': 'Puedes iniciar sesión con una cuenta vinculada en su lugar.',

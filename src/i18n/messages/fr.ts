@@ -21,6 +21,20 @@ export default {
   'layout.language': 'Langue',
   'layout.languageChange': 'Changer',
   'common.notUsedYet': 'pas encore utilisée',
+  // provdel: /admin's confirmation of deleting a sign-in provider names whom it leaves with only a password reset.
+  'admin.confirm.deleteProvider': 'Supprimer le fournisseur de connexion {name} : {connected}',
+  'admin.confirm.providerConnected': {
+    one: '{count} personne y a associé son compte',
+    many: '{count} de personnes y ont associé leur compte',
+    other: '{count} personnes y ont associé leur compte',
+  },
+  'admin.confirm.providerStranded': {
+    one: '{count} d’entre elles n’a ni mot de passe ni clé d’accès et devra choisir un nouveau mot de passe par e-mail pour se connecter à nouveau.',
+    many: '{count} d’entre elles n’ont ni mot de passe ni clé d’accès et devront choisir un nouveau mot de passe par e-mail pour se connecter à nouveau.',
+    other: '{count} d’entre elles n’ont ni mot de passe ni clé d’accès et devront choisir un nouveau mot de passe par e-mail pour se connecter à nouveau.',
+  },
+  'admin.confirm.deleteProviderDetail': 'Les comptes associés sont dissociés avec lui ; les comptes d’ici sont conservés.',
+  'admin.error.noProvider': 'Ce fournisseur de connexion n’existe pas.',
   'common.lastUsed': 'dernière utilisation le {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
   'security.connectedInstead': 'Vous pouvez vous connecter avec un compte associé à la place.',

@@ -20,6 +20,20 @@ export default {
   'layout.language': 'Lingua',
   'layout.languageChange': 'Cambia',
   'common.notUsedYet': 'non ancora usata',
+  // provdel: /admin's confirmation of deleting a sign-in provider names whom it leaves with only a password reset.
+  'admin.confirm.deleteProvider': 'Elimina il provider di accesso {name}: {connected}',
+  'admin.confirm.providerConnected': {
+    one: '{count} persona ha collegato il proprio account a questo provider',
+    many: '{count} di persone hanno collegato il proprio account a questo provider',
+    other: '{count} persone hanno collegato il proprio account a questo provider',
+  },
+  'admin.confirm.providerStranded': {
+    one: '{count} di loro non ha né password né passkey e dovrà scegliere una nuova password tramite email per accedere di nuovo.',
+    many: '{count} di loro non hanno né password né passkey e dovranno scegliere una nuova password tramite email per accedere di nuovo.',
+    other: '{count} di loro non hanno né password né passkey e dovranno scegliere una nuova password tramite email per accedere di nuovo.',
+  },
+  'admin.confirm.deleteProviderDetail': 'Gli account collegati vengono scollegati con esso; gli account qui restano.',
+  'admin.error.noProvider': 'Questo provider di accesso non esiste.',
   'common.lastUsed': 'ultimo utilizzo il {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
   'security.connectedInstead': 'Puoi invece accedere con un account collegato.',

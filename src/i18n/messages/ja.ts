@@ -14,6 +14,12 @@ export default {
   'layout.language': '言語',
   'layout.languageChange': '変更',
   'common.notUsedYet': '未使用',
+  // provdel: /admin's confirmation of deleting a sign-in provider names whom it leaves with only a password reset.
+  'admin.confirm.deleteProvider': 'ログインサービス {name} を削除: {connected}',
+  'admin.confirm.providerConnected': { other: '{count} 人がこのサービスでアカウントを連携しています' },
+  'admin.confirm.providerStranded': { other: 'そのうち {count} 人はパスワードもパスキーもないため、再びログインするにはメールで新しいパスワードを設定する必要があります。' },
+  'admin.confirm.deleteProviderDetail': '連携済みアカウントの連携はサービスとともに解除されます。ここのアカウントはそのまま残ります。',
+  'admin.error.noProvider': 'そのログインサービスはありません。',
   'common.lastUsed': '最終使用日: {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
   'security.connectedInstead': '代わりに連携済みアカウントでログインできます。',

@@ -14,6 +14,15 @@ export default {
   'layout.language': 'Taal',
   'layout.languageChange': 'Wijzigen',
   'common.notUsedYet': 'nog niet gebruikt',
+  // provdel: /admin's confirmation of deleting a sign-in provider names whom it leaves with only a password reset.
+  'admin.confirm.deleteProvider': 'De inlogdienst {name} verwijderen: {connected}',
+  'admin.confirm.providerConnected': { one: '{count} persoon heeft een account eraan gekoppeld', other: '{count} personen hebben een account eraan gekoppeld' },
+  'admin.confirm.providerStranded': {
+    one: '{count} daarvan heeft geen wachtwoord of toegangssleutel en moet via e-mail een nieuw wachtwoord kiezen om weer in te loggen.',
+    other: '{count} daarvan hebben geen wachtwoord of toegangssleutel en moeten via e-mail een nieuw wachtwoord kiezen om weer in te loggen.',
+  },
+  'admin.confirm.deleteProviderDetail': 'De gekoppelde accounts worden mee ontkoppeld; de accounts hier blijven bestaan.',
+  'admin.error.noProvider': 'Deze inlogdienst bestaat niet.',
   'common.lastUsed': 'laatst gebruikt op {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
   'security.connectedInstead': 'Je kunt in plaats daarvan inloggen met een gekoppeld account.',

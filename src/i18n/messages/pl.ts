@@ -15,6 +15,22 @@ export default {
   'layout.language': 'Język',
   'layout.languageChange': 'Zmień',
   'common.notUsedYet': 'jeszcze nie używano',
+  // provdel: /admin's confirmation of deleting a sign-in provider names whom it leaves with only a password reset.
+  'admin.confirm.deleteProvider': 'Usuń dostawcę logowania {name}: {connected}',
+  'admin.confirm.providerConnected': {
+    one: '{count} osoba ma połączone z nim konto',
+    few: '{count} osoby mają połączone z nim konta',
+    many: '{count} osób ma połączone z nim konta',
+    other: '{count} osoby ma połączone z nim konta',
+  },
+  'admin.confirm.providerStranded': {
+    one: '{count} z nich nie ma hasła ani klucza dostępu i aby znów się zalogować, musi ustawić nowe hasło przez e-mail.',
+    few: '{count} z nich nie mają hasła ani klucza dostępu i aby znów się zalogować, muszą ustawić nowe hasło przez e-mail.',
+    many: '{count} z nich nie ma hasła ani klucza dostępu i aby znów się zalogować, musi ustawić nowe hasło przez e-mail.',
+    other: '{count} z nich nie ma hasła ani klucza dostępu i aby znów się zalogować, musi ustawić nowe hasło przez e-mail.',
+  },
+  'admin.confirm.deleteProviderDetail': 'Połączone konta zostaną razem z nim odłączone; same konta tutaj pozostaną.',
+  'admin.error.noProvider': 'Taki dostawca logowania nie istnieje.',
   'common.lastUsed': 'ostatnie użycie: {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
   'security.connectedInstead': 'Zamiast tego możesz logować się połączonym kontem.',

@@ -20,6 +20,20 @@ export default {
   'layout.language': 'Idioma',
   'layout.languageChange': 'Alterar',
   'common.notUsedYet': 'ainda sem uso',
+  // provdel: /admin's confirmation of deleting a sign-in provider names whom it leaves with only a password reset.
+  'admin.confirm.deleteProvider': 'Excluir o provedor de login {name}: {connected}',
+  'admin.confirm.providerConnected': {
+    one: '{count} pessoa conectou a conta por ele',
+    many: '{count} de pessoas conectaram a conta por ele',
+    other: '{count} pessoas conectaram a conta por ele',
+  },
+  'admin.confirm.providerStranded': {
+    one: '{count} delas não tem senha nem chave de acesso e terá que escolher uma nova senha por e-mail para fazer login de novo.',
+    many: '{count} delas não têm senha nem chave de acesso e terão que escolher uma nova senha por e-mail para fazer login de novo.',
+    other: '{count} delas não têm senha nem chave de acesso e terão que escolher uma nova senha por e-mail para fazer login de novo.',
+  },
+  'admin.confirm.deleteProviderDetail': 'As contas conectadas são desconectadas junto com ele; as contas daqui continuam.',
+  'admin.error.noProvider': 'Esse provedor de login não existe.',
   'common.lastUsed': 'último uso em {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
   'security.connectedInstead': 'Em vez disso, você pode fazer login com uma conta conectada.',

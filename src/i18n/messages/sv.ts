@@ -15,6 +15,15 @@ export default {
   'layout.language': 'Språk',
   'layout.languageChange': 'Ändra',
   'common.notUsedYet': 'inte använd än',
+  // provdel: /admin's confirmation of deleting a sign-in provider names whom it leaves with only a password reset.
+  'admin.confirm.deleteProvider': 'Radera inloggningstjänsten {name}: {connected}',
+  'admin.confirm.providerConnected': { one: '{count} person har anslutit sitt konto via den', other: '{count} personer har anslutit sina konton via den' },
+  'admin.confirm.providerStranded': {
+    one: '{count} av dem har varken lösenord eller lösennyckel och måste välja ett nytt lösenord via e-post för att kunna logga in igen.',
+    other: '{count} av dem har varken lösenord eller lösennyckel och måste välja nya lösenord via e-post för att kunna logga in igen.',
+  },
+  'admin.confirm.deleteProviderDetail': 'De anslutna kontona kopplas från med den; kontona här finns kvar.',
+  'admin.error.noProvider': 'Inloggningstjänsten finns inte.',
   'common.lastUsed': 'senast använd {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
   'security.connectedInstead': 'Du kan logga in med ett anslutet konto i stället.',

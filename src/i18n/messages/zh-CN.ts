@@ -14,6 +14,12 @@ export default {
   'layout.language': '语言',
   'layout.languageChange': '更改',
   'common.notUsedYet': '尚未使用',
+  // provdel: /admin's confirmation of deleting a sign-in provider names whom it leaves with only a password reset.
+  'admin.confirm.deleteProvider': '删除登录服务 {name}：{connected}',
+  'admin.confirm.providerConnected': { other: '有 {count} 人通过它关联了账号' },
+  'admin.confirm.providerStranded': { other: '其中 {count} 人没有密码，也没有通行密钥，需要通过电子邮件设置新密码才能再次登录。' },
+  'admin.confirm.deleteProviderDetail': '通过它关联的账号将随之解除关联；此处的账号本身会保留。',
+  'admin.error.noProvider': '没有这个登录服务。',
   'common.lastUsed': '上次使用：{day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
   'security.connectedInstead': '您可以改用已关联的账号登录。',
