@@ -800,6 +800,15 @@ async function main() {
 
   const cases: Case[] = [
     { name: 'bare Bun.serve (ceiling)', server: () => bare, path: '/' },
+    {
+      name: 'bare Bun.serve: a POSTed form read, a constant 400 (a poll\'s floor)',
+      server: () => bare,
+      path: '/',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      script: 'post-refused.lua',
+      expectStatus: 400,
+      env: { EXPECT_STATUS: '400', EXPECT_BODY: '"authorization_pending"', BODY: `grant_type=${encodeURIComponent(DEVICE_GRANT)}&device_code=lk_dc_${'x'.repeat(43)}&client_id=${'c'.repeat(24)}` },
+    },
     // Each logged case followed by its LOG_LEVEL=warn twin: the pair meets the machine in the same state.
     ...sqliteCases.flatMap((c) => [c, ...quietCases.filter((q) => q.name === `LOG_LEVEL=warn: ${c.name}`)]),
     ...pgCases,
