@@ -4,7 +4,7 @@
  * one cookie (hits), N fresh cookies (misses: one indexed read each), the N again — and the read
  * alone. With SERVE_ONLY=1 it serves through the real server (access log included) until SIGINT,
  * for `bun --cpu-prof-md` and wrk (tests/bench/lua/cookies.lua, the printed COOKIES file);
- * LOG_LEVEL=warn there leaves the access log out.
+ * LOG_LEVEL=warn there leaves the access log out, METRICS_ADDRESS=host:port counts requests as the bench's server does.
  */
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -47,7 +47,7 @@ if (process.env.SERVE_ONLY) {
   // (tests/bench/lua/cookies.lua with COOKIES=<dir>/cookies.txt).
   server.stop(true)
   await Bun.write(join(dir, 'cookies.txt'), tokens.join('\n') + '\n')
-  const env = { DATABASE_URL: join(dir, 'db.sqlite'), ISSUER: 'http://127.0.0.1:3000', TRUSTED_PROXIES: '127.0.0.1', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1', PORT: '0' }
+  const env = { DATABASE_URL: join(dir, 'db.sqlite'), ISSUER: 'http://127.0.0.1:3000', TRUSTED_PROXIES: '127.0.0.1', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1', PORT: '0', ...(process.env.METRICS_ADDRESS ? { METRICS_ADDRESS: process.env.METRICS_ADDRESS } : {}) }
   const running = await startServer(loadConfig(env))
   console.error(`serving http://127.0.0.1:${running.server.port} cookies ${join(dir, 'cookies.txt')}`)
   process.on('SIGINT', () => process.exit(0))
