@@ -12,7 +12,7 @@ import { createLogger, nextRequestId, requestIds, type Logger } from './lib/log'
 import { MAIL_KEPT_MS, Outbox, smtpTransport } from './mail/outbox'
 import { BackchannelLogout } from './oidc/backchannel-logout'
 import { DYNAMIC_CLIENT_UNUSED_MS } from './oauth/dynamic-clients'
-import { clientAddressFrom, peerAddresses, setPeerResolver } from './web/client-address'
+import { clientAddressFrom, peerAddressOf, setPeerResolver } from './web/client-address'
 import { createRequestGuard, pathOf } from './web/request-guard'
 
 const PURGE_EVERY_MS = 60_000
@@ -102,7 +102,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       const ms = Math.round((performance.now() - started) * 100) / 100
       // The id an error answer gave the request, else a new one: no WeakMap entry per request.
       const id = requestIds.get(request) ?? nextRequestId()
-      log.request(request.method, path, response.status, ms, id, clientAddressFrom(peerAddresses.get(request) ?? server.requestIP(received)?.address, request, config.trustedProxies))
+      log.request(request.method, path, response.status, ms, id, clientAddressFrom(peerAddressOf(request), request, config.trustedProxies))
     }
     return response
   }

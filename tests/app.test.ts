@@ -100,6 +100,19 @@ describe('the access log', () => {
     expect(entry.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
   })
 
+  test('a value that is not plain ASCII is escaped as JSON.stringify would; a plain one is written as it is', () => {
+    const lines: string[] = []
+    const log = createLogger('info', (s) => lines.push(s))
+    const odd = ['/a\\b', '/tab\there', '/nl\n', '/é', '/\u007f', '/\ud800', '/"']
+    for (const path of odd) log.request('GET', path, 200, 1, 'abc-1', '203.0.113.7')
+    log.request('M-SEARCH', '/a/b~c', 200, 1, 'abc-2', 'unknown')
+    log.flush()
+    const text = lines.join('')
+    odd.forEach((path, i) => expect(text.split('\n')[i]).toContain(`"path":${JSON.stringify(path)},`))
+    expect(text.trim().split('\n').map((l) => JSON.parse(l).path)).toEqual([...odd, '/a/b~c'])
+    expect(text).toContain('"method":"M-SEARCH","path":"/a/b~c","status":200,"ms":1,"request_id":"abc-2","client":"unknown"}')
+  })
+
   test('LOG_LEVEL=warn leaves requests out', () => {
     const lines: string[] = []
     const log = createLogger('warn', (s) => lines.push(s))

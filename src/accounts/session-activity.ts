@@ -5,12 +5,19 @@ import type { Session } from './sessions'
 
 /** Pending touches kept at most: past it a touch waits for the next request (memory stays bounded). */
 const MAX_PENDING = 10_000
+/**
+ * Touches written per write, one write after another. On SQLite a write runs on the event loop:
+ * 10,000 touches among 100,000 sessions in one held it 100–140 ms (measured: every request
+ * waited, the forward-auth bench's p99 at 100,000 site sessions was 58 ms against 3 ms with one);
+ * 128 hold it ~1–2 ms, the commits between them cost little, and requests are served in between.
+ */
+export const TOUCHES_PER_WRITE = 128
 
 /**
  * "Last active" (SPEC "Sessions"): written at most once a minute per session — or per tenth of
  * SESSION_IDLE_TTL when that is shorter — and never on the request path. A request only notes
- * the time in a bounded map; a timer writes the whole map in one write (one transaction on
- * SQLite, one statement on PostgreSQL). The idle expiry is checked on read against what is written,
+ * the time in a bounded map; a timer writes the whole map, TOUCHES_PER_WRITE at a time (each a
+ * transaction on SQLite, one statement on PostgreSQL). The idle expiry is checked on read against what is written,
  * so a session in use is written at least every `interval` and never times out.
  */
 export class SessionActivity {
@@ -44,17 +51,30 @@ export class SessionActivity {
     return false
   }
 
-  /** Writes every pending touch in one write. */
+  /** Writes every pending touch, TOUCHES_PER_WRITE at a time (touches noted meanwhile wait for the next flush). */
   flush(): Promise<void> {
     if (this.flushing) return this.flushing
     if (this.pending.size === 0) return Promise.resolve()
     const batch = this.pending
     this.pending = new Map()
-    this.flushing = this.store.sessions
-      .touchSessions(batch)
-      .catch((error) => this.log.warn('session activity not written', { error: String((error as Error)?.message ?? error) }))
-      .finally(() => (this.flushing = undefined))
+    this.flushing = this.write(batch).finally(() => (this.flushing = undefined))
     return this.flushing
+  }
+
+  private async write(batch: Map<string, number>): Promise<void> {
+    let failed: unknown
+    let chunk = new Map<string, number>()
+    const written = async () => {
+      await this.store.sessions.touchSessions(chunk).catch((error: unknown) => void (failed ??= error))
+      chunk = new Map()
+    }
+    for (const [key, at] of batch) {
+      chunk.set(key, at)
+      if (chunk.size === TOUCHES_PER_WRITE) await written()
+    }
+    if (chunk.size > 0) await written()
+    // One line for the flush, not one per write.
+    if (failed !== undefined) this.log.warn('session activity not written', { error: String((failed as Error)?.message ?? failed) })
   }
 
   get size(): number {
@@ -68,6 +88,8 @@ export class SessionActivity {
 
   async stop(): Promise<void> {
     clearInterval(this.timer)
+    // What was noted while a flush was under way is written by the next.
+    await this.flush()
     await this.flush()
   }
 }

@@ -9,7 +9,7 @@
  * their own account by sending them a callback link (login CSRF, RFC 6749 §10.12).
  */
 import type { AppContext } from '../context'
-import { parseCookies } from '../lib/cookies'
+import { cookieNamed } from '../lib/cookies'
 import { constantTimeEqual, randomToken, sha256 } from '../lib/crypto'
 import { parseSiteUrl } from './forwarded'
 
@@ -32,7 +32,7 @@ export const siteCookie = (proto: Proto, value: string, maxAgeSeconds: number) =
 export const stateCookie = (proto: Proto, value: string, maxAgeSeconds = STATE_TTL_SECONDS) => hostCookie(stateCookieName(proto), proto, value, maxAgeSeconds)
 
 function tokenCookie(headers: Headers, name: string): string | undefined {
-  const value = parseCookies(headers.get('cookie'))[name]
+  const value = cookieNamed(headers.get('cookie'), name)
   return value !== undefined && TOKEN_SHAPE.test(value) ? value : undefined
 }
 

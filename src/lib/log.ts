@@ -69,15 +69,22 @@ export function createLogger(level: LogLevel, out: LogSink | ((line: string) => 
     // Built by hand: it runs on every request. Request ids need no escaping.
     request: (method, path, status, ms, requestId, client) => {
       if (logRequests)
-        push(
-          `{"time":"${time()}","level":"info","msg":"request","method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms},"request_id":"${requestId}","client":${JSON.stringify(client)}}\n`,
-        )
+        push(`{"time":"${time()}","level":"info","msg":"request","method":${quoted(method)},"path":${quoted(path)},"status":${status},"ms":${ms},"request_id":"${requestId}","client":${quoted(client)}}\n`)
     },
     logsRequests: logRequests,
     flush,
     drain: (ms = 2000) => sink.drain?.(ms) ?? Promise.resolve(),
   }
 }
+
+/** Printable ASCII but `"` and `\\`: a JSON string as it is. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/
+
+/**
+ * A JSON string: a method, path or address — plain nearly always — quoted as it is, anything else
+ * escaped by JSON.stringify (it cost the access log line ~0.1 µs a value, three a request).
+ */
+export const quoted = (text: string): string => (PLAIN.test(text) ? `"${text}"` : JSON.stringify(text))
 
 /** What may wait for a blocked stdout (a slow pipe) before lines are dropped, and counted. */
 export const LOG_BUFFER_MAX = 4 * 1024 * 1024

@@ -161,6 +161,23 @@ export const isKnownAddress = (address: string | null | undefined): address is s
 export function resolveClientAddress(peer: string | undefined, forwardedFor: string | null, proxies: TrustedProxies): string {
   const peerText = peer ?? UNKNOWN_ADDRESS
   if (proxies.length === 0 || !forwardedFor) return peerText
+  // A proxy sends the same peer and X-Forwarded-For again and again (a forward-auth check for every
+  // request to every protected app): the last answer is kept, the hops not split and formatted again.
+  if (peer === resolvedPeer && forwardedFor === resolvedFor && proxies === resolvedProxies) return resolvedClient
+  resolvedClient = resolveForwarded(peer, forwardedFor, proxies)
+  resolvedPeer = peer
+  resolvedFor = forwardedFor
+  resolvedProxies = proxies
+  return resolvedClient
+}
+
+let resolvedPeer: string | undefined
+let resolvedFor: string | null = null
+let resolvedProxies: TrustedProxies | undefined
+let resolvedClient = ''
+
+function resolveForwarded(peer: string | undefined, forwardedFor: string, proxies: TrustedProxies): string {
+  const peerText = peer ?? 'unknown'
   const peerIp = peer === undefined ? undefined : parseIp(peer)
   if (!peerIp || !trusted(peerIp, proxies)) return peerText
   let nearest = formatIp(peerIp)
@@ -193,22 +210,28 @@ export function setPeerResolver(resolve: (request: Request) => string | undefine
   serverPeer = resolve
 }
 
+/** The last request the server was asked the peer of, and its answer. */
+let askedRequest: Request | undefined
+let askedPeer: string | undefined
+
 /**
  * The socket peer of a request (a proxy, when one is in front). Asked of the server once per
- * request (Bun's requestIP makes an object each time, ~1 µs): kept for the access log's line.
+ * request (Bun's requestIP makes an object each time, ~1 µs): the last answer is kept for the
+ * access log's line, which follows a request answered without a promise at once (one slot, not a
+ * WeakMap entry per request: a check is made for every request to every protected app).
  */
 export function peerAddressOf(request: Request): string | undefined {
-  let peer = peerAddresses.get(request)
-  if (peer === undefined && serverPeer) {
-    peer = serverPeer(request)
-    if (peer !== undefined) peerAddresses.set(request, peer)
-  }
-  return peer
+  if (request === askedRequest) return askedPeer
+  const known = peerAddresses.get(request)
+  if (known !== undefined || !serverPeer) return known
+  askedPeer = serverPeer(request)
+  askedRequest = request
+  return askedPeer
 }
 
 /** The client address of a request: for the access log and the sign-in limits. */
 export function clientAddressOf(request: Request, proxies: TrustedProxies): string {
-  return clientAddressFrom(peerAddresses.get(request) ?? serverPeer?.(request), request, proxies)
+  return clientAddressFrom(peerAddressOf(request), request, proxies)
 }
 
 /** The same, when the socket's peer address is known already (the server, for its access log). */

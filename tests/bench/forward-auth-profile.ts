@@ -3,7 +3,8 @@
  * of one user: `bun tests/bench/forward-auth-profile.ts [N]` times checks through a local socket —
  * one cookie (hits), N fresh cookies (misses: one indexed read each), the N again — and the read
  * alone. With SERVE_ONLY=1 it serves through the real server (access log included) until SIGINT,
- * for `bun --cpu-prof-md` and wrk (tests/bench/lua/cookies.lua, the printed COOKIES file).
+ * for `bun --cpu-prof-md` and wrk (tests/bench/lua/cookies.lua, the printed COOKIES file);
+ * LOG_LEVEL=warn there leaves the access log out, METRICS_ADDRESS=host:port counts requests as the bench's server does.
  */
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -31,7 +32,8 @@ const tokens = Array.from({ length: N + 1 }, () => randomToken())
 db.transaction(() => {
   for (const token of tokens) {
     const sessionHash = sha256(randomToken())
-    db.query(`INSERT INTO sessions (id_hash, user_id, expires_at, auth_time, amr, pending, sid, created_at, last_active_at) VALUES (?, 'u1', ?, ?, 'pwd', 0, ?, ?, ?)`).run(sessionHash, now + 86_400_000, now, randomToken(), now, now)
+    // Last noted active within the last minute, spread evenly (as sessions in use are: SessionActivity writes each at most once a minute).
+    db.query(`INSERT INTO sessions (id_hash, user_id, expires_at, auth_time, amr, pending, sid, created_at, last_active_at) VALUES (?, 'u1', ?, ?, 'pwd', 0, ?, ?, ?)`).run(sessionHash, now + 86_400_000, now, randomToken(), now, now - Math.floor(Math.random() * 60_000))
     db.query('INSERT INTO site_sessions (id_hash, session_hash, host, expires_at) VALUES (?, ?, ?, ?)').run(siteSessionHash('http', token), sessionHash, 'app.bench.example', now + 86_400_000)
   }
 })()
@@ -45,7 +47,7 @@ if (process.env.SERVE_ONLY) {
   // (tests/bench/lua/cookies.lua with COOKIES=<dir>/cookies.txt).
   server.stop(true)
   await Bun.write(join(dir, 'cookies.txt'), tokens.join('\n') + '\n')
-  const env = { DATABASE_URL: join(dir, 'db.sqlite'), ISSUER: 'http://127.0.0.1:3000', TRUSTED_PROXIES: '127.0.0.1', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: '0' }
+  const env = { DATABASE_URL: join(dir, 'db.sqlite'), ISSUER: 'http://127.0.0.1:3000', TRUSTED_PROXIES: '127.0.0.1', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1', PORT: '0', ...(process.env.METRICS_ADDRESS ? { METRICS_ADDRESS: process.env.METRICS_ADDRESS } : {}) }
   const running = await startServer(loadConfig(env))
   console.error(`serving http://127.0.0.1:${running.server.port} cookies ${join(dir, 'cookies.txt')}`)
   process.on('SIGINT', () => process.exit(0))

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { DEVICE_COOKIE_SECONDS } from '../../src/accounts/device-cookie'
+import { TOUCHES_PER_WRITE } from '../../src/accounts/session-activity'
 import { DEVICES_PURGED_PER_RUN } from '../../src/db/store'
 import { sha256 } from '../../src/lib/crypto'
 import { addUser, createTestApp } from '../helpers'
@@ -119,6 +120,34 @@ describe('session data and lifetimes (SPEC "Sessions")', () => {
     expect(await signedIn(t, jar)).toBe(true) // …and requests go on
     release()
     await flushing
+    expect(Number((await t.rows('SELECT last_active_at FROM sessions'))[0]!.last_active_at)).toBe(t.clock.now())
+  })
+
+  test('a flush writes its touches a bounded number at a time, the event loop turning between the writes', async () => {
+    // One write of 10,000 touches held SQLite's event loop 100–140 ms: every request waited (issue 35's cliff).
+    const t = await createTestApp({ SESSION_IDLE_TTL: '600' })
+    await addUser(t)
+    const jar = await signInFrom(t)
+    t.clock.advance(MIN)
+    expect(await signedIn(t, jar)).toBe(true) // the one real session, noted first
+    const count = 2 * TOUCHES_PER_WRITE + 44
+    for (let i = 1; i < count; i++) t.ctx.sessionActivity.touchHash(sha256(`gone ${i}`), 0, t.clock.now())
+    let turns = 0
+    let turning = true
+    const turn = () => {
+      turns++
+      if (turning) setImmediate(turn)
+    }
+    setImmediate(turn)
+    const writes: Array<{ size: number; turn: number }> = []
+    const touchSessions = t.store.sessions.touchSessions.bind(t.store.sessions)
+    t.store.sessions.touchSessions = (touches) => (writes.push({ size: touches.size, turn: turns }), touchSessions(touches))
+    await t.ctx.sessionActivity.flush()
+    turning = false
+    expect(writes.map((w) => w.size)).toEqual([TOUCHES_PER_WRITE, TOUCHES_PER_WRITE, 44])
+    expect(writes[1]!.turn).toBeGreaterThan(writes[0]!.turn)
+    expect(writes[2]!.turn).toBeGreaterThan(writes[1]!.turn)
+    expect(t.ctx.sessionActivity.size).toBe(0)
     expect(Number((await t.rows('SELECT last_active_at FROM sessions'))[0]!.last_active_at)).toBe(t.clock.now())
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { formatIp, parseIp, parseTrustedProxies, rateLimitKey, resolveClientAddress } from '../../src/web/client-address'
+import { formatIp, parseIp, parseTrustedProxies, peerAddressOf, rateLimitKey, resolveClientAddress, setPeerResolver } from '../../src/web/client-address'
 
 describe('client addresses (TRUSTED_PROXIES)', () => {
   test('addresses parse in the forms proxies write them and print canonically', () => {
@@ -27,6 +27,30 @@ describe('client addresses (TRUSTED_PROXIES)', () => {
     expect(resolveClientAddress('10.1.1.1', 'garbage, 10.0.0.9', proxies)).toBe('10.0.0.9')
     expect(resolveClientAddress('10.1.1.1', null, proxies)).toBe('10.1.1.1')
     expect(resolveClientAddress('10.1.1.1', '198.51.100.1', [])).toBe('10.1.1.1')
+  })
+
+  test('the last answer is kept for the same peer, X-Forwarded-For and TRUSTED_PROXIES only', () => {
+    const both = parseTrustedProxies('127.0.0.1,10.0.0.0/8')
+    const loopback = parseTrustedProxies('127.0.0.1')
+    expect(resolveClientAddress('127.0.0.1', '203.0.113.7, 10.0.0.1', both)).toBe('203.0.113.7')
+    expect(resolveClientAddress('127.0.0.1', '203.0.113.7, 10.0.0.1', both)).toBe('203.0.113.7')
+    expect(resolveClientAddress('127.0.0.1', '203.0.113.7, 10.0.0.1', loopback)).toBe('10.0.0.1')
+    expect(resolveClientAddress('127.0.0.1', '203.0.113.8, 10.0.0.1', both)).toBe('203.0.113.8')
+    expect(resolveClientAddress('192.0.2.9', '203.0.113.8, 10.0.0.1', both)).toBe('192.0.2.9')
+    expect(resolveClientAddress('127.0.0.1', '203.0.113.8, 10.0.0.1', both)).toBe('203.0.113.8')
+  })
+
+  test("a request's peer is asked of the server once, and asked again for the next request", () => {
+    const asked: Request[] = []
+    setPeerResolver((request) => (asked.push(request), `192.0.2.${asked.length}`))
+    try {
+      const first = new Request('http://latchkey.test/a')
+      const second = new Request('http://latchkey.test/a')
+      expect([peerAddressOf(first), peerAddressOf(first), peerAddressOf(second), peerAddressOf(second)]).toEqual(['192.0.2.1', '192.0.2.1', '192.0.2.2', '192.0.2.2'])
+      expect(asked).toEqual([first, second])
+    } finally {
+      setPeerResolver(() => undefined)
+    }
   })
 
   test('rate limits count IPv4 addresses and IPv6 /64 networks', () => {
