@@ -71,7 +71,7 @@ describe.if(postgres)('PostgreSQL client cache', () => {
 
   test("this instance's writes reach its next read at once: update, a rotated secret, delete", async () => {
     const first = (await a.clients.findClient(job.id))!
-    await updateClient(a, job.id, { ...first, name: 'Nightly job', authMethod: null })
+    await updateClient(a, job.id, { ...first, public: false, name: 'Nightly job', authMethod: null })
     expect((await a.clients.findClient(job.id))!.name).toBe('Nightly job')
     expect(await verifyClientSecret(a, job.id, job.secret)).toBeDefined()
     const rotated = (await rotateSecret(a, job.id))!
@@ -151,7 +151,7 @@ describe.if(postgres)('PostgreSQL client cache', () => {
     const first = (await a.clients.findClient(job.id))!
     await expect(
       a.transaction(async () => {
-        await updateClient(a, job.id, { ...first, name: 'Never', authMethod: null })
+        await updateClient(a, job.id, { ...first, public: false, name: 'Never', authMethod: null })
         expect((await a.clients.findClient(job.id))!.name).toBe('Never')
         throw new Error('rolled back')
       }),
