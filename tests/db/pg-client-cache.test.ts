@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { parseChange } from '../../src/db/pg/change-feed'
+import { PgClientCache } from '../../src/db/pg/client-cache'
+import type { ClientRecord } from '../../src/db/store'
 import type { PgStore } from '../../src/db/pg/store'
 import { createClient, deleteClient, rotateSecret, updateClient, verifyClientSecret } from '../../src/oauth/clients'
 import { openTestStorePair, testEngine, type TestStorePair } from '../store'
@@ -167,5 +169,30 @@ describe('the clients NOTIFY payload', () => {
     expect(parseChange('clients:[1]')).toBeUndefined()
     expect(parseChange('clients:not json')).toBeUndefined()
     expect(parseChange('clients')).toBeUndefined()
+  })
+})
+
+describe('the client cache is bounded', () => {
+  const record = (id: string, uriChars: number): ClientRecord => ({
+    id, name: 'App', secretHash: null, redirectUris: [`https://app.example/${'x'.repeat(uriChars)}`], postLogoutRedirectUris: [], skipConsent: false, requireMfa: false,
+    kind: 'dynamic', metadataExpiresAt: null, registrationTokenHash: null, idTokenAlg: 'RS256', introspects: [], grantTypes: ['authorization_code'], allowedScopes: [],
+    requirePar: false, authMethod: null, jwks: null, jwksUri: null,
+  })
+  const alive = { onChange: () => {}, check: () => true }
+
+  test('in bytes: past its budget it empties, then keeps on; a client larger than the budget is never kept', () => {
+    const cache = new PgClientCache(alive, 100_000)
+    for (let i = 0; i < 4; i++) cache.keep(record(`c${i}`, 20_000), cache.read())
+    // ~40 KB each (UTF-16): the third would pass 100 KB, so the first two went.
+    expect([cache.get('c0'), cache.get('c1'), cache.get('c2')?.id, cache.get('c3')?.id]).toEqual([undefined, undefined, 'c2', 'c3'])
+    cache.keep(record('huge', 60_000), cache.read())
+    expect([cache.get('huge'), cache.size]).toEqual([undefined, 2])
+  })
+
+  test('in entries: 1,000 at most', () => {
+    const cache = new PgClientCache(alive)
+    for (let i = 0; i <= 1000; i++) cache.keep(record(`c${i}`, 10), cache.read())
+    expect(cache.size).toBeLessThanOrEqual(1000)
+    expect(cache.get('c1000')?.id).toBe('c1000')
   })
 })

@@ -2,6 +2,11 @@ import { isWhole, type Change, type ChangeFeed, type ClientRecord } from '../sto
 
 /** Clients held at most, as on SQLite (ids are never guessed into it: only a row found is kept). */
 const CAPACITY = 1000
+/**
+ * Their bytes at most, as their JSON text counts them (SPEC: in-memory state bounded in entries
+ * and bytes): a dynamically registered client may carry 20 redirect URIs of 2,000 characters.
+ */
+export const CLIENT_CACHE_BYTES = 8 * 1024 * 1024
 
 /**
  * The clients every token, introspection, PAR, device and authorize request authenticates, kept
@@ -21,10 +26,14 @@ const CAPACITY = 1000
  */
 export class PgClientCache {
   private readonly entries = new Map<string, ClientRecord>()
+  private bytes = 0
   /** Moves on with every change: a read begun before one is not kept. */
   private generation = 0
 
-  constructor(private readonly changes: ChangeFeed) {
+  constructor(
+    private readonly changes: ChangeFeed,
+    private readonly maxBytes = CLIENT_CACHE_BYTES,
+  ) {
     changes.onChange((change) => this.changed(change))
   }
 
@@ -42,7 +51,11 @@ export class PgClientCache {
   keep(record: ClientRecord, generation: number | undefined): void {
     // check() first: a feed back after an outage empties the cache, and so moves the generation on.
     if (!this.changes.check() || generation !== this.generation) return
-    if (this.entries.size >= CAPACITY) this.entries.clear()
+    // Measured on a miss only (a hit costs nothing); its size is not subtracted when it goes: emptied, counted anew.
+    const bytes = JSON.stringify(record).length * 2
+    if (bytes > this.maxBytes) return
+    if (this.entries.size >= CAPACITY || this.bytes + bytes > this.maxBytes) this.clear()
+    this.bytes += bytes
     // Shared by every caller from now on: frozen, so none can change another's client.
     for (const list of [record.redirectUris, record.postLogoutRedirectUris, record.introspects, record.grantTypes, record.allowedScopes]) Object.freeze(list)
     this.entries.set(record.id, Object.freeze(record))
@@ -50,8 +63,13 @@ export class PgClientCache {
 
   private changed(change: Change | undefined): void {
     this.generation++
-    if (isWhole(change) || change!.clients === 'all') return this.entries.clear()
+    if (isWhole(change) || change!.clients === 'all') return this.clear()
     for (const id of change!.clients ?? []) this.entries.delete(id)
+  }
+
+  private clear(): void {
+    this.entries.clear()
+    this.bytes = 0
   }
 
   get size(): number {
