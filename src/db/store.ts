@@ -85,18 +85,20 @@ export class DatabaseUnavailable extends Error {
  * What a commit changed, when the feed can tell: these access tokens (row ids) were deleted,
  * these users' rows changed (name, avatar, email, email_verified, admin, disabled), these users'
  * sign-in sessions ended or group memberships changed (`'all'`: too many to name), sites or their
- * rules changed (forward-auth's site-session cache, src/authz/cache.ts). A change naming none of
- * them — or none at all — means anything may have changed.
+ * rules changed (forward-auth's site-session cache, src/authz/cache.ts), these clients' rows were
+ * inserted or updated (`'all'`: too many to name; the PostgreSQL client cache). A change naming
+ * none of them — or none at all — means anything may have changed.
  */
 export interface Change {
   tokens?: readonly number[]
   users?: readonly string[]
   sessions?: readonly string[] | 'all'
   sites?: true
+  clients?: readonly string[] | 'all'
 }
 
 /** Whether a change may concern anything (it names nothing). */
-export const isWhole = (change: Change | undefined): boolean => !change?.tokens && !change?.users && !change?.sessions && !change?.sites
+export const isWhole = (change: Change | undefined): boolean => !change?.tokens && !change?.users && !change?.sessions && !change?.sites && !change?.clients
 
 /**
  * Tells in-process caches of every write that changed what they hold — this process's own

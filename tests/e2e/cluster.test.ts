@@ -138,6 +138,32 @@ describe.skipIf(!onPostgres)('two instances on one PostgreSQL database behind ha
     }
   })
 
+  test('`client rotate-secret` and `client delete` by the CLI: the client both instances hold in memory is refused on A and B within 100 ms (issue 38)', async () => {
+    const client = registerClient(through)
+    // RFC 7009: a revocation of an unknown token is 200 for an authenticated client, 401 invalid_client otherwise.
+    const revoke = async (server: { url: string }, secret: string) =>
+      (
+        await fetch(`${server.url}/api/oauth/revoke`, {
+          method: 'POST',
+          headers: { authorization: 'Basic ' + btoa(`${client.client_id}:${secret}`), 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ token: 'unknown' }),
+        })
+      ).status
+    for (let round = 0; round < 3; round++) {
+      let secret = client.client_secret!
+      // Held on both (the first read after the CLI's insert may race its NOTIFY, and is then not kept).
+      for (const server of [a, b]) await until(async () => (await revoke(server, secret)) === 200 && (await revoke(server, secret)) === 200, 'the client served twice')
+      const rotated = a.cli(['client', 'rotate-secret', client.client_id])
+      expect(rotated.code).toBe(0)
+      for (const [server, name] of [[a, 'A'], [b, 'B']] as const) expect(await refusedWithin(async () => (await revoke(server, secret)) === 401, `client rotate-secret by the CLI, on ${name}`)).toBeLessThan(100)
+      secret = client.client_secret = (JSON.parse(rotated.out) as { client_secret: string }).client_secret
+      expect(await revoke(b, secret)).toBe(200)
+    }
+    expect(await revoke(b, client.client_secret!)).toBe(200)
+    expect(a.cli(['client', 'delete', client.client_id]).code).toBe(0)
+    expect(await refusedWithin(async () => (await revoke(b, client.client_secret!)) === 401, 'client delete by the CLI')).toBeLessThan(100)
+  })
+
   test('a name changed by `latchkey apply` is answered by userinfo on A and B within 100 ms, for the token both cached before (issue 33)', async () => {
     const client = registerClient(through)
     const as = await discover(through)

@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config'
 import { createContext } from '../../src/context'
 import { manualClock } from '../../src/lib/clock'
 import { sha256 } from '../../src/lib/crypto'
-import { createClient, DEVICE_CODE } from '../../src/oauth/clients'
+import { createClient, deleteClient, DEVICE_CODE, rotateSecret } from '../../src/oauth/clients'
 import { newCode } from '../../src/oauth/codes'
 import { DEVICE_REDIRECT } from '../../src/oauth/device/pages'
 import { createResource } from '../../src/oauth/resources'
@@ -16,7 +16,9 @@ import { openTestStorePair, type TestStorePair } from '../store'
 
 /**
  * Issue 38 "Two instances": a client assertion's jti and a device code are used once across two
- * instances on one database (two processes on one SQLite file; two instances on PostgreSQL).
+ * instances on one database (two processes on one SQLite file; two instances on PostgreSQL); a
+ * client each instance keeps in memory (src/db/sqlite/client-cache.ts, src/db/pg/client-cache.ts)
+ * is refused by both within 100 ms of its secret's rotation or its deletion on one.
  */
 let pair: TestStorePair
 const clock = manualClock()
@@ -73,4 +75,37 @@ test('a device code allowed, polled on both instances at once: the tokens once; 
   clock.advance(6_000)
   expect(((await (await poll(b)).json()) as { error: string }).error).toBe('slow_down')
   expect(Number((await pair.row('SELECT interval FROM device_codes WHERE device_code_hash = ?', sha256(started.device_code)))!.interval)).toBe(15)
+})
+
+test("a client cached on both instances: its rotated secret and its deletion on one are refused by the other within 100 ms", async () => {
+  await createResource(pair.store, { uri: 'https://backups.example', name: 'Backups', scopes: ['backups:write=Write backups'] }, clock.now())
+  const { client, secret } = await createClient(pair.store, { name: 'Backup', redirectUris: [], public: false, skipConsent: false, grantTypes: ['client_credentials'], allowedScopes: ['backups:write'] }, clock.now())
+  const token = (instance: Instance, clientSecret: string) => instance('/api/oauth/token', { grant_type: 'client_credentials', resource: 'https://backups.example', client_id: client.id, client_secret: clientSecret })
+  /** Asks `instance` until it answers `status` (each a real token request: no fixed sleep); the milliseconds that took. */
+  const msUntil = async (instance: Instance, clientSecret: string, status: number): Promise<number> => {
+    const started = performance.now()
+    for (;;) {
+      const res = await token(instance, clientSecret)
+      const ms = performance.now() - started
+      if (res.status === status || ms > 1000) {
+        expect(res.status).toBe(status)
+        if (status === 401) expect(((await res.json()) as { error: string }).error).toBe('invalid_client')
+        return ms
+      }
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+  }
+  // Both instances hold the client (a first request may race the insert's NOTIFY: asked until served).
+  for (const instance of [a, b]) {
+    await msUntil(instance, secret!, 200)
+    expect((await token(instance, secret!)).status).toBe(200)
+  }
+  const rotated = (await rotateSecret(pair.store, client.id))!
+  expect((await token(a, secret!)).status).toBe(401)
+  expect(await msUntil(b, secret!, 401)).toBeLessThan(100)
+  expect((await token(b, rotated)).status).toBe(200)
+
+  expect(await deleteClient(pair.store, client.id)).toBe(true)
+  expect((await token(a, rotated)).status).toBe(401)
+  expect(await msUntil(b, rotated, 401)).toBeLessThan(100)
 })

@@ -15,13 +15,30 @@ const SESSIONS_NAMED = 'sessions:'
 /** A site or its rules changed (drizzle/pg/0021). */
 const SITES = 'sites'
 
-/** A payload as a change: named tokens, users or sessions, sites; else a table's name (anything in it may have changed). */
+/**
+ * The payload prefix of clients inserted or updated (drizzle/pg/0026): a JSON array of their ids
+ * (an id may be a URL, commas and all), or `*`: too many to name.
+ */
+const CLIENTS_NAMED = 'clients:'
+
+/** A payload as a change: named tokens, users, sessions or clients, sites; else a table's name (anything in it may have changed). */
 export function parseChange(payload: string): Change | undefined {
   if (payload.startsWith(TOKENS_NAMED)) return { tokens: payload.slice(TOKENS_NAMED.length).split(',').map(Number) }
   if (payload.startsWith(USERS_NAMED)) return { users: payload.slice(USERS_NAMED.length).split(',') }
   if (payload.startsWith(SESSIONS_NAMED)) return { sessions: payload.slice(SESSIONS_NAMED.length).split(',') }
   if (payload === 'sessions') return { sessions: 'all' }
   if (payload === SITES) return { sites: true }
+  if (payload.startsWith(CLIENTS_NAMED)) return clientsNamed(payload.slice(CLIENTS_NAMED.length))
+  return undefined
+}
+
+/** The clients a payload names; a list that does not parse as one names nothing (anything may have changed). */
+function clientsNamed(list: string): Change | undefined {
+  if (list === '*') return { clients: 'all' }
+  try {
+    const ids: unknown = JSON.parse(list)
+    if (Array.isArray(ids) && ids.length > 0 && ids.every((id) => typeof id === 'string')) return { clients: ids as string[] }
+  } catch {}
   return undefined
 }
 /** How often each process proves its LISTEN connection alive. */
@@ -64,7 +81,8 @@ export class Heartbeat {
  * shared by every store of the process. Triggers NOTIFY on deletes of tokens (naming up to 100
  * of them, drizzle/pg/0005), users and clients (drizzle/pg/0001), changes of resources (0012),
  * of users' names, emails, flags (naming up to 100 users, 0017), of users' sessions and group
- * memberships (naming users) and of sites (0021) — whoever committed them,
+ * memberships (naming users) and of sites (0025), of clients inserted or updated (naming up to
+ * 100, 0026) — whoever committed them,
  * this instance included (its store also tells its own caches at once, PgStore.emit). The connection is only
  * trusted while this process's own heartbeats come back through it: a dead or reconnecting
  * listener is noticed within a few beats (Heartbeat), and caches are bypassed until it is back

@@ -1,4 +1,5 @@
-import type { ClientKind, ClientLogo, ClientRecord, ClientStore, IdTokenAlg, YourApp } from '../store'
+import type { ChangeFeed, ClientKind, ClientLogo, ClientRecord, ClientStore, IdTokenAlg, YourApp } from '../store'
+import { PgClientCache } from './client-cache'
 import { emitting, json, n, type PgContext, type Row } from './context'
 import { deleteGrantsWhere } from './grants'
 
@@ -30,8 +31,24 @@ const toClient = (r: Row): ClientRecord => ({
 const COLUMNS = 'id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, registration_token_hash, id_token_alg, introspects, backchannel_logout_uri, backchannel_logout_session_required, grant_types, allowed_scopes, require_par, auth_method, jwks, jwks_uri, launch_url, logo_etag'
 
 export class PgClients implements ClientStore {
-  constructor(private readonly ctx: PgContext) {}
+  // Made on first use: the store's change feed is made after this.
+  private cached?: PgClientCache
 
+  constructor(
+    private readonly ctx: PgContext,
+    private readonly changes: () => ChangeFeed,
+  ) {}
+
+  private get cache(): PgClientCache {
+    return (this.cached ??= new PgClientCache(this.changes()))
+  }
+
+  /** `changed` (a row count or a found flag) after its write committed: this instance's cache drops the client at once (the others through NOTIFY, drizzle/pg/0026). */
+  private wrote<T extends boolean | number>(id: string, changed: T): T {
+    return emitting(this.ctx, changed, changed ? { clients: [id] } : undefined)
+  }
+
+  /** A new id was never cached (nothing absent is kept): no change to tell but the trigger's. */
   insertClient(client: ClientRecord, now: number): Promise<void> {
     return this.ctx.run(
       async (sql) =>
@@ -44,14 +61,22 @@ export class PgClients implements ClientStore {
 
   setBackchannelLogout(id: string, uri: string | null, sessionRequired: boolean): Promise<boolean> {
     return this.ctx.run(
-      async (sql) => (await sql`UPDATE clients SET backchannel_logout_uri = ${uri}, backchannel_logout_session_required = ${sessionRequired} WHERE id = ${id}`).count > 0,
+      async (sql) => this.wrote(id, (await sql`UPDATE clients SET backchannel_logout_uri = ${uri}, backchannel_logout_session_required = ${sessionRequired} WHERE id = ${id}`).count > 0),
     )
   }
 
+  /** Every token, introspection, PAR, device and authorize request reads its client here: from the cache while it may be trusted (PgClientCache). */
   findClient(id: string): Promise<ClientRecord | undefined> {
+    const cache = this.ctx.inTransaction ? undefined : this.cache
+    const hit = cache?.get(id)
+    if (hit) return Promise.resolve(hit)
+    const generation = cache?.read()
     return this.ctx.run(async (sql) => {
       const [row] = await sql.unsafe(`SELECT ${COLUMNS} FROM clients WHERE id = $1`, [id])
-      return row && toClient(row)
+      if (!row) return undefined
+      const record = toClient(row)
+      if (cache && !this.ctx.inTransaction) cache.keep(record, generation)
+      return record
     })
   }
 
@@ -83,21 +108,21 @@ export class PgClients implements ClientStore {
   }
 
   setIntrospects(id: string, introspects: readonly string[]): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`UPDATE clients SET introspects = ${JSON.stringify(introspects)}::jsonb WHERE id = ${id}`).count > 0)
+    return this.ctx.run(async (sql) => this.wrote(id, (await sql`UPDATE clients SET introspects = ${JSON.stringify(introspects)}::jsonb WHERE id = ${id}`).count > 0))
   }
 
   setRequireMfa(id: string, requireMfa: boolean): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`UPDATE clients SET require_mfa = ${requireMfa} WHERE id = ${id}`).count > 0)
+    return this.ctx.run(async (sql) => this.wrote(id, (await sql`UPDATE clients SET require_mfa = ${requireMfa} WHERE id = ${id}`).count > 0))
   }
 
   saveMetadataClient(client: ClientRecord, now: number): Promise<void> {
     const uris = JSON.stringify(client.redirectUris)
     return this.ctx.run(
       async (sql) =>
-        void (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, created_at)
+        void this.wrote(client.id, (await sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, post_logout_redirect_uris, skip_consent, require_mfa, kind, metadata_expires_at, created_at)
           VALUES (${client.id}, ${client.name}, NULL, ${uris}::jsonb, '[]'::jsonb, false, false, 'metadata', ${client.metadataExpiresAt}, ${now})
           ON CONFLICT (id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris, metadata_expires_at = excluded.metadata_expires_at
-          WHERE clients.kind = 'metadata'`),
+          WHERE clients.kind = 'metadata'`).count),
     )
   }
 
@@ -129,11 +154,11 @@ export class PgClients implements ClientStore {
   updateClient(id: string, f: Pick<ClientRecord, 'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'skipConsent' | 'requireMfa' | 'idTokenAlg' | 'grantTypes' | 'allowedScopes' | 'requirePar' | 'authMethod' | 'jwks' | 'jwksUri'>): Promise<boolean> {
     return this.ctx.run(
       async (sql) =>
-        (
+        this.wrote(id, (
           await sql`UPDATE clients SET name = ${f.name}, redirect_uris = ${JSON.stringify(f.redirectUris)}::jsonb, post_logout_redirect_uris = ${JSON.stringify(f.postLogoutRedirectUris)}::jsonb,
             skip_consent = ${f.skipConsent}, require_mfa = ${f.requireMfa}, id_token_alg = ${f.idTokenAlg}, grant_types = ${JSON.stringify(f.grantTypes)}::jsonb,
             allowed_scopes = ${JSON.stringify(f.allowedScopes)}::jsonb, require_par = ${f.requirePar}, auth_method = ${f.authMethod}, jwks = ${f.jwks}, jwks_uri = ${f.jwksUri} WHERE id = ${id}`
-        ).count > 0,
+        ).count > 0),
     )
   }
 
@@ -143,23 +168,23 @@ export class PgClients implements ClientStore {
   }
 
   setClientSecret(id: string, secretHash: string): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`UPDATE clients SET secret_hash = ${secretHash} WHERE id = ${id} AND secret_hash IS NOT NULL`).count > 0)
+    return this.ctx.run(async (sql) => this.wrote(id, (await sql`UPDATE clients SET secret_hash = ${secretHash} WHERE id = ${id} AND secret_hash IS NOT NULL`).count > 0))
   }
 
   setLaunchUrl(id: string, url: string | null): Promise<boolean> {
-    return this.ctx.run(async (sql) => (await sql`UPDATE clients SET launch_url = ${url} WHERE id = ${id}`).count > 0)
+    return this.ctx.run(async (sql) => this.wrote(id, (await sql`UPDATE clients SET launch_url = ${url} WHERE id = ${id}`).count > 0))
   }
 
   /** One transaction: the client's version and the bytes change together (or neither, for an unknown client). */
-  setClientLogo(id: string, logo: ClientLogo | null, now: number): Promise<boolean> {
-    return this.ctx.tx(async (sql) => {
+  async setClientLogo(id: string, logo: ClientLogo | null, now: number): Promise<boolean> {
+    return this.wrote(id, await this.ctx.tx(async (sql) => {
         if ((await sql`UPDATE clients SET logo_etag = ${logo?.etag ?? null} WHERE id = ${id}`).count === 0) return false
         if (!logo) await sql`DELETE FROM client_logos WHERE client_id = ${id}`
         else
           await sql`INSERT INTO client_logos (client_id, content_type, bytes, etag, updated_at) VALUES (${id}, ${logo.contentType}, ${Buffer.from(logo.bytes)}, ${logo.etag}, ${now})
             ON CONFLICT (client_id) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes, etag = excluded.etag, updated_at = excluded.updated_at`
         return true
-    })
+    }))
   }
 
   findClientLogo(id: string): Promise<ClientLogo | undefined> {

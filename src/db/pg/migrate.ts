@@ -26,6 +26,7 @@ import avatars from '../../../drizzle/pg/0022_avatars.sql' with { type: 'text' }
 import providers from '../../../drizzle/pg/0023_providers.sql' with { type: 'text' }
 import userLanguage from '../../../drizzle/pg/0024_user_language.sql' with { type: 'text' }
 import notifySessionsSites from '../../../drizzle/pg/0025_notify_sessions_sites.sql' with { type: 'text' }
+import notifyClients from '../../../drizzle/pg/0026_notify_clients.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -58,6 +59,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0023_providers': providers,
   '0024_user_language': userLanguage,
   '0025_notify_sessions_sites': notifySessionsSites,
+  '0026_notify_clients': notifyClients,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

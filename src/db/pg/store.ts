@@ -44,7 +44,7 @@ export class PgStore implements Store, PgContext {
   readonly engine = 'postgres' as const
   readonly changes: PgChangeFeed
   readonly users = new PgUsers(this)
-  readonly clients = new PgClients(this)
+  readonly clients = new PgClients(this, () => this.changes)
   readonly sessions = new PgSessions(this)
   readonly grants = new PgGrants(this)
   readonly tokens = new PgTokens(this)

@@ -16,7 +16,7 @@ const CAPACITY = 1000
  * - other connections' commits (the CLI while the server runs) through the change feed
  *   (`PRAGMA data_version`), which names nothing: the cache is emptied.
  * A row is kept only if the count did not move while it was read (reads are synchronous: it
- * cannot). PostgreSQL has no such feed for clients: there every read goes to the database.
+ * cannot). PostgreSQL's twin, fed by NOTIFY: src/db/pg/client-cache.ts.
  */
 export class ClientCache {
   private readonly entries = new Map<string, ClientRecord>()
