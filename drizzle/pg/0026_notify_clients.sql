@@ -30,3 +30,9 @@ FOR EACH STATEMENT EXECUTE FUNCTION latchkey_notify_clients();
 --> statement-breakpoint
 CREATE TRIGGER clients_update_notify AFTER UPDATE ON clients REFERENCING OLD TABLE AS changed
 FOR EACH STATEMENT EXECUTE FUNCTION latchkey_notify_clients();
+--> statement-breakpoint
+-- A resource registered (resource create, apply, /admin) is heard as a changed or deleted one is
+-- (0010, 0012): each instance reads its list of resources again, where a client_credentials request
+-- naming only scopes finds its audience.
+CREATE TRIGGER resources_insert_notify AFTER INSERT ON resources REFERENCING NEW TABLE AS gone
+FOR EACH STATEMENT EXECUTE FUNCTION latchkey_notify_deletes();

@@ -161,3 +161,20 @@ test('discovery lists client_credentials and the device grant', async () => {
   const doc = (await (await t.handle('/.well-known/openid-configuration')).json()) as { grant_types_supported: string[] }
   expect(doc.grant_types_supported).toEqual(['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'])
 })
+
+describe('a resource registered while the server runs', () => {
+  test('is found by its scopes at once: the list of resources a scope-only request searches is read again', async () => {
+    // The list is read (and kept) by a first request that names only scopes.
+    expect((await token({ grant_type: 'client_credentials', scope: 'reports:read' })).status).toBe(200)
+    await createResource(t.store, { uri: 'https://tickets.example', name: 'Tickets', scopes: ['tickets:read=Read tickets'] }, t.clock.now())
+    const now = t.clock.now()
+    const helpdesk = await createClient(
+      t.store,
+      { name: 'Helpdesk job', redirectUris: [], public: false, skipConsent: false, grantTypes: ['client_credentials'], allowedScopes: ['tickets:read'] },
+      now,
+    )
+    const res = await token({ grant_type: 'client_credentials', scope: 'tickets:read' }, basic(helpdesk.client.id, helpdesk.secret!))
+    expect(res.status).toBe(200)
+    expect(await introspect({ id: helpdesk.client.id, secret: helpdesk.secret! }, ((await res.json()) as { access_token: string }).access_token)).toMatchObject({ active: true, aud: 'https://tickets.example' })
+  })
+})

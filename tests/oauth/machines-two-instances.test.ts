@@ -109,3 +109,29 @@ test("a client cached on both instances: its rotated secret and its deletion on 
   expect((await token(a, rotated)).status).toBe(401)
   expect(await msUntil(b, rotated, 401)).toBeLessThan(100)
 })
+
+test('a resource registered on one instance: a scope-only client_credentials request finds it on the other within 100 ms', async () => {
+  await createResource(pair.store, { uri: 'https://mail.example', name: 'Mail', scopes: ['mail:send=Send mail'] }, clock.now())
+  const job = async (name: string, scope: string) => {
+    const { client, secret } = await createClient(pair.store, { name, redirectUris: [], public: false, skipConsent: false, grantTypes: ['client_credentials'], allowedScopes: [scope] }, clock.now())
+    return (instance: Instance) => instance('/api/oauth/token', { grant_type: 'client_credentials', scope, client_id: client.id, client_secret: secret! })
+  }
+  /** Asks until answered 200 (a first request may race an insert's NOTIFY); the milliseconds that took. */
+  const msUntilServed = async (token: (instance: Instance) => Promise<Response>, instance: Instance) => {
+    const started = performance.now()
+    let res = await token(instance)
+    while (res.status !== 200 && performance.now() - started < 1000) {
+      await new Promise((resolve) => setImmediate(resolve))
+      res = await token(instance)
+    }
+    expect(res.status).toBe(200)
+    return performance.now() - started
+  }
+  // Both instances read (and keep) their list of resources.
+  const mailer = await job('Mailer', 'mail:send')
+  for (const instance of [a, b]) await msUntilServed(mailer, instance)
+  await createResource(pair.store, { uri: 'https://calendar.example', name: 'Calendar', scopes: ['calendar:read=Read calendars'] }, clock.now())
+  const planner = await job('Planner', 'calendar:read')
+  expect((await planner(a)).status).toBe(200)
+  expect(await msUntilServed(planner, b)).toBeLessThan(100)
+})

@@ -13,12 +13,14 @@ const toResource = (r: Row): ResourceRecord => ({
 export class PgResources implements ResourceStore {
   constructor(private readonly ctx: PgContext) {}
 
-  insertResource(r: ResourceRecord, now: number): Promise<void> {
-    return this.ctx.run(
+  /** Heard by this instance's caches at once, by the others through the insert trigger (0026). */
+  async insertResource(r: ResourceRecord, now: number): Promise<void> {
+    await this.ctx.run(
       async (sql) =>
         void (await sql`INSERT INTO resources (uri, name, scopes, token_format, introspectors, created_at)
           VALUES (${r.uri}, ${r.name}, ${JSON.stringify(r.scopes)}::jsonb, ${r.tokenFormat}, ${JSON.stringify(r.introspectors)}::jsonb, ${now})`),
     )
+    emitting(this.ctx, undefined, {})
   }
 
   findResource(uri: string): Promise<ResourceRecord | undefined> {

@@ -16,7 +16,11 @@ export class SqliteResources implements ResourceStore {
   constructor(private readonly ctx: SqliteContext) {}
 
   insertResource(resource: ResourceRecord, now: number): Promise<void> {
-    return this.ctx.write(() => void unique(() => this.ctx.db.orm.insert(resources).values({ ...resource, createdAt: now }).run()))
+    // A new resource changes what a scope-only client_credentials request finds (ResourceDirectory.list).
+    return this.ctx.write(() => {
+      unique(() => this.ctx.db.orm.insert(resources).values({ ...resource, createdAt: now }).run())
+      this.changed(true)
+    })
   }
 
   async findResource(uri: string): Promise<ResourceRecord | undefined> {
@@ -41,7 +45,7 @@ export class SqliteResources implements ResourceStore {
     })
   }
 
-  /** A resource changed or deleted (with its grants and tokens): the caches drop everything. */
+  /** A resource registered, changed or deleted (with its grants and tokens): the caches drop everything. */
   private changed(found: boolean): boolean {
     if (found) this.ctx.emit({})
     return found
