@@ -16,6 +16,8 @@ import { clientAddressFrom, peerAddressOf, setPeerResolver } from './web/client-
 import { createRequestGuard, pathOf } from './web/request-guard'
 
 const PURGE_EVERY_MS = 60_000
+/** How soon what the database must be told at start (ISSUER, the setup link) is tried again when it did not answer. */
+const RETRY_AFTER_START_MS = 5_000
 
 /** The address to serve on is taken, or needs privileges this process lacks. */
 export class ListenError extends Error {}
@@ -56,9 +58,10 @@ function issuerOriginOf(config: Config): string {
 
 /**
  * Opens and migrates the database, serves the app, purges periodically, drains on SIGTERM.
- * `purgeEveryMs` is for tests, which watch the purge run without waiting a minute.
+ * `purgeEveryMs`, `retryAfterStartMs` and `afterListening` are for tests, which watch the purge
+ * run, and a start's writes meet a database that stopped answering, without waiting.
  */
-export async function startServer(config: Config, log: Logger = createLogger(config.logLevel), { purgeEveryMs = PURGE_EVERY_MS } = {}): Promise<RunningServer> {
+export async function startServer(config: Config, log: Logger = createLogger(config.logLevel), { purgeEveryMs = PURGE_EVERY_MS, retryAfterStartMs = RETRY_AFTER_START_MS, afterListening = () => {} } = {}): Promise<RunningServer> {
   const { store, applied, startUpkeep } = await openStore(config, { serving: true })
   if (applied.length) log.info('migrated', { applied: applied.join(',') })
   const ctx = await createContext({ store, config, log })
@@ -132,8 +135,25 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     await store.close()
     throw listenError(error, config)
   }
+  // From here the server serves: a database that stops answering now means 503s until it is back
+  // (SPEC "Several instances"), never an exit — what it must still be told waits for it.
+  afterListening()
+  const pending = new Set<ReturnType<typeof setTimeout>>()
+  const onceTheDatabaseAnswers = (what: string, task: () => Promise<void>) => {
+    const attempt = () =>
+      task().catch(() => {
+        log.warn(`the database did not answer; ${what} is tried again in ${retryAfterStartMs / 1000} s`)
+        const timer = setTimeout(() => {
+          pending.delete(timer)
+          void attempt()
+        }, retryAfterStartMs)
+        timer.unref()
+        pending.add(timer)
+      })
+    return attempt()
+  }
   // SPEC: the CLI's links (invitations, reset links) name the ISSUER the server last started with.
-  await store.recordIssuer(config.issuer, ctx.clock.now())
+  await onceTheDatabaseAnswers('recording ISSUER', () => store.recordIssuer(config.issuer, ctx.clock.now()))
   startUpkeep()
   setPeerResolver((request) => server.requestIP(socketRequests.get(request) ?? request)?.address)
 
@@ -181,12 +201,13 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   log.info('listening', { url: `http://${server.hostname}:${server.port}`, issuer: config.issuer, engine: store.engine, mail: smtp ? `${smtp.protocol}//${smtp.host}` : 'off', metrics: metricsServer ? `http://${metricsServer.hostname}:${metricsServer.port}/metrics` : 'off' })
   if (!config.passkeys) log.warn('passkeys are off: WebAuthn needs a domain name in ISSUER, not an IP address', { issuer: config.issuer })
   // SPEC "First run": the last line a new operator reads.
-  await offerSetupLink(store, config.issuer, ctx.clock.now(), log)
+  await onceTheDatabaseAnswers('the first-run setup link', () => offerSetupLink(store, config.issuer, ctx.clock.now(), log))
 
   let stopping: Promise<void> | undefined
   const stop = () =>
     (stopping ??= (async () => {
       clearInterval(purge)
+      for (const timer of pending) clearTimeout(timer)
       ctx.settingsHub.closeAll() // open streams end with `event: end` (reason "shutdown") and reconnect elsewhere
       metricsServer?.stop(true)
       ctx.metrics.stop()

@@ -84,3 +84,34 @@ describe('the server', () => {
   })
 })
 
+
+describe('the database not answering right after the server listens', () => {
+  test('the server keeps serving; recording ISSUER is tried again until the database takes it (no exit)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'latchkey-server-'))
+    const file = join(dir, 'db.sqlite')
+    const config = loadConfig({ DATABASE_URL: file, HOST: '127.0.0.1', PORT: '0', ISSUER: 'http://127.0.0.1:3000' })
+    let holder!: Database
+    const lines: string[] = []
+    // Once it listens, another writer holds the database past busy_timeout: the start's write fails.
+    const running = await startServer(config, createLogger('info', (s) => lines.push(s)), {
+      retryAfterStartMs: 50,
+      afterListening: () => {
+        holder = new Database(file)
+        holder.run('BEGIN IMMEDIATE')
+      },
+    })
+    try {
+      expect(lines.map((l) => JSON.parse(l)).filter((e) => e.level === 'warn').map((e) => e.msg)).toContain('the database did not answer; recording ISSUER is tried again in 0.05 s')
+      // Serving meanwhile: a read answers.
+      expect((await fetch(`http://127.0.0.1:${running.server.port}/healthz`)).status).toBe(200)
+      holder.run('COMMIT')
+      const recorded = () => (holder.query('SELECT value FROM server_secrets WHERE name = ?').get('issuer') as { value: string } | null)?.value
+      for (const deadline = Date.now() + 5_000; recorded() !== 'http://127.0.0.1:3000' && Date.now() < deadline; ) await Bun.sleep(20)
+      expect(recorded()).toBe('http://127.0.0.1:3000')
+    } finally {
+      holder.close()
+      await running.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 30_000)
+})
