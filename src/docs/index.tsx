@@ -52,6 +52,19 @@ function said(english: string | undefined): { text: string; lang: 'en' | undefin
   return words === undefined ? { text: english, lang: 'en' } : { text: words, lang: undefined }
 }
 
+/**
+ * A protocol word (a type, where a parameter goes) in the reader's sentence: isolated (<bdi>), so
+ * that in Arabic "string" and the comma after it keep their own directions.
+ */
+function Token(props: { text: string; required: boolean }): JSX.Element {
+  const token = (
+    <bdi dir="ltr" safe>
+      {props.text}
+    </bdi>
+  )
+  return <>{props.required ? th('docs.required', { what: raw(token) }) : token}</>
+}
+
 const typeOf = (s: Schema | undefined): string =>
   !s ? '' : s.anyOf ? s.anyOf.map(typeOf).join(' | ') : s.type === 'array' ? `${typeOf(s.items)}[]` : Array.isArray(s.type) ? s.type.join(' | ') : (s.type ?? 'any')
 
@@ -67,8 +80,8 @@ function Fields(props: { schema?: Schema }): JSX.Element {
           <td>
             <code safe>{name}</code>
           </td>
-          <td class="muted" safe>
-            {schema?.required?.includes(name) ? t('docs.required', { what: typeOf(s) }) : typeOf(s)}
+          <td class="muted">
+            <Token text={typeOf(s)} required={schema?.required?.includes(name) ?? false} />
           </td>
           <td class="long" lang={said(s.description).lang} safe>
             {said(s.description).text}
@@ -164,8 +177,8 @@ function OperationSection(props: { method: string; path: string; op: Operation }
                 <td>
                   <code safe>{p.name}</code>
                 </td>
-                <td class="muted" safe>
-                  {p.required ? t('docs.required', { what: p.in }) : p.in}
+                <td class="muted">
+                  <Token text={p.in} required={p.required ?? false} />
                 </td>
                 <td class="long" lang={said(p.description ?? p.schema?.description).lang} safe>
                   {said(p.description ?? p.schema?.description).text}
@@ -216,7 +229,11 @@ function ReferencePage(props: { spec: Spec }): JSX.Element {
       <p lang={said(spec.info.description).lang} safe>
         {said(spec.info.description).text}
       </p>
-      <p>{th('docs.machineReadable', { link: raw(<a href="/openapi.json">/openapi.json</a>) })}</p>
+      <p>{th('docs.machineReadable', { link: raw(
+            <bdi dir="ltr">
+              <a href="/openapi.json">/openapi.json</a>
+            </bdi>,
+          ) })}</p>
       <nav>
         <ul>
           {operations.map(({ method, path, op }) => (

@@ -1,8 +1,13 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import docsArJson from '../../src/docs/translations/ar.json'
+import docsDeJson from '../../src/docs/translations/de.json'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { type RunningBinary, launchChromium, startBinary } from './server'
+
+const docsDe: Record<string, string> = docsDeJson
+const docsAr: Record<string, string> = docsArJson
 
 // SPEC "Brand and language" → "Every screen" (issue 36), in real Chromium against the binary: every
 // page fits 360 px with no sideways scrolling, and axe-core finds no violation on it, light or
@@ -189,7 +194,7 @@ describe('every screen (issue 36): 360 px without sideways scrolling, axe-core c
     await page.locator('.qr svg').waitFor()
     failures.push(...(await everyScreen(page, 'two-step-setup')))
 
-    for (const path of ['/admin/users', '/admin/apps', `/admin/apps/edit?client_id=${clientId}`, '/admin/groups', '/admin/resources', '/admin/sites', '/admin/keys', '/admin/audit']) {
+    for (const path of ['/admin/users', '/admin/apps', `/admin/apps/edit?client_id=${clientId}`, '/admin/groups', '/admin/resources', '/admin/sites', '/admin/providers', '/admin/keys', '/admin/audit']) {
       const res = await page.goto(`${server.url}${path}`)
       expect([path, res!.status()]).toEqual([path, 200])
       failures.push(...(await everyScreen(page, path.slice(1).replace(/\?.*/, '').replace(/\//g, '-'))))
@@ -218,10 +223,22 @@ describe('every screen (issue 36): 360 px without sideways scrolling, axe-core c
     failures.push(...(await everyScreen(page, 'de-admin-audit')))
     await page.goto(`${server.url}/docs`)
     expect(await page.locator('html').getAttribute('lang')).toBe('de')
-    expect(await page.locator('p.notice').innerText()).toBe('Die folgende Referenz ist auf Englisch, wie das OpenAPI-Dokument, das sie zeigt.')
+    // The reference itself in German too (src/docs/translations/de.json).
+    expect(await page.locator('#post-api-oauth-token > p').first().innerText()).toBe(docsDe['Tokens: exchange a code, refresh, a client’s own token, or a device’s poll']!)
     failures.push(...(await everyScreen(page, 'de-docs')))
     expect(failures).toEqual([])
     expect(csp).toEqual([])
+    await context.close()
+  })
+
+  test('in Arabic: /docs laid out right to left, its reference in Arabic', async () => {
+    const context = await browser.newContext({ locale: 'ar' })
+    const page = await context.newPage()
+    await page.goto(`${server.url}/docs`)
+    expect(await page.locator('html').getAttribute('lang')).toBe('ar')
+    expect(await page.locator('html').getAttribute('dir')).toBe('rtl')
+    expect(await page.locator('#post-api-oauth-token > p').first().innerText()).toBe(docsAr['Tokens: exchange a code, refresh, a client’s own token, or a device’s poll']!)
+    expect(await everyScreen(page, 'ar-docs')).toEqual([])
     await context.close()
   })
 })
