@@ -94,7 +94,7 @@ describe('first run, in a real browser (Chromium), against the binary', () => {
     await page.getByLabel('Name').fill('Grafana')
     await page.getByLabel('Redirect URIs (one per line)', { exact: true }).fill('not a url')
     await page.getByRole('button', { name: 'Create app' }).click()
-    expect(await page.locator('p.error').innerText()).toBe('Redirect URI "not a url" is not an absolute URL.')
+    expect(await page.locator('p.error').innerText()).toBe('The redirect URI “not a url” is not an absolute URL.')
     expect(await page.getByLabel('Name').inputValue()).toBe('Grafana')
     await page.getByLabel('Redirect URIs (one per line)', { exact: true }).fill('https://grafana.example.com/login/generic_oauth')
     await page.getByRole('button', { name: 'Create app' }).click()
