@@ -137,12 +137,18 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   }
   // From here the server serves: a database that stops answering now means 503s until it is back
   // (SPEC "Several instances"), never an exit — what it must still be told waits for it.
+  // Before anything is awaited: requests are served from here on, and their access-log lines name the peer.
+  setPeerResolver((request) => server.requestIP(socketRequests.get(request) ?? request)?.address)
   afterListening()
+  let stopped = false
   const pending = new Set<ReturnType<typeof setTimeout>>()
   const onceTheDatabaseAnswers = (what: string, task: () => Promise<void>) => {
     const attempt = () =>
-      task().catch(() => {
-        log.warn(`the database did not answer; ${what} is tried again in ${retryAfterStartMs / 1000} s`)
+      task().catch((error: unknown) => {
+        if (stopped) return
+        // The error's kind and code only: a driver's message may name the connection.
+        const { name, code } = (error ?? {}) as { name?: string; code?: string }
+        log.warn(`the database did not answer; ${what} is tried again in ${retryAfterStartMs / 1000} s`, { error: name ?? 'Error', code })
         const timer = setTimeout(() => {
           pending.delete(timer)
           void attempt()
@@ -155,7 +161,6 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   // SPEC: the CLI's links (invitations, reset links) name the ISSUER the server last started with.
   await onceTheDatabaseAnswers('recording ISSUER', () => store.recordIssuer(config.issuer, ctx.clock.now()))
   startUpkeep()
-  setPeerResolver((request) => server.requestIP(socketRequests.get(request) ?? request)?.address)
 
   // Used codes are kept while a token issued from them could still be alive, so a replay can
   // still revoke it (RFC 6749 §4.1.2).
@@ -207,6 +212,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
   const stop = () =>
     (stopping ??= (async () => {
       clearInterval(purge)
+      stopped = true
       for (const timer of pending) clearTimeout(timer)
       ctx.settingsHub.closeAll() // open streams end with `event: end` (reason "shutdown") and reconnect elsewhere
       metricsServer?.stop(true)

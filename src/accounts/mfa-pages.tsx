@@ -46,7 +46,7 @@ export interface SecurityState {
   totp: boolean
   recoveryCodesLeft: number
   hasPassword: boolean
-  /** Connected accounts (upstream providers): each signs in, so the password may go (WaysIn). */
+  /** Connected accounts (upstream providers). They sign in, but confirm nothing: the password goes only while a passkey stays (countConfirmingWays). */
   connected: number
   /** Mail is set up and the email is not verified: no passkey or two-step verification yet (SPEC "Recovery"). */
   verifyFirst: boolean
@@ -93,9 +93,9 @@ export function SecuritySections(props: { csrf: string; state: SecurityState }) 
       <h2>{th('security.passwordTitle')}</h2>
       <ChangePasswordForm csrf={csrf} hasPassword={state.hasPassword} passkeys={state.passkeysOn && state.passkeys.length > 0} />
       {state.hasPassword ? (
-        state.passkeys.length > 0 || state.connected > 0 ? (
+        state.passkeys.length > 0 ? (
           <form method="post" action="/account/password/remove">
-            <p class="muted">{th(state.passkeys.length > 0 ? 'security.passkeyInstead' : 'security.connectedInstead')}</p>
+            <p class="muted">{th('security.passkeyInstead')}</p>
             <CsrfField token={csrf} />
             <button type="submit" class="danger">
               {th('security.removePassword')}

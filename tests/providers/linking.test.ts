@@ -203,7 +203,7 @@ describe('/account → Connected accounts', () => {
     expect((await identitiesOf(t)).map((i) => i.subject)).toEqual(['u-new'])
   })
 
-  test('a connected account counts as a way in like a passkey: removing the last passkey and disconnecting decide alike; a deleted provider counts no more', async () => {
+  test('a connected account signs in but confirms nothing: the last passkey of an account without a password stays (its owner could no longer delete the account or set a password); disconnecting counts the passkey; a deleted provider counts no more', async () => {
     const t = await appWith([upstream])
     await addProvider(t, upstream, { allowCreate: true })
     const b = browserFor(t, [upstream])
@@ -213,49 +213,43 @@ describe('/account → Connected accounts', () => {
     const remove = (credentialId: string) => b.submit('/account', '/account/passkeys/remove', { credential_id: credentialId })
     const passkeysLeft = async () => (await t.store.mfa.listPasskeys(user)).map((p) => p.credentialId)
 
-    // A passkey and Acme: the passkey goes (Acme still signs in); then Acme is the last way and stays.
+    // A passkey and Acme: the passkey is the one way to confirm "Delete my account" or a new password, so it stays.
     await passkey('one')
-    const removed = await remove('one')
-    expect([removed.response.status, new URL(removed.at).pathname]).toEqual([200, '/account'])
-    expect(await passkeysLeft()).toEqual([])
-    const kept = await b.submit('/account', '/account/providers/acme/disconnect')
+    const kept = await remove('one')
     expect(kept.response.status).toBe(409)
-    expect(await kept.response.text()).toContain('This is your only way to sign in. Set a password or add a passkey before you disconnect it.')
+    expect(await kept.response.text()).toContain('This passkey is your only way to sign in. Set a password first.')
+    expect(await passkeysLeft()).toEqual(['one'])
 
-    // The other way round: Acme goes (the passkey still signs in); then the passkey is the last way and stays.
-    await passkey('two')
+    // Acme may go (the passkey still signs in); then the passkey is the last way and stays.
     const gone = await b.submit('/account', '/account/providers/acme/disconnect')
     expect([gone.response.status, new URL(gone.at).pathname]).toEqual([200, '/account'])
     expect(await identitiesOf(t)).toEqual([])
-    const last = await remove('two')
+    const last = await remove('one')
     expect(last.response.status).toBe(409)
-    expect(await last.response.text()).toContain('This passkey is your only way to sign in. Set a password first.')
-    expect(await passkeysLeft()).toEqual(['two'])
+    expect(await passkeysLeft()).toEqual(['one'])
 
-    // An identity goes with its provider: a provider the operator deleted is no way in.
+    // With a second passkey one may go, Acme connected or not; an identity goes with its provider.
+    await passkey('two')
     await t.store.providers.linkIdentity({ providerId: 'acme', subject: 'u-new', userId: user, email: null, origin: { kind: 'oidc', issuer: upstream.issuer, apiUrl: null } }, t.clock.now())
     expect(await t.store.providers.deleteProvider('acme')).toEqual({ connected: 1, stranded: 0, deleted: true })
-    expect((await remove('two')).response.status).toBe(409)
-    expect(await passkeysLeft()).toEqual(['two'])
+    const one = await remove('two')
+    expect([one.response.status, new URL(one.at).pathname]).toEqual([200, '/account'])
+    expect(await passkeysLeft()).toEqual(['one'])
   })
 
-  test('with a connected account, /account offers "Remove password" (the account still signs in), and it goes; then the account is the last way and stays', async () => {
+  test('with a connected account but no passkey, the password stays: /account offers no "Remove password", and the POST is refused (409), nothing changed', async () => {
     const t = await appWith([upstream])
     const ann = await addUser(t)
     await addProvider(t, upstream)
     const b = browserFor(t, [upstream])
     await passwordSignIn(b)
-    expect(await (await b.request('/account')).text()).not.toContain('action="/account/password/remove"')
     upstream.next.account = 'u-ann'
     await b.submit('/account', '/account/providers/acme/connect')
-    const page = await (await b.request('/account')).text()
-    expect(page).toContain('<form method="post" action="/account/password/remove"><p class="muted">You can sign in with a connected account instead.</p>')
-    const removed = await b.submit('/account', '/account/password/remove')
-    expect([removed.response.status, new URL(removed.at).pathname]).toEqual([200, '/account'])
-    expect((await t.store.users.findUserByEmail(ann.email))?.passwordHash).toBe('')
-    const kept = await b.submit('/account', '/account/providers/acme/disconnect')
-    expect(kept.response.status).toBe(409)
     expect((await identitiesOf(t)).map((i) => i.user)).toEqual([ann.id])
+    expect(await (await b.request('/account')).text()).not.toContain('action="/account/password/remove"')
+    const refused = await b.submit('/account', '/account/password/remove')
+    expect(refused.response.status).toBe(409)
+    expect((await t.store.users.findUserByEmail(ann.email))?.passwordHash).not.toBe('')
   })
 
   test('a provider account connected to someone else is not moved; the connecting browser must still be signed in as the user who started', async () => {

@@ -1,4 +1,4 @@
-import { countWaysIn, type ChallengePurpose, type ChallengeRecord, type MfaStore, type MfaSummary, type PasskeyRecord, type RemoveOutcome, type TotpRecord, type WaysIn } from '../store'
+import { countConfirmingWays, countWaysIn, type ChallengePurpose, type ChallengeRecord, type MfaStore, type MfaSummary, type PasskeyRecord, type RemoveOutcome, type TotpRecord, type WaysIn } from '../store'
 import { json, n, type PgContext, type Row, type Tx } from './context'
 
 const toPasskey = (r: Row): PasskeyRecord => ({
@@ -47,7 +47,7 @@ export class PgMfa implements MfaStore {
     return this.ctx.tx(async (tx): Promise<RemoveOutcome> => {
       const ways = await lockWaysIn(tx, userId)
       if (!ways || (await tx`SELECT 1 FROM passkeys WHERE user_id = ${userId} AND credential_id = ${credentialId}`).length === 0) return 'unknown'
-      if (countWaysIn(ways) <= 1) return 'last'
+      if (countWaysIn(ways) <= 1 || countConfirmingWays(ways) <= 1) return 'last'
       await tx`DELETE FROM passkeys WHERE user_id = ${userId} AND credential_id = ${credentialId}`
       return 'removed'
     })
@@ -142,7 +142,7 @@ export class PgMfa implements MfaStore {
     return this.ctx.tx(async (tx): Promise<RemoveOutcome> => {
       const ways = await lockWaysIn(tx, userId)
       if (!ways?.password) return 'unknown'
-      if (countWaysIn(ways) <= 1) return 'last'
+      if (countWaysIn(ways) <= 1 || countConfirmingWays(ways) <= 1) return 'last'
       await tx`UPDATE users SET password_hash = '' WHERE id = ${userId}`
       return 'removed'
     })

@@ -59,6 +59,14 @@ export interface WaysIn {
 
 export const countWaysIn = (ways: WaysIn) => Number(ways.password) + ways.passkeys + ways.identities
 
+/**
+ * The ways that can confirm the account's own changes — "Delete my account" and setting a
+ * password take the password or a fresh passkey (SPEC "Your account and your sessions"): the
+ * password and passkeys. Removing one of them must leave one, whatever else is connected,
+ * or the account could no longer be deleted or given a password by its owner.
+ */
+export const countConfirmingWays = (ways: WaysIn) => Number(ways.password) + ways.passkeys
+
 export interface MfaStore {
   /** A new passkey; UniqueViolation when its credential id is registered already (to anyone). */
   addPasskey(passkey: PasskeyRecord): Promise<void>

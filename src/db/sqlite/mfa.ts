@@ -1,6 +1,6 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm'
 import type { Database } from 'bun:sqlite'
-import { countWaysIn, type ChallengePurpose, type ChallengeRecord, type MfaStore, type MfaSummary, type PasskeyRecord, type RemoveOutcome, type TotpRecord, type WaysIn } from '../store'
+import { countConfirmingWays, countWaysIn, type ChallengePurpose, type ChallengeRecord, type MfaStore, type MfaSummary, type PasskeyRecord, type RemoveOutcome, type TotpRecord, type WaysIn } from '../store'
 import { changes } from './client'
 import { unique, type SqliteContext } from './context'
 import { passkeys, recoveryCodes, totpSecrets, users, webauthnChallenges } from './schema'
@@ -36,7 +36,7 @@ export class SqliteMfa implements MfaStore {
     return this.ctx.write((): RemoveOutcome => {
       const ways = waysIn(this.ctx.db.sqlite, userId)
       if (!ways || !this.orm.select({ id: passkeys.credentialId }).from(passkeys).where(this.ownPasskey(userId, credentialId)).get()) return 'unknown'
-      if (countWaysIn(ways) <= 1) return 'last'
+      if (countWaysIn(ways) <= 1 || countConfirmingWays(ways) <= 1) return 'last'
       this.orm.delete(passkeys).where(this.ownPasskey(userId, credentialId)).run()
       return 'removed'
     })
@@ -153,7 +153,7 @@ export class SqliteMfa implements MfaStore {
     return this.ctx.write((): RemoveOutcome => {
       const ways = waysIn(this.ctx.db.sqlite, userId)
       if (!ways?.password) return 'unknown'
-      if (countWaysIn(ways) <= 1) return 'last'
+      if (countWaysIn(ways) <= 1 || countConfirmingWays(ways) <= 1) return 'last'
       this.orm.update(users).set({ passwordHash: '' }).where(eq(users.id, userId)).run()
       return 'removed'
     })

@@ -40,7 +40,6 @@ export default {
   'admin.error.noProvider': 'لا توجد خدمة تسجيل دخول كهذه.',
   'common.lastUsed': 'آخر استخدام في {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
-  'security.connectedInstead': 'يمكنك تسجيل الدخول باستخدام حساب مرتبط بدلًا من ذلك.',
 
   // Error pages.
   'error.home': 'الانتقال إلى الصفحة الرئيسية',

@@ -19,7 +19,6 @@ export default {
   'admin.error.noProvider': 'Diesen Anmeldedienst gibt es nicht.',
   'common.lastUsed': 'zuletzt verwendet am {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
-  'security.connectedInstead': 'Sie können sich stattdessen mit einem verbundenen Konto anmelden.',
 
   'error.home': 'Zur Startseite',
   'error.notFound.title': 'Seite nicht gefunden',

@@ -29,7 +29,6 @@ export default {
   'admin.error.noProvider': 'There is no such sign-in provider.',
   'common.lastUsed': 'last used {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
-  'security.connectedInstead': 'You can sign in with a connected account instead.',
 
   // Error pages.
   'error.home': 'Go to the start page',

@@ -36,7 +36,6 @@ export default {
   'admin.error.noProvider': 'Ese proveedor de inicio de sesión no existe.',
   'common.lastUsed': 'último uso: {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
-  'security.connectedInstead': 'Puedes iniciar sesión con una cuenta vinculada en su lugar.',
 
   'error.home': 'Ir a la página de inicio',
   'error.notFound.title': 'Página no encontrada',

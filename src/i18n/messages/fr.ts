@@ -37,7 +37,6 @@ export default {
   'admin.error.noProvider': 'Ce fournisseur de connexion n’existe pas.',
   'common.lastUsed': 'dernière utilisation le {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
-  'security.connectedInstead': 'Vous pouvez vous connecter avec un compte associé à la place.',
 
   'error.home': 'Aller à la page d’accueil',
   'error.notFound.title': 'Page introuvable',

@@ -36,7 +36,6 @@ export default {
   'admin.error.noProvider': 'Questo provider di accesso non esiste.',
   'common.lastUsed': 'ultimo utilizzo il {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
-  'security.connectedInstead': 'Puoi invece accedere con un account collegato.',
 
   'error.home': 'Vai alla pagina iniziale',
   'error.notFound.title': 'Pagina non trovata',

@@ -22,7 +22,6 @@ export default {
   'admin.error.noProvider': 'そのログインサービスはありません。',
   'common.lastUsed': '最終使用日: {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
-  'security.connectedInstead': '代わりに連携済みアカウントでログインできます。',
 
   // Error pages.
   'error.home': 'トップページへ',

@@ -25,7 +25,6 @@ export default {
   'admin.error.noProvider': 'Deze inlogdienst bestaat niet.',
   'common.lastUsed': 'laatst gebruikt op {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
-  'security.connectedInstead': 'Je kunt in plaats daarvan inloggen met een gekoppeld account.',
 
   'error.home': 'Naar de startpagina',
   'error.notFound.title': 'Pagina niet gevonden',

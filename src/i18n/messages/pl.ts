@@ -33,7 +33,6 @@ export default {
   'admin.error.noProvider': 'Taki dostawca logowania nie istnieje.',
   'common.lastUsed': 'ostatnie użycie: {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
-  'security.connectedInstead': 'Zamiast tego możesz logować się połączonym kontem.',
 
   'error.home': 'Przejdź do strony głównej',
   'error.notFound.title': 'Nie znaleziono strony',

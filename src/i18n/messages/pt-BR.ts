@@ -36,7 +36,6 @@ export default {
   'admin.error.noProvider': 'Esse provedor de login não existe.',
   'common.lastUsed': 'último uso em {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
-  'security.connectedInstead': 'Em vez disso, você pode fazer login com uma conta conectada.',
 
   'error.home': 'Ir para a página inicial',
   'error.notFound.title': 'Página não encontrada',

@@ -26,7 +26,6 @@ export default {
   'admin.error.noProvider': 'Inloggningstjänsten finns inte.',
   'common.lastUsed': 'senast använd {day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
-  'security.connectedInstead': 'Du kan logga in med ett anslutet konto i stället.',
 
   'error.home': 'Till startsidan',
   'error.notFound.title': 'Sidan hittades inte',

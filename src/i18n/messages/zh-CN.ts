@@ -22,7 +22,6 @@ export default {
   'admin.error.noProvider': '没有这个登录服务。',
   'common.lastUsed': '上次使用：{day}',
   // mends: "Remove password" offered when a connected account still signs the user in.
-  'security.connectedInstead': '您可以改用已关联的账号登录。',
 
   // Error pages.
   'error.home': '前往首页',
