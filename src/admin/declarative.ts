@@ -593,6 +593,8 @@ export async function planApply(store: Store, config: Config, doc: unknown, opts
         // Planned on a read; an account connected since is counted by the write itself.
         const outcome = await store.providers.updateProvider(want)
         if (typeof outcome === 'object') throw new ApplyError([`providers: ${movedMessage(found, outcome.connected)}`])
+        // Deleted since the plan was read: nothing was updated, and apply must not say it was.
+        if (outcome === 'unknown') throw new ApplyError([`providers: ${want.id} no longer exists (deleted while this was applied)`])
       })
     }
   }
