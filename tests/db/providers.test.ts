@@ -259,7 +259,9 @@ test('a password removed while its provider is deleted (refusing to strand anyon
     [other, store],
   ] as const) {
     const [removed, deleted] = await Promise.all([first.mfa.removePassword('ann'), second.providers.deleteProvider('acme', { refuseStranding: true })])
-    // Her password went first (then she counts as stranded: refused), or the provider did (then her password is her last way: kept).
+    // Her password is what confirms her account's own changes: it stays while Acme is her only
+    // other way (countConfirmingWays), so the deletion strands nobody. (Were it removed first, the
+    // deletion would count her and refuse: the PostgreSQL block above holds that order.)
     if (deleted?.deleted) return expect([removed, deleted]).toEqual(['last', { connected: 4, stranded: 0, deleted: true }])
     expect([removed, deleted]).toEqual(['removed', STRANDED])
     expect(await store.mfa.setPassword('ann', 'hash')).toBe(true)
