@@ -9,7 +9,9 @@
  *    Debian's packages when running as root; otherwise it stops at once with the apt-get line.
  * 2. Runs `bun test` on SQLite, then again on a throwaway PostgreSQL cluster made by
  *    pg_virtualenv, with LATCHKEY_TEST_DATABASE_URL pointing at it.
- * 3. Prints one summed line, `N passed, N failed`, and exits non-zero if anything failed.
+ * 3. Names each failed test again with its error (a log read from its tail still says what
+ *    failed and why), prints one summed line, `N passed, N failed`, and exits non-zero if
+ *    anything failed.
  *
  * Arguments are passed to both runs (`bun run test tests/settings`).
  */
@@ -56,6 +58,8 @@ interface Outcome {
   passed: number
   failed: number
   code: number
+  /** Each failed test with the lines bun printed before it (its error), at most 10 of them. */
+  failures: string[]
 }
 
 /** Runs one pass, streaming its output, and reads bun test's closing counts. */
@@ -63,18 +67,41 @@ async function pass(name: string, cmd: string[], env: Record<string, string | un
   console.log(`\ntest: ${name}`)
   const proc = Bun.spawn(cmd, { env, stdout: 'pipe', stderr: 'pipe' })
   let tail = ''
-  const pump = async (stream: ReadableStream<Uint8Array>, out: { write(text: string): unknown }) => {
+  // The last lines of stderr (where bun test writes results), to quote a failure's error again at
+  // the very end: a log that is read from its tail must still name what failed, and why.
+  let recent: string[] = []
+  let partial = ''
+  const failures: string[] = []
+  let file = ''
+  let summary = false // bun's closing list names the failures again, without their errors
+  const watch = (text: string) => {
+    const lines = (partial + text).split('\n')
+    partial = lines.pop() ?? ''
+    for (const line of lines) {
+      recent.push(line)
+      if (/^\S+\.test\.tsx?:$/.test(line)) file = line.slice(0, -1)
+      if (recent.length > 80) recent = recent.slice(-80)
+      if (/^\d+ tests? failed:$/.test(line.trim())) summary = true
+      if (!summary && /^\(fail\) /.test(line) && failures.length < 10) {
+        // From the test file's name or the previous test's result: this test's own output.
+        const start = recent.findLastIndex((l, i) => i < recent.length - 1 && /^(\((pass|fail|skip)\) |\S+\.test\.tsx?:$)/.test(l))
+        failures.push(`${file}\n${recent.slice(start + 1).join('\n')}`)
+      }
+    }
+  }
+  const pump = async (stream: ReadableStream<Uint8Array>, out: { write(text: string): unknown }, lines: boolean) => {
     const decoder = new TextDecoder()
     for await (const chunk of stream) {
       const text = decoder.decode(chunk, { stream: true })
       out.write(text)
       tail = (tail + text).slice(-200_000)
+      if (lines) watch(text)
     }
   }
-  await Promise.all([pump(proc.stdout, process.stdout), pump(proc.stderr, process.stderr), proc.exited])
+  await Promise.all([pump(proc.stdout, process.stdout, false), pump(proc.stderr, process.stderr, true), proc.exited])
   // The last summary: pg_virtualenv may print its server log after a failing run.
   const count = (word: string) => Number([...tail.matchAll(new RegExp(`^\\s*(\\d+) ${word}$`, 'gm'))].at(-1)?.[1] ?? 0)
-  return { passed: count('pass'), failed: count('fail'), code: proc.exitCode ?? 1 }
+  return { passed: count('pass'), failed: count('fail'), code: proc.exitCode ?? 1, failures }
 }
 
 provision()
@@ -86,6 +113,9 @@ const url = 'postgres://${PGUSER}:${PGPASSWORD}@${PGHOST}:${PGPORT:-5432}/${PGDA
 const quoted = args.map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(' ')
 const postgres = await pass('PostgreSQL', ['pg_virtualenv', '-t', 'sh', '-c', `LATCHKEY_TEST_DATABASE_URL="${url}" exec bun test ${quoted}`], base)
 
+for (const [name, outcome] of [['SQLite', sqlite], ['PostgreSQL', postgres]] as const) {
+  for (const failure of outcome.failures) console.log(`\ntest: failed on ${name}, in ${failure}`)
+}
 const passed = sqlite.passed + postgres.passed
 const failed = sqlite.failed + postgres.failed
 console.log(`\ntest: SQLite ${sqlite.passed} passed, ${sqlite.failed} failed; PostgreSQL ${postgres.passed} passed, ${postgres.failed} failed`)
