@@ -79,7 +79,10 @@ describe('the access log', () => {
       const started = performance.now()
       expect((await fetch(`${base}/healthz`)).status).toBe(200)
       expect(performance.now() - started).toBeLessThan(1000)
-      expect(rssMb(proc.pid) - rssBefore).toBeLessThan(60)
+      // A coarse guard only (the garbage of 40,000 requests not yet collected is most of it, and
+      // 61 MB seen on these shared machines): the bound itself is proven below, by what
+      // came out of the pipe.
+      expect(rssMb(proc.pid) - rssBefore).toBeLessThan(150)
 
       // Now read: what waited comes out, then the count of what was dropped.
       let text = ''
@@ -117,6 +120,9 @@ describe('the access log', () => {
       expect(logged + dropped).toBeGreaterThanOrEqual(count)
       expect(logged + dropped).toBeLessThanOrEqual(count + 1)
       expect(logged).toBeGreaterThan(1000)
+      // What waited was at most the 4 MiB bound, plus the pipe's 64 KiB and the lines after it
+      // (4.24 MB measured; 7.6 MB had nothing been dropped).
+      expect(Buffer.byteLength(text)).toBeLessThan(4 * 1024 * 1024 + 256 * 1024)
       expect(lines.at(-1)!.msg).toBe('stopped')
     } finally {
       if (proc.exitCode === null) proc.kill('SIGKILL')
