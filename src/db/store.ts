@@ -86,8 +86,9 @@ export class DatabaseUnavailable extends Error {
  * these users' rows changed (name, avatar, email, email_verified, admin, disabled), these users'
  * sign-in sessions ended or group memberships changed (`'all'`: too many to name), sites or their
  * rules changed (forward-auth's site-session cache, src/authz/cache.ts), these clients' rows were
- * inserted or updated (`'all'`: too many to name; the PostgreSQL client cache). A change naming
- * none of them — or none at all — means anything may have changed.
+ * inserted or updated (`'all'`: too many to name; the PostgreSQL client cache), device codes were
+ * decided, polled too fast, used or deleted (the pending device codes' cache, src/db/device-cache.ts).
+ * A change naming none of them — or none at all — means anything may have changed.
  */
 export interface Change {
   tokens?: readonly number[]
@@ -95,10 +96,11 @@ export interface Change {
   sessions?: readonly string[] | 'all'
   sites?: true
   clients?: readonly string[] | 'all'
+  devices?: true
 }
 
 /** Whether a change may concern anything (it names nothing). */
-export const isWhole = (change: Change | undefined): boolean => !change?.tokens && !change?.users && !change?.sessions && !change?.sites && !change?.clients
+export const isWhole = (change: Change | undefined): boolean => !change?.tokens && !change?.users && !change?.sessions && !change?.sites && !change?.clients && !change?.devices
 
 /**
  * Tells in-process caches of every write that changed what they hold — this process's own

@@ -1,4 +1,7 @@
-import { beforeEach, describe, expect, test } from 'bun:test'
+import { beforeEach, describe, expect, spyOn, test } from 'bun:test'
+import type { PgStore } from '../../src/db/pg/store'
+import type { SqliteStore } from '../../src/db/sqlite/store'
+import type { Store } from '../../src/db/store'
 import { createClient, DEVICE_CODE } from '../../src/oauth/clients'
 import { addClient, addUser, cookieHeader, csrfFrom, ORIGIN, postForm, signIn, type TestApp, createTestApp } from '../helpers'
 
@@ -184,6 +187,31 @@ describe('polling and /device', () => {
     }
   })
 
+  test('a pending code is read from the database once: the polls after it that find nothing are answered from memory; a decision on this instance reaches the next poll (Deny, Allow)', async () => {
+    const denied = await start()
+    const allowed = await start()
+    for (const { device_code } of [denied, allowed]) await pollError(device_code, 'authorization_pending')
+    const reads = countReads(t.store)
+    try {
+      for (let i = 0; i < 3; i++) {
+        t.clock.advance(5_000)
+        for (const { device_code } of [denied, allowed]) await pollError(device_code, 'authorization_pending')
+      }
+      expect(reads()).toBe(0)
+      const jar = await signIn(t)
+      await decide(jar, denied.user_code, 'deny')
+      t.clock.advance(5_000)
+      await pollError(denied.device_code, 'access_denied')
+      await decide(jar, allowed.user_code, 'allow')
+      t.clock.advance(5_000)
+      expect((await poll(allowed.device_code)).status).toBe(200)
+      // The other reads were the decisions' and the exchange's, not a poll's that found nothing.
+      expect(reads()).toBeGreaterThan(0)
+    } finally {
+      reads.restore()
+    }
+  })
+
   test('two polls at once after Allow: exactly one gets the tokens', async () => {
     const { device_code, user_code } = await start()
     await decide(await signIn(t), user_code, 'allow')
@@ -226,3 +254,24 @@ describe('polling and /device', () => {
     expect(doc.grant_types_supported).toContain(DEVICE_CODE)
   })
 })
+
+/**
+ * The store's reads of device codes from here on: SQLite's statement that finds one by its hash;
+ * on PostgreSQL every operation (a poll that finds nothing makes none: its client is cached too).
+ */
+function countReads(store: Store): (() => number) & { restore: () => void } {
+  let n = 0
+  if (store.engine === 'sqlite') {
+    const sqlite = (store as SqliteStore).db.sqlite
+    const query = sqlite.query.bind(sqlite)
+    const spy = spyOn(sqlite, 'query').mockImplementation(((sql: string) => {
+      if (sql.includes('FROM device_codes WHERE device_code_hash')) n++
+      return query(sql)
+    }) as typeof sqlite.query)
+    return Object.assign(() => n, { restore: () => spy.mockRestore() })
+  }
+  const pg = store as PgStore
+  const run = pg.run.bind(pg)
+  const spy = spyOn(pg, 'run').mockImplementation(((fn: Parameters<PgStore['run']>[0]) => (n++, run(fn))) as PgStore['run'])
+  return Object.assign(() => n, { restore: () => spy.mockRestore() })
+}

@@ -77,6 +77,32 @@ test('a device code allowed, polled on both instances at once: the tokens once; 
   expect(Number((await pair.row('SELECT interval FROM device_codes WHERE device_code_hash = ?', sha256(started.device_code)))!.interval)).toBe(15)
 })
 
+test('a device polling both instances, each keeping its code pending in memory: the person allows on one, and the next poll on the other within 100 ms gets the tokens, once', async () => {
+  const tv = (await createClient(pair.store, { name: 'Kitchen TV', redirectUris: [], public: true, skipConsent: false, grantTypes: [DEVICE_CODE] }, clock.now())).client.id
+  const user = await insertUser(pair.store, { email: 'bo@example.com', fullName: 'Bo', avatarUrl: null, passwordHash: 'x' }, clock.now())
+  const started = (await (await a('/api/oauth/device_authorization', { client_id: tv, scope: 'openid' })).json()) as { device_code: string; user_code: string }
+  // Each poll 5 s after the last (the clock is shared): a poll that finds nothing, never a slow_down (which writes).
+  const poll = async (instance: Instance) => {
+    clock.advance(5_000)
+    return instance('/api/oauth/token', { grant_type: DEVICE_CODE, device_code: started.device_code, client_id: tv })
+  }
+  for (const instance of [a, b, a, b]) expect(((await (await poll(instance)).json()) as { error: string }).error).toBe('authorization_pending')
+  const { record } = newCode({ clientId: tv, userId: user.id, redirectUri: DEVICE_REDIRECT, scope: 'openid', codeChallenge: null }, clock.now(), 600)
+  expect(await pair.other.devices.allowDeviceCode(userCodeHash(started.user_code.replace('-', '')), clock.now(), record, { scopes: ['openid'], canonicalOrder: ['openid'] })).toBe(true)
+  // A (which did not decide) hears of it through the feed: PostgreSQL's NOTIFY (drizzle/pg/0027), SQLite's data_version.
+  const began = performance.now()
+  let answer = await poll(a)
+  // Asked again every 5 ms for at most 300 ms: each poll moves the clock 5 s, and at most 60 of them stay inside the code's 600 s.
+  while (answer.status === 400 && performance.now() - began < 300) {
+    expect(((await answer.json()) as { error: string }).error).toBe('authorization_pending')
+    await Bun.sleep(5)
+    answer = await poll(a)
+  }
+  expect(answer.status).toBe(200)
+  expect(performance.now() - began).toBeLessThan(100)
+  expect(((await (await poll(b)).json()) as { error: string }).error).toBe('invalid_grant')
+})
+
 test("a client cached on both instances: its rotated secret and its deletion on one are refused by the other within 100 ms", async () => {
   await createResource(pair.store, { uri: 'https://backups.example', name: 'Backups', scopes: ['backups:write=Write backups'] }, clock.now())
   const { client, secret } = await createClient(pair.store, { name: 'Backup', redirectUris: [], public: false, skipConsent: false, grantTypes: ['client_credentials'], allowedScopes: ['backups:write'] }, clock.now())

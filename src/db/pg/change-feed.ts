@@ -21,13 +21,17 @@ const SITES = 'sites'
  */
 const CLIENTS_NAMED = 'clients:'
 
-/** A payload as a change: named tokens, users, sessions or clients, sites; else a table's name (anything in it may have changed). */
+/** Device codes were updated or deleted (drizzle/pg/0027). */
+const DEVICES = 'devices'
+
+/** A payload as a change: named tokens, users, sessions or clients, sites, device codes; else a table's name (anything in it may have changed). */
 export function parseChange(payload: string): Change | undefined {
   if (payload.startsWith(TOKENS_NAMED)) return { tokens: payload.slice(TOKENS_NAMED.length).split(',').map(Number) }
   if (payload.startsWith(USERS_NAMED)) return { users: payload.slice(USERS_NAMED.length).split(',') }
   if (payload.startsWith(SESSIONS_NAMED)) return { sessions: payload.slice(SESSIONS_NAMED.length).split(',') }
   if (payload === 'sessions') return { sessions: 'all' }
   if (payload === SITES) return { sites: true }
+  if (payload === DEVICES) return { devices: true }
   if (payload.startsWith(CLIENTS_NAMED)) return clientsNamed(payload.slice(CLIENTS_NAMED.length))
   return undefined
 }

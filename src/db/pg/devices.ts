@@ -1,6 +1,7 @@
-import type { DeviceCodeRecord, DeviceCodeStore, DeviceStatus, NewCode, NewDeviceCode } from '../store'
+import { DeviceCodeCache } from '../device-cache'
+import type { ChangeFeed, DeviceCodeRecord, DeviceCodeStore, DeviceStatus, NewCode, NewDeviceCode } from '../store'
 import { writeCode } from './grants'
-import { lock, n, type PgContext, type Row } from './context'
+import { emitting, lock, n, type PgContext, type Row } from './context'
 
 const COLUMNS = 'client_id, scope, resource, created_at, expires_at, interval, last_polled_at, status, address, user_id, code_hash'
 const toRecord = (r: Row | undefined): DeviceCodeRecord | undefined =>
@@ -18,8 +19,26 @@ const toRecord = (r: Row | undefined): DeviceCodeRecord | undefined =>
     codeHash: r.code_hash as string | null,
   }
 
+/** What a device-code write tells this instance's cache after its commit (the others hear drizzle/pg/0027's NOTIFY). */
+const CHANGED = Object.freeze({ devices: true as const })
+
 export class PgDevices implements DeviceCodeStore {
-  constructor(private readonly ctx: PgContext) {}
+  // Made on first use: the store's change feed is made after this.
+  private cached?: DeviceCodeCache
+
+  constructor(
+    private readonly ctx: PgContext,
+    private readonly changes: () => ChangeFeed,
+  ) {}
+
+  private get cache(): DeviceCodeCache {
+    return (this.cached ??= new DeviceCodeCache(this.changes()))
+  }
+
+  /** `changed` after its write committed: this instance's next poll reads the row again at once. */
+  private wrote<T>(changed: T): T {
+    return emitting(this.ctx, changed, changed ? CHANGED : undefined)
+  }
 
   insertDeviceCode(c: NewDeviceCode, maxPending: number): Promise<boolean> {
     // A taken user code is a UniqueViolation (portError): the caller draws another.
@@ -40,27 +59,39 @@ export class PgDevices implements DeviceCodeStore {
   /** One UPDATE … WHERE status = 'pending': of two decisions at once, on any instances, one counts. */
   denyDeviceCode(userCodeHash: string, now: number, userId: string): Promise<boolean> {
     return this.ctx.run(
-      async (sql) => (await sql`UPDATE device_codes SET status = 'denied', user_id = ${userId} WHERE user_code_hash = ${userCodeHash} AND status = 'pending' AND expires_at > ${now}`).count > 0,
+      async (sql) => this.wrote((await sql`UPDATE device_codes SET status = 'denied', user_id = ${userId} WHERE user_code_hash = ${userCodeHash} AND status = 'pending' AND expires_at > ${now}`).count > 0),
     )
   }
 
   /** The decision's UPDATE, then the code and the consent, in one transaction; a decision that does not count writes nothing. */
-  allowDeviceCode(userCodeHash: string, now: number, code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[] }): Promise<boolean> {
-    return this.ctx.tx(async (tx) => {
+  async allowDeviceCode(userCodeHash: string, now: number, code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[] }): Promise<boolean> {
+    const allowed = await this.ctx.tx(async (tx) => {
       const decided = await tx`UPDATE device_codes SET status = 'allowed', user_id = ${code.userId}, code_hash = ${code.codeHash}
         WHERE user_code_hash = ${userCodeHash} AND status = 'pending' AND expires_at > ${now}`
       if (decided.count === 0) return false
       await writeCode(tx, code, { ...remember, now })
       return true
     })
+    return this.wrote(allowed)
   }
 
+  /** Every poll reads its code here: a pending one from the cache while it may be trusted (DeviceCodeCache). */
   findDeviceCode(deviceCodeHash: string): Promise<DeviceCodeRecord | undefined> {
-    return this.ctx.run(async (sql) => toRecord((await sql.unsafe(`SELECT ${COLUMNS} FROM device_codes WHERE device_code_hash = $1`, [deviceCodeHash]))[0]))
+    const cache = this.ctx.inTransaction ? undefined : this.cache
+    const hit = cache?.get(deviceCodeHash)
+    if (hit) return Promise.resolve(hit)
+    const generation = cache?.read()
+    return this.ctx.run(async (sql) => {
+      const record = toRecord((await sql.unsafe(`SELECT ${COLUMNS} FROM device_codes WHERE device_code_hash = $1`, [deviceCodeHash]))[0])
+      if (record && cache && !this.ctx.inTransaction) cache.keep(deviceCodeHash, record, generation)
+      return record
+    })
   }
 
   slowDown(deviceCodeHash: string, now: number, interval: number): Promise<void> {
-    return this.ctx.run(async (sql) => void (await sql`UPDATE device_codes SET last_polled_at = ${now}, interval = greatest(interval, ${interval}) WHERE device_code_hash = ${deviceCodeHash}`))
+    return this.ctx.run(
+      async (sql) => void this.wrote((await sql`UPDATE device_codes SET last_polled_at = ${now}, interval = greatest(interval, ${interval}) WHERE device_code_hash = ${deviceCodeHash}`).count > 0),
+    )
   }
 
   /** One UPDATE … WHERE status: of two polls at once, on any instances, one finishes it. */
@@ -68,7 +99,7 @@ export class PgDevices implements DeviceCodeStore {
     return this.ctx.run(async (sql) => {
       const [row] = await sql`UPDATE device_codes SET status = 'used', last_polled_at = ${now}
         WHERE device_code_hash = ${deviceCodeHash} AND client_id = ${clientId} AND status = ${status} AND expires_at > ${now} RETURNING code_hash`
-      return row ? { codeHash: row.code_hash as string | null } : undefined
+      return this.wrote(row) ? { codeHash: row!.code_hash as string | null } : undefined
     })
   }
 }

@@ -27,6 +27,7 @@ import providers from '../../../drizzle/pg/0023_providers.sql' with { type: 'tex
 import userLanguage from '../../../drizzle/pg/0024_user_language.sql' with { type: 'text' }
 import notifySessionsSites from '../../../drizzle/pg/0025_notify_sessions_sites.sql' with { type: 'text' }
 import notifyClients from '../../../drizzle/pg/0026_notify_clients.sql' with { type: 'text' }
+import notifyDevices from '../../../drizzle/pg/0027_notify_devices.sql' with { type: 'text' }
 
 /**
  * Migrations are imported (not read from disk) so `bun build --compile` embeds them. Add each
@@ -60,6 +61,7 @@ export const embeddedMigrations: Record<string, string> = {
   '0024_user_language': userLanguage,
   '0025_notify_sessions_sites': notifySessionsSites,
   '0026_notify_clients': notifyClients,
+  '0027_notify_devices': notifyDevices,
 }
 
 /** pg_advisory_xact_lock key: "latchkey" as a number. Instances starting together queue on it. */

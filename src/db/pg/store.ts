@@ -49,7 +49,7 @@ export class PgStore implements Store, PgContext {
   readonly grants = new PgGrants(this)
   readonly tokens = new PgTokens(this)
   readonly pushed = new PgPushed(this)
-  readonly devices = new PgDevices(this)
+  readonly devices = new PgDevices(this, () => this.changes)
   // Half the pool for settings writes in flight (see SettingsWrites); reads keep the rest.
   readonly settings = new PgSettings(this, () => this.changes, () => Math.max(1, Math.floor(this.stats.size / 2)))
   readonly throttle = new PgThrottle(this)
