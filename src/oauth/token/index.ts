@@ -22,11 +22,21 @@ function grantFor(grantType: string) {
   return Object.hasOwn(grants, grantType) ? grants[grantType as keyof typeof grants] : undefined
 }
 
-/** A known grant's required parameters are checked first: missing ones are invalid_request (SPEC order). */
+/**
+ * A known grant's required parameters are checked first: missing ones are invalid_request (SPEC
+ * order). Written plainly on purpose: as `for (const name of grant?.parameters ?? [])` it crashed
+ * the server (a segfault in JavaScriptCore's FTL-compiled code, Bun 1.4.5) once it had been
+ * optimized on one grant's requests and then met a grant it does not know — thousands of device
+ * polls, then any request with an unknown grant_type. Found by the bench; pinned by
+ * tests/e2e/token-endpoint-jit.test.ts, which drives the compiled binary that way.
+ */
 function checkParameters(body: TokenRequest): void {
   const grant = grantFor(body.grant_type)
-  for (const name of grant?.parameters ?? []) {
-    if (typeof body[name] !== 'string' || body[name] === '') throw new InvalidRequest(`${name} is required`)
+  if (grant === undefined) return
+  const names: readonly string[] = grant.parameters
+  for (let i = 0; i < names.length; i++) {
+    const value = body[names[i] as keyof TokenRequest]
+    if (typeof value !== 'string' || value === '') throw new InvalidRequest(`${names[i]} is required`)
   }
 }
 
