@@ -428,6 +428,13 @@ export async function findClient(store: Store, id: string): Promise<Client | und
   return row && toClient(row)
 }
 
+/** The client, if this instance holds it in memory and may trust it now (no read); undefined: ask findClient. */
+export function peekClient(store: Store, id: string): Client | undefined {
+  if (!CLIENT_ID.test(id)) return undefined
+  const row = store.clients.peekClient(id)
+  return row && toClient(row)
+}
+
 /** Deletes the client; its codes, tokens, consents and settings go with it (ON DELETE CASCADE). */
 export function deleteClient(store: Store, id: string): Promise<boolean> {
   return store.clients.deleteClient(id)

@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, test } from 'bun:test'
+import { beforeEach, describe, expect, spyOn, test } from 'bun:test'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { DatabaseUnavailable } from '../../src/db/store'
 import { createClient, DEVICE_CODE } from '../../src/oauth/clients'
@@ -114,6 +114,58 @@ describe('a device poll: answered before the router, exactly as through it', () 
     expect([answers[0]!.headers.get('cache-control'), answers[0]!.headers.get('pragma')]).toEqual(['no-store', 'no-cache'])
     t.clock.advance(5_000)
     expect((await both((side) => formRequest(pollOf(allowed[side].device_code)))).json.error).toBe('invalid_grant')
+  })
+
+  test('a code polled again is answered from memory (no read of it, no router) exactly as the router answers; what memory may not answer goes the whole way, with the same answer', async () => {
+    const pair = await twins()
+    const other = (await createClient(t.store, { name: 'Other TV', redirectUris: [], public: true, skipConsent: false, grantTypes: [DEVICE_CODE] }, t.clock.now())).client.id
+    const web = (await createClient(t.store, { name: 'Web', redirectUris: ['https://app.example/cb'], public: true, skipConsent: false }, t.clock.now())).client.id
+    // The first polls read each code (and each client) and keep them.
+    for (const client of [tv, other, web]) await both((side) => formRequest(pollOf(pair[side].device_code, { client_id: client })))
+    const finds = spyOn(t.store.devices, 'findDeviceCode')
+    try {
+      /** Polls both twins `after` ms after the last (5 s: a poll that finds nothing, not slow_down); how many reads of a code the app's side made. */
+      const poll = async (extra: Fields = {}, headers: Record<string, string> = {}, after = 5_000) => {
+        t.clock.advance(after)
+        const before = finds.mock.calls.length
+        const app = await read(t.app.respond(formRequest(pollOf(pair[0].device_code, extra), headers)))
+        const appReads = finds.mock.calls.length - before
+        expect(app).toEqual(await read(router(formRequest(pollOf(pair[1].device_code, extra), headers))))
+        return { error: (JSON.parse(app.body) as { error: string }).error, appReads }
+      }
+      expect(await poll()).toEqual({ error: 'authorization_pending', appReads: 0 })
+      // Not the plainest poll: another parameter, or the client named in a Basic header (Go's x/oauth2).
+      expect(await poll({ scope: 'openid' })).toEqual({ error: 'authorization_pending', appReads: 1 })
+      expect(await poll({ client_id: '' }, { authorization: `Basic ${btoa(`${tv}:`)}` })).toEqual({ error: 'authorization_pending', appReads: 1 })
+      // Held, but not for what memory answers: another client's code, a client not given the grant.
+      expect(await poll({ client_id: other })).toEqual({ error: 'invalid_grant', appReads: 1 })
+      expect(await poll({ client_id: web })).toEqual({ error: 'unauthorized_client', appReads: 0 })
+      // Too soon: slow_down (written: the code is read again), then memory again once the longer interval passed.
+      expect(await poll()).toEqual({ error: 'authorization_pending', appReads: 0 })
+      let told = 0
+      t.store.changes.onChange((change) => void (change?.devices && told++))
+      expect(await poll({}, {}, 1_000)).toEqual({ error: 'slow_down', appReads: 1 })
+      // Each side's slow_down is told at its commit; on PostgreSQL once more when its NOTIFY
+      // (drizzle/pg/0027) comes back through the feed, emptying the cache again: waited for.
+      const echoes = t.store.engine === 'postgres' ? 4 : 2
+      for (const began = performance.now(); told < echoes && performance.now() - began < 2_000; ) await new Promise((resolve) => setImmediate(resolve))
+      expect(told).toBe(echoes)
+      expect(await poll({}, {}, 10_000)).toEqual({ error: 'authorization_pending', appReads: 1 })
+      expect(await poll({}, {}, 10_000)).toEqual({ error: 'authorization_pending', appReads: 0 })
+      // A confidential client's code, held: naming the client without its secret is no poll of it.
+      const { client: console, secret } = (await createClient(t.store, { name: 'Console', redirectUris: [], public: false, skipConsent: false, grantTypes: [DEVICE_CODE] }, t.clock.now())) as { client: { id: string }; secret: string }
+      const held = await twins(console.id, { client_secret: secret })
+      const consolePoll = async (fields: Fields) => {
+        t.clock.advance(5_000)
+        const app = await read(t.app.respond(formRequest({ grant_type: DEVICE_CODE, device_code: held[0].device_code, ...fields })))
+        expect(app).toEqual(await read(router(formRequest({ grant_type: DEVICE_CODE, device_code: held[1].device_code, ...fields }))))
+        return [app.status, (JSON.parse(app.body) as { error: string }).error]
+      }
+      expect(await consolePoll({ client_id: console.id, client_secret: secret })).toEqual([400, 'authorization_pending'])
+      expect(await consolePoll({ client_id: console.id })).toEqual([401, 'invalid_client'])
+    } finally {
+      finds.mockRestore()
+    }
   })
 
   test('refusals of the request: an unknown code, no code, another client, a client not given the grant, a repeated parameter, bad UTF-8, a body too large (declared or streamed), a bad Host', async () => {

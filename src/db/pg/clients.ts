@@ -80,6 +80,10 @@ export class PgClients implements ClientStore {
     })
   }
 
+  peekClient(id: string): ClientRecord | undefined {
+    return this.ctx.inTransaction ? undefined : this.cache.get(id)
+  }
+
   lockClient(id: string): Promise<boolean> {
     return this.ctx.run(async (sql) => (await sql`SELECT 1 FROM clients WHERE id = ${id} FOR UPDATE`).length > 0)
   }

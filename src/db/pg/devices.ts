@@ -88,6 +88,10 @@ export class PgDevices implements DeviceCodeStore {
     })
   }
 
+  peekDeviceCode(deviceCodeHash: string): DeviceCodeRecord | undefined {
+    return this.ctx.inTransaction ? undefined : this.cache.get(deviceCodeHash)
+  }
+
   slowDown(deviceCodeHash: string, now: number, interval: number): Promise<void> {
     return this.ctx.run(
       async (sql) => void this.wrote((await sql`UPDATE device_codes SET last_polled_at = ${now}, interval = greatest(interval, ${interval}) WHERE device_code_hash = ${deviceCodeHash}`).count > 0),

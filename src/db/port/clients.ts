@@ -68,6 +68,8 @@ export type ClientKind = 'operator' | 'metadata' | 'dynamic'
 export interface ClientStore {
   insertClient(client: ClientRecord, now: number): Promise<void>
   findClient(id: string): Promise<ClientRecord | undefined>
+  /** The client's row if this instance holds it in memory and may trust it now; undefined: ask findClient. */
+  peekClient(id: string): ClientRecord | undefined
   listClients(): Promise<ClientRecord[]>
   /**
    * Holds the client's row until the store transaction ends (PostgreSQL: FOR UPDATE; SQLite's

@@ -66,6 +66,8 @@ export interface DeviceCodeStore {
   allowDeviceCode(userCodeHash: string, now: number, code: NewCode, remember: { scopes: readonly string[]; canonicalOrder: readonly string[] }): Promise<boolean>
   /** A device code's row, as a poll reads it (nothing locked, nothing written: a poll that finds nothing costs a read). */
   findDeviceCode(deviceCodeHash: string): Promise<DeviceCodeRecord | undefined>
+  /** A pending device code's row if this instance holds it in memory and may trust it now (src/db/device-cache.ts); undefined: ask findDeviceCode. */
+  peekDeviceCode(deviceCodeHash: string): DeviceCodeRecord | undefined
   /** slow_down: the poll's time and the longer interval, kept for every instance. */
   slowDown(deviceCodeHash: string, now: number, interval: number): Promise<void>
   /**

@@ -113,6 +113,10 @@ export class SqliteClients implements ClientStore {
     return record
   }
 
+  peekClient(id: string): ClientRecord | undefined {
+    return this.cache.get(id, this.ctx.changes)
+  }
+
   async lockClient(id: string): Promise<boolean> {
     return this.ctx.db.sqlite.query('SELECT 1 FROM clients WHERE id = ?').get(id) !== null
   }

@@ -75,6 +75,10 @@ export class SqliteDevices implements DeviceCodeStore {
     return record
   }
 
+  peekDeviceCode(deviceCodeHash: string): DeviceCodeRecord | undefined {
+    return this.cache.get(deviceCodeHash)
+  }
+
   slowDown(deviceCodeHash: string, now: number, interval: number): Promise<void> {
     const { sqlite } = this.ctx.db
     return this.ctx.write(() => void this.wrote(sqlite.query('UPDATE device_codes SET last_polled_at = ?, interval = max(interval, ?) WHERE device_code_hash = ?').run(now, interval, deviceCodeHash).changes > 0))

@@ -4,6 +4,7 @@ import { errorAnswer } from '../../error-answer'
 import { mediaType } from '../../lib/http'
 import { createRequestGuard } from '../../web/request-guard'
 import { DEVICE_CODE } from '../clients'
+import { pendingFromMemory } from './grants/device_code'
 import { answerToken } from './index'
 import type { TokenRequest } from './model'
 import { keepParsed, readTokenBody } from './parse'
@@ -37,6 +38,8 @@ export function tokenFastPath(ctx: AppContext, allowedMethods: (path: string) =>
       keepParsed(request, params)
       return router(request)
     }
+    const answered = pendingFromMemory(ctx, request, params)
+    if (answered) return answered
     try {
       return await answerToken(ctx, request, params as TokenRequest)
     } catch (error) {

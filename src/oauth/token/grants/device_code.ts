@@ -1,8 +1,9 @@
 import type { AppContext } from '../../../context'
 import { sha256 } from '../../../lib/crypto'
 import { AuthorizationPending, ExpiredToken, InvalidGrant, PollAccessDenied, SlowDown } from '../../../lib/errors'
-import { decidePoll } from '../../../db/store'
-import { DEVICE_CODE, type Client } from '../../clients'
+import { decidePoll, type DeviceCodeRecord } from '../../../db/store'
+import { errorResponse } from '../../../lib/http'
+import { DEVICE_CODE, peekClient, type Client } from '../../clients'
 import { DEVICE_REDIRECT } from '../../device/pages'
 import { mintForCode, withIdToken } from '../issue'
 import type { TokenRequest, TokenResponse } from '../model'
@@ -41,6 +42,39 @@ const PENDING = Object.freeze(new AuthorizationPending('the user has not finishe
 const SLOW_DOWN = Object.freeze(new SlowDown('polling too fast: wait 5 seconds more between polls'))
 const EXPIRED = Object.freeze(new ExpiredToken('the device code has expired; start again'))
 
+/** The row with this instance's memory of its last poll, whichever is later. */
+function withLastPoll(row: DeviceCodeRecord | undefined, seen: { at: number; interval: number } | undefined): DeviceCodeRecord | undefined {
+  return row && seen ? { ...row, lastPolledAt: Math.max(row.lastPolledAt ?? 0, seen.at), interval: Math.max(row.interval, seen.interval) } : row
+}
+
+/**
+ * A poll that finds nothing, answered from memory with no await (the token endpoint's fast path,
+ * ../fast-path.ts): issue 38 wants it to cost no more than a userinfo, and the async steps of the
+ * full path — client authentication, the grant, the row's read — were half of what was left once
+ * the row was cached. Only the plainest poll, and only when all it needs is held: a public
+ * client naming itself (RFC 6749 §2.3, method "none": no Authorization header, no secret, no
+ * assertion, no other parameter) that this instance holds and may use the grant, and a pending
+ * device code it holds (src/db/device-cache.ts) for which the rules say authorization_pending.
+ * Anything else — slow_down, a decision, an unknown code or client — is undefined: the full
+ * path (handler) answers it, with the same rules (tests/oauth/device-poll-fast-path.test.ts
+ * compares both).
+ */
+export function pendingFromMemory(ctx: AppContext, request: Request, params: Record<string, unknown>): Response | undefined {
+  const { device_code: deviceCode, client_id: clientId } = params
+  if (typeof deviceCode !== 'string' || typeof clientId !== 'string' || Object.keys(params).length !== 3 || request.headers.get('authorization') !== null) return undefined
+  const client = peekClient(ctx.store, clientId)
+  if (!client?.public || !client.grantTypes.includes(DEVICE_CODE)) return undefined
+  const hash = sha256(deviceCode)
+  const row = ctx.store.devices.peekDeviceCode(hash)
+  if (!row) return undefined
+  const now = ctx.clock.now()
+  const polls = memoryOf(ctx)
+  const { outcome, update } = decidePoll(withLastPoll(row, polls.get(hash)), client.id, now)
+  if (outcome.answer !== 'authorization_pending') return undefined
+  remember(polls, hash, now, update!.interval)
+  return errorResponse(PENDING)
+}
+
 /**
  * RFC 8628 §3.4–3.5: a poll. The row is read, the last poll taken from it or from this
  * instance's memory (whichever is later), and the answer decided with no await between the
@@ -54,9 +88,7 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   const row = await ctx.store.devices.findDeviceCode(hash)
   const now = ctx.clock.now()
   const polls = memoryOf(ctx)
-  const seen = polls.get(hash)
-  const merged = row && seen ? { ...row, lastPolledAt: Math.max(row.lastPolledAt ?? 0, seen.at), interval: Math.max(row.interval, seen.interval) } : row
-  const { outcome, update } = decidePoll(merged, client.id, now)
+  const { outcome, update } = decidePoll(withLastPoll(row, polls.get(hash)), client.id, now)
   if (update) remember(polls, hash, now, update.interval)
   switch (outcome.answer) {
     case 'authorization_pending':
