@@ -194,7 +194,7 @@ export function toClient(row: ClientRecord): Client {
     name: row.name,
     redirectUris: row.redirectUris,
     postLogoutRedirectUris: row.postLogoutRedirectUris,
-    public: row.secretHash === null && row.authMethod === null,
+    public: isPublic(row),
     skipConsent: row.skipConsent,
     requireMfa: row.requireMfa,
     kind: row.kind,
@@ -428,11 +428,14 @@ export async function findClient(store: Store, id: string): Promise<Client | und
   return row && toClient(row)
 }
 
-/** The client, if this instance holds it in memory and may trust it now (no read); undefined: ask findClient. */
-export function peekClient(store: Store, id: string): Client | undefined {
-  if (!CLIENT_ID.test(id)) return undefined
-  const row = store.clients.peekClient(id)
-  return row && toClient(row)
+/** A public client: no secret, no keys (RFC 6749 §2.1); it authenticates with method "none". */
+export function isPublic(row: ClientRecord): boolean {
+  return row.secretHash === null && row.authMethod === null
+}
+
+/** The client's row, if this instance holds it in memory and may trust it now (no read); undefined: ask findClient. */
+export function peekClient(store: Store, id: string): ClientRecord | undefined {
+  return CLIENT_ID.test(id) ? store.clients.peekClient(id) : undefined
 }
 
 /** Deletes the client; its codes, tokens, consents and settings go with it (ON DELETE CASCADE). */

@@ -2,8 +2,8 @@ import type { AppContext } from '../../../context'
 import { sha256 } from '../../../lib/crypto'
 import { AuthorizationPending, ExpiredToken, InvalidGrant, PollAccessDenied, SlowDown } from '../../../lib/errors'
 import { decidePoll, type DeviceCodeRecord } from '../../../db/store'
-import { errorResponse } from '../../../lib/http'
-import { DEVICE_CODE, peekClient, type Client } from '../../clients'
+import { jsonText } from '../../../lib/http'
+import { DEVICE_CODE, isPublic, peekClient, type Client } from '../../clients'
 import { DEVICE_REDIRECT } from '../../device/pages'
 import { mintForCode, withIdToken } from '../issue'
 import type { TokenRequest, TokenResponse } from '../model'
@@ -39,6 +39,8 @@ function remember(polls: Map<string, { at: number; interval: number }>, hash: st
  * every poll shares them.
  */
 const PENDING = Object.freeze(new AuthorizationPending('the user has not finished yet'))
+/** errorResponse(PENDING)'s body, serialized once for the polls answered from memory. */
+const PENDING_BODY = JSON.stringify({ error: PENDING.error, error_description: PENDING.description })
 const SLOW_DOWN = Object.freeze(new SlowDown('polling too fast: wait 5 seconds more between polls'))
 const EXPIRED = Object.freeze(new ExpiredToken('the device code has expired; start again'))
 
@@ -63,7 +65,7 @@ export function pendingFromMemory(ctx: AppContext, request: Request, params: Rec
   const { device_code: deviceCode, client_id: clientId } = params
   if (typeof deviceCode !== 'string' || typeof clientId !== 'string' || Object.keys(params).length !== 3 || request.headers.get('authorization') !== null) return undefined
   const client = peekClient(ctx.store, clientId)
-  if (!client?.public || !client.grantTypes.includes(DEVICE_CODE)) return undefined
+  if (!client || !isPublic(client) || !client.grantTypes.includes(DEVICE_CODE)) return undefined
   const hash = sha256(deviceCode)
   const row = ctx.store.devices.peekDeviceCode(hash)
   if (!row) return undefined
@@ -72,7 +74,7 @@ export function pendingFromMemory(ctx: AppContext, request: Request, params: Rec
   const { outcome, update } = decidePoll(withLastPoll(row, polls.get(hash)), client.id, now)
   if (outcome.answer !== 'authorization_pending') return undefined
   remember(polls, hash, now, update!.interval)
-  return errorResponse(PENDING)
+  return jsonText(PENDING_BODY, PENDING.status)
 }
 
 /**
