@@ -1,4 +1,9 @@
-import { isWhole, type ChangeFeed, type DeviceCodeRecord } from './store'
+import { isWhole, type ChangeFeed, type DeviceCodeRecord, type NewDeviceCode } from './store'
+
+/** The row a device code is inserted as: what its first poll would read. */
+export function pendingRecord(c: NewDeviceCode): DeviceCodeRecord {
+  return { clientId: c.clientId, scope: c.scope, resource: c.resource, createdAt: c.createdAt, expiresAt: c.expiresAt, interval: c.interval, address: c.address, status: 'pending', lastPolledAt: null, userId: null, codeHash: null }
+}
 
 /**
  * Pending device codes held at most per instance. A client may have 100 pending (SPEC), so this
@@ -14,6 +19,7 @@ export const DEVICE_CACHE_CAPACITY = 65_536
  * write (the person's decision, a slow_down, the poll that uses it, a purge), never by itself
  * (its expiry is in the row: decidePoll compares it with the clock).
  *
+ * Kept as it is read, and as this instance inserts it (its first poll here reads nothing).
  * Trusted only while the change feed is (`check()`), and emptied by every write that may change
  * a device code:
  * - this process's own, told by the store's device writes at their commit (`{ devices: true }`):

@@ -240,6 +240,9 @@ describe('a device poll: answered before the router, exactly as through it', () 
 
   test('a fault is the app’s own 500 with a request id, nothing of it in the body; the database unavailable is 503 with Retry-After', async () => {
     const pair = await twins()
+    // Codes held nowhere (as one issued by another instance): each poll asks the database.
+    const peek = t.store.devices.peekDeviceCode.bind(t.store.devices)
+    t.store.devices.peekDeviceCode = () => undefined
     const find = t.store.devices.findDeviceCode.bind(t.store.devices)
     t.store.devices.findDeviceCode = () => Promise.reject(new Error('disk on fire: secret-detail'))
     const fault = await both((side) => formRequest(pollOf(pair[side].device_code)))
@@ -250,6 +253,7 @@ describe('a device poll: answered before the router, exactly as through it', () 
     const down = await both((side) => formRequest(pollOf(pair[side].device_code)))
     expect([down.status, down.json.error, Object.fromEntries(down.headers)['retry-after']]).toEqual([503, 'temporarily_unavailable', '1'])
     t.store.devices.findDeviceCode = find
+    t.store.devices.peekDeviceCode = peek
     expect((await both((side) => formRequest(pollOf(pair[side].device_code)))).json.error).toBe('authorization_pending')
   })
 })

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, spyOn, test } from 'bun:test'
 import type { PgStore } from '../../src/db/pg/store'
 import type { SqliteStore } from '../../src/db/sqlite/store'
 import type { Store } from '../../src/db/store'
+import { sha256 } from '../../src/lib/crypto'
 import { createClient, DEVICE_CODE } from '../../src/oauth/clients'
 import { addClient, addUser, cookieHeader, csrfFrom, ORIGIN, postForm, signIn, type TestApp, createTestApp } from '../helpers'
 
@@ -187,12 +188,12 @@ describe('polling and /device', () => {
     }
   })
 
-  test('a pending code is read from the database once: the polls after it that find nothing are answered from memory; a decision on this instance reaches the next poll (Deny, Allow)', async () => {
+  test('a pending code this instance issued is never read by its polls that find nothing (held from its insert); one it did not issue is read once; a decision on this instance reaches the next poll (Deny, Allow)', async () => {
     const denied = await start()
     const allowed = await start()
-    for (const { device_code } of [denied, allowed]) await pollError(device_code, 'authorization_pending')
     const reads = countReads(t.store)
     try {
+      for (const { device_code } of [denied, allowed]) await pollError(device_code, 'authorization_pending')
       for (let i = 0; i < 3; i++) {
         t.clock.advance(5_000)
         for (const { device_code } of [denied, allowed]) await pollError(device_code, 'authorization_pending')
@@ -209,6 +210,22 @@ describe('polling and /device', () => {
       expect(reads()).toBeGreaterThan(0)
     } finally {
       reads.restore()
+    }
+    // Issued elsewhere (another instance, or before a restart: inserted behind this one's back): its first poll reads it, the next ones do not.
+    const other = 'lk_dc_issued-by-another-instance'
+    await t.rows(
+      `INSERT INTO device_codes (device_code_hash, user_code_hash, client_id, scope, resource, created_at, expires_at, interval, status, address) VALUES (?, ?, ?, 'openid', NULL, ?, ?, 5, 'pending', '192.0.2.1')`,
+      sha256(other), sha256('another user code'), tv, t.clock.now(), t.clock.now() + 600_000,
+    )
+    const later = countReads(t.store)
+    try {
+      await pollError(other, 'authorization_pending')
+      expect(later()).toBe(1)
+      t.clock.advance(5_000)
+      await pollError(other, 'authorization_pending')
+      expect(later()).toBe(1)
+    } finally {
+      later.restore()
     }
   })
 

@@ -1,4 +1,4 @@
-import { DeviceCodeCache } from '../device-cache'
+import { DeviceCodeCache, pendingRecord } from '../device-cache'
 import type { ChangeFeed, DeviceCodeRecord, DeviceCodeStore, DeviceStatus, NewCode, NewDeviceCode } from '../store'
 import { writeCode } from './grants'
 import { emitting, lock, n, type PgContext, type Row } from './context'
@@ -40,9 +40,11 @@ export class PgDevices implements DeviceCodeStore {
     return emitting(this.ctx, changed, changed ? CHANGED : undefined)
   }
 
-  insertDeviceCode(c: NewDeviceCode, maxPending: number): Promise<boolean> {
+  async insertDeviceCode(c: NewDeviceCode, maxPending: number): Promise<boolean> {
+    const cache = this.ctx.inTransaction ? undefined : this.cache
+    const generation = cache?.read()
     // A taken user code is a UniqueViolation (portError): the caller draws another.
-    return this.ctx.tx(async (tx) => {
+    const stored = await this.ctx.tx(async (tx) => {
       await lock(tx, `device:${c.clientId}`)
       const [{ n: count }] = await tx`SELECT count(*)::int AS n FROM device_codes WHERE client_id = ${c.clientId} AND status = 'pending' AND expires_at > ${c.createdAt}`
       if (count >= maxPending) return false
@@ -50,6 +52,8 @@ export class PgDevices implements DeviceCodeStore {
           VALUES (${c.deviceCodeHash}, ${c.userCodeHash}, ${c.clientId}, ${c.scope}, ${c.resource}, ${c.createdAt}, ${c.expiresAt}, ${c.interval}, 'pending', ${c.address})`
       return true
     })
+    if (stored && cache) cache.keep(c.deviceCodeHash, pendingRecord(c), generation)
+    return stored
   }
 
   findPendingByUserCode(userCodeHash: string, now: number): Promise<DeviceCodeRecord | undefined> {

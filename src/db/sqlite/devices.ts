@@ -1,4 +1,4 @@
-import { DeviceCodeCache } from '../device-cache'
+import { DeviceCodeCache, pendingRecord } from '../device-cache'
 import type { DeviceCodeRecord, DeviceCodeStore, DeviceStatus, NewCode, NewDeviceCode } from '../store'
 import { writeCode } from './grants'
 import { unique, type SqliteContext } from './context'
@@ -26,9 +26,10 @@ export class SqliteDevices implements DeviceCodeStore {
     return changed
   }
 
-  insertDeviceCode(c: NewDeviceCode, maxPending: number): Promise<boolean> {
+  async insertDeviceCode(c: NewDeviceCode, maxPending: number): Promise<boolean> {
     const { sqlite } = this.ctx.db
-    return this.ctx.write(() => {
+    const generation = this.cache.read()
+    const stored = await this.ctx.write(() => {
       const { n } = sqlite.query<{ n: number }, [string, number]>(`SELECT count(*) AS n FROM device_codes WHERE client_id = ? AND status = 'pending' AND expires_at > ?`).get(c.clientId, c.createdAt)!
       if (n >= maxPending) return false
       unique(() =>
@@ -38,6 +39,8 @@ export class SqliteDevices implements DeviceCodeStore {
       )
       return true
     })
+    if (stored) this.cache.keep(c.deviceCodeHash, pendingRecord(c), generation)
+    return stored
   }
 
   async findPendingByUserCode(userCodeHash: string, now: number): Promise<DeviceCodeRecord | undefined> {
