@@ -166,6 +166,7 @@ describe('the clients NOTIFY payload', () => {
   test('names clients by a JSON array (commas in ids), all of them by *, and anything else names nothing', () => {
     expect(parseChange('clients:["a","https://x.example/a,b"]')).toEqual({ clients: ['a', 'https://x.example/a,b'] })
     expect(parseChange('clients:*')).toEqual({ clients: 'all' })
+    expect(parseChange('devices')).toEqual({ devices: true })
     expect(parseChange('clients:[1]')).toBeUndefined()
     expect(parseChange('clients:not json')).toBeUndefined()
     expect(parseChange('clients')).toBeUndefined()
