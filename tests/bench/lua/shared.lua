@@ -34,4 +34,27 @@ function shared.once_each(requests, fallback)
   end
 end
 
+-- Counting answers that are not EXPECT_STATUS with EXPECT_BODY in them, for a case whose every
+-- answer is a refusal by design (a device poll that finds nothing is 400 authorization_pending):
+-- call shared.expect_refusals() at the top level of the script; it defines the script's setup,
+-- response and done (a script that also needs shared.setup gets it from there).
+function shared.expect_refusals()
+  local threads = {}
+  local expected_status = tonumber(os.getenv("EXPECT_STATUS"))
+  local expected_body = os.getenv("EXPECT_BODY")
+  mismatched = 0
+  function setup(thread)
+    shared.setup(thread)
+    threads[#threads + 1] = thread
+  end
+  function response(status, headers, body)
+    if status ~= expected_status or not string.find(body, expected_body, 1, true) then mismatched = mismatched + 1 end
+  end
+  function done(summary, latency, requests)
+    local total = 0
+    for _, thread in ipairs(threads) do total = total + thread:get("mismatched") end
+    io.write(string.format("Mismatched answers: %d\n", total))
+  end
+end
+
 return shared
