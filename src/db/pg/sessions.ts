@@ -103,12 +103,20 @@ export class PgSessions implements SessionStore {
   }
 
   /** One statement for the whole batch (a JSON array of [id_hash, at] unpacked by the server). */
+  /**
+   * The batch's rows are taken in one order (their key's) and a row another transaction holds is
+   * skipped: two instances writing overlapping batches, each in the order its requests came, had
+   * each waited for a row the other held — a deadlock, one batch aborted and its touches lost
+   * (tests/db/touch-sessions-two-instances.test.ts). A skipped row is being written by the other
+   * (a touch, as recent) or a sign-out: nothing is lost that "last active" needs.
+   */
   touchSessions(touches: ReadonlyMap<string, number>): Promise<void> {
     const batch = JSON.stringify([...touches].map(([h, at]) => ({ h, at })))
     return this.ctx.run(
       async (sql) =>
-        void (await sql`UPDATE sessions s SET last_active_at = greatest(s.last_active_at, t.at)
-          FROM jsonb_to_recordset(CAST(${batch} AS text)::jsonb) AS t(h text, at bigint) WHERE s.id_hash = t.h`),
+        void (await sql`WITH t AS (SELECT h, at FROM jsonb_to_recordset(CAST(${batch} AS text)::jsonb) AS t(h text, at bigint)),
+          held AS (SELECT s.id_hash, t.at FROM sessions s JOIN t ON s.id_hash = t.h ORDER BY s.id_hash FOR UPDATE OF s SKIP LOCKED)
+          UPDATE sessions s SET last_active_at = greatest(s.last_active_at, held.at) FROM held WHERE s.id_hash = held.id_hash`),
     )
   }
 
