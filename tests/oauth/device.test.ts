@@ -229,6 +229,20 @@ describe('polling and /device', () => {
     }
   })
 
+  test('an expired code held in memory is let go when the purge deletes it: expired_token while its row is there, invalid_grant after', async () => {
+    const { device_code } = await start()
+    await pollError(device_code, 'authorization_pending')
+    t.clock.advance(600_001)
+    await pollError(device_code, 'expired_token')
+    await t.store.purgeExpired(t.clock.now(), { usedCodes: 3600_000, throttle: 3600_000, refreshGrace: 10_000, retiredKeys: 3600_000, mail: 7 * 24 * 3600_000, settingChanges: 30 * 86_400_000 })
+    expect(Number((await t.row('SELECT count(*) AS n FROM device_codes'))!.n)).toBe(0)
+    // On PostgreSQL the purge's DELETE is told by its trigger's NOTIFY (drizzle/pg/0027): asked until it arrived.
+    const began = performance.now()
+    let error = ''
+    while ((error = ((await (await poll(device_code)).json()) as { error: string }).error) !== 'invalid_grant' && performance.now() - began < 1000) await Bun.sleep(5)
+    expect(error).toBe('invalid_grant')
+  })
+
   test('two polls at once after Allow: exactly one gets the tokens', async () => {
     const { device_code, user_code } = await start()
     await decide(await signIn(t), user_code, 'allow')

@@ -200,7 +200,10 @@ export class SqliteStore implements Store, SqliteContext {
       removed += run('DELETE FROM registration_tokens WHERE expires_at < ?1', now)
       removed += run('DELETE FROM stream_tickets WHERE expires_at < ?1', now)
       removed += run('DELETE FROM pushed_requests WHERE expires_at < ?1', now)
-      removed += run('DELETE FROM device_codes WHERE expires_at < ?1', now)
+      const devices = run('DELETE FROM device_codes WHERE expires_at < ?1', now)
+      // The pending codes' cache lets go of them too (on PostgreSQL, drizzle/pg/0027's trigger tells it).
+      if (devices > 0) this.emit({ devices: true })
+      removed += devices
       removed += run('DELETE FROM used_assertions WHERE expires_at < ?1', now)
       removed += run('DELETE FROM provider_states WHERE expires_at < ?1', now)
       if (keep.audit !== undefined) removed += run('DELETE FROM audit_events WHERE at < ?1', now - keep.audit)
