@@ -11,11 +11,32 @@ import { t as msg } from '../i18n'
 export type Proof = undefined | { status: number; error: () => string }
 
 /**
+ * How recent a sign-in proves it is the person, for an account that has neither a password nor a
+ * passkey — one that signs in with a connected account only: it has nothing else to confirm with,
+ * and signing in again at its provider is what it can do. Five minutes, as a passkey's
+ * confirmation challenge.
+ */
+export const FRESH_SIGN_IN_PROOF_MS = 5 * 60_000
+
+/**
+ * How an account confirms a sensitive step: its password (perhaps a passkey instead), its passkey
+ * only, or — with neither — a sign-in of the last five minutes, `fresh` or not yet.
+ */
+export type ConfirmWay = { by: 'password' } | { by: 'passkey' } | { by: 'signIn'; fresh: boolean }
+
+export async function confirmWayOf(ctx: AppContext, session: Session, hasPassword: boolean): Promise<ConfirmWay> {
+  if (hasPassword) return { by: 'password' }
+  if (ctx.config.passkeys !== null && (await ctx.store.mfa.listPasskeys(session.user.id)).length > 0) return { by: 'passkey' }
+  return { by: 'signIn', fresh: ctx.clock.now() - session.authTime <= FRESH_SIGN_IN_PROOF_MS }
+}
+
+/**
  * What "Change password", "Set password" and "Delete my account" ask first (SPEC "Your account
  * and your sessions"): the current password, guessed under the sign-in budgets (SPEC "Sign-in
  * throttling"), or a fresh passkey of this account — an assertion over a challenge this browser
  * asked for in the last five minutes, used once (passkeys.ts verifyPasskeyConfirmation). An
- * account without a password has only its passkeys. A passkey is not a guessable secret: a
+ * account without a password has only its passkeys; one with neither (a connected account only)
+ * has a sign-in of the last five minutes (confirmWayOf). A passkey is not a guessable secret: a
  * refused one is logged and audited, not counted.
  */
 export function accountProof(ctx: AppContext) {
@@ -40,7 +61,11 @@ export function accountProof(ctx: AppContext) {
       }
     }
     const account = await ctx.store.users.findUserByEmail(session.user.email)
-    if (!account?.passwordHash) return { status: 401, error: () => `${msg('confirm.passkeyFirst')} ${words.nothing()}` }
+    if (!account?.passwordHash) {
+      const way = await confirmWayOf(ctx, session, false)
+      if (way.by === 'signIn' && way.fresh) return undefined
+      return { status: 401, error: () => `${msg(way.by === 'signIn' ? 'confirm.signInFirst' : 'confirm.passkeyFirst')} ${words.nothing()}` }
+    }
     // Counted before it is checked, so parallel guesses get no more checks than sequential ones.
     const key = emailHash(session.user.email)
     const throttled = await limits.takeAttempt(ctx, request, key, 'password check throttled')

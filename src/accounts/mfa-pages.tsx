@@ -5,7 +5,7 @@ import { Html } from '@elysiajs/html'
 import type { PasskeyRecord } from '../db/store'
 import { ButtonForm, CsrfField, ErrorNote, Hidden, LastUsed, Layout, When, attr } from '../views/layout'
 import { PASSWORD_MAX, PASSWORD_MIN } from './users'
-import { ChangePasswordForm } from './profile-pages'
+import { ChangePasswordForm, type SignInProof } from './profile-pages'
 import { PASSKEY_NAME_MAX } from './passkeys'
 import { raw, t, th } from '../i18n'
 
@@ -50,6 +50,8 @@ export interface SecurityState {
   connected: number
   /** Mail is set up and the email is not verified: no passkey or two-step verification yet (SPEC "Recovery"). */
   verifyFirst: boolean
+  /** No password and no passkey: a fresh sign-in is what confirms (confirm.ts). */
+  signIn?: SignInProof
 }
 
 /** Why an unverified account cannot add a way in yet: whoever proves the address later takes the account back without it. */
@@ -91,7 +93,7 @@ export function SecuritySections(props: { csrf: string; state: SecurityState }) 
         </form>
       )}
       <h2>{th('security.passwordTitle')}</h2>
-      <ChangePasswordForm csrf={csrf} hasPassword={state.hasPassword} passkeys={state.passkeysOn && state.passkeys.length > 0} />
+      <ChangePasswordForm csrf={csrf} hasPassword={state.hasPassword} passkeys={state.passkeysOn && state.passkeys.length > 0} signIn={state.signIn} />
       {state.hasPassword ? (
         state.passkeys.length > 0 ? (
           <form method="post" action="/account/password/remove">

@@ -86,19 +86,39 @@ export function PasskeyConfirm(props: { label: string; alone: boolean; danger?: 
 }
 
 /**
- * "Change password": the current one or a fresh passkey, then the new one. An account without a
- * password sets one here after a fresh passkey (`/account/password`).
+ * An account with a connected account only (no password, no passkey) confirms with a sign-in of
+ * the last five minutes (confirm.ts): `fresh`, the page says so; else it links to signing in
+ * again, back to `returnTo`.
  */
-export function ChangePasswordForm(props: { csrf: string; hasPassword: boolean; passkeys: boolean }) {
+export type SignInProof = { fresh: boolean; returnTo: string }
+
+/** What such an account reads where a password or a passkey would be asked. */
+export function SignInAgain(props: { proof: SignInProof }) {
+  if (props.proof.fresh) return <p class="muted">{th('confirm.signedInJustNow')}</p>
+  const link = raw(<a href={attr(`/login?reauth=1&return_to=${encodeURIComponent(props.proof.returnTo)}`)}>{th('confirm.signInAgainLink')}</a>)
+  return (
+    <p>
+      {th('confirm.connectedOnly')} {th('deleteAccount.signInAgain', { link })}
+    </p>
+  )
+}
+
+/**
+ * "Change password": the current one or a fresh passkey, then the new one. An account without a
+ * password sets one here after a fresh passkey (`/account/password`), or, with no passkey either,
+ * after a fresh sign-in (`signIn`).
+ */
+export function ChangePasswordForm(props: { csrf: string; hasPassword: boolean; passkeys: boolean; signIn?: SignInProof }) {
+  if (props.signIn && !props.signIn.fresh) return <SignInAgain proof={props.signIn} />
   if (!props.hasPassword)
     return (
       <form method="post" action="/account/password">
-        <p class="muted">{th('confirm.passkeyOnly')}</p>
+        {props.signIn ? <SignInAgain proof={props.signIn} /> : <p class="muted">{th('confirm.passkeyOnly')}</p>}
         <CsrfField token={props.csrf} />
-        <label for="new-password">New password</label>
+        <label for="new-password">{th('password.new')}</label>
         <input id="new-password" name="password" type="password" autocomplete="new-password" required minlength={String(PASSWORD_MIN)} maxlength={String(PASSWORD_MAX)} />
         <div class="actions">
-          <PasskeyConfirm label={t('confirm.setPassword')} alone />
+          {props.signIn ? <button type="submit">{th('confirm.setPasswordSubmit')}</button> : <PasskeyConfirm label={t('confirm.setPassword')} alone />}
         </div>
       </form>
     )
@@ -142,7 +162,7 @@ export interface AccountContents {
  * The confirmation of "Delete my account": what goes, then the password again or a fresh
  * passkey (an account without a password: the passkey only).
  */
-export function DeleteAccountPage(props: { csrf: string; contents: AccountContents; hasPassword: boolean; passkeys: boolean; error?: string }) {
+export function DeleteAccountPage(props: { csrf: string; contents: AccountContents; hasPassword: boolean; passkeys: boolean; signIn?: SignInProof; error?: string }) {
   const { contents } = props
   return (
     <Layout title={t('deleteAccount.title')}>
@@ -156,34 +176,62 @@ export function DeleteAccountPage(props: { csrf: string; contents: AccountConten
         <li>{th('deleteAccount.passkeys', { count: contents.passkeys })}</li>
         <li>{th('deleteAccount.sessions')}</li>
       </ul>
-      <form method="post" action="/account/delete">
-        <CsrfField token={props.csrf} />
-        {props.hasPassword ? (
-          <>
-            <label for="confirm-password">{th('deleteAccount.password')}</label>
-            <input id="confirm-password" name="password" type="password" autocomplete="current-password" required />
-          </>
-        ) : (
-          ''
-        )}
-        <div class="actions">
+      {props.signIn ? (
+        <DeleteBySignIn csrf={props.csrf} proof={props.signIn} />
+      ) : (
+        <form method="post" action="/account/delete">
+          <CsrfField token={props.csrf} />
           {props.hasPassword ? (
+            <>
+              <label for="confirm-password">{th('deleteAccount.password')}</label>
+              <input id="confirm-password" name="password" type="password" autocomplete="current-password" required />
+            </>
+          ) : (
+            ''
+          )}
+          <div class="actions">
+            {props.hasPassword ? (
+              <button type="submit" class="danger">
+                {th('deleteAccount.submit')}
+              </button>
+            ) : (
+              ''
+            )}
+            {props.passkeys || !props.hasPassword ? (
+              <PasskeyConfirm label={props.hasPassword ? t('confirm.deleteWithPasskey') : t('confirm.deletePasskeyOnly')} alone={!props.hasPassword} danger />
+            ) : (
+              ''
+            )}
+            <a href="/account">{th('common.cancel')}</a>
+          </div>
+        </form>
+      )}
+      {props.passkeys ? <PasskeyScripts /> : ''}
+    </Layout>
+  )
+}
+
+/** "Delete my account" for an account with a connected account only: after a fresh sign-in, the button; before, the way to one. */
+function DeleteBySignIn(props: { csrf: string; proof: SignInProof }) {
+  return (
+    <>
+      <SignInAgain proof={props.proof} />
+      {props.proof.fresh ? (
+        <form method="post" action="/account/delete">
+          <CsrfField token={props.csrf} />
+          <div class="actions">
             <button type="submit" class="danger">
               {th('deleteAccount.submit')}
             </button>
-          ) : (
-            ''
-          )}
-          {props.passkeys || !props.hasPassword ? (
-            <PasskeyConfirm label={props.hasPassword ? t('confirm.deleteWithPasskey') : t('confirm.deletePasskeyOnly')} alone={!props.hasPassword} danger />
-          ) : (
-            ''
-          )}
+            <a href="/account">{th('common.cancel')}</a>
+          </div>
+        </form>
+      ) : (
+        <p>
           <a href="/account">{th('common.cancel')}</a>
-        </div>
-      </form>
-      {props.passkeys ? <PasskeyScripts /> : ''}
-    </Layout>
+        </p>
+      )}
+    </>
   )
 }
 

@@ -18,7 +18,7 @@ import { cookieNames, deleteSessionsOf, type Session } from './sessions'
 import { forbidden } from './sign-in'
 import { UserInputError, checkPassword, updateProfile } from './users'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from './web'
-import { accountProof } from './confirm'
+import { accountProof, confirmWayOf } from './confirm'
 import { CsrfForm } from './model'
 import { PasskeyRefused, confirmOptions } from './passkeys'
 import { t as msg } from '../i18n'
@@ -38,8 +38,8 @@ const ChangePasswordForm = t.Object({
 const DeleteAccountForm = t.Object({ csrf_token: t.Optional(t.String()), password: t.Optional(t.String()), credential: t.Optional(t.String()) })
 
 // What a refused proof says, per form (words of the page's language, said when it renders).
-const CHANGE_WORDS = { wrongPassword: () => msg('account.wrongPassword'), nothing: () => 'Nothing was changed.' }
-const DELETE_WORDS = { wrongPassword: () => msg('deleteAccount.wrongPassword'), nothing: () => 'Nothing was deleted.' }
+const CHANGE_WORDS = { wrongPassword: () => msg('account.wrongPassword'), nothing: () => msg('confirm.nothingChanged') }
+const DELETE_WORDS = { wrongPassword: () => msg('deleteAccount.wrongPassword'), nothing: () => msg('confirm.nothingDeleted') }
 
 /**
  * SPEC "Your account and your sessions", Profile: the name and picture, "Change password" (the
@@ -73,7 +73,9 @@ export function profileRoutes(ctx: AppContext) {
     const csrf = formCsrf(ctx, request, session).token
     const contents = await contentsOf(session.user.id)
     const passkeys = ctx.config.passkeys !== null && contents.passkeys > 0
-    const page = () => <DeleteAccountPage csrf={csrf} contents={contents} hasPassword={!!account?.passwordHash} passkeys={passkeys} error={refused?.error()} />
+    const way = await confirmWayOf(ctx, session, !!account?.passwordHash)
+    const signIn = way.by === 'signIn' ? { fresh: way.fresh, returnTo: '/account/delete' } : undefined
+    const page = () => <DeleteAccountPage csrf={csrf} contents={contents} hasPassword={!!account?.passwordHash} passkeys={passkeys} signIn={signIn} error={refused?.error()} />
     return htmlPage(page, { status: refused?.status, speech: speechOf(ctx.config, request, { user: session.user }) })
   }
 

@@ -17,7 +17,7 @@ import { notify, passwordChangedMessage, twoStepChangedMessage, recipient } from
 import { EmailSection } from './email-pages'
 import { AccountPage, type AppAccess } from './pages'
 import { YourAppsSection } from './your-apps'
-import { ProfileSection } from './profile-pages'
+import { ProfileSection, type SignInProof } from './profile-pages'
 import type { AuthorizedApp, ResourceScopes } from '../db/store'
 import { scopeWords } from '../oauth/scopes'
 import { PASSKEY_NAME_MAX, PasskeyRefused, registerPasskey, registrationOptions } from './passkeys'
@@ -28,14 +28,14 @@ import { acceptTotpCode, newRecoveryCodes, newTotpSecret, openTotpSecret, totpSe
 import { UserInputError, checkPassword } from './users'
 import { csrfAccepted, formCsrf, readSession, safeReturnTo } from './web'
 import { SessionsSection, sessionsOf } from './sessions-page'
-import { accountProof } from './confirm'
+import { accountProof, confirmWayOf } from './confirm'
 import { LanguageSection } from './language'
 import { t } from '../i18n'
 import { sayError } from '../i18n/known-errors'
 import { speechOf } from '../i18n/request'
 
 const NO_STORE = { 'cache-control': 'no-store' }
-const SET_WORDS = { wrongPassword: () => 'Confirm with your passkey first. Nothing was changed.', nothing: () => 'Nothing was changed.' }
+const SET_WORDS = { wrongPassword: () => `${t('confirm.passkeyFirst')} ${t('confirm.nothingChanged')}`, nothing: () => t('confirm.nothingChanged') }
 
 /**
  * One entry per app: its consents for Latchkey and for each resource (RFC 8707) together, in the
@@ -87,6 +87,11 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
     hasPassword: !!account?.passwordHash,
     connected: identities.length,
     verifyFirst: mustVerifyFirst(ctx, session),
+    signIn: undefined as SignInProof | undefined,
+  }
+  if (!security.hasPassword && !(security.passkeysOn && passkeys.length > 0)) {
+    const way = await confirmWayOf(ctx, session, false)
+    if (way.by === 'signIn') security.signIn = { fresh: way.fresh, returnTo: '/account' }
   }
   const csrf = formCsrf(ctx, request, session)
   const access = await appAccess(ctx, apps)

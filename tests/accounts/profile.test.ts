@@ -180,6 +180,7 @@ describe('delete my account', () => {
   test('an account without a password is asked for a fresh passkey, however recent its sign-in (tests/accounts/passkey-confirm.test.ts)', async () => {
     const { t, user, jar } = await signedIn()
     await t.rows('UPDATE users SET password_hash = ? WHERE id = ?', '', user.id)
+    await t.store.mfa.addPasskey({ credentialId: 'c1', userId: user.id, name: 'Laptop', publicKey: 'pk', signCount: 0, transports: [], createdAt: t.clock.now(), lastUsedAt: null })
     const page = await (await get(t, '/account/delete', jar)).text()
     expect(page).not.toContain('name="password"')
     expect(page).toContain('>Confirm with your passkey and delete</button>')
@@ -189,10 +190,70 @@ describe('delete my account', () => {
     expect(await t.store.users.findUser(user.id)).toBeDefined()
   })
 
+  test('an account with a connected account only (no password, no passkey) confirms with a sign-in of the last five minutes; an older one is sent to sign in again, nothing deleted', async () => {
+    const { t, user, jar } = await signedIn()
+    t.clock.advance(5 * 60_000 + 1)
+    // A second browser signs in now (a connected account's sign-in ends as any other: a new session).
+    const again = await signIn(t)
+    await t.rows('UPDATE users SET password_hash = ? WHERE id = ?', '', user.id)
+    const stale = await (await get(t, '/account/delete', jar)).text()
+    expect(stale).toContain('You sign in with a connected account only. To confirm, <a href="/login?reauth=1&amp;return_to=%2Faccount%2Fdelete">sign in again</a>, then come back to this page.')
+    expect(stale).not.toContain('name="password"')
+    expect(stale).not.toContain('>Delete my account</button>')
+    expect(stale).not.toContain('data-passkey-confirm')
+    const refused = await postForm(t, '/account/delete', { csrf_token: await csrfOf(t, '/account', jar) }, jar)
+    expect(refused.status).toBe(401)
+    expect(await refused.text()).toContain('Sign in again first: a sign-in of the last five minutes confirms it is you. Nothing was deleted.')
+    expect(await t.store.users.findUser(user.id)).toBeDefined()
+
+    // The browser that signed in again: the button, and it deletes.
+    const fresh = await (await get(t, '/account/delete', again)).text()
+    expect(fresh).toContain('You signed in a moment ago: that confirms it is you.')
+    expect(fresh).toContain('>Delete my account</button>')
+    const done = await postForm(t, '/account/delete', { csrf_token: await csrfOf(t, '/account', again) }, again)
+    expect(done.status).toBe(200)
+    expect(await t.store.users.findUser(user.id)).toBeUndefined()
+  })
+
+  test('a refusal speaks the reader’s language whole: a German account’s is German to its last sentence', async () => {
+    const { t, user, jar } = await signedIn()
+    await t.rows("UPDATE users SET password_hash = ?, locale = 'de' WHERE id = ?", '', user.id)
+    t.clock.advance(5 * 60_000 + 1)
+    const refused = await postForm(t, '/account/delete', { csrf_token: await csrfOf(t, '/account', jar) }, jar)
+    expect(refused.status).toBe(401)
+    const text = await refused.text()
+    expect(text).toContain('Melden Sie sich zuerst erneut an: Eine Anmeldung aus den letzten fünf Minuten bestätigt, dass Sie es sind. Es wurde nichts gelöscht.')
+    expect(text).not.toContain('Nothing was')
+  })
+
   test('without the CSRF token: 403, nothing deleted', async () => {
     const { t, user, jar } = await signedIn()
     expect((await postForm(t, '/account/delete', { password: PASSWORD }, jar)).status).toBe(403)
     expect(await t.store.users.findUser(user.id)).toBeDefined()
+  })
+})
+
+describe('setting a password, for an account with a connected account only (no password, no passkey)', () => {
+  test('a sign-in of the last five minutes confirms it; an older one is sent to sign in again, back to /account, and nothing is set', async () => {
+    const { t, user, jar } = await signedIn()
+    t.clock.advance(5 * 60_000 + 1)
+    const again = await signIn(t)
+    await t.rows('UPDATE users SET password_hash = ? WHERE id = ?', '', user.id)
+    const stale = await (await get(t, '/account', jar)).text()
+    expect(stale).toContain('You sign in with a connected account only. To confirm, <a href="/login?reauth=1&amp;return_to=%2Faccount">sign in again</a>, then come back to this page.')
+    expect(stale).not.toContain('action="/account/password"')
+    const refused = await post(t, jar, '/account/password', { password: NEW_PASSWORD })
+    expect(refused.status).toBe(401)
+    expect(await refused.text()).toContain('Sign in again first: a sign-in of the last five minutes confirms it is you. Nothing was changed.')
+    expect((await t.row('SELECT password_hash FROM users WHERE id = ?', user.id))!.password_hash).toBe('')
+
+    const fresh = await (await get(t, '/account', again)).text()
+    expect(fresh).toContain('You signed in a moment ago: that confirms it is you.')
+    expect(fresh).toContain('<label for="new-password">New password</label>')
+    expect(fresh).toContain('<button type="submit">Set password</button>')
+    expect((await post(t, again, '/account/password', { password: NEW_PASSWORD })).status).toBe(303)
+    // The new password signs in.
+    await signIn(t, 'ann@example.com', NEW_PASSWORD)
   })
 })
 

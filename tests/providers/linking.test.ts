@@ -306,3 +306,27 @@ test("forward-auth's sign-in (/authz/start): back through the provider to the si
   expect(site.origin + site.pathname).toBe('https://photos.example.com/.latchkey/callback')
   expect(site.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/)
 })
+
+describe('an account with a connected account only (no password, no passkey)', () => {
+  test('deletes itself: past five minutes its page sends it to sign in again at Acme, which brings it back to a page that deletes', async () => {
+    const t = await appWith([upstream])
+    await addProvider(t, upstream, { allowCreate: true })
+    const b = browserFor(t, [upstream])
+    expect(new URL((await continueWith(b, upstream, 'u-new')).at).pathname).toBe('/account')
+    t.clock.advance(5 * 60_000 + 1)
+    const stale = await (await b.request('/account/delete')).text()
+    expect(stale).not.toContain('>Delete my account</button>')
+    const again = /href="(\/login\?reauth=1&amp;return_to=%2Faccount%2Fdelete)"/.exec(stale)![1]!.replaceAll('&amp;', '&')
+    const signInPage = await (await b.request(again)).text()
+    const acme = /href="(\/login\/provider\/acme\?return_to=[^"]+)"/.exec(signInPage)![1]!
+    upstream.next.account = 'u-new'
+    upstream.next.amr = ['pwd']
+    const back = await b.go(acme)
+    expect(new URL(back.at).pathname).toBe('/account/delete')
+    expect(await back.response.text()).toContain('You signed in a moment ago: that confirms it is you.')
+    const done = await b.submit('/account/delete', '/account/delete')
+    expect(done.response.status).toBe(200)
+    expect(await done.response.text()).toContain('Account deleted')
+    expect(await t.rows("SELECT id FROM users WHERE email = 'new@example.com'")).toEqual([])
+  })
+})
