@@ -92,13 +92,13 @@ export function PasskeyConfirm(props: { label: string; alone: boolean; danger?: 
  */
 export type SignInProof = { fresh: boolean; returnTo: string }
 
-/** What such an account reads where a password or a passkey would be asked. */
-export function SignInAgain(props: { proof: SignInProof }) {
+/** What such an account reads where a password or a passkey would be asked: to delete it, or to set a password. */
+export function SignInAgain(props: { proof: SignInProof; to: 'delete' | 'setPassword' }) {
   if (props.proof.fresh) return <p class="muted">{th('confirm.signedInJustNow')}</p>
   const link = raw(<a href={attr(`/login?reauth=1&return_to=${encodeURIComponent(props.proof.returnTo)}`)}>{th('confirm.signInAgainLink')}</a>)
   return (
     <p>
-      {th('confirm.connectedOnly')} {th('deleteAccount.signInAgain', { link })}
+      {th('confirm.connectedOnly')} {props.to === 'delete' ? th('deleteAccount.signInAgain', { link }) : th('confirm.setPasswordSignInAgain', { link })}
     </p>
   )
 }
@@ -109,11 +109,11 @@ export function SignInAgain(props: { proof: SignInProof }) {
  * after a fresh sign-in (`signIn`).
  */
 export function ChangePasswordForm(props: { csrf: string; hasPassword: boolean; passkeys: boolean; signIn?: SignInProof }) {
-  if (props.signIn && !props.signIn.fresh) return <SignInAgain proof={props.signIn} />
+  if (props.signIn && !props.signIn.fresh) return <SignInAgain proof={props.signIn} to="setPassword" />
   if (!props.hasPassword)
     return (
       <form method="post" action="/account/password">
-        {props.signIn ? <SignInAgain proof={props.signIn} /> : <p class="muted">{th('confirm.passkeyOnly')}</p>}
+        {props.signIn ? <SignInAgain proof={props.signIn} to="setPassword" /> : <p class="muted">{th('confirm.passkeyOnly')}</p>}
         <CsrfField token={props.csrf} />
         <label for="new-password">{th('password.new')}</label>
         <input id="new-password" name="password" type="password" autocomplete="new-password" required minlength={String(PASSWORD_MIN)} maxlength={String(PASSWORD_MAX)} />
@@ -215,7 +215,7 @@ export function DeleteAccountPage(props: { csrf: string; contents: AccountConten
 function DeleteBySignIn(props: { csrf: string; proof: SignInProof }) {
   return (
     <>
-      <SignInAgain proof={props.proof} />
+      <SignInAgain proof={props.proof} to="delete" />
       {props.proof.fresh ? (
         <form method="post" action="/account/delete">
           <CsrfField token={props.csrf} />

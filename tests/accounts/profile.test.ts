@@ -240,7 +240,7 @@ describe('setting a password, for an account with a connected account only (no p
     const again = await signIn(t)
     await t.rows('UPDATE users SET password_hash = ? WHERE id = ?', '', user.id)
     const stale = await (await get(t, '/account', jar)).text()
-    expect(stale).toContain('You sign in with a connected account only. To confirm, <a href="/login?reauth=1&amp;return_to=%2Faccount">sign in again</a>, then come back to this page.')
+    expect(stale).toContain('You sign in with a connected account only. To set a password, <a href="/login?reauth=1&amp;return_to=%2Faccount">sign in again</a>, then come back to this page.')
     expect(stale).not.toContain('action="/account/password"')
     const refused = await post(t, jar, '/account/password', { password: NEW_PASSWORD })
     expect(refused.status).toBe(401)

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import docsArJson from '../../src/docs/translations/ar.json'
 import docsDeJson from '../../src/docs/translations/de.json'
+import { Database } from 'bun:sqlite'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
@@ -201,6 +202,39 @@ describe('every screen (issue 36): 360 px without sideways scrolling, axe-core c
     }
     expect(failures).toEqual([])
     expect(csp).toEqual([])
+  })
+
+  test('an account with a connected account only (no password, no passkey): /account and the delete page, signed in a moment ago and an hour ago', async () => {
+    const email = 'connie@example.com'
+    expect(server.cli(['user', 'create', '--email', email, '--name', 'Connie Connected', '--password-stdin'], `${PASSWORD}\n`).code).toBe(0)
+    const { context, page, csp } = await freshContext()
+    const failures: string[] = []
+    await page.goto(`${server.url}/login`)
+    await page.getByLabel('Email').fill(email)
+    await page.getByLabel('Password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    await page.waitForURL((u) => u.pathname === '/account')
+    /** A write to the binary's database, as an operator's (server.query opens SQLite read-only). */
+    const write = async (sql: string, ...params: Array<string | number>) => {
+      if (server.databaseUrl !== server.dbPath) return void (await server.query(sql, ...params))
+      const db = new Database(server.dbPath)
+      db.run('PRAGMA busy_timeout = 5000')
+      db.query(sql).run(...params)
+      db.close()
+    }
+    // As an account made by a provider's sign-in: no password (and no passkey).
+    await write("UPDATE users SET password_hash = '' WHERE email = ?", email)
+    for (const [when, shift] of [['fresh', 0], ['stale', 3_600_000]] as const) {
+      if (shift) await write('UPDATE sessions SET auth_time = auth_time - ? WHERE user_id = (SELECT id FROM users WHERE email = ?)', shift, email)
+      await page.goto(`${server.url}/account`)
+      expect(await page.locator('main').innerText()).toContain(when === 'fresh' ? 'You signed in a moment ago' : 'You sign in with a connected account only.')
+      failures.push(...(await everyScreen(page, `account-connected-${when}`)))
+      await page.goto(`${server.url}/account/delete`)
+      failures.push(...(await everyScreen(page, `delete-connected-${when}`)))
+    }
+    expect(failures).toEqual([])
+    expect(csp).toEqual([])
+    await context.close()
   })
 
   test('in German (task i18a): /admin/audit with its times and addresses, and /docs with its frame translated', async () => {

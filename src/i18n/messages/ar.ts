@@ -329,6 +329,7 @@ export default {
   'confirm.signedInJustNow': 'سجّلت الدخول قبل لحظات: هذا يؤكد أنك أنت.',
   'confirm.signInFirst': 'سجّل الدخول مرة أخرى أولًا: تسجيل دخول خلال آخر خمس دقائق يؤكد أنك أنت.',
   'confirm.setPasswordSubmit': 'تعيين كلمة المرور',
+  'confirm.setPasswordSignInAgain': 'لتعيين كلمة مرور، {link}، ثم عُد إلى هذه الصفحة.',
   'profile.save': 'حفظ الملف الشخصي',
   'password.current': 'كلمة المرور الحالية',
   'password.new': 'كلمة المرور الجديدة',

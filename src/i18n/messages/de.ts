@@ -307,6 +307,7 @@ export default {
   'confirm.signedInJustNow': 'Sie haben sich gerade eben angemeldet: Das bestätigt, dass Sie es sind.',
   'confirm.signInFirst': 'Melden Sie sich zuerst erneut an: Eine Anmeldung aus den letzten fünf Minuten bestätigt, dass Sie es sind.',
   'confirm.setPasswordSubmit': 'Passwort festlegen',
+  'confirm.setPasswordSignInAgain': 'Um ein Passwort festzulegen, melden Sie sich {link} und kehren Sie dann zu dieser Seite zurück.',
   'profile.save': 'Profil speichern',
   'password.current': 'Aktuelles Passwort',
   'password.new': 'Neues Passwort',

@@ -318,6 +318,7 @@ export default {
   'confirm.signedInJustNow': 'You signed in a moment ago: that confirms it is you.',
   'confirm.signInFirst': 'Sign in again first: a sign-in of the last five minutes confirms it is you.',
   'confirm.setPasswordSubmit': 'Set password',
+  'confirm.setPasswordSignInAgain': 'To set a password, {link}, then come back to this page.',
   'profile.save': 'Save profile',
   'password.current': 'Current password',
   'password.new': 'New password',

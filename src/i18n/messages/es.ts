@@ -573,6 +573,7 @@ export default {
   'confirm.signedInJustNow': 'Acabas de iniciar sesión: eso confirma que eres tú.',
   'confirm.signInFirst': 'Primero vuelve a iniciar sesión: un inicio de sesión de los últimos cinco minutos confirma que eres tú.',
   'confirm.setPasswordSubmit': 'Establecer contraseña',
+  'confirm.setPasswordSignInAgain': 'Para establecer una contraseña, {link} y vuelve a esta página.',
   'reset.removedIdentity': 'El inicio de sesión con {provider} como {email}',
   'reset.removedIdentityNoEmail': 'El inicio de sesión con {provider}',
   'mail.newSignInMethod.subject': 'Se ha añadido una nueva forma de iniciar sesión',

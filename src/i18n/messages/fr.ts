@@ -573,6 +573,7 @@ export default {
   'confirm.signedInJustNow': 'Vous vous êtes connecté il y a un instant : cela confirme que c’est bien vous.',
   'confirm.signInFirst': 'Reconnectez-vous d’abord : une connexion datant de moins de cinq minutes confirme que c’est bien vous.',
   'confirm.setPasswordSubmit': 'Définir le mot de passe',
+  'confirm.setPasswordSignInAgain': 'Pour définir un mot de passe, {link}, puis revenez sur cette page.',
   'reset.removedIdentity': 'La connexion avec {provider} en tant que {email}',
   'reset.removedIdentityNoEmail': 'La connexion avec {provider}',
   'mail.newSignInMethod.subject': 'Un nouveau moyen de connexion a été ajouté',

@@ -574,6 +574,7 @@ export default {
   'confirm.signedInJustNow': 'Hai appena effettuato l’accesso: questo conferma che sei tu.',
   'confirm.signInFirst': 'Prima accedi di nuovo: un accesso degli ultimi cinque minuti conferma che sei tu.',
   'confirm.setPasswordSubmit': 'Imposta la password',
+  'confirm.setPasswordSignInAgain': 'Per impostare una password, {link}, poi torna a questa pagina.',
   'reset.removedIdentity': 'L’accesso con {provider} come {email}',
   'reset.removedIdentityNoEmail': 'L’accesso con {provider}',
   'mail.newSignInMethod.subject': 'È stato aggiunto un nuovo modo per accedere',

@@ -311,6 +311,7 @@ export default {
   'confirm.signedInJustNow': 'たった今ログインしたため、ご本人であることが確認できました。',
   'confirm.signInFirst': '先にもう一度ログインしてください。5 分以内のログインでご本人であることを確認します。',
   'confirm.setPasswordSubmit': 'パスワードを設定',
+  'confirm.setPasswordSignInAgain': 'パスワードを設定するには、{link}してから、このページに戻ってください。',
   'profile.save': 'プロフィールを保存',
   'password.current': '現在のパスワード',
   'password.new': '新しいパスワード',

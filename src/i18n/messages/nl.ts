@@ -302,6 +302,7 @@ export default {
   'confirm.signedInJustNow': 'Je bent zojuist ingelogd: dat bevestigt dat jij het bent.',
   'confirm.signInFirst': 'Log eerst opnieuw in: een inlog van de afgelopen vijf minuten bevestigt dat jij het bent.',
   'confirm.setPasswordSubmit': 'Wachtwoord instellen',
+  'confirm.setPasswordSignInAgain': 'Om een wachtwoord in te stellen: {link} en kom daarna terug naar deze pagina.',
   'profile.save': 'Profiel opslaan',
   'password.current': 'Huidig wachtwoord',
   'password.new': 'Nieuw wachtwoord',

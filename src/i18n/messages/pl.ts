@@ -350,6 +350,7 @@ export default {
   'confirm.signedInJustNow': 'Zalogowano się przed chwilą: to potwierdza, że to Ty.',
   'confirm.signInFirst': 'Najpierw zaloguj się ponownie: logowanie z ostatnich pięciu minut potwierdza, że to Ty.',
   'confirm.setPasswordSubmit': 'Ustaw hasło',
+  'confirm.setPasswordSignInAgain': 'Aby ustawić hasło, {link}, a następnie wróć na tę stronę.',
   'profile.save': 'Zapisz profil',
   'password.current': 'Obecne hasło',
   'password.new': 'Nowe hasło',

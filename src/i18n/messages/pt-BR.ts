@@ -575,6 +575,7 @@ export default {
   'confirm.signedInJustNow': 'Você fez login há um instante: isso confirma que é você.',
   'confirm.signInFirst': 'Faça login novamente primeiro: um login dos últimos cinco minutos confirma que é você.',
   'confirm.setPasswordSubmit': 'Definir senha',
+  'confirm.setPasswordSignInAgain': 'Para definir uma senha, {link} e depois volte a esta página.',
   'reset.removedIdentity': 'O login com {provider} como {email}',
   'reset.removedIdentityNoEmail': 'O login com {provider}',
   'mail.newSignInMethod.subject': 'Uma nova forma de fazer login foi adicionada',

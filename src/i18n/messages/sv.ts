@@ -303,6 +303,7 @@ export default {
   'confirm.signedInJustNow': 'Du loggade in alldeles nyss: det bekräftar att det är du.',
   'confirm.signInFirst': 'Logga in igen först: en inloggning från de senaste fem minuterna bekräftar att det är du.',
   'confirm.setPasswordSubmit': 'Ange lösenord',
+  'confirm.setPasswordSignInAgain': 'Ange ett lösenord genom att {link} och kom sedan tillbaka till den här sidan.',
   'profile.save': 'Spara profil',
   'password.current': 'Nuvarande lösenord',
   'password.new': 'Nytt lösenord',

@@ -311,6 +311,7 @@ export default {
   'confirm.signedInJustNow': '您刚刚登录过：这已确认是您本人。',
   'confirm.signInFirst': '请先重新登录：最近五分钟内的登录可确认是您本人。',
   'confirm.setPasswordSubmit': '设置密码',
+  'confirm.setPasswordSignInAgain': '如需设置密码，请{link}，然后返回此页面。',
   'profile.save': '保存个人资料',
   'password.current': '当前密码',
   'password.new': '新密码',
