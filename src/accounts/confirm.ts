@@ -6,6 +6,7 @@ import { emailHash } from './sign-in'
 import { SignInLimits } from './throttle'
 import { PASSWORD_MAX } from './users'
 import { t as msg } from '../i18n'
+import { sayError } from '../i18n/known-errors'
 
 /** A refusal for the page to show, or undefined: the person proved it is them. */
 export type Proof = undefined | { status: number; error: () => string }
@@ -56,8 +57,8 @@ export function accountProof(ctx: AppContext) {
         if (!(error instanceof PasskeyRefused)) throw error
         ctx.log.warn('passkey confirmation failed', { user: session.user.id, reason: error.message })
         await ctx.audit.record('sign_in.failed', { userId: session.user.id, request, detail: { method: 'passkey', reason: 'confirmation' } })
-        const reason = error.message
-        return { status: 401, error: () => `${reason} ${words.nothing()}` }
+        // In the reader's language (the passkey module words its refusals in English for every caller).
+        return { status: 401, error: () => `${sayError(error)} ${words.nothing()}` }
       }
     }
     const account = await ctx.store.users.findUserByEmail(session.user.email)

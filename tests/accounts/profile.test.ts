@@ -224,6 +224,11 @@ describe('delete my account', () => {
     const text = await refused.text()
     expect(text).toContain('Melden Sie sich zuerst erneut an: Eine Anmeldung aus den letzten fünf Minuten bestätigt, dass Sie es sind. Es wurde nichts gelöscht.')
     expect(text).not.toContain('Nothing was')
+    // A passkey refused: the passkey's reason too.
+    await t.store.mfa.addPasskey({ credentialId: 'c1', userId: user.id, name: 'Laptop', publicKey: 'pk', signCount: 0, transports: [], createdAt: t.clock.now(), lastUsedAt: null })
+    const passkey = await postForm(t, '/account/delete', { csrf_token: await csrfOf(t, '/account', jar), credential: JSON.stringify({ id: 'c1', rawId: 'c1', type: 'public-key', response: {} }) }, jar)
+    expect(passkey.status).toBe(401)
+    expect(await passkey.text()).toContain('Diese Passkey-Anfrage ist abgelaufen oder wurde bereits verwendet. Versuchen Sie es erneut. Es wurde nichts gelöscht.')
   })
 
   test('without the CSRF token: 403, nothing deleted', async () => {
