@@ -5,25 +5,32 @@
  * Why: the compiled server (Bun 1.4.5) once segfaulted in FTL-compiled code ("Segmentation fault at
  * address 0x5") when the token endpoint's checkParameters, optimized on ~25,000 requests of one
  * grant, met a request of a grant it did not know (fixed in 70c4a9c; tests/e2e/token-endpoint-jit.test.ts).
- * Such a crash needs a shape switch after optimization — and a run of the new shape, not one
- * request: the crash above came after ~9,000 requests of the unknown grant (FTL code exits, the
- * function is compiled again on the new profile, and that code crashes); interleaving every shape
- * request by request did not crash the unfixed binary. So every case is two phases against a fresh
- * binary: phase 1 sends one plausible shape for P1 seconds (wrk -t1 -c16: ~20–80k requests, enough
- * for FTL); phase 2 sends every other shape of the same endpoint BLOCK times in a row each, one
- * after the other (each block is also the warm-up of the next), for as long as that takes at phase
- * 1's rate; then GET /healthz must answer 200 and stderr must hold no panic. Each endpoint is run
- * with each of its shapes as phase 1 when JIT_SOAK_ALL=1 (else its first `phase1` shapes); `mixed`
- * cases then send every endpoint's shapes after one endpoint's phase 1, since the request guard,
- * body parsers and error answers are shared. `known-crash` is the crash above: with LATCHKEY_BIN
- * a binary built before 70c4a9c, it shows CRASH (checked: 2 of 2).
+ * Such a crash needs a shape switch after optimization — and a run of the new shape right after
+ * the old one: the crash above came after ~9,000 requests of the unknown grant straight after
+ * ~30,000 of a known one (FTL code exits, the function is compiled again, and that code crashes).
+ * Measured on a binary built before the fix: it crashed 3 of 3 that way (the `known-crash` case),
+ * but did not when the unknown grant was interleaved request by request with other shapes, nor
+ * when it came as a block of 10,000 after blocks of other grants' shapes. Hence three modes, each
+ * against a fresh binary, each ending with GET /healthz (must be 200) and the server's stderr
+ * (must hold no panic):
+ * - PAIRS=1 (the one that finds that crash): phase 1 sends one plausible shape for P1 seconds
+ *   (wrk -t1 -c16: ~20–80k requests, enough for FTL), phase 2 one other shape alone for as long as
+ *   BLOCK requests take at phase 1's rate (+50 %); a fresh server for every (phase 1, phase 2) pair.
+ * - default: phase 2 sends every other shape BLOCK times in a row each, one after the other.
+ * - BLOCK=0: phase 2 interleaves every other shape request by request for P2 seconds.
+ * Phase 1 is each of an endpoint's first `phase1` shapes (all with JIT_SOAK_ALL=1); MAX_SHAPES
+ * bounds phase 2's shapes (the first 8, then evenly spread). Then (no filter, or `mixed`) every
+ * endpoint's shapes follow each endpoint's first, since the request guard, body parsers and
+ * error answers are shared. `registered` registers apps (DYNAMIC_REGISTRATION=open, as anyone
+ * can there) and uses them: deeper paths than an unknown client.
  *
- * Needs `bun run build` first (drives dist/latchkey) and wrk. Env: P1 (s, default 2), BLOCK
- * (default 2000; 0 = interleave shapes for P2 s), JIT_SOAK_ALL=1, LATCHKEY_BIN (another binary),
- * BUN_JSC_* (passed to the server: BUN_JSC_useFTLJIT=0, BUN_JSC_ftlAllowlist=file to bisect,
- * BUN_JSC_reportFTLCompileTimes=1 to list what FTL compiled — the server's stderr is kept in the
- * printed folder). A crash prints CRASH, its case and the panic; the exit code is the number of
- * crashed cases. A full run with BLOCK=1000 takes ~N minutes.
+ * Needs `bun run build` first (drives dist/latchkey) and wrk. Env: P1 (whole seconds, default 2),
+ * P2 (default 2), BLOCK (default 10000), PAIRS=1, MAX_SHAPES, JIT_SOAK_ALL=1, LATCHKEY_BIN (another
+ * binary), BUN_JSC_* (passed to the server: BUN_JSC_useFTLJIT=0, BUN_JSC_ftlAllowlist=file to
+ * bisect, BUN_JSC_reportFTLCompileTimes=1 to list what FTL compiled — the server's stderr is kept
+ * in the printed folder). A crash prints CRASH, its case and the panic; the exit code is the
+ * number of crashed cases. E.g. `PAIRS=1 MAX_SHAPES=12 bun tests/bench/jit-soak.ts token`
+ * (~3.5 s a pair: 72 pairs, ~4 min).
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -41,13 +48,24 @@ interface Endpoint {
   /** How many of the first shapes are each a phase 1 (all of them with JIT_SOAK_ALL=1). */
   phase1?: number
   shapes: Shape[]
+  /** Run against the fresh server before phase 1: more shapes (put first), made with what it answered. */
+  setup?: (base: string) => Promise<Shape[]>
 }
 
 const root = join(import.meta.dir, '../..')
-const P1 = Number(process.env.P1 ?? 2)
+const P1 = Math.max(1, Math.round(Number(process.env.P1 ?? 2))) // wrk takes whole seconds
 const P2 = Number(process.env.P2 ?? 2)
 const ALL = process.env.JIT_SOAK_ALL === '1'
-const BLOCK = Number(process.env.BLOCK ?? 2000)
+const BLOCK = Number(process.env.BLOCK ?? 10_000)
+const MAX_SHAPES = Number(process.env.MAX_SHAPES ?? 0)
+const PAIRS = process.env.PAIRS === '1'
+/** At most MAX_SHAPES of `shapes`: the first 8 (an endpoint's plausible shapes come first), the rest spread evenly. */
+function sample<T>(shapes: T[]): T[] {
+  if (!MAX_SHAPES || shapes.length <= MAX_SHAPES) return shapes
+  const rest = shapes.slice(8)
+  const n = Math.max(MAX_SHAPES - 8, 0)
+  return [...shapes.slice(0, 8), ...Array.from({ length: n }, (_, k) => rest[Math.floor((k * rest.length) / n)]!)]
+}
 const filter = process.argv[2]
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
@@ -168,7 +186,65 @@ const authorizeQueries = [
   'scope=' + 'openid '.repeat(500),
 ]
 
+/**
+ * What anyone can do where DYNAMIC_REGISTRATION=open: register an app (a confidential and a public
+ * one) and use the endpoints as an authenticated client — deeper paths than an unknown client_id.
+ */
+async function registeredShapes(base: string): Promise<Shape[]> {
+  const register = async (extra: Record<string, unknown>) => {
+    const res = await fetch(`${base}/api/oauth/register`, { method: 'POST', headers: JSONT, body: JSON.stringify({ client_name: 'soak', redirect_uris: ['http://127.0.0.1/cb'], grant_types: ['authorization_code', 'refresh_token'], ...extra }) })
+    if (res.status !== 201) throw new Error(`register: ${res.status} ${await res.text()}`)
+    return (await res.json()) as { client_id: string; client_secret?: string }
+  }
+  const { client_id: id, client_secret: secret = '' } = await register({})
+  const { client_id: pub } = await register({ token_endpoint_auth_method: 'none' })
+  const auth = basic(id, secret)
+  const verifier = 'v'.repeat(43)
+  const authorize = `response_type=code&client_id=${id}&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcb&scope=openid&state=s&code_challenge=${'c'.repeat(43)}&code_challenge_method=S256`
+  return [
+    form(TOKEN, 'grant_type=refresh_token&refresh_token=x', auth),
+    form(TOKEN, `grant_type=authorization_code&code=x&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcb&code_verifier=${verifier}`, auth),
+    form(TOKEN, `grant_type=refresh_token&refresh_token=x&client_id=${pub}`),
+    form(TOKEN, `grant_type=authorization_code&code=x&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcb&code_verifier=${verifier}&client_id=${pub}`),
+    form(TOKEN, `grant_type=refresh_token&refresh_token=x&client_id=${id}&client_secret=${secret}`),
+    form(TOKEN, `grant_type=refresh_token&refresh_token=x&client_id=${id}&client_secret=wrong`),
+    form(TOKEN, 'grant_type=refresh_token&refresh_token=x', basic(id, 'wrong')),
+    form(TOKEN, `grant_type=refresh_token&refresh_token=x&client_id=${id}`),
+    form(TOKEN, 'grant_type=client_credentials', auth),
+    form(TOKEN, 'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Adevice_code&device_code=x', auth),
+    form(TOKEN, `grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Adevice_code&device_code=x&client_id=${pub}`),
+    form(TOKEN, 'grant_type=nope', auth),
+    form(TOKEN, 'grant_type=refresh_token&refresh_token=', auth),
+    form(TOKEN, `grant_type=refresh_token&refresh_token=${LONG}`, auth),
+    form(TOKEN, 'grant_type=authorization_code&code=x&redirect_uri=http%3A%2F%2Fother%2Fcb&code_verifier=short', auth),
+    form(TOKEN, 'grant_type=refresh_token&refresh_token=x&scope=openid%20nope', auth),
+    json(TOKEN, { grant_type: 'refresh_token', refresh_token: 'x', client_id: id, client_secret: secret }),
+    json(TOKEN, { grant_type: 'refresh_token', refresh_token: 1, client_id: id, client_secret: secret }),
+    json(TOKEN, { grant_type: 'refresh_token', refresh_token: 'x', client_id: pub, scope: ['openid'] }),
+    form('/api/oauth/revoke', 'token=x', auth),
+    form('/api/oauth/revoke', `token=x&client_id=${pub}`),
+    form('/api/oauth/revoke', 'token=x&token_type_hint=access_token', auth),
+    form('/api/oauth/introspect', 'token=x', auth),
+    form('/api/oauth/par', authorize.replace(`client_id=${id}&`, ''), auth),
+    form('/api/oauth/par', authorize.replace(id, pub)),
+    form('/api/oauth/par', `${authorize}&prompt=nope&max_age=x`, auth),
+    form('/api/oauth/device_authorization', `client_id=${pub}&scope=openid`),
+    form('/api/oauth/device_authorization', 'scope=openid', auth),
+    { path: `/oauth/authorize?${authorize}` },
+    { path: `/oauth/authorize?${authorize.replace(id, pub)}` },
+    { path: `/oauth/authorize?${authorize}&prompt=none` },
+    { path: `/oauth/authorize?${authorize.replace('127.0.0.1', 'evil')}` },
+    { path: `/oauth/authorize?${authorize.replace('code_challenge_method=S256', 'code_challenge_method=plain')}` },
+    { path: `/oauth/authorize?${authorize.replace('response_type=code', 'response_type=token')}` },
+    { path: `/oauth/authorize?${authorize}&scope=nope` },
+    { path: `/oauth/authorize?${authorize}&request_uri=urn%3Aietf%3Aparams%3Aoauth%3Arequest_uri%3Ax` },
+    { path: `/oauth/authorize?client_id=${id}&request_uri=urn%3Aietf%3Aparams%3Aoauth%3Arequest_uri%3Ax` },
+    { method: 'GET', path: `/api/oauth/register/${id}`, headers: { authorization: 'Bearer x' } },
+  ]
+}
+
 const endpoints: Endpoint[] = [
+  { name: 'registered', env: { DYNAMIC_REGISTRATION: 'open' }, phase1: 4, shapes: [], setup: registeredShapes },
   // The crash fixed in 70c4a9c, to show this finds it (LATCHKEY_BIN=a binary built before it).
   { name: 'known-crash', shapes: [form(TOKEN, 'grant_type=refresh_token&refresh_token=x&client_id=nope'), form(TOKEN, 'grant_type=nope')] },
   token,
@@ -263,10 +339,10 @@ const endpoints: Endpoint[] = [
   },
 ]
 
-/** A Lua string literal: printable ASCII as is, everything else as \ddd. */
+/** A Lua string literal: printable ASCII as is, everything else as \ddd (three digits: a digit may follow). */
 function lua(text: string): string {
   let out = '"'
-  for (const byte of new TextEncoder().encode(text)) out += byte >= 32 && byte < 127 && byte !== 34 && byte !== 92 ? String.fromCharCode(byte) : `\\${byte}`
+  for (const byte of new TextEncoder().encode(text)) out += byte >= 32 && byte < 127 && byte !== 34 && byte !== 92 ? String.fromCharCode(byte) : `\\${String(byte).padStart(3, '0')}`
   return out + '"'
 }
 
@@ -331,7 +407,7 @@ async function wrk(port: number, script: string, seconds: number, server: Promis
   return `${requests} req [${statuses.trim()}]`
 }
 
-async function runCase(name: string, env: Record<string, string>, first: Shape[], second: Shape[]): Promise<boolean> {
+async function runCase(name: string, env: Record<string, string>, pick: (setupShapes: Shape[]) => { first: Shape[]; second: Shape[] }, setup?: Endpoint['setup']): Promise<boolean> {
   const dir = mkdtempSync(join(tmpdir(), 'jit-soak-'))
   const port = await freePort()
   const jsc = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('BUN_JSC_'))) as Record<string, string>
@@ -349,18 +425,19 @@ async function runCase(name: string, env: Record<string, string>, first: Shape[]
       if ((await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.status === 200) break
       await Bun.sleep(100)
     }
+    const { first, second } = pick(setup ? await setup(`http://127.0.0.1:${port}`) : [])
     writeFileSync(join(dir, 'p1.lua'), wrkScript(first, 0))
     writeFileSync(join(dir, 'p2.lua'), wrkScript(second, BLOCK))
     const one = await wrk(port, join(dir, 'p1.lua'), P1, proc.exited)
-    // Phase 2 lasts as long as its blocks take at phase 1's rate, +20 % (P2 seconds when BLOCK=0: interleaved).
+    // Phase 2 lasts as long as its blocks take at phase 1's rate, +50 % (P2 seconds when BLOCK=0: interleaved).
     const rate = Number(/^(\d+)/.exec(one)?.[1] ?? 0) / P1
-    const two = await wrk(port, join(dir, 'p2.lua'), BLOCK && rate ? Math.ceil((second.length * BLOCK * 1.2) / rate) : P2, proc.exited)
+    const two = await wrk(port, join(dir, 'p2.lua'), BLOCK && rate ? Math.ceil((second.length * BLOCK * 1.5) / rate) : P2, proc.exited)
     const health = await fetch(`http://127.0.0.1:${port}/healthz`)
       .then((r) => r.status)
       .catch(() => 'down')
     const err = readFileSync(stderr, 'utf8')
     const crashed = health !== 200 || proc.exitCode !== null || /panic|Segmentation|SIGSEGV|ASSERTION/i.test(err)
-    console.log(`${crashed ? 'CRASH' : 'ok   '} ${name}: p1 ${one}; p2 ${second.length} shapes ${two}; healthz ${health}${crashed ? `\n  stderr (${stderr}):\n${err.split('\n').filter((l) => !l.startsWith('Optimized')).slice(0, 30).join('\n')}` : ''}`)
+    console.log(`${crashed ? 'CRASH' : 'ok   '} ${name}: p1 ${one}; p2 ${second.length === 1 ? describe(second[0]!) + ' ' : ''}${second.length} shapes ${two}; healthz ${health}${crashed ? `\n  stderr (${stderr}):\n${err.split('\n').filter((l) => !l.startsWith('Optimized')).slice(0, 30).join('\n')}` : ''}`)
     return crashed
   } finally {
     proc.kill('SIGKILL')
@@ -373,18 +450,34 @@ let crashes = 0
 for (const endpoint of endpoints) {
   if (filter && !endpoint.name.includes(filter) && filter !== 'mixed') continue
   if (filter === 'mixed') break
-  const count = ALL ? endpoint.shapes.length : (endpoint.phase1 ?? 1)
+  const count = ALL ? endpoint.shapes.length + (endpoint.setup ? 38 : 0) : (endpoint.phase1 ?? 1)
   for (let i = 0; i < count; i++) {
-    const first = endpoint.shapes[i]!
-    const rest = endpoint.shapes.filter((_, j) => j !== i)
-    if (await runCase(`${endpoint.name} #${i} (${describe(first)})`, endpoint.env ?? {}, [first], rest)) crashes++
+    const pick = (made: Shape[]) => {
+      const shapes = [...made, ...endpoint.shapes]
+      return { first: shapes.slice(i, i + 1), second: sample(shapes.filter((_, j) => j !== i)) }
+    }
+    const label = `${endpoint.name} #${i} (${endpoint.setup ? 'after setup' : describe(endpoint.shapes[i]!)})`
+    if (!PAIRS) {
+      if (await runCase(label, endpoint.env ?? {}, pick, endpoint.setup)) crashes++
+      continue
+    }
+    // PAIRS=1: a fresh server for each phase-2 shape, sent alone (what the crash fixed in 70c4a9c needed).
+    const others = endpoint.setup ? 37 : endpoint.shapes.length - 1
+    for (const j of sample(Array.from({ length: others }, (_, k) => k))) {
+      const one = (made: Shape[]) => {
+        const shapes = [...made, ...endpoint.shapes]
+        return { first: shapes.slice(i, i + 1), second: [shapes.filter((_, k) => k !== i)[j]!] }
+      }
+      if (await runCase(`${label} then #${j}`, endpoint.env ?? {}, one, endpoint.setup)) crashes++
+    }
   }
 }
 if (!filter || filter === 'mixed') {
-  const every = endpoints.flatMap((e) => e.shapes)
+  const every = sample(endpoints.flatMap((e) => e.shapes))
   for (const endpoint of endpoints) {
+    if (endpoint.setup) continue
     const first = endpoint.shapes[0]!
-    if (await runCase(`mixed after ${endpoint.name} (${describe(first)})`, { TRUSTED_PROXIES: '127.0.0.1' }, [first], every)) crashes++
+    if (await runCase(`mixed after ${endpoint.name} (${describe(first)})`, { TRUSTED_PROXIES: '127.0.0.1' }, () => ({ first: [first], second: every }), undefined)) crashes++
   }
 }
 process.exit(crashes)
