@@ -8,7 +8,7 @@
  * Such a crash needs a shape switch after optimization — and a run of the new shape right after
  * the old one: the crash above came after ~9,000 requests of the unknown grant straight after
  * ~30,000 of a known one (FTL code exits, the function is compiled again, and that code crashes).
- * Measured on a binary built before the fix: it crashed 3 of 3 that way (the `known-crash` case),
+ * Measured on a binary built before the fix: it crashed 2 of 2 that way (the `known-crash` case),
  * but did not when the unknown grant was interleaved request by request with other shapes, nor
  * when it came as a block of 10,000 after blocks of other grants' shapes. Hence three modes, each
  * against a fresh binary, each ending with GET /healthz (must be 200) and the server's stderr
