@@ -28,7 +28,12 @@ export type ConfirmWay = { by: 'password' } | { by: 'passkey' } | { by: 'signIn'
 export async function confirmWayOf(ctx: AppContext, session: Session, hasPassword: boolean): Promise<ConfirmWay> {
   if (hasPassword) return { by: 'password' }
   if (ctx.config.passkeys !== null && (await ctx.store.mfa.listPasskeys(session.user.id)).length > 0) return { by: 'passkey' }
-  return { by: 'signIn', fresh: ctx.clock.now() - session.authTime <= FRESH_SIGN_IN_PROOF_MS }
+  return { by: 'signIn', fresh: signedInLately(ctx, session) }
+}
+
+/** The session's sign-in is of the last five minutes (a page that knows the account's ways in already asks this alone). */
+export function signedInLately(ctx: AppContext, session: Session): boolean {
+  return ctx.clock.now() - session.authTime <= FRESH_SIGN_IN_PROOF_MS
 }
 
 /**

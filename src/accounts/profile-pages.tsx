@@ -176,8 +176,11 @@ export function DeleteAccountPage(props: { csrf: string; contents: AccountConten
         <li>{th('deleteAccount.passkeys', { count: contents.passkeys })}</li>
         <li>{th('deleteAccount.sessions')}</li>
       </ul>
-      {props.signIn ? (
-        <DeleteBySignIn csrf={props.csrf} proof={props.signIn} />
+      {props.signIn ? <SignInAgain proof={props.signIn} to="delete" /> : ''}
+      {props.signIn && !props.signIn.fresh ? (
+        <p>
+          <a href="/account">{th('common.cancel')}</a>
+        </p>
       ) : (
         <form method="post" action="/account/delete">
           <CsrfField token={props.csrf} />
@@ -190,14 +193,14 @@ export function DeleteAccountPage(props: { csrf: string; contents: AccountConten
             ''
           )}
           <div class="actions">
-            {props.hasPassword ? (
+            {props.hasPassword || props.signIn ? (
               <button type="submit" class="danger">
                 {th('deleteAccount.submit')}
               </button>
             ) : (
               ''
             )}
-            {props.passkeys || !props.hasPassword ? (
+            {!props.signIn && (props.passkeys || !props.hasPassword) ? (
               <PasskeyConfirm label={props.hasPassword ? t('confirm.deleteWithPasskey') : t('confirm.deletePasskeyOnly')} alone={!props.hasPassword} danger />
             ) : (
               ''
@@ -208,30 +211,6 @@ export function DeleteAccountPage(props: { csrf: string; contents: AccountConten
       )}
       {props.passkeys ? <PasskeyScripts /> : ''}
     </Layout>
-  )
-}
-
-/** "Delete my account" for an account with a connected account only: after a fresh sign-in, the button; before, the way to one. */
-function DeleteBySignIn(props: { csrf: string; proof: SignInProof }) {
-  return (
-    <>
-      <SignInAgain proof={props.proof} to="delete" />
-      {props.proof.fresh ? (
-        <form method="post" action="/account/delete">
-          <CsrfField token={props.csrf} />
-          <div class="actions">
-            <button type="submit" class="danger">
-              {th('deleteAccount.submit')}
-            </button>
-            <a href="/account">{th('common.cancel')}</a>
-          </div>
-        </form>
-      ) : (
-        <p>
-          <a href="/account">{th('common.cancel')}</a>
-        </p>
-      )}
-    </>
   )
 }
 

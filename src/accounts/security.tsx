@@ -28,7 +28,7 @@ import { acceptTotpCode, newRecoveryCodes, newTotpSecret, openTotpSecret, totpSe
 import { UserInputError, checkPassword } from './users'
 import { csrfAccepted, formCsrf, readSession, safeReturnTo } from './web'
 import { SessionsSection, sessionsOf } from './sessions-page'
-import { accountProof, confirmWayOf } from './confirm'
+import { accountProof, signedInLately } from './confirm'
 import { LanguageSection } from './language'
 import { t } from '../i18n'
 import { sayError } from '../i18n/known-errors'
@@ -87,11 +87,8 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
     hasPassword: !!account?.passwordHash,
     connected: identities.length,
     verifyFirst: mustVerifyFirst(ctx, session),
-    signIn: undefined as SignInProof | undefined,
-  }
-  if (!security.hasPassword && !(security.passkeysOn && passkeys.length > 0)) {
-    const way = await confirmWayOf(ctx, session, false)
-    if (way.by === 'signIn') security.signIn = { fresh: way.fresh, returnTo: '/account' }
+    // Neither a password nor a passkey: a connected account only confirms with a recent sign-in (confirm.ts).
+    signIn: !account?.passwordHash && !(ctx.config.passkeys !== null && passkeys.length > 0) ? ({ fresh: signedInLately(ctx, session), returnTo: '/account' } as SignInProof) : undefined,
   }
   const csrf = formCsrf(ctx, request, session)
   const access = await appAccess(ctx, apps)
