@@ -19,6 +19,8 @@ export function binary(): Promise<string> {
     const proc = Bun.spawn(['bun', 'run', 'build'], { cwd: root, stdout: 'pipe', stderr: 'pipe' })
     if ((await proc.exited) !== 0) throw new Error(`bun run build failed: ${await new Response(proc.stderr).text()}`)
     const dir = mkdtempSync(join(tmpdir(), 'latchkey-bin-'))
+    // Removed when the run ends (tests/preload.ts): a copy per run would fill a developer's disk.
+    ;((globalThis as { latchkeyRunFolders?: string[] }).latchkeyRunFolders ??= []).push(dir)
     const path = join(dir, 'latchkey')
     copyFileSync(join(root, 'dist/latchkey'), path)
     return path
