@@ -37,7 +37,7 @@ if (!process.env.PREPARED) {
   console.error(`prepared ${dir}`)
   if (process.env.PREPARE_ONLY) process.exit(0)
 }
-const env = { DATABASE_URL: file, ISSUER: 'http://127.0.0.1:3000', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: '0' }
+const env = { DATABASE_URL: file, ISSUER: 'http://127.0.0.1:3000', LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1', PORT: '0' }
 const running = await startServer(loadConfig(env))
 console.error(`serving http://127.0.0.1:${running.server.port} BODIES=${bodies}`)
 process.on('SIGINT', () => process.exit(0))

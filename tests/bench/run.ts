@@ -590,8 +590,11 @@ function machineCases(latchkey: Server, bin: string, codesDir: string): Case[] {
       env: { BODY: ccBody },
     },
     { name: 'POST /api/oauth/token (client credentials, private_key_jwt)', server: () => latchkey, path: '/api/oauth/token', headers: form, script: 'bodies.lua', before: assertionsFor },
-    { name: 'POST /api/oauth/token (device poll, authorization_pending)', server: () => latchkey, path: '/api/oauth/token', headers: form, script: 'polls.lua', expectStatus: 400, before: pollsFor(false) },
+    // The held codes first: the cold case leaves hundreds of thousands of pending codes behind (a
+    // real server holds at most 100 per app), and the held case measured after it paid for that
+    // heap (27.0 against 23.5 CPU µs/req alone, one run each).
     { name: `POST /api/oauth/token (device poll, ${HOT_DEVICES.toLocaleString('en')} devices polling again)`, server: () => latchkey, path: '/api/oauth/token', headers: form, script: 'polls.lua', expectStatus: 400, before: pollsFor(true) },
+    { name: 'POST /api/oauth/token (device poll, authorization_pending)', server: () => latchkey, path: '/api/oauth/token', headers: form, script: 'polls.lua', expectStatus: 400, before: pollsFor(false) },
   ]
 }
 
