@@ -145,8 +145,8 @@ export function createApp(ctx: AppContext) {
   const fastPath = forwardAuthFastPath(ctx, allowedMethods)
   const tokenPath = tokenFastPath(ctx, allowedMethods, handle)
   /** The answer to a request; a cached forward-auth check's without a promise (the server takes either). */
-  const respond = (request: Request): Response | Promise<Response> =>
-    fastPath(request) ?? tokenPath(request, pathOf(request.url)) ?? (isApiPath(request.url) ? handle(request) : withBrand(ctx.brand, () => handle(request)))
+  const respond = (request: Request, path = pathOf(request.url)): Response | Promise<Response> =>
+    fastPath(request) ?? tokenPath(request, path) ?? (isApiPath(path) ? handle(request) : withBrand(ctx.brand, () => handle(request)))
   app.handle = (request: Request) => Promise.resolve(respond(request))
   return Object.assign(app, { respond })
 }

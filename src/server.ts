@@ -127,7 +127,7 @@ export async function startServer(config: Config, log: Logger = createLogger(con
         const url = received.url
         const request = url.charCodeAt(0) === SLASH ? withIssuerOrigin(received) : received
         const path = pathOf(url)
-        const response = path === HEALTHZ && request.method === 'GET' ? health(request) : app ? app.respond(request) : loadApp().then((loaded) => loaded.respond(request))
+        const response = path === HEALTHZ && request.method === 'GET' ? health(request) : app ? app.respond(request, path) : loadApp().then((loaded) => loaded.respond(request, path))
         return response instanceof Promise ? response.then((answered) => finish(received, request, path, answered, started)) : finish(received, request, path, response, started)
       },
     })

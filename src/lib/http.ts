@@ -56,8 +56,14 @@ export function errorResponse(error: ApiError): Response {
 
 /** Media type without parameters, lower-cased: `application/json; charset=utf-8` → `application/json`. */
 export function mediaType(request: Request): string {
-  return (request.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase()
+  const type = request.headers.get('content-type')
+  if (type === null) return ''
+  // What clients nearly always send, as it is: nothing to cut or lower-case (a device poll's every 5 s).
+  if (type === FORM_TYPE || type === JSON_TYPE) return type
+  return type.split(';', 1)[0]!.trim().toLowerCase()
 }
+
+const FORM_TYPE = 'application/x-www-form-urlencoded'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 

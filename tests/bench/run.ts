@@ -906,6 +906,20 @@ async function main() {
         const logged = report.cases.find((r) => r.name === quietRow.name.slice('LOG_LEVEL=warn: '.length))
         return logged ? [`access log (LOG_LEVEL=info to a file) vs LOG_LEVEL=warn: ${quietRow.name.slice(16)} ${num((logged.rps / quietRow.rps) * 100)} % of the throughput`] : []
       }),
+    ...(() => {
+      // Issue 38: a poll that finds nothing against a userinfo, whole and above each one's floor —
+      // a poll is a POSTed form (RFC 8628 §3.4), whose reading Bun charges before any code runs.
+      const find = (name: string) => report.cases.find((r) => r.name === name)
+      const poll = find(`POST /api/oauth/token (device poll, ${HOT_DEVICES.toLocaleString('en')} devices polling again)`)
+      const userinfo = find('GET /api/oauth/userinfo')
+      const getFloor = find('bare Bun.serve (ceiling)')
+      const postFloor = find("bare Bun.serve: a POSTed form read, a constant 400 (a poll's floor)")
+      if (!poll || !userinfo || !getFloor || !postFloor) return []
+      const above = (r: typeof poll, floor: typeof poll) => r.cpuUsPerReq - floor.cpuUsPerReq
+      return [
+        `device poll (held codes) vs userinfo, CPU µs/req: ${num(poll.cpuUsPerReq, 1)} vs ${num(userinfo.cpuUsPerReq, 1)} (${num(poll.cpuUsPerReq / userinfo.cpuUsPerReq, 2)} ×); above their floors (a POSTed form read; a bare GET): ${num(above(poll, postFloor), 1)} vs ${num(above(userinfo, getFloor), 1)} (${num(above(poll, postFloor) / above(userinfo, getFloor), 2)} ×)`,
+      ]
+    })(),
     `CLI: client list on that database, wall ${startup.cliMs.map((ms) => num(ms, 1)).join(', ')} ms (median ${num(median(startup.cliMs), 1)})`,
     ...(() => {
       const plain = report.cases.find((r) => r.name === 'POST /api/oauth/token (code exchange)')
