@@ -16,7 +16,13 @@ function migratedThrough(count: number) {
 }
 
 /** The tags from `tag` to the newest: what migrating a database left at the one before applies. */
-const tagsFrom = (tag: string) => journal.entries.map((e) => e.tag).slice(journal.entries.findIndex((e) => e.tag === tag))
+/** Where a migration is in the journal; a tag that is not there (renamed by a merge) fails the test instead of testing the newest one. */
+function indexOf(tag: string): number {
+  const index = journal.entries.findIndex((e) => e.tag === tag)
+  if (index < 0) throw new Error(`no migration ${tag} in the journal`)
+  return index
+}
+const tagsFrom = (tag: string) => journal.entries.map((e) => e.tag).slice(indexOf(tag))
 
 describe('embedded migrations', () => {
   test('every drizzle-kit migration is in the journal and embedded', () => {
@@ -165,7 +171,7 @@ describe('0009: refresh families and the next signing key', () => {
 
 describe('0010: passkeys and two-step sign-in', () => {
   test('existing families signed in with a password, at their tokens\' auth_time; sessions and clients get defaults', () => {
-    const db = migratedThrough(journal.entries.findIndex((e) => e.tag === '0010_passkeys_two_step'))
+    const db = migratedThrough(indexOf('0010_passkeys_two_step'))
     db.sqlite.run("INSERT INTO users (id, email, full_name, password_hash, created_at) VALUES ('u1', 'a@b.c', 'A', 'h', 0)")
     db.sqlite.run("INSERT INTO clients (id, name, secret_hash, redirect_uris, skip_consent, created_at) VALUES ('c1', 'C', NULL, '[]', 0, 0)")
     db.sqlite.run("INSERT INTO sessions (id_hash, user_id, expires_at, auth_time) VALUES ('s1', 'u1', 100, 7)")
@@ -179,13 +185,13 @@ describe('0010: passkeys and two-step sign-in', () => {
   })
 })
 
-describe('0018: machines and devices', () => {
+describe('0020: machines and devices', () => {
   test('access tokens keep their ids, users and families through the rebuild; user_id may then be NULL; clients get their default grant', () => {
-    const db = migratedThrough(journal.entries.findIndex((e) => e.tag === '0018_machines'))
+    const db = migratedThrough(indexOf('0020_machines'))
     db.sqlite.run("INSERT INTO users (id, email, full_name, password_hash, created_at) VALUES ('u1', 'a@b.c', 'A', 'h', 0)")
     db.sqlite.run("INSERT INTO clients (id, name, secret_hash, redirect_uris, skip_consent, created_at) VALUES ('c1', 'C', 'x', '[]', 0, 0)")
     db.sqlite.run("INSERT INTO access_tokens (id, verifier_hash, client_id, user_id, scope, expires_at, created_at, family_id) VALUES (41, 'v', 'c1', 'u1', 'email', 100, 1, 'fam')")
-    expect(migrate(db.sqlite).applied).toEqual(tagsFrom('0018_machines'))
+    expect(migrate(db.sqlite).applied).toEqual(tagsFrom('0020_machines'))
     expect(db.sqlite.query('SELECT id, user_id, family_id FROM access_tokens').get()).toEqual({ id: 41, user_id: 'u1', family_id: 'fam' })
     db.sqlite.run("INSERT INTO access_tokens (verifier_hash, client_id, user_id, scope, expires_at, created_at) VALUES ('w', 'c1', NULL, 'reports:read', 100, 1)")
     expect(db.sqlite.query('SELECT grant_types, allowed_scopes, require_par, auth_method FROM clients').get()).toEqual({ grant_types: '["authorization_code"]', allowed_scopes: '[]', require_par: 0, auth_method: null })

@@ -225,7 +225,7 @@ test('Python Authlib: the device flow — it polls (authorization_pending) while
 
 /**
  * Go's golang.org/x/oauth2/clientcredentials, Debian's (golang-golang-x-oauth2-dev 0.3.0, built
- * offline in GOPATH mode). Its DeviceAuth came in 0.11, which Debian does not ship and Go modules
+ * offline in GOPATH mode). Its DeviceAuth came in 0.13, which Debian does not ship and Go modules
  * cannot be fetched here: the device flow is covered by openid-client and Authlib above.
  */
 test('Go x/oauth2 clientcredentials: a token for the resource with its defaults (Basic, id and secret form-encoded)', async () => {
