@@ -11,19 +11,25 @@ import { CALLBACK, authorizeAsUser, csrfOf, registerUser } from './flow'
 import { readFileSync } from 'node:fs'
 import type { Page } from 'playwright-core'
 import { CookieClient, launchChromium, startBinary, type RunningBinary } from './server'
+import { DocumentServer } from '../agents/document-server'
 
 setDefaultTimeout(60_000)
 
 let server: RunningBinary
+// Serves --jwks-uri key sets over https from loopback, on a certificate the binary trusts through NODE_EXTRA_CA_CERTS.
+const docs = new DocumentServer()
 const insecure = { execute: [client.allowInsecureRequests] }
 
 beforeAll(async () => {
-  server = await startBinary({ LOGIN_ATTEMPTS_PER_MINUTE: '1000' })
+  server = await startBinary({ LOGIN_ATTEMPTS_PER_MINUTE: '1000', CLIENT_ID_METADATA_ALLOW_HOSTS: docs.host, NODE_EXTRA_CA_CERTS: docs.tls.certPath })
   const r = server.cli(['resource', 'create', '--uri', 'https://reports.example', '--name', 'Reports', '--scope', 'reports:read=Read reports'])
   if (r.code !== 0) throw new Error(r.err)
   registerUser(server, 'dana@example.com', 'Dana Device')
 })
-afterAll(() => server?.cleanup())
+afterAll(() => {
+  server?.cleanup()
+  docs.stop()
+})
 
 function cli(args: string[]) {
   const r = server.cli(args)
@@ -114,6 +120,23 @@ test('PrivateKeyJwt: client credentials with an ES256 assertion; a secret is not
     body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'reports:read', client_id: signer.client_id, client_secret: 'anything' }),
   })
   expect(withSecret.status).toBe(401)
+})
+
+test('PrivateKeyJwt with --jwks-uri: the key set fetched over https from loopback (a test CA) once, and cached; an assertion signed by a key not in it is refused', async () => {
+  const { privateKey, publicKey } = await jose.generateKeyPair('ES256', { extractable: true })
+  const jwks = { keys: [{ ...(await jose.exportJWK(publicKey)), kid: 'remote-1', alg: 'ES256' }] }
+  const uri = docs.route('/remote-signer.jwks', () => Response.json(jwks, { headers: { 'cache-control': 'max-age=3600' } }))
+  const signer = cli(['client', 'create', '--name', 'Remote signer', '--grant', 'client_credentials', '--allowed-scope', 'reports:read', '--auth-method', 'private_key_jwt', '--jwks-uri', uri])
+  expect(docs.hits.get('/remote-signer.jwks') ?? 0).toBe(0)
+  const config = await client.discovery(new URL(server.url), signer.client_id, {}, client.PrivateKeyJwt({ key: privateKey, kid: 'remote-1' }), insecure)
+  const first = await client.clientCredentialsGrant(config, { scope: 'reports:read' })
+  const second = await client.clientCredentialsGrant(config, { scope: 'reports:read' })
+  expect([first.scope, second.scope, first.access_token === second.access_token]).toEqual(['reports:read', 'reports:read', false])
+  expect(docs.hits.get('/remote-signer.jwks')).toBe(1)
+  const stranger = await jose.generateKeyPair('ES256', { extractable: true })
+  const forged = await client.discovery(new URL(server.url), signer.client_id, {}, client.PrivateKeyJwt({ key: stranger.privateKey, kid: 'remote-1' }), insecure)
+  const refused = await client.clientCredentialsGrant(forged, { scope: 'reports:read' }).catch((error: unknown) => error as { error?: string; status?: number })
+  expect([(refused as { status?: number }).status, (refused as { error?: string }).error]).toEqual([401, 'invalid_client'])
 })
 
 const axeSource = readFileSync(join(import.meta.dir, '../../node_modules/axe-core/axe.min.js'), 'utf8')
