@@ -1,13 +1,15 @@
 /**
  * Machines and devices (issue 38) against the compiled binary with openid-client v6: client
  * credentials, PAR, the device grant (the /device pages walked by a cookie-keeping client) and
- * private_key_jwt.
+ * private_key_jwt (its --jwks-uri served over https from loopback); oauth4webapi, Python Authlib and Go's
+ * x/oauth2 with their defaults.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
 import * as jose from 'jose'
 import * as client from 'openid-client'
-import { CALLBACK, authorizeAsUser, csrfOf, registerUser } from './flow'
+import * as oauth from 'oauth4webapi'
+import { CALLBACK, authorizeAsUser, csrfOf, discover, options, registerUser } from './flow'
 import { readFileSync } from 'node:fs'
 import type { Page } from 'playwright-core'
 import { CookieClient, launchChromium, startBinary, type RunningBinary } from './server'
@@ -137,6 +139,46 @@ test('PrivateKeyJwt with --jwks-uri: the key set fetched over https from loopbac
   const forged = await client.discovery(new URL(server.url), signer.client_id, {}, client.PrivateKeyJwt({ key: stranger.privateKey, kid: 'remote-1' }), insecure)
   const refused = await client.clientCredentialsGrant(forged, { scope: 'reports:read' }).catch((error: unknown) => error as { error?: string; status?: number })
   expect([(refused as { status?: number }).status, (refused as { error?: string }).error]).toEqual([401, 'invalid_client'])
+})
+
+test('oauth4webapi with its defaults: client credentials (ClientSecretBasic), a pushed request, and a device authorization polled (authorization_pending), another denied (access_denied, then invalid_grant)', async () => {
+  const as = await discover(server)
+  const job = cli(['client', 'create', '--name', 'Backup job', '--grant', 'client_credentials', '--allowed-scope', 'reports:read'])
+  const issued = await oauth.processClientCredentialsResponse(as, { client_id: job.client_id }, await oauth.clientCredentialsGrantRequest(as, { client_id: job.client_id }, oauth.ClientSecretBasic(job.client_secret!), { scope: 'reports:read' }, options))
+  expect([issued.token_type, issued.scope, issued.refresh_token]).toEqual(['bearer', 'reports:read', undefined])
+  expect(await introspect(job, issued.access_token)).toMatchObject({ active: true, sub: job.client_id })
+
+  const rp = cli(['client', 'create', '--name', 'Pushing app 2', '--redirect-uri', CALLBACK])
+  const pushed = await oauth.processPushedAuthorizationResponse(as, { client_id: rp.client_id }, await oauth.pushedAuthorizationRequest(as, { client_id: rp.client_id }, oauth.ClientSecretBasic(rp.client_secret!), { response_type: 'code', redirect_uri: CALLBACK, scope: 'openid', code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()), code_challenge_method: 'S256' }, options))
+  expect([pushed.request_uri.startsWith('urn:ietf:params:oauth:request_uri:'), pushed.expires_in]).toEqual([true, 60])
+
+  const tv = cli(['client', 'create', '--name', 'Hall TV', '--public', '--grant', 'urn:ietf:params:oauth:grant-type:device_code'])
+  const device = { client_id: tv.client_id }
+  const started = await oauth.processDeviceAuthorizationResponse(as, device, await oauth.deviceAuthorizationRequest(as, device, oauth.None(), { scope: 'openid' }, options))
+  expect([started.verification_uri, started.expires_in, started.interval]).toEqual([`${server.url}/device`, 600, 5])
+  const poll = async (deviceCode: string) => {
+    try {
+      await oauth.processDeviceCodeResponse(as, device, await oauth.deviceCodeGrantRequest(as, device, oauth.None(), deviceCode, options))
+      return 'tokens'
+    } catch (error) {
+      return (error as oauth.ResponseBodyError).error
+    }
+  }
+  expect(await poll(started.device_code)).toBe('authorization_pending')
+  // Another request the person says no to on /device, polled for the first time after that: access_denied, and then the code is spent.
+  const refused = await oauth.processDeviceAuthorizationResponse(as, device, await oauth.deviceAuthorizationRequest(as, device, oauth.None(), { scope: 'openid' }, options))
+  const browser = new CookieClient(server.url)
+  let res = await browser.fetch(refused.verification_uri_complete!)
+  const login = await browser.fetch(res.headers.get('location')!)
+  const loginHtml = await login.text()
+  const returnTo = /name="return_to" value="([^"]+)"/.exec(loginHtml)![1]!.replaceAll('&amp;', '&')
+  res = await browser.fetch('/login', { method: 'POST', body: new URLSearchParams({ email: 'dana@example.com', password: 'e2e password 1', csrf_token: csrfOf(loginHtml), return_to: returnTo }) })
+  const consent = await (await browser.fetch(res.headers.get('location')!)).text()
+  expect(consent).toContain('Hall TV')
+  const denied = await browser.fetch('/device', { method: 'POST', body: new URLSearchParams({ csrf_token: csrfOf(consent), user_code: refused.user_code, decision: 'deny' }) })
+  expect(denied.status).toBe(200)
+  expect(await poll(refused.device_code)).toBe('access_denied')
+  expect(await poll(refused.device_code)).toBe('invalid_grant')
 })
 
 const axeSource = readFileSync(join(import.meta.dir, '../../node_modules/axe-core/axe.min.js'), 'utf8')
