@@ -52,11 +52,6 @@ const favicon = () =>
     },
   })
 
-/** Whether an absolute URL's path is under /api/, without parsing it. */
-function isApiPath(url: string): boolean {
-  return url.startsWith('/api/', url.indexOf('/', url.indexOf('//') + 2))
-}
-
 const patternOf = (path: string) => new RegExp('^' + path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*') + '$')
 
 /**
@@ -146,7 +141,7 @@ export function createApp(ctx: AppContext) {
   const tokenPath = tokenFastPath(ctx, allowedMethods, handle)
   /** The answer to a request; a cached forward-auth check's without a promise (the server takes either). */
   const respond = (request: Request, path = pathOf(request.url)): Response | Promise<Response> =>
-    fastPath(request) ?? tokenPath(request, path) ?? (isApiPath(path) ? handle(request) : withBrand(ctx.brand, () => handle(request)))
+    fastPath(request) ?? tokenPath(request, path) ?? (path.startsWith('/api/') ? handle(request) : withBrand(ctx.brand, () => handle(request)))
   app.handle = (request: Request) => Promise.resolve(respond(request))
   return Object.assign(app, { respond })
 }

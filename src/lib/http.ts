@@ -174,30 +174,52 @@ export function parseJsonText(text: string): unknown {
  * parser keeps or replaces leniently, sends the whole body to URLSearchParams itself.
  */
 export function parseFormText(text: string, withoutEmpty = false): Record<string, string> {
-  const out: Record<string, string> = {}
-  let empty: string[] | undefined
+  const form = new FormParameters(withoutEmpty)
   const end = text.length
   // URLSearchParams drops one leading "?" from a string it is given.
   let start = text.charCodeAt(0) === QUESTION ? 1 : 0
+  // The first "=" at or after `start` (past the end when there is none): each is looked for once,
+  // so a body of a million names without "=" is read in one pass, not one pass per name.
+  let eq = -1
   while (start <= end) {
     let stop = text.indexOf('&', start)
     if (stop < 0) stop = end
     if (stop > start) {
-      const eq = text.indexOf('=', start)
-      const split = eq >= 0 && eq < stop
+      if (eq < start) {
+        eq = text.indexOf('=', start)
+        if (eq < 0) eq = end + 1
+      }
+      const split = eq < stop
       const name = formDecoded(text.slice(start, split ? eq : stop))
       const value = split ? formDecoded(text.slice(eq + 1, stop)) : ''
       if (name === undefined || value === undefined) return parseFormLeniently(text, withoutEmpty)
-      if (Object.hasOwn(out, name) || empty?.includes(name)) throw new InvalidRequest(`parameter "${name}" is repeated`)
-      if (value === '' && withoutEmpty) (empty ??= []).push(name)
-      else out[name] = value
+      form.add(name, value)
     }
     start = stop + 1
   }
-  return out
+  return form.values
 }
 
 const QUESTION = 63
+
+/**
+ * The parameters of a form as they are added, in linear time: a repeated one (RFC 6749 §3.2)
+ * throws invalid_request, empty ones are left out if asked (and still count as sent), and a
+ * parameter named `__proto__` is kept as any other, not taken for the object's prototype.
+ */
+class FormParameters {
+  readonly values: Record<string, string> = {}
+  private empty: Set<string> | undefined
+
+  constructor(private readonly withoutEmpty: boolean) {}
+
+  add(name: string, value: string): void {
+    if (Object.hasOwn(this.values, name) || this.empty?.has(name)) throw new InvalidRequest(`parameter "${name}" is repeated`)
+    if (value === '' && this.withoutEmpty) (this.empty ??= new Set()).add(name)
+    else if (name === '__proto__') Object.defineProperty(this.values, name, { value, enumerable: true, writable: true, configurable: true })
+    else this.values[name] = value
+  }
+}
 
 /** `+` as a space, then percent-escapes decoded; undefined where decodeURIComponent refuses them. */
 function formDecoded(part: string): string | undefined {
@@ -212,17 +234,18 @@ function formDecoded(part: string): string | undefined {
 
 /** parseFormText through URLSearchParams: malformed escapes kept, bytes that are not UTF-8 replaced, as the WHATWG parser does. */
 function parseFormLeniently(text: string, withoutEmpty: boolean): Record<string, string> {
-  const out: Record<string, string> = {}
-  let empty: string[] | undefined
-  let repeated: string | undefined
+  const form = new FormParameters(withoutEmpty)
+  let repeated: unknown
   new URLSearchParams(text).forEach((value, name) => {
     if (repeated !== undefined) return
-    if (Object.hasOwn(out, name) || empty?.includes(name)) repeated = name
-    else if (value === '' && withoutEmpty) (empty ??= []).push(name)
-    else out[name] = value
+    try {
+      form.add(name, value)
+    } catch (error) {
+      repeated = error
+    }
   })
-  if (repeated !== undefined) throw new InvalidRequest(`parameter "${repeated}" is repeated`)
-  return out
+  if (repeated !== undefined) throw repeated
+  return form.values
 }
 
 /** Reads a JSON object body: the only shape `/api/settings` accepts. */

@@ -23,10 +23,25 @@ export async function parsePageForm({ request }: { request: Request }): Promise<
     if (error instanceof ApiError) throw new PageError(400, 'error.formUnreadable')
     throw error
   }
+  return formFields(text)
+}
+
+/**
+ * A form's fields, a repeated one as an array, in linear time: 64 KiB of `a=&a=&…` (21,000
+ * repeats) once cost 136 ms of CPU, each repeat copying the array so far. A field named
+ * `__proto__` is a field like any other, never the object's prototype.
+ */
+export function formFields(text: string): FormFields {
   const fields: FormFields = {}
   for (const [name, value] of new URLSearchParams(text)) {
-    const previous = fields[name]
-    fields[name] = previous === undefined ? value : ([] as string[]).concat(previous, value)
+    if (!Object.hasOwn(fields, name)) {
+      if (name === '__proto__') Object.defineProperty(fields, name, { value, enumerable: true, writable: true, configurable: true })
+      else fields[name] = value
+      continue
+    }
+    const previous = fields[name]!
+    if (Array.isArray(previous)) previous.push(value)
+    else fields[name] = [previous, value]
   }
   return fields
 }

@@ -181,16 +181,25 @@ describe('--jwks-uri', () => {
 })
 
 test('a --jwks-uri on a loopback or private address is never fetched unless its host is allow-listed: the assertion is refused (401 invalid_client)', async () => {
-  const t = await createTestApp()
-  await createResource(t.store, { uri: 'https://reports.example', name: 'Reports', scopes: ['reports:read=Read reports'] }, t.clock.now())
-  const base = { redirectUris: [], public: false, skipConsent: false, grantTypes: ['client_credentials'], allowedScopes: ['reports:read'], authMethod: 'private_key_jwt' }
-  served.fetches = 0
-  for (const jwksUri of [`http://localhost:${server.port}/jwks`, `http://127.0.0.1:${server.port}/jwks`, `http://[::1]:${server.port}/jwks`, 'https://10.0.0.7/jwks', 'https://192.168.1.20/jwks', 'https://169.254.169.254/jwks']) {
-    const client = (await createClient(t.store, { ...base, name: 'Inside job', jwksUri }, t.clock.now())).client
-    const res = await token(t, await assertion(t, client.id, keys.es!))
-    expect([jwksUri, ...(await status(res))]).toEqual([jwksUri, 401, 'invalid_client'])
+  // An https server on loopback whose certificate the server trusts: with its host allow-listed
+  // it would be fetched and the assertion accepted (the tests below); here it is not allow-listed.
+  const docs = new DocumentServer()
+  try {
+    const t = await createTestApp()
+    t.ctx.clientKeys = new ClientKeys(t.ctx, { allowHosts: [], ca: docs.tls.cert })
+    await createResource(t.store, { uri: 'https://reports.example', name: 'Reports', scopes: ['reports:read=Read reports'] }, t.clock.now())
+    const base = { redirectUris: [], public: false, skipConsent: false, grantTypes: ['client_credentials'], allowedScopes: ['reports:read'], authMethod: 'private_key_jwt' }
+    const jwks = () => Response.json({ keys: [keys.es!.jwk] }, { headers: { 'cache-control': 'max-age=3600' } })
+    const port = new URL(docs.url('/')).port
+    for (const jwksUri of [docs.route('/inside.jwks', jwks), `https://127.0.0.1:${port}/inside.jwks`, `https://[::1]:${port}/inside.jwks`, 'https://10.0.0.7/jwks', 'https://192.168.1.20/jwks', 'https://169.254.169.254/jwks']) {
+      const client = (await createClient(t.store, { ...base, name: 'Inside job', jwksUri }, t.clock.now())).client
+      const res = await token(t, await assertion(t, client.id, keys.es!))
+      expect([jwksUri, ...(await status(res))]).toEqual([jwksUri, 401, 'invalid_client'])
+    }
+    expect(docs.hits.get('/inside.jwks') ?? 0).toBe(0)
+  } finally {
+    docs.stop()
   }
-  expect(served.fetches).toBe(0)
 })
 
 describe('--jwks-uri over https (loopback, a test CA), counted', () => {
