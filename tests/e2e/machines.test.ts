@@ -39,6 +39,22 @@ function cli(args: string[]) {
   return JSON.parse(r.out) as { client_id: string; client_secret: string | null }
 }
 
+/**
+ * The person, on another device: the code's page (303 to sign-in, signed out), signing in as Dana,
+ * and the consent page it comes back to (200). Returns the browser and the consent page's HTML.
+ */
+async function consentPage(verificationUriComplete: string): Promise<{ browser: CookieClient; consent: string }> {
+  const browser = new CookieClient(server.url)
+  let res = await browser.fetch(verificationUriComplete)
+  expect(res.status).toBe(303)
+  const loginHtml = await (await browser.fetch(res.headers.get('location')!)).text()
+  const returnTo = /name="return_to" value="([^"]+)"/.exec(loginHtml)![1]!.replaceAll('&amp;', '&')
+  res = await browser.fetch('/login', { method: 'POST', body: new URLSearchParams({ email: 'dana@example.com', password: 'e2e password 1', csrf_token: csrfOf(loginHtml), return_to: returnTo }) })
+  res = await browser.fetch(res.headers.get('location')!)
+  expect(res.status).toBe(200)
+  return { browser, consent: await res.text() }
+}
+
 async function introspect(rp: { client_id: string; client_secret: string | null }, token: string) {
   const res = await fetch(`${server.direct}/api/oauth/introspect`, {
     method: 'POST',
@@ -84,16 +100,7 @@ test('initiateDeviceAuthorization + pollDeviceAuthorizationGrant, the user allow
   const polling = client.pollDeviceAuthorizationGrant(config, started)
 
   // The user, on another device: the code's page, sign-in, the consent page, Allow.
-  const browser = new CookieClient(server.url)
-  let res = await browser.fetch(started.verification_uri_complete!)
-  expect(res.status).toBe(303)
-  const login = await browser.fetch(res.headers.get('location')!)
-  const loginHtml = await login.text()
-  const returnTo = /name="return_to" value="([^"]+)"/.exec(loginHtml)![1]!.replaceAll('&amp;', '&')
-  res = await browser.fetch('/login', { method: 'POST', body: new URLSearchParams({ email: 'dana@example.com', password: 'e2e password 1', csrf_token: csrfOf(loginHtml), return_to: returnTo }) })
-  res = await browser.fetch(res.headers.get('location')!)
-  expect(res.status).toBe(200)
-  const consent = await res.text()
+  const { browser, consent } = await consentPage(started.verification_uri_complete!)
   expect(consent).toContain('Kitchen TV')
   expect(consent).toContain('Only continue if you started this yourself, on a device in front of you')
   const done = await browser.fetch('/device', { method: 'POST', body: new URLSearchParams({ csrf_token: csrfOf(consent), user_code: started.user_code, decision: 'allow' }) })
@@ -167,13 +174,7 @@ test('oauth4webapi with its defaults: client credentials (ClientSecretBasic), a 
   expect(await poll(started.device_code)).toBe('authorization_pending')
   // Another request the person says no to on /device, polled for the first time after that: access_denied, and then the code is spent.
   const refused = await oauth.processDeviceAuthorizationResponse(as, device, await oauth.deviceAuthorizationRequest(as, device, oauth.None(), { scope: 'openid' }, options))
-  const browser = new CookieClient(server.url)
-  let res = await browser.fetch(refused.verification_uri_complete!)
-  const login = await browser.fetch(res.headers.get('location')!)
-  const loginHtml = await login.text()
-  const returnTo = /name="return_to" value="([^"]+)"/.exec(loginHtml)![1]!.replaceAll('&amp;', '&')
-  res = await browser.fetch('/login', { method: 'POST', body: new URLSearchParams({ email: 'dana@example.com', password: 'e2e password 1', csrf_token: csrfOf(loginHtml), return_to: returnTo }) })
-  const consent = await (await browser.fetch(res.headers.get('location')!)).text()
+  const { browser, consent } = await consentPage(refused.verification_uri_complete!)
   expect(consent).toContain('Hall TV')
   const denied = await browser.fetch('/device', { method: 'POST', body: new URLSearchParams({ csrf_token: csrfOf(consent), user_code: refused.user_code, decision: 'deny' }) })
   expect(denied.status).toBe(200)
@@ -271,13 +272,7 @@ test('Python Authlib: the device flow — it polls (authorization_pending) while
   const run = authlib(['device', tv.client_id, 'openid email'])
   const started = (await run.next()) as { user_code: string; verification_uri_complete: string; interval: number }
   expect(started.interval).toBe(5)
-  const browser = new CookieClient(server.url)
-  let res = await browser.fetch(started.verification_uri_complete)
-  const login = await browser.fetch(res.headers.get('location')!)
-  const loginHtml = await login.text()
-  const returnTo = /name="return_to" value="([^"]+)"/.exec(loginHtml)![1]!.replaceAll('&amp;', '&')
-  res = await browser.fetch('/login', { method: 'POST', body: new URLSearchParams({ email: 'dana@example.com', password: 'e2e password 1', csrf_token: csrfOf(loginHtml), return_to: returnTo }) })
-  const consent = await (await browser.fetch(res.headers.get('location')!)).text()
+  const { browser, consent } = await consentPage(started.verification_uri_complete)
   expect(consent).toContain('Python TV')
   const done = await browser.fetch('/device', { method: 'POST', body: new URLSearchParams({ csrf_token: csrfOf(consent), user_code: started.user_code, decision: 'allow' }) })
   expect(await done.text()).toContain('Device connected')
