@@ -15,11 +15,27 @@ import { t as msg } from '../i18n'
 import { speechOf } from '../i18n/request'
 
 const iso = (ms: number) => new Date(ms).toISOString()
-const settingOut = (s: StoredSetting) => ({ key: s.key, value: JSON.parse(s.value) as unknown, updated_at: iso(s.updatedAt) })
+/**
+ * A setting as the download lists it. Its value stays the stored JSON text, spliced into the file
+ * as it is (`download`): indenting a value afresh made a deeply nested one ~68 times its size (the
+ * user's 16 MiB of settings, a 1.1 GiB string).
+ */
+const settingOut = (s: StoredSetting) => ({ key: s.key, value: new StoredJson(s.value), updated_at: iso(s.updatedAt) })
 
-/** A JSON file the browser saves (never cached: it is the user's data). */
+class StoredJson {
+  constructor(readonly text: string) {}
+}
+
+/** A JSON file the browser saves (never cached: it is the user's data): indented, each setting's value as stored. */
 function download(body: unknown, filename: string): Response {
-  return new Response(JSON.stringify(body, null, 2) + '\n', {
+  const values: string[] = []
+  // Each stored value is written as a placeholder string, then swapped for its text. The
+  // placeholder begins with U+0000, which JSON.stringify writes as the six characters \u0000,
+  // then a random id: nothing in the file can spell it unless it knows that id.
+  const id = crypto.randomUUID()
+  const indented = JSON.stringify(body, (_key, value: unknown) => (value instanceof StoredJson ? `\u0000${id}:${values.push(value.text) - 1}` : value), 2)
+  const text = indented.replace(new RegExp(`"\\\\u0000${id}:(\\d+)"`, 'g'), (_match, index: string) => values[Number(index)]!)
+  return new Response(text + '\n', {
     headers: {
       'content-type': 'application/json; charset=utf-8',
       'content-disposition': `attachment; filename="${filename}"`,

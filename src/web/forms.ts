@@ -31,9 +31,9 @@ export async function parsePageForm({ request }: { request: Request }): Promise<
  * repeats) once cost 136 ms of CPU, each repeat copying the array so far. A field named
  * `__proto__` is a field like any other, never the object's prototype.
  */
-export function formFields(text: string): FormFields {
+export function formFields(text: string | URLSearchParams): FormFields {
   const fields: FormFields = {}
-  for (const [name, value] of new URLSearchParams(text)) {
+  for (const [name, value] of typeof text === 'string' ? new URLSearchParams(text) : text) {
     if (!Object.hasOwn(fields, name)) {
       if (name === '__proto__') Object.defineProperty(fields, name, { value, enumerable: true, writable: true, configurable: true })
       else fields[name] = value

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { decide, siteFor, type Decision, type Identity } from '../../src/authz/decide'
-import { candidateHosts, parseHostHeader } from '../../src/authz/hosts'
+import { candidateHosts, parseHostHeader, parsedHostsHeld } from '../../src/authz/hosts'
 import { normaliseTarget } from '../../src/authz/path'
 import type { SitePolicy, SiteRecord, SiteRule } from '../../src/db/store'
 
@@ -96,6 +96,14 @@ describe('sites of a host', () => {
     expect(parseHostHeader('Photos.Example.com:8443')).toEqual({ host: 'photos.example.com', port: '8443' })
     expect(parseHostHeader('photos.example.com.')).toEqual({ host: 'photos.example.com', port: '' })
     for (const bad of [null, '', 'a b', 'user@host', 'host/path', 'host:0', 'host:99999', '[::1]:80', 'a,b', 'h:80:80', '-bad.example.com']) expect(parseHostHeader(bad)).toBeUndefined()
+  })
+
+  test('a Host longer than any host and port is refused and not held (4,096 of 16 KiB once held 138 MiB)', () => {
+    const before = parsedHostsHeld()
+    for (let i = 0; i < 100; i++) expect(parseHostHeader(`${'a'.repeat(16_384)}${i}.example.com`)).toBeUndefined()
+    expect(parsedHostsHeld()).toBe(before)
+    expect(parseHostHeader(`${'a'.repeat(60)}.example.com`)).toEqual({ host: `${'a'.repeat(60)}.example.com`, port: '' })
+    expect(parsedHostsHeld()).toBe(before + 1)
   })
 })
 

@@ -355,6 +355,23 @@ describe('/account: the user’s own data', () => {
     expect((await t.handle('/account/data?client_id=ffff', { headers: { cookie: cookieHeader(jar) } })).status).toBe(404)
   })
 
+  test('a download holds each value as it was stored, not indented afresh: a value nested 60 deep is no bigger in the file (it was ~68 times its size)', async () => {
+    let nested: unknown = Array.from({ length: 2000 }, () => 0)
+    for (let i = 0; i < 60; i++) nested = [nested]
+    await post(w.annA, 'deep', nested)
+    await post(w.annA, 'text', 'a "quoted" \u0000 value')
+    const stored = JSON.stringify(nested)
+    const jar = await signIn(t, 'ann@example.com')
+    for (const path of [`/account/data?client_id=${w.appA.id}`, '/account/data']) {
+      const text = await (await t.handle(path, { headers: { cookie: cookieHeader(jar) } })).text()
+      expect(text).toContain(stored)
+      expect(text.length).toBeLessThan(stored.length + 2_000)
+      const settings = path === '/account/data' ? (JSON.parse(text) as { apps: Array<{ settings: Array<{ key: string; value: unknown }> }> }).apps.flatMap((a) => a.settings) : (JSON.parse(text) as { settings: Array<{ key: string; value: unknown }> }).settings
+      expect(settings.find((s) => s.key === 'deep')!.value).toEqual(nested)
+      expect(settings.find((s) => s.key === 'text')!.value).toBe('a "quoted" \u0000 value')
+    }
+  })
+
   test('"Delete data" deletes all of one app’s settings (CSRF), one revision per key, which its streams hear', async () => {
     await post(w.annA, 'a', 1)
     await post(w.annA, 'b', 2)

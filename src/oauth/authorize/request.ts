@@ -1,6 +1,7 @@
 import { constantTimeEqual, hmacSha256, randomToken, sha256 } from '../../lib/crypto'
 import type { AppContext } from '../../context'
 import { PageError } from '../../lib/errors'
+import { formFields } from '../../web/forms'
 import { clientForAuthorization } from '../client-metadata'
 import { redirectUriMatches, type Client } from '../clients'
 import type { ResourceRecord } from '../../db/store'
@@ -62,14 +63,13 @@ export const PARAMS = [
 const PROMPTS = new Set<string>(['none', 'login', 'consent', 'select_account'])
 const NONCE_MAX = 512
 
-/** Query parameters as a record; a repeated parameter becomes an array (and is refused). */
+/**
+ * Query parameters as a record; a repeated parameter becomes an array (and is refused). As page
+ * forms are read (src/web/forms.ts formFields): in linear time (`?a&a&…` once copied the array so
+ * far on each repeat) and `__proto__` a parameter like any other.
+ */
 export function paramsFromSearch(search: URLSearchParams): Params {
-  const out: Record<string, string | string[]> = {}
-  for (const [k, v] of search) {
-    const prev = out[k]
-    out[k] = prev === undefined ? v : ([] as string[]).concat(prev, v)
-  }
-  return out
+  return formFields(search)
 }
 
 /** The callback URL with the response parameters, `state` and `iss` (RFC 9207). */
