@@ -31,9 +31,21 @@ export async function confirmWayOf(ctx: AppContext, session: Session, hasPasswor
   return { by: 'signIn', fresh: signedInLately(ctx, session) }
 }
 
-/** The session's sign-in is of the last five minutes (a page that knows the account's ways in already asks this alone). */
+/** The session's sign-in is of the last five minutes. */
 export function signedInLately(ctx: AppContext, session: Session): boolean {
   return ctx.clock.now() - session.authTime <= FRESH_SIGN_IN_PROOF_MS
+}
+
+/**
+ * For a page that asks for a confirmation: an account with a connected account only (no password,
+ * no passkey) confirms with a sign-in of the last five minutes — `fresh`, the page says so; else it
+ * links to signing in again, back to `returnTo`. Undefined for an account with a password or a
+ * passkey. The page passes what it has read already, so nothing is read again.
+ */
+export type SignInProof = { fresh: boolean; returnTo: string }
+
+export function signInProofOf(ctx: AppContext, session: Session, ways: { password: boolean; passkey: boolean }, returnTo: string): SignInProof | undefined {
+  return ways.password || ways.passkey ? undefined : { fresh: signedInLately(ctx, session), returnTo }
 }
 
 /**

@@ -2,6 +2,7 @@
 /** @jsx Html.createElement */
 /** @jsxFrag Html.Fragment */
 import { Html } from '@elysiajs/html'
+import type { SignInProof } from './confirm'
 import { CsrfField, ErrorNote, Hidden, Layout, attr } from '../views/layout'
 import { PasskeyScripts } from './mfa-pages'
 import { AVATAR_UPLOAD_PATH, isUploadedAvatar } from './avatar'
@@ -84,13 +85,6 @@ export function PasskeyConfirm(props: { label: string; alone: boolean; danger?: 
     </>
   )
 }
-
-/**
- * An account with a connected account only (no password, no passkey) confirms with a sign-in of
- * the last five minutes (confirm.ts): `fresh`, the page says so; else it links to signing in
- * again, back to `returnTo`.
- */
-export type SignInProof = { fresh: boolean; returnTo: string }
 
 /** What such an account reads where a password or a passkey would be asked: to delete it, or to set a password. */
 export function SignInAgain(props: { proof: SignInProof; to: 'delete' | 'setPassword' }) {

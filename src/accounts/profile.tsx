@@ -18,7 +18,7 @@ import { cookieNames, deleteSessionsOf, type Session } from './sessions'
 import { forbidden } from './sign-in'
 import { UserInputError, checkPassword, updateProfile } from './users'
 import { csrfAccepted, formCsrf, loginUrl, readSession } from './web'
-import { accountProof, signedInLately } from './confirm'
+import { accountProof, signInProofOf } from './confirm'
 import { CsrfForm } from './model'
 import { PasskeyRefused, confirmOptions } from './passkeys'
 import { t as msg } from '../i18n'
@@ -73,8 +73,7 @@ export function profileRoutes(ctx: AppContext) {
     const csrf = formCsrf(ctx, request, session).token
     const contents = await contentsOf(session.user.id)
     const passkeys = ctx.config.passkeys !== null && contents.passkeys > 0
-    // Neither a password nor a passkey: a connected account only (confirm.ts), its page knows both already.
-    const signIn = !account?.passwordHash && !passkeys ? { fresh: signedInLately(ctx, session), returnTo: '/account/delete' } : undefined
+    const signIn = signInProofOf(ctx, session, { password: !!account?.passwordHash, passkey: passkeys }, '/account/delete')
     const page = () => <DeleteAccountPage csrf={csrf} contents={contents} hasPassword={!!account?.passwordHash} passkeys={passkeys} signIn={signIn} error={refused?.error()} />
     return htmlPage(page, { status: refused?.status, speech: speechOf(ctx.config, request, { user: session.user }) })
   }

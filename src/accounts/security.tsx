@@ -17,7 +17,7 @@ import { notify, passwordChangedMessage, twoStepChangedMessage, recipient } from
 import { EmailSection } from './email-pages'
 import { AccountPage, type AppAccess } from './pages'
 import { YourAppsSection } from './your-apps'
-import { ProfileSection, type SignInProof } from './profile-pages'
+import { ProfileSection } from './profile-pages'
 import type { AuthorizedApp, ResourceScopes } from '../db/store'
 import { scopeWords } from '../oauth/scopes'
 import { PASSKEY_NAME_MAX, PasskeyRefused, registerPasskey, registrationOptions } from './passkeys'
@@ -28,7 +28,7 @@ import { acceptTotpCode, newRecoveryCodes, newTotpSecret, openTotpSecret, totpSe
 import { UserInputError, checkPassword } from './users'
 import { csrfAccepted, formCsrf, readSession, safeReturnTo } from './web'
 import { SessionsSection, sessionsOf } from './sessions-page'
-import { accountProof, signedInLately } from './confirm'
+import { accountProof, signInProofOf } from './confirm'
 import { LanguageSection } from './language'
 import { t } from '../i18n'
 import { sayError } from '../i18n/known-errors'
@@ -87,8 +87,7 @@ export async function accountPage(ctx: AppContext, request: Request, session: Se
     hasPassword: !!account?.passwordHash,
     connected: identities.length,
     verifyFirst: mustVerifyFirst(ctx, session),
-    // Neither a password nor a passkey: a connected account only confirms with a recent sign-in (confirm.ts).
-    signIn: !account?.passwordHash && !(ctx.config.passkeys !== null && passkeys.length > 0) ? ({ fresh: signedInLately(ctx, session), returnTo: '/account' } as SignInProof) : undefined,
+    signIn: signInProofOf(ctx, session, { password: !!account?.passwordHash, passkey: ctx.config.passkeys !== null && passkeys.length > 0 }, '/account'),
   }
   const csrf = formCsrf(ctx, request, session)
   const access = await appAccess(ctx, apps)

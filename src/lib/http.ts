@@ -216,9 +216,14 @@ class FormParameters {
   add(name: string, value: string): void {
     if (Object.hasOwn(this.values, name) || this.empty?.has(name)) throw new InvalidRequest(`parameter "${name}" is repeated`)
     if (value === '' && this.withoutEmpty) (this.empty ??= new Set()).add(name)
-    else if (name === '__proto__') Object.defineProperty(this.values, name, { value, enumerable: true, writable: true, configurable: true })
-    else this.values[name] = value
+    else setField(this.values, name, value)
   }
+}
+
+/** `fields[name] = value`, a name `__proto__` included: an own field like any other, never the object's prototype. */
+export function setField<T>(fields: Record<string, T>, name: string, value: T): void {
+  if (name === '__proto__') Object.defineProperty(fields, name, { value, enumerable: true, writable: true, configurable: true })
+  else fields[name] = value
 }
 
 /** `+` as a space, then percent-escapes decoded; undefined where decodeURIComponent refuses them. */

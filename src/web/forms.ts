@@ -1,5 +1,5 @@
 import { ApiError, PageError } from '../lib/errors'
-import { MAX_FORM_BYTES, mediaType, readBodyText, type BodyLimit } from '../lib/http'
+import { MAX_FORM_BYTES, mediaType, readBodyText, setField, type BodyLimit } from '../lib/http'
 
 export type FormFields = Record<string, string | string[]>
 
@@ -35,8 +35,7 @@ export function formFields(text: string | URLSearchParams): FormFields {
   const fields: FormFields = {}
   for (const [name, value] of typeof text === 'string' ? new URLSearchParams(text) : text) {
     if (!Object.hasOwn(fields, name)) {
-      if (name === '__proto__') Object.defineProperty(fields, name, { value, enumerable: true, writable: true, configurable: true })
-      else fields[name] = value
+      setField<string | string[]>(fields, name, value)
       continue
     }
     const previous = fields[name]!

@@ -191,11 +191,7 @@ describe('delete my account', () => {
   })
 
   test('an account with a connected account only (no password, no passkey) confirms with a sign-in of the last five minutes; an older one is sent to sign in again, nothing deleted', async () => {
-    const { t, user, jar } = await signedIn()
-    t.clock.advance(5 * 60_000 + 1)
-    // A second browser signs in now (a connected account's sign-in ends as any other: a new session).
-    const again = await signIn(t)
-    await t.rows('UPDATE users SET password_hash = ? WHERE id = ?', '', user.id)
+    const { t, user, jar, again } = await connectedOnly()
     const stale = await (await get(t, '/account/delete', jar)).text()
     expect(stale).toContain('You sign in with a connected account only. To confirm, <a href="/login?reauth=1&amp;return_to=%2Faccount%2Fdelete">sign in again</a>, then come back to this page.')
     expect(stale).not.toContain('name="password"')
@@ -238,12 +234,22 @@ describe('delete my account', () => {
   })
 })
 
+/**
+ * An account that signs in with a connected account only (no password, no passkey): `jar` signed
+ * in more than five minutes ago, `again` a second browser signed in just now (a connected
+ * account's sign-in ends as any other: a new session).
+ */
+async function connectedOnly() {
+  const { t, user, jar } = await signedIn()
+  t.clock.advance(5 * 60_000 + 1)
+  const again = await signIn(t)
+  await t.rows('UPDATE users SET password_hash = ? WHERE id = ?', '', user.id)
+  return { t, user, jar, again }
+}
+
 describe('setting a password, for an account with a connected account only (no password, no passkey)', () => {
   test('a sign-in of the last five minutes confirms it; an older one is sent to sign in again, back to /account, and nothing is set', async () => {
-    const { t, user, jar } = await signedIn()
-    t.clock.advance(5 * 60_000 + 1)
-    const again = await signIn(t)
-    await t.rows('UPDATE users SET password_hash = ? WHERE id = ?', '', user.id)
+    const { t, user, jar, again } = await connectedOnly()
     const stale = await (await get(t, '/account', jar)).text()
     expect(stale).toContain('You sign in with a connected account only. To set a password, <a href="/login?reauth=1&amp;return_to=%2Faccount">sign in again</a>, then come back to this page.')
     expect(stale).not.toContain('action="/account/password"')
