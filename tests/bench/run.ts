@@ -215,6 +215,20 @@ async function userTokens(server: Server, bin: string, app: { client_id: string;
   return file
 }
 
+/** `count` access tokens of one signed-in user for one app (profile email), one per line of the file returned. */
+async function tokensOfOneUser(server: Server, app: { client_id: string; client_secret: string }, session: string, count: number, dir: string, prefix: string): Promise<string> {
+  const codes = await mintCodes(server.url, session, app.client_id, count)
+  const tokens: string[] = []
+  let next = 0
+  const worker = async () => {
+    while (next < codes.length) tokens.push(await exchange(server.url, app.client_id, app.client_secret, codes[next++]!))
+  }
+  await Promise.all(Array.from({ length: 16 }, worker))
+  const file = join(dir, `${prefix.replace(/[^a-z0-9]/gi, '')}tokens-${count}.txt`)
+  writeFileSync(file, tokens.join('\n') + '\n')
+  return file
+}
+
 /** Codes minted through GET /oauth/authorize (a skip-consent app, a signed-in browser). */
 async function mintCodes(url: string, cookie: string, clientId: string, count: number, scope = 'profile email', resource?: string): Promise<string[]> {
   const forResource = resource === undefined ? '' : `&resource=${encodeURIComponent(resource)}`
@@ -404,6 +418,7 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
   }
   const settingsBody = JSON.stringify({ client_id: app.client_id, key: 'same.key', value: { theme: 'dark', size: 14 } })
   let manyUsers: Promise<string> | undefined
+  let manyTokens: Promise<string> | undefined
   return [
     // Issue 34 "Speed": the pages a session is read for — the sign-in page (anonymous, its CSRF
     // cookie) and /account with a session cookie (sessions, activity, apps, passkeys, picture).
@@ -414,6 +429,21 @@ async function latchkeyCases(prefix: string, latchkey: Server, bin: string, code
         ]
       : []),
     { name: `${prefix}GET /api/oauth/userinfo`, server: () => latchkey, path: '/api/oauth/userinfo', headers: bearer },
+    // Issue 38's poll, like for like: 1,000 tokens of one user and app, one drawn by wrk's Lua for
+    // each request, as the device poll's 1,000 codes of one app are (one token sent as a constant
+    // request is the lightest load wrk makes: measured, a Lua request() and a thousand credentials
+    // each cost the server's side ~1–2 µs a request).
+    ...(prefix.startsWith('pg')
+      ? []
+      : [
+          {
+            name: `${prefix}GET /api/oauth/userinfo (${HOT_DEVICES.toLocaleString('en')} tokens)`,
+            server: () => latchkey,
+            path: '/api/oauth/userinfo',
+            script: 'tokens.lua',
+            before: async () => ({ TOKENS: await (manyTokens ??= tokensOfOneUser(latchkey, app, session, HOT_DEVICES, codesDir, prefix)), COUNT: String(HOT_DEVICES) }),
+          },
+        ]),
     // Issue 36: a page in any language renders at ≥ 0.95 × the same page in English.
     { name: `${prefix}GET /login: sign-in page (en)`, server: () => latchkey, path: '/login', headers: { 'Accept-Language': 'en-US,en;q=0.9' } },
     { name: `${prefix}GET /login: sign-in page (de)`, server: () => latchkey, path: '/login', headers: { 'Accept-Language': 'de-DE,de;q=0.9' } },
@@ -555,7 +585,7 @@ function machineCases(latchkey: Server, bin: string, codesDir: string): Case[] {
    * device's every poll after its first. Their interval is 0 so that a poll sooner than 5 s is
    * still a nothing-found poll, not a slow_down (which writes).
    */
-  const pollsFor = (hot: boolean) => async (warmup?: WrkResult) => {
+  const pollsFor = (hot: boolean | 'one') => async (warmup?: WrkResult): Promise<Record<string, string>> => {
     tv ??= (JSON.parse(cli(latchkey, bin, ['client', 'create', '--name', 'Bench TV', '--public', '--grant', DEVICE_GRANT])) as { client_id: string }).client_id
     const pace = warmup ? warmup.requests / WARMUP : 0
     // Three times the warm-up's pace, as the assertions': a poll answered faster than the warm-up's ran out of codes ("grant_type=exhausted", counted as mismatched).
@@ -567,16 +597,19 @@ function machineCases(latchkey: Server, bin: string, codesDir: string): Case[] {
     const insert = db.prepare(
       `INSERT INTO device_codes (device_code_hash, user_code_hash, client_id, scope, resource, created_at, expires_at, interval, status, address) VALUES (?, ?, ?, 'openid', NULL, ?, ?, ${hot ? 0 : 5}, 'pending', '127.0.0.1')`,
     )
-    const codes = Array.from({ length: hot ? HOT_DEVICES : count }, () => randomToken('lk_dc_'))
+    const codes = Array.from({ length: hot === 'one' ? 1 : hot ? HOT_DEVICES : count }, () => randomToken('lk_dc_'))
     const now = Date.now()
     db.transaction(() => {
       for (const code of codes) insert.run(sha256(code), sha256(`bench:${code}`), tv!, now, now + 600_000)
     })()
     db.run('PRAGMA wal_checkpoint(TRUNCATE)')
     db.close()
+    const poll = (code: string) => `grant_type=${encodeURIComponent(DEVICE_GRANT)}&device_code=${code}&client_id=${tv}`
+    // One device: its poll sent as a constant request, as the one-token userinfo is.
+    if (hot === 'one') return { BODY: poll(codes[0]!), EXPECT_STATUS: '400', EXPECT_BODY: '"authorization_pending"' }
     const file = join(codesDir, `polls-${hot ? 'hot-' : ''}${warmup ? 'run' : 'warmup'}.txt`)
     const polled = hot ? Array.from({ length: count }, (_, i) => codes[i % codes.length]!) : codes
-    writeFileSync(file, polled.map((c) => `grant_type=${encodeURIComponent(DEVICE_GRANT)}&device_code=${c}&client_id=${tv}`).join('\n') + '\n')
+    writeFileSync(file, polled.map(poll).join('\n') + '\n')
     return { BODIES: file, EXPECT_STATUS: '400', EXPECT_BODY: '"authorization_pending"' }
   }
   const form = { 'Content-Type': 'application/x-www-form-urlencoded' }
@@ -593,6 +626,7 @@ function machineCases(latchkey: Server, bin: string, codesDir: string): Case[] {
     // The held codes first: the cold case leaves hundreds of thousands of pending codes behind (a
     // real server holds at most 100 per app), and the held case measured after it paid for that
     // heap (27.0 against 23.5 CPU µs/req alone, one run each).
+    { name: 'POST /api/oauth/token (device poll, one device polling again)', server: () => latchkey, path: '/api/oauth/token', headers: form, script: 'post-refused.lua', expectStatus: 400, before: pollsFor('one') },
     { name: `POST /api/oauth/token (device poll, ${HOT_DEVICES.toLocaleString('en')} devices polling again)`, server: () => latchkey, path: '/api/oauth/token', headers: form, script: 'polls.lua', expectStatus: 400, before: pollsFor(true) },
     { name: 'POST /api/oauth/token (device poll, authorization_pending)', server: () => latchkey, path: '/api/oauth/token', headers: form, script: 'polls.lua', expectStatus: 400, before: pollsFor(false) },
   ]
@@ -907,17 +941,27 @@ async function main() {
         return logged ? [`access log (LOG_LEVEL=info to a file) vs LOG_LEVEL=warn: ${quietRow.name.slice(16)} ${num((logged.rps / quietRow.rps) * 100)} % of the throughput`] : []
       }),
     ...(() => {
-      // Issue 38: a poll that finds nothing against a userinfo, whole and above each one's floor —
+      // Issue 38: a poll that finds nothing against a userinfo: like for like (a thousand credentials
+      // of one app, drawn by wrk's Lua), against the one-token userinfo, and above each one's floor —
       // a poll is a POSTed form (RFC 8628 §3.4), whose reading Bun charges before any code runs.
       const find = (name: string) => report.cases.find((r) => r.name === name)
       const poll = find(`POST /api/oauth/token (device poll, ${HOT_DEVICES.toLocaleString('en')} devices polling again)`)
+      const onePoll = find('POST /api/oauth/token (device poll, one device polling again)')
       const userinfo = find('GET /api/oauth/userinfo')
+      const manyUserinfo = find(`GET /api/oauth/userinfo (${HOT_DEVICES.toLocaleString('en')} tokens)`)
       const getFloor = find('bare Bun.serve (ceiling)')
       const postFloor = find("bare Bun.serve: a POSTed form read, a constant 400 (a poll's floor)")
-      if (!poll || !userinfo || !getFloor || !postFloor) return []
+      if (!poll) return []
+      const cpu = (r: typeof poll) => num(r.cpuUsPerReq, 1)
+      const ratio = (a: number, b: number) => `${num(a / b, 2)} ×`
       const above = (r: typeof poll, floor: typeof poll) => r.cpuUsPerReq - floor.cpuUsPerReq
       return [
-        `device poll (held codes) vs userinfo, CPU µs/req: ${num(poll.cpuUsPerReq, 1)} vs ${num(userinfo.cpuUsPerReq, 1)} (${num(poll.cpuUsPerReq / userinfo.cpuUsPerReq, 2)} ×); above their floors (a POSTed form read; a bare GET): ${num(above(poll, postFloor), 1)} vs ${num(above(userinfo, getFloor), 1)} (${num(above(poll, postFloor) / above(userinfo, getFloor), 2)} ×)`,
+        ...(manyUserinfo ? [`device poll (${HOT_DEVICES.toLocaleString('en')} held codes) vs userinfo (${HOT_DEVICES.toLocaleString('en')} tokens), CPU µs/req: ${cpu(poll)} vs ${cpu(manyUserinfo)} (${ratio(poll.cpuUsPerReq, manyUserinfo.cpuUsPerReq)})`] : []),
+        ...(userinfo && onePoll ? [`device poll (one device, a constant request) vs userinfo (one token, a constant request), CPU µs/req: ${cpu(onePoll)} vs ${cpu(userinfo)} (${ratio(onePoll.cpuUsPerReq, userinfo.cpuUsPerReq)})`] : []),
+        ...(userinfo ? [`device poll (${HOT_DEVICES.toLocaleString('en')} held codes) vs userinfo (one token, a constant request), CPU µs/req: ${cpu(poll)} vs ${cpu(userinfo)} (${ratio(poll.cpuUsPerReq, userinfo.cpuUsPerReq)})`] : []),
+        ...(userinfo && getFloor && postFloor
+          ? [`  above their floors (a POSTed form read; a bare GET): ${num(above(poll, postFloor), 1)} vs ${num(above(userinfo, getFloor), 1)} (${ratio(above(poll, postFloor), above(userinfo, getFloor))})`]
+          : []),
       ]
     })(),
     `CLI: client list on that database, wall ${startup.cliMs.map((ms) => num(ms, 1)).join(', ')} ms (median ${num(median(startup.cliMs), 1)})`,

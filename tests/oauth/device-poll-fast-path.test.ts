@@ -1,7 +1,8 @@
 import { beforeEach, describe, expect, spyOn, test } from 'bun:test'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { DatabaseUnavailable } from '../../src/db/store'
-import { createClient, DEVICE_CODE } from '../../src/oauth/clients'
+import { createClient, deleteClient, DEVICE_CODE, findClient, updateClient } from '../../src/oauth/clients'
+import { pendingFromBody, pollBodyKey } from '../../src/oauth/token/grants/device_code'
 import { addUser, cookieHeader, csrfFrom, ORIGIN, postForm, signIn, createTestApp, type TestApp } from '../helpers'
 
 /**
@@ -166,6 +167,54 @@ describe('a device poll: answered before the router, exactly as through it', () 
     } finally {
       finds.mockRestore()
     }
+  })
+
+  test('a body answered from memory is known again by its bytes, without parsing: only for the same bytes, no Authorization header, its client still public with the grant, its code still pending', async () => {
+    const [first, second] = await twins()
+    const body = (code: string) => new TextEncoder().encode(new URLSearchParams(pollOf(code)).toString())
+    const request = (headers: Record<string, string> = {}) => formRequest('', headers)
+    const bytes = body(first.device_code)
+    const key = pollBodyKey(bytes)!
+    expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    // Not known before memory answered it; longer than any plain poll: never looked up.
+    expect(pendingFromBody(t.ctx, request(), key)).toBeUndefined()
+    expect(pollBodyKey(new Uint8Array(513))).toBeUndefined()
+    // The first poll reads the code (through the router's path), the second is answered from memory and learns its body.
+    expect((await read(t.app.respond(new Request(TOKEN, { method: 'POST', headers: { 'content-type': FORM }, body: bytes })))).body).toContain('authorization_pending')
+    t.clock.advance(5_000)
+    expect((await read(t.app.respond(new Request(TOKEN, { method: 'POST', headers: { 'content-type': FORM }, body: bytes })))).body).toContain('authorization_pending')
+    t.clock.advance(5_000)
+    const known = await read(pendingFromBody(t.ctx, request(), key)!)
+    expect([known.status, JSON.parse(known.body)]).toEqual([400, { error: 'authorization_pending', error_description: 'the user has not finished yet' }])
+    // Too soon after that poll: not pending (slow_down is the full path's).
+    expect(pendingFromBody(t.ctx, request(), key)).toBeUndefined()
+    t.clock.advance(5_000)
+    // Another body (another code), or the same with an Authorization header: not answered from it.
+    expect(pendingFromBody(t.ctx, request(), pollBodyKey(body(second.device_code))!)).toBeUndefined()
+    expect(pendingFromBody(t.ctx, request({ authorization: `Basic ${btoa(`${tv}:`)}` }), key)).toBeUndefined()
+    // The person allows: the code is no longer pending, and the same bytes are no longer answered from memory.
+    await decide(first.user_code, 'allow')
+    expect(pendingFromBody(t.ctx, request(), key)).toBeUndefined()
+    const tokens = await t.app.respond(new Request(TOKEN, { method: 'POST', headers: { 'content-type': FORM }, body: bytes }))
+    expect(tokens.status).toBe(200)
+  })
+
+  test('a body known by its bytes whose client was deleted, or lost the grant, is not answered from memory', async () => {
+    const pending = await twins()
+    const bytes = new TextEncoder().encode(new URLSearchParams(pollOf(pending[0].device_code)).toString())
+    const key = pollBodyKey(bytes)!
+    for (let i = 0; i < 2; i++, t.clock.advance(5_000)) await t.app.respond(new Request(TOKEN, { method: 'POST', headers: { 'content-type': FORM }, body: bytes }))
+    expect((await pendingFromBody(t.ctx, formRequest(''), key))?.status).toBe(400)
+    t.clock.advance(5_000)
+    const stored = (await findClient(t.store, tv))!
+    expect(await updateClient(t.store, tv, { ...stored, grantTypes: ['authorization_code'], redirectUris: ['https://tv.example/cb'], postLogoutRedirectUris: [], requireMfa: false, requirePar: false, jwks: null, jwksUri: null, authMethod: null })).toBe(true)
+    expect(pendingFromBody(t.ctx, formRequest(''), key)).toBeUndefined()
+    const refused = await read(t.app.respond(new Request(TOKEN, { method: 'POST', headers: { 'content-type': FORM }, body: bytes })))
+    expect([refused.status, JSON.parse(refused.body).error]).toEqual([400, 'unauthorized_client'])
+    expect(await deleteClient(t.store, tv)).toBe(true)
+    expect(pendingFromBody(t.ctx, formRequest(''), key)).toBeUndefined()
+    const gone = await read(t.app.respond(new Request(TOKEN, { method: 'POST', headers: { 'content-type': FORM }, body: bytes })))
+    expect([gone.status, JSON.parse(gone.body).error]).toEqual([401, 'invalid_client'])
   })
 
   test('refusals of the request: an unknown code, no code, another client, a client not given the grant, a repeated parameter, bad UTF-8, a body too large (declared or streamed), a bad Host', async () => {

@@ -32,19 +32,33 @@ export type PollOutcome = { answer: 'authorization_pending' | 'slow_down' | 'acc
 export const SLOW_DOWN_SECONDS = 5
 
 /**
- * A poll decided on the row (with the instance's memory of the last poll, see grants/device_code):
+ * A poll decided on the row and `seen`, the instance's memory of the last poll (see grants/device_code):
  * a poll sooner than the interval after the last one is slow_down (and the interval grows), the
  * first and any later one authorization_pending until the user decides; an allowed code is used
  * by the one poll that sees it.
  */
-export function decidePoll(row: DeviceCodeRecord | undefined, clientId: string, now: number): { outcome: PollOutcome; update?: Pick<DeviceCodeRecord, 'lastPolledAt' | 'interval' | 'status'> } {
+export function decidePoll(
+  row: DeviceCodeRecord | undefined,
+  clientId: string,
+  now: number,
+  seen?: LastPoll,
+): { outcome: PollOutcome; update?: Pick<DeviceCodeRecord, 'lastPolledAt' | 'interval' | 'status'> } {
   if (!row || row.clientId !== clientId || row.status === 'used') return { outcome: { answer: 'invalid_grant' } }
   if (row.expiresAt <= now) return { outcome: { answer: 'expired_token' } }
-  if (row.lastPolledAt !== null && now - row.lastPolledAt < row.interval * 1000)
-    return { outcome: { answer: 'slow_down' }, update: { lastPolledAt: now, interval: row.interval + SLOW_DOWN_SECONDS, status: row.status } }
-  if (row.status === 'denied') return { outcome: { answer: 'access_denied' }, update: { lastPolledAt: now, interval: row.interval, status: 'used' } }
-  if (row.status === 'allowed' && row.codeHash) return { outcome: { answer: 'ok', codeHash: row.codeHash }, update: { lastPolledAt: now, interval: row.interval, status: 'used' } }
-  return { outcome: { answer: 'authorization_pending' }, update: { lastPolledAt: now, interval: row.interval, status: row.status } }
+  // The later of the row's last poll and this instance's memory of it, the longer interval.
+  const lastPolledAt = seen ? Math.max(row.lastPolledAt ?? 0, seen.at) : row.lastPolledAt
+  const interval = seen ? Math.max(row.interval, seen.interval) : row.interval
+  if (lastPolledAt !== null && now - lastPolledAt < interval * 1000)
+    return { outcome: { answer: 'slow_down' }, update: { lastPolledAt: now, interval: interval + SLOW_DOWN_SECONDS, status: row.status } }
+  if (row.status === 'denied') return { outcome: { answer: 'access_denied' }, update: { lastPolledAt: now, interval, status: 'used' } }
+  if (row.status === 'allowed' && row.codeHash) return { outcome: { answer: 'ok', codeHash: row.codeHash }, update: { lastPolledAt: now, interval, status: 'used' } }
+  return { outcome: { answer: 'authorization_pending' }, update: { lastPolledAt: now, interval, status: row.status } }
+}
+
+/** An instance's memory of a device code's last poll (src/oauth/token/grants/device_code.ts). */
+export interface LastPoll {
+  at: number
+  interval: number
 }
 
 export interface DeviceCodeStore {

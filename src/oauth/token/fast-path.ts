@@ -4,7 +4,7 @@ import { errorAnswer } from '../../error-answer'
 import { API_BODY_LIMIT, mediaType, parseFormText, readBodyBytes, textOf } from '../../lib/http'
 import { createRequestGuard } from '../../web/request-guard'
 import { DEVICE_CODE } from '../clients'
-import { pendingFromMemory } from './grants/device_code'
+import { pendingFromBody, pendingFromMemory, pollBodyKey } from './grants/device_code'
 import { answerToken } from './index'
 import type { TokenRequest } from './model'
 import { keepParsed } from './parse'
@@ -35,6 +35,10 @@ export function tokenFastPath(ctx: AppContext, allowedMethods: (path: string) =>
       (error: unknown) => unparsed(error, request),
     )
   function answer(request: Request, bytes: Uint8Array): Response | Promise<Response> {
+    // A device's poll repeats byte for byte: one answered from memory before is not parsed again.
+    const bodyKey = pollBodyKey(bytes)
+    const known = bodyKey === undefined ? undefined : pendingFromBody(ctx, request, bodyKey)
+    if (known) return known
     let params: Record<string, string>
     try {
       params = parseFormText(textOf(bytes), true)
@@ -46,7 +50,7 @@ export function tokenFastPath(ctx: AppContext, allowedMethods: (path: string) =>
       return router(request)
     }
     return (
-      pendingFromMemory(ctx, request, params) ??
+      pendingFromMemory(ctx, request, params, bodyKey) ??
       // Elysia's onError is given the error's own code, if it has one.
       answerToken(ctx, request, params as TokenRequest).catch((error: unknown) => failed(((error as { code?: string } | null)?.code as string | undefined) ?? 'UNKNOWN', error, request))
     )

@@ -1,7 +1,8 @@
 import type { AppContext } from '../../../context'
 import { sha256 } from '../../../lib/crypto'
 import { AuthorizationPending, ExpiredToken, InvalidGrant, PollAccessDenied, SlowDown } from '../../../lib/errors'
-import { decidePoll, type DeviceCodeRecord } from '../../../db/store'
+import { decidePoll } from '../../../db/store'
+import type { LastPoll } from '../../../db/port/devices'
 import { jsonText } from '../../../lib/http'
 import { DEVICE_CODE, isPublic, peekClient, type Client } from '../../clients'
 import { DEVICE_REDIRECT } from '../../device/pages'
@@ -11,9 +12,18 @@ import type { TokenRequest, TokenResponse } from '../model'
 export const grantType = DEVICE_CODE
 export const parameters = ['device_code'] as const
 
-/** Polls remembered per instance; past this many all are forgotten (their next polls read the database's; cheaper than evicting one by one). */
+/** Polls (and poll bodies) remembered per instance; past this many all are forgotten (their next polls read the database's; cheaper than evicting one by one). */
 const REMEMBERED_POLLS = 20_000
-const lastPolls = new WeakMap<AppContext, Map<string, { at: number; interval: number }>>()
+/** A body longer than this is no plain poll (~160 bytes): it is never looked up by its hash. */
+const PLAIN_POLL_MAX_BYTES = 512
+
+interface PollMemory {
+  /** Each device code's last poll here, by the code's hash. */
+  polls: Map<string, LastPoll>
+  /** Plain polls' bodies answered from memory, by the body's SHA-256: what they named. */
+  bodies: Map<string, { deviceCodeHash: string; clientId: string }>
+}
+const memories = new WeakMap<AppContext, PollMemory>()
 
 /**
  * This instance's memory of each device code's last poll. A poll that finds nothing writes
@@ -22,14 +32,20 @@ const lastPolls = new WeakMap<AppContext, Map<string, { at: number; interval: nu
  * slow down by each one it polls too fast (and the longer interval is in the database); only a
  * device polling between once and twice per interval, spread over two instances, may go untold.
  */
-function memoryOf(ctx: AppContext) {
-  let polls = lastPolls.get(ctx)
-  if (!polls) lastPolls.set(ctx, (polls = new Map()))
-  return polls
+function memoryOf(ctx: AppContext): PollMemory {
+  let memory = memories.get(ctx)
+  if (!memory) memories.set(ctx, (memory = { polls: new Map(), bodies: new Map() }))
+  return memory
 }
 
-function remember(polls: Map<string, { at: number; interval: number }>, hash: string, at: number, interval: number) {
-  if (polls.size >= REMEMBERED_POLLS && !polls.has(hash)) polls.clear()
+function remember(polls: Map<string, LastPoll>, hash: string, at: number, interval: number) {
+  const seen = polls.get(hash)
+  if (seen) {
+    seen.at = at
+    seen.interval = interval
+    return
+  }
+  if (polls.size >= REMEMBERED_POLLS) polls.clear()
   polls.set(hash, { at, interval })
 }
 
@@ -44,9 +60,13 @@ const PENDING_BODY = JSON.stringify({ error: PENDING.error, error_description: P
 const SLOW_DOWN = Object.freeze(new SlowDown('polling too fast: wait 5 seconds more between polls'))
 const EXPIRED = Object.freeze(new ExpiredToken('the device code has expired; start again'))
 
-/** The row with this instance's memory of its last poll, whichever is later. */
-function withLastPoll(row: DeviceCodeRecord | undefined, seen: { at: number; interval: number } | undefined): DeviceCodeRecord | undefined {
-  return row && seen ? { ...row, lastPolledAt: Math.max(row.lastPolledAt ?? 0, seen.at), interval: Math.max(row.interval, seen.interval) } : row
+/**
+ * The key a poll's body is remembered by (its SHA-256), or undefined for a body too long to be a
+ * plain poll: a device repeats its poll byte for byte every interval, so the second and later
+ * ones need not be parsed (pendingFromBody).
+ */
+export function pollBodyKey(bytes: Uint8Array): string | undefined {
+  return bytes.length <= PLAIN_POLL_MAX_BYTES ? (Bun.SHA256.hash(bytes, 'base64url') as unknown as string) : undefined
 }
 
 /**
@@ -59,19 +79,40 @@ function withLastPoll(row: DeviceCodeRecord | undefined, seen: { at: number; int
  * device code it holds (src/db/device-cache.ts) for which the rules say authorization_pending.
  * Anything else — slow_down, a decision, an unknown code or client — is undefined: the full
  * path (handler) answers it, with the same rules (tests/oauth/device-poll-fast-path.test.ts
- * compares both).
+ * compares both). The body of a poll so answered is remembered by `bodyKey` (pollBodyKey).
  */
-export function pendingFromMemory(ctx: AppContext, request: Request, params: Record<string, unknown>): Response | undefined {
+export function pendingFromMemory(ctx: AppContext, request: Request, params: Record<string, unknown>, bodyKey?: string): Response | undefined {
   const { device_code: deviceCode, client_id: clientId } = params
   if (typeof deviceCode !== 'string' || typeof clientId !== 'string' || Object.keys(params).length !== 3 || request.headers.get('authorization') !== null) return undefined
+  const hash = sha256(deviceCode)
+  const answer = pendingFor(ctx, clientId, hash)
+  if (answer && bodyKey !== undefined) {
+    const { bodies } = memoryOf(ctx)
+    if (bodies.size >= REMEMBERED_POLLS) bodies.clear()
+    bodies.set(bodyKey, { deviceCodeHash: hash, clientId })
+  }
+  return answer
+}
+
+/**
+ * pendingFromMemory for a body it answered before, byte for byte (by pollBodyKey): the same
+ * parameters, so the same checks but the parse, and the same answer. Undefined: parse it.
+ */
+export function pendingFromBody(ctx: AppContext, request: Request, bodyKey: string): Response | undefined {
+  const known = memoryOf(ctx).bodies.get(bodyKey)
+  if (!known || request.headers.get('authorization') !== null) return undefined
+  return pendingFor(ctx, known.clientId, known.deviceCodeHash)
+}
+
+/** The poll's answer if memory holds the public client and the pending code, and the rules say authorization_pending; its time remembered. */
+function pendingFor(ctx: AppContext, clientId: string, hash: string): Response | undefined {
   const client = peekClient(ctx.store, clientId)
   if (!client || !isPublic(client) || !client.grantTypes.includes(DEVICE_CODE)) return undefined
-  const hash = sha256(deviceCode)
   const row = ctx.store.devices.peekDeviceCode(hash)
   if (!row) return undefined
   const now = ctx.clock.now()
-  const polls = memoryOf(ctx)
-  const { outcome, update } = decidePoll(withLastPoll(row, polls.get(hash)), client.id, now)
+  const { polls } = memoryOf(ctx)
+  const { outcome, update } = decidePoll(row, client.id, now, polls.get(hash))
   if (outcome.answer !== 'authorization_pending') return undefined
   remember(polls, hash, now, update!.interval)
   return jsonText(PENDING_BODY, PENDING.status)
@@ -89,8 +130,8 @@ export async function handler(ctx: AppContext, client: Client, body: TokenReques
   const hash = sha256(body.device_code as string)
   const row = await ctx.store.devices.findDeviceCode(hash)
   const now = ctx.clock.now()
-  const polls = memoryOf(ctx)
-  const { outcome, update } = decidePoll(withLastPoll(row, polls.get(hash)), client.id, now)
+  const { polls } = memoryOf(ctx)
+  const { outcome, update } = decidePoll(row, client.id, now, polls.get(hash))
   if (update) remember(polls, hash, now, update.interval)
   switch (outcome.answer) {
     case 'authorization_pending':
