@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from 'bun:test'
+import { afterEach, describe, expect, spyOn, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { SqliteStore } from '../../src/db/sqlite/store'
@@ -56,6 +56,32 @@ describe('SQLite client cache', () => {
     expect(await deleteClient(store, client.id)).toBe(true)
     expect(await store.clients.findClient(client.id)).toBeUndefined()
     expect(await verifyClientSecret(store, client.id, rotated)).toBeUndefined()
+    await close()
+  })
+
+  test('the count of writes is read once per turn and after each batch of the writer, not per read; a statement outside the writer is seen from the next turn', async () => {
+    const { store, client, close } = await pair()
+    await store.clients.findClient(client.id)
+    // The cache's one statement: SELECT n FROM temp.client_writes.
+    const count = spyOn((store.clients as unknown as { cache: { writes: { get(): unknown } } }).cache.writes, 'get')
+    try {
+      const reads = () => count.mock.calls.length
+      const before = reads()
+      // The same turn: nothing can have changed on this connection but through a statement outside the writer.
+      for (let i = 0; i < 5; i++) await store.clients.findClient(client.id)
+      expect(reads() - before).toBe(0)
+      // Outside the writer (no server does it; a test may): seen once the turn is over.
+      store.db.sqlite.run("UPDATE clients SET name = 'Raw' WHERE id = ?", [client.id])
+      await new Promise((resolve) => setImmediate(resolve))
+      expect((await store.clients.findClient(client.id))!.name).toBe('Raw')
+      // A batch of the writer in this very turn: the next read counts again, and sees it.
+      const renamed = store.write(() => store.db.sqlite.run("UPDATE clients SET name = 'Batch' WHERE id = ?", [client.id]))
+      store.writer.flush()
+      await renamed
+      expect((await store.clients.findClient(client.id))!.name).toBe('Batch')
+    } finally {
+      count.mockRestore()
+    }
     await close()
   })
 

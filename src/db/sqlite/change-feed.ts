@@ -12,6 +12,8 @@ export class SqliteChangeFeed implements ChangeFeed {
   private readonly version: Statement<{ data_version: number }>
   private seen: number
   private checkedThisTurn = false
+  /** Moves on with each event-loop turn in which the feed was checked. */
+  turn = 0
   private readonly listeners: Array<(change?: Change) => void> = []
   /** Emitted by the open transaction, told at its COMMIT. */
   private pending: Change[] = []
@@ -58,6 +60,7 @@ export class SqliteChangeFeed implements ChangeFeed {
   check(): boolean {
     if (this.checkedThisTurn) return true
     this.checkedThisTurn = true
+    this.turn++
     setImmediate(this.nextTurn)
     const now = this.version.get()!.data_version
     if (now === this.seen) return true

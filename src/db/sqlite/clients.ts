@@ -90,7 +90,7 @@ export class SqliteClients implements ClientStore {
   constructor(private readonly ctx: SqliteContext) {}
 
   private get cache(): ClientCache {
-    return (this.cached ??= new ClientCache(this.ctx.db.sqlite))
+    return (this.cached ??= new ClientCache(this.ctx.db.sqlite, this.ctx))
   }
 
   insertClient(client: ClientRecord, now: number): Promise<void> {

@@ -1,4 +1,5 @@
-import { UniqueViolation, type Change, type ChangeFeed } from '../store'
+import { UniqueViolation, type Change } from '../store'
+import type { SqliteChangeFeed } from './change-feed'
 import type { Db } from './client'
 
 /**
@@ -8,10 +9,12 @@ import type { Db } from './client'
 export interface SqliteContext {
   readonly db: Db
   write<T>(fn: () => T): Promise<T>
+  /** The writer's epoch (Writer.epoch): odd while a batch runs. */
+  readonly writeEpoch: number
   /** Inside a write job: what it changed for the caches (told once it committed, forgotten if it rolled back). */
   emit(change: Change): void
   /** Tells the caches of other connections' commits (ClientCache). */
-  readonly changes: ChangeFeed
+  readonly changes: SqliteChangeFeed
 }
 
 /** SQLite's unique-constraint failure, as the port's error. */

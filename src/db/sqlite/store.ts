@@ -94,6 +94,10 @@ export class SqliteStore implements Store, SqliteContext {
   }
 
   /** Inside a write job: what it changed, told to the caches once it committed. */
+  get writeEpoch(): number {
+    return this.writer.epoch
+  }
+
   emit(change: Change): void {
     this.changes.emit(change)
   }

@@ -34,6 +34,11 @@ export class Writer {
   private queue: Job[] = []
   /** Writes waiting, writes done, and the seconds their batches took (the metrics read them). */
   readonly stats = { waiting: 0, operations: 0, seconds: 0 }
+  /**
+   * Moves on as each batch begins and as it ends, committed or rolled back: odd while one runs.
+   * What this connection wrote can only have changed when it moved (ClientCache).
+   */
+  epoch = 0
   private scheduled = false
   private held = false
   // Compiled once: Database.run() would compile these on every job.
@@ -97,6 +102,7 @@ export class Writer {
     this.stats.waiting = 0
     const started = performance.now()
     let outcomes: Outcome[]
+    this.epoch++
     try {
       outcomes = this.runOptimistic(jobs) ?? this.runIsolated(jobs)
       this.commit.run()
@@ -104,10 +110,12 @@ export class Writer {
       this.stats.seconds += (performance.now() - started) / 1000
     } catch (error) {
       if (this.sqlite.inTransaction) this.rollback.run()
+      this.epoch++
       this.emitted.rollbackTo(0)
       for (const job of jobs) job.reject(error)
       return
     }
+    this.epoch++
     this.emitted.committed()
     jobs.forEach((job, i) => {
       const outcome = outcomes[i]!
