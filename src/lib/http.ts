@@ -78,12 +78,6 @@ export const API_BODY_LIMIT: BodyLimit = {
   tooLarge: () => new RequestTooLarge('request body is larger than 1 MiB'),
 }
 
-/** The declared length is over the limit (checked before routing, so no route reads such a body). */
-export function declaredTooLarge(request: Request, limit: number): boolean {
-  const declared = request.headers.get('content-length')
-  return declared !== null && !(Number(declared) <= limit)
-}
-
 /** A body without Content-Length (chunked): read until it ends or passes the limit, then stop. */
 async function readCapped(body: ReadableStream<Uint8Array> | null, limit: BodyLimit): Promise<Uint8Array> {
   const chunks: Uint8Array[] = []

@@ -1,5 +1,5 @@
 import { type ApiError, InvalidRequest, PageError, RequestTooLarge } from '../lib/errors'
-import { MAX_BODY_BYTES, MAX_FORM_BYTES, declaredTooLarge, errorResponse } from '../lib/http'
+import { MAX_BODY_BYTES, MAX_FORM_BYTES, errorResponse } from '../lib/http'
 import { pageErrorResponse } from '../views/error-page'
 import { AVATAR_FORM_MAX_BYTES, AVATAR_UPLOAD_PATH, avatarTooLarge } from '../accounts/avatar'
 
@@ -60,7 +60,8 @@ function refuse(path: string, api: ApiError, page: PageError): Response {
 export function createRequestGuard() {
   // Nearly every request repeats the previous one's Host: check each new value once.
   let lastValidHost = ''
-  return function guardRequest({ request }: { request: Request }): Response | undefined {
+  /** `path`: the request's, when the caller has it (pathOf(request.url)). */
+  return function guardRequest({ request }: { request: Request }, known?: string): Response | undefined {
     // A bare target as the URL (no Host): the server gives such requests ISSUER's origin before
     // they get here; anything else that arrives so would be routed on a shifted path: 400.
     if (request.url.charCodeAt(0) === SLASH)
@@ -79,12 +80,14 @@ export function createRequestGuard() {
         )
       lastValidHost = host
     }
-    if (request.method === 'GET' || request.headers.get('content-length') === null) return undefined
-    const path = pathOf(request.url)
+    if (request.method === 'GET') return undefined
+    const declared = request.headers.get('content-length')
+    if (declared === null) return undefined
+    const path = known ?? pathOf(request.url)
     // The avatar upload is the one page form that carries a file (1 MiB of picture).
     const avatar = path === AVATAR_UPLOAD_PATH
     const limit = isApiPath(path) ? MAX_BODY_BYTES : avatar ? AVATAR_FORM_MAX_BYTES : MAX_FORM_BYTES
-    if (!declaredTooLarge(request, limit)) return undefined
+    if (Number(declared) <= limit) return undefined
     return refuse(
       path,
       new RequestTooLarge('request body is larger than 1 MiB'),

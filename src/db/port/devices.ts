@@ -43,16 +43,32 @@ export function decidePoll(
   now: number,
   seen?: LastPoll,
 ): { outcome: PollOutcome; update?: Pick<DeviceCodeRecord, 'lastPolledAt' | 'interval' | 'status'> } {
-  if (!row || row.clientId !== clientId || row.status === 'used') return { outcome: { answer: 'invalid_grant' } }
-  if (row.expiresAt <= now) return { outcome: { answer: 'expired_token' } }
-  // The later of the row's last poll and this instance's memory of it, the longer interval.
+  const answer = pollAnswer(row, clientId, now, seen)
+  if (answer === 'invalid_grant' || answer === 'expired_token') return { outcome: { answer } }
+  const interval = intervalOf(row!, seen)
+  if (answer === 'slow_down') return { outcome: { answer }, update: { lastPolledAt: now, interval: interval + SLOW_DOWN_SECONDS, status: row!.status } }
+  if (answer === 'access_denied') return { outcome: { answer }, update: { lastPolledAt: now, interval, status: 'used' } }
+  if (answer === 'ok') return { outcome: { answer, codeHash: row!.codeHash! }, update: { lastPolledAt: now, interval, status: 'used' } }
+  return { outcome: { answer }, update: { lastPolledAt: now, interval, status: row!.status } }
+}
+
+/**
+ * decidePoll's answer alone, allocating nothing: a held poll that finds nothing asks only this
+ * (issue 38 "Speed"). `seen` counts as the last poll when it is later than the row's.
+ */
+export function pollAnswer(row: DeviceCodeRecord | undefined, clientId: string, now: number, seen?: LastPoll): PollOutcome['answer'] {
+  if (!row || row.clientId !== clientId || row.status === 'used') return 'invalid_grant'
+  if (row.expiresAt <= now) return 'expired_token'
   const lastPolledAt = seen ? Math.max(row.lastPolledAt ?? 0, seen.at) : row.lastPolledAt
-  const interval = seen ? Math.max(row.interval, seen.interval) : row.interval
-  if (lastPolledAt !== null && now - lastPolledAt < interval * 1000)
-    return { outcome: { answer: 'slow_down' }, update: { lastPolledAt: now, interval: interval + SLOW_DOWN_SECONDS, status: row.status } }
-  if (row.status === 'denied') return { outcome: { answer: 'access_denied' }, update: { lastPolledAt: now, interval, status: 'used' } }
-  if (row.status === 'allowed' && row.codeHash) return { outcome: { answer: 'ok', codeHash: row.codeHash }, update: { lastPolledAt: now, interval, status: 'used' } }
-  return { outcome: { answer: 'authorization_pending' }, update: { lastPolledAt: now, interval, status: row.status } }
+  if (lastPolledAt !== null && now - lastPolledAt < intervalOf(row, seen) * 1000) return 'slow_down'
+  if (row.status === 'denied') return 'access_denied'
+  if (row.status === 'allowed' && row.codeHash) return 'ok'
+  return 'authorization_pending'
+}
+
+/** The seconds a device waits between polls: the row's, or this instance's memory's when longer. */
+export function intervalOf(row: DeviceCodeRecord, seen?: LastPoll): number {
+  return seen ? Math.max(row.interval, seen.interval) : row.interval
 }
 
 /** An instance's memory of a device code's last poll (src/oauth/token/grants/device_code.ts). */

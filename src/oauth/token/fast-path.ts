@@ -57,6 +57,6 @@ export function tokenFastPath(ctx: AppContext, allowedMethods: (path: string) =>
   }
   return (request, path) => {
     if (path !== TOKEN_PATH || request.method !== 'POST' || mediaType(request) !== FORM) return undefined
-    return guard({ request }) ?? poll(request)
+    return guard({ request }, path) ?? poll(request)
   }
 }

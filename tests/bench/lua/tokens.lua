@@ -4,6 +4,8 @@
 -- format whose two %d become this thread's number and a counter: a new settings key each time.
 local shared = require "shared"
 setup = shared.setup
+-- EXPECT_STATUS and EXPECT_BODY: every answer checked, as the refusal scripts check theirs.
+if os.getenv("EXPECT_STATUS") then shared.expect_refusals() end
 local counter = 0
 function init(args)
   local method, contentType = os.getenv("METHOD") or "GET", os.getenv("CONTENT_TYPE")

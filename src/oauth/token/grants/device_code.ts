@@ -2,7 +2,7 @@ import type { AppContext } from '../../../context'
 import { sha256 } from '../../../lib/crypto'
 import { AuthorizationPending, ExpiredToken, InvalidGrant, PollAccessDenied, SlowDown } from '../../../lib/errors'
 import { decidePoll } from '../../../db/store'
-import type { LastPoll } from '../../../db/port/devices'
+import { intervalOf, pollAnswer, type LastPoll } from '../../../db/port/devices'
 import { jsonText } from '../../../lib/http'
 import { DEVICE_CODE, isPublic, peekClient, type Client } from '../../clients'
 import { DEVICE_REDIRECT } from '../../device/pages'
@@ -38,8 +38,8 @@ function memoryOf(ctx: AppContext): PollMemory {
   return memory
 }
 
-function remember(polls: Map<string, LastPoll>, hash: string, at: number, interval: number) {
-  const seen = polls.get(hash)
+/** `seen`: what polls held for the code, if anything (it is updated in place). */
+function remember(polls: Map<string, LastPoll>, hash: string, at: number, interval: number, seen = polls.get(hash)) {
   if (seen) {
     seen.at = at
     seen.interval = interval
@@ -85,9 +85,10 @@ export function pendingFromMemory(ctx: AppContext, request: Request, params: Rec
   const { device_code: deviceCode, client_id: clientId } = params
   if (typeof deviceCode !== 'string' || typeof clientId !== 'string' || Object.keys(params).length !== 3 || request.headers.get('authorization') !== null) return undefined
   const hash = sha256(deviceCode)
-  const answer = pendingFor(ctx, clientId, hash)
+  const memory = memoryOf(ctx)
+  const answer = pendingFor(ctx, memory, clientId, hash)
   if (answer && bodyKey !== undefined) {
-    const { bodies } = memoryOf(ctx)
+    const { bodies } = memory
     if (bodies.size >= REMEMBERED_POLLS) bodies.clear()
     bodies.set(bodyKey, { deviceCodeHash: hash, clientId })
   }
@@ -99,22 +100,22 @@ export function pendingFromMemory(ctx: AppContext, request: Request, params: Rec
  * parameters, so the same checks but the parse, and the same answer. Undefined: parse it.
  */
 export function pendingFromBody(ctx: AppContext, request: Request, bodyKey: string): Response | undefined {
-  const known = memoryOf(ctx).bodies.get(bodyKey)
+  const memory = memoryOf(ctx)
+  const known = memory.bodies.get(bodyKey)
   if (!known || request.headers.get('authorization') !== null) return undefined
-  return pendingFor(ctx, known.clientId, known.deviceCodeHash)
+  return pendingFor(ctx, memory, known.clientId, known.deviceCodeHash)
 }
 
 /** The poll's answer if memory holds the public client and the pending code, and the rules say authorization_pending; its time remembered. */
-function pendingFor(ctx: AppContext, clientId: string, hash: string): Response | undefined {
+function pendingFor(ctx: AppContext, { polls }: PollMemory, clientId: string, hash: string): Response | undefined {
   const client = peekClient(ctx.store, clientId)
   if (!client || !isPublic(client) || !client.grantTypes.includes(DEVICE_CODE)) return undefined
   const row = ctx.store.devices.peekDeviceCode(hash)
   if (!row) return undefined
   const now = ctx.clock.now()
-  const { polls } = memoryOf(ctx)
-  const { outcome, update } = decidePoll(row, client.id, now, polls.get(hash))
-  if (outcome.answer !== 'authorization_pending') return undefined
-  remember(polls, hash, now, update!.interval)
+  const seen = polls.get(hash)
+  if (pollAnswer(row, client.id, now, seen) !== 'authorization_pending') return undefined
+  remember(polls, hash, now, intervalOf(row, seen), seen)
   return jsonText(PENDING_BODY, PENDING.status)
 }
 
