@@ -85,6 +85,27 @@ describe('SQLite client cache', () => {
     await close()
   })
 
+  test("a store transaction's writes (the CLI's client update) reach reads inside it and in the same turn after it; a rolled-back one's never do", async () => {
+    const { store, client, close } = await pair()
+    // As `client update` runs: a read, the update, the read its answer is made of — all in one turn.
+    const seen = await store.transaction(async () => {
+      await store.clients.findClient(client.id)
+      await updateClient(store, client.id, { ...client, name: 'In a transaction', authMethod: null })
+      return (await store.clients.findClient(client.id))!.name
+    })
+    expect(seen).toBe('In a transaction')
+    expect((await store.clients.findClient(client.id))!.name).toBe('In a transaction')
+    await expect(
+      store.transaction(async () => {
+        await updateClient(store, client.id, { ...client, name: 'Never', authMethod: null })
+        expect((await store.clients.findClient(client.id))!.name).toBe('Never')
+        throw new Error('rolled back')
+      }),
+    ).rejects.toThrow('rolled back')
+    expect((await store.clients.findClient(client.id))!.name).toBe('In a transaction')
+    await close()
+  })
+
   test("another process's commit (the CLI) reaches the next read", async () => {
     const { store, cli, client, secret, close } = await pair()
     expect(await verifyClientSecret(store, client.id, secret)).toBeDefined()

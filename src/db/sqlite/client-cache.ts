@@ -18,9 +18,10 @@ const CAPACITY = 1000
  *   (`PRAGMA data_version`), which names nothing: the cache is emptied.
  * A row is kept only if the count did not move while it was read (reads are synchronous: it
  * cannot). The count is read again only when it may have moved: in a new turn of the event loop
- * (a statement outside the writer, a test's), or once the writer ran a batch since (Writer.epoch),
- * and on every read while one runs. Reading it for every request cost a device poll ~1.5 µs of
- * a served ~21 (the one SQL statement a held poll ran; issue 38 "Speed").
+ * (a statement outside the writer, a test's), or once the writer ran a batch or the store a
+ * transaction since (SqliteStore.writeEpoch), and on every read while one runs. Reading it for
+ * every request cost a device poll ~1.5 µs of a served ~21 (the one SQL statement a held poll
+ * ran; issue 38 "Speed").
  * PostgreSQL's twin, fed by NOTIFY: src/db/pg/client-cache.ts.
  */
 export class ClientCache {
@@ -66,8 +67,8 @@ export class ClientCache {
     }
     changes.check()
     const epoch = this.writer.writeEpoch
-    // Odd: a batch is running, and any statement of it may write a client.
-    if (changes.turn === this.countedTurn && epoch === this.countedEpoch && epoch % 2 === 0) return
+    // Odd or -1: a batch or a store transaction is running, and any statement of it may write a client.
+    if (changes.turn === this.countedTurn && epoch === this.countedEpoch && epoch >= 0 && epoch % 2 === 0) return
     this.countedTurn = changes.turn
     this.countedEpoch = epoch
     const n = this.writes.get()!.n

@@ -9,7 +9,7 @@ import type { Db } from './client'
 export interface SqliteContext {
   readonly db: Db
   write<T>(fn: () => T): Promise<T>
-  /** The writer's epoch (Writer.epoch): odd while a batch runs. */
+  /** Moves on with every batch and store transaction; odd, or -1, while one runs (SqliteStore.writeEpoch). */
   readonly writeEpoch: number
   /** Inside a write job: what it changed for the caches (told once it committed, forgotten if it rolled back). */
   emit(change: Change): void

@@ -93,11 +93,15 @@ export class SqliteStore implements Store, SqliteContext {
     return { store, applied, startUpkeep }
   }
 
-  /** Inside a write job: what it changed, told to the caches once it committed. */
+  /**
+   * Moves on with every writer batch and every store transaction (each begun and ended); odd, or
+   * -1 in a store transaction, while this connection may be writing (ClientCache).
+   */
   get writeEpoch(): number {
-    return this.writer.epoch
+    return this.inTransaction ? -1 : this.writer.epoch + 2 * this.transactions
   }
 
+  /** Inside a write job: what it changed, told to the caches once it committed. */
   emit(change: Change): void {
     this.changes.emit(change)
   }
@@ -112,6 +116,8 @@ export class SqliteStore implements Store, SqliteContext {
   }
 
   private inTransaction = false
+  /** Store transactions ended (committed or rolled back). */
+  private transactions = 0
 
   /** What was queued is written first; then one BEGIN IMMEDIATE … COMMIT around `fn`, its writes run as they come. */
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
@@ -130,6 +136,7 @@ export class SqliteStore implements Store, SqliteContext {
       throw error
     } finally {
       this.inTransaction = false
+      this.transactions++
     }
   }
 
