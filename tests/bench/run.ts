@@ -27,8 +27,14 @@ const REDIRECT_URI = 'http://127.0.0.1:9/callback'
 
 /** Every server this run started; none outlives it, whether it ends well or not. */
 const children = new Set<Subprocess>()
+/**
+ * The folders this run made (servers' databases: up to ~1.5 GB each), deleted as their server
+ * stops and whatever is left when the run ends, well or not: each run left four behind.
+ */
+const madeDirs = new Set<string>()
 process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL')
+  for (const dir of madeDirs) rmSync(dir, { recursive: true, force: true })
 })
 // Interrupted: exit through the handler above (a signal alone would skip it).
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130))
@@ -65,6 +71,7 @@ async function waitHealthy(url: string, proc: Subprocess, path: string): Promise
 async function spawnServer(name: string, cmd: string[], env: Record<string, string>, healthPath: string, cwd?: string, stdoutFile?: string): Promise<Server & { env: Record<string, string> }> {
   const port = await freePort()
   const dir = cwd ?? mkdtempSync(join(tmpdir(), `bench-${name}-`))
+  if (cwd === undefined) madeDirs.add(dir)
   const proc = Bun.spawn(cmd, {
     cwd: dir,
     env: { PATH: process.env.PATH ?? '', HOME: dir, HOST: '127.0.0.1', PORT: String(port), ...env },
@@ -81,6 +88,7 @@ async function stopServer(s: Server): Promise<void> {
   s.proc.kill('SIGTERM')
   await s.proc.exited
   children.delete(s.proc)
+  if (madeDirs.delete(s.dir)) rmSync(s.dir, { recursive: true, force: true })
 }
 
 function cpuTicks(pid: number): number {
@@ -744,7 +752,9 @@ async function startPgCluster(): Promise<PgCluster> {
   // pg_virtualenv then stops and drops the cluster.
   // Its output goes to a file, not a pipe: writing its last lines ("Dropping cluster") into a pipe
   // nobody reads any more would kill it before it dropped the cluster.
-  const log = join(mkdtempSync(join(tmpdir(), 'bench-pg-')), 'pg_virtualenv.log')
+  const logDir = mkdtempSync(join(tmpdir(), 'bench-pg-'))
+  madeDirs.add(logDir)
+  const log = join(logDir, 'pg_virtualenv.log')
   const proc = Bun.spawn(['pg_virtualenv', '-t', '-o', 'max_connections=200', 'sh', '-c', `echo "cluster-url ${url}"; exec cat >/dev/null`], {
     stdin: 'pipe',
     stdout: Bun.file(log),
@@ -830,6 +840,7 @@ async function main() {
   // BENCH_ONLY: cases whose name contains one of its |-separated parts (the ceiling and the peer always run).
   const only = process.env.BENCH_ONLY?.split('|')
   const codesDir = mkdtempSync(join(tmpdir(), 'bench-codes-'))
+  madeDirs.add(codesDir)
   const mintedPerSecond: number[] = []
   const sqliteCases = await latchkeyCases('', latchkey, bin, codesDir, mintedPerSecond)
   const LOGGED = /userinfo$|settings \(10 keys\)|POST \/api\/settings \(same key\)/
