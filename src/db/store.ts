@@ -51,7 +51,7 @@ export type * from './port/throttle'
 export type * from './port/tokens'
 export type * from './port/pushed'
 export type * from './port/devices'
-export { decidePoll, SLOW_DOWN_SECONDS } from './port/devices'
+export { decidePoll, intervalOf, pollAnswer, SLOW_DOWN_SECONDS, type LastPoll } from './port/devices'
 export type * from './port/users'
 
 /** A unique constraint refused a write (an email or id that already exists). */

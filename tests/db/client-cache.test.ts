@@ -63,7 +63,7 @@ describe('SQLite client cache', () => {
     const { store, client, close } = await pair()
     await store.clients.findClient(client.id)
     // The cache's one statement: SELECT n FROM temp.client_writes.
-    const count = spyOn((store.clients as unknown as { cache: { writes: { get(): unknown } } }).cache.writes, 'get')
+    const count = spyOn((store.clients as unknown as { cache: { count: { get(): unknown } } }).cache.count, 'get')
     try {
       const reads = () => count.mock.calls.length
       const before = reads()

@@ -26,23 +26,24 @@ const CAPACITY = 1000
  */
 export class ClientCache {
   private readonly entries = new Map<string, ClientRecord>()
-  private readonly writes: Statement<{ n: number }>
+  private readonly count: Statement<{ n: number }>
   private seenWrites: number
   private listening = false
-  /** The feed's turn and the writer's epoch when the count was last read. */
+  /** The feed's turn and the store's write epoch when the count was last read. */
   private countedTurn = -1
   private countedEpoch = -1
 
   constructor(
     sqlite: Database,
-    private readonly writer: { readonly writeEpoch: number },
+    /** The store this connection writes through (SqliteStore.writeEpoch). */
+    private readonly writes: { readonly writeEpoch: number },
   ) {
     sqlite.run('CREATE TEMP TABLE IF NOT EXISTS client_writes (n INTEGER NOT NULL)')
     if (!sqlite.query('SELECT 1 FROM temp.client_writes').get()) sqlite.run('INSERT INTO temp.client_writes (n) VALUES (0)')
     for (const op of ['INSERT', 'UPDATE', 'DELETE'])
       sqlite.run(`CREATE TEMP TRIGGER IF NOT EXISTS client_writes_${op.toLowerCase()} AFTER ${op} ON main.clients BEGIN UPDATE temp.client_writes SET n = n + 1; END`)
-    this.writes = sqlite.query('SELECT n FROM temp.client_writes')
-    this.seenWrites = this.writes.get()!.n
+    this.count = sqlite.query('SELECT n FROM temp.client_writes')
+    this.seenWrites = this.count.get()!.n
   }
 
   /** The cached row, or undefined (read it, then `keep` it). */
@@ -66,12 +67,12 @@ export class ClientCache {
       })
     }
     changes.check()
-    const epoch = this.writer.writeEpoch
+    const epoch = this.writes.writeEpoch
     // Odd or -1: a batch or a store transaction is running, and any statement of it may write a client.
     if (changes.turn === this.countedTurn && epoch === this.countedEpoch && epoch >= 0 && epoch % 2 === 0) return
     this.countedTurn = changes.turn
     this.countedEpoch = epoch
-    const n = this.writes.get()!.n
+    const n = this.count.get()!.n
     if (n !== this.seenWrites) {
       this.seenWrites = n
       this.entries.clear()
