@@ -134,6 +134,15 @@ export class SettingsHub {
     if (group && [...group.streams].some((s) => s.last < revision)) this.catchUp(id, group)
   }
 
+  /** Resolves once every catch-up queued so far (and any queued meanwhile) has run: what a change committed before the call has reached its streams. */
+  async settled(): Promise<void> {
+    for (;;) {
+      const busy = [...this.groups.values()].filter((g) => g.pending > 0)
+      if (busy.length === 0) return
+      await Promise.all(busy.map((g) => g.chain))
+    }
+  }
+
   /** Ends every stream: the server is stopping. */
   closeAll(): void {
     this.closing = true
