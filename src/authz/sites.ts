@@ -5,6 +5,7 @@ import { hasInvisible } from '../lib/text'
 import { parseTrustedProxies } from '../web/client-address'
 import { checkGroupName } from '../accounts/groups'
 import { canonicalSiteHost } from './hosts'
+import { repeatsRepetition } from './regex-risk'
 
 export class SiteInputError extends InputError {}
 
@@ -63,7 +64,7 @@ export async function createSite(store: Store, input: { host: string; name: stri
 const METHOD = /^[A-Z]{1,20}$/
 const CLIENT_ID = /^[\x21-\x7e]{1,200}$/
 
-/** Checks a rule: each path a regular expression, methods upper-case tokens, networks CIDR blocks. */
+/** Checks a rule: each path a regular expression without a repetition inside a repeated group (regex-risk.ts), methods upper-case tokens, networks CIDR blocks. */
 export function checkRule(input: { paths?: string[]; methods?: string[]; networks?: string[]; clients?: string[]; policy?: string }): SiteRule {
   const paths = input.paths ?? []
   for (const p of paths) {
@@ -73,6 +74,11 @@ export function checkRule(input: { paths?: string[]; methods?: string[]; network
     } catch {
       throw new SiteInputError(`--path "${p}" is not a regular expression`, { key: 'admin.input.pathRegex', params: { path: p } })
     }
+    if (repeatsRepetition(p))
+      throw new SiteInputError(`--path "${p}" repeats a group that itself repeats, like (a+)+: a crafted path could make checking it take minutes; write it without a repetition inside a repeated group`, {
+        key: 'admin.input.pathNested',
+        params: { path: p },
+      })
   }
   const methods = (input.methods ?? []).map((m) => m.toUpperCase())
   const bad = methods.find((m) => !METHOD.test(m))

@@ -61,6 +61,11 @@ describe('sites (forward-auth)', () => {
     await createSite(t.store, { host: 'x.example.com', name: 'X' }, 1)
     await refused(createSite(t.store, { host: 'X.example.com', name: 'Again' }, 1), 'a site for "x.example.com" exists already')
     await refused(addSiteRule(t.store, 'x.example.com', { paths: ['('], policy: 'deny' }), '--path "(" is not a regular expression')
+    for (const path of ['^/(a+)+$', '^/files(/[^/]*)*$', '^/(x|y+){2,}'])
+      await refused(
+        addSiteRule(t.store, 'x.example.com', { paths: ['^/ok/', path], policy: 'deny' }),
+        `--path "${path}" repeats a group that itself repeats, like (a+)+: a crafted path could make checking it take minutes; write it without a repetition inside a repeated group`,
+      )
     await refused(addSiteRule(t.store, 'x.example.com', { methods: ['GE T'], policy: 'deny' }), '--method "GE T" is not an HTTP method')
     await refused(addSiteRule(t.store, 'x.example.com', { networks: ['10.0.0.0/33'], policy: 'deny' }), '--network "10.0.0.0/33" is not an IP address or CIDR block')
     await refused(addSiteRule(t.store, 'x.example.com', { networks: ['10.0.0.1,10.0.0.2'], policy: 'deny' }), '--network "10.0.0.1,10.0.0.2": one block per --network')

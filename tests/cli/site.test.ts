@@ -35,6 +35,10 @@ describe('latchkey site', () => {
       [['site', 'create', '--host', 'photos.example.com', '--name', 'Again'], 'latchkey: a site for "photos.example.com" exists already\n'],
       [['site', 'create', '--host', 'x.example.com'], 'latchkey: --name is required\n'],
       [['site', 'rule', 'add', 'photos.example.com', '--path', '(', '--policy', 'deny'], 'latchkey: --path "(" is not a regular expression\n'],
+      [
+        ['site', 'rule', 'add', 'photos.example.com', '--path', '^/(a+)+$', '--policy', 'deny'],
+        'latchkey: --path "^/(a+)+$" repeats a group that itself repeats, like (a+)+: a crafted path could make checking it take minutes; write it without a repetition inside a repeated group\n',
+      ],
       [['site', 'rule', 'add', 'nowhere.example.com', '--policy', 'deny'], 'latchkey: no site for "nowhere.example.com"\n'],
       [['site', 'delete', 'nowhere.example.com'], 'latchkey: no site for "nowhere.example.com"\n'],
       [['site', 'frobnicate'], 'latchkey: unknown command "frobnicate" for "site" (create, rule, list, delete); see latchkey site --help\n'],

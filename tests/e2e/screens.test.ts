@@ -200,6 +200,13 @@ describe('every screen (issue 36): 360 px without sideways scrolling, axe-core c
       expect([path, res!.status()]).toEqual([path, 200])
       failures.push(...(await everyScreen(page, path.slice(1).replace(/\?.*/, '').replace(/\//g, '-'))))
     }
+    // A rule refused, its reason shown above the form that keeps what was typed.
+    expect(server.cli(['site', 'create', '--host', 'photos.example.com', '--name', 'Photos']).code).toBe(0)
+    await page.goto(`${server.url}/admin/sites`)
+    await page.locator('#rule_paths').fill('^/(a+)+$')
+    await page.getByRole('button', { name: 'Add rule' }).click()
+    expect(await page.getByRole('alert').innerText()).toBe('Paths: “^/(a+)+$” repeats a group that itself repeats, like (a+)+: a crafted address could make checking it take minutes. Write it without a repetition inside a repeated group.')
+    failures.push(...(await everyScreen(page, 'admin-sites-rule-refused')))
     expect(failures).toEqual([])
     expect(csp).toEqual([])
   })

@@ -943,6 +943,7 @@ export default {
   'admin.input.noSite': 'Il n’y a pas de site pour « {host} ».',
   'admin.input.pathLength': 'Chemins : « {path} » doit comporter au plus 1000 caractères, sans caractères de contrôle.',
   'admin.input.pathRegex': 'Chemins : « {path} » n’est pas une expression régulière.',
+  'admin.input.pathNested': 'Chemins : « {path} » répète un groupe qui contient lui-même une répétition, comme (a+)+ : une adresse forgée pourrait en bloquer la vérification pendant des minutes. Écrivez-le sans répétition dans un groupe répété.',
   'admin.input.method': 'Méthodes : « {method} » n’est pas une méthode HTTP.',
   'admin.input.network': 'Réseaux clients : « {network} » n’est ni une adresse IP ni un bloc CIDR.',
   'admin.input.networkComma': 'Réseaux clients : « {network} » : séparez les blocs par des espaces, pas par des virgules.',

@@ -879,6 +879,7 @@ export default {
   'admin.input.noSite': '「{host}」のサイトはありません。',
   'admin.input.pathLength': 'パス: 「{path}」は 1000 文字以内で、制御文字を含めないでください。',
   'admin.input.pathRegex': 'パス: 「{path}」は正規表現ではありません。',
+  'admin.input.pathNested': 'パス: 「{path}」は、(a+)+ のように繰り返しを含むグループを繰り返しています。細工されたアドレスで確認に何分もかかるおそれがあります。繰り返されるグループの中に繰り返しを置かずに書いてください。',
   'admin.input.method': 'メソッド: 「{method}」は HTTP メソッドではありません。',
   'admin.input.network': 'クライアントのネットワーク: 「{network}」は IP アドレスでも CIDR ブロックでもありません。',
   'admin.input.networkComma': 'クライアントのネットワーク: 「{network}」: ブロックはカンマではなくスペースで区切ってください。',
