@@ -4,6 +4,7 @@
  */
 import type { SitePolicy, SiteRecord, SiteRule } from '../db/store'
 import { addressIn, parseTrustedProxies, type TrustedProxies } from '../web/client-address'
+import { pathPatternOf } from './path-pattern'
 
 /** The original request, as the proxy forwarded it; `path` already normalised (path.ts). */
 export interface AuthzRequest {
@@ -55,22 +56,12 @@ function ruleMatches(rule: SiteRule, request: AuthzRequest, identity: Identity):
   if (rule.methods.length > 0 && !rule.methods.includes(request.method)) return false
   if (rule.clients.length > 0 && !(identity?.kind === 'client' && rule.clients.includes(identity.clientId))) return false
   if (rule.networks.length > 0 && !addressIn(request.address, networksOf(rule))) return false
-  if (rule.paths.length > 0 && !rule.paths.some((p) => patternOf(p).test(request.path))) return false
+  if (rule.paths.length > 0 && !rule.paths.some((p) => pathPatternOf(p).test(request.path))) return false
   return true
 }
 
-// Compiled once per pattern and block list (bounded: they come from the operator's rules).
-const patterns = new Map<string, RegExp>()
+// Compiled once per block list (bounded: they come from the operator's rules).
 const networks = new WeakMap<SiteRule, TrustedProxies>()
-
-function patternOf(source: string): RegExp {
-  let re = patterns.get(source)
-  if (!re) {
-    if (patterns.size >= 4096) patterns.clear()
-    patterns.set(source, (re = new RegExp(source)))
-  }
-  return re
-}
 
 function networksOf(rule: SiteRule): TrustedProxies {
   let blocks = networks.get(rule)

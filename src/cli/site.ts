@@ -36,7 +36,7 @@ const rule = command({
   positionals: 2,
   summary: "add a rule to a site: its rules are tried in order before the site's policy; the first that matches decides",
   options: {
-    path: { type: 'string', multiple: true, arg: 'REGEX', help: 'paths it matches, after percent-decoding and removing dot-segments (repeatable)' },
+    path: { type: 'string', multiple: true, arg: 'REGEX', help: 'paths it matches (RE2 syntax, matched in linear time), after percent-decoding and removing dot-segments (repeatable)' },
     method: { type: 'string', multiple: true, arg: 'METHOD', help: 'methods it matches (repeatable)' },
     network: { type: 'string', multiple: true, arg: 'CIDR', help: 'client networks it matches (repeatable)' },
     client: { type: 'string', multiple: true, arg: 'CLIENT_ID', help: 'machine clients it names (repeatable)' },

@@ -678,6 +678,9 @@ function forwardAuthCases(prefix: string, latchkey: Server, bin: string, session
   const siteCookie = () =>
     (cookie ??= (async () => {
       cli(latchkey, bin, ['site', 'create', '--host', SITE_HOST, '--name', 'Bench app'])
+      // Two rules a site commonly has, both tried (and missed) by every check: their paths' matching is in the case's cost.
+      cli(latchkey, bin, ['site', 'rule', 'add', SITE_HOST, '--path', '^/public/', '--policy', 'bypass'])
+      cli(latchkey, bin, ['site', 'rule', 'add', SITE_HOST, '--path', '\\.(css|js|png|svg)$', '--path', '^/favicon', '--policy', 'bypass'])
       const rd = `http://${SITE_HOST}/`
       // The browser's state at the site (what /.latchkey/start would set), named to /authz/start and shown at the callback.
       const state = 'bench-state-'.padEnd(43, 'x')
