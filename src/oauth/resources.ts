@@ -159,6 +159,8 @@ export type Audience = { resource: ResourceRecord | null } | undefined
  */
 export class ResourceDirectory {
   private readonly known = new Map<string, ResourceRecord>()
+  /** Moves on with every change that may touch a resource: a read that ran across one is not kept. */
+  private generation = 0
 
   constructor(
     private readonly store: Store,
@@ -167,6 +169,7 @@ export class ResourceDirectory {
     // Deleted tokens and changed users change no resource.
     store.changes.onChange((change) => {
       if (isWhole(change)) {
+        this.generation++
         this.known.clear()
         this.all = undefined
       }
@@ -186,10 +189,11 @@ export class ResourceDirectory {
     const trusted = this.store.changes.check()
     const cached = trusted ? this.known.get(uri) : undefined
     if (cached) return cached
+    const generation = this.generation
     const found = await this.store.resources.findResource(uri)
     // Not cached: a deleted site stops being a resource at once, on every instance.
     if (!found) return siteResource(this.store, uri)
-    if (found && trusted && this.store.changes.check()) {
+    if (trusted && generation === this.generation && this.store.changes.check()) {
       if (this.known.size >= 1000) this.known.clear()
       this.known.set(uri, found)
     }

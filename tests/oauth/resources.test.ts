@@ -57,3 +57,35 @@ describe('resources (RFC 8707)', () => {
     expect(canonicalResource('urn:example:x')).toBeUndefined()
   })
 })
+
+describe('the resource directory (a cache kept by the change feed)', () => {
+  test('a resource read while it changes is not kept: the next look-up reads it as it is now', async () => {
+    const t = await createTestApp()
+    const uri = 'https://mcp.example.com'
+    await createResource(t.store, { uri, name: 'Before', scopes }, t.clock.now())
+    const resources = t.store.resources
+    const findResource = resources.findResource.bind(resources)
+    // The read gets the row as it was; the rename commits, and is told to the caches at its commit, before the read's answer arrives.
+    resources.findResource = async (u) => {
+      const row = await findResource(u)
+      resources.findResource = findResource
+      await resources.updateResource({ ...row!, name: 'After' })
+      return row
+    }
+    expect((await t.ctx.resources.byUri(uri))?.name).toBe('Before')
+    expect((await t.ctx.resources.byUri(uri))?.name).toBe('After')
+    // Read with nothing in between, it is kept: a look-up right after another reads nothing. (On
+    // PostgreSQL a late NOTIFY, or the feed's first "anything may have changed", may still empty
+    // the cache once; with no more writes, one of a few tries finds it kept.)
+    let reads = 0
+    resources.findResource = (u) => (reads++, findResource(u))
+    const keptOnce: number[] = []
+    for (let i = 0; i < 5 && !keptOnce.includes(0); i++) {
+      expect((await t.ctx.resources.byUri(uri))?.name).toBe('After')
+      reads = 0
+      expect((await t.ctx.resources.byUri(uri))?.name).toBe('After')
+      keptOnce.push(reads)
+    }
+    expect(keptOnce).toContain(0)
+  })
+})
