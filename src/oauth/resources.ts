@@ -193,7 +193,8 @@ export class ResourceDirectory {
     const found = await this.store.resources.findResource(uri)
     // Not cached: a deleted site stops being a resource at once, on every instance.
     if (!found) return siteResource(this.store, uri)
-    if (trusted && generation === this.generation && this.store.changes.check()) {
+    // check() first: it delivers what another process committed meanwhile (SQLite's data_version), moving the generation on.
+    if (trusted && this.store.changes.check() && generation === this.generation) {
       if (this.known.size >= 1000) this.known.clear()
       this.known.set(uri, found)
     }
