@@ -72,7 +72,7 @@ export function checkRule(input: { paths?: string[]; methods?: string[]; network
     const pattern = compilePathPattern(p)
     if (pattern === 'syntax') throw new SiteInputError(`--path "${p}" is not a regular expression`, { key: 'admin.input.pathRegex', params: { path: p } })
     if (pattern === 'unsupported')
-      throw new SiteInputError(`--path "${p}" is JavaScript syntax that RE2 does not read (a look-around, a back-reference, a \\u escape): paths are matched in linear time, with RE2's syntax, as Authelia's are`, {
+      throw new SiteInputError(`--path "${p}" is JavaScript syntax that RE2 does not read (a look-around, a back-reference, a \\u escape, a repetition count over 1000): paths are matched in linear time, with RE2's syntax, as Authelia's are`, {
         key: 'admin.input.pathRe2',
         params: { path: p },
       })

@@ -85,7 +85,7 @@ describe('/admin/sites', () => {
     expect(badRuleHtml).toContain('^/(unclosed</textarea>')
     const lookAhead = await submit(t, jar, '/admin/sites/rule', { host: 'photos.example.com', paths: '^/(?!public/)', policy: 'bypass' })
     expect(lookAhead.status).toBe(400)
-    expect(await lookAhead.text()).toContain('Paths: “^/(?!public/)” is JavaScript syntax that RE2 does not read (a look-around, a back-reference, a \\u escape). Paths are matched in linear time with RE2’s syntax, as Authelia’s are.')
+    expect(await lookAhead.text()).toContain('Paths: “^/(?!public/)” is JavaScript syntax that RE2 does not read (a look-around, a back-reference, a \\u escape, a repetition count over 1000). Paths are matched in linear time with RE2’s syntax, as Authelia’s are.')
     expect((await submit(t, jar, '/admin/sites/rule', { host: 'photos.example.com', networks: '10.0.0.0/33', policy: 'bypass' })).status).toBe(400)
     const noSite = await submit(t, jar, '/admin/sites/rule', { host: 'ghost.example.com', policy: 'bypass' })
     expect(noSite.status).toBe(400)

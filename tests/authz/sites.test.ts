@@ -61,10 +61,10 @@ describe('sites (forward-auth)', () => {
     await createSite(t.store, { host: 'x.example.com', name: 'X' }, 1)
     await refused(createSite(t.store, { host: 'X.example.com', name: 'Again' }, 1), 'a site for "x.example.com" exists already')
     await refused(addSiteRule(t.store, 'x.example.com', { paths: ['('], policy: 'deny' }), '--path "(" is not a regular expression')
-    for (const path of ['^/(?=admin)', '^/(a)\\1'])
+    for (const path of ['^/(?=admin)', '^/(a)\\1', '^/v{1001}'])
       await refused(
         addSiteRule(t.store, 'x.example.com', { paths: ['^/ok/', path], policy: 'deny' }),
-        `--path "${path}" is JavaScript syntax that RE2 does not read (a look-around, a back-reference, a \\u escape): paths are matched in linear time, with RE2's syntax, as Authelia's are`,
+        `--path "${path}" is JavaScript syntax that RE2 does not read (a look-around, a back-reference, a \\u escape, a repetition count over 1000): paths are matched in linear time, with RE2's syntax, as Authelia's are`,
       )
     await refused(addSiteRule(t.store, 'x.example.com', { methods: ['GE T'], policy: 'deny' }), '--method "GE T" is not an HTTP method')
     await refused(addSiteRule(t.store, 'x.example.com', { networks: ['10.0.0.0/33'], policy: 'deny' }), '--network "10.0.0.0/33" is not an IP address or CIDR block')

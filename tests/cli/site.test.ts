@@ -37,7 +37,7 @@ describe('latchkey site', () => {
       [['site', 'rule', 'add', 'photos.example.com', '--path', '(', '--policy', 'deny'], 'latchkey: --path "(" is not a regular expression\n'],
       [
         ['site', 'rule', 'add', 'photos.example.com', '--path', '^/(?!public/)', '--policy', 'deny'],
-        'latchkey: --path "^/(?!public/)" is JavaScript syntax that RE2 does not read (a look-around, a back-reference, a \\u escape): paths are matched in linear time, with RE2\'s syntax, as Authelia\'s are\n',
+        'latchkey: --path "^/(?!public/)" is JavaScript syntax that RE2 does not read (a look-around, a back-reference, a \\u escape, a repetition count over 1000): paths are matched in linear time, with RE2\'s syntax, as Authelia\'s are\n',
       ],
       [['site', 'rule', 'add', 'nowhere.example.com', '--policy', 'deny'], 'latchkey: no site for "nowhere.example.com"\n'],
       [['site', 'delete', 'nowhere.example.com'], 'latchkey: no site for "nowhere.example.com"\n'],

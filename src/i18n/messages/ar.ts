@@ -897,7 +897,7 @@ export default {
   'admin.input.noSite': 'لا يوجد موقع لـ «{host}».',
   'admin.input.pathLength': 'المسارات: يجب ألا يتجاوز «{path}» 1000 حرف، دون أحرف تحكم.',
   'admin.input.pathRegex': 'المسارات: «{path}» ليس تعبيرًا نمطيًا.',
-  'admin.input.pathRe2': 'المسارات: «{path}» صياغة JavaScript لا يقرؤها RE2 (نظرة أمامية أو خلفية، أو مرجع خلفي، أو تهريب \\u). تُطابَق المسارات في زمن خطي بصياغة RE2، كما في Authelia.',
+  'admin.input.pathRe2': 'المسارات: «{path}» صياغة JavaScript لا يقرؤها RE2 (نظرة أمامية أو خلفية، أو مرجع خلفي، أو تهريب \\u، أو عدد تكرار يتجاوز 1000). تُطابَق المسارات في زمن خطي بصياغة RE2، كما في Authelia.',
   'admin.input.method': 'الطرق: «{method}» ليست طريقة HTTP.',
   'admin.input.network': 'شبكات العملاء: «{network}» ليس عنوان IP ولا كتلة CIDR.',
   'admin.input.networkComma': 'شبكات العملاء: «{network}»: افصل الكتل بمسافات، لا بفواصل.',

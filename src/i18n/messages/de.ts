@@ -875,7 +875,7 @@ export default {
   'admin.input.noSite': 'Es gibt keine Website für „{host}“.',
   'admin.input.pathLength': 'Pfade: „{path}“ darf höchstens 1000 Zeichen lang sein, ohne Steuerzeichen.',
   'admin.input.pathRegex': 'Pfade: „{path}“ ist kein regulärer Ausdruck.',
-  'admin.input.pathRe2': 'Pfade: „{path}“ ist JavaScript-Syntax, die RE2 nicht liest (ein Lookaround, eine Rückreferenz, ein \\u-Escape). Pfade werden in linearer Zeit mit der Syntax von RE2 geprüft, wie bei Authelia.',
+  'admin.input.pathRe2': 'Pfade: „{path}“ ist JavaScript-Syntax, die RE2 nicht liest (ein Lookaround, eine Rückreferenz, ein \\u-Escape, eine Wiederholungszahl über 1000). Pfade werden in linearer Zeit mit der Syntax von RE2 geprüft, wie bei Authelia.',
   'admin.input.method': 'Methoden: „{method}“ ist keine HTTP-Methode.',
   'admin.input.network': 'Client-Netzwerke: „{network}“ ist keine IP-Adresse und kein CIDR-Block.',
   'admin.input.networkComma': 'Client-Netzwerke: „{network}“: Trennen Sie Blöcke mit Leerzeichen, nicht mit Kommas.',

@@ -887,7 +887,7 @@ export default {
   'admin.input.noSite': 'There is no site for “{host}”.',
   'admin.input.pathLength': 'Paths: “{path}” must be at most 1000 characters, without control characters.',
   'admin.input.pathRegex': 'Paths: “{path}” is not a regular expression.',
-  'admin.input.pathRe2': 'Paths: “{path}” is JavaScript syntax that RE2 does not read (a look-around, a back-reference, a \\u escape). Paths are matched in linear time with RE2’s syntax, as Authelia’s are.',
+  'admin.input.pathRe2': 'Paths: “{path}” is JavaScript syntax that RE2 does not read (a look-around, a back-reference, a \\u escape, a repetition count over 1000). Paths are matched in linear time with RE2’s syntax, as Authelia’s are.',
   'admin.input.method': 'Methods: “{method}” is not an HTTP method.',
   'admin.input.network': 'Client networks: “{network}” is not an IP address or CIDR block.',
   'admin.input.networkComma': 'Client networks: “{network}”: separate blocks with spaces, not commas.',

@@ -943,7 +943,7 @@ export default {
   'admin.input.noSite': 'No hay ningún sitio para «{host}».',
   'admin.input.pathLength': 'Rutas: «{path}» debe tener como máximo 1000 caracteres, sin caracteres de control.',
   'admin.input.pathRegex': 'Rutas: «{path}» no es una expresión regular.',
-  'admin.input.pathRe2': 'Rutas: «{path}» es sintaxis de JavaScript que RE2 no lee (una aserción de anticipación o retrospección, una referencia inversa, un escape \\u). Las rutas se comparan en tiempo lineal con la sintaxis de RE2, como en Authelia.',
+  'admin.input.pathRe2': 'Rutas: «{path}» es sintaxis de JavaScript que RE2 no lee (una aserción de anticipación o retrospección, una referencia inversa, un escape \\u, un número de repeticiones mayor que 1000). Las rutas se comparan en tiempo lineal con la sintaxis de RE2, como en Authelia.',
   'admin.input.method': 'Métodos: «{method}» no es un método HTTP.',
   'admin.input.network': 'Redes de cliente: «{network}» no es una dirección IP ni un bloque CIDR.',
   'admin.input.networkComma': 'Redes de cliente: «{network}»: separa los bloques con espacios, no con comas.',

@@ -943,7 +943,7 @@ export default {
   'admin.input.noSite': 'Il n’y a pas de site pour « {host} ».',
   'admin.input.pathLength': 'Chemins : « {path} » doit comporter au plus 1000 caractères, sans caractères de contrôle.',
   'admin.input.pathRegex': 'Chemins : « {path} » n’est pas une expression régulière.',
-  'admin.input.pathRe2': 'Chemins : « {path} » est une syntaxe JavaScript que RE2 ne lit pas (une assertion avant ou arrière, une référence arrière, un échappement \\u). Les chemins sont comparés en temps linéaire avec la syntaxe de RE2, comme chez Authelia.',
+  'admin.input.pathRe2': 'Chemins : « {path} » est une syntaxe JavaScript que RE2 ne lit pas (une assertion avant ou arrière, une référence arrière, un échappement \\u, un nombre de répétitions supérieur à 1000). Les chemins sont comparés en temps linéaire avec la syntaxe de RE2, comme chez Authelia.',
   'admin.input.method': 'Méthodes : « {method} » n’est pas une méthode HTTP.',
   'admin.input.network': 'Réseaux clients : « {network} » n’est ni une adresse IP ni un bloc CIDR.',
   'admin.input.networkComma': 'Réseaux clients : « {network} » : séparez les blocs par des espaces, pas par des virgules.',

@@ -944,7 +944,7 @@ export default {
   'admin.input.noSite': 'Non esiste nessun sito per «{host}».',
   'admin.input.pathLength': 'Percorsi: «{path}» può avere al massimo 1000 caratteri, senza caratteri di controllo.',
   'admin.input.pathRegex': 'Percorsi: «{path}» non è un’espressione regolare.',
-  'admin.input.pathRe2': 'Percorsi: «{path}» è sintassi JavaScript che RE2 non legge (un lookaround, un riferimento all’indietro, un escape \\u). I percorsi sono confrontati in tempo lineare con la sintassi di RE2, come in Authelia.',
+  'admin.input.pathRe2': 'Percorsi: «{path}» è sintassi JavaScript che RE2 non legge (un lookaround, un riferimento all’indietro, un escape \\u, un numero di ripetizioni oltre 1000). I percorsi sono confrontati in tempo lineare con la sintassi di RE2, come in Authelia.',
   'admin.input.method': 'Metodi: «{method}» non è un metodo HTTP.',
   'admin.input.network': 'Reti client: «{network}» non è un indirizzo IP né un blocco CIDR.',
   'admin.input.networkComma': 'Reti client: «{network}»: separa i blocchi con spazi, non con virgole.',

@@ -879,7 +879,7 @@ export default {
   'admin.input.noSite': '「{host}」のサイトはありません。',
   'admin.input.pathLength': 'パス: 「{path}」は 1000 文字以内で、制御文字を含めないでください。',
   'admin.input.pathRegex': 'パス: 「{path}」は正規表現ではありません。',
-  'admin.input.pathRe2': 'パス: 「{path}」は RE2 が読めない JavaScript の構文です (先読み・後読み、後方参照、\\u エスケープ)。パスは Authelia と同じく RE2 の構文で、線形時間で照合されます。',
+  'admin.input.pathRe2': 'パス: 「{path}」は RE2 が読めない JavaScript の構文です (先読み・後読み、後方参照、\\u エスケープ、1000 を超える繰り返し回数)。パスは Authelia と同じく RE2 の構文で、線形時間で照合されます。',
   'admin.input.method': 'メソッド: 「{method}」は HTTP メソッドではありません。',
   'admin.input.network': 'クライアントのネットワーク: 「{network}」は IP アドレスでも CIDR ブロックでもありません。',
   'admin.input.networkComma': 'クライアントのネットワーク: 「{network}」: ブロックはカンマではなくスペースで区切ってください。',

@@ -841,7 +841,7 @@ export default {
   'admin.input.noSite': 'Er is geen site voor "{host}".',
   'admin.input.pathLength': 'Paden: "{path}" mag hoogstens 1000 tekens lang zijn, zonder stuurtekens.',
   'admin.input.pathRegex': 'Paden: "{path}" is geen reguliere expressie.',
-  'admin.input.pathRe2': 'Paden: "{path}" is JavaScript-syntaxis die RE2 niet leest (een lookaround, een terugverwijzing, een \\u-escape). Paden worden in lineaire tijd vergeleken met de syntaxis van RE2, zoals bij Authelia.',
+  'admin.input.pathRe2': 'Paden: "{path}" is JavaScript-syntaxis die RE2 niet leest (een lookaround, een terugverwijzing, een \\u-escape, een herhalingsaantal boven 1000). Paden worden in lineaire tijd vergeleken met de syntaxis van RE2, zoals bij Authelia.',
   'admin.input.method': 'Methoden: "{method}" is geen HTTP-methode.',
   'admin.input.network': 'Clientnetwerken: "{network}" is geen IP-adres of CIDR-blok.',
   'admin.input.networkComma': 'Clientnetwerken: "{network}": scheid blokken met spaties, niet met komma\'s.',

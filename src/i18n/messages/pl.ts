@@ -929,7 +929,7 @@ export default {
   'admin.input.noSite': 'Nie ma witryny dla „{host}”.',
   'admin.input.pathLength': 'Ścieżki: „{path}” może mieć najwyżej 1000 znaków, bez znaków sterujących.',
   'admin.input.pathRegex': 'Ścieżki: „{path}” nie jest wyrażeniem regularnym.',
-  'admin.input.pathRe2': 'Ścieżki: „{path}” to składnia JavaScriptu, której RE2 nie odczytuje (asercja wyprzedzająca lub wsteczna, odwołanie wsteczne, sekwencja \\u). Ścieżki są dopasowywane w czasie liniowym ze składnią RE2, jak w Authelii.',
+  'admin.input.pathRe2': 'Ścieżki: „{path}” to składnia JavaScriptu, której RE2 nie odczytuje (asercja wyprzedzająca lub wsteczna, odwołanie wsteczne, sekwencja \\u, liczba powtórzeń powyżej 1000). Ścieżki są dopasowywane w czasie liniowym ze składnią RE2, jak w Authelii.',
   'admin.input.method': 'Metody: „{method}” nie jest metodą HTTP.',
   'admin.input.network': 'Sieci klientów: „{network}” nie jest adresem IP ani blokiem CIDR.',
   'admin.input.networkComma': 'Sieci klientów: „{network}”: oddzielaj bloki spacjami, nie przecinkami.',

@@ -945,7 +945,7 @@ export default {
   'admin.input.noSite': 'Não há nenhum site para "{host}".',
   'admin.input.pathLength': 'Caminhos: "{path}" deve ter no máximo 1000 caracteres, sem caracteres de controle.',
   'admin.input.pathRegex': 'Caminhos: "{path}" não é uma expressão regular.',
-  'admin.input.pathRe2': 'Caminhos: "{path}" é sintaxe JavaScript que o RE2 não lê (um lookaround, uma referência retroativa, um escape \\u). Os caminhos são comparados em tempo linear com a sintaxe do RE2, como no Authelia.',
+  'admin.input.pathRe2': 'Caminhos: "{path}" é sintaxe JavaScript que o RE2 não lê (um lookaround, uma referência retroativa, um escape \\u, uma contagem de repetições acima de 1000). Os caminhos são comparados em tempo linear com a sintaxe do RE2, como no Authelia.',
   'admin.input.method': 'Métodos: "{method}" não é um método HTTP.',
   'admin.input.network': 'Redes de clientes: "{network}" não é um endereço IP nem um bloco CIDR.',
   'admin.input.networkComma': 'Redes de clientes: "{network}": separe os blocos com espaços, não com vírgulas.',

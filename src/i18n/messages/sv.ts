@@ -842,7 +842,7 @@ export default {
   'admin.input.noSite': 'Det finns ingen webbplats för ”{host}”.',
   'admin.input.pathLength': 'Sökvägar: ”{path}” får vara högst 1000 tecken, utan styrtecken.',
   'admin.input.pathRegex': 'Sökvägar: ”{path}” är inget reguljärt uttryck.',
-  'admin.input.pathRe2': 'Sökvägar: ”{path}” är JavaScript-syntax som RE2 inte läser (en lookaround, en bakåtreferens, en \\u-escape). Sökvägar matchas i linjär tid med RE2:s syntax, som hos Authelia.',
+  'admin.input.pathRe2': 'Sökvägar: ”{path}” är JavaScript-syntax som RE2 inte läser (en lookaround, en bakåtreferens, en \\u-escape, ett upprepningsantal över 1000). Sökvägar matchas i linjär tid med RE2:s syntax, som hos Authelia.',
   'admin.input.method': 'Metoder: ”{method}” är ingen HTTP-metod.',
   'admin.input.network': 'Klientnätverk: ”{network}” är varken en IP-adress eller ett CIDR-block.',
   'admin.input.networkComma': 'Klientnätverk: ”{network}”: skilj block åt med mellanslag, inte kommatecken.',

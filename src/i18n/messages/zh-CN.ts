@@ -879,7 +879,7 @@ export default {
   'admin.input.noSite': '没有“{host}”的站点。',
   'admin.input.pathLength': '路径：“{path}”最多 1000 个字符，且不含控制字符。',
   'admin.input.pathRegex': '路径：“{path}”不是正则表达式。',
-  'admin.input.pathRe2': '路径：“{path}”是 RE2 无法读取的 JavaScript 语法（先行或后行断言、反向引用、\\u 转义）。路径与 Authelia 一样使用 RE2 语法，以线性时间匹配。',
+  'admin.input.pathRe2': '路径：“{path}”是 RE2 无法读取的 JavaScript 语法（先行或后行断言、反向引用、\\u 转义、超过 1000 的重复次数）。路径与 Authelia 一样使用 RE2 语法，以线性时间匹配。',
   'admin.input.method': '方法：“{method}”不是 HTTP 方法。',
   'admin.input.network': '客户端网络：“{network}”既不是 IP 地址，也不是 CIDR 地址块。',
   'admin.input.networkComma': '客户端网络：“{network}”：请用空格而不是逗号分隔地址块。',
