@@ -11,7 +11,7 @@ import { RE2JS } from 're2js'
  */
 export type PathPattern = { test(path: string): boolean }
 
-/** The pattern compiled, or why not: `syntax` when no engine reads it, `unsupported` when JavaScript's would but RE2's does not (a look-around, a back-reference, a `\u` escape). */
+/** The pattern compiled, or why not: `syntax` when no engine reads it, `unsupported` when JavaScript's would but RE2's does not (a look-around, a back-reference, a `\u` escape, a count over 1000). */
 export function compilePathPattern(source: string): PathPattern | 'syntax' | 'unsupported' {
   try {
     return RE2JS.compile(source)
@@ -31,7 +31,7 @@ const compiled = new Map<string, PathPattern>()
 /**
  * The matcher for a stored pattern. One stored before RE2 was used and that RE2 cannot read (a
  * look-around, checked with JavaScript's RegExp then) keeps JavaScript's engine, so a rule that
- * worked goes on working; `site list` and `apply` are where it can be rewritten.
+ * worked goes on working until it is added again, when it is refused with the reason.
  */
 export function pathPatternOf(source: string): PathPattern {
   let pattern = compiled.get(source)
