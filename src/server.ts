@@ -22,16 +22,22 @@ const RETRY_AFTER_START_MS = 5_000
 /** The address to serve on is taken, or needs privileges this process lacks. */
 export class ListenError extends Error {}
 
+/** Why an address cannot be listened on; `{setting}` is the setting that names it. */
 const LISTEN_FAILURES: Record<string, string> = {
-  EADDRINUSE: 'the address is already in use (another process listens there; set PORT)',
-  EACCES: 'permission denied (ports below 1024 need privileges; set PORT)',
-  EADDRNOTAVAIL: 'no such address on this machine (set HOST)',
+  EADDRINUSE: 'the address is already in use (another process listens there; set {port})',
+  EACCES: 'permission denied (ports below 1024 need privileges; set {port})',
+  EADDRNOTAVAIL: 'no such address on this machine (set {host})',
 }
 
-/** A refusal to listen as one clear ListenError; any other error as it is. */
-function listenError(error: unknown, config: Config): unknown {
+/**
+ * A refusal to listen as one clear ListenError naming the setting to change; any other error as
+ * it is. The app's address is HOST and PORT; the metrics listener's, METRICS_ADDRESS.
+ */
+function listenError(error: unknown, address: { host: string; port: number }, settings: { host: string; port: string; of?: string }): unknown {
   const reason = LISTEN_FAILURES[(error as { code?: string } | undefined)?.code ?? '']
-  return reason ? new ListenError(`cannot listen on ${config.host}:${config.port}: ${reason}`) : error
+  if (!reason) return error
+  const of = settings.of ? ` for ${settings.of}` : ''
+  return new ListenError(`cannot listen on ${address.host}:${address.port}${of}: ${reason.replace('{port}', settings.port).replace('{host}', settings.host)}`)
 }
 
 const SLASH = 47
@@ -109,6 +115,24 @@ export async function startServer(config: Config, log: Logger = createLogger(con
     }
     return response
   }
+  // GET /metrics on a listener of its own: the app never serves it, and this one serves nothing
+  // else. Listening before the app does: a server that answers /healthz serves its metrics too.
+  let metricsServer: Server<undefined> | undefined
+  if (config.metricsAddress)
+    try {
+      metricsServer = Bun.serve({
+        hostname: config.metricsAddress.host,
+        port: config.metricsAddress.port,
+        async fetch(request) {
+          if (new URL(request.url).pathname !== '/metrics' || request.method !== 'GET') return new Response('not found\n', { status: 404 })
+          return new Response(await ctx.metrics.text(), { headers: { 'content-type': ctx.metrics.contentType } })
+        },
+      })
+    } catch (error) {
+      ctx.metrics.stop()
+      await store.close()
+      throw listenError(error, config.metricsAddress, { host: 'METRICS_ADDRESS', port: 'METRICS_ADDRESS', of: 'METRICS_ADDRESS' })
+    }
   let server: Server<undefined>
   try {
     server = Bun.serve({
@@ -132,8 +156,10 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       },
     })
   } catch (error) {
+    metricsServer?.stop(true)
+    ctx.metrics.stop()
     await store.close()
-    throw listenError(error, config)
+    throw listenError(error, config, { host: 'HOST', port: 'PORT' })
   }
   // From here the server serves: a database that stops answering now means 503s until it is back
   // (SPEC "Several instances"), never an exit — what it must still be told waits for it.
@@ -182,18 +208,6 @@ export async function startServer(config: Config, log: Logger = createLogger(con
       .catch(() => log.warn('purge of unused dynamic clients failed'))
   }, purgeEveryMs)
   purge.unref()
-
-  // GET /metrics on a listener of its own: the app never serves it, and this one serves nothing else.
-  const metricsServer =
-    config.metricsAddress &&
-    Bun.serve({
-      hostname: config.metricsAddress.host,
-      port: config.metricsAddress.port,
-      async fetch(request) {
-        if (new URL(request.url).pathname !== '/metrics' || request.method !== 'GET') return new Response('not found\n', { status: 404 })
-        return new Response(await ctx.metrics.text(), { headers: { 'content-type': ctx.metrics.contentType } })
-      },
-    })
 
   // The outbox's sender: requests only write rows, so a dead or slow mail server never holds one up.
   const smtp = config.smtpUrl === null ? undefined : new URL(config.smtpUrl)

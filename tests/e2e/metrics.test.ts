@@ -10,9 +10,18 @@ let server: RunningBinary
 let metricsUrl: string
 
 beforeAll(async () => {
-  const port = await freePort()
-  metricsUrl = `http://127.0.0.1:${port}/metrics`
-  server = await startBinary({ METRICS_ADDRESS: `127.0.0.1:${port}` })
+  // The metrics port was free when chosen; another test's process may take it first, and then
+  // the binary exits saying so (the test below): another port is chosen.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort()
+    try {
+      server = await startBinary({ METRICS_ADDRESS: `127.0.0.1:${port}` })
+      metricsUrl = `http://127.0.0.1:${port}/metrics`
+      return
+    } catch (error) {
+      if (attempt === 3 || !String(error).includes(`cannot listen on 127.0.0.1:${port} for METRICS_ADDRESS`)) throw error
+    }
+  }
 })
 afterAll(() => server?.cleanup())
 
@@ -61,5 +70,22 @@ describe('GET /metrics on METRICS_ADDRESS (Prometheus text)', () => {
     expect((await fetch(metricsUrl.replace('/metrics', '/healthz'))).status).toBe(404)
     expect((await fetch(`${server.url}/metrics`)).status).toBe(404)
     expect(server.output()).toContain(`"metrics":"${metricsUrl}"`)
+  })
+})
+
+describe('METRICS_ADDRESS already taken', () => {
+  test('exit 1 and one line naming METRICS_ADDRESS; nothing else is said (the app never listened)', async () => {
+    const taken = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+    const appPort = await freePort()
+    try {
+      const r = server.cli(['serve'], undefined, { PORT: String(appPort), METRICS_ADDRESS: `127.0.0.1:${taken.port}`, DATABASE_URL: server.databaseUrl })
+      expect(r).toEqual({
+        code: 1,
+        out: '',
+        err: `latchkey: cannot listen on 127.0.0.1:${taken.port} for METRICS_ADDRESS: the address is already in use (another process listens there; set METRICS_ADDRESS)\n`,
+      })
+    } finally {
+      taken.stop(true)
+    }
   })
 })

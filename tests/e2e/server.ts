@@ -28,11 +28,22 @@ export function binary(): Promise<string> {
   return built
 }
 
+const handedOut = new Set<number>()
+
+/**
+ * A loopback port nothing listens on now, never one this process was given before (the kernel
+ * may hand the same one out twice in a row). Another process may still take it before it is used:
+ * startBinary tries again when its own port was taken.
+ */
 export async function freePort(): Promise<number> {
-  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const port = probe.port
-  probe.stop(true)
-  return port
+  for (;;) {
+    const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+    const port = probe.port
+    probe.stop(true)
+    if (handedOut.has(port)) continue
+    handedOut.add(port)
+    return port
+  }
 }
 
 export interface RunningBinary {
@@ -49,7 +60,8 @@ export interface RunningBinary {
   output(): string
   /** Runs SQL on the binary's database (`?` placeholders), as an operator with psql or sqlite3 would. */
   query(sql: string, ...params: unknown[]): Promise<Array<Record<string, unknown>>>
-  cli(args: string[], stdin?: string): { code: number; out: string; err: string }
+  /** Runs the binary with these arguments, in its folder and environment (`env` added to it). */
+  cli(args: string[], stdin?: string, env?: Record<string, string>): { code: number; out: string; err: string }
   stop(signal?: NodeJS.Signals): Promise<number>
   cleanup(): void
 }
@@ -63,29 +75,18 @@ export async function startBinary(env: Record<string, string> = {}, dir?: string
   const bin = await binary()
   const cwd = dir ?? mkdtempSync(join(tmpdir(), 'latchkey-run-'))
   mkdirSync(cwd, { recursive: true })
-  const port = await freePort()
-  const direct = `http://127.0.0.1:${port}`
-  // WebAuthn needs a domain: passkey tests run with ISSUER=http://localhost:PORT (Chromium refuses an IP origin).
-  const url = opts.localhost ? `http://localhost:${port}` : direct
-  const fullEnv = { PATH: process.env.PATH ?? '', HOME: cwd, HOST: '127.0.0.1', PORT: String(port), ISSUER: url, ...env }
-  const proc = Bun.spawn([bin, 'serve'], { cwd, env: fullEnv, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
-  let out = ''
-  const decoder = new TextDecoder()
-  void (async () => {
-    for await (const chunk of proc.stdout) out += decoder.decode(chunk)
-  })()
-  void (async () => {
-    for await (const chunk of proc.stderr) out += decoder.decode(chunk)
-  })()
-  const deadline = Date.now() + 15_000
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`latchkey exited with ${proc.exitCode}: ${out}`)
+  // The port was free when chosen, but another test's process may take it first: then the binary
+  // says so and exits, and it is started again on another one.
+  let launched: Awaited<ReturnType<typeof launch>>
+  for (let attempt = 1; ; attempt++) {
     try {
-      if ((await fetch(`${direct}/healthz`)).status === 200) break
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`latchkey did not become healthy: ${out}`)
-    await Bun.sleep(20)
+      launched = await launch(bin, cwd, env, opts)
+      break
+    } catch (error) {
+      if (attempt === 3 || !(error instanceof PortTaken)) throw error
+    }
   }
+  const { direct, url, fullEnv, proc, output } = launched
   const dbPath = resolve(cwd, env.DATABASE_URL ?? 'data/latchkey.sqlite') // absolute when restarting on `databaseUrl`
   return {
     url,
@@ -94,7 +95,7 @@ export async function startBinary(env: Record<string, string> = {}, dir?: string
     dbPath,
     databaseUrl: env.DATABASE_URL ?? dbPath,
     proc,
-    output: () => out,
+    output,
     async query(sql, ...params) {
       const databaseUrl = env.DATABASE_URL ?? dbPath
       if (/^postgres/.test(databaseUrl)) {
@@ -113,10 +114,10 @@ export async function startBinary(env: Record<string, string> = {}, dir?: string
         db.close()
       }
     },
-    cli(args, stdin) {
+    cli(args, stdin, extra) {
       const r = Bun.spawnSync([bin, ...args], {
         cwd,
-        env: fullEnv,
+        env: { ...fullEnv, ...extra },
         stdin: stdin === undefined ? 'ignore' : new TextEncoder().encode(stdin),
       })
       return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() }
@@ -130,6 +131,42 @@ export async function startBinary(env: Record<string, string> = {}, dir?: string
       rmSync(cwd, { recursive: true, force: true })
     },
   }
+}
+
+class PortTaken extends Error {}
+
+/** Starts `latchkey serve` on a port of its own and waits until it, not another process, answers. */
+async function launch(bin: string, cwd: string, env: Record<string, string>, opts: { localhost?: boolean }) {
+  const port = await freePort()
+  const direct = `http://127.0.0.1:${port}`
+  // WebAuthn needs a domain: passkey tests run with ISSUER=http://localhost:PORT (Chromium refuses an IP origin).
+  const url = opts.localhost ? `http://localhost:${port}` : direct
+  const fullEnv = { PATH: process.env.PATH ?? '', HOME: cwd, HOST: '127.0.0.1', PORT: String(port), ISSUER: url, ...env }
+  const proc = Bun.spawn([bin, 'serve'], { cwd, env: fullEnv, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  let out = ''
+  const decoder = new TextDecoder()
+  const read = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream) out += decoder.decode(chunk)
+  }
+  const reading = Promise.all([read(proc.stdout), read(proc.stderr)])
+  // At the default level the binary says it listens on this port once its listeners are up; a
+  // /healthz answer alone could come from another process that took the port.
+  const quiet = env.LOG_LEVEL === 'warn' || env.LOG_LEVEL === 'error'
+  const listening = `"msg":"listening","url":"${direct}"`
+  const deadline = Date.now() + 15_000
+  for (;;) {
+    if (proc.exitCode !== null) {
+      await reading
+      if (out.includes(`cannot listen on 127.0.0.1:${port}: the address is already in use`)) throw new PortTaken(out)
+      throw new Error(`latchkey exited with ${proc.exitCode}: ${out}`)
+    }
+    try {
+      if ((quiet || out.includes(listening)) && (await fetch(`${direct}/healthz`)).status === 200) break
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`latchkey did not become healthy: ${out}`)
+    await Bun.sleep(20)
+  }
+  return { port, direct, url, fullEnv, proc, output: () => out }
 }
 
 /** A process's resident memory in MB, from /proc (what the reviews measured). */
