@@ -10,18 +10,8 @@ let server: RunningBinary
 let metricsUrl: string
 
 beforeAll(async () => {
-  // The metrics port was free when chosen; another test's process may take it first, and then
-  // the binary exits saying so (the test below): another port is chosen.
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort()
-    try {
-      server = await startBinary({ METRICS_ADDRESS: `127.0.0.1:${port}` })
-      metricsUrl = `http://127.0.0.1:${port}/metrics`
-      return
-    } catch (error) {
-      if (attempt === 3 || !String(error).includes(`cannot listen on 127.0.0.1:${port} for METRICS_ADDRESS`)) throw error
-    }
-  }
+  server = await startBinary({}, undefined, { metrics: true })
+  metricsUrl = server.metricsUrl!
 })
 afterAll(() => server?.cleanup())
 

@@ -51,6 +51,8 @@ export interface RunningBinary {
   url: string
   /** The same server by its loopback address (fetch from tests; `localhost` may resolve to ::1 first). */
   direct: string
+  /** GET /metrics on METRICS_ADDRESS, with `{ metrics: true }`. */
+  metricsUrl?: string
   dir: string
   /** The SQLite file (meaningless on PostgreSQL). */
   dbPath: string
@@ -70,13 +72,13 @@ export interface RunningBinary {
  * Starts the binary in an empty folder on a free loopback port and waits for /healthz. In the
  * suite's PostgreSQL pass it runs on a fresh database of its own unless `env` names one.
  */
-export async function startBinary(env: Record<string, string> = {}, dir?: string, opts: { localhost?: boolean } = {}): Promise<RunningBinary> {
+export async function startBinary(env: Record<string, string> = {}, dir?: string, opts: LaunchOptions = {}): Promise<RunningBinary> {
   if (testEngine === 'postgres' && env.DATABASE_URL === undefined) env = { ...env, DATABASE_URL: await freshPgDatabase() }
   const bin = await binary()
   const cwd = dir ?? mkdtempSync(join(tmpdir(), 'latchkey-run-'))
   mkdirSync(cwd, { recursive: true })
-  // The port was free when chosen, but another test's process may take it first: then the binary
-  // says so and exits, and it is started again on another one.
+  // The ports were free when chosen, but another test's process may take one first: then the
+  // binary says so and exits, and it is started again on others.
   let launched: Awaited<ReturnType<typeof launch>>
   for (let attempt = 1; ; attempt++) {
     try {
@@ -86,11 +88,12 @@ export async function startBinary(env: Record<string, string> = {}, dir?: string
       if (attempt === 3 || !(error instanceof PortTaken)) throw error
     }
   }
-  const { direct, url, fullEnv, proc, output } = launched
+  const { direct, url, fullEnv, proc, output, metricsUrl } = launched
   const dbPath = resolve(cwd, env.DATABASE_URL ?? 'data/latchkey.sqlite') // absolute when restarting on `databaseUrl`
   return {
     url,
     direct,
+    metricsUrl,
     dir: cwd,
     dbPath,
     databaseUrl: env.DATABASE_URL ?? dbPath,
@@ -135,13 +138,21 @@ export async function startBinary(env: Record<string, string> = {}, dir?: string
 
 class PortTaken extends Error {}
 
-/** Starts `latchkey serve` on a port of its own and waits until it, not another process, answers. */
-async function launch(bin: string, cwd: string, env: Record<string, string>, opts: { localhost?: boolean }) {
+interface LaunchOptions {
+  /** ISSUER=http://localhost:PORT: WebAuthn needs a domain (Chromium refuses an IP origin). */
+  localhost?: boolean
+  /** Serve /metrics on a METRICS_ADDRESS port of its own (RunningBinary.metricsUrl). */
+  metrics?: boolean
+}
+
+/** Starts `latchkey serve` on ports of its own and waits until it, not another process, answers. */
+async function launch(bin: string, cwd: string, env: Record<string, string>, opts: LaunchOptions) {
   const port = await freePort()
   const direct = `http://127.0.0.1:${port}`
-  // WebAuthn needs a domain: passkey tests run with ISSUER=http://localhost:PORT (Chromium refuses an IP origin).
   const url = opts.localhost ? `http://localhost:${port}` : direct
-  const fullEnv = { PATH: process.env.PATH ?? '', HOME: cwd, HOST: '127.0.0.1', PORT: String(port), ISSUER: url, ...env }
+  const metricsPort = opts.metrics ? await freePort() : undefined
+  const metrics = metricsPort === undefined ? {} : { METRICS_ADDRESS: `127.0.0.1:${metricsPort}` }
+  const fullEnv = { PATH: process.env.PATH ?? '', HOME: cwd, HOST: '127.0.0.1', PORT: String(port), ISSUER: url, ...metrics, ...env }
   const proc = Bun.spawn([bin, 'serve'], { cwd, env: fullEnv, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   let out = ''
   const decoder = new TextDecoder()
@@ -157,7 +168,8 @@ async function launch(bin: string, cwd: string, env: Record<string, string>, opt
   for (;;) {
     if (proc.exitCode !== null) {
       await reading
-      if (out.includes(`cannot listen on 127.0.0.1:${port}: the address is already in use`)) throw new PortTaken(out)
+      const taken = [`127.0.0.1:${port}:`, `127.0.0.1:${metricsPort} for METRICS_ADDRESS:`].some((what) => out.includes(`cannot listen on ${what} the address is already in use`))
+      if (taken) throw new PortTaken(out)
       throw new Error(`latchkey exited with ${proc.exitCode}: ${out}`)
     }
     try {
@@ -166,7 +178,7 @@ async function launch(bin: string, cwd: string, env: Record<string, string>, opt
     if (Date.now() > deadline) throw new Error(`latchkey did not become healthy: ${out}`)
     await Bun.sleep(20)
   }
-  return { port, direct, url, fullEnv, proc, output: () => out }
+  return { direct, url, fullEnv, proc, output: () => out, metricsUrl: metricsPort === undefined ? undefined : `http://127.0.0.1:${metricsPort}/metrics` }
 }
 
 /** A process's resident memory in MB, from /proc (what the reviews measured). */

@@ -33,9 +33,8 @@ beforeAll(async () => {
   const databaseUrl = await freshPgDatabase()
   const lbPort = await freePort()
   const env = { DATABASE_URL: databaseUrl, ISSUER: `http://127.0.0.1:${lbPort}`, LOGIN_ATTEMPTS_PER_MINUTE: '1000' }
-  const metricsPorts = [await freePort(), await freePort()]
-  metrics = metricsPorts.map((port) => `http://127.0.0.1:${port}/metrics`)
-  ;[a, b] = await Promise.all([startBinary({ ...env, METRICS_ADDRESS: `127.0.0.1:${metricsPorts[0]}` }), startBinary({ ...env, METRICS_ADDRESS: `127.0.0.1:${metricsPorts[1]}` })])
+  ;[a, b] = await Promise.all([startBinary(env, undefined, { metrics: true }), startBinary(env, undefined, { metrics: true })])
+  metrics = [a.metricsUrl!, b.metricsUrl!]
   lb = await startHaproxy(lbPort, [a, b].map((s) => new URL(s.url).host))
   through = { ...a, url: lb.url }
   client = registerClient(through, ['--skip-consent'])
