@@ -28,22 +28,34 @@ export function binary(): Promise<string> {
   return built
 }
 
+/**
+ * Ports the tests choose come from below Linux's ephemeral range (32768-60999): the kernel hands
+ * those to every outgoing connection and every listener on port 0 (the test mail servers), so a
+ * port probed free there may be taken again before the binary listens on it — what once failed a
+ * CI run. Nothing gives these out but freePort.
+ */
+const CHOSEN_PORTS = { from: 20_000, to: 32_767 }
 const handedOut = new Set<number>()
+let nextPort = CHOSEN_PORTS.from + Math.floor(Math.random() * (CHOSEN_PORTS.to - CHOSEN_PORTS.from))
 
 /**
- * A loopback port nothing listens on now, never one this process was given before (the kernel
- * may hand the same one out twice in a row). Another process may still take it before it is used:
- * startBinary tries again when its own port was taken.
+ * A loopback port nothing listens on now, never one this process was given before. Another
+ * program may still take it before it is used: startBinary starts again on another one then.
  */
 export async function freePort(): Promise<number> {
-  for (;;) {
-    const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-    const port = probe.port
-    probe.stop(true)
+  for (let tried = 0; tried <= CHOSEN_PORTS.to - CHOSEN_PORTS.from; tried++) {
+    const port = nextPort
+    nextPort = port === CHOSEN_PORTS.to ? CHOSEN_PORTS.from : port + 1
     if (handedOut.has(port)) continue
+    try {
+      Bun.listen({ hostname: '127.0.0.1', port, socket: { data() {} } }).stop(true)
+    } catch {
+      continue // something listens there
+    }
     handedOut.add(port)
     return port
   }
+  throw new Error(`no free loopback port left in ${CHOSEN_PORTS.from}-${CHOSEN_PORTS.to}`)
 }
 
 export interface RunningBinary {
