@@ -3,7 +3,7 @@
  * HTML with its text escaped), so a request never parses a message. A locale that lacks a
  * message (while its translation is partial) answers the English one.
  */
-import { LOCALES, type Locale } from './locales'
+import { dirOf, LOCALES, type Locale } from './locales'
 import type { Catalog, HtmlValue, MessageKey, Plural, PluralCategory } from './types'
 import en from './messages/en'
 import de from './messages/de'
@@ -38,7 +38,16 @@ export function placeholders(message: string): string[] {
   return [...message.matchAll(PLACEHOLDER)].map((m) => m[1]!)
 }
 
-function compileString(message: string, number: Intl.NumberFormat): Compiled {
+/** FIRST STRONG ISOLATE … POP DIRECTIONAL ISOLATE (Unicode's bidirectional algorithm, UAX #9). */
+const FSI = '\u2068'
+const PDI = '\u2069'
+
+/**
+ * A right-to-left language's messages hold each value in an isolate, as Fluent does: a path
+ * pattern, a host or an address keeps its own order (`^/(?!public/)`, not `(/public!?)/^`) and
+ * does not reorder the words around it. Numbers are the locale's own and need none.
+ */
+function compileString(message: string, number: Intl.NumberFormat, isolate: boolean): Compiled {
   const parts = message.split(PLACEHOLDER)
   if (parts.length === 1) {
     const html = escape(message)
@@ -49,8 +58,8 @@ function compileString(message: string, number: Intl.NumberFormat): Compiled {
     const v = params?.[name]
     if (v === undefined) return ''
     if (typeof v === 'number') return number.format(v)
-    if (typeof v === 'string') return asHtml ? escape(v) : v
-    return asHtml ? v.html : ''
+    const said = typeof v === 'string' ? (asHtml ? escape(v) : v) : asHtml ? v.html : ''
+    return isolate && said !== '' ? FSI + said + PDI : said
   }
   const render = (literal: string[], asHtml: boolean) => (params: Params) => {
     let out = literal[0]!
@@ -60,8 +69,8 @@ function compileString(message: string, number: Intl.NumberFormat): Compiled {
   return { text: render(parts, false), html: render(htmlParts, true) }
 }
 
-function compilePlural(forms: Plural, rules: Intl.PluralRules, number: Intl.NumberFormat): Compiled {
-  const compiled = new Map<string, Compiled>(Object.entries(forms).map(([c, m]) => [c, compileString(m as string, number)]))
+function compilePlural(forms: Plural, rules: Intl.PluralRules, number: Intl.NumberFormat, isolate: boolean): Compiled {
+  const compiled = new Map<string, Compiled>(Object.entries(forms).map(([c, m]) => [c, compileString(m as string, number, isolate)]))
   const pick = (params: Params) => compiled.get(rules.select(Number(params?.count ?? 0))) ?? compiled.get('other')!
   return { text: (p) => pick(p).text(p), html: (p) => pick(p).html(p) }
 }
@@ -69,11 +78,12 @@ function compilePlural(forms: Plural, rules: Intl.PluralRules, number: Intl.Numb
 function compile(locale: Locale, source: Partial<Catalog>, fallback: CompiledCatalog | undefined): CompiledCatalog {
   const rules = new Intl.PluralRules(locale)
   const number = new Intl.NumberFormat(locale)
+  const isolate = dirOf(locale) === 'rtl'
   const out = {} as Record<MessageKey, Compiled>
   for (const key of Object.keys(en) as MessageKey[]) {
     const message = source[key]
     if (message === undefined) out[key] = fallback![key]
-    else out[key] = typeof message === 'string' ? compileString(message, number) : compilePlural(message, rules, number)
+    else out[key] = typeof message === 'string' ? compileString(message, number, isolate) : compilePlural(message, rules, number, isolate)
   }
   return out
 }

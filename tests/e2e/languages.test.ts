@@ -20,7 +20,7 @@ afterAll(async () => {
 })
 
 describe('languages in a browser', () => {
-  test('a browser that asks for Arabic gets the page right to left: lang, dir, and its heading on the right', async () => {
+  test('a browser that asks for Arabic gets the page right to left: lang, dir, and its heading on the right; its address and password fields left to right', async () => {
     const context = await browser.newContext({ locale: 'ar-EG' })
     const page = await context.newPage()
     await page.goto(`${server.url}/login`)
@@ -34,6 +34,8 @@ describe('languages in a browser', () => {
     })
     expect([layout.lang, layout.dir, layout.direction]).toEqual(['ar', 'rtl', 'rtl'])
     expect(layout.textLeft).toBeGreaterThan(layout.mainCentre)
+    // An address and a password read left to right in their fields: never `com.example@you`.
+    for (const field of ['#email', '#password']) expect([field, await page.locator(field).evaluate((e) => getComputedStyle(e).direction)]).toEqual([field, 'ltr'])
     await context.close()
   })
 

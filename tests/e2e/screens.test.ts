@@ -212,8 +212,29 @@ describe('every screen (issue 36): 360 px without sideways scrolling, axe-core c
     await page.goto(`${server.url}/admin/sites`)
     await page.locator('#rule_paths').fill('^/(?!public/)')
     await page.locator('form[action="/admin/sites/rule"] button[type="submit"]').click()
-    expect(await page.getByRole('alert').innerText()).toStartWith('المسارات: «^/(?!public/)» صياغة JavaScript لا يقرؤها RE2')
+    // The pattern isolated (U+2068…U+2069) keeps its own order: `^/(?!public/)`, not `(/public!?)/^`.
+    expect(await page.getByRole('alert').innerText()).toStartWith('المسارات: «\u2068^/(?!public/)\u2069» صياغة JavaScript لا يقرؤها RE2')
     expect(await page.locator('html').getAttribute('dir')).toBe('rtl')
+    // As drawn: its `^` left of its last `)` (without the isolate the browser draws them the other way round).
+    const drawn = await page.getByRole('alert').evaluate((alert) => {
+      const walker = document.createTreeWalker(alert, NodeFilter.SHOW_TEXT)
+      let node: Node | null
+      while ((node = walker.nextNode()) && !node.textContent!.includes('^/(?!public/)'));
+      const text = node!.textContent!
+      const start = text.indexOf('^/(?!public/)')
+      const left = (i: number) => {
+        const range = document.createRange()
+        range.setStart(node!, i)
+        range.setEnd(node!, i + 1)
+        return range.getBoundingClientRect().left
+      }
+      return { caret: left(start), close: left(start + '^/(?!public/'.length) }
+    })
+    expect(drawn.caret).toBeLessThan(drawn.close)
+    // So does the field holding it, and every address, link and password field.
+    expect(await page.locator('#rule_paths').evaluate((e) => getComputedStyle(e).direction)).toBe('ltr')
+    expect(await page.locator('#site_host').evaluate((e) => getComputedStyle(e).direction)).toBe('ltr')
+    expect(await page.locator('#site_name').evaluate((e) => getComputedStyle(e).direction)).toBe('rtl')
     failures.push(...(await everyScreen(page, 'admin-sites-rule-refused-ar')))
     await context.addCookies([{ name: 'lk_lang', value: 'en', url: server.url }])
     expect(failures).toEqual([])

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { SOURCES, pluralCategories, placeholders } from '../../src/i18n/catalog'
+import { CATALOGS, SOURCES, pluralCategories, placeholders } from '../../src/i18n/catalog'
 import { LOCALES, type Locale } from '../../src/i18n/locales'
 import type { Plural } from '../../src/i18n/types'
 import en from '../../src/i18n/messages/en'
@@ -121,5 +121,19 @@ describe('the message catalog (issue 36: every message in every language, same p
     expect(sorted(pluralCategories('pl'))).toEqual(['few', 'many', 'one', 'other'])
     expect(sorted(pluralCategories('ar'))).toEqual(['few', 'many', 'one', 'other', 'two', 'zero'])
     expect(pluralCategories('ja')).toEqual(['other'])
+  })
+
+  test('a right-to-left language holds each value in an isolate (U+2068…U+2069), as text and as HTML; left-to-right ones and numbers do not', () => {
+    const path = '^/(?!public/)'
+    const ar = CATALOGS.ar['admin.input.pathRe2']
+    expect(ar.text({ path })).toBe(SOURCES.ar['admin.input.pathRe2']!.toString().replace('{path}', `\u2068${path}\u2069`))
+    expect(ar.html({ path: '<b>' })).toContain('«\u2068&lt;b&gt;\u2069»')
+    expect(ar.html({ path: { html: '<code>x</code>' } })).toContain('\u2068<code>x</code>\u2069')
+    expect(CATALOGS.en['admin.input.pathRe2'].text({ path })).toContain(`“${path}”`)
+    for (const locale of LOCALES.filter((l) => l !== 'ar')) expect(CATALOGS[locale]['admin.input.pathRe2'].text({ path })).not.toContain('\u2068')
+    // A count is formatted by the locale (Intl), with nothing around it.
+    const counted = (Object.keys(en) as Array<keyof typeof en>).find((k) => typeof en[k] === 'object' && placeholders(JSON.stringify(en[k])).includes('count'))!
+    expect(CATALOGS.ar[counted].text({ count: 3 } as never)).not.toContain('\u2068')
+    expect(CATALOGS.ar[counted].text({ count: 3 } as never)).toContain(new Intl.NumberFormat('ar').format(3))
   })
 })
