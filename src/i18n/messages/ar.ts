@@ -10,6 +10,8 @@
  * (introspection), «السياسة» (policy), «القاعدة» (rule).
  * Plurals: all six CLDR forms — one and two in words, few (3–10) with the plural noun, many (11–99) and other
  * (100+) with the singular noun.
+ * Left-to-right text that begins or ends with punctuation (`*.example.com`, `https://`) is held in
+ * U+2068…U+2069, as every {value} is (catalog.ts), so it keeps its own order in a right-to-left line.
  */
 import type { Catalog } from '../types'
 
@@ -309,7 +311,7 @@ export default {
   // /account: profile, password, deleting the account or an app's data.
   'profile.title': 'الملف الشخصي',
   'profile.fullName': 'الاسم الكامل',
-  'profile.picture': 'الصورة (عنوان صورة يبدأ بـ https://)',
+  'profile.picture': 'الصورة (عنوان صورة يبدأ بـ \u2068https://\u2069)',
   'profile.pictureHint': 'اتركه فارغًا لاستخدام صورة بالأحرف الأولى من اسمك.',
   'profile.pictureUploaded': 'لقد رفعت صورتك. إدخال عنوان هنا يستبدلها.',
   'profile.upload': 'رفع صورة',
@@ -732,7 +734,7 @@ export default {
   'admin.sites.rules': 'القواعد',
   'admin.sites.none': 'لا توجد مواقع بعد.',
   'admin.sites.add': 'إضافة موقع',
-  'admin.sites.hostField': 'المضيف (photos.example.com، أو *.example.com لنطاقاته الفرعية)',
+  'admin.sites.hostField': 'المضيف (photos.example.com، أو \u2068*.example.com\u2069 لنطاقاته الفرعية)',
   'admin.sites.defaultPolicy': 'السياسة عندما لا تطابق أي قاعدة',
   'admin.sites.groupsLegend': 'لا يمر إلا أعضاء هذه المجموعات (بلا تحديد: كل من سجّل الدخول)',
   'admin.sites.jwt': 'إرسال Remote-Jwt أيضًا (60 ثانية، لأصل الموقع)',
@@ -892,12 +894,12 @@ export default {
   'admin.input.scopeTwice': 'النطاقات: «{scope}» مذكور مرتين.',
   'admin.input.resourceExists': 'يوجد مورد بعنوان URI «{uri}» بالفعل.',
   'admin.input.introspectorPublic': 'العملاء الذين يمكنهم الاستبطان: «{id}» عميل عام؛ والاستبطان يحتاج إلى عميل سري.',
-  'admin.input.siteHost': 'يجب أن يكون المضيف اسم DNS دون منفذ (photos.example.com)، أو *.example.com لنطاقاته الفرعية؛ و«{host}» ليس كذلك.',
+  'admin.input.siteHost': 'يجب أن يكون المضيف اسم DNS دون منفذ (photos.example.com)، أو \u2068*.example.com\u2069 لنطاقاته الفرعية؛ و«{host}» ليس كذلك.',
   'admin.input.siteExists': 'يوجد موقع لـ «{host}» بالفعل.',
   'admin.input.noSite': 'لا يوجد موقع لـ «{host}».',
   'admin.input.pathLength': 'المسارات: يجب ألا يتجاوز «{path}» 1000 حرف، دون أحرف تحكم.',
   'admin.input.pathRegex': 'المسارات: «{path}» ليس تعبيرًا نمطيًا.',
-  'admin.input.pathRe2': 'المسارات: «{path}» صياغة JavaScript لا يقرؤها RE2 (نظرة أمامية أو خلفية، أو مرجع خلفي، أو تهريب \\u، أو عدد تكرار يتجاوز 1000). تُطابَق المسارات في زمن خطي بصياغة RE2، كما في Authelia.',
+  'admin.input.pathRe2': 'المسارات: «{path}» صياغة JavaScript لا يقرؤها RE2 (نظرة أمامية أو خلفية، أو مرجع خلفي، أو تهريب \u2068\\u\u2069، أو عدد تكرار يتجاوز 1000). تُطابَق المسارات في زمن خطي بصياغة RE2، كما في Authelia.',
   'admin.input.method': 'الطرق: «{method}» ليست طريقة HTTP.',
   'admin.input.network': 'شبكات العملاء: «{network}» ليس عنوان IP ولا كتلة CIDR.',
   'admin.input.networkComma': 'شبكات العملاء: «{network}»: افصل الكتل بمسافات، لا بفواصل.',
