@@ -178,7 +178,7 @@ export function TotpSetupPage(props: { csrf: string; qrSvg: string; secretText: 
         <CsrfField token={props.csrf} />
         {props.returnTo ? <Hidden name="return_to" value={props.returnTo} /> : ''}
         <label for="code">{th('totp.code')}</label>
-        <input id="code" dir="ltr" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" required />
+        <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" required dir="ltr" />
         <div class="actions">
           <button type="submit">{th('totp.turnOn')}</button>
           <a href="/account">{th('common.cancel')}</a>
@@ -236,12 +236,12 @@ export function TwoStepPage(props: {
           {props.recovery ? (
             <>
               <label for="recovery_code">{th('twoStep.recoveryCode')}</label>
-              <input id="recovery_code" dir="ltr" name="recovery_code" type="text" autocomplete="off" required />
+              <input id="recovery_code" name="recovery_code" type="text" autocomplete="off" required dir="ltr" />
             </>
           ) : (
             <>
               <label for="code">{th('twoStep.code')}</label>
-              <input id="code" dir="ltr" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required />
+              <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required dir="ltr" />
             </>
           )}
           <div class="actions">

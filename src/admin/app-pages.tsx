@@ -154,11 +154,11 @@ function AppFields(props: { groups: string[]; values: AppValues }) {
       <label for="name">{th('admin.field.name')}</label>
       <input id="name" name="name" type="text" required maxlength="200" value={attr(a.name)} />
       <label for="redirect_uris">{th('admin.apps.redirectUris')}</label>
-      <textarea id="redirect_uris" dir="ltr" name="redirect_uris" rows="3" safe>
+      <textarea id="redirect_uris" name="redirect_uris" rows="3" dir="ltr" safe>
         {a.redirectUris}
       </textarea>
       <label for="post_logout_redirect_uris">{th('admin.apps.postLogoutUris')}</label>
-      <textarea id="post_logout_redirect_uris" dir="ltr" name="post_logout_redirect_uris" rows="2" safe>
+      <textarea id="post_logout_redirect_uris" name="post_logout_redirect_uris" rows="2" dir="ltr" safe>
         {a.postLogoutRedirectUris}
       </textarea>
       <label class="check">
@@ -185,7 +185,7 @@ function AppFields(props: { groups: string[]; values: AppValues }) {
         ))}
       </fieldset>
       <label for="introspects">{th('admin.apps.introspects')}</label>
-      <input id="introspects" dir="ltr" name="introspects" type="text" maxlength="4000" value={attr(a.introspects)} />
+      <input id="introspects" name="introspects" type="text" maxlength="4000" value={attr(a.introspects)} dir="ltr" />
       <MachineFields values={a} />
     </>
   )
@@ -208,7 +208,7 @@ function MachineFields(props: { values: AppValues }) {
         ))}
       </fieldset>
       <label for="allowed_scopes">{th('admin.apps.allowedScopes')}</label>
-      <input id="allowed_scopes" dir="ltr" name="allowed_scopes" type="text" maxlength="4000" value={attr(a.allowedScopes)} />
+      <input id="allowed_scopes" name="allowed_scopes" type="text" maxlength="4000" value={attr(a.allowedScopes)} dir="ltr" />
       <label class="check">
         <input type="checkbox" name="require_par" value="true" checked={a.requirePar} /> {th('admin.apps.requirePar')}
       </label>
@@ -223,7 +223,7 @@ function MachineFields(props: { values: AppValues }) {
       <label for="jwks_uri">{th('admin.apps.jwksUri')}</label>
       <input id="jwks_uri" name="jwks_uri" type="url" maxlength="2000" value={attr(a.jwksUri)} />
       <label for="jwks">{th('admin.apps.jwks')}</label>
-      <textarea id="jwks" dir="ltr" name="jwks" rows="3" spellcheck="false" safe>
+      <textarea id="jwks" name="jwks" rows="3" spellcheck="false" dir="ltr" safe>
         {a.jwks}
       </textarea>
     </fieldset>

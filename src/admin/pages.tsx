@@ -293,11 +293,11 @@ export function ResourcesPage(props: { csrf: string; resources: ResourceView[]; 
       <form method="post" action="/admin/resources">
         <CsrfField token={props.csrf} />
         <label for="uri">{th('admin.field.uri')}</label>
-        <input id="uri" dir="ltr" name="uri" type="text" required placeholder="https://mcp.example.com" value={attr(typed('uri'))} />
+        <input id="uri" name="uri" type="text" required placeholder="https://mcp.example.com" value={attr(typed('uri'))} dir="ltr" />
         <label for="resource_name">{th('admin.field.name')}</label>
         <input id="resource_name" name="name" type="text" required maxlength="200" value={attr(typed('name'))} />
         <label for="scopes">{th('admin.resources.scopes')}</label>
-        <textarea id="scopes" dir="ltr" name="scopes" rows="3" required safe>
+        <textarea id="scopes" name="scopes" rows="3" required dir="ltr" safe>
           {typed('scopes')}
         </textarea>
         <label for="token_format">{th('admin.resources.accessTokens')}</label>
@@ -308,7 +308,7 @@ export function ResourcesPage(props: { csrf: string; resources: ResourceView[]; 
           </option>
         </select>
         <label for="introspectors">{th('admin.resources.introspectors')}</label>
-        <input id="introspectors" dir="ltr" name="introspectors" type="text" value={attr(typed('introspectors'))} />
+        <input id="introspectors" name="introspectors" type="text" value={attr(typed('introspectors'))} dir="ltr" />
         <div class="actions">
           <button type="submit">{th('admin.resources.addSubmit')}</button>
         </div>

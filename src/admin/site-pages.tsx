@@ -77,7 +77,7 @@ export function SitesPage(props: { csrf: string; sites: SiteView[]; groups: stri
       <form method="post" action="/admin/sites">
         <CsrfField token={props.csrf} />
         <label for="site_host">{th('admin.sites.hostField')}</label>
-        <input id="site_host" dir="ltr" name="host" type="text" required maxlength="253" value={attr(site('host'))} />
+        <input id="site_host" name="host" type="text" required maxlength="253" value={attr(site('host'))} dir="ltr" />
         <label for="site_name">{th('admin.field.name')}</label>
         <input id="site_name" name="name" type="text" required maxlength="200" value={attr(site('name'))} />
         <label for="site_policy">{th('admin.sites.defaultPolicy')}</label>
@@ -113,15 +113,15 @@ export function SitesPage(props: { csrf: string; sites: SiteView[]; groups: stri
               ))}
             </select>
             <label for="rule_paths">{th('admin.sites.paths')}</label>
-            <textarea id="rule_paths" dir="ltr" name="paths" rows="2" safe>
+            <textarea id="rule_paths" name="paths" rows="2" dir="ltr" safe>
               {rule('paths')}
             </textarea>
             <label for="rule_methods">{th('admin.sites.methods')}</label>
-            <input id="rule_methods" dir="ltr" name="methods" type="text" maxlength="400" value={attr(rule('methods'))} />
+            <input id="rule_methods" name="methods" type="text" maxlength="400" value={attr(rule('methods'))} dir="ltr" />
             <label for="rule_networks">{th('admin.sites.networks')}</label>
-            <input id="rule_networks" dir="ltr" name="networks" type="text" maxlength="4000" value={attr(rule('networks'))} />
+            <input id="rule_networks" name="networks" type="text" maxlength="4000" value={attr(rule('networks'))} dir="ltr" />
             <label for="rule_clients">{th('admin.sites.clients')}</label>
-            <input id="rule_clients" dir="ltr" name="clients" type="text" maxlength="4000" value={attr(rule('clients'))} />
+            <input id="rule_clients" name="clients" type="text" maxlength="4000" value={attr(rule('clients'))} dir="ltr" />
             <label for="rule_policy">{th('admin.sites.rulePolicy')}</label>
             <PolicySelect id="rule_policy" selected={rule('policy') || 'bypass'} />
             <div class="actions">

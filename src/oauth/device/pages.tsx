@@ -36,7 +36,7 @@ function CodeForm(props: { error?: string }) {
       <p>{th('device.enterCode')}</p>
       <form method="get" action="/device">
         <label for="user_code">{th('device.code')}</label>
-        <input id="user_code" dir="ltr" name="user_code" type="text" autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="XXXX-XXXX" required />
+        <input id="user_code" name="user_code" type="text" autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="XXXX-XXXX" required dir="ltr" />
         <div class="actions">
           <button type="submit">{th('device.continue')}</button>
         </div>
